@@ -1,0 +1,290 @@
+"""Inline players: an HTML ``<audio controls>`` element for a clip, bytes or a file id.
+
+Rules (see docs/listening.md): never ``autoplay``; never rescale the audio
+(``IPython.display.Audio`` peak-normalises arrays by default; we build the
+element ourselves); never embed more than ``max_bytes`` (2 MB) or
+``max_seconds`` (60 s): longer sources play from a fresh URL when one can be
+had, else from a compressed excerpt (the first ``excerpt_seconds``, MP3).
+
+A file id needs a ``files`` provider, duck-typed so it works with any client:
+a callable ``files(file_id) -> bytes | url``, an object with
+``download(file_id) -> bytes`` and/or ``link(file_id).url`` (a files
+resource), or an object whose ``.files`` is such a resource (a client).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.signal import resample_poly
+
+from songlab.audio._codec import _MP3_RATES, MIME_TYPES, as_audio, decode, encode, sniff
+from songlab.audio._errors import AudioError
+
+MAX_BYTES = 2_000_000
+MAX_SECONDS = 60.0
+EXCERPT_SECONDS = 30.0
+MAX_TOTAL_BYTES = 8_000_000
+_MODES = ("auto", "embed", "link")
+
+
+@dataclass(frozen=True)
+class Player:
+    """One inline player. ``html`` is the element (usable in ``ipywidgets.HTML``).
+
+    ``mode``: ``"embed"`` (whole clip inline), ``"excerpt"`` (a compressed
+    excerpt inline) or ``"url"`` (plays from ``src``, a link). ``duration``
+    is the source's length in seconds when known; ``seconds`` what plays.
+    """
+
+    html: str = field(repr=False)
+    mode: str
+    mime_type: str
+    embedded_bytes: int
+    duration: float | None
+    seconds: float | None
+    note: str
+    src: str = field(repr=False)
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def to_ipython(self) -> Any:
+        """An ``IPython.display.HTML`` object showing this player."""
+        from IPython.display import HTML
+
+        return HTML(self.html)
+
+
+@dataclass(frozen=True)
+class PlayerRow:
+    """Labelled players side by side (e.g. stems); ``html`` is one flex row."""
+
+    players: Mapping[str, Player]
+    html: str = field(repr=False)
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def _as_bytes(value: Any) -> bytes | None:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    content = getattr(value, "content", None)
+    if isinstance(content, bytes | bytearray):
+        return bytes(content)
+    return None
+
+
+def _as_url(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        value = value.get("url")
+    else:
+        value = getattr(value, "url", value)
+    if isinstance(value, str) and value.startswith(("http://", "https://", "data:", "/")):
+        return value
+    return None
+
+
+def _fetch(files: Any, file_id: str, *, want: str) -> bytes | str | None:
+    """Bytes (``want="bytes"``; a plain callable may answer a URL instead) or a URL
+    (``want="url"``) for ``file_id``, or None if the provider cannot give it."""
+    if callable(files) and not hasattr(files, "download") and not hasattr(files, "link"):
+        got = files(file_id)
+        return (_as_bytes(got) or _as_url(got)) if want == "bytes" else _as_url(got)
+    resource = getattr(files, "files", files)
+    if want == "bytes" and callable(getattr(resource, "download", None)):
+        got = resource.download(file_id)
+        return _as_bytes(got)
+    if want == "url":
+        for name in ("link", "download"):
+            method = getattr(resource, name, None)
+            if callable(method):
+                url = _as_url(method(file_id))
+                if url:
+                    return url
+    return None
+
+
+def _element(src: str, *, label: str | None, note: str, preload: str) -> str:
+    caption = f"<figcaption>{html.escape(label)}</figcaption>" if label else ""
+    small = f'<br><small style="opacity:0.7">{html.escape(note)}</small>' if note else ""
+    return (
+        '<figure class="songlab-player" style="margin:0.25em 0">'
+        f'{caption}<audio controls preload="{preload}" src="{html.escape(src, quote=True)}">'
+        "</audio>"
+        f"{small}</figure>"
+    )
+
+
+def _data_uri(data: bytes, mime: str) -> str:
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _excerpt(audio: np.ndarray, sr: int, *, seconds: float, max_bytes: int) -> tuple[bytes, float]:
+    """MP3 of the first ``seconds`` (resampled to 48 kHz if MP3 cannot hold ``sr``), within ``max_bytes``."""
+    if sr not in _MP3_RATES:
+        audio = resample_poly(audio, 48000, sr, axis=-1).astype(np.float32)
+        sr = 48000
+    audio = audio[:2]
+    seconds = min(seconds, audio.shape[1] / sr)
+    for _ in range(6):
+        data = encode(audio[:, : max(1, int(seconds * sr))], sr=sr, format="mp3")
+        if len(data) <= max_bytes:
+            return data, seconds
+        seconds *= 0.9 * max_bytes / len(data)
+    raise AudioError("max_bytes", f"is too small to embed even a short excerpt ({max_bytes} bytes)")
+
+
+def player(
+    source: Any,
+    /,
+    *,
+    sr: int | None = None,
+    files: Any = None,
+    label: str | None = None,
+    mode: str = "auto",
+    max_bytes: int = MAX_BYTES,
+    max_seconds: float = MAX_SECONDS,
+    excerpt_seconds: float = EXCERPT_SECONDS,
+    preload: str = "metadata",
+) -> Player:
+    """An inline player for ``source``: a file id (with ``files=``), encoded bytes,
+    an ``(array, sr)`` pair, or an array with ``sr=``.
+
+    ``mode="auto"`` embeds sources within ``max_bytes`` and ``max_seconds``;
+    a longer file id plays from a fresh link when ``files`` gives one, else
+    (and for long bytes/arrays) from an MP3 excerpt of the first
+    ``excerpt_seconds``. ``mode="link"`` always plays a file id from its link;
+    ``mode="embed"`` never uses a link. Arrays are embedded as 16-bit WAV when
+    that fits, else MP3; they are never normalised.
+    """
+    if mode not in _MODES:
+        raise AudioError("mode", f"must be one of {', '.join(_MODES)}; got {mode!r}")
+    if not isinstance(max_bytes, int) or max_bytes < 10_000:
+        raise AudioError("max_bytes", f"must be an int >= 10000; got {max_bytes!r}")
+    if not max_seconds > 0 or not 0 < excerpt_seconds <= max_seconds:
+        raise AudioError("excerpt_seconds", "must be > 0 and <= max_seconds")
+    if preload not in ("none", "metadata", "auto"):
+        raise AudioError("preload", f"must be none, metadata or auto; got {preload!r}")
+    kw: dict[str, Any] = {"label": label, "preload": preload}
+
+    if isinstance(source, str):
+        if files is None:
+            raise AudioError(
+                "files",
+                "is required to play a file id (a callable or an object with download/link)",
+            )
+        got = None if mode == "link" else _fetch(files, source, want="bytes")
+        data = got if isinstance(got, bytes) else None
+        if data is None:
+            url = got if isinstance(got, str) else None
+            if url is None and mode != "embed":
+                url = _fetch(files, source, want="url")
+            if url is None:
+                raise AudioError("files", f"gave neither bytes nor a URL for file id {source!r}")
+            return Player(
+                _element(
+                    url, note="streams from a signed link (expires; re-run for a fresh one)", **kw
+                ),
+                "url",
+                "",
+                0,
+                None,
+                None,
+                "link",
+                url,
+            )
+        if mode == "auto" and len(data) > max_bytes:
+            url = _fetch(files, source, want="url")
+            if url is not None:
+                note = f"{len(data) / 1e6:.1f} MB: streams from a signed link (expires; re-run for a fresh one)"
+                return Player(_element(url, note=note, **kw), "url", "", 0, None, None, note, url)
+        source = data
+
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source)
+        audio, rate = decode(data)
+        length = audio.shape[1] / rate
+        kind = sniff(data) or "wav"
+        if len(data) <= max_bytes and length <= max_seconds:
+            mime = MIME_TYPES[kind]
+            return Player(
+                _element(_data_uri(data, mime), note="", **kw),
+                "embed",
+                mime,
+                len(data),
+                length,
+                length,
+                "",
+                _data_uri(data, mime),
+            )
+    else:
+        audio, rate = as_audio(source, sr=sr)
+        length = audio.shape[1] / rate
+        if length <= max_seconds:
+            for fmt in ("wav", "mp3"):
+                if fmt == "mp3" and (rate not in _MP3_RATES or audio.shape[0] > 2):
+                    continue
+                data = encode(audio, sr=rate, format=fmt)
+                if len(data) <= max_bytes:
+                    uri = _data_uri(data, MIME_TYPES[fmt])
+                    return Player(
+                        _element(uri, note="", **kw),
+                        "embed",
+                        MIME_TYPES[fmt],
+                        len(data),
+                        length,
+                        length,
+                        "",
+                        uri,
+                    )
+
+    data, seconds = _excerpt(audio, rate, seconds=excerpt_seconds, max_bytes=max_bytes)
+    note = f"excerpt: first {seconds:.1f} s of {length:.1f} s (MP3)"
+    uri = _data_uri(data, "audio/mpeg")
+    return Player(
+        _element(uri, note=note, **kw),
+        "excerpt",
+        "audio/mpeg",
+        len(data),
+        length,
+        seconds,
+        note,
+        uri,
+    )
+
+
+def player_row(
+    sources: Mapping[str, Any],
+    /,
+    *,
+    sr: int | None = None,
+    files: Any = None,
+    max_total_bytes: int = MAX_TOTAL_BYTES,
+    **options: Any,
+) -> PlayerRow:
+    """Labelled players side by side (stems, models): one per ``sources`` item.
+
+    The embedding budget ``max_total_bytes`` (8 MB) is shared: each player
+    gets ``min(max_bytes, max_total_bytes // len(sources))``.
+    """
+    if not isinstance(sources, Mapping) or not sources:
+        raise AudioError("sources", "must be a non-empty mapping of label -> source")
+    share = min(options.pop("max_bytes", MAX_BYTES), max_total_bytes // len(sources))
+    players = {
+        str(name): player(src, sr=sr, files=files, label=str(name), max_bytes=share, **options)
+        for name, src in sources.items()
+    }
+    cells = "".join(
+        f'<div style="flex:1 1 16em;min-width:14em">{p.html}</div>' for p in players.values()
+    )
+    return PlayerRow(
+        players,
+        f'<div class="songlab-player-row" style="display:flex;flex-wrap:wrap;gap:1em">{cells}</div>',
+    )

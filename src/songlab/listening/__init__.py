@@ -1,0 +1,43 @@
+"""songlab.listening: blind preference, ABX and MUSHRA-style sessions and their statistics.
+
+Make a session from clips (model -> one clip per prompt), play each trial's
+blinded clips (``clip``/``player`` + ``mark_played``), ``answer``, then
+``reveal`` and read ``results()`` / ``stats()``. Sessions save to JSON and
+resume with :func:`load`; :func:`simulate` answers them unattended.
+"""
+
+from __future__ import annotations
+
+from songlab.listening import stats
+from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
+from songlab.listening._match import Matched, lowpass_anchor, match_loudness
+from songlab.listening._protocols import (
+    ABXSession,
+    MushraSession,
+    PreferenceSession,
+    abx,
+    mushra,
+    preference,
+)
+from songlab.listening._simulate import simulate
+from songlab.listening.session import ListeningSession, Trial, load
+
+__all__ = [
+    "ABXSession",
+    "ListeningError",
+    "ListeningSession",
+    "Matched",
+    "MushraSession",
+    "NotPlayedError",
+    "PreferenceSession",
+    "SessionError",
+    "Trial",
+    "abx",
+    "load",
+    "lowpass_anchor",
+    "match_loudness",
+    "mushra",
+    "preference",
+    "simulate",
+    "stats",
+]

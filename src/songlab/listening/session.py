@@ -1,0 +1,390 @@
+"""A blind listening session: trials, the hidden answer key, played tracking, answers, save/resume.
+
+The answer key (which model is behind each label), the seed and the
+matching gains live in a closure (``self._unseal()``), never in a public
+attribute, repr, str or results frame, until :meth:`ListeningSession.reveal`.
+Saved files hold the key too, sealed (base64 of compressed JSON: against
+accidental peeking, not a cryptographic commitment). The kind-specific
+parts (labels, answers, result rows) are in :mod:`songlab.listening._protocols`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from songlab.audio import Player, encode, player
+from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
+from songlab.listening._match import match_loudness
+from songlab.listening._store import (
+    FORMAT,
+    fingerprint,
+    read_clips,
+    seal_text,
+    sealed,
+    unseal_text,
+)
+from songlab.listening._trials import Plan
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What a listener may know of a trial: its index, prompt and blinded labels."""
+
+    index: int
+    prompt: str
+    labels: tuple[str, ...]
+
+
+class ListeningSession:
+    """Base of :class:`PreferenceSession`, :class:`ABXSession` and :class:`MushraSession`."""
+
+    kind: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        clips: Mapping[str, Sequence[Any]],
+        /,
+        *,
+        sr: int | None = None,
+        prompts: Sequence[str] | None = None,
+        seed: int | None = None,
+        repeats: int = 1,
+        peak_ceiling_db: float = -1.0,
+        **options: Any,
+    ) -> None:
+        models, n_prompts, decoded = read_clips(clips, sr)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ListeningError("seed", f"must be a non-negative int or None; got {seed!r}")
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 100:
+            raise ListeningError("repeats", f"must be an int in 1..100; got {repeats!r}")
+        if prompts is None:
+            prompts = [f"prompt {i + 1}" for i in range(n_prompts)]
+        if (
+            isinstance(prompts, str)
+            or len(prompts) != n_prompts
+            or len(set(map(str, prompts))) != n_prompts
+        ):
+            raise ListeningError(
+                "prompts", f"must be {n_prompts} distinct names, one per clip of a model"
+            )
+        options = self._check_options(models, dict(options))
+        options["repeats"] = repeats
+        options["peak_ceiling_db"] = peak_ceiling_db
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))  # drawn, recorded, sealed
+        rng = np.random.default_rng(seed)
+        plans = self._design(models, n_prompts, options, rng)
+        self._setup(models, [str(p) for p in prompts], decoded, options, seed, plans)
+        self._answers: dict[int, Any] = {}
+        self._played: dict[int, set[str]] = {}
+        self._revealed = False
+
+    # -- hooks of the kinds -------------------------------------------------------------
+    def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _design(
+        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
+    ) -> list[Plan]:
+        raise NotImplementedError
+
+    def _conditions(
+        self, decoded: dict[str, list[tuple[np.ndarray, int]]], options: dict[str, Any]
+    ) -> dict[str, list[tuple[np.ndarray, int]]]:
+        return decoded
+
+    def _labels(self, plan: Plan) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _check_answer(self, trial: Trial, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def stats(self, **options: Any) -> dict[str, pd.DataFrame]:
+        """Statistics by model (requires :meth:`reveal`); see :mod:`songlab.listening.stats`."""
+        raise NotImplementedError
+
+    # -- construction ------------------------------------------------------------------
+    def _setup(self, models, prompts, decoded, options, seed, plans) -> None:
+        conditions = self._conditions(decoded, options)
+        matched: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
+        gains: dict[str, dict[str, float]] = {}
+        for p, prompt in enumerate(prompts):
+            names = list(conditions)
+            group = [conditions[c][p] for c in names]
+            result = match_loudness(
+                [a for a, _ in group],
+                sr=[r for _, r in group],
+                names=[f"{c!r}, {prompt!r}" for c in names],
+                peak_ceiling_db=options["peak_ceiling_db"],
+            )
+            for c, clip, (_, rate), g, loud in zip(
+                names, result.clips, group, result.gains_db, result.loudness, strict=True
+            ):
+                matched[(c, p)] = (clip, rate)
+                gains.setdefault(c, {})[str(p)] = g
+                gains[c][f"loudness_{p}"] = loud
+        self.models = tuple(models)
+        self.prompts = tuple(prompts)
+        self.options = dict(options)
+        self.trials = tuple(
+            Trial(i, prompts[plan.prompt], self._labels(plan)) for i, plan in enumerate(plans)
+        )
+        self._fingerprint = fingerprint(models, decoded)
+        self._unseal = sealed({"seed": seed, "plans": plans, "clips": matched, "gains": gains})
+
+    # -- the listener's side -----------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.trials)
+
+    def __repr__(self) -> str:
+        state = "revealed" if self._revealed else "blinded"
+        return (
+            f"{type(self).__name__}(models={len(self.models)}, prompts={len(self.prompts)}, "
+            f"trials={len(self.trials)}, answered={len(self._answers)}, {state})"
+        )
+
+    __str__ = __repr__
+
+    @property
+    def revealed(self) -> bool:
+        return self._revealed
+
+    @property
+    def answers(self) -> dict[int, Any]:
+        """Answers so far by trial index, in blinded labels."""
+        return {
+            t: (dict(a) if isinstance(a, dict) else a) for t, a in sorted(self._answers.items())
+        }
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """``(answered, total)``."""
+        return (len(self._answers), len(self.trials))
+
+    @property
+    def done(self) -> bool:
+        return len(self._answers) == len(self.trials)
+
+    @property
+    def next_trial(self) -> int | None:
+        """Index of the first unanswered trial, or None when all are answered."""
+        return next((t.index for t in self.trials if t.index not in self._answers), None)
+
+    def _trial(self, trial: Any) -> Trial:
+        if (
+            isinstance(trial, bool)
+            or not isinstance(trial, int | np.integer)
+            or not 0 <= trial < len(self.trials)
+        ):
+            raise ListeningError(
+                "trial", f"must be an int in 0..{len(self.trials) - 1}; got {trial!r}"
+            )
+        return self.trials[int(trial)]
+
+    def _playable(self, trial: Trial) -> tuple[str, ...]:
+        return trial.labels
+
+    def _check_label(self, trial: Trial, label: Any) -> str:
+        if label not in self._playable(trial):
+            raise ListeningError(
+                "label", f"must be one of {', '.join(self._playable(trial))}; got {label!r}"
+            )
+        return label
+
+    def _model_of(self, trial: Trial, label: str) -> str:
+        plan = self._unseal()["plans"][trial.index]
+        if label == "X":
+            return plan.models[plan.x]
+        if label == "Ref":
+            return self.options["reference"]
+        return plan.models[trial.labels.index(label)]
+
+    def clip(self, trial: int, label: str, /) -> tuple[np.ndarray, int]:
+        """The loudness-matched clip behind ``label`` of ``trial``: ``(float32 (channels, samples), sr)``."""
+        t = self._trial(trial)
+        label = self._check_label(t, label)
+        arr, rate = self._unseal()["clips"][
+            (self._model_of(t, label), self.prompts.index(t.prompt))
+        ]
+        return arr.copy(), rate
+
+    def encoded(self, trial: int, label: str, /, *, format: str = "wav") -> bytes:
+        """:meth:`clip` encoded (e.g. for ``ipywidgets.Audio(value=..., autoplay=False)``)."""
+        arr, rate = self.clip(trial, label)
+        return encode(arr, sr=rate, format=format)
+
+    def player(self, trial: int, label: str, /, **options: Any) -> Player:
+        """An inline player of :meth:`clip` (playing it is not marked: call :meth:`mark_played`)."""
+        arr, rate = self.clip(trial, label)
+        options.setdefault("label", label)
+        return player((arr, rate), **options)
+
+    def mark_played(self, trial: int, label: str, /) -> None:
+        """Record that the listener played ``label`` of ``trial``."""
+        t = self._trial(trial)
+        self._played.setdefault(t.index, set()).add(self._check_label(t, label))
+
+    def played(self, trial: int, /) -> frozenset[str]:
+        """Labels of ``trial`` played so far."""
+        return frozenset(self._played.get(self._trial(trial).index, ()))
+
+    def answer(self, trial: int, value: Any, /, *, replace: bool = False) -> None:
+        """Answer ``trial`` (kind-specific ``value``); every clip of the trial must have been played."""
+        t = self._trial(trial)
+        value = self._check_answer(t, value)
+        if self._revealed:
+            raise SessionError("the session was revealed; it takes no more answers")
+        missing = [label for label in t.labels if label not in self._played.get(t.index, set())]
+        if missing:
+            raise NotPlayedError(
+                f"trial {t.index}: play every clip before answering; not played yet: {', '.join(missing)} "
+                f"(call mark_played({t.index}, label) as each one plays)"
+            )
+        if t.index in self._answers and not replace:
+            raise SessionError(
+                f"trial {t.index} is already answered (pass replace=True to change it)"
+            )
+        self._answers[t.index] = value
+
+    # -- results -------------------------------------------------------------------------
+    def reveal(self) -> pd.DataFrame:
+        """Unblind: from now on :attr:`key`, :attr:`seed` and model columns are available. Returns :meth:`results`."""
+        self._revealed = True
+        return self.results()
+
+    def _require_revealed(self, what: str) -> None:
+        if not self._revealed:
+            raise SessionError(f"{what} is hidden until the session is revealed (call reveal())")
+
+    @property
+    def key(self) -> dict[int, dict[str, str]]:
+        """The answer key ``{trial: {label: model}}`` (after :meth:`reveal` only)."""
+        self._require_revealed("the answer key")
+        return {
+            t.index: {label: self._model_of(t, label) for label in self._playable(t)}
+            for t in self.trials
+        }
+
+    @property
+    def seed(self) -> int:
+        """The seed the design was drawn from (after :meth:`reveal` only: it regenerates the key)."""
+        self._require_revealed("the seed")
+        return int(self._unseal()["seed"])
+
+    def results(self) -> pd.DataFrame:
+        """Answered trials as a frame: blinded labels before reveal, models (and gains) after."""
+        plans = self._unseal()["plans"]
+        rows = [
+            row
+            for t in self.trials
+            if t.index in self._answers
+            for row in self._rows(t, plans[t.index], self._answers[t.index], self._revealed)
+        ]
+        return self._frame(rows)
+
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def gains(self) -> pd.DataFrame:
+        """Matching gain (dB) and loudness before matching (LUFS) per model and prompt (after reveal)."""
+        self._require_revealed("the matching gains")
+        g = self._unseal()["gains"]
+        rows = [
+            {
+                "model": m,
+                "prompt": p,
+                "gain_db": g[m][str(i)],
+                "loudness_lufs": g[m][f"loudness_{i}"],
+            }
+            for m in g
+            for i, p in enumerate(self.prompts)
+        ]
+        return pd.DataFrame(rows).astype({"model": "string", "prompt": "string"})
+
+    def to_csv(self, path: str | Path, /) -> Path:
+        """Write :meth:`results` to CSV; returns the path."""
+        path = Path(path)
+        self.results().to_csv(path, index=False)
+        return path
+
+    def to_parquet(self, path: str | Path, /) -> Path:
+        """Write :meth:`results` to Parquet (pyarrow); returns the path."""
+        path = Path(path)
+        self.results().to_parquet(path, index=False)
+        return path
+
+    # -- save / resume -------------------------------------------------------------------
+    def save(self, path: str | Path, /) -> Path:
+        """Save the session as JSON (answers, played, the sealed key); resume with :func:`load`."""
+        secret = self._unseal()
+        sealed = {
+            "seed": secret["seed"],
+            "plans": [[p.prompt, list(p.models), p.x] for p in secret["plans"]],
+        }
+        doc = {
+            "format": FORMAT,
+            "kind": self.kind,
+            "models": list(self.models),
+            "prompts": list(self.prompts),
+            "options": self.options,
+            "fingerprint": self._fingerprint,
+            "revealed": self._revealed,
+            "trials": [
+                {"index": t.index, "prompt": t.prompt, "labels": list(t.labels)}
+                for t in self.trials
+            ],
+            "answers": {str(k): v for k, v in self._answers.items()},
+            "played": {str(k): sorted(v) for k, v in self._played.items()},
+            "sealed": seal_text(sealed),
+        }
+        path = Path(path)
+        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        return path
+
+    @classmethod
+    def _restore(
+        cls, doc: dict[str, Any], clips: Mapping[str, Sequence[Any]], sr: int | None
+    ) -> ListeningSession:
+        models, n_prompts, decoded = read_clips(clips, sr)
+        if (
+            models != doc["models"]
+            or n_prompts != len(doc["prompts"])
+            or fingerprint(models, decoded) != doc["fingerprint"]
+        ):
+            raise ListeningError(
+                "clips",
+                "are not the clips this session was made with (models, prompts or audio differ)",
+            )
+        sealed = unseal_text(doc["sealed"])
+        plans = [Plan(p, tuple(m), x) for p, m, x in sealed["plans"]]
+        self = cls.__new__(cls)
+        self._setup(models, doc["prompts"], decoded, doc["options"], sealed["seed"], plans)
+        self._answers = {int(k): v for k, v in doc["answers"].items()}
+        self._played = {int(k): set(v) for k, v in doc["played"].items()}
+        self._revealed = bool(doc["revealed"])
+        return self
+
+
+def load(
+    path: str | Path, clips: Mapping[str, Sequence[Any]], /, *, sr: int | None = None
+) -> ListeningSession:
+    """Resume a saved session; ``clips`` must be the same clips it was made with."""
+    from songlab.listening._protocols import KINDS
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ListeningError("path", f"is not a readable session file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("kind") not in KINDS:
+        raise ListeningError("path", f"is not a {FORMAT} session file")
+    return KINDS[doc["kind"]]._restore(doc, clips, sr)
