@@ -1,99 +1,37 @@
-"""Engine entry points and their data types (see the package docstring for the contract).
+"""Engine entry points (see the package docstring for the contract).
 
-This first version renders valid, decodable audio of the requested length; the
-musical renderer replaces the body of :func:`render` without changing its shape.
+:func:`render` dispatches an operation to its module (``ops_music``,
+``ops_edit``, ``ops_audio``) and encodes the result; the other functions are
+the worker's helpers for uploads, voices and copyright matching.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
-SAMPLE_RATE = 44100
+from songlab.sandbox.engine import codec, ops_audio, ops_edit, ops_music
+from songlab.sandbox.engine import fprint as _fp
+from songlab.sandbox.engine._common import SR, asset, finish, out_format
+from songlab.sandbox.engine._types import (
+    Asset,
+    AudioIn,
+    AudioInfo,
+    EngineInputError,
+    RenderError,
+    RenderResult,
+    Voice,
+)
+from songlab.sandbox.engine.recipe import foreign
+from songlab.sandbox.engine.voice import analyse_voice
 
+SAMPLE_RATE = SR
 
-class EngineInputError(ValueError):
-    """An input file is not usable; ``field`` names the request field."""
+__all__ = ["Asset", "AudioIn", "AudioInfo", "EngineInputError", "RenderError", "RenderResult", "Voice",
+           "check_audio", "decode", "excerpt", "extract_voice", "fingerprint", "render", "similarity"]
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-class RenderError(RuntimeError):
-    """Generation failed (the task fails and its reservation is released)."""
-
-
-@dataclass(frozen=True, slots=True)
-class AudioIn:
-    data: bytes
-    mime_type: str
-    recipe: dict[str, Any] | None = None  # provenance of a sandbox-made file
-
-
-@dataclass(frozen=True, slots=True)
-class AudioInfo:
-    format: str  # "mp3", "m4a", "wav", "flac", "ogg", "mid"
-    mime_type: str
-    duration_s: float
-    sample_rate: int
-    channels: int
-
-
-@dataclass(frozen=True, slots=True)
-class Voice:
-    f0_low: float
-    f0_high: float
-    f0_median: float
-    formants: tuple[float, ...]
-    gender: str  # "female" | "male"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "f0_low": self.f0_low,
-            "f0_high": self.f0_high,
-            "f0_median": self.f0_median,
-            "formants": list(self.formants),
-            "gender": self.gender,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Voice:
-        return cls(d["f0_low"], d["f0_high"], d["f0_median"], tuple(d["formants"]), d["gender"])
-
-
-@dataclass(slots=True)
-class Asset:
-    name: str  # "mix", "vocals", "drums", ...
-    data: bytes
-    mime_type: str
-    duration_s: float
-    recipe: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class RenderResult:
-    assets: list[Asset] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    text: str | None = None
-
-
-def _seed_of(*parts: Any) -> int:
-    blob = json.dumps(parts, sort_keys=True, default=str).encode()
-    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little")
-
-
-def _encode(audio: np.ndarray, fmt: str = "MP3") -> bytes:
-    buf = io.BytesIO()
-    sf.write(buf, audio, SAMPLE_RATE, format=fmt)
-    return buf.getvalue()
+_TEXT_OPS = ("write_lyrics", "translate_lyrics", "web_search")
 
 
 def render(
@@ -105,39 +43,116 @@ def render(
     inputs: dict[str, AudioIn] | None = None,
     voice: Voice | None = None,
 ) -> RenderResult:
-    if operation in ("write_lyrics", "translate_lyrics", "web_search", "copyright", "transcribe"):
-        return RenderResult(text="", metadata={})
-    if operation == "extend_song" and payload.get("extend_type", "tail") not in ("tail", "head"):
-        raise RenderError(f"extend_type: must be 'tail' or 'head', got {payload['extend_type']!r}")
-    duration = float(payload.get("duration_seconds", 30.0))
-    rng = np.random.default_rng(_seed_of(operation, model, payload, seed))
-    t = np.arange(int(duration * SAMPLE_RATE)) / SAMPLE_RATE
-    f = 220.0 * 2 ** (rng.integers(0, 12) / 12)
-    audio = 0.2 * np.sin(2 * np.pi * f * t).astype(np.float32)
-    recipe = {"operation": operation, "model": model, "payload": payload, "seed": seed}
-    return RenderResult(
-        assets=[Asset("mix", _encode(audio), "audio/mpeg", duration, recipe)], metadata={}
-    )
+    """Render one operation; deterministic in all its arguments."""
+    payload = dict(payload or {})
+    if operation in _TEXT_OPS:
+        return ops_audio.text_op(operation, payload, seed)
+    if operation == "transcribe":
+        return ops_audio.transcribe(payload, inputs)
+    if operation == "copyright":
+        return ops_audio.copyright_check(payload, inputs)
+    if operation == "separate_stems":
+        return ops_audio.separate_stems(model, payload, inputs)
+    if operation == "audio_effect":
+        return ops_audio.audio_effect(model, payload, inputs)
+    if operation == "mix":
+        return ops_audio.mix(model, payload, inputs)
+    if operation == "sfx_gen":
+        return ops_audio.sound_effect(payload, seed)
+    fmt = out_format(payload)
+    normalise = True
+    if operation in ("generate_song", "generate_music"):
+        rec, meta = ops_music.generate(operation, model, payload, seed, voice, inputs)
+    elif operation == "generate_singing":
+        rec, meta, normalise = ops_music.singing(model, payload, seed, inputs, voice)
+    elif operation in ("similar_song", "similar_music"):
+        rec, meta = ops_music.similar(operation, model, payload, seed, inputs, voice)
+    elif operation == "melody_to_song":
+        rec, meta = ops_music.melody_song(model, payload, seed, inputs)
+    elif operation == "midi_to_song":
+        rec, meta = ops_music.midi_song(model, payload, seed, inputs)
+    elif operation == "remix_song":
+        got = ops_music.remix(model, payload, seed, inputs)
+        if not isinstance(got, tuple):
+            audio, meta = ops_edit.remix_foreign(got, model, payload, seed)
+            return _foreign_result(audio, model, meta, fmt)
+        rec, meta = got
+    elif operation in ("extend_song", "extend_music"):
+        out, meta = ops_edit.extend(operation, model, payload, seed, inputs)
+        if isinstance(out, np.ndarray):
+            return _foreign_result(out, model, meta, fmt)
+        rec, normalise = out, False
+    elif operation == "inpaint":
+        out, meta = ops_edit.inpaint(model, payload, seed, inputs)
+        if isinstance(out, np.ndarray):
+            return _foreign_result(out, model, meta, fmt)
+        rec, normalise = out, False
+    elif operation == "vocal_clone":
+        raise RenderError("operation: vocal_clone makes no audio; the worker calls extract_voice")
+    else:
+        raise RenderError(f"operation: the engine cannot render {operation!r}")
+    rec, mix, _ = finish(rec, normalise=normalise)
+    meta.setdefault("duration_s", rec["duration_s"])
+    meta["model"] = model
+    return RenderResult(assets=[asset("mix", mix, rec, fmt)], metadata=meta)
 
 
-_FORMATS = {"MP3": "mp3", "WAV": "wav", "FLAC": "flac", "OGG": "ogg"}
+def _foreign_result(audio: np.ndarray, model: str, meta: dict, fmt: str) -> RenderResult:
+    peak = float(np.abs(audio).max()) if audio.size else 0.0
+    if peak > 0.98:
+        audio = audio * np.float32(0.98 / peak)
+    d = audio.shape[1] / SR
+    meta = {**meta, "duration_s": round(d, 3), "model": model}
+    return RenderResult(assets=[asset("mix", audio, foreign(model, d), fmt)], metadata=meta)
 
 
 def check_audio(data: bytes, *, field: str, formats: tuple[str, ...] = ()) -> AudioInfo:
-    if data[:4] == b"MThd":
-        info = AudioInfo("mid", "audio/midi", 0.0, 0, 0)
-    else:
-        try:
-            si = sf.info(io.BytesIO(data))
-        except Exception:
-            raise EngineInputError(field, "is not a decodable audio file") from None
-        fmt = _FORMATS.get(si.format, si.format.lower())
-        mime = {"mp3": "audio/mpeg", "wav": "audio/wav"}.get(fmt, f"audio/{fmt}")
-        info = AudioInfo(fmt, mime, si.duration, si.samplerate, si.channels)
-    if formats and info.format not in formats:
-        raise EngineInputError(field, f"must be {' or '.join(formats)}, got {info.format}")
-    return info
+    """Recognise and fully decode-check an upload; :class:`EngineInputError` names ``field``."""
+    try:
+        p = codec.probe(data)
+    except codec.CodecError as exc:
+        raise EngineInputError(field, str(exc)) from None
+    if formats and p.format not in formats:
+        raise EngineInputError(field, f"must be {' or '.join(formats)}, got {p.format}")
+    return AudioInfo(p.format, codec.MIME[p.format], round(p.duration_s, 4), p.sample_rate, p.channels)
 
 
-def extract_voice(data: bytes) -> Voice:
-    return Voice(110.0, 220.0, 150.0, (700.0, 1200.0, 2600.0), "male")
+def extract_voice(data: bytes, *, field: str = "reference_file_id") -> Voice:
+    """The timbre of a reference recording: f0 range (YIN), median, LPC formants, gender."""
+    try:
+        audio = codec.load(data)
+    except codec.CodecError as exc:
+        raise EngineInputError(field, str(exc)) from None
+    got = analyse_voice(audio[:, : SR * 60])
+    if got is None:
+        raise EngineInputError(field, "holds no voice (no pitched speech or singing was found)")
+    return Voice(got["f0_low"], got["f0_high"], got["f0_median"], tuple(got["formants"]), got["gender"])
+
+
+def decode(data: bytes) -> tuple[np.ndarray, int]:
+    """Decode audio bytes (mp3, m4a, wav, flac, ogg) to float32 ``(channels, samples)`` and the rate."""
+    try:
+        return codec.decode(data)
+    except codec.CodecError as exc:
+        raise EngineInputError("audio", str(exc)) from None
+
+
+def excerpt(data: bytes, seconds: float) -> bytes:
+    """The first ``seconds`` of an encoded file, re-encoded as MP3 (for partial_output)."""
+    audio, sr = decode(data)
+    audio = codec.resample(audio, sr)
+    return codec.encode(audio[:, : max(1, int(seconds * SR))], "mp3")
+
+
+def fingerprint(data: bytes) -> str:
+    """A robust content fingerprint (hex) for copyright matching; see :func:`similarity`."""
+    try:
+        audio = codec.load(data)
+    except codec.CodecError:
+        return ""
+    return _fp.encode_bits(_fp.bits(audio))
+
+
+def similarity(fp_a: str, fp_b: str) -> float:
+    """0 (unrelated) .. 1 (identical); >= 0.9 means a near copy (re-encoded, trimmed, lightly edited)."""
+    return _fp.similarity(fp_a, fp_b)

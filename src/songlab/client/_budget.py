@@ -1,0 +1,95 @@
+"""The budget guard: ``with client.budget(usd=...)`` refuses creates that would exceed it.
+
+Before a create is sent its estimate is reserved against every active budget
+(so concurrent async creates cannot overshoot together); the reservation
+becomes spending when the create is answered, and is released if it fails. An
+idempotent repeat that returns a task already counted is not counted again.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from songlab.client._errors import BudgetExceeded
+
+__all__ = ["Budget", "BudgetStack", "Reservation"]
+
+
+class BudgetStack:
+    """The budgets active on one client (nested blocks all count)."""
+
+    def __init__(self) -> None:
+        self.active: list[Budget] = []
+        self.lock = threading.Lock()
+
+    def reserve(self, estimate: Any) -> Reservation:
+        """Hold ``estimate`` on every active budget, or raise BudgetExceeded."""
+        if not self.active:
+            return Reservation((), Decimal(0))
+        with self.lock:
+            if estimate is None or not estimate.bounded:
+                what = estimate.describe() if estimate is not None else "this create"
+                raise BudgetExceeded(
+                    f"{what} has no upper bound on its cost inside client.budget(...)"
+                    + (f"; {estimate.note}" if estimate is not None and estimate.note else ""))
+            amount = estimate.usd
+            for b in self.active:
+                if amount > b.remaining:
+                    raise BudgetExceeded(
+                        f"{estimate.describe()} is estimated at ${amount}, over the budget's "
+                        f"remaining ${b.remaining} (limit ${b.limit}, spent ${b.spent})",
+                        estimate_usd=amount, remaining_usd=b.remaining)
+            budgets = tuple(self.active)
+            for b in budgets:
+                b.held += amount
+            return Reservation(budgets, amount, self.lock)
+
+
+@dataclass(slots=True)
+class Reservation:
+    budgets: tuple[Budget, ...]
+    amount: Decimal
+    lock: Any = None
+
+    def commit(self, task_id: str) -> None:
+        for b in self.budgets:
+            with self.lock:
+                b.held -= self.amount
+                if task_id not in b.task_ids:
+                    b.task_ids.append(task_id)
+                    b.spent += self.amount
+
+    def release(self) -> None:
+        for b in self.budgets:
+            with self.lock:
+                b.held -= self.amount
+
+
+class Budget:
+    """A spending limit in USD over the creates made inside a ``with`` block."""
+
+    def __init__(self, limit: Decimal, stack: BudgetStack) -> None:
+        self.limit = limit
+        self.spent = Decimal(0)  # estimates of the creates answered inside the block
+        self.held = Decimal(0)  # creates in flight
+        self.task_ids: list[str] = []
+        self._stack = stack
+
+    @property
+    def remaining(self) -> Decimal:
+        return self.limit - self.spent - self.held
+
+    def __enter__(self) -> Budget:
+        with self._stack.lock:
+            self._stack.active.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._stack.lock:
+            self._stack.active.remove(self)
+
+    def __repr__(self) -> str:
+        return f"Budget(limit=${self.limit}, spent=${self.spent}, tasks={len(self.task_ids)})"

@@ -1,0 +1,89 @@
+"""``songlab.connect()``: the real service when configured, else the embedded sandbox.
+
+The environment is read when ``connect()`` is called, never at import. Without
+``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL`` it starts the sandbox in a
+background thread (its own event loop, so it works inside Jupyter's running
+loop) on a free loopback port, once per process and options, stops it at
+interpreter exit, and returns a client on the demo account. This is the only
+place outside ``songlab.sandbox`` that imports it, lazily.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Any
+
+from songlab.client._errors import ValidationError
+
+__all__ = ["DEMO_API_KEY", "connect"]
+
+DEMO_API_KEY = "sk-sandbox-demo"  # the sandbox's seeded demo account; not a secret
+_SANDBOXES: dict[tuple[Any, ...], Any] = {}
+_LOCK = threading.Lock()
+
+
+def _stop_all() -> None:
+    for srv in list(_SANDBOXES.values()):
+        try:
+            srv.stop()
+        except Exception:  # noqa: BLE001 - interpreter exit: best effort
+            pass
+    _SANDBOXES.clear()
+
+
+def _sandbox(speed: float, db: str, admin_token: str | None) -> Any:
+    key = (speed, db, admin_token)
+    with _LOCK:
+        srv = _SANDBOXES.get(key)
+        if srv is None:
+            from songlab.sandbox.server import serve_in_thread
+
+            srv = serve_in_thread(db=db, speed=speed, admin_token=admin_token,
+                                  host="127.0.0.1", port=0)
+            if not _SANDBOXES:
+                atexit.register(_stop_all)
+            _SANDBOXES[key] = srv
+        return srv
+
+
+def connect(
+    *,
+    asynchronous: bool = False,
+    speed: float = 1.0,
+    db: str = ":memory:",
+    admin_token: str | None = None,
+    quiet: bool = False,
+    **client_options: Any,
+) -> Any:
+    """A :class:`Client` (or :class:`AsyncClient` with ``asynchronous=True``).
+
+    Real service: set ``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL``. Otherwise
+    the sandbox; ``speed``, ``db`` and ``admin_token`` pass through to it.
+    Prints one line saying which (never the key) unless ``quiet``.
+    """
+    from songlab.client._async import AsyncClient
+    from songlab.client._sync import Client
+
+    cls = AsyncClient if asynchronous else Client
+    api_key = os.environ.get("SONGLAB_API_KEY") or None
+    base_url = os.environ.get("SONGLAB_BASE_URL") or None
+    if api_key and base_url:
+        client = cls(api_key, base_url=base_url, **client_options)
+        if not quiet:
+            print(f"songlab: connected to {client.base_url} (key from SONGLAB_API_KEY)")
+        return client
+    if api_key or base_url:
+        missing = "SONGLAB_BASE_URL" if api_key else "SONGLAB_API_KEY"
+        raise ValidationError(missing, "set both SONGLAB_API_KEY and SONGLAB_BASE_URL for the "
+                              "real service, or neither for the local sandbox")
+    if not (isinstance(speed, int | float) and speed > 0):
+        raise ValidationError("speed", f"a positive number, got {speed!r}")
+    srv = _sandbox(float(speed), db, admin_token)
+    client = cls(DEMO_API_KEY, base_url=srv.base_url, **client_options)
+    client.sandbox = srv  # the running sandbox (base_url, admin_token, stop())
+    if not quiet:
+        print(f"songlab: no SONGLAB_API_KEY/SONGLAB_BASE_URL set; using the local sandbox at "
+              f"{srv.base_url} (demo account, speed {speed:g})")
+    return client

@@ -1,0 +1,87 @@
+"""Cost estimates of every create the client can send, from ``songlab.pricing``.
+
+An :class:`Estimate` is what the create would bill if it completes. For Agent
+One the own fee is usage-based: with ``max_budget`` the estimate is that cap
+(the service checks it after each turn settles, so a last turn can overshoot);
+without it the run is unbounded and the budget guard refuses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from songlab import pricing
+from songlab._vocab import AGENT_TIERS, LICENSE_NAMES, WORKFLOW_ROUTES
+from songlab.client._validate import ValidationError, license_number
+
+__all__ = ["Estimate", "estimate_agent", "estimate_operation", "estimate_route"]
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    usd: Decimal
+    bounded: bool  # False: the real cost has no known upper bound
+    what: str  # operation, route or tier
+    model: str | None = None
+    license: int = 1
+    note: str = ""
+
+    def describe(self) -> str:
+        model = f" {self.model}" if self.model else ""
+        return f"{self.what}{model} ({LICENSE_NAMES[self.license]})"
+
+
+def _lic(license: object) -> int:
+    return 1 if license is None else (license_number(license) or 1)
+
+
+def estimate_operation(operation: str, model: str, license: object = None) -> Estimate:
+    lic = _lic(license)
+    try:
+        usd = pricing.price(operation, model, lic)
+    except pricing.PricingError as e:
+        raise ValidationError("operation", str(e)) from None
+    return Estimate(usd, True, operation, model, lic)
+
+
+def estimate_agent(tier: str, max_budget: int | None = None, license: object = None) -> Estimate:
+    if tier not in AGENT_TIERS:
+        raise ValidationError("tier", f"one of {', '.join(AGENT_TIERS)}, got {tier!r}")
+    floor = pricing.AGENT_RATES[tier].reserve_floor
+    if max_budget is None:
+        return Estimate(floor, False, "agent", tier, _lic(license),
+                        note=f"pass max_budget= (cents) to cap it; the reserve floor is ${floor}")
+    cap = Decimal(max_budget) / 100
+    return Estimate(max(cap, floor), True, "agent", tier, _lic(license),
+                    note="max_budget is checked after each turn settles; a turn can overshoot")
+
+
+_COMPAT = {
+    "generate/song": "generate_song",
+    "generate/singing": "generate_singing",
+    "extend/song": "extend_song",
+    "extend/music": "extend_music",
+}
+
+
+def estimate_route(route: str, license: object = None, *, version: str = "v5") -> Estimate:
+    """A dedicated, workflow or compat route: ``"/v1/karaoke-tracks"``, ``"voice-clones"``,
+    ``"/v7/generate/song"``, ``"/v1/generate/extend"`` ..."""
+    path = route.strip("/")
+    parts = path.split("/")
+    lic = _lic(license)
+    if parts[0] in ("v5", "v6", "v7") and "/".join(parts[1:]) in _COMPAT:
+        return estimate_operation(_COMPAT["/".join(parts[1:])], parts[0], lic)
+    if path == "v1/generate/extend":
+        return estimate_operation("extend_music", "v5", lic)
+    name = parts[-1]
+    if name == "voice-clones":
+        return estimate_operation("vocal_clone", version, lic)
+    if name == "song-translations":
+        usd = pricing.estimate_translation(lic)
+        return Estimate(usd, True, "song-translations", None, lic,
+                        note="pass-through; less when the transcription is cached")
+    if name in WORKFLOW_ROUTES:
+        return Estimate(pricing.estimate_workflow(name, lic), True, name, None, lic)
+    raise ValidationError("route", f"no create route {route!r} to estimate")

@@ -1,0 +1,117 @@
+"""Files: upload (path, bytes or URL), signed links, download to bytes or a path,
+and reading as a numpy array.
+
+Links are minted fresh on every call (``/v1/files/{id}/url`` or ``/download``)
+and never cached; an asset's storage ``url`` is never used. Signed URLs are
+fetched without the Authorization header (they are bearers of their own and
+may point at another host).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from pathlib import Path
+from typing import Any
+
+from songlab._vocab import LIMITS
+from songlab.client._base import Call, Op, path_id
+from songlab.client._models import UploadedFile, parse_link, parse_upload
+from songlab.client._validate import ValidationError, check_file
+
+__all__ = ["Files", "file_id_of"]
+
+_UPLOAD_MAX = int(LIMITS["upload_bytes"])
+
+
+def file_id_of(value: Any, field: str) -> str:
+    """A file id from a string or an :class:`UploadedFile`."""
+    if isinstance(value, UploadedFile):
+        return value.file_id
+    if not isinstance(value, str) or not value:
+        raise ValidationError(field, "a file id (string) or an UploadedFile")
+    return value
+
+
+def _ext_for(mime: str | None) -> str:
+    return {"audio/mpeg": ".mp3", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mp4": ".m4a",
+            "audio/midi": ".mid", "audio/flac": ".flac"}.get(mime or "", "")
+
+
+class Files:
+    def __init__(self, client: Any) -> None:
+        self._c = client
+
+    def _upload_op(self, source: Any, filename: str | None, mime_type: str | None) -> Op:
+        if isinstance(source, str) and source.startswith(("http://", "https://")):
+            data = yield Call("POST", "/v1/files", json={"source_url": source})
+        else:
+            if isinstance(source, bytes | bytearray | memoryview):
+                content = bytes(source)
+                name = filename or "upload.bin"
+            elif isinstance(source, str | os.PathLike):
+                path = Path(source)
+                if not path.is_file():
+                    raise ValidationError("source", f"no file at {str(path)!r}")
+                size = path.stat().st_size
+                check_file("source", size=size, mime_type=None, filename=None,
+                           max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
+                content = path.read_bytes()
+                name = filename or path.name
+            else:
+                raise ValidationError("source", "a path, bytes, or an http(s) URL")
+            check_file("source", size=len(content), mime_type=None, filename=None,
+                       max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
+            mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+            data = yield Call("POST", "/v1/files", files={"file": (name, content, mime)})
+        up = parse_upload(data)
+        self._c._uploads[up.file_id] = up
+        return up
+
+    def upload(self, source: str | os.PathLike[str] | bytes, *, filename: str | None = None,
+               mime_type: str | None = None) -> Any:
+        """``POST /v1/files`` from a path, bytes, or an http(s) URL -> :class:`UploadedFile`.
+
+        Files over 64 MiB are refused before they are read or sent.
+        """
+        return self._c._drive(self._upload_op(source, filename, mime_type))
+
+    def _link_op(self, file_id: Any) -> Op:
+        fid = path_id(file_id_of(file_id, "file_id"), "file_id")
+        return parse_link((yield Call("GET", f"/v1/files/{fid}/url")))
+
+    def link(self, file_id: str | UploadedFile) -> Any:
+        """A fresh signed :class:`FileLink` (about 10 minutes). Mint again rather than cache."""
+        return self._c._drive(self._link_op(file_id))
+
+    def _download_op(self, file_id: Any) -> Op:
+        fid = path_id(file_id_of(file_id, "file_id"), "file_id")
+        link = parse_link((yield Call("GET", f"/v1/files/{fid}/download")))
+        content = yield Call("GET", link.url, auth=False, expect="bytes")
+        return link, content
+
+    def _download_to_op(self, file_id: Any, to: Any) -> Op:
+        link, content = yield from self._download_op(file_id)
+        if to is None:
+            return content
+        path = Path(to)
+        if path.is_dir():
+            mime = link.mime_type or self._c._uploads.get(link.file_id, UploadedFile(
+                "", None, None, None, {})).mime_type
+            path = path / f"{link.file_id}{_ext_for(mime)}"
+        path.write_bytes(content)
+        return path
+
+    def download(self, file_id: str | UploadedFile, *, to: str | os.PathLike[str] | None = None) -> Any:
+        """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path."""
+        return self._c._drive(self._download_to_op(file_id, to))
+
+    def _read_op(self, file_id: Any) -> Op:
+        from songlab.client._audio import decode_audio
+
+        _, content = yield from self._download_op(file_id)
+        return decode_audio(content)
+
+    def read(self, file_id: str | UploadedFile) -> Any:
+        """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
+        return self._c._drive(self._read_op(file_id))

@@ -1,0 +1,225 @@
+"""Native pipeline: generations (create/get/list/stream/wait), tools, account balance."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from songlab._vocab import AGENT_TIERS
+from songlab.client._base import NOT_GIVEN, Call, NotGiven, Op, path_id
+from songlab.client._errors import ToolLookupError
+from songlab.client._estimate import Estimate, estimate_agent, estimate_operation
+from songlab.client._models import Event, Tool, parse_balance, parse_page, parse_task
+from songlab.client._validate import (
+    ValidationError,
+    idempotency_key,
+    license_number,
+    list_limit,
+    payload_for,
+    payload_json,
+)
+
+__all__ = ["Account", "Generations", "Tools", "estimate_for_tool", "find_tool", "resolve_key"]
+
+
+def resolve_key(key: Any) -> str:
+    from songlab.client._base import new_idempotency_key
+
+    if isinstance(key, NotGiven) or key is None:
+        return new_idempotency_key()
+    return idempotency_key(key)
+
+
+def find_tool(tools: tuple[Tool, ...], operation: str, model: str | None = None) -> Tool:
+    matches = [t for t in tools if t.operation == operation and (model is None or t.model == model)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        models = sorted({t.model for t in tools if t.operation == operation})
+        hint = f"; models of {operation}: {', '.join(models)}" if models else ""
+        raise ToolLookupError(f"no tool for operation {operation!r}"
+                              f"{f' and model {model!r}' if model else ''}{hint}")
+    raise ToolLookupError(f"operation {operation!r} has several models "
+                          f"({', '.join(sorted(t.model for t in matches))}); pass model=")
+
+
+def estimate_for_tool(tool: Tool | None, payload: Mapping[str, Any], license: Any) -> Estimate | None:
+    if tool is None:
+        return None
+    if tool.operation == "agent":
+        return estimate_agent(tool.model, payload.get("max_budget"), license)
+    try:
+        return estimate_operation(tool.operation, tool.model, license)
+    except ValidationError:
+        return None
+
+
+class Generations:
+    def __init__(self, client: Any) -> None:
+        self._c = client
+
+    def _create_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
+                   license: Any, key: Any) -> Op:
+        key = resolve_key(key)
+        lic = None if isinstance(license, NotGiven) else license_number(license)
+        text = payload_json(payload)
+        obj = payload if isinstance(payload, Mapping) else json.loads(text)
+        if isinstance(tool_id, NotGiven) or tool_id is None:
+            if isinstance(operation, NotGiven) or operation is None:
+                raise ValidationError("tool_id", "required (or operation= and model=)")
+            tools = yield from self._c._tools_op()
+            tool = find_tool(tools, operation, None if isinstance(model, NotGiven) else model)
+            tool_id = tool.id
+        else:
+            if not isinstance(tool_id, str) or not tool_id:
+                raise ValidationError("tool_id", "a non-empty string")
+            tool = yield from self._c._tool_by_id(tool_id)
+        payload_for(tool.operation if tool else None, obj, self._c._uploads)
+        body: dict[str, Any] = {"tool_id": tool_id, "payload_json": text}
+        if lic is not None:
+            body["license"] = lic
+        est = estimate_for_tool(tool, obj, lic)
+        return (yield from self._c._create_op("/v1/generations", body, est, key))
+
+    def create(
+        self,
+        *,
+        payload: Mapping[str, Any] | str,
+        tool_id: str | NotGiven = NOT_GIVEN,
+        operation: str | NotGiven = NOT_GIVEN,
+        model: str | NotGiven = NOT_GIVEN,
+        license: int | str | NotGiven = NOT_GIVEN,
+        idempotency_key: str | NotGiven = NOT_GIVEN,
+    ) -> Any:
+        """``POST /v1/generations`` -> a :class:`TaskHandle`.
+
+        Give ``tool_id``, or ``operation`` (and ``model``) to look it up.
+        ``payload`` is a dict (sent as the string ``payload_json``); ``license``
+        is 0-5 or a tier name; an ``idempotency_key`` is generated if not given.
+        """
+        return self._c._drive(self._create_op(tool_id, operation, model, payload, license,
+                                              idempotency_key))
+
+    def _get_op(self, task_id: str) -> Op:
+        return parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
+
+    def get(self, task_id: str) -> Any:
+        """``GET /v1/generations/{id}`` -> :class:`Task`."""
+        return self._c._drive(self._get_op(task_id))
+
+    def _page_op(self, limit: int, cursor: str | None) -> Op:
+        params: dict[str, Any] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        return parse_page((yield Call("GET", "/v1/generations", params=params)))
+
+    def page(self, *, limit: int = 20, cursor: str | None = None) -> Any:
+        """One page (:class:`Page`) of the account's tasks, newest first."""
+        list_limit(limit)
+        return self._c._drive(self._page_op(limit, cursor))
+
+    def list(self, *, limit: int = 20) -> Any:
+        """Every task of the account, newest first, fetched ``limit`` per page as you iterate."""
+        list_limit(limit)
+        return self._c._paginate(lambda cursor: self._page_op(limit, cursor))
+
+    def stream(self, task_id: str, *, after: int = 0) -> Any:
+        """The task's events (:class:`Event`): resumed after drops and ``timeout``/``error``
+        events with ``after=<last seq>``; each event once, in order."""
+        path_id(task_id, "task_id")
+        if not isinstance(after, int) or after < 0:
+            raise ValidationError("after", "a non-negative integer seq")
+        return self._c._stream(task_id, after=after)
+
+    def wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float = 600.0,
+        on_event: Callable[[Event], Any] | None = None,
+        raise_on_failure: bool = True,
+        poll_interval: float = 0.5,
+        use_stream: bool = True,
+    ) -> Any:
+        """Until the task is completed or failed -> final :class:`Task`.
+
+        Follows the stream (``on_event`` gets each event), falls back to
+        polling if the stream cannot be used. Past ``timeout`` seconds raises
+        :class:`WaitTimeout` carrying ``task_id``; a failed task raises
+        :class:`TaskFailed` unless ``raise_on_failure=False``.
+        """
+        path_id(task_id, "task_id")
+        if not (isinstance(timeout, int | float) and timeout > 0):
+            raise ValidationError("timeout", "a positive number of seconds")
+        if not (isinstance(poll_interval, int | float) and poll_interval > 0):
+            raise ValidationError("poll_interval", "a positive number of seconds")
+        return self._c._wait(task_id, timeout=float(timeout), on_event=on_event,
+                             raise_on_failure=raise_on_failure, poll_interval=float(poll_interval),
+                             use_stream=use_stream)
+
+
+class Tools:
+    def __init__(self, client: Any) -> None:
+        self._c = client
+
+    def list(self) -> Any:
+        """``GET /v1/tools`` -> tuple of :class:`Tool` (refreshes the client's cache)."""
+        return self._c._drive(self._c._tools_op(refresh=True))
+
+    def _find_op(self, operation: str, model: str | None) -> Op:
+        tools = yield from self._c._tools_op()
+        return find_tool(tools, operation, model)
+
+    def find(self, operation: str, model: str | None = None) -> Any:
+        """The tool of ``operation`` on ``model`` (model optional if there is one)."""
+        return self._c._drive(self._find_op(operation, model))
+
+    def agent(self, tier: str) -> Any:
+        """The Agent One tool of ``tier`` (flash, standard, pro)."""
+        if tier not in AGENT_TIERS:
+            raise ValidationError("tier", f"one of {', '.join(AGENT_TIERS)}, got {tier!r}")
+        return self._c._drive(self._find_op("agent", tier))
+
+
+class Account:
+    def __init__(self, client: Any) -> None:
+        self._c = client
+
+    def _balance_op(self) -> Op:
+        return parse_balance((yield Call("GET", "/v1/account/balance")))
+
+    def balance(self) -> Any:
+        """``GET /v1/account/balance`` -> :class:`Balance` (tokens; 1 token = $0.01)."""
+        return self._c._drive(self._balance_op())
+
+
+def estimate_op(client: Any, *, tool_id: Any, operation: Any, model: Any, route: Any, tier: Any,
+                max_budget: Any, license: Any, version: Any) -> Op:
+    """The estimate of any create, named by tool id, operation+model, route or agent tier."""
+    from songlab.client._estimate import estimate_route
+
+    lic = None if isinstance(license, NotGiven) else license_number(license)
+    given = [n for n, v in (("tool_id", tool_id), ("operation", operation), ("route", route),
+                            ("tier", tier)) if not isinstance(v, NotGiven)]
+    if len(given) != 1:
+        raise ValidationError("estimate", "give exactly one of tool_id, operation (+ model), "
+                              f"route or tier; got {', '.join(given) or 'none'}")
+    mb = None if isinstance(max_budget, NotGiven) else max_budget
+    if not isinstance(tier, NotGiven):
+        return estimate_agent(tier, mb, lic)
+    if not isinstance(route, NotGiven):
+        return estimate_route(route, lic, version="v5" if isinstance(version, NotGiven) else version)
+    if not isinstance(operation, NotGiven):
+        if isinstance(model, NotGiven):
+            raise ValidationError("model", f"required to price operation {operation!r}")
+        if operation == "agent":
+            return estimate_agent(model, mb, lic)
+        return estimate_operation(operation, model, lic)
+    tool = yield from client._tool_by_id(tool_id)
+    if tool is None:
+        raise ToolLookupError(f"tool {tool_id!r} is not in GET /v1/tools")
+    est = estimate_for_tool(tool, {"max_budget": mb}, lic)
+    if est is None:
+        raise ToolLookupError(f"no price for tool {tool.id!r} ({tool.operation} {tool.model})")
+    return est

@@ -1,0 +1,382 @@
+"""Typed answers of the service: frozen dataclasses and the one parse function of each.
+
+Every object keeps the dict it was parsed from as ``.raw`` (so fields the spec
+leaves open stay reachable). ``output.metadata_json`` stays as its raw text and
+is also parsed once into ``output.metadata``; :attr:`Task.vocal_id` and
+:attr:`Task.trace` read from it. An asset's storage ``url`` is deliberately not
+an attribute (the spec: never use it); mint a link with ``client.files.link``.
+
+The get path parses one dict into one dataclass with no validation library:
+it is the hot path measured by ``benchmarks/client_overhead.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from songlab._vocab import EventKind, Status
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "AgentRun",
+    "AgentStep",
+    "AgentTrace",
+    "AgentUsage",
+    "Asset",
+    "AudioArray",
+    "Balance",
+    "Event",
+    "Failure",
+    "FileLink",
+    "Page",
+    "Task",
+    "TaskOutput",
+    "Tool",
+    "UploadedFile",
+    "VoiceClone",
+]
+
+
+def _dt(value: Any) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+
+
+def _dec(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """One output file: keep ``file_id``; its storage url stays only in ``raw``."""
+
+    file_id: str
+    blob_hash: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    error: str
+    message: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutput:
+    text: str | None
+    metadata_json: str | None
+    metadata: Any  # metadata_json parsed (dict), or None
+    assets: tuple[Asset, ...]
+
+    @property
+    def file_ids(self) -> tuple[str, ...]:
+        return tuple(a.file_id for a in self.assets)
+
+
+_EMPTY_OUTPUT = TaskOutput(None, None, None, ())
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A task snapshot (``GET /v1/generations/{id}``)."""
+
+    task_id: str
+    status: str
+    tool_id: str | None
+    model: str | None
+    operation: str | None
+    license: int | None
+    created_at: datetime | None
+    updated_at: datetime | None
+    cost_usd: Decimal | None
+    progress: float | None
+    failure: Failure | None
+    output: TaskOutput
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def done(self) -> bool:
+        return self.status in (Status.COMPLETED, Status.FAILED)
+
+    @property
+    def vocal_id(self) -> str | None:
+        """The saved voice of a completed voice-clone task (from ``metadata_json``)."""
+        meta = self.output.metadata
+        return meta.get("vocal_id") if isinstance(meta, dict) else None
+
+    @property
+    def trace(self) -> AgentTrace | None:
+        """Agent One's parsed step trace (from ``metadata_json``), else None."""
+        meta = self.output.metadata
+        if isinstance(meta, dict) and "steps" in meta:
+            return parse_trace(meta)
+        return None
+
+    @property
+    def file_ids(self) -> tuple[str, ...]:
+        return self.output.file_ids
+
+
+def parse_output(d: dict[str, Any] | None) -> TaskOutput:
+    if not d:
+        return _EMPTY_OUTPUT
+    text = d.get("metadata_json")
+    meta: Any = None
+    if isinstance(text, str) and text:
+        try:
+            meta = json.loads(text)
+        except ValueError:
+            meta = None
+    assets = tuple(
+        Asset(a["file_id"], a.get("blob_hash"), a) for a in (d.get("assets") or ())
+    )
+    return TaskOutput(d.get("text"), text, meta, assets)
+
+
+def parse_task(d: dict[str, Any]) -> Task:
+    f = d.get("failure")
+    return Task(
+        d["task_id"],
+        d["status"],
+        d.get("tool_id"),
+        d.get("model"),
+        d.get("operation"),
+        d.get("license"),
+        _dt(d.get("created_at")),
+        _dt(d.get("updated_at")),
+        _dec(d.get("cost_usd")),
+        d.get("progress"),
+        Failure(f.get("error", ""), f.get("message")) if f else None,
+        parse_output(d.get("output")),
+        d,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of ``GET /v1/generations``."""
+
+    data: tuple[Task, ...]
+    next_cursor: str | None
+
+
+def parse_page(d: dict[str, Any]) -> Page:
+    return Page(tuple(parse_task(t) for t in d.get("data", ())), d.get("next_cursor"))
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One server-sent event of a task stream."""
+
+    seq: int
+    kind: str
+    task_id: str | None
+    status: str | None
+    progress: float | None
+    step: str | None
+    phase: str | None
+    message: str | None
+    cursor: int | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.kind == EventKind.TERMINAL
+
+    @property
+    def is_resume_signal(self) -> bool:
+        """``timeout``/``error``: the server closes; the client resumes after it."""
+        return self.kind in (EventKind.TIMEOUT, EventKind.ERROR)
+
+
+def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None = None) -> Event:
+    d = json.loads(data) if data else {}
+    seq = d.get("seq")
+    if seq is None and sse_id:
+        seq = int(sse_id)
+    cursor = d.get("cursor")
+    return Event(
+        int(seq or 0),
+        d.get("kind") or sse_event or "message",
+        d.get("task_id"),
+        d.get("status"),
+        d.get("progress"),
+        d.get("step"),
+        d.get("phase"),
+        d.get("message"),
+        None if cursor is None else int(cursor),
+        d,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    id: str
+    model: str
+    operation: str
+    name: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+def parse_tool(d: dict[str, Any]) -> Tool:
+    return Tool(d["id"], d["model"], d["operation"], d.get("name"), d)
+
+
+def parse_tools(d: dict[str, Any] | list[Any]) -> tuple[Tool, ...]:
+    items = d["data"] if isinstance(d, dict) else d
+    return tuple(parse_tool(t) for t in items)
+
+
+@dataclass(frozen=True, slots=True)
+class FileLink:
+    """A signed, short-lived link (``/v1/files/{id}/url`` or ``/download``). Never cache it."""
+
+    file_id: str
+    url: str = field(repr=False)  # signed: a bearer of its own
+    mime_type: str | None
+    expires_at: datetime | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+def parse_link(d: dict[str, Any]) -> FileLink:
+    return FileLink(d["file_id"], d["url"], d.get("mime_type"), _dt(d.get("expires_at")), d)
+
+
+@dataclass(frozen=True, slots=True)
+class UploadedFile:
+    file_id: str
+    mime_type: str | None
+    size_bytes: int | None
+    sha256: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+def parse_upload(d: dict[str, Any]) -> UploadedFile:
+    return UploadedFile(d["file_id"], d.get("mime_type"), d.get("size_bytes"), d.get("sha256"), d)
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    total_effective: int
+    base_effective: int
+    extra_tokens: int
+    base_expires_at: datetime | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def total_usd(self) -> Decimal:
+        return Decimal(self.total_effective) * Decimal("0.01")
+
+
+def parse_balance(d: dict[str, Any]) -> Balance:
+    return Balance(
+        int(d["total_effective"]),
+        int(d["base_effective"]),
+        int(d.get("extra_tokens", 0)),
+        _dt(d.get("base_expires_at")),
+        d,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStep:
+    index: int
+    kind: str  # tool_call | prose | verification
+    tool: str | None
+    tool_id: str | None
+    status: str | None
+    cost_usd: Decimal | None
+    task_id: str | None
+    file_ids: tuple[str, ...]
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUsage:
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTrace:
+    """Agent One's ``metadata_json`` (design.md's trace shape)."""
+
+    steps: tuple[AgentStep, ...]
+    usage: AgentUsage
+    agent_fee_usd: Decimal | None
+    total_cost_usd: Decimal | None
+    stopped_by: str | None  # None, "budget" or "max_steps"
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def tool_calls(self) -> tuple[AgentStep, ...]:
+        return tuple(s for s in self.steps if s.kind == "tool_call")
+
+    @property
+    def file_ids(self) -> tuple[str, ...]:
+        return tuple(f for s in self.steps for f in s.file_ids)
+
+
+def parse_trace(d: dict[str, Any]) -> AgentTrace:
+    steps = tuple(
+        AgentStep(
+            int(s.get("index", i)),
+            s.get("kind", ""),
+            s.get("tool"),
+            s.get("tool_id"),
+            s.get("status"),
+            _dec(s.get("cost_usd")),
+            s.get("task_id"),
+            tuple(s.get("file_ids") or ()),
+            s.get("text"),
+        )
+        for i, s in enumerate(d.get("steps") or ())
+    )
+    u = d.get("usage") or {}
+    return AgentTrace(
+        steps,
+        AgentUsage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0))),
+        _dec(d.get("agent_fee_usd")),
+        _dec(d.get("total_cost_usd")),
+        d.get("stopped_by"),
+        d,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """A finished Agent One run: the final answer, the trace and the task."""
+
+    task_id: str
+    status: str
+    text: str | None
+    trace: AgentTrace | None
+    task: Task = field(repr=False)
+
+    @property
+    def stopped_by(self) -> str | None:
+        return self.trace.stopped_by if self.trace else None
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceClone:
+    """A finished voice clone: the ``vocal_id`` to pass to song/singing generation."""
+
+    vocal_id: str | None
+    consent_id: str | None
+    task_id: str
+    task: Task = field(repr=False)
+
+
+class AudioArray(NamedTuple):
+    """Decoded audio: ``samples`` float32 of shape (channels, frames); rate in Hz."""
+
+    samples: np.ndarray
+    sample_rate: int

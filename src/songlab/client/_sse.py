@@ -1,0 +1,90 @@
+"""The stream resume state machine: pure, no I/O.
+
+A task stream ends normally with a ``terminal`` event. It can also end early: the
+connection drops, or the server sends ``timeout``/``error`` (each carrying a
+resume cursor) and closes. Either way the client reconnects with
+``after=<last seq seen>``, and :meth:`StreamResume.accept` drops any event whose
+seq it already delivered, so the caller sees every task event once, in order.
+
+``timeout`` and ``error`` are transport signals, not task events: they are
+consumed here, never shown to the caller, and the resume point is their
+``cursor`` (the last task event the server sent), not their own seq. Their seq
+comes from the same counter but they are not replayable, and when the server
+replays history, a signal's seq can be larger than task events the caller
+has not seen yet (design.md: every event, ``timeout``/``error`` included, takes
+the next seq).
+
+Consecutive reconnects without a new task event are bounded; a ``timeout``
+(the server is alive, the task is idle) does not count against that bound.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from songlab._vocab import EventKind
+from songlab.client._errors import StreamError
+from songlab.client._models import Event
+
+__all__ = ["MAX_RECONNECTS_WITHOUT_PROGRESS", "RECONNECT_BASE_S", "RECONNECT_CAP_S", "StreamResume"]
+
+MAX_RECONNECTS_WITHOUT_PROGRESS = 5
+RECONNECT_BASE_S = 0.05
+RECONNECT_CAP_S = 2.0
+
+
+@dataclass(slots=True)
+class StreamResume:
+    task_id: str
+    last_seq: int = 0
+    finished: bool = False
+    failures: int = 0  # reconnects since the last new event
+    connections: int = 0
+    signals: int = 0  # timeout/error events consumed
+    idle_timeouts: int = 0
+    max_failures: int = MAX_RECONNECTS_WITHOUT_PROGRESS
+    rng: random.Random = field(default_factory=random.Random, repr=False)
+
+    def params(self) -> dict[str, int]:
+        """Query of the next connection: ``after`` once anything was seen."""
+        self.connections += 1
+        return {"after": self.last_seq} if self.last_seq else {}
+
+    def accept(self, event: Event) -> bool:
+        """Record ``event``; True if the caller should see it (a task event, not a repeat)."""
+        if self.finished:
+            return False
+        if event.is_resume_signal:
+            self.signals += 1
+            if event.cursor is not None and event.cursor > self.last_seq:
+                self.last_seq = event.cursor
+            if event.kind == EventKind.TIMEOUT:
+                self.failures = 0
+                self.idle_timeouts += 1
+            return False
+        seq = event.seq
+        if seq and seq <= self.last_seq:
+            return False
+        if seq:
+            self.last_seq = seq
+        self.failures = 0
+        if event.is_terminal:
+            self.finished = True
+        return True
+
+    def on_disconnect(self, reason: str = "connection closed") -> float:
+        """The connection ended without ``terminal``: the delay before resuming.
+
+        Raises :class:`StreamError` once ``max_failures`` reconnects in a row
+        brought nothing new.
+        """
+        if self.finished:
+            raise RuntimeError("stream already finished")
+        self.failures += 1
+        if self.failures > self.max_failures:
+            raise StreamError(self.task_id, f"gave up after {self.failures - 1} reconnects "
+                              f"without a new event ({reason})", self.last_seq)
+        if self.failures == 1:
+            return 0.0  # a timeout/error event or a first drop: resume at once
+        return self.rng.uniform(0.0, min(RECONNECT_CAP_S, RECONNECT_BASE_S * 2 ** self.failures))

@@ -1,0 +1,40 @@
+"""songlab.ledger: pandas/pyarrow frames a finance person can trust.
+
+- :func:`tasks_frame`: one row per task (billed cost, list-price estimate, which one counts);
+- :func:`trace_frame`: one row per Agent One step, plus each run's own fee;
+- :func:`spend`: totals by operation, model, tier, day, ... with counts;
+- :func:`tier_comparison`: the same tasks priced in all five license tiers;
+- :class:`LedgerStore`: a month-partitioned Parquet dataset, refreshed incrementally;
+- ``df.songlab``: the accessor on a tasks frame; ``songlab report``: the HTML cost report.
+
+Money is ``decimal128(18, 8)`` (sums ``decimal128(38, 8)``): exact, never a float.
+Columns are documented in ``docs/ledger.md`` and defined once in ``_schema``.
+"""
+
+from __future__ import annotations
+
+from songlab.ledger import accessor as _accessor  # noqa: F401  (registers df.songlab)
+from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
+from songlab.ledger._source import http_listing
+from songlab.ledger.spend import spend
+from songlab.ledger.store import LedgerStore, RefreshResult
+from songlab.ledger.tasks import tasks_frame, tasks_table
+from songlab.ledger.tiers import tier_comparison, tier_prices
+from songlab.ledger.trace import trace_frame, trace_rows
+
+__all__ = [
+    "LedgerStore",
+    "MONEY",
+    "MONEY_SUM",
+    "RefreshResult",
+    "TASKS",
+    "TRACE",
+    "http_listing",
+    "spend",
+    "tasks_frame",
+    "tasks_table",
+    "tier_comparison",
+    "tier_prices",
+    "trace_frame",
+    "trace_rows",
+]

@@ -1,0 +1,124 @@
+"""The columns and dtypes of every ledger frame, in one place.
+
+Every frame songlab.ledger returns is pyarrow-backed (``pd.ArrowDtype``) with
+the columns below, in this order. Money is ``decimal128(18, 8)``: exact to the
+8 decimals the price list uses, summed by Arrow in decimal (never a float).
+Timestamps are UTC microseconds. ``docs/ledger.md`` documents each column; the
+descriptions here are also stored as Arrow field metadata in the Parquet files.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Final
+
+import pandas as pd
+import pyarrow as pa
+
+MONEY: Final[pa.DataType] = pa.decimal128(18, 8)
+# Sums of many amounts: Arrow widens decimal sums to precision 38.
+MONEY_SUM: Final[pa.DataType] = pa.decimal128(38, 8)
+TIMESTAMP: Final[pa.DataType] = pa.timestamp("us", tz="UTC")
+DURATION: Final[pa.DataType] = pa.duration("us")
+ZERO: Final[Decimal] = Decimal("0")
+
+# cost_source values: where a row's cost_usd comes from.
+BILLED: Final[str] = "billed"  # the service reported cost_usd
+ESTIMATE: Final[str] = "estimate"  # not reported (yet): the price-list estimate
+UNBILLED: Final[str] = "unbilled"  # failed and not reported: released, costs 0
+UNKNOWN: Final[str] = "unknown"  # neither reported nor priceable: cost is null
+COST_SOURCES: Final[tuple[str, ...]] = (BILLED, ESTIMATE, UNBILLED, UNKNOWN)
+
+
+def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
+    return pa.field(name, type_, nullable=True, metadata={"doc": doc})
+
+
+TASKS: Final[pa.Schema] = pa.schema(
+    [
+        _f("task_id", pa.string(), "task id"),
+        _f("tool_id", pa.string(), "tool id of the task"),
+        _f("operation", pa.string(), "operation (generate_song, agent, ...)"),
+        _f("model", pa.string(), "model (v5, v6, v7, flash, 2stem, ...)"),
+        _f("license", pa.int8(), "license tier number 1-5 (0 or missing counted as 1)"),
+        _f("tier", pa.string(), "license tier name (royalty_free ... master)"),
+        _f("status", pa.string(), "queued, processing, completed or failed"),
+        _f("created_at", TIMESTAMP, "creation time, UTC"),
+        _f("updated_at", TIMESTAMP, "last status change, UTC"),
+        _f("duration", DURATION, "updated_at - created_at once terminal, else null"),
+        _f("billed_usd", MONEY, "cost_usd as the service reports it (null if not)"),
+        _f("estimate_usd", MONEY, "the price-list estimate (null if not priceable)"),
+        _f("cost_usd", MONEY, "the row's cost: billed, else estimate, else 0 if failed"),
+        _f("cost_source", pa.string(), "billed, estimate, unbilled or unknown"),
+        _f("failure_error", pa.string(), "failure.error of a failed task"),
+        _f("parent_task_id", pa.string(), "run or workflow this task belongs to, if reported"),
+        _f("metadata_json", pa.string(), "output.metadata_json (Agent One trace, ...)"),
+    ]
+)
+
+TRACE: Final[pa.Schema] = pa.schema(
+    [
+        _f("run_task_id", pa.string(), "the Agent One run"),
+        _f("run_model", pa.string(), "the run's tier: flash, standard, pro"),
+        _f("step_index", pa.int32(), "the step's index in the trace; null on the fee row"),
+        _f("kind", pa.string(), "tool_call, prose, verification, or agent_fee (the run's own fee)"),
+        _f("tool", pa.string(), "tool called (null for prose, verification, fee)"),
+        _f("tool_id", pa.string(), "tool id called (the run's own tool id on the fee row)"),
+        _f("status", pa.string(), "status of the call (the run's status on the fee row)"),
+        _f("cost_usd", MONEY, "billed cost of the step (0 for prose and verification)"),
+        _f("task_id", pa.string(), "the sub-task (the run's own id on the fee row)"),
+        _f("file_ids", pa.list_(pa.string()), "files the step produced"),
+        _f("text", pa.string(), "prose, verification note or call summary"),
+    ]
+)
+
+GROUP_KEYS: Final[dict[str, pa.DataType]] = {
+    "operation": pa.string(),
+    "model": pa.string(),
+    "tier": pa.string(),
+    "license": pa.int8(),
+    "day": pa.date32(),
+    "month": pa.string(),
+    "status": pa.string(),
+    "tool_id": pa.string(),
+    "cost_source": pa.string(),
+}
+
+SPEND_VALUES: Final[pa.Schema] = pa.schema(
+    [
+        _f("tasks", pa.int64(), "number of tasks in the group"),
+        _f("billed_tasks", pa.int64(), "tasks whose cost the service reported"),
+        _f("cost_usd", MONEY_SUM, "sum of cost_usd"),
+        _f("billed_usd", MONEY_SUM, "sum of billed_usd"),
+        _f("estimated_usd", MONEY_SUM, "part of cost_usd that is an estimate"),
+    ]
+)
+
+TIERS: Final[pa.Schema] = pa.schema(
+    [
+        _f("license", pa.int8(), "tier number 1-5"),
+        _f("tier", pa.string(), "tier name"),
+        _f("tasks", pa.int64(), "tasks compared (billed, priceable in every tier)"),
+        _f("priced_usd", MONEY_SUM, "the same tasks at this tier's prices"),
+        _f("actual_usd", MONEY_SUM, "what those tasks actually cost"),
+        _f("difference_usd", MONEY_SUM, "priced_usd - actual_usd"),
+    ]
+)
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """An Arrow table as a DataFrame whose every column is ``pd.ArrowDtype``."""
+    return table.to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
+
+
+def to_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """A frame's columns of ``schema`` as a table of exactly that schema."""
+    missing = [n for n in schema.names if n not in frame.columns]
+    if missing:
+        raise ValueError(f"frame: missing column(s) {', '.join(missing)}")
+    arrays = [pa.array(frame[n], type=schema.field(n).type, from_pandas=True) for n in schema.names]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def empty_table(schema: pa.Schema) -> pa.Table:
+    return schema.empty_table()

@@ -1,0 +1,109 @@
+"""Spend: totals of a tasks frame grouped by any of operation, model, tier, day, ...
+
+Sums are Arrow decimal sums (exact); counts are int64. ``day`` and ``month``
+are the UTC date and ``YYYY-MM`` of ``created_at``.
+
+Only top-level tasks count: a task with a ``parent_task_id`` (an Agent One
+sub-tool call) is already inside its run's ``cost_usd``, which the service
+reports inclusive of the run's sub-tool calls, so counting it again would
+bill it twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from songlab.ledger import _schema
+
+__all__ = ["as_table", "spend", "spend_table", "top_level", "with_keys"]
+
+
+def as_table(tasks: Any) -> pa.Table:
+    """A tasks frame or table as an Arrow table with the tasks schema."""
+    if isinstance(tasks, pa.Table):
+        return tasks
+    if isinstance(tasks, pd.DataFrame):
+        return _schema.to_table(tasks, _schema.TASKS)
+    raise TypeError(f"tasks: expected a tasks DataFrame or Arrow table, got {type(tasks).__name__}")
+
+
+def top_level(table: pa.Table) -> pa.Table:
+    """The rows that count in totals: tasks without a ``parent_task_id``."""
+    return table.filter(pc.is_null(table["parent_task_id"]))
+
+
+def _keys(by: str | Sequence[str]) -> list[str]:
+    keys = [by] if isinstance(by, str) else list(by)
+    unknown = [k for k in keys if k not in _schema.GROUP_KEYS]
+    if unknown:
+        raise ValueError(
+            f"by: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(_schema.GROUP_KEYS)}"
+        )
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"by: repeated key in {keys}")
+    return keys
+
+
+def with_keys(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """``table`` plus the derived key columns (``day``, ``month``) that ``keys`` asks for."""
+    if "day" in keys and "day" not in table.column_names:
+        table = table.append_column("day", pc.cast(table["created_at"], pa.date32()))
+    if "month" in keys and "month" not in table.column_names:
+        table = table.append_column("month", pc.strftime(table["created_at"], format="%Y-%m"))
+    return table
+
+
+def spend_table(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pa.Table:
+    keys = _keys(by)
+    t = with_keys(top_level(as_table(tasks)), keys)
+    billed = pc.equal(t["cost_source"], _schema.BILLED)
+    estimated = pc.if_else(
+        pc.equal(t["cost_source"], _schema.ESTIMATE), t["cost_usd"], pa.scalar(None, _schema.MONEY)
+    )
+    work = pa.table(
+        {k: t[k] for k in keys}
+        | {
+            "_one": pa.repeat(pa.scalar(1, pa.int64()), t.num_rows),
+            "_billed": pc.cast(billed, pa.int64()),
+            "cost_usd": t["cost_usd"],
+            "billed_usd": t["billed_usd"],
+            "estimated_usd": estimated,
+        }
+    )
+    aggs = [("_one", "sum"), ("_billed", "sum")] + [
+        (c, "sum") for c in ("cost_usd", "billed_usd", "estimated_usd")
+    ]
+    g = work.group_by(keys, use_threads=False).aggregate(aggs) if keys else _total(work, aggs)
+    zero = pa.scalar(0, _schema.MONEY_SUM)
+    cols = [g[k] for k in keys] + [
+        pc.fill_null(pc.cast(g["_one_sum"], pa.int64()), 0),
+        pc.fill_null(pc.cast(g["_billed_sum"], pa.int64()), 0),
+    ]
+    cols += [
+        pc.fill_null(pc.cast(g[f"{c}_sum"], _schema.MONEY_SUM), zero)
+        for c in ("cost_usd", "billed_usd", "estimated_usd")
+    ]
+    fields = [pa.field(k, _schema.GROUP_KEYS[k]) for k in keys] + list(_schema.SPEND_VALUES)
+    out = pa.Table.from_arrays(
+        [pc.cast(c, f.type) for c, f in zip(cols, fields, strict=True)], schema=pa.schema(fields)
+    )
+    return out.sort_by([(k, "ascending") for k in keys]) if keys else out
+
+
+def _total(work: pa.Table, aggs: list[tuple[str, str]]) -> pa.Table:
+    return pa.table({f"{c}_{f}": [pc.sum(work[c]).as_py()] for c, f in aggs})
+
+
+def spend(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pd.DataFrame:
+    """Totals by ``by`` (any of ``_schema.GROUP_KEYS``; ``()`` for one grand total).
+
+    Columns: the keys, then ``tasks``, ``billed_tasks``, ``cost_usd``,
+    ``billed_usd``, ``estimated_usd`` (decimal128(38, 8)). Rows sorted by the keys.
+    """
+    return _schema.to_frame(spend_table(tasks, by))

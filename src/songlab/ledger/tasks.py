@@ -1,0 +1,221 @@
+"""The tasks frame: one row per task, built column by column in Arrow.
+
+Input is any source of task snapshots (see ``_source``): a list or generator
+of dicts in design.md's snapshot shape, or a client. Records are read in
+chunks straight into an Arrow struct array (C++, no per-field Python loop),
+then every column is derived with Arrow compute; the only Python work per
+distinct value is the price-list lookup of each distinct (operation, model,
+license) and the trace of each Agent One run. A generator is consumed one
+chunk at a time, so a long listing never sits in memory as a list of dicts.
+
+Rows keep the source's order (the listing's: newest first).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from itertools import islice
+from typing import Any, Final
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from songlab._vocab import LICENSE_NAMES_WITH_UNSET
+from songlab.ledger import _estimate, _schema
+from songlab.ledger._source import as_dict, iter_tasks
+
+__all__ = ["RAW_TASK", "tasks_frame", "tasks_table"]
+
+CHUNK: Final[int] = 131_072
+
+# The part of a snapshot the ledger reads; other keys are ignored.
+RAW_TASK: Final[pa.DataType] = pa.struct(
+    [
+        ("task_id", pa.string()),
+        ("tool_id", pa.string()),
+        ("operation", pa.string()),
+        ("model", pa.string()),
+        ("license", pa.int64()),
+        ("status", pa.string()),
+        ("created_at", pa.string()),
+        ("updated_at", pa.string()),
+        ("cost_usd", pa.string()),
+        ("parent_task_id", pa.string()),
+    ]
+)
+# Read only where they matter, from the records themselves: failure.error of
+# failed tasks and output.metadata_json of Agent One runs (nested structs for
+# every row would double the conversion time).
+_TIER_NAMES = pa.array([LICENSE_NAMES_WITH_UNSET[i] for i in range(6)], pa.string())
+
+
+def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """One record coerced to RAW_TASK's types; errors name the task and field."""
+    tid = rec.get("task_id")
+    out: dict[str, Any] = {k: rec.get(k) for k in ("task_id", "tool_id", "operation", "model")}
+    out.update(status=rec.get("status"), parent_task_id=rec.get("parent_task_id"))
+    for k in ("created_at", "updated_at"):
+        v = rec.get(k)
+        out[k] = v.isoformat() if isinstance(v, datetime) else v
+    lic = rec.get("license")
+    if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
+        raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}")
+    try:
+        out["license"] = None if lic is None else int(lic)
+    except ValueError:
+        raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}") from None
+    cost = rec.get("cost_usd")
+    if isinstance(cost, float):
+        raise ValueError(f"task {tid}: cost_usd must be a decimal string, got float {cost!r}")
+    out["cost_usd"] = None if cost is None else str(cost)
+    return out
+
+
+def _failure_error(rec: Mapping[str, Any]) -> str | None:
+    failure = rec.get("failure")
+    return failure.get("error") if isinstance(failure, Mapping) else None
+
+
+def _metadata_json(rec: Mapping[str, Any]) -> str | None:
+    output = rec.get("output")
+    meta = output.get("metadata_json") if isinstance(output, Mapping) else None
+    if meta is not None and not isinstance(meta, str):
+        meta = json.dumps(meta)
+    return meta
+
+
+def _sparse(records: Sequence[Mapping[str, Any]], mask: pa.Array, read: Any) -> pa.Array:
+    """A string column read from the records only where ``mask`` is true, else null."""
+    rows = pc.indices_nonzero(mask).to_pylist()
+    if not rows:
+        return pa.nulls(len(mask), pa.string())
+    values = pa.array([read(records[i]) for i in rows], pa.string())
+    return pc.replace_with_mask(pa.nulls(len(mask), pa.string()), mask, values)
+
+
+def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
+    try:
+        return pa.array(records, type=RAW_TASK)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        # Values of another type (a Decimal cost, a datetime, a numeric string ...).
+        return pa.array([_clean(as_dict(r)) for r in records], type=RAW_TASK)
+
+
+def _timestamps(strings: pa.Array, field: str) -> pa.Array:
+    try:
+        return pc.cast(strings, _schema.TIMESTAMP)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    out = []
+    for s in strings.to_pylist():
+        if s is None:
+            out.append(None)
+            continue
+        try:
+            t = datetime.fromisoformat(s)
+        except ValueError:
+            raise ValueError(f"{field}: not an ISO 8601 timestamp: {s!r}") from None
+        out.append(t if t.tzinfo else t.replace(tzinfo=UTC))
+    return pa.array(out, _schema.TIMESTAMP)
+
+
+def _money(strings: pa.Array, field: str) -> pa.Array:
+    try:
+        return pc.cast(strings, _schema.MONEY)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"{field}: not a decimal amount with at most 8 decimals ({exc})") from None
+
+
+def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> pa.Array:
+    key = pc.binary_join_element_wise(
+        op, model, pc.cast(lic, pa.string()), "\x1f", null_handling="replace"
+    )
+    enc = pc.dictionary_encode(key)
+    est_by_key = []
+    for k in enc.dictionary.to_pylist():
+        o, m, n = k.split("\x1f")
+        est_by_key.append(_estimate.estimate(o or None, m or None, int(n)))
+    est = pc.take(pa.array(est_by_key, _schema.MONEY), enc.indices)
+    is_agent = pc.fill_null(pc.equal(op, "agent"), False)
+    if pc.any(is_agent).as_py():
+        rows = pc.indices_nonzero(is_agent)
+        models, metas = pc.take(model, rows).to_pylist(), pc.take(meta, rows).to_pylist()
+        agent = [_estimate.estimate_agent_run(m, j) for m, j in zip(models, metas, strict=True)]
+        est = pc.replace_with_mask(est, is_agent, pa.array(agent, _schema.MONEY))
+    return est
+
+
+def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
+    raw = _raw_chunk(records)
+    (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent) = raw.flatten()
+    bad = pc.invert(
+        pc.fill_null(pc.and_(pc.greater_equal(lic_raw, 0), pc.less_equal(lic_raw, 5)), True)
+    )
+    if pc.any(bad).as_py():
+        i = pc.indices_nonzero(bad)[0].as_py()
+        raise ValueError(f"task {tid[i]}: license must be 0-5, got {lic_raw[i]}")
+    lic = pc.cast(pc.if_else(pc.fill_null(pc.equal(lic_raw, 0), True), 1, lic_raw), pa.int8())
+    created = _timestamps(created_s, "created_at")
+    updated = _timestamps(updated_s, "updated_at")
+    failed = pc.fill_null(pc.equal(status, "failed"), False)
+    terminal = pc.or_(failed, pc.fill_null(pc.equal(status, "completed"), False))
+    duration = pc.if_else(
+        terminal, pc.subtract(updated, created), pa.scalar(None, _schema.DURATION)
+    )
+    is_agent = pc.fill_null(pc.equal(op, "agent"), False)
+    meta = _sparse(records, is_agent, _metadata_json)
+    failure = _sparse(records, failed, _failure_error)
+    billed = _money(cost_s, "cost_usd")
+    est = _estimates(op, model, lic, meta)
+    has_billed = pc.is_valid(billed)
+    zero = pa.scalar(Decimal(0), _schema.MONEY)
+    fallback = pc.if_else(failed, zero, est)
+    cost = pc.coalesce(billed, fallback)
+    source = pc.if_else(
+        has_billed,
+        _schema.BILLED,
+        pc.if_else(
+            failed,
+            _schema.UNBILLED,
+            pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN),
+        ),
+    )
+    columns = [
+        tid, tool, op, model, lic, pc.take(_TIER_NAMES, lic), status, created, updated,
+        duration, billed, est, cost, source, failure, parent, meta,
+    ]  # fmt: skip
+    return pa.Table.from_arrays(columns, schema=_schema.TASKS)
+
+
+def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
+    if isinstance(source, list | tuple):
+        for start in range(0, len(source), size):
+            chunk = source[start : start + size]
+            yield chunk if isinstance(chunk[0], Mapping) else [as_dict(r) for r in chunk]
+        return
+    it = iter_tasks(source)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def tasks_table(source: Any, *, chunk_size: int = CHUNK) -> pa.Table:
+    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size: must be at least 1, got {chunk_size}")
+    parts = [_build(chunk) for chunk in _chunks(source, chunk_size)]
+    if not parts:
+        return _schema.empty_table(_schema.TASKS)
+    return pa.concat_tables(parts)
+
+
+def tasks_frame(source: Any, *, chunk_size: int = CHUNK) -> pd.DataFrame:
+    """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
+
+    ``source``: an iterable of task dicts (or objects with ``.raw``), or a
+    client with ``generations.list()``.
+    """
+    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size))

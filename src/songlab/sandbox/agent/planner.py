@@ -1,0 +1,327 @@
+"""The deterministic planner: prompt + tier -> :class:`~.plan.Plan`.
+
+Every tier first builds the full plan of the prompt (the calls it asks for, in
+a dependency-safe order), then shapes it:
+
+* **flash** does one step: the generation the prompt asks for (song, music or
+  singing, with the prompt's own words, without waiting for lyrics), else the
+  first call of the full plan. Everything else is listed as dropped.
+* **standard** runs the full plan, each call as early as its inputs allow:
+  calls that do not depend on each other share a turn.
+* **pro** runs the full plan and then a verification turn: it transcribes a
+  song sung from written lyrics and compares the words, and runs a copyright
+  check on the final audio (unless the plan already did), then writes a
+  verification note.
+
+The planner is pure: the same (prompt, tier) always gives the same plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from songlab._vocab import TRANSCRIBE_MODEL
+from songlab.sandbox.agent.intents import Intents, read_prompt
+from songlab.sandbox.agent.plan import Call, Plan, Ref, Text, Turn
+
+__all__ = ["build_plan", "full_calls"]
+
+AudioSource = str | Ref
+
+
+def _lyrics_call(it: Intents) -> Call:
+    about = it.topic or it.style
+    parts: tuple[str | Ref, ...] = (f"Lyrics about {about}",)
+    if it.genre or it.mood:
+        parts += (f", for a {it.style} song",)
+    if it.search:
+        parts += (". Draw on: ", Ref("search", "text", limit=200))
+    return Call(
+        "lyrics", "write_lyrics", "v5", {"prompt": Text(parts)}, f"write lyrics about {about}"
+    )
+
+
+def _generation_call(it: Intents, kind: str, lyrics: Ref | None) -> Call:
+    secs = it.song_seconds
+    if kind == "music":
+        payload: dict[str, Any] = {"prompt": it.style, "duration_seconds": secs, "seed": it.seed}
+        return Call(
+            "song",
+            "generate_music",
+            it.version,
+            payload,
+            f"generate {secs:g} s of {it.style} music ({it.version})",
+        )
+    if kind == "singing":
+        payload = {"prompt": it.style, "lyrics": lyrics, "seed": it.seed}
+        return Call(
+            "song",
+            "generate_singing",
+            it.version,
+            payload,
+            f"sing the lyrics a cappella ({it.version})",
+        )
+    payload = {"prompt": it.style, "duration_seconds": secs, "seed": it.seed}
+    if lyrics is not None:
+        payload["lyrics"] = lyrics
+    with_lyrics = " with the lyrics" if lyrics is not None else ""
+    return Call(
+        "song",
+        "generate_song",
+        it.version,
+        payload,
+        f"generate a {secs:g} s {it.style} song{with_lyrics} ({it.version})",
+    )
+
+
+def _audio_call(it: Intents, name: str, audio: AudioSource, song_op: str | None) -> Call:
+    if name == "extend":
+        if song_op == "generate_music":
+            payload = {
+                "music": audio,
+                "prompt": it.style,
+                "extend_seconds": it.song_seconds,
+                "side": it.extend_type,
+            }
+            return Call(
+                "extend", "extend_music", "v5", payload, f"extend the music ({it.extend_type})"
+            )
+        payload = {"song": audio, "extend_type": it.extend_type}
+        return Call(
+            "extend", "extend_song", it.version, payload, f"extend the song ({it.extend_type})"
+        )
+    if name == "remix":
+        return Call(
+            "remix",
+            "remix_song",
+            it.version,
+            {"song": audio, "prompt": it.genre or it.style},
+            f"remix it as {it.genre or it.style}",
+        )
+    if name == "effect":
+        payload = {"audio": audio, "effect": it.effect, "amount": it.effect_amount}
+        return Call(
+            "effect",
+            "audio_effect",
+            "v5",
+            payload,
+            f"apply {it.effect} (amount {it.effect_amount:g})",
+        )
+    if name == "stems":
+        return Call(
+            "stems",
+            "separate_stems",
+            it.stems_model,
+            {"audio": audio},
+            f"separate the stems ({it.stems_model})",
+        )
+    if name == "transcribe":
+        payload = {"audio": audio}
+        if it.language:
+            payload["language"] = it.language
+        return Call("transcribe", "transcribe", TRANSCRIBE_MODEL, payload, "transcribe the lyrics")
+    assert name == "copyright"
+    return Call("copyright", "copyright", "v5", {"audio": audio}, "check it for copyright matches")
+
+
+_TRANSFORMS = ("extend", "remix", "effect")  # produce the audio the next operations read
+
+
+def full_calls(it: Intents) -> list[Call]:
+    """Every call the prompt asks for, each after the calls it reads from."""
+    calls: list[Call] = []
+    op_names = [op.name for op in it.audio_ops]
+    if it.translate_to and it.sources and not it.write_lyrics and "transcribe" not in op_names:
+        op_names.insert(0, "transcribe")  # "translate the lyrics of file_id:x": hear them first
+    if it.search:
+        query = (
+            f"trending {it.genre or ''} music".replace("  ", " ")
+            if "trend" in it.prompt.lower()
+            else (it.topic or it.style)
+        )
+        calls.append(
+            Call(
+                "search",
+                "web_search",
+                "internal",
+                {"query": query},
+                f"search the web for {query!r}",
+            )
+        )
+    translate_from_transcript = (
+        bool(it.translate_to) and "transcribe" in op_names and not it.write_lyrics
+    )
+    needs_lyrics = (
+        it.write_lyrics
+        or it.generate == "singing"
+        or (bool(it.translate_to) and not translate_from_transcript)
+    )
+    lyrics = None
+    if needs_lyrics:
+        calls.append(_lyrics_call(it))
+        lyrics = Ref("lyrics", "text")
+    translate = None
+    if it.translate_to and lyrics is not None:
+        translate = Call(
+            "translate",
+            "translate_lyrics",
+            "v5",
+            {"lyrics": lyrics, "target_language": it.translate_to, "syllable_matched": True},
+            f"translate the lyrics into {it.translate_to}",
+        )
+        calls.append(translate)
+        if it.generate_position < 0 or it.translate_position < it.generate_position:
+            lyrics = Ref("translate", "text")
+    audio: AudioSource | None = f"file_id:{it.sources[0]}" if it.sources else None
+    kind = it.generate
+    if kind is None and audio is None and (it.audio_ops or (it.mix and it.sfx)):
+        kind = "song"  # "split a jazz song into stems": make the song first
+    song_op = None
+    if kind is not None:
+        gen = _generation_call(it, kind, lyrics)
+        calls.append(gen)
+        song_op = gen.operation
+        audio = Ref("song", "file")
+    if audio is not None:
+        for name in op_names:
+            call = _audio_call(it, name, audio, song_op)
+            calls.append(call)
+            if name in _TRANSFORMS:
+                audio = Ref(call.key, "file")
+    if it.translate_to and translate is None and translate_from_transcript:
+        calls.append(
+            Call(
+                "translate",
+                "translate_lyrics",
+                "v5",
+                {
+                    "lyrics": Ref("transcribe", "text"),
+                    "target_language": it.translate_to,
+                    "syllable_matched": True,
+                },
+                f"translate the transcribed lyrics into {it.translate_to}",
+            )
+        )
+    if it.sfx:
+        payload = {"prompt": it.sfx_prompt, "duration_seconds": it.sfx_seconds}
+        calls.append(
+            Call(
+                "sfx",
+                "sfx_gen",
+                "v5",
+                payload,
+                f"make a {it.sfx_seconds:g} s sound effect of {it.sfx_prompt}",
+            )
+        )
+    if it.mix:
+        if it.sfx and audio is not None:
+            tracks: Any = [audio, Ref("sfx", "file")]
+            calls.append(
+                Call(
+                    "mix",
+                    "mix",
+                    "v5",
+                    {"tracks": tracks, "gains": [1.0, 0.5]},
+                    "mix the sound effect under the audio",
+                )
+            )
+        elif "stems" in op_names:
+            calls.append(
+                Call(
+                    "mix", "mix", "v5", {"tracks": Ref("stems", "files")}, "mix the stems back down"
+                )
+            )
+    return calls
+
+
+def _turns(calls: list[Call]) -> list[list[Call]]:
+    level: dict[str, int] = {}
+    for c in calls:
+        level[c.key] = 1 + max((level[d] for d in c.deps if d in level), default=0)
+    grouped: list[list[Call]] = [[] for _ in range(max(level.values(), default=0))]
+    for c in calls:
+        grouped[level[c.key] - 1].append(c)
+    return grouped
+
+
+def _flash(it: Intents, calls: list[Call]) -> tuple[list[Call], list[str]]:
+    if not calls:
+        return [], []
+    main = next((c for c in calls if c.key == "song" and it.generate), calls[0])
+    if main.deps:  # flash does not wait for lyrics: the song writes its own
+        payload = {k: v for k, v in main.payload.items() if not isinstance(v, (Ref, Text))}
+        purpose = main.purpose.replace(" with the lyrics", "")
+        if main.operation == "generate_singing":
+            payload["lyrics"] = it.topic or it.style
+        main = Call(main.key, main.operation, main.model, payload, purpose)
+    return [main], [c.purpose for c in calls if c.key != main.key]
+
+
+def _verification(it: Intents, calls: list[Call]) -> list[Call]:
+    keys = {c.key: c for c in calls}
+    checks: list[Call] = []
+    song = keys.get("song")
+    lyrics_ref = song.payload.get("lyrics") if song else None
+    if song and isinstance(lyrics_ref, Ref) and "transcribe" not in keys:
+        checks.append(
+            Call(
+                "verify_lyrics",
+                "transcribe",
+                TRANSCRIBE_MODEL,
+                {"audio": Ref("song", "file")},
+                "verify: transcribe the song and compare it with the lyrics",
+                verify_against=lyrics_ref,
+            )
+        )
+    audio_keys = [c.key for c in calls if c.key in ("song", "extend", "remix", "effect", "mix")]
+    if audio_keys and "copyright" not in keys:
+        final = audio_keys[-1]
+        checks.append(
+            Call(
+                "verify_copyright",
+                "copyright",
+                "v5",
+                {"audio": Ref(final, "file")},
+                "verify: check the final audio for copyright matches",
+            )
+        )
+    return checks
+
+
+def _summary(calls: list[Call]) -> str:
+    if not calls:
+        return "Plan: no tool call; answer in prose."
+    return "Plan: " + "; ".join(f"{i}) {c.purpose}" for i, c in enumerate(calls, 1)) + "."
+
+
+def build_plan(prompt: str, tier: str) -> Plan:
+    """The plan of ``tier`` (flash, standard or pro) for ``prompt``."""
+    if tier not in ("flash", "standard", "pro"):
+        raise ValueError(f"tier: must be flash, standard or pro, got {tier!r}")
+    it = read_prompt(prompt)
+    calls = full_calls(it)
+    dropped: list[str] = []
+    if tier == "flash":
+        calls, dropped = _flash(it, calls)
+    turns = [
+        Turn(i, "work", f"Turn {i}: " + "; ".join(c.purpose for c in group) + ".", tuple(group))
+        for i, group in enumerate(_turns(calls), 1)
+    ]
+    if tier == "pro":
+        checks = _verification(it, calls)
+        prose = (
+            "Verification: "
+            + (
+                "; ".join(c.purpose.removeprefix("verify: ") for c in checks)
+                if checks
+                else "review the answer against the request"
+            )
+            + "."
+        )
+        turns.append(Turn(len(turns) + 1, "verification", prose, tuple(checks)))
+    return Plan(
+        tier=tier,
+        summary=_summary(calls + [c for t in turns if t.kind == "verification" for c in t.calls]),
+        turns=tuple(turns),
+        dropped=tuple(dropped),
+    )

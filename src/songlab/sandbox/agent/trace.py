@@ -1,0 +1,122 @@
+"""The run's trace, in the shape design.md fixes for ``output.metadata_json``.
+
+``{"steps": [{"index", "kind", "tool", "tool_id", "status", "cost_usd",
+"task_id", "file_ids", "text"}], "usage": {"input_tokens", "output_tokens"},
+"agent_fee_usd", "total_cost_usd", "stopped_by"}``
+
+* ``kind``: ``"prose"`` (a turn's or the final answer's text), ``"tool_call"``
+  (one sub-tool call) or ``"verification"`` (pro's verification note).
+* ``status`` of a tool call: ``"completed"``, ``"failed"`` (made and failed: not
+  billed, but it counts as a call for the 0.001 fee), ``"skipped"`` (never made:
+  the budget or step cap stopped the run, or an input it needed failed) or
+  ``"planned"`` (``workflow_build_only``). Prose and verification steps are
+  ``"completed"``.
+* Money is a decimal string with 8 decimals (:func:`money`); a step that
+  bills nothing says ``"0.00000000"``. ``tool``/``tool_id``/``task_id`` are null on prose and verification
+  steps, as on tool calls that were never made (``tool_id`` is kept there).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["Trace", "money"]
+
+
+_EIGHT = Decimal("0.00000001")
+
+
+def money(amount: Decimal) -> str:
+    """A USD amount as a decimal string with 8 decimals, as the task snapshot and
+    the ledger write it: ``"0.07000000"``, ``"0.00123456"``, ``"0.00000000"``.
+
+    Raises ValueError for an amount with more than 8 decimals (never rounded).
+    """
+    if not isinstance(amount, Decimal):
+        raise TypeError(f"amount: must be a Decimal, got {type(amount).__name__}")
+    q = amount.quantize(_EIGHT)
+    if q != amount:
+        raise ValueError(f"amount: {amount} has more than 8 decimals")
+    return format(q, "f")
+
+
+@dataclass(slots=True)
+class Trace:
+    """Steps in the order they happened, then the totals (:meth:`finish`)."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def _add(self, **step: Any) -> dict[str, Any]:
+        entry = {
+            "index": len(self.steps),
+            "kind": step["kind"],
+            "tool": step.get("tool"),
+            "tool_id": step.get("tool_id"),
+            "status": step.get("status", "completed"),
+            "cost_usd": money(step.get("cost", Decimal(0))),
+            "task_id": step.get("task_id"),
+            "file_ids": list(step.get("file_ids", ())),
+            "text": step.get("text", ""),
+        }
+        self.steps.append(entry)
+        return entry
+
+    def prose(self, text: str) -> dict[str, Any]:
+        return self._add(kind="prose", text=text)
+
+    def verification(self, text: str) -> dict[str, Any]:
+        return self._add(kind="verification", text=text)
+
+    def tool_call(
+        self,
+        *,
+        tool: str,
+        tool_id: str | None,
+        status: str,
+        cost: Decimal = Decimal(0),
+        task_id: str | None = None,
+        file_ids: list[str] | tuple[str, ...] = (),
+        text: str = "",
+    ) -> dict[str, Any]:
+        if status not in ("completed", "failed", "skipped", "planned"):
+            raise ValueError(
+                f"status: must be completed, failed, skipped or planned, got {status!r}"
+            )
+        return self._add(
+            kind="tool_call", tool=tool, tool_id=tool_id, status=status, cost=cost,
+            task_id=task_id, file_ids=file_ids, text=text,
+        )  # fmt: skip
+
+    def finish(
+        self,
+        *,
+        usage: dict[str, int],
+        agent_fee: Decimal,
+        total_cost: Decimal,
+        stopped_by: str | None,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The whole trace as a JSON-able dict (``extra`` keys go after the fixed ones)."""
+        if stopped_by not in (None, "budget", "max_steps"):
+            raise ValueError(
+                f"stopped_by: must be None, 'budget' or 'max_steps', got {stopped_by!r}"
+            )
+        return {
+            "steps": [dict(s) for s in self.steps],
+            "usage": {
+                "input_tokens": usage["input_tokens"],
+                "output_tokens": usage["output_tokens"],
+            },
+            "agent_fee_usd": money(agent_fee),
+            "total_cost_usd": money(total_cost),
+            "stopped_by": stopped_by,
+            **(extra or {}),
+        }
+
+    @staticmethod
+    def dumps(trace: dict[str, Any]) -> str:
+        """The JSON text stored in ``output.metadata_json``."""
+        return json.dumps(trace, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,114 @@
+"""The ASGI application: FastAPI with the route groups, error bodies, body limit, fault latency."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import FastAPI, Request, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from songlab.sandbox import errors
+from songlab.sandbox.errors import ApiError, UnhandledPayloadError
+from songlab.sandbox.faults import Faults
+from songlab.sandbox.hotpath import HotPath
+from songlab.sandbox.routes import account, admin, compat, dedicated, files, native
+from songlab.sandbox.service import Sandbox
+from songlab.sandbox.storage import UPLOAD_MAX_BYTES
+
+VENDOR_PREFIXES = ("/v1/", "/v5/", "/v6/", "/v7/")
+# Any request body: room for a 64 MiB file inline as base64 in a JSON body, plus 1 MiB.
+MAX_BODY_BYTES = UPLOAD_MAX_BYTES * 4 // 3 + 1024 * 1024
+
+
+class BodyLimit:
+    """Pure ASGI middleware: a request body over ``max_bytes`` is refused before it is read whole.
+
+    A larger ``Content-Length`` is answered at once; a body without one (chunked)
+    is counted as it arrives and cut off at the limit. The answer is 422
+    InvalidGenerationInput naming ``body``. The limit leaves room for a 64 MiB file
+    sent inline as base64 in JSON; multipart uploads to ``/v1/files`` are left to that
+    route, whose own, lower limit names ``file``.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _refusal(self) -> errors.ApiError:
+        return errors.invalid("body", f"must be at most {self.max_bytes} bytes")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope["headers"]) if scope["type"] == "http" else {}
+        if scope["type"] != "http" or (  # an upload: the files route has its own, lower limit
+                scope["path"] == "/v1/files"
+                and headers.get(b"content-type", b"").startswith(b"multipart/form-data")):
+            await self.app(scope, receive, send)
+            return
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_bytes:
+            exc = self._refusal()
+            await Response(exc.content(), exc.status, media_type="application/json")(
+                scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise self._refusal()  # an ApiError: answered by the app's handler
+            return message
+
+        await self.app(scope, limited, send)
+
+
+class FaultLatency:
+    """Pure ASGI middleware: the injected ``latency_ms`` on vendor routes (not uploads)."""
+
+    def __init__(self, app: ASGIApp, faults: Faults) -> None:
+        self.app = app
+        self.faults = faults
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            ms = self.faults.settings.latency_ms
+            if ms and scope["path"].startswith(VENDOR_PREFIXES) and not (
+                scope["method"] == "POST" and scope["path"] == "/v1/files"
+            ):
+                await asyncio.sleep(ms / 1000)
+        await self.app(scope, receive, send)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return Response(exc.content(), status_code=exc.status, media_type="application/json")
+
+
+async def _unhandled(request: Request, exc: Exception) -> Response:
+    # The documented behaviour of a raw-object payload_json: the server's plain 500.
+    return Response("Internal Server Error", status_code=500, media_type="text/plain")
+
+
+def create_app(svc: Sandbox) -> FastAPI:
+    app = FastAPI(
+        title="songlab sandbox: Enterprise Audio Generation API",
+        version="0.1.0",
+        openapi_url="/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.sandbox = svc
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(UnhandledPayloadError, _unhandled)
+    for module in (account, native, files, compat, dedicated, admin):
+        app.include_router(module.router(svc))
+    app.add_middleware(FaultLatency, faults=svc.faults)
+    app.add_middleware(BodyLimit)
+    return app
+
+
+def create_asgi(svc: Sandbox) -> ASGIApp:
+    """What uvicorn serves: the lean task-GET path in front of the FastAPI app."""
+    return HotPath(create_app(svc), svc)

@@ -1,0 +1,111 @@
+"""What every create route shares: faults, idempotency, rate limits, reservation, insert.
+
+A route builds a :class:`NewTask` (validation happens in its ``build``
+callable, after the idempotency lookup, so a repeat returns the original answer
+whatever its body says) and hands it to :func:`submit`, which runs the checks
+and the insert in one transaction: 50 concurrent calls with one key make one
+task and one reservation. Only accepted creates are remembered under their key.
+Validation runs inside that transaction too, so a refused create stores nothing
+(not even the file of an inline base64 input).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from songlab._vocab import IDEMPOTENCY_KEY_PATTERN, ErrorCode
+from songlab.sandbox import billing, errors, ratelimit, tasks
+from songlab.sandbox.ratelimit import Bucket
+from songlab.sandbox.store import Store
+from songlab.sandbox.validation import Resolved
+
+if TYPE_CHECKING:
+    from songlab.sandbox.service import Sandbox
+
+_KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
+
+
+@dataclass(slots=True)
+class NewTask:
+    operation: str
+    model: str
+    tool_id: str | None
+    license: int
+    kind: str  # runner: generation, voice_clone, translation, workflow, agent
+    ledger_kind: str
+    payload: dict[str, Any]
+    resolved: Resolved
+    price_units: int
+    buckets: list[Bucket] = field(default_factory=list)
+    parent_task_id: str | None = None
+    # runs in the create transaction before the task row (e.g. the consent record)
+    before_insert: Callable[[Store, str], dict[str, Any]] | None = None
+
+
+def valid_key(key: str | None) -> str | None:
+    """The key if it follows the spec's format; a malformed key means no dedup."""
+    return key if key is not None and _KEY_RE.fullmatch(key) else None  # not "key\n"
+
+
+def _lookup(store: Store, account_id: str, key: str) -> tuple[int, dict] | None:
+    row = store.one(
+        "SELECT status_code, body FROM idempotency WHERE account_id = ? AND key = ?",
+        (account_id, key),
+    )
+    return None if row is None else (row[0], json.loads(row[1]))
+
+
+def submit(svc: Sandbox, account_id: str, idempotency_key: str | None,
+           build: Callable[[], NewTask]) -> tuple[int, dict[str, Any]]:
+    """Run one create: returns (201, body) or raises :class:`errors.ApiError`."""
+    svc.faults.check_create()
+    key = valid_key(idempotency_key)
+    if key is not None and (hit := _lookup(svc.store, account_id, key)) is not None:
+        return hit
+    store = svc.store
+    with store.tx():
+        if key is not None and (hit := _lookup(store, account_id, key)) is not None:
+            return hit
+        # build() runs inside the transaction: what validation stores (an inline base64
+        # input becomes a file) is rolled back when the create is refused after it.
+        spec = build()
+        now = svc.clock.now()
+        ratelimit.check(store, account_id, spec.buckets, now)
+        task_id, body = insert(svc, account_id, spec, now)
+        ratelimit.record(store, account_id, spec.buckets, now)
+        if key is not None:
+            store.execute(
+                "INSERT INTO idempotency (account_id, key, status_code, body, created_at) "
+                "VALUES (?,?,?,?,?)",
+                (account_id, key, 201, json.dumps(body), now),
+            )
+    svc.worker.submit(task_id)
+    return 201, body
+
+
+def insert(svc: Sandbox, account_id: str, spec: NewTask, now: float) -> tuple[str, dict[str, Any]]:
+    """Reserve the price and insert the queued task (inside the caller's transaction)."""
+    store = svc.store
+    try:
+        r = billing.reserve(store, account_id, spec.price_units, now)
+    except billing.InsufficientFunds as exc:
+        raise errors.pipeline(ErrorCode.INSUFFICIENT_FUNDS, str(exc)) from None
+    task_id = str(uuid.uuid4())
+    extra = spec.before_insert(store, task_id) if spec.before_insert else {}
+    tasks.insert(store, {
+        "id": task_id, "account_id": account_id, "tool_id": spec.tool_id,
+        "operation": spec.operation, "model": spec.model, "license": spec.license,
+        "kind": spec.kind, "ledger_kind": spec.ledger_kind, "status": "queued",
+        "payload": json.dumps(spec.payload),
+        "inputs": json.dumps({"files": spec.resolved.inputs, "vocal_id": spec.resolved.vocal_id,
+                              "durations": spec.resolved.durations}),
+        "parent_task_id": spec.parent_task_id, "price_units": spec.price_units,
+        "reserved_base": r.base, "reserved_extra": r.extra, "created_at": now, "updated_at": now,
+    })
+    svc.emit(task_id, "progress", {"status": "queued", "progress": 0.0})
+    return task_id, {"task_id": task_id, "status": "queued", **extra}

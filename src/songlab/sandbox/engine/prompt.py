@@ -1,0 +1,154 @@
+"""Read a prompt into a musical plan: genre, mood, tempo, key, mode and instruments.
+
+Words win over defaults: an explicit BPM, key ("in A minor"), mode words
+("sad", "happy"), tempo words ("slow", "fast") and instrument words ("piano",
+"no drums") override the genre's defaults; what the prompt leaves open is drawn
+from a seeded generator, so the same prompt and seed give the same plan.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from songlab.sandbox.engine.theory import PROGRESSIONS, parse_key
+
+HARMONY = ("piano", "guitar", "synth", "strings", "other")
+
+# genre -> (bpm low, bpm high, preferred mode or None, harmony instruments, drums, drum style)
+GENRES: dict[str, tuple[int, int, str | None, tuple[str, ...], bool, str]] = {
+    "pop": (100, 124, "major", ("piano", "synth", "guitar"), True, "pop"),
+    "rock": (112, 140, None, ("guitar", "other"), True, "rock"),
+    "metal": (140, 176, "minor", ("guitar",), True, "rock"),
+    "ballad": (62, 76, None, ("piano", "strings"), True, "soft"),
+    "jazz": (96, 140, None, ("piano", "other"), True, "swing"),
+    "electronic": (120, 130, None, ("synth", "other"), True, "four"),
+    "hiphop": (80, 96, "minor", ("piano", "synth"), True, "hiphop"),
+    "lofi": (70, 88, None, ("piano", "other"), True, "hiphop"),
+    "folk": (90, 118, "major", ("guitar", "strings"), True, "soft"),
+    "classical": (66, 100, None, ("strings", "piano"), False, "none"),
+    "ambient": (60, 76, None, ("other", "strings"), False, "none"),
+    "rnb": (70, 96, None, ("piano", "synth"), True, "hiphop"),
+    "funk": (100, 118, None, ("guitar", "synth"), True, "pop"),
+    "reggae": (70, 90, "major", ("guitar", "other"), True, "pop"),
+    "blues": (70, 100, None, ("guitar", "piano"), True, "swing"),
+    "latin": (96, 120, None, ("guitar", "piano"), True, "pop"),
+    "cinematic": (70, 100, "minor", ("strings", "other", "piano"), True, "soft"),
+}
+_GENRE_WORDS = {
+    "pop": "pop", "rock": "rock", "punk": "rock", "grunge": "rock", "metal": "metal",
+    "ballad": "ballad", "jazz": "jazz", "swing": "jazz", "bossa": "latin", "latin": "latin",
+    "salsa": "latin", "electronic": "electronic", "edm": "electronic", "house": "electronic",
+    "techno": "electronic", "trance": "electronic", "dance": "electronic", "disco": "funk",
+    "synthwave": "electronic", "hip": "hiphop", "hiphop": "hiphop", "hip-hop": "hiphop",
+    "rap": "hiphop", "trap": "hiphop", "lofi": "lofi", "lo-fi": "lofi", "chillhop": "lofi",
+    "folk": "folk", "acoustic": "folk", "country": "folk", "indie": "folk",
+    "classical": "classical", "orchestral": "classical", "piano solo": "classical",
+    "ambient": "ambient", "drone": "ambient", "meditation": "ambient", "rnb": "rnb",
+    "r&b": "rnb", "soul": "rnb", "funk": "funk", "reggae": "reggae", "blues": "blues",
+    "cinematic": "cinematic", "epic": "cinematic", "soundtrack": "cinematic",
+}
+_MINOR_WORDS = ("sad", "melanchol", "dark", "somber", "sombre", "gloomy", "tragic", "lonely",
+                "heartbreak", "mournful", "moody", "haunting", "minor", "grief", "tears")
+_MAJOR_WORDS = ("happy", "joy", "bright", "cheer", "upbeat", "sunny", "uplifting", "hopeful",
+                "triumph", "playful", "fun", "love song", "summer", "major")
+_SLOW_WORDS = ("slow", "calm", "chill", "relax", "peaceful", "gentle", "sleepy", "lullaby",
+               "ballad", "soft", "mellow", "dreamy")
+_FAST_WORDS = ("fast", "uptempo", "up-tempo", "energetic", "upbeat", "intense", "driving",
+               "aggressive", "frantic", "party", "hype", "dance")
+_INSTRUMENTS = {
+    "piano": "piano", "keys": "piano", "rhodes": "piano", "organ": "piano",
+    "guitar": "guitar", "acoustic": "guitar", "ukulele": "guitar", "banjo": "guitar",
+    "synth": "synth", "synthesizer": "synth", "808": "synth", "arp": "synth",
+    "strings": "strings", "violin": "strings", "cello": "strings", "orchestra": "strings",
+    "orchestral": "strings", "pad": "other", "brass": "other", "sax": "other",
+    "saxophone": "other", "flute": "other", "bells": "other", "trumpet": "other",
+}
+
+
+@dataclass(slots=True)
+class Plan:
+    """What to play: every field is JSON-able (a score carries ``asdict(plan)``)."""
+
+    genre: str = "pop"
+    tempo: float = 110.0
+    root: int = 0  # pitch class of the tonic
+    mode: str = "major"
+    harmony: list[str] = field(default_factory=lambda: ["piano"])
+    drums: bool = True
+    drum_style: str = "pop"
+    bass: bool = True
+    progression: list[int] = field(default_factory=lambda: [0, 4, 5, 3])
+    energy: float = 0.6  # 0..1: loudness of the drums, density of parts
+    gender: str | None = None  # "male" / "female" if the prompt says so
+    swing: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+def _has(text: str, words: tuple[str, ...]) -> bool:
+    return any(re.search(r"\b" + re.escape(w), text) for w in words)
+
+
+def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None = None) -> Plan:
+    """The plan a prompt asks for; ``base`` (an input song's plan) supplies tempo and key
+    unless the prompt names them."""
+    text = (prompt or "").lower()
+    genre = next((g for w, g in _GENRE_WORDS.items() if re.search(r"\b" + re.escape(w) + r"\b", text)), None)
+    if genre is None:
+        genre = base.genre if base else str(rng.choice(["pop", "rock", "folk", "electronic", "lofi"]))
+    lo, hi, gmode, harmony, drums, style = GENRES[genre]
+    tempo = float(rng.integers(lo, hi + 1))
+    if _has(text, _SLOW_WORDS) and not _has(text, _FAST_WORDS):
+        tempo = min(tempo, float(rng.integers(62, 80)))
+    elif _has(text, _FAST_WORDS) and not _has(text, _SLOW_WORDS):
+        tempo = max(tempo, float(rng.integers(128, 150)))
+    if base is not None:
+        tempo = base.tempo
+    m = re.search(r"(\d{2,3})\s*bpm", text)
+    if m:
+        tempo = float(np.clip(int(m.group(1)), 40, 220))
+    mode = gmode or str(rng.choice(["major", "minor"]))
+    if _has(text, _MINOR_WORDS) and not _has(text, _MAJOR_WORDS):
+        mode = "minor"
+    elif _has(text, _MAJOR_WORDS) and not _has(text, _MINOR_WORDS):
+        mode = "major"
+    root = int(rng.integers(0, 12))
+    if base is not None:
+        root, mode = base.root, base.mode
+    key = parse_key(prompt or "")
+    if key is not None:
+        root = key[0]
+        mode = key[1] or mode
+    named = []
+    for w, inst in _INSTRUMENTS.items():
+        if re.search(r"\b" + re.escape(w), text) and inst not in named:
+            named.append(inst)
+    harm = named or list(harmony)
+    if re.search(r"\b(no|without) drums\b|a cappella|acapella|drumless", text):
+        drums = False
+    elif re.search(r"\bdrums?\b|\bbeat\b|percussion", text):
+        drums = True
+    energy = 0.6
+    if _has(text, _FAST_WORDS):
+        energy = 0.85
+    if _has(text, _SLOW_WORDS):
+        energy = 0.4
+    gender = "female" if _has(text, ("female", "woman", "girl", "soprano")) else (
+        "male" if _has(text, ("male", " man", "boy", "baritone", "bass voice")) else None)
+    progs = PROGRESSIONS[mode]
+    prog = list(progs[int(rng.integers(0, len(progs)))])
+    return Plan(
+        genre=genre, tempo=tempo, root=root, mode=mode, harmony=harm, drums=drums,
+        drum_style=style if drums else "none", bass=not re.search(r"a cappella|acapella", text),
+        progression=prog, energy=energy, gender=gender,
+        swing=0.12 if style == "swing" else 0.0,
+    )

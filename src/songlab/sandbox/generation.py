@@ -1,0 +1,215 @@
+"""Runners of single-tool tasks: a generation, a voice clone, and Agent One's stand-in.
+
+Simulated work time per operation (:data:`SIM_SECONDS`, divided by ``--speed``)
+is spread over a fixed series of events, so every speed shows the same states
+and events: progress 0 (processing), the render, ``streaming_url`` (a signed
+link to the output being produced), progress 0.25 and 0.5, ``partial_output``
+(an excerpt as its own file), progress 0.75 and 1.0, then ``terminal``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from songlab._vocab import LIMITS
+from songlab.pricing import AGENT_RATES
+from songlab.sandbox import billing, engine, storage
+from songlab.sandbox.context import CPU_GATE, Outcome, TaskContext
+from songlab.sandbox.store import Store
+
+SIM_SECONDS: dict[str, float] = {
+    "generate_song": 5.0, "similar_song": 5.0, "melody_to_song": 5.0, "midi_to_song": 5.0,
+    "generate_music": 4.0, "similar_music": 4.0, "generate_singing": 4.0,
+    "extend_song": 4.0, "extend_music": 4.0, "remix_song": 4.0, "inpaint": 4.0,
+    "separate_stems": 3.0, "vocal_clone": 3.0, "sfx_gen": 2.0, "copyright": 1.5,
+    "transcribe": 1.5, "write_lyrics": 1.0, "audio_effect": 1.5, "agent": 2.0,
+    "web_search": 1.0, "mix": 1.0, "translate_lyrics": 1.0,
+}
+PARTIAL_SECONDS = 5.0
+MATCH_THRESHOLD = 0.9
+_AT_MIN, _AT_MAX = int(LIMITS["extend_at_ms_min"]), int(LIMITS["extend_at_ms_max"])
+
+
+def clamp_extend_at(value: Any) -> int:
+    """0 stays 0 (continue from the end); anything else is clamped into 8000-420000."""
+    v = int(value or 0)
+    if v <= 0:
+        return 0
+    return min(max(v, _AT_MIN), _AT_MAX)
+
+
+def run_generation(ctx: TaskContext) -> Outcome:
+    op, total = ctx.operation, SIM_SECONDS.get(ctx.operation, 3.0)
+    payload = {k: v for k, v in ctx.payload.items() if k not in ctx.inputs and k != "vocal_id"}
+    metadata: dict[str, Any] = {}
+    if op == "extend_song":
+        applied = clamp_extend_at(ctx.payload.get("extend_at_ms"))
+        metadata["extend_at_ms"] = applied
+        if ctx.payload.get("extend_at_ms") not in (None, applied):
+            metadata["requested_extend_at_ms"] = ctx.payload["extend_at_ms"]
+        payload["extend_at_ms"] = applied
+    ctx.sleep(total * 0.1)
+    inputs = {name: ctx.audio_in(name) for name in ctx.inputs}
+    cached = transcript(ctx.svc.store, ctx.account_id, ctx.inputs["audio"]) \
+        if op == "transcribe" else None
+    if cached is not None:
+        result = engine.RenderResult(text=cached[0], metadata={**cached[1], "cache_hit": True})
+    else:
+        result = ctx.render(op, ctx.model, payload, inputs=inputs, voice=ctx.voice())
+        if op == "transcribe":
+            remember_transcript(ctx.svc.store, ctx.account_id, ctx.inputs["audio"], result)
+    assets = [ctx.store_asset(a) for a in result.assets]
+    if assets:
+        ctx.emit("streaming_url", url=ctx.signed_url(assets[0]["file_id"]),
+                 file_id=assets[0]["file_id"])
+    for fraction in (0.25, 0.5, 0.75, 1.0):
+        ctx.sleep(total * 0.225)
+        ctx.progress(fraction)
+        if fraction == 0.5 and assets:
+            _partial(ctx, result.assets[0])
+    if op == "copyright":
+        metadata.update(copyright_check(ctx))
+    metadata = {**result.metadata, **metadata}
+    return Outcome(text=result.text, metadata=metadata, assets=assets or None)
+
+
+def _partial(ctx: TaskContext, asset: engine.Asset) -> None:
+    seconds = min(PARTIAL_SECONDS, max(asset.duration_s / 2, 0.5))
+    with CPU_GATE:
+        data = engine.excerpt(asset.data, seconds)
+    part = engine.Asset(f"{asset.name}-partial", data, "audio/mpeg", seconds, {})
+    stored = ctx.store_asset(part, origin="partial")
+    stored["url"] = ctx.svc.base_url + stored["url"]
+    ctx.emit("partial_output", asset=stored, signed_url=ctx.signed_url(stored["file_id"]))
+
+
+# --- transcription cache -------------------------------------------------------------
+
+
+def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict] | None:
+    sha = storage.meta(store, file_id)["sha256"]
+    row = store.one("SELECT text, metadata FROM transcripts WHERE account_id = ? AND sha256 = ?",
+                    (account_id, sha))
+    return None if row is None else (row[0], json.loads(row[1]))
+
+
+def remember_transcript(store: Store, account_id: str, file_id: str,
+                        result: engine.RenderResult) -> None:
+    sha = storage.meta(store, file_id)["sha256"]
+    store.execute(
+        "INSERT OR REPLACE INTO transcripts (account_id, sha256, text, metadata) VALUES (?,?,?,?)",
+        (account_id, sha, result.text or "", json.dumps(result.metadata, default=str)))
+
+
+# --- copyright -------------------------------------------------------------------------
+
+
+def copyright_check(ctx: TaskContext) -> dict[str, Any]:
+    """Match the input against earlier outputs: exact bytes, then a near-copy fingerprint."""
+    store, fid = ctx.svc.store, ctx.inputs["audio"]
+    meta = storage.meta(store, fid)
+    rows = store.all(
+        "SELECT id, account_id, task_id, sha256, duration_s, fingerprint FROM files "
+        "WHERE origin = 'output' AND created_at <= ? AND mime_type LIKE 'audio/%'",
+        (ctx.svc.clock.now(),))
+    exact = [r for r in rows if r["sha256"] == meta["sha256"]]
+    best: tuple[float, Any] = (0.0, None)
+    if exact:
+        best = (1.0, _prefer_foreign(exact, ctx.account_id))
+    else:
+        duration = ctx.durations.get("audio") or 0.0
+        fp = None
+        for r in rows:
+            if r["duration_s"] is None or abs(r["duration_s"] - duration) > max(1.0, 0.1 * duration):
+                continue
+            if fp is None:
+                with CPU_GATE:
+                    fp = engine.fingerprint(storage.data(store, fid))
+            other = r["fingerprint"]
+            if other is None:
+                with CPU_GATE:
+                    other = engine.fingerprint(storage.data(store, r["id"]))
+                store.execute("UPDATE files SET fingerprint = ? WHERE id = ?", (other, r["id"]))
+            sim = engine.similarity(fp, other)
+            foreign_better = r["account_id"] != ctx.account_id and best[1] is not None \
+                and best[1]["account_id"] == ctx.account_id and sim >= MATCH_THRESHOLD
+            if sim > best[0] or foreign_better:
+                best = (sim, r)
+    similarity, match = best
+    if match is None or similarity < MATCH_THRESHOLD:
+        return {"matched": False, "similarity": round(similarity, 4), "match": None}
+    if match["account_id"] == ctx.account_id:
+        detail = {"owner": "self", "task_id": match["task_id"], "file_id": match["id"]}
+    else:
+        detail = {"owner": "another_account"}
+    return {"matched": True, "similarity": round(similarity, 4), "match": detail}
+
+
+def _prefer_foreign(rows: list[Any], account_id: str) -> Any:
+    foreign = [r for r in rows if r["account_id"] != account_id]
+    return (foreign or rows)[0]
+
+
+# --- voice clone -------------------------------------------------------------------------
+
+
+def run_voice_clone(ctx: TaskContext) -> Outcome:
+    total = SIM_SECONDS["vocal_clone"]
+    ctx.sleep(total * 0.2)
+    ctx.progress(0.3)
+    reference = storage.data(ctx.svc.store, ctx.inputs["reference"])
+    with CPU_GATE:
+        timbre = engine.extract_voice(reference)
+    ctx.sleep(total * 0.4)
+    ctx.progress(0.7)
+    ctx.sleep(total * 0.4)
+    ctx.progress(1.0)
+    vocal_id = "voice_" + uuid.uuid4().hex
+    consent_id = ctx.payload["consent_id"]
+    payload = ctx.payload
+
+    def save(store: Store) -> None:
+        store.execute(
+            "INSERT INTO voices (id, account_id, consent_id, task_id, name, description, version, "
+            "timbre, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (vocal_id, ctx.account_id, consent_id, ctx.task_id, payload.get("name"),
+             payload.get("description"), ctx.model, json.dumps(timbre.to_dict()),
+             ctx.svc.clock.now()))
+
+    return Outcome(
+        metadata={"vocal_id": vocal_id, "consent_id": consent_id, "version": ctx.model,
+                  "name": payload.get("name")},
+        charges=[ctx.charge("voice_clone", ctx.operation, ctx.model)], finalize=save)
+
+
+# --- Agent One stand-in (TEMPORARY until songlab.sandbox.agent exists) --------------------
+
+
+def run_agent_placeholder(ctx: TaskContext) -> Outcome:
+    """One prose turn, billed at its token fee only (no sub-tools, no reserve-floor charge)."""
+    rates = AGENT_RATES[ctx.model]
+    prompt = ctx.payload["prompt"]
+    system = ctx.payload.get("system_prompt") or ""
+    text = (f"Agent One ({ctx.model}) placeholder: this sandbox build has no agent runner yet, "
+            f"so no tools were called for: {prompt[:200]}")
+    input_tokens = 200 + (len(prompt) + len(system)) // 4
+    output_tokens = len(text) // 4
+    ctx.sleep(SIM_SECONDS["agent"] / 2)
+    ctx.progress(0.5)
+    ctx.sleep(SIM_SECONDS["agent"] / 2)
+    ctx.progress(1.0)
+    fee = rates.input_token * input_tokens + rates.output_token * output_tokens
+    fee_usd = billing.usd(billing.to_units(fee))
+    trace = {
+        "steps": [{"index": 0, "kind": "prose", "tool": None, "tool_id": None,
+                   "status": "completed", "cost_usd": billing.usd(0), "task_id": None,
+                   "file_ids": [], "text": text}],
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "agent_fee_usd": fee_usd, "total_cost_usd": fee_usd, "stopped_by": None,
+        "placeholder": True,
+    }
+    return Outcome(text=text, metadata=trace, charges=[ctx.agent_fee(Decimal(fee))])
+

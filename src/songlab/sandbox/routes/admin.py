@@ -1,0 +1,167 @@
+"""Admin surface under ``/_sandbox`` (header ``X-Sandbox-Admin-Token``; 401 without it).
+
+Accounts and keys, top-ups, the billing ledger, faults, the sandbox clock and
+tool switches. Not part of the vendor API: hidden from /v1/tools and OpenAPI.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from songlab.sandbox import billing, faults
+from songlab.sandbox.catalog import TOOLS
+from songlab.sandbox.clock import iso
+from songlab.sandbox.errors import ApiError
+from songlab.sandbox.routes._common import json_response
+from songlab.sandbox.service import Sandbox
+
+ADMIN_HEADER = "x-sandbox-admin-token"
+
+
+def _bad(field: str, rule: str) -> ApiError:
+    return ApiError(422, {"error": "InvalidRequest", "message": f"{field}: {rule}"})
+
+
+def _not_found(what: str) -> ApiError:
+    return ApiError(404, {"error": "NOT_FOUND", "message": f"{what} not found"})
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    import json
+
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: a JSON bomb
+        raise _bad("body", "is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise _bad("body", "must be a JSON object")
+    return body
+
+
+def _int(body: dict, name: str, default: int | None = None, lo: int = 0) -> int:
+    v = body.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise _bad(name, f"must be an integer >= {lo}")
+    return v
+
+
+def router(svc: Sandbox) -> APIRouter:
+    r = APIRouter(prefix="/_sandbox", include_in_schema=False)
+    token = svc.config.admin_token.encode()
+
+    def admin(request: Request) -> None:
+        given = request.headers.get(ADMIN_HEADER, "").encode()
+        if not given or not hmac.compare_digest(given, token):
+            raise ApiError(401, {"error": "UNAUTHENTICATED",
+                                 "message": "X-Sandbox-Admin-Token is missing or wrong"})
+
+    def known(account_id: str) -> None:
+        if not svc.account_exists(account_id):
+            raise _not_found("account")
+
+    @r.post("/accounts", status_code=201)
+    async def create_account(request: Request) -> Response:
+        admin(request)
+        body = await _body(request)
+        name = body.get("name")
+        if name is not None and not isinstance(name, str):
+            raise _bad("name", "must be a string")
+        account_id, key = svc.create_account(
+            name, _int(body, "balance_tokens", 100_000), _int(body, "extra_tokens", 0))
+        return json_response({"account_id": account_id, "api_key": key}, 201)
+
+    @r.post("/accounts/{account_id}/keys", status_code=201)
+    async def add_key(account_id: str, request: Request) -> Response:
+        admin(request)
+        known(account_id)
+        return json_response({"api_key": svc.add_key(account_id)}, 201)
+
+    @r.delete("/keys/{api_key}", status_code=204)
+    async def revoke(api_key: str, request: Request) -> Response:
+        admin(request)
+        if not svc.revoke_key(api_key):
+            raise _not_found("active key")
+        return Response(status_code=204)
+
+    @r.post("/accounts/{account_id}/topup")
+    async def topup(account_id: str, request: Request) -> Response:
+        admin(request)
+        known(account_id)
+        tokens = _int(await _body(request), "tokens", None, lo=1)
+        with svc.store.tx():
+            billing.top_up(svc.store, account_id, tokens)
+        return json_response(billing.balance(svc.store, account_id, svc.clock.now()))
+
+    @r.get("/accounts/{account_id}/balance")
+    async def balance(account_id: str, request: Request) -> Response:
+        admin(request)
+        known(account_id)
+        return json_response(billing.balance(svc.store, account_id, svc.clock.now()))
+
+    @r.get("/accounts/{account_id}/ledger")
+    async def ledger(account_id: str, request: Request) -> Response:
+        admin(request)
+        known(account_id)
+        return json_response({"entries": billing.ledger(svc.store, account_id)})
+
+    @r.put("/faults")
+    async def put_faults(request: Request) -> Response:
+        admin(request)
+        try:
+            settings = faults.parse(await _body(request))
+        except ValueError as exc:
+            field, _, rule = str(exc).partition(": ")
+            raise _bad(field, rule) from None
+        svc.faults.set(settings)
+        return json_response(settings.as_dict())
+
+    @r.get("/faults")
+    async def get_faults(request: Request) -> Response:
+        admin(request)
+        return json_response(svc.faults.settings.as_dict())
+
+    @r.delete("/faults", status_code=204)
+    async def clear_faults(request: Request) -> Response:
+        admin(request)
+        svc.faults.clear()
+        return Response(status_code=204)
+
+    @r.post("/clock")
+    async def clock(request: Request) -> Response:
+        admin(request)
+        body = await _body(request)
+        v = body.get("advance_seconds")
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise _bad("advance_seconds", "must be a number >= 0")
+        return json_response({"now": iso(svc.advance_clock(float(v)))})
+
+    @r.get("/clock")
+    async def get_clock(request: Request) -> Response:
+        admin(request)
+        return json_response({"now": iso(svc.clock.now())})
+
+    @r.put("/tools/{tool_id}")
+    async def tool_switch(tool_id: str, request: Request) -> Response:
+        admin(request)
+        if tool_id not in TOOLS:
+            raise _not_found("tool")
+        body = await _body(request)
+        active = body.get("active")
+        if active is not None and not isinstance(active, bool):
+            raise _bad("active", "must be a boolean")
+        priced = body.get("priced_licenses")
+        if priced is not None and (not isinstance(priced, list) or any(
+                isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 5 for x in priced)):
+            raise _bad("priced_licenses", "must be a list of license tiers 1-5")
+        return json_response(svc.catalog.set_state(tool_id, active, priced))
+
+    return r
+
+
+__all__ = ["router"]

@@ -1,0 +1,75 @@
+"""Compat routes: old-style URLs and field names; the tool is resolved server-side.
+
+``/v{5,6,7}/generate/song`` and ``/generate/singing`` (``styleOfMusic`` in
+place of ``prompt``), ``/v{5,6,7}/extend/song`` and ``/v5/extend/music`` (alias
+``/v1/generate/extend``); the extend routes answer 400 ``{"error":
+"MISSING_FIELD"}`` without ``audio_url``. ``license`` may be 0-5 or a tier name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from songlab.pricing import license_number
+from songlab.sandbox import errors
+from songlab.sandbox.creates import NewTask, submit
+from songlab.sandbox.routes._common import account, create_answer, idempotency_key, parse_object
+from songlab.sandbox.routes.native import generation_task
+from songlab.sandbox.service import Sandbox
+
+VERSIONS = ("v5", "v6", "v7")
+
+
+def compat_license(value: Any) -> int:
+    try:
+        return license_number(value)
+    except ValueError as exc:
+        raise errors.invalid("license", str(exc).split(": ", 1)[-1]) from None
+
+
+def _payload_song(body: dict) -> dict:
+    return {k: v for k, v in body.items() if k != "license"}
+
+
+def _payload_extend_song(body: dict) -> dict:
+    p = {k: v for k, v in body.items() if k not in ("license", "audio_url")}
+    p["song"] = body["audio_url"]
+    return p
+
+
+def _payload_extend_music(body: dict) -> dict:
+    p = {k: v for k, v in body.items() if k not in ("license", "audio_url")}
+    p["music"] = body["audio_url"]
+    return p
+
+
+def router(svc: Sandbox) -> APIRouter:
+    r = APIRouter()
+
+    def route(path: str, operation: str, model: str, to_payload: Any, needs_audio: bool) -> None:
+        async def handler(request: Request) -> Response:
+            account_id = account(svc, request)
+            raw = await request.body()
+
+            def build() -> NewTask:
+                body = parse_object(raw)
+                if needs_audio and not body.get("audio_url"):
+                    raise errors.MISSING_FIELD
+                tool = svc.catalog.by_pair(operation, model)
+                lic = compat_license(body.get("license"))
+                return generation_task(svc, account_id, tool, lic, to_payload(body))
+
+            return create_answer(submit(svc, account_id, idempotency_key(request), build))
+
+        handler.__name__ = f"compat_{operation}_{model}_{path.strip('/').replace('/', '_')}"
+        r.add_api_route(path, handler, methods=["POST"], status_code=201, name=handler.__name__)
+
+    for v in VERSIONS:
+        route(f"/{v}/generate/song", "generate_song", v, _payload_song, False)
+        route(f"/{v}/generate/singing", "generate_singing", v, _payload_song, False)
+        route(f"/{v}/extend/song", "extend_song", v, _payload_extend_song, True)
+    route("/v5/extend/music", "extend_music", "v5", _payload_extend_music, True)
+    route("/v1/generate/extend", "extend_music", "v5", _payload_extend_music, True)
+    return r

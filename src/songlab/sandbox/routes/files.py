@@ -1,0 +1,139 @@
+"""Files: upload (multipart or source_url), link and download routes, signed URLs, locators."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request, Response
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.types import Message
+
+from songlab.sandbox import errors, storage
+from songlab.sandbox.routes._common import account, json_response
+from songlab.sandbox.service import Sandbox
+from songlab.sandbox.storage import UPLOAD_MAX_BYTES, SignatureError
+
+MULTIPART_SLACK = 64 * 1024  # room for multipart headers and boundaries
+TOO_LARGE = f"must be at most {UPLOAD_MAX_BYTES} bytes (64 MiB)"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _mime(data: bytes, declared: str | None) -> str:
+    from songlab.sandbox import engine
+
+    try:
+        return engine.check_audio(data, field="file").mime_type
+    except engine.EngineInputError:
+        return declared or "application/octet-stream"
+
+
+def router(svc: Sandbox) -> APIRouter:
+    r = APIRouter()
+    store = svc.store
+
+    def _owned_or_404(account_id: str, file_id: str) -> dict:
+        meta = storage.owned(store, account_id, file_id)
+        if meta is None:
+            raise errors.RESOURCE_NOT_FOUND
+        return meta
+
+    def _stored(account_id: str, data: bytes, mime: str, name: str | None) -> Response:
+        meta = storage.put(store, account_id=account_id, data=data, mime_type=mime,
+                           origin="upload", now=svc.clock.now(), name=name)
+        return json_response({"file_id": meta["id"], "mime_type": mime,
+                              "size_bytes": meta["size_bytes"], "sha256": meta["sha256"]}, 201)
+
+    @r.post("/v1/files", status_code=201)
+    async def upload(request: Request) -> Response:
+        account_id = account(svc, request)
+        ctype = request.headers.get("content-type", "")
+        length = request.headers.get("content-length")
+        if ctype.startswith("multipart/form-data"):
+            if length and length.isdigit() and int(length) > UPLOAD_MAX_BYTES + MULTIPART_SLACK:
+                raise errors.invalid("file", TOO_LARGE)
+            return await _multipart(request, account_id)
+        raw = await request.body()
+        try:
+            body = json.loads(raw) if raw else None
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: a JSON bomb
+            raise errors.invalid("body", "must be JSON with source_url or multipart with a file part") from None
+        if not isinstance(body, dict) or "source_url" not in body:
+            raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
+        url = body["source_url"]
+        token = storage.token_of_url(url, svc.netlocs()) if isinstance(url, str) else None
+        if token is None:
+            raise errors.invalid("source_url", "must be one of this sandbox's signed file URLs; other URLs are never fetched")
+        try:
+            file_id = svc.signer.verify(token, svc.clock.now())
+        except SignatureError as exc:
+            raise errors.invalid("source_url", f"signed URL is {exc}") from None
+        meta = storage.meta(store, file_id)
+        if meta is None:
+            raise errors.invalid("source_url", "signed URL names no file")
+        return _stored(account_id, storage.data(store, file_id), meta["mime_type"], meta["name"])
+
+    async def _multipart(request: Request, account_id: str) -> Response:
+        seen = 0
+        receive = request.receive
+
+        async def counting() -> Message:
+            nonlocal seen
+            msg = await receive()
+            seen += len(msg.get("body", b""))
+            if seen > UPLOAD_MAX_BYTES + MULTIPART_SLACK:
+                raise _TooLarge
+            return msg
+
+        limited = Request(request.scope, counting)
+        try:
+            form = await limited.form(max_part_size=1024 * 1024)
+        except _TooLarge:
+            raise errors.invalid("file", TOO_LARGE) from None
+        except HTTPException as exc:  # malformed multipart
+            raise errors.invalid("file", f"the multipart body is malformed ({exc.detail})") from None
+        try:
+            parts = [v for v in form.values() if isinstance(v, UploadFile)]
+            if not parts:
+                raise errors.invalid("file", "is required: a multipart file part")
+            part = form.get("file") if isinstance(form.get("file"), UploadFile) else parts[0]
+            data = await part.read(UPLOAD_MAX_BYTES + 1)
+            if len(data) > UPLOAD_MAX_BYTES:
+                raise errors.invalid("file", TOO_LARGE)
+            return _stored(account_id, data, _mime(data, part.content_type), part.filename)
+        finally:
+            await form.close()
+
+    @r.get("/v1/files/{file_id}/url")
+    async def file_link(file_id: str, request: Request) -> Response:
+        meta = _owned_or_404(account(svc, request), file_id)
+        url, expires = svc.signed_url(file_id)
+        return json_response({"file_id": file_id, "url": url, "mime_type": meta["mime_type"],
+                              "expires_at": expires})
+
+    @r.get("/v1/files/{file_id}/download")
+    async def file_download(file_id: str, request: Request) -> Response:
+        _owned_or_404(account(svc, request), file_id)
+        url, expires = svc.signed_url(file_id)
+        return json_response({"file_id": file_id, "url": url, "expires_at": expires})
+
+    @r.get("/_signed/{token}", include_in_schema=False)
+    async def signed(token: str) -> Response:
+        try:
+            file_id = svc.signer.verify(token, svc.clock.now())
+        except SignatureError:
+            return Response(storage.FORBIDDEN_XML, 403, media_type="application/xml")
+        meta = storage.meta(store, file_id)
+        if meta is None:
+            return Response(storage.NOT_FOUND_XML, 404, media_type="application/xml")
+        return Response(storage.data(store, file_id), media_type=meta["mime_type"],
+                        headers={"Cache-Control": "private, max-age=60"})
+
+    @r.api_route("/_storage/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
+    async def private_storage(path: str) -> Response:
+        return Response(storage.NOT_FOUND_XML, 404, media_type="application/xml")
+
+    return r

@@ -1,0 +1,188 @@
+"""Native pipeline: POST/GET /v1/generations, the listing and the SSE stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+
+from songlab._vocab import LIMITS
+from songlab.pricing import AGENT_RATES, price
+from songlab.sandbox import billing, errors, events, payloads, ratelimit, tasks
+from songlab.sandbox.catalog import Tool
+from songlab.sandbox.creates import NewTask, submit
+from songlab.sandbox.routes._common import (
+    account,
+    create_answer,
+    idempotency_key,
+    json_response,
+    parse_object,
+)
+from songlab.sandbox.service import Sandbox
+from songlab.sandbox.validation import Resolver
+
+STREAM_IDLE_SECONDS = 30.0
+LIMIT_MAX = int(LIMITS["list_limit_max"])
+LIMIT_DEFAULT = int(LIMITS["list_limit_default"])
+
+
+def native_license(value: Any) -> int:
+    """The native integer ``license`` (0-5; 0 or absent = royalty-free)."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise errors.invalid("license", "must be an integer 0-5")
+    if not 0 <= value <= 5:
+        raise errors.invalid("license", f"must be 0-5 (0 = unset = royalty-free), got {value}")
+    return value or 1
+
+
+def generation_task(svc: Sandbox, account_id: str, tool: Tool, license: int,
+                    payload: Any) -> NewTask:
+    """Validate a payload for ``tool`` and price it (native and compat creates)."""
+    svc.catalog.check_priced(tool, license)
+    resolved = payloads.validate(tool.operation, payload, Resolver(svc, account_id))
+    if tool.operation == "agent":
+        units = billing.to_units(AGENT_RATES[tool.model].reserve_floor)
+        kind, ledger_kind = "agent", "agent_fee"
+    else:
+        units = billing.to_units(price(tool.operation, tool.model, license))
+        kind = "voice_clone" if tool.operation == "vocal_clone" else "generation"
+        ledger_kind = "voice_clone" if kind == "voice_clone" else "generation"
+    return NewTask(
+        operation=tool.operation, model=tool.model, tool_id=tool.id, license=license, kind=kind,
+        ledger_kind=ledger_kind, payload=payload, resolved=resolved, price_units=units,
+        buckets=ratelimit.for_tool(tool.id, tool.operation, tool.model),
+    )
+
+
+def router(svc: Sandbox) -> APIRouter:
+    r = APIRouter()
+    store = svc.store
+
+    @r.post("/v1/generations", status_code=201)
+    async def create_generation(request: Request) -> Response:
+        account_id = account(svc, request)
+        body = await request.body()
+
+        def build() -> NewTask:
+            req = parse_object(body)
+            tool = svc.catalog.resolve(req.get("tool_id"))
+            lic = native_license(req.get("license"))
+            pj = req.get("payload_json")
+            if isinstance(pj, dict | list):
+                raise errors.UnhandledPayloadError("payload_json is not a string")
+            if pj is None:
+                raise errors.invalid("payload_json", "is required: the tool's input as JSON text")
+            if not isinstance(pj, str):
+                raise errors.invalid("payload_json", "must be a string of JSON text")
+            try:
+                payload = json.loads(pj)
+            except (ValueError, RecursionError):  # RecursionError: a JSON bomb
+                raise errors.invalid("payload_json", "is not valid JSON text (or nests too deeply)") from None
+            return generation_task(svc, account_id, tool, lic, payload)
+
+        return create_answer(submit(svc, account_id, idempotency_key(request), build))
+
+    @r.get("/v1/generations/{task_id}")
+    async def get_generation(task_id: str, request: Request) -> Response:
+        account_id = svc.authenticate(request.headers.get("authorization"))
+        row = tasks.get(store, task_id)
+        if row is None:
+            raise errors.NOT_FOUND
+        if row["account_id"] != account_id:
+            raise errors.FORBIDDEN
+        return Response(json.dumps(tasks.snapshot(row, svc.base_url)),
+                        media_type="application/json")
+
+    @r.get("/v1/generations")
+    async def list_generations(request: Request) -> Response:
+        account_id = account(svc, request)
+        q = request.query_params
+        raw_limit = q.get("limit")
+        if raw_limit is None:
+            limit = LIMIT_DEFAULT
+        else:
+            try:
+                limit = int(raw_limit)
+            except ValueError:
+                raise errors.invalid("limit", f"must be an integer 1-{LIMIT_MAX}") from None
+            if not 1 <= limit <= LIMIT_MAX:
+                raise errors.invalid("limit", f"must be 1-{LIMIT_MAX}, got {limit}")
+        before = None
+        if q.get("cursor"):
+            try:
+                before = tasks.decode_cursor(q["cursor"])
+            except ValueError as exc:
+                raise errors.invalid("cursor", str(exc).split(": ", 1)[1]) from None
+        rows, nxt = tasks.page(store, account_id, limit, before)
+        return json_response({
+            "data": [tasks.snapshot(row, svc.base_url) for row in rows],
+            "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
+        })
+
+    @r.get("/v1/generations/{task_id}/stream")
+    async def stream(task_id: str, request: Request) -> Response:
+        account_id = account(svc, request)
+        row = tasks.get(store, task_id)
+        if row is None:
+            raise errors.NOT_FOUND
+        if row["account_id"] != account_id:
+            raise errors.FORBIDDEN
+        raw_after = request.query_params.get("after", "0")
+        if not raw_after.isdigit():
+            raise errors.invalid("after", "must be a sequence number >= 0")
+        return StreamingResponse(
+            _events(svc, task_id, int(raw_after)), media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    return r
+
+
+async def _events(svc: Sandbox, task_id: str, after: int) -> AsyncIterator[bytes]:
+    """Replay what follows ``after``, then follow live events until terminal/timeout/drop."""
+    entry = svc.hub.subscribe(task_id)
+    _, wake = entry
+    last, sent = after, 0
+    drop_after = svc.faults.settings.drop_stream_after
+    idle_since = svc.clock.now()
+    try:
+        while True:
+            wake.clear()
+            batch = events.after(svc.store, task_id, last)
+            for seq, kind, data in batch:
+                if drop_after is not None and sent >= drop_after:
+                    yield _ephemeral(svc, task_id, "error", last,
+                                     "stream dropped (injected fault); resume with after=cursor")
+                    return
+                yield events.frame(seq, kind, data)
+                last, sent = seq, sent + 1
+                idle_since = svc.clock.now()
+                if kind == "terminal":
+                    return
+            if batch:
+                continue
+            status = svc.store.one("SELECT status FROM tasks WHERE id = ?", (task_id,))[0]
+            if status in ("completed", "failed"):
+                return  # a finished task: nothing follows ``after``
+            idle = svc.clock.now() - idle_since
+            if idle >= STREAM_IDLE_SECONDS:
+                yield _ephemeral(svc, task_id, "timeout", last,
+                                 f"no event for {STREAM_IDLE_SECONDS:.0f} s; resume with after=cursor")
+                return
+            try:
+                await asyncio.wait_for(wake.wait(), timeout=min(STREAM_IDLE_SECONDS - idle, 1.0))
+            except TimeoutError:
+                pass
+    finally:
+        svc.hub.unsubscribe(task_id, entry)
+
+
+def _ephemeral(svc: Sandbox, task_id: str, kind: str, cursor: int, message: str) -> bytes:
+    seq = svc.emit(task_id, kind, {}, persist=False)
+    data = {"seq": seq, "kind": kind, "task_id": task_id, "cursor": cursor, "message": message}
+    return events.frame(seq, kind, json.dumps(data))

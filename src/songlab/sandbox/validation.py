@@ -1,0 +1,214 @@
+"""Payload rules: scalar field checks, file inputs and saved voices.
+
+Every failure is 422 InvalidGenerationInput whose message names the field and
+the rule. File inputs are resolved here, at create: ``{"url": ...}``, a bare
+URL string, ``{"base64": ..., "filename"?: ...}`` or ``file_id:<id>``; a URL
+resolves only if it is one of this sandbox's signed URLs (never fetched), a
+``file_id:`` only if the caller owns the file. Inline base64 becomes a new file
+of the caller. The result maps field names to file ids for the worker.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from songlab.sandbox import errors, storage
+from songlab.sandbox.storage import SignatureError
+
+if TYPE_CHECKING:
+    from songlab.sandbox import engine
+    from songlab.sandbox.service import Sandbox
+
+AUDIO_FORMATS = ("mp3", "m4a", "wav", "flac", "ogg")
+MP3_M4A = ("mp3", "m4a")
+MIDI = ("mid",)
+UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+_MISSING = object()
+
+
+@dataclass(slots=True)
+class Resolved:
+    """A validated payload: what the worker needs besides the stored request."""
+
+    inputs: dict[str, str] = field(default_factory=dict)  # field -> file id
+    durations: dict[str, float] = field(default_factory=dict)  # field -> seconds
+    vocal_id: str | None = None
+
+
+# --- scalar fields ---------------------------------------------------------------
+
+
+def string(p: dict, name: str, *, required: bool = False, max_len: int | None = None,
+           default: Any = None) -> Any:
+    v = p.get(name, _MISSING)
+    if v is _MISSING or v is None:
+        if required:
+            raise errors.invalid(name, "is required (a string)")
+        return default
+    if not isinstance(v, str):
+        raise errors.invalid(name, f"must be a string, got {type(v).__name__}")
+    if required and not v.strip():
+        raise errors.invalid(name, "must not be empty")
+    if max_len is not None and len(v) > max_len:
+        raise errors.invalid(name, f"must be at most {max_len} characters, got {len(v)}")
+    return v
+
+
+def integer(p: dict, name: str, *, lo: int | None = None, hi: int | None = None,
+            required: bool = False, default: Any = None) -> Any:
+    v = p.get(name, _MISSING)
+    if v is _MISSING or v is None:
+        if required:
+            raise errors.invalid(name, "is required (an integer)")
+        return default
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise errors.invalid(name, f"must be an integer, got {type(v).__name__}")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise errors.invalid(name, f"must be in {lo}-{hi}, got {v}")
+    return v
+
+
+def number(p: dict, name: str, *, lo: float, hi: float, default: float | None = None) -> Any:
+    v = p.get(name, _MISSING)
+    if v is _MISSING or v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise errors.invalid(name, f"must be a number, got {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise errors.invalid(name, f"must be in {lo}-{hi}, got {v}")
+    return float(v)
+
+
+def boolean(p: dict, name: str, *, default: bool | None = None, required: bool = False) -> Any:
+    v = p.get(name, _MISSING)
+    if v is _MISSING or v is None:
+        if required:
+            raise errors.invalid(name, "is required (a boolean)")
+        return default
+    if not isinstance(v, bool):
+        raise errors.invalid(name, f"must be a boolean, got {type(v).__name__}")
+    return v
+
+
+def choice(p: dict, name: str, options: tuple[str, ...], *, default: str | None = None,
+           required: bool = False) -> Any:
+    v = p.get(name, _MISSING)
+    if v is _MISSING or v is None:
+        if required:
+            raise errors.invalid(name, f"is required (one of {', '.join(options)})")
+        return default
+    if v not in options:
+        raise errors.invalid(name, f"must be one of {', '.join(options)}, got {v!r}")
+    return v
+
+
+# --- files and voices --------------------------------------------------------------
+
+
+class Resolver:
+    """Resolves file inputs, owned file ids and saved voices for one account."""
+
+    def __init__(self, svc: Sandbox, account_id: str) -> None:
+        self.svc = svc
+        self.account_id = account_id
+
+    def file_input(self, name: str, value: Any, *, max_bytes: int, formats: tuple[str, ...],
+                   limit_label: str | None = None) -> tuple[str, engine.AudioInfo]:
+        """A payload file input (url / bare URL / base64 / file_id:) -> (file id, info)."""
+        if isinstance(value, dict) and "url" in value:
+            value = value["url"]
+        if isinstance(value, dict) and "base64" in value:
+            return self._inline(name, value, max_bytes, formats, limit_label)
+        if not isinstance(value, str) or not value:
+            raise errors.invalid(
+                name, "must be a file input: {\"url\": ...}, a URL string, "
+                "{\"base64\": ...} or \"file_id:<id>\"")
+        if value.startswith("file_id:"):
+            meta = storage.owned(self.svc.store, self.account_id, value[len("file_id:"):])
+            if meta is None:
+                raise errors.invalid(name, "file_id is not a file of this account")
+        else:
+            token = storage.token_of_url(value, self.svc.netlocs())
+            if token is None:
+                raise errors.invalid(
+                    name, "URL is not resolvable: only this sandbox's signed file URLs "
+                    "(GET /v1/files/{id}/url) are accepted")
+            try:
+                fid = self.svc.signer.verify(token, self.svc.clock.now())
+            except SignatureError as exc:
+                raise errors.invalid(name, f"signed URL is {exc}") from None
+            meta = storage.meta(self.svc.store, fid)
+            if meta is None:
+                raise errors.invalid(name, "signed URL names no file")
+        return meta["id"], self._check(name, meta, max_bytes, formats, limit_label)
+
+    def owned_file(self, name: str, file_id: Any, *, max_bytes: int, formats: tuple[str, ...],
+                   limit_label: str | None = None) -> tuple[str, engine.AudioInfo]:
+        """A ``*_file_id`` field of a dedicated route: an uploaded file of the caller."""
+        if file_id is None:
+            raise errors.invalid(name, "is required (a file id from POST /v1/files)")
+        if not isinstance(file_id, str) or not UUID_RE.match(file_id):
+            raise errors.invalid(name, "must be a file id (uuid) from POST /v1/files")
+        meta = storage.owned(self.svc.store, self.account_id, file_id)
+        if meta is None:
+            raise errors.invalid(name, "is not an active file of this account")
+        return file_id, self._check(name, meta, max_bytes, formats, limit_label)
+
+    def _inline(self, name: str, value: dict, max_bytes: int, formats: tuple[str, ...],
+                limit_label: str | None) -> tuple[str, engine.AudioInfo]:
+        raw = value["base64"]
+        if not isinstance(raw, str):
+            raise errors.invalid(name, "base64 must be a string")
+        if len(raw) * 3 // 4 > max_bytes + 3:
+            raise errors.invalid(name, f"must be at most {limit_label or max_bytes} bytes")
+        try:
+            data = base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            raise errors.invalid(name, "base64 is not valid base64") from None
+        info = self._check_bytes(name, data, max_bytes, formats, limit_label)
+        meta = storage.put(
+            self.svc.store, account_id=self.account_id, data=data, mime_type=info.mime_type,
+            origin="inline", now=self.svc.clock.now(), name=value.get("filename"),
+            duration_s=info.duration_s,
+        )
+        return meta["id"], info
+
+    def _check(self, name: str, meta: dict, max_bytes: int, formats: tuple[str, ...],
+               limit_label: str | None) -> engine.AudioInfo:
+        if meta["size_bytes"] > max_bytes:
+            raise errors.invalid(
+                name, f"file is {meta['size_bytes']} bytes, the limit is {limit_label or max_bytes}")
+        return self._check_bytes(name, storage.data(self.svc.store, meta["id"]), max_bytes,
+                                 formats, limit_label)
+
+    def _check_bytes(self, name: str, data: bytes, max_bytes: int, formats: tuple[str, ...],
+                     limit_label: str | None) -> engine.AudioInfo:
+        if len(data) > max_bytes:
+            raise errors.invalid(
+                name, f"file is {len(data)} bytes, the limit is {limit_label or max_bytes}")
+        from songlab.sandbox import engine  # lazy: the engine loads after the server answers
+
+        try:
+            return engine.check_audio(data, field=name, formats=formats)
+        except engine.EngineInputError as exc:
+            raise errors.invalid(name, exc.message) from None
+
+    def voice(self, name: str, vocal_id: Any) -> str | None:
+        """A saved voice of this account with active consent, or 422 naming the field."""
+        if vocal_id is None:
+            return None
+        if not isinstance(vocal_id, str):
+            raise errors.invalid(name, "must be a string (a vocal_id from a voice clone)")
+        row = self.svc.store.one(
+            "SELECT v.account_id, c.active FROM voices v JOIN consents c ON c.id = v.consent_id "
+            "WHERE v.id = ?", (vocal_id,))
+        if row is None or row[0] != self.account_id:
+            raise errors.invalid(name, "is not a saved voice of this account")
+        if not row[1]:
+            raise errors.invalid(name, "the saved voice has no active consent")
+        return vocal_id

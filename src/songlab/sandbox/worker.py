@@ -1,0 +1,233 @@
+"""The task state machine: queued -> processing -> completed | failed, in background threads.
+
+Work goes on whether or not anyone polls or streams. A runner per task kind
+(:data:`RUNNERS`; Agent One's comes from ``songlab.sandbox.agent.run`` when that
+module exists) does the work; completion, the charge and the ledger lines are
+one transaction, and so are failure and the release of the reservation, so a
+task is never billed twice. On start, tasks left in flight by a previous
+process are recovered: queued and processing top-level tasks run again from the
+start (nothing of theirs was billed), except Agent One runs and sub-tasks that
+were already processing, which fail cleanly and are released (their sub-tools
+may have billed already; re-running would bill them twice).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from songlab.sandbox import billing, tasks
+from songlab.sandbox.billing import Reservation
+from songlab.sandbox.context import Outcome, TaskContext
+
+if TYPE_CHECKING:
+    from songlab.sandbox.service import Sandbox
+
+log = logging.getLogger("songlab.sandbox.worker")
+Runner = Callable[[TaskContext], Outcome]
+FAILED = "GenerationFailed"
+
+
+def _runners() -> dict[str, Runner]:
+    from songlab.sandbox import generation, pipelines
+
+    return {
+        "generation": generation.run_generation,
+        "voice_clone": generation.run_voice_clone,
+        "translation": pipelines.run_translation,
+        "workflow": pipelines.run_workflow,
+        "agent": agent_runner(),
+    }
+
+
+def agent_runner() -> Runner:
+    """``songlab.sandbox.agent.run`` when present, else the temporary one-turn stand-in."""
+    try:
+        module = importlib.import_module("songlab.sandbox.agent")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("songlab.sandbox.agent",):
+            raise
+        module = None
+    if module is not None and hasattr(module, "run"):
+        return module.run
+    from songlab.sandbox.generation import run_agent_placeholder
+
+    return run_agent_placeholder
+
+
+class Worker:
+    def __init__(self, svc: Sandbox) -> None:
+        self.svc = svc
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._runners: dict[str, Runner] | None = None
+        self._runners_lock = threading.Lock()
+
+    @property
+    def runners(self) -> dict[str, Runner]:
+        with self._runners_lock:
+            if self._runners is None:
+                self._runners = _runners()
+            return self._runners
+
+    def start(self) -> None:
+        # The runners (and the audio engine behind them) load in the background, so the
+        # server answers at once; the first task waits for the import if it must.
+        threading.Thread(target=lambda: self.runners, name="songlab-preload", daemon=True).start()
+        for tid in self._recover():
+            self._queue.put(tid)
+        for i in range(self.svc.config.workers):
+            t = threading.Thread(target=self._loop, name=f"songlab-worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for _ in self._threads:
+            self._queue.put(None)
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads.clear()
+
+    def submit(self, task_id: str) -> None:
+        self._queue.put(task_id)
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stop.wait(seconds)
+
+    def _recover(self) -> list[str]:
+        store = self.svc.store
+        rows = store.all(
+            "SELECT id, status, kind, parent_task_id FROM tasks "
+            "WHERE status IN ('queued', 'processing') ORDER BY rowid")
+        requeue = []
+        for r in rows:
+            if r["parent_task_id"] is not None or (r["kind"] == "agent" and r["status"] == "processing"):
+                self.fail(r["id"], "interrupted by a sandbox restart; released, not billed")
+                continue
+            if r["status"] == "processing":
+                with store.tx():
+                    store.execute("UPDATE tasks SET status = 'queued', progress = NULL, "
+                                  "updated_at = ? WHERE id = ?", (self.svc.clock.now(), r["id"]))
+                    self.svc.emit(r["id"], "progress", {
+                        "status": "queued", "progress": 0.0,
+                        "message": "resumed after a sandbox restart"})
+            requeue.append(r["id"])
+        return requeue
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            tid = self._queue.get()
+            if tid is None:
+                return
+            try:
+                self.run(tid)
+            except Exception:  # the store may be closing; never kill the thread
+                log.exception("worker failed on task %s", tid)
+
+    # --- one task ------------------------------------------------------------------
+
+    def run(self, task_id: str) -> None:
+        row = self._claim(task_id)
+        if row is None:
+            return
+        from songlab.sandbox import engine
+
+        ctx = TaskContext(self.svc, row)
+        if self.svc.faults.fail_task():
+            ctx.sleep(0.5)
+            self.fail(task_id, "the generation failed (injected fault)")
+            return
+        try:
+            outcome = self.runners[row["kind"]](ctx)
+        except (engine.RenderError, engine.EngineInputError) as exc:
+            self.fail(task_id, str(exc))
+            return
+        except Exception as exc:
+            if self._stop.is_set():
+                return  # shutting down: the task stays in flight and is recovered
+            log.exception("runner failed on task %s", task_id)
+            self.fail(task_id, f"internal error: {type(exc).__name__}")
+            return
+        if self._stop.is_set():
+            return
+        self.complete(task_id, outcome)
+
+    def _claim(self, task_id: str) -> Any:
+        store = self.svc.store
+        with store.tx():
+            row = tasks.get(store, task_id)
+            if row is None or row["status"] != "queued":
+                return None
+            store.execute("UPDATE tasks SET status = 'processing', progress = 0.0, updated_at = ? "
+                          "WHERE id = ?", (self.svc.clock.now(), task_id))
+            self.svc.emit(task_id, "progress", {"status": "processing", "progress": 0.0})
+            return tasks.get(store, task_id)
+
+    def complete(self, task_id: str, outcome: Outcome) -> None:
+        store, now = self.svc.store, self.svc.clock.now()
+        with store.tx():
+            row = tasks.get(store, task_id)
+            if row is None or row["status"] != "processing":
+                return
+            charges = outcome.charges
+            if charges is None:
+                from songlab.sandbox.context import Charge
+
+                charges = [Charge(row["ledger_kind"], row["operation"], row["model"],
+                                  row["price_units"], row["tool_id"])]
+            total = sum(c.units for c in charges)
+            charged = billing.settle(store, row["account_id"],
+                                     Reservation(row["reserved_base"], row["reserved_extra"]),
+                                     total, now)
+            short = total - charged  # only when a usage fee outgrew the balance
+            for c in reversed(charges):
+                cut = min(short, c.units)
+                c.units -= cut
+                short -= cut
+            parent = row["parent_task_id"]
+            if row["kind"] in ("translation", "workflow"):
+                parent = task_id
+            for c in charges:
+                billing.add_line(store, account_id=row["account_id"], task_id=task_id,
+                                 parent_task_id=parent, tool_id=c.tool_id,
+                                 operation=c.operation, model=c.model, license=row["license"],
+                                 kind=c.kind, units=c.units, now=now)
+            if outcome.finalize is not None:
+                outcome.finalize(store)
+            store.execute(
+                "UPDATE tasks SET status = 'completed', progress = 1.0, output_text = ?, "
+                "output_metadata = ?, output_assets = ?, cost_units = ?, reserved_base = 0, "
+                "reserved_extra = 0, updated_at = ? WHERE id = ?",
+                (outcome.text, json.dumps(outcome.metadata or {}),
+                 None if not outcome.assets else json.dumps(outcome.assets),
+                 self._cost(task_id), now, task_id))
+            self.svc.emit(task_id, "terminal", {"status": "completed", "progress": 1.0})
+
+    def fail(self, task_id: str, message: str) -> None:
+        store, now = self.svc.store, self.svc.clock.now()
+        with store.tx():
+            row = tasks.get(store, task_id)
+            if row is None or row["status"] in ("completed", "failed"):
+                return
+            billing.release(store, row["account_id"],
+                            Reservation(row["reserved_base"], row["reserved_extra"]))
+            store.execute(
+                "UPDATE tasks SET status = 'failed', failure = ?, cost_units = ?, "
+                "reserved_base = 0, reserved_extra = 0, updated_at = ? WHERE id = ?",
+                (json.dumps({"error": FAILED, "message": message}), self._cost(task_id), now,
+                 task_id))
+            self.svc.emit(task_id, "terminal", {"status": "failed", "message": message})
+
+    def _cost(self, task_id: str) -> int:
+        (units,) = self.svc.store.one(
+            "SELECT COALESCE(SUM(amount_units), 0) FROM ledger WHERE task_id = ? OR "
+            "parent_task_id = ?", (task_id, task_id))
+        return units

@@ -1,0 +1,199 @@
+"""The generation form: tool, prompt, lyrics, duration and tier, priced as you type.
+
+Operations and models come from ``GET /v1/tools``. Every change re-runs the pure
+rule of :mod:`songlab.widgets._gate`: the price of this exact request is shown,
+and the submit button is enabled only while the request is valid (the reason is
+shown otherwise). One Idempotency-Key belongs to one submission: it is minted on
+the first click for the current values and reused by every later click or retry
+with the same values, so a double click creates one task (the service answers
+the original task for a repeated key). Changing a value, or "New take", starts
+a new submission. The created task is followed in an embedded progress panel.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+from typing import Any
+
+import ipywidgets as W
+
+from songlab.widgets import _api, _gate
+from songlab.widgets._ui import ErrorSink, status_html
+from songlab.widgets.players import AudioView
+from songlab.widgets.progress import ProgressPanel, TaskRow
+
+__all__ = ["GenerationForm"]
+
+_WIDE = W.Layout(width="32em")
+
+
+class GenerationForm(W.VBox):
+    """A priced, gated generation request; ``task_ids`` lists what it created."""
+
+    def __init__(self, client: Any, *, progress: ProgressPanel | None = None,
+                 operation: str = "generate_song", model: str | None = None,
+                 tools: Any = None) -> None:
+        self.client = client
+        self.sink = ErrorSink()
+        self.tools = tuple(tools if tools is not None else _api.list_tools(client))
+        self._tool_ids = {(t.operation, t.model): t.id for t in self.tools
+                          if t.operation in _gate.FORM_OPERATIONS}
+        ops = [o for o in _gate.FORM_OPERATIONS if any(k[0] == o for k in self._tool_ids)]
+        self.operation = W.Dropdown(options=ops, value=operation if operation in ops else
+                                    (ops[0] if ops else None), description="operation")
+        self.model = W.Dropdown(options=[], description="model")
+        self.prompt = W.Textarea(description="prompt", layout=_WIDE)
+        self.lyrics = W.Textarea(description="lyrics", layout=_WIDE)
+        self.duration = W.FloatText(value=30.0, description="duration (s)")
+        self.vocal_id = W.Text(description="vocal_id", placeholder="optional saved voice")
+        self.license = W.Dropdown(options=_gate.license_options(), value=1, description="license")
+        self.price_label = W.HTML()
+        self.reason = W.HTML()
+        self.submit = W.Button(description="Generate", button_style="primary", icon="play")
+        self.new_take = W.Button(description="New take", icon="refresh",
+                                 tooltip="Submit the same values again as a new task")
+        self.progress = progress if progress is not None else ProgressPanel(client,
+                                                                            title="Generations")
+        self.output = AudioView(client)  # the latest completed task's audio
+        self.task_ids: list[str] = []
+        self.gate = _gate.Gate(False)
+        self._key: str | None = None
+        self._key_for: str | None = None  # the request the key belongs to
+        self._submitted: dict[str, str] = {}  # request fingerprint -> task id
+        self._busy = threading.Lock()
+        self._sync_models(model)
+        for w in (self.operation, self.model, self.prompt, self.lyrics, self.duration,
+                  self.vocal_id, self.license):
+            w.observe(self.sink.guard(self._changed, context="form"), names="value")
+        self.operation.observe(self.sink.guard(lambda _: self._sync_models(None)), names="value")
+        self.submit.on_click(self.sink.guard(lambda _: self.send(), context="submit"))
+        self.new_take.on_click(self.sink.guard(lambda _: self._start_new_take()))
+        self.progress.on_done(self._task_done)
+        super().__init__(children=[
+            W.HBox([self.operation, self.model, self.license]),
+            self.prompt, self.lyrics, W.HBox([self.duration, self.vocal_id]),
+            self.price_label, self.reason, W.HBox([self.submit, self.new_take]),
+            self.sink.line, self.sink.log, self.progress, self.output,
+        ])
+        self._refresh()
+
+    # -- state -----------------------------------------------------------------
+
+    @property
+    def tool_id(self) -> str | None:
+        return self._tool_ids.get((self.operation.value, self.model.value))
+
+    @property
+    def price(self) -> Decimal | None:
+        """The price of the request as the form stands (None if it has none)."""
+        return self.gate.price
+
+    def request(self) -> dict[str, Any]:
+        """The request the form would send: tool_id, license and payload."""
+        op = self.operation.value
+        payload = _gate.build_payload(
+            operation=op, prompt=self.prompt.value, lyrics=self.lyrics.value,
+            duration=self.duration.value, vocal_id=self.vocal_id.value,
+        ) if op in _gate.FORM_OPERATIONS else {}
+        return {"tool_id": self.tool_id, "license": self.license.value, "payload": payload}
+
+    def _fingerprint(self) -> str:
+        return json.dumps(self.request(), sort_keys=True)
+
+    def _sync_models(self, preferred: str | None) -> None:
+        op = self.operation.value
+        models = sorted(m for (o, m) in self._tool_ids if o == op)
+        current = preferred or self.model.value
+        self.model.options = models
+        self.model.value = current if current in models else (models[-1] if models else None)
+        rule = _gate.FORM_OPERATIONS.get(op or "")
+        if rule is not None:
+            has_duration = rule.duration is not None
+            self.duration.disabled = not has_duration
+            if has_duration and not (rule.duration[0] <= self.duration.value <= rule.duration[1]):
+                self.duration.value = rule.duration[2]
+            self.lyrics.disabled = rule.lyrics == "none"
+            self.vocal_id.disabled = not rule.vocal_id
+        self._refresh()
+
+    def _changed(self, _change: Any = None) -> None:
+        self._refresh()
+
+    def _refresh(self) -> None:
+        rule = _gate.FORM_OPERATIONS.get(self.operation.value or "")
+        self.gate = _gate.validate_generation(
+            operation=self.operation.value, model=self.model.value, tool_id=self.tool_id,
+            prompt=self.prompt.value, lyrics=self.lyrics.value if rule and rule.lyrics != "none"
+            else "", duration=self.duration.value if rule and rule.duration else None,
+            license=self.license.value,
+        )
+        tier = dict((v, k) for k, v in _gate.license_options()).get(self.license.value, "?")
+        if self.gate.price is not None:
+            self.price_label.value = (
+                f"<b>Price: {_gate.format_price(self.gate.price)}</b> "
+                f"({self.operation.value} {self.model.value}, {tier})")
+        else:
+            self.price_label.value = "<b>Price: -</b>"
+        done = self._submitted.get(self._fingerprint())
+        if not self.gate.valid:
+            self.reason.value = status_html(self.gate.reason, "warn")
+        elif done:
+            self.reason.value = status_html(f"submitted as task {done}; change a value "
+                                            "or press New take to submit again", "info")
+        else:
+            self.reason.value = status_html("ready", "ok")
+        self.submit.disabled = not self.gate.valid or bool(done) or self._busy.locked()
+
+    def _start_new_take(self) -> None:
+        self._submitted.pop(self._fingerprint(), None)
+        self._key = self._key_for = None
+        self._refresh()
+
+    def _task_done(self, row: TaskRow) -> None:
+        """From the row's thread: show the first audio file of a completed task."""
+        if row.task_id not in self.task_ids or row.state.status != "completed":
+            return
+        file_ids = tuple(getattr(row.task, "file_ids", ()) or ())
+        if file_ids:
+            self.output.load(file_ids[0], label=f"{row.state.label} - {file_ids[0]}")
+        else:
+            self.output.set_text(getattr(getattr(row.task, "output", None), "text", None) or
+                                 "completed (no audio)")
+
+    # -- submit ----------------------------------------------------------------
+
+    def send(self) -> TaskRow | None:
+        """Create the task for the current values (what the button does); None if refused."""
+        self._refresh()
+        if not self.gate.valid:
+            self.sink.info(f"not sent: {self.gate.reason}", "warn")
+            return None
+        fingerprint = self._fingerprint()
+        if fingerprint in self._submitted:  # a repeat click of a sent submission
+            return self.progress.rows.get(self._submitted[fingerprint])
+        if not self._busy.acquire(blocking=False):  # a click while the first is in flight
+            return None
+        try:
+            self.submit.disabled = True
+            if self._key_for != fingerprint or self._key is None:
+                self._key, self._key_for = _api.new_key(), fingerprint
+            req = self.request()
+            self.sink.info(f"sending ({_gate.format_price(self.gate.price)})")
+            handle = _api.create_generation(
+                self.client, tool_id=req["tool_id"], payload=req["payload"],
+                license=req["license"], idempotency_key=self._key,
+            )
+        finally:
+            self._busy.release()
+            self._refresh()
+        task_id = handle.task_id
+        self._submitted[fingerprint] = task_id
+        if task_id not in self.task_ids:
+            self.task_ids.append(task_id)
+        self.sink.info(f"task {task_id} created", "ok")
+        label = f"{self.operation.value} {self.model.value}"
+        row = self.progress.track(task_id, label=label)
+        self._refresh()
+        return row

@@ -1,0 +1,138 @@
+"""Audio as widgets: a player, a waveform and a spectrogram for any file id; stems side by side.
+
+The player element and the figures are songlab.audio's (``player``,
+``waveform``, ``spectrogram``); this module only puts them in widgets. An
+:class:`AudioView` is created empty (from the main thread, where widgets are
+displayed) and :meth:`AudioView.load` fills it by setting widget values, so a
+background thread may load it when a task completes.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as W
+from matplotlib.figure import Figure
+
+from songlab import audio
+from songlab.widgets import _api
+from songlab.widgets._ui import ErrorSink, status_html
+
+__all__ = ["AudioView", "StemsView", "task_audio"]
+
+_PLOTS = ("waveform", "spectrogram")
+
+
+def figure_png(fig: Any, *, dpi: int = 80) -> bytes:
+    """A matplotlib Figure as PNG bytes (no pyplot state involved)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+class AudioView(W.VBox):
+    """One clip: ``player`` (an ``<audio>`` element), ``waveform`` and ``spectrogram`` images."""
+
+    def __init__(self, client: Any = None, source: Any = None, *, label: str = "",
+                 plots: tuple[str, ...] = _PLOTS, figsize: tuple[float, float] = (6, 1.8)) -> None:
+        bad = [p for p in plots if p not in _PLOTS]
+        if bad:
+            raise ValueError(f"plots: each one of {', '.join(_PLOTS)}, got {bad}")
+        self.client = client
+        self.plots = plots
+        self.figsize = figsize
+        self.sink = ErrorSink()
+        self.title = W.HTML(value=f"<b>{html.escape(label)}</b>" if label else "")
+        self.player = W.HTML(value="")
+        self.waveform = W.Image(format="png")
+        self.spectrogram = W.Image(format="png")
+        self.file_id: str | None = None
+        self.duration: float | None = None
+        self.loaded = threading.Event()  # set after each load (even a failed one)
+        images = [getattr(self, p) for p in plots]
+        for image in images:
+            image.layout.display = "none"
+            image.layout.max_width = f"{100 // max(1, len(images))}%"
+        super().__init__(children=[self.title, self.player, W.HBox(images), self.sink.line])
+        if source is not None:
+            self.load(source, label=label or None)
+
+    def load(self, source: Any, *, label: str | None = None) -> AudioView:
+        """Show ``source``: a file id (fetched with the client), encoded bytes or ``(array, sr)``."""
+        try:
+            if isinstance(source, str):
+                if self.client is None:
+                    raise ValueError("client: needed to play a file id")
+                self.file_id = source
+                self.sink.info(f"loading {source}")
+                data: Any = _api.download(self.client, source)
+            else:
+                data = source
+            samples, rate = audio.as_audio(data)
+            self.duration = samples.shape[-1] / rate
+            name = label or self.file_id or ""
+            shown = audio.player(data if isinstance(data, bytes) else (samples, rate),
+                                 label=name or None)
+            self.player.value = shown.html
+            for kind in self.plots:
+                fig = Figure(figsize=self.figsize)
+                getattr(audio, kind)((samples, rate), ax=fig.add_subplot(),
+                                     title=f"{kind} {name}".strip())
+                image = getattr(self, kind)
+                image.value = figure_png(fig)
+                image.layout.display = ""
+            self.sink.info(f"{self.duration:.1f} s", "info")
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            self.sink.error(exc, context="audio")
+        finally:
+            self.loaded.set()
+        return self
+
+    def set_text(self, text: str) -> None:
+        """Show a line of text instead of audio (a task without an audio output)."""
+        self.player.value = f"<pre>{html.escape(text)}</pre>"
+        self.loaded.set()
+
+
+class StemsView(W.HBox):
+    """Stems (or models) side by side: one column per label with its player and waveform."""
+
+    def __init__(self, client: Any, stems: Mapping[str, Any], *,
+                 plots: tuple[str, ...] = ("waveform",)) -> None:
+        if not isinstance(stems, Mapping) or not stems:
+            raise ValueError("stems: a non-empty mapping of label -> file id or bytes")
+        self.columns = {
+            str(name): AudioView(client, source, label=str(name), plots=plots, figsize=(3.2, 1.4))
+            for name, source in stems.items()
+        }
+        for column in self.columns.values():
+            column.layout = W.Layout(flex="1 1 0", min_width="12em")
+        super().__init__(children=list(self.columns.values()),
+                         layout=W.Layout(width="100%", overflow="auto"))
+
+    @classmethod
+    def from_task(cls, client: Any, task: Any, **options: Any) -> StemsView:
+        """The output assets of a completed task (e.g. ``separate_stems``), named as the
+        service names them (an asset's ``name``), else by position."""
+        assets = getattr(getattr(task, "output", None), "assets", ()) or ()
+        if not assets:
+            raise ValueError(f"task: no output assets (status {getattr(task, 'status', '?')})")
+        stems: dict[str, str] = {}
+        for i, asset in enumerate(assets):
+            raw = getattr(asset, "raw", None) or {}
+            name = str(raw.get("name") or f"stem {i + 1}")
+            stems[name if name not in stems else f"{name} {i + 1}"] = asset.file_id
+        return cls(client, stems, **options)
+
+
+def task_audio(client: Any, task: Any, *, plots: tuple[str, ...] = _PLOTS) -> W.VBox:
+    """One :class:`AudioView` per output asset of a completed task (a client ``Task``)."""
+    file_ids = tuple(getattr(task, "file_ids", ()) or ())
+    if not file_ids:
+        status = getattr(task, "status", "?")
+        return W.VBox([W.HTML(status_html(f"no audio in this task (status {status})", "warn"))])
+    return W.VBox([AudioView(client, fid, label=fid, plots=plots) for fid in file_ids])

@@ -1,0 +1,200 @@
+"""Live progress of many tasks in one panel, driven by their SSE streams.
+
+Each tracked task gets a row (a progress bar, a status line and, for pipelines
+such as song translation, its named steps). A background thread per task reads
+``client.generations.stream(task_id, after=...)``, folds every event through the
+pure reducer of :mod:`songlab.widgets._events` and sets the row's widget values
+(never ``with output:``, which ipykernel 7 drops from threads). When a stream
+ends without a terminal event (a dropped connection, a ``timeout``) the row
+resumes after the last sequence it saw; at the end it reads the task snapshot
+for the final status or the error message. Errors are shown in the row and in
+the panel's log, never lost.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import ipywidgets as W
+
+from songlab.client import APIConnectionError, StreamError
+from songlab.widgets import _events
+from songlab.widgets._ui import ErrorSink, describe_error, status_html
+
+__all__ = ["ProgressPanel", "TaskRow"]
+
+_BAR_STYLE = {"completed": "success", "failed": "danger"}
+_STEP_MARK = {"finished": "\u2713", "started": "\u25b6", "pending": "\u00b7"}
+
+
+def _steps_html(steps: tuple[tuple[str, str], ...]) -> str:
+    parts = []
+    for i, (name, phase) in enumerate(steps, 1):
+        text = f"{_STEP_MARK.get(phase, '')} {i} {html.escape(name)}"
+        parts.append(f"<b>{text}</b>" if phase == "started" else text)
+    return '<span style="font-size:90%">' + " &nbsp; ".join(parts) + "</span>"
+
+
+def _resumable(exc: BaseException) -> bool:
+    """A dropped or abandoned stream (resume it), not an answer such as 403/404 (stop)."""
+    if isinstance(exc, StreamError | APIConnectionError | OSError):
+        return True
+    return bool(getattr(exc, "retryable", False))
+
+
+class TaskRow(W.VBox):
+    """One task: ``bar`` (0-100), ``status`` line, ``steps`` line; ``state`` is the reducer's."""
+
+    def __init__(self, task_id: str, *, label: str = "", steps: tuple[str, ...] = ()) -> None:
+        self.state = _events.initial(task_id, label=label, steps=steps)
+        self.task: Any = None  # the final snapshot, once done
+        self.finished = threading.Event()
+        self.bar = W.IntProgress(value=0, min=0, max=100, bar_style="info",
+                                 description=self.state.label[:24],
+                                 style={"description_width": "initial"})
+        self.status = W.HTML(value=status_html(_events.describe(self.state)))
+        self.steps = W.HTML(value=_steps_html(self.state.steps))
+        self.steps.layout.display = "" if steps else "none"
+        self._lock = threading.Lock()
+        super().__init__(children=[W.HBox([self.bar, self.status]), self.steps])
+
+    @property
+    def task_id(self) -> str:
+        return self.state.task_id
+
+    def apply(self, event: Any) -> _events.TaskState:
+        """Fold one stream event in and render the new state."""
+        with self._lock:
+            self.state = _events.reduce(self.state, event)
+            self._render()
+            return self.state
+
+    def settle(self, snapshot: Any) -> _events.TaskState:
+        """Fold a task snapshot (a client ``Task`` or a dict) in and render it."""
+        raw = getattr(snapshot, "raw", snapshot)
+        with self._lock:
+            self.state = _events.settle(self.state, raw)
+            self._render()
+            return self.state
+
+    def note(self, text: str, *, resumed: bool = False, tone: str = "warn") -> None:
+        with self._lock:
+            if resumed:
+                self.state = replace(self.state, resumes=self.state.resumes + 1)
+            self.status.value = status_html(f"{_events.describe(self.state)} - {text}", tone)
+
+    def fail(self, text: str) -> None:
+        with self._lock:
+            self.state = replace(self.state, error=text, done=True, status="failed")
+            self._render()
+
+    def _render(self) -> None:
+        s = self.state
+        self.bar.value = round(s.fraction * 100)
+        self.bar.bar_style = _BAR_STYLE.get(s.status, "info") if s.done else "info"
+        tone = ("error" if s.status == "failed" else "ok") if s.done else "info"
+        self.status.value = status_html(_events.describe(s), tone)
+        if s.steps:
+            self.steps.value = _steps_html(s.steps)
+            self.steps.layout.display = ""
+
+    def wait(self, timeout: float | None = None) -> _events.TaskState:
+        """Block until the row is done (or ``timeout``); return its state."""
+        self.finished.wait(timeout)
+        return self.state
+
+
+class ProgressPanel(W.VBox):
+    """Many tasks at once: ``track(task_id)`` adds a row followed by a background thread."""
+
+    def __init__(self, client: Any, *, title: str = "Tasks", max_resumes: int = 50,
+                 poll_interval: float = 0.5) -> None:
+        self.client = client
+        self.max_resumes = max_resumes
+        self.poll_interval = poll_interval
+        self.sink = ErrorSink()
+        self.rows: dict[str, TaskRow] = {}
+        self._done_callbacks: list[Callable[[TaskRow], Any]] = []
+        self._box = W.VBox()
+        super().__init__(children=[W.HTML(f"<b>{html.escape(title)}</b>"), self._box,
+                                   self.sink.line, self.sink.log])
+
+    def on_done(self, callback: Callable[[TaskRow], Any]) -> None:
+        """Call ``callback(row)`` (from the row's thread) when a task ends, before
+        ``row.wait()`` returns."""
+        self._done_callbacks.append(callback)
+
+    def track(self, task_id: str, *, label: str = "", steps: tuple[str, ...] = (),
+              start: bool = True) -> TaskRow:
+        """Add (or return) the row of ``task_id`` and start following its stream."""
+        if task_id in self.rows:
+            return self.rows[task_id]
+        row = TaskRow(task_id, label=label, steps=steps)
+        self.rows[task_id] = row
+        self._box.children = (*self._box.children, row)
+        if start:
+            threading.Thread(target=self._follow, args=(row,), daemon=True,
+                             name=f"songlab-progress-{task_id}").start()
+        return row
+
+    def wait(self, timeout: float | None = None) -> dict[str, _events.TaskState]:
+        """Block until every row is done (or ``timeout`` overall); states by task id."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for row in list(self.rows.values()):
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            row.wait(left)
+        return {k: r.state for k, r in self.rows.items()}
+
+    # -- the background thread ------------------------------------------------
+
+    def _follow(self, row: TaskRow) -> None:
+        try:
+            try:
+                self._read_stream(row)
+                if not row.state.done:
+                    self._poll(row)
+                row.task = self.client.generations.get(row.task_id)
+                row.settle(row.task)
+            except Exception as exc:  # noqa: BLE001 - the thread must show, not raise
+                text = self.sink.error(exc, context=row.state.label)
+                if row.state.done:  # the stream said how it ended; only the snapshot is missing
+                    row.note(text, tone="error")
+                else:
+                    row.fail(text)
+            for callback in self._done_callbacks:  # before `finished`: wait() sees their effects
+                try:
+                    callback(row)
+                except Exception as exc:  # noqa: BLE001
+                    self.sink.error(exc, context=f"{row.state.label} callback")
+        finally:
+            row.finished.set()
+
+    def _read_stream(self, row: TaskRow) -> None:
+        """Read the stream; on a drop resume after the last seq; give up after max_resumes."""
+        attempts = 0
+        while not row.state.done and attempts <= self.max_resumes:
+            after = row.state.last_seq
+            try:
+                for event in self.client.generations.stream(row.task_id, after=after):
+                    if row.apply(event).done:
+                        return
+            except Exception as exc:  # noqa: BLE001 - a broken stream is resumed
+                if not _resumable(exc):
+                    raise
+                last = describe_error(exc)
+            else:
+                last = "stream closed"
+            attempts += 1
+            row.note(f"{last}; resuming after seq {row.state.last_seq}", resumed=True)
+
+    def _poll(self, row: TaskRow) -> None:
+        """The stream could not finish the row: poll the task until it is done."""
+        while not row.state.done:
+            row.settle(self.client.generations.get(row.task_id))
+            if not row.state.done:
+                time.sleep(self.poll_interval)

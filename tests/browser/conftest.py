@@ -1,0 +1,5 @@
+"""The browser test's fixture notebook is driven by Playwright, not collected by nbval."""
+
+from __future__ import annotations
+
+collect_ignore = ["lab_smoke.ipynb"]

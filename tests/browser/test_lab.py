@@ -1,0 +1,176 @@
+"""One test in a real browser: JupyterLab + headless Chromium run a notebook of widgets.
+
+JupyterLab starts on a free loopback port with a random token, its root a temp
+copy of notebooks/ (plus this directory's ``lab_smoke.ipynb``), and runs the
+project's .venv kernel. Playwright opens the quickstart notebook (when it
+drives the widgets this test checks; else ``lab_smoke.ipynb``), waits for the
+kernel's "| Idle", runs "Run All Cells" from the Run menu and checks that the
+progress bar rendered and completed, that an ``<audio>`` element is present, and
+that ticking the consent box enables the clone button. Screenshots go to
+``test-output/browser/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+OUT = ROOT / "test-output" / "browser"
+QUICKSTART = ("01_quickstart.ipynb", "quickstart.ipynb")
+# what a notebook must do for this test's checks to apply to it
+NEEDED = ("GenerationForm", "ClonePanel", "attestation")
+
+
+def _notebook_to_open(root: Path) -> str:
+    for name in QUICKSTART:
+        path = root / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            if all(word in text for word in NEEDED):
+                return name
+    return "lab_smoke.ipynb"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A running JupyterLab: (base URL with token query, notebook name)."""
+    if not CHROMIUM.exists():
+        pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
+    pytest.importorskip("playwright.sync_api", reason="browser test: playwright is not installed")
+    root = tmp_path / "notebooks"
+    if (ROOT / "notebooks").is_dir():
+        shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns("out"))
+    else:
+        root.mkdir()
+    if (ROOT / "data").is_dir():  # notebooks read ../data/ fixtures
+        shutil.copytree(ROOT / "data", tmp_path / "data")
+    shutil.copy(HERE / "lab_smoke.ipynb", root / "lab_smoke.ipynb")
+    name = _notebook_to_open(root)
+    assert "kernelspec" in json.loads((root / name).read_text(encoding="utf-8"))["metadata"]
+    port, token = _free_port(), secrets.token_hex(16)
+    state = tmp_path / "jupyter"
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+           "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
+           "JUPYTER_CONFIG_DIR": str(state / "config"),
+           "PYTHONWARNINGS": "ignore"}
+    env.pop("SONGLAB_API_KEY", None)
+    env.pop("SONGLAB_BASE_URL", None)
+    log = (tmp_path / "lab.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         "--LabApp.extension_manager=readonly", "--log-level=WARN",
+         *(["--allow-root"] if os.geteuid() == 0 else [])],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("JupyterLab exited early:\n"
+                            + (tmp_path / "lab.log").read_text(errors="replace")[-3000:])
+            try:
+                if httpx.get(f"{base}/api/status", params={"token": token}, timeout=2).is_success:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("JupyterLab did not answer within 60 s")
+            time.sleep(0.3)
+        yield f"{base}/lab/tree/{name}?token={token}", name
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)  # Lab and the kernels it started
+            proc.wait(15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+        log.close()
+
+
+def _menu(page: object, menu: str, item: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()  # type: ignore[attr-defined]
+    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()  # type: ignore[attr-defined]
+
+
+def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, name = lab
+    OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*.png"):
+        old.unlink()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(url)
+            status = page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle")
+            expect(status.first).to_be_visible(timeout=90_000)  # the first kernel start is slow
+            page.screenshot(path=str(OUT / "1-opened.png"))
+
+            news = page.get_by_role("button", name="No", exact=True)
+            if news.count():
+                news.first.click()  # the "official Jupyter news?" toast would cover widgets
+            _menu(page, "Edit", "Clear Outputs of All Cells")  # no stale saved widget views
+            expect(page.locator(".widget-hprogress")).to_have_count(0)
+            _menu(page, "Run", "Run All Cells")
+
+            bars = page.locator(".widget-hprogress .progress-bar")  # IntProgress, horizontal
+            expect(bars.first).to_be_attached(timeout=60_000)
+            expect(page.get_by_text("completed (100%)").first).to_be_attached(timeout=60_000)
+            expect(bars.first).to_have_attribute("style", re.compile(r"width: 100%"))
+            clone_button = page.locator("button", has_text="Clone voice").first
+            consent = page.locator(".widget-checkbox", has_text="I consent").locator("input")
+            expect(clone_button).to_be_attached(timeout=60_000)  # the run got to the clone panel
+            # every bar of the run (those before the clone panel) ended green at 100%
+            unfinished = page.locator(".widget-hprogress .progress-bar:not(.progress-bar-success)")
+            expect(unfinished).to_have_count(0, timeout=30_000)
+            expect(page.locator("audio").first).to_be_attached(timeout=30_000)
+            bars.last.scroll_into_view_if_needed()
+            page.screenshot(path=str(OUT / "2-progress-completed.png"))
+            page.locator("audio").last.scroll_into_view_if_needed()
+            page.screenshot(path=str(OUT / "3-audio.png"))
+
+            clone_button.scroll_into_view_if_needed()
+            expect(clone_button).to_be_disabled(timeout=30_000)
+            consent.check()
+            expect(clone_button).to_be_enabled(timeout=15_000)
+            page.screenshot(path=str(OUT / "4-consent-ticked.png"), full_page=True)
+        except Exception:
+            page.screenshot(path=str(OUT / "failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    assert name in url

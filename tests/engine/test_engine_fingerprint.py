@@ -1,0 +1,33 @@
+"""Copyright support: a near copy still matches, a different song does not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import songlab.sandbox.engine as E
+from songlab.sandbox.engine import codec, effects
+from tests.engine._engine_util import SR, audio_of
+
+
+def test_near_copies_match_and_different_songs_do_not(song_v7, song_v5):
+    fp = E.fingerprint(song_v7.assets[0].data)
+    x = audio_of(song_v7.assets[0])
+    reencoded = codec.encode(x * 0.7, "ogg")
+    aac = codec.encode(x, "m4a")
+    trimmed = codec.encode(x[:, int(1.3 * SR) : -SR], "mp3")
+    edited = x.copy()
+    edited[:, 5 * SR : 6 * SR] = 0
+    edited = codec.encode(effects.apply(edited, "lowpass", 0.1), "mp3")
+    for copy in (reencoded, aac, trimmed, edited):
+        assert E.similarity(fp, E.fingerprint(copy)) >= 0.9  # the worker's match threshold
+    assert E.similarity(fp, fp) == 1.0
+    other = E.render("generate_song", "v7", {"prompt": "upbeat pop song with piano and guitar at 130 bpm",
+                                             "duration_seconds": 12, "format": "wav"}, seed=99)
+    third = E.render("generate_music", "v7", {"prompt": "jazz", "duration_seconds": 12, "format": "wav"}, seed=1)
+    for diff in (other, third):
+        assert E.similarity(fp, E.fingerprint(diff.assets[0].data)) < 0.2
+    # the same composition on another model is the same song
+    assert E.similarity(fp, E.fingerprint(song_v5.assets[0].data)) >= 0.8
+    res = E.render("copyright", "v5", {}, seed=1, inputs={"audio": E.AudioIn(song_v7.assets[0].data, "audio/mpeg")})
+    assert res.metadata["fingerprint"] == fp
+    assert np.isfinite(E.similarity(fp, ""))

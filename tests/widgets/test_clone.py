@@ -1,0 +1,84 @@
+"""The voice-clone panel headless, on a scripted client: the consent gate and its flow."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal as D
+
+from songlab._vocab import MIB
+from songlab.widgets.clone import ClonePanel
+
+ATTEST = "I am the speaker of this recording and I own its rights."
+
+
+def filled(fake, voice_mp3: bytes, *, consent: bool) -> ClonePanel:
+    panel = ClonePanel(fake)
+    panel.load_reference(voice_mp3, filename="me.mp3")
+    panel.name.value = "me"
+    panel.attestation.value = ATTEST
+    panel.consent.value = consent
+    return panel
+
+
+def test_consent_gate(fake, voice_mp3) -> None:
+    panel = filled(fake, voice_mp3, consent=False)
+    assert panel.submit.disabled
+    assert "consent: tick the consent box" in panel.reason.value
+    panel.submit.click()  # refused by the panel itself, not only by `disabled`
+    assert fake.backend.creates == [] and fake.backend.uploads == []
+    panel.consent.value = True
+    assert not panel.submit.disabled
+    panel.attestation.value = "  "
+    assert panel.submit.disabled and "rights_attestation: required" in panel.reason.value
+
+
+def test_size_is_shown_and_oversize_refused(fake, voice_mp3) -> None:
+    panel = filled(fake, voice_mp3, consent=True)
+    size_kib = f"{len(voice_mp3) / 1024:.0f} KiB"
+    assert f"me.mp3: {size_kib}" in panel.reference_info.value
+    panel.load_reference(b"ID3" + bytes(15 * MIB), filename="big.mp3")
+    assert "15.0 MiB - refused: reference: 15.0 MiB is over the 15.0 MiB limit" \
+        in panel.reference_info.value
+    assert panel.submit.disabled
+    panel.load_reference(b"RIFF" + bytes(100), filename="me.wav")
+    assert "must be mp3 or m4a" in panel.reference_info.value and panel.submit.disabled
+
+
+def test_file_upload_widget_feeds_the_reference(fake, voice_mp3) -> None:
+    panel = filled(fake, voice_mp3, consent=True)
+    panel.upload.value = ({"name": "take2.m4a", "type": "audio/mp4", "size": 9,
+                           "content": memoryview(b"\0\0\0\x20ftypM4A "),
+                           "last_modified": datetime(2026, 11, 1, tzinfo=UTC)},)
+    assert "take2.m4a: 12 B" in panel.reference_info.value
+    assert not panel.submit.disabled
+
+
+def test_clone_flow_shows_consent_price_progress_and_vocal_id(fake, voice_mp3) -> None:
+    panel = filled(fake, voice_mp3, consent=True)
+    panel.license.value = "master"
+    assert panel.gate.price == D("12.00") and "$12.00" in panel.price_label.value
+    panel.submit.click()
+    panel.submit.click()  # a double click: one upload, one create
+    assert len(fake.backend.uploads) == 1 and len(fake.backend.creates) == 1
+    sent = fake.backend.creates[0]
+    assert sent["consent"] is True and sent["rights_attestation"] == ATTEST
+    assert sent["reference_file_id"] == "file-1" and sent["license"] == "master"
+    assert panel.consent_id == "consent-task-1"
+    assert "consent record consent-task-1" in panel.consent_info.value
+    assert "$12.00" in panel.consent_info.value
+    panel.progress.wait(5)
+    assert panel.vocal_id == "voice-task-1"
+    assert "vocal_id = voice-task-1" in panel.result.value
+    assert not panel.song_button.disabled and panel.song_button.layout.display == ""
+    panel.song_button.click()
+    song = fake.backend.creates[-1]
+    assert song["kind"] == "generation" and song["payload"]["vocal_id"] == "voice-task-1"
+    assert song["tool_id"].startswith("tool-generate_song")
+    panel.progress.wait(5)
+    assert panel.sink.errors == []
+
+
+def test_song_button_before_a_voice_exists_says_so(fake) -> None:
+    panel = ClonePanel(fake)
+    assert panel.start_song() is None
+    assert "no saved voice yet" in panel.sink.line.value

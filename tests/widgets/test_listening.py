@@ -1,0 +1,133 @@
+"""Listening panels headless: blinding until reveal, played-gate, balanced order, loudness.
+
+Model names are chosen so they cannot occur by chance in base64 text ("-" and
+spaces are outside its alphabet) and are long enough (14 bytes) never to turn
+up in binary audio: a hit is a real leak.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from songlab import audio, listening
+from songlab.widgets.listening import (
+    ABXPanel,
+    MushraPanel,
+    PreferencePanel,
+    listening_panel,
+)
+
+SR = 22050
+MODELS = ("model-v5 quiet", "model-v7 loud", "model-v6 mid")
+
+
+def tone(freq: float, db: float, seconds: float = 1.0) -> np.ndarray:
+    t = np.arange(int(seconds * SR)) / SR
+    x = sum(np.sin(2 * np.pi * freq * k * t) / k for k in range(1, 5))
+    x = x / np.max(np.abs(x)) * 10 ** (db / 20)
+    return x.astype(np.float32)[None]
+
+
+def clips(models=MODELS[:2], prompts=2) -> dict[str, list[tuple[np.ndarray, int]]]:
+    levels = {m: -30.0 + 10 * i for i, m in enumerate(models)}  # 10 dB apart before matching
+    return {m: [(tone(200 + 50 * p + 30 * i, levels[m]), SR) for p in range(prompts)]
+            for i, m in enumerate(models)}
+
+
+def play_all(panel: object) -> None:
+    for label in list(panel.play_buttons):
+        panel.play_buttons[label].click()
+
+
+def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> None:
+    session = listening.preference(clips(), seed=3)
+    panel = listening_panel(session)
+    assert isinstance(panel, PreferencePanel)
+    while panel.trial is not None:
+        assert_blind(panel, MODELS[:2])
+        answer_buttons = list(panel.answer_box.children)
+        assert [b.description for b in answer_buttons] == ["prefer A", "prefer B"]
+        assert all(b.disabled for b in answer_buttons)
+        panel.play_buttons["A"].click()
+        assert all(b.disabled for b in answer_buttons) and "play B to answer" in panel.sink.line.value
+        answer_buttons[0].click()  # click() ignores `disabled`: the session refuses, the panel shows
+        assert "NotPlayedError" in panel.sink.line.value
+        panel.play_buttons["B"].click()
+        assert not any(b.disabled for b in answer_buttons)
+        assert_blind(panel, MODELS[:2])
+        answer_buttons[0].click()
+    assert_blind(panel, MODELS[:2])
+    assert not panel.reveal_button.disabled
+    panel.reveal_button.click()
+    assert session.revealed
+    assert all(m in panel.results.value for m in MODELS[:2])
+    with pytest.raises(AssertionError, match="visible before reveal"):
+        assert_blind(panel, MODELS[:2])  # the scan does see what the panel shows
+
+
+def test_reveal_before_the_end_is_refused_and_shown() -> None:
+    panel = listening_panel(listening.abx(clips(), seed=1))
+    assert panel.reveal_button.disabled
+    panel.reveal_button.click()
+    assert "reveal: answer every trial first (0/" in panel.sink.line.value
+    assert not panel._session.revealed
+
+
+def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
+    session = listening.abx(clips(prompts=2), seed=7, repeats=2)
+    panel = listening_panel(session)
+    assert isinstance(panel, ABXPanel) and len(session) == 4
+    while panel.trial is not None:
+        assert set(panel.play_buttons) == {"A", "B", "X"}
+        play_all(panel)
+        assert_blind(panel, MODELS[:2])
+        panel.answer_box.children[0].click()  # always "X is A"
+    frame = panel.reveal()
+    key = session.key
+    a_models = Counter(key[t]["A"] for t in key)
+    x_is_a = Counter(key[t]["X"] == key[t]["A"] for t in key)
+    assert sorted(a_models.values()) == [2, 2]  # each model in position A equally often
+    assert x_is_a[True] == x_is_a[False] == 2
+    assert frame["correct"].sum() == 2
+
+
+def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
+    session = listening.mushra(clips(MODELS, prompts=1), reference=MODELS[1], anchor=True,
+                               seed=2)
+    panel = listening_panel(session)
+    assert isinstance(panel, MushraPanel)
+    labels = session.trials[0].labels
+    assert set(panel.play_buttons) == {*labels, "Ref"}
+    assert set(panel.sliders) == set(labels) and len(labels) == 4  # 3 models + anchor
+    assert all(s.disabled for s in panel.sliders.values())
+    play_all(panel)
+    assert not any(s.disabled for s in panel.sliders.values())
+    assert_blind(panel, MODELS)
+    for i, slider in enumerate(panel.sliders.values()):
+        slider.value = 20 * i
+    panel.rate_button.click()
+    assert session.done
+    frame = panel.reveal()
+    assert sorted(frame["rating"].tolist()) == [0.0, 20.0, 40.0, 60.0]
+
+
+def test_clips_reach_the_player_loudness_matched(assert_blind) -> None:
+    session = listening.preference(clips(), seed=5)
+    panel = listening_panel(session)
+    loudness = {}
+    for label in ("A", "B"):
+        panel.play(label)
+        samples, rate = audio.decode(bytes(panel.player.value))
+        loudness[label] = audio.integrated_loudness(samples, sr=rate)
+    assert abs(loudness["A"] - loudness["B"]) < 0.2  # they were 10 LU apart before matching
+    assert_blind(panel, MODELS[:2])
+
+
+def test_wrong_session_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="session: a mushra session, got abx"):
+        MushraPanel(listening.abx(clips(), seed=1))
+    with pytest.raises(ValueError, match="session: one of"):
+        listening_panel(object())

@@ -1,0 +1,266 @@
+"""The panels against a real sandbox (fixtures ``sandbox``, ``admin``, ``new_account``).
+
+Each test makes its own account, so balances and ledgers are its own. Faults
+are sandbox-wide: a test that sets them removes them in ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from decimal import Decimal as D
+from typing import Any
+
+import httpx
+import pytest
+
+from songlab._vocab import TRANSLATION_STEPS
+from songlab.client import Client
+from songlab.widgets.clone import ClonePanel
+from songlab.widgets.cost import CostPanel
+from songlab.widgets.form import GenerationForm
+from songlab.widgets.players import AudioView, StemsView
+from songlab.widgets.progress import ProgressPanel
+
+WAIT = 60.0
+
+
+@pytest.fixture
+def account(new_account) -> Any:
+    return new_account()
+
+
+@pytest.fixture
+def client(sandbox, account) -> Iterator[Client]:
+    with Client(account.api_key, base_url=sandbox.base_url) as c:
+        yield c
+
+
+def ledger(admin: httpx.Client, account: Any) -> list[dict]:
+    r = admin.get(f"/_sandbox/accounts/{account.account_id}/ledger")
+    r.raise_for_status()
+    return r.json()["entries"]
+
+
+def song_form(client: Client, **values: Any) -> GenerationForm:
+    form = GenerationForm(client)
+    form.prompt.value = "bright synth pop"
+    form.duration.value = 5.0
+    for name, value in values.items():
+        getattr(form, name).value = value
+    return form
+
+
+def finish(form: GenerationForm) -> Any:
+    assert form.sink.errors == []
+    states = form.progress.wait(WAIT)
+    assert all(s.done for s in states.values()), states
+    return states
+
+
+@pytest.mark.parametrize(("model", "license", "price"),
+                         [("v7", 2, "0.25"), ("v5", 5, "0.70")], ids=["v7-standard", "v5-master"])
+def test_price_shown_is_the_price_billed(client, admin, account, model, license, price) -> None:
+    form = song_form(client, model=model, license=license)
+    assert form.price == D(price) and f"Price: ${price}" in form.price_label.value
+    form.submit.click()
+    finish(form)
+    lines = ledger(admin, account)
+    assert [e["task_id"] for e in lines] == form.task_ids
+    assert sum(D(e["amount_usd"]) for e in lines) == form.price
+
+
+def test_double_click_creates_one_task(client, admin, account) -> None:
+    form = song_form(client)
+    form.submit.click()
+    form.submit.click()
+    finish(form)
+    assert len(form.task_ids) == 1
+    assert [t.task_id for t in client.generations.page(limit=10).data] == form.task_ids
+    assert len(ledger(admin, account)) == 1
+    # the key of that submission is what dedups: the service answers the same task again
+    again = client.generations.create(**{k: v for k, v in form.request().items()},
+                                      idempotency_key=form._key)
+    assert again.task_id == form.task_ids[0]
+    assert len(ledger(admin, account)) == 1
+
+
+def test_invalid_form_is_gated_and_sends_nothing(client, admin, account) -> None:
+    form = GenerationForm(client)
+    form.prompt.value = ""
+    assert form.submit.disabled and "prompt: required" in form.reason.value
+    form.submit.click()
+    assert form.task_ids == [] and client.generations.page(limit=5).data == ()
+    assert ledger(admin, account) == []
+
+
+def test_progress_reaches_the_end_through_dropped_streams(client, admin, sandbox) -> None:
+    form = song_form(client)
+    admin.put("/_sandbox/faults", json={"drop_stream_after": 2}).raise_for_status()
+    try:
+        form.submit.click()
+        finish(form)
+        row = form.progress.rows[form.task_ids[0]]
+        # the sandbox really cut each connection after 2 events ...
+        with httpx.stream("GET", f"{sandbox.base_url}/v1/generations/{row.task_id}/stream",
+                          headers={"Authorization": f"Bearer {client_key(client)}"}) as r:
+            frames = [json.loads(line[5:]) for line in r.iter_lines() if line.startswith("data:")]
+        assert [f["kind"] for f in frames][:2] == ["progress", "progress"]
+        assert len(frames) <= 3 and frames[-1]["kind"] != "terminal"
+    finally:
+        admin.delete("/_sandbox/faults")
+    # ... and the row still saw every event up to the terminal one
+    assert row.state.last_seq > 2
+    assert row.state.status == "completed" and row.bar.value == row.bar.max
+    assert row.bar.bar_style == "success" and "completed (100%)" in row.status.value
+    assert form.output.loaded.wait(WAIT) and "<audio" in form.output.player.value
+
+
+def client_key(client: Client) -> str:
+    return client._auth_headers["Authorization"].removeprefix("Bearer ")
+
+
+def test_many_tasks_in_one_panel(client) -> None:
+    panel = ProgressPanel(client)
+    handles = [client.generations.create(operation="generate_music", model="v5",
+                                         payload={"prompt": f"loop {i}", "duration_seconds": 5})
+               for i in range(3)]
+    for h in handles:
+        panel.track(h.task_id, label=h.task_id[:8])
+    states = panel.wait(WAIT)
+    assert len(states) == 3 and all(s.status == "completed" for s in states.values())
+    assert all(r.bar.value == 100 for r in panel.rows.values())
+
+
+def test_failed_task_and_refused_create_are_shown(client, admin, new_account, sandbox) -> None:
+    admin.put("/_sandbox/faults", json={"fail_tasks": 1.0}).raise_for_status()
+    try:
+        form = song_form(client)
+        form.submit.click()
+        states = form.progress.wait(WAIT)
+    finally:
+        admin.delete("/_sandbox/faults")
+    (state,) = states.values()
+    row = form.progress.rows[form.task_ids[0]]
+    assert state.status == "failed" and state.error
+    assert "failed" in row.status.value and state.error.split(":")[0] in row.status.value
+    assert row.bar.bar_style == "danger"
+    broke = new_account(balance_tokens=0)
+    with Client(broke.api_key, base_url=sandbox.base_url) as poor:
+        form = song_form(poor)
+        form.submit.click()
+        assert form.task_ids == []
+        assert "InsufficientFunds" in form.sink.line.value
+        assert form.sink.errors and "InsufficientFunds" in form.sink.errors[0]
+
+
+def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
+    panel = ClonePanel(client)
+    panel.load_reference(voice_mp3, filename="me.mp3")
+    panel.name.value = "me"
+    panel.attestation.value = "I am the speaker and hold all rights to this recording."
+    assert panel.submit.disabled and "consent:" in panel.reason.value
+    panel.submit.click()
+    assert panel.task_id is None and ledger(admin, account) == []
+    panel.consent.value = True
+    assert not panel.submit.disabled
+    panel.submit.click()
+    panel.submit.click()
+    assert panel.consent_id and panel.consent_id in panel.consent_info.value
+    assert "$12.00" in panel.consent_info.value
+    panel.progress.wait(WAIT)
+    assert panel.vocal_id and panel.vocal_id in panel.result.value, panel.sink.errors
+    lines = ledger(admin, account)
+    assert [(e["kind"], D(e["amount_usd"])) for e in lines] == [("voice_clone", D("12.00"))]
+    panel.song_button.click()
+    song = panel._form
+    assert song is not None and len(song.task_ids) == 1, panel.sink.errors + song.sink.errors
+    assert song.request()["payload"]["vocal_id"] == panel.vocal_id
+    panel.progress.wait(WAIT)
+    assert client.generations.get(song.task_ids[0]).status == "completed"
+    assert panel.sink.errors == [] and song.sink.errors == []
+
+
+def test_translation_row_names_the_six_steps(client, admin, account) -> None:
+    song = client.generations.create(operation="generate_song", model="v5",
+                                     payload={"prompt": "ballad", "lyrics": "la la la",
+                                              "duration_seconds": 5})
+    task = client.generations.wait(song.task_id, timeout=WAIT)
+    handle = client.song_translations.create(song_file_id=task.file_ids[0],
+                                             target_language="French", song_style="soft pop")
+    panel = ProgressPanel(client)
+    row = panel.track(handle.task_id, label="translation")
+    state = row.wait(WAIT)
+    assert state.status == "completed", state
+    assert [name for name, _ in state.steps] == list(TRANSLATION_STEPS)
+    for i, step in enumerate(TRANSLATION_STEPS, 1):
+        assert f"\u2713 {i} {step}" in row.steps.value
+    kinds = [e["kind"] for e in ledger(admin, account) if e["task_id"] == handle.task_id]
+    assert kinds.count("translation_step") == 6
+
+
+def test_players_for_a_file_id_and_stems_side_by_side(client) -> None:
+    task = client.generations.create(operation="generate_song", model="v7",
+                                      payload={"prompt": "funk", "duration_seconds": 5}).wait(
+        timeout=WAIT)
+    view = AudioView(client, task.file_ids[0], label="song")
+    assert view.sink.errors == [] and "<audio" in view.player.value
+    assert len(view.waveform.value) > 1000 and len(view.spectrogram.value) > 1000
+    assert 4.0 < view.duration < 6.5
+    sep = client.generations.create(operation="separate_stems", model="2stem",
+                                    payload={"audio": f"file_id:{task.file_ids[0]}"}).wait(
+        timeout=WAIT)
+    row = StemsView.from_task(client, sep)
+    assert len(row.children) == len(sep.file_ids) >= 1
+    assert all("<audio" in c.player.value and c.sink.errors == [] for c in row.columns.values())
+    bad = AudioView(client, "no-such-file")
+    assert bad.sink.errors and "ResourceNotFound" in bad.sink.errors[0]
+
+
+def test_cost_panel_matches_the_ledger(client, admin, account) -> None:
+    panel = CostPanel(client)
+    assert panel.sink.errors == [] and panel.total_usd == 0
+    assert "$1000.00" in panel.balance.value and "no tasks yet" in panel.by_tier_html.value
+    for model, license in (("v5", 1), ("v7", 5), ("v7", 5)):
+        client.generations.create(operation="generate_song", model=model, license=license,
+                                  payload={"prompt": "x", "duration_seconds": 5}).wait(timeout=WAIT)
+    panel.refresh_button.click()
+    assert panel.sink.errors == []
+    billed = sum(D(e["amount_usd"]) for e in ledger(admin, account))
+    assert panel.total_usd == billed == D("0.07") + 2 * D("1.67")
+    assert "Spent: <b>$3.41</b> on 3 tasks" in panel.total.value
+    tiers = dict(zip(panel.by_tier["tier"].astype(str), panel.by_tier["tasks"], strict=True))
+    assert tiers == {"royalty_free": 1, "master": 2}
+    assert "$3.34" in panel.by_operation_html.value  # the two v7 master songs
+    assert panel.balance_usd == D(1000) - billed
+    assert panel.plot.value[:4] == b"\x89PNG"
+
+
+def test_listening_panel_on_sandbox_songs_is_blind_and_matched(client, assert_blind) -> None:
+    from songlab import audio, listening
+    from songlab.widgets import listening_panel
+
+    names = {"v5": "model v5 (sandbox)", "v7": "model v7 (sandbox)"}
+    handles = {m: client.generations.create(operation="generate_song", model=m, payload={
+        "prompt": "lofi beat", "duration_seconds": 5, "seed": 3}) for m in names}
+    clips = {names[m]: [client.files.download(h.wait(timeout=WAIT).file_ids[0])]
+             for m, h in handles.items()}
+    session = listening.preference(clips, seed=11, repeats=2)
+    panel = listening_panel(session)
+    loudness = []
+    while panel.trial is not None:
+        assert_blind(panel, tuple(names.values()))
+        assert all(b.disabled for b in panel.answer_box.children)
+        for label in ("A", "B"):
+            panel.play_buttons[label].click()
+            samples, rate = audio.decode(bytes(panel.player.value))
+            loudness.append(audio.integrated_loudness(samples, sr=rate))
+        assert_blind(panel, tuple(names.values()))
+        panel.answer_box.children[0].click()
+    assert max(loudness) - min(loudness) < 0.5
+    with pytest.raises(listening.SessionError):
+        session.key  # noqa: B018 - sealed until the reveal
+    frame = panel.reveal()
+    firsts = [session.key[t]["A"] for t in session.key]
+    assert sorted(firsts) == sorted(names.values())  # each model first once
+    assert set(frame["model"]) == set(names.values())
