@@ -72,6 +72,8 @@ def test_translation_runs_six_steps_in_order_with_events_and_lines(acct, admin, 
     assert snap["output"]["assets"][0]["file_id"]
     meta = json.loads(snap["output"]["metadata_json"])
     assert meta["target_language"] == "Spanish"
+    assert [x["step"] for x in meta["steps"]] == names
+    assert [x["amount_usd"] for x in meta["steps"]] == [x["amount_usd"] for x in lines]
 
 
 def test_translation_transcription_cache_makes_that_line_zero(acct, admin, song):

@@ -193,7 +193,7 @@ class Worker:
                 c.units -= cut
                 short -= cut
             parent = row["parent_task_id"]
-            if row["kind"] in ("translation", "workflow"):
+            if row["kind"] in ("translation", "workflow", "agent"):
                 parent = task_id
             for c in charges:
                 billing.add_line(store, account_id=row["account_id"], task_id=task_id,
