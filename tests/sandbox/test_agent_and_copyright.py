@@ -173,3 +173,36 @@ def test_copyright_flags_outputs_of_another_account(sandbox, acct, new_account):
     assert own["matched"] is True
     assert own["match"] == {"owner": "self", "task_id": made["task_id"],
                             "file_id": asset["file_id"]}
+
+
+def test_refused_subtask_keeps_no_inline_input(seam_sandbox):
+    """Validation runs in the insert's transaction: the stored inline file is rolled back."""
+    import base64
+
+    from songlab.sandbox.context import Outcome, SubtaskRefused
+
+    seen: dict = {}
+    inline = {"base64": base64.b64encode(tone(0.5)).decode(), "filename": "t.mp3"}
+
+    def files(ctx) -> int:
+        return ctx.svc.store.one("SELECT COUNT(*) FROM files WHERE account_id = ? "
+                                 "AND origin = 'inline'", (ctx.account_id,))[0]
+
+    def scripted(ctx):
+        before = files(ctx)
+        with pytest.raises(SubtaskRefused) as refused:  # the file is valid, the effect is not
+            ctx.create_subtask("audio_effect", "v5", {"audio": inline, "effect": "bogus"})
+        seen["refused"] = (refused.value.status, refused.value.body["message"])
+        seen["after_refused"] = files(ctx) - before
+        ctx.create_subtask("audio_effect", "v5", {"audio": inline, "effect": "reverb"})
+        seen["after_accepted"] = files(ctx) - before
+        return Outcome(text="done", metadata={"steps": []},
+                       charges=[ctx.agent_fee(Decimal("0.001"))])
+
+    seam_sandbox.sandbox.worker.runners["agent"] = scripted
+    with client(seam_sandbox, "sk-sandbox-demo") as c:
+        snap = run(c, "agent", "flash", {"prompt": "go"})
+    assert snap["status"] == "completed", snap
+    assert seen["refused"][0] == 422 and seen["refused"][1].startswith("effect")
+    assert seen["after_refused"] == 0
+    assert seen["after_accepted"] == 1  # the same input is stored when the sub-task is accepted

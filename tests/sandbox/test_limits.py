@@ -183,9 +183,35 @@ def test_fault_fail_tasks_fails_in_the_worker(sandbox, faults, new_account):
 
 
 @pytest.mark.parametrize("body", [{"rate_limited": 2}, {"latency_ms": -1}, {"nope": 1},
-                                  {"seed": "x"}])
+                                  {"seed": "x"}, {"latency_ms": 10**12}])
 def test_fault_body_rules(admin, body):
     assert admin.put("/_sandbox/faults", json=body).status_code == 422
+
+
+@pytest.mark.parametrize("body", [{"advance_seconds": 1e308}, {"advance_seconds": 10**30},
+                                  {"advance_seconds": -1}, {"advance_seconds": "1"}])
+def test_clock_refuses_an_advance_it_could_not_show(admin, body):
+    """Found by fuzzing: 1e308 s moved the clock past what a date can show (then every
+    answer with a time was a 500). A refused advance leaves the clock where it was."""
+    before = admin.get("/_sandbox/clock").json()["now"]
+    r = admin.post("/_sandbox/clock", json=body)
+    assert r.status_code == 422 and r.json()["message"].startswith("advance_seconds")
+    assert admin.get("/_sandbox/clock").json()["now"][:16] == before[:16]
+
+
+def test_clock_never_passes_the_year_9000():
+    from songlab.sandbox.clock import MAX_ADVANCE_SECONDS, Clock
+
+    clock = Clock(offset=250 * 365 * 86400 * 28)  # about the year 9000 already
+    with pytest.raises(ValueError, match="year 9000"):
+        clock.advance(MAX_ADVANCE_SECONDS)
+    assert Clock().advance(MAX_ADVANCE_SECONDS) > Clock().now()
+
+
+@pytest.mark.parametrize("body", [{"balance_tokens": 10**30}, {"extra_tokens": 10**19}])
+def test_account_token_amounts_are_bounded(admin, body):
+    r = admin.post("/_sandbox/accounts", json=body)  # was an unhandled SQLite overflow (500)
+    assert r.status_code == 422 and r.json()["message"].startswith(next(iter(body)))
 
 
 # --- tool switches ------------------------------------------------------------------

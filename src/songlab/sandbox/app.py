@@ -11,6 +11,7 @@ from songlab.sandbox import errors
 from songlab.sandbox.errors import ApiError, UnhandledPayloadError
 from songlab.sandbox.faults import Faults
 from songlab.sandbox.hotpath import HotPath
+from songlab.sandbox.openapi import install as install_openapi
 from songlab.sandbox.routes import account, admin, compat, dedicated, files, native
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES
@@ -104,6 +105,7 @@ def create_app(svc: Sandbox) -> FastAPI:
     app.add_exception_handler(UnhandledPayloadError, _unhandled)
     for module in (account, native, files, compat, dedicated, admin):
         app.include_router(module.router(svc))
+    install_openapi(app)  # bodies are parsed by hand: declare them, params and answers
     app.add_middleware(FaultLatency, faults=svc.faults)
     app.add_middleware(BodyLimit)
     return app

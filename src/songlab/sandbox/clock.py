@@ -11,6 +11,11 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+# One advance moves the clock by at most a century, and never past the year 9000: the
+# clock must stay a date that ISO 8601 (and every answer carrying a time) can show.
+MAX_ADVANCE_SECONDS = 100 * 365 * 86400
+LATEST = datetime(9000, 1, 1, tzinfo=UTC).timestamp()
+
 
 class Clock:
     def __init__(self, offset: float = 0.0) -> None:
@@ -27,9 +32,11 @@ class Clock:
         return time.time() + self._offset
 
     def advance(self, seconds: float) -> float:
-        if not seconds >= 0:
-            raise ValueError(f"advance_seconds: must be >= 0, got {seconds}")
+        if not 0 <= seconds <= MAX_ADVANCE_SECONDS:  # also refuses NaN
+            raise ValueError(f"advance_seconds: must be 0-{MAX_ADVANCE_SECONDS}, got {seconds}")
         with self._lock:
+            if self.now() + seconds > LATEST:
+                raise ValueError("advance_seconds: would move the clock past the year 9000")
             self._offset += seconds
         for listener in list(self._listeners):
             listener()

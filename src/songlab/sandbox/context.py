@@ -13,6 +13,7 @@ For Agent One (``songlab.sandbox.agent``, a module exposing
   a sub-task of the same account with ``parent_task_id`` = the run, validated
   like a native create (file inputs as ``file_id:<id>``), its price reserved
   (raises :class:`SubtaskRefused` with the pipeline error body: 402, 422, ...).
+  Validation and insert share one transaction: a refused sub-task stores nothing.
   Internal tools (``web_search``, ``mix``, ``translate_lyrics``) are allowed.
 - ``ctx.run_subtask(task_id) -> snapshot``: runs it now, in this thread; it is
   charged at its own completion as a ledger line of kind ``agent_sub_tool``
@@ -176,15 +177,18 @@ class TaskContext:
         try:
             if tool is None or operation == "agent":
                 raise errors.invalid("tool", f"no sub-tool ({operation!r}, {model!r})")
-            resolved = payloads.validate(operation, payload, Resolver(self.svc, self.account_id))
-            spec = NewTask(
-                operation=operation, model=model, tool_id=tool.id, license=lic,
-                kind="voice_clone" if operation == "vocal_clone" else "generation",
-                ledger_kind="agent_sub_tool", payload=payload, resolved=resolved,
-                price_units=billing.to_units(price(operation, model, lic)),
-                parent_task_id=self.task_id,
-            )
+            # Validation runs inside the insert's transaction (as in creates.submit): an inline
+            # base64 input it stored is rolled back when the sub-task is refused after it.
             with self.svc.store.tx():
+                resolved = payloads.validate(operation, payload,
+                                             Resolver(self.svc, self.account_id))
+                spec = NewTask(
+                    operation=operation, model=model, tool_id=tool.id, license=lic,
+                    kind="voice_clone" if operation == "vocal_clone" else "generation",
+                    ledger_kind="agent_sub_tool", payload=payload, resolved=resolved,
+                    price_units=billing.to_units(price(operation, model, lic)),
+                    parent_task_id=self.task_id,
+                )
                 task_id, _ = insert(self.svc, self.account_id, spec, self.svc.clock.now())
         except errors.ApiError as exc:
             raise SubtaskRefused(exc.status, exc.body) from None

@@ -20,6 +20,8 @@ from songlab.sandbox import errors
 
 _PROBABILITIES = ("rate_limited", "dependency_unavailable", "fail_tasks")
 _COUNTS = ("drop_stream_after", "latency_ms")
+MAX_LATENCY_MS = 60_000  # a minute per request; more would only hang the client
+MAX_COUNT = 2**31 - 1
 
 
 @dataclass(slots=True)
@@ -59,8 +61,9 @@ def parse(body: Any) -> FaultSettings:
     for name in _COUNTS:
         if name in body and body[name] is not None:
             v = body[name]
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name}: must be an integer >= 0")
+            hi = MAX_LATENCY_MS if name == "latency_ms" else MAX_COUNT
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
+                raise ValueError(f"{name}: must be an integer 0-{hi}")
             setattr(s, name, v)
     if body.get("seed") is not None:
         if isinstance(body["seed"], bool) or not isinstance(body["seed"], int):

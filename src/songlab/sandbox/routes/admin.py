@@ -1,7 +1,8 @@
 """Admin surface under ``/_sandbox`` (header ``X-Sandbox-Admin-Token``; 401 without it).
 
 Accounts and keys, top-ups, the billing ledger, faults, the sandbox clock and
-tool switches. Not part of the vendor API: hidden from /v1/tools and OpenAPI.
+tool switches. Not part of the vendor API: never in /v1/tools; in the OpenAPI
+document under the ``sandbox-admin`` tag (declared in ``sandbox/openapi.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from fastapi import APIRouter, Request, Response
 
 from songlab.sandbox import billing, faults
 from songlab.sandbox.catalog import TOOLS
-from songlab.sandbox.clock import iso
+from songlab.sandbox.clock import MAX_ADVANCE_SECONDS, iso
 from songlab.sandbox.errors import ApiError
 from songlab.sandbox.routes._common import json_response
 from songlab.sandbox.service import Sandbox
 
 ADMIN_HEADER = "x-sandbox-admin-token"
+# Token amounts of one admin call ($10 million): balances stay far inside SQLite's integers.
+MAX_TOKENS = 10**9
 
 
 def _bad(field: str, rule: str) -> ApiError:
@@ -44,15 +47,16 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
-def _int(body: dict, name: str, default: int | None = None, lo: int = 0) -> int:
+def _int(body: dict, name: str, default: int | None = None, lo: int = 0,
+         hi: int = MAX_TOKENS) -> int:
     v = body.get(name, default)
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-        raise _bad(name, f"must be an integer >= {lo}")
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise _bad(name, f"must be an integer {lo}-{hi}")
     return v
 
 
 def router(svc: Sandbox) -> APIRouter:
-    r = APIRouter(prefix="/_sandbox", include_in_schema=False)
+    r = APIRouter(prefix="/_sandbox", tags=["sandbox-admin"])
     token = svc.config.admin_token.encode()
 
     def admin(request: Request) -> None:
@@ -137,9 +141,12 @@ def router(svc: Sandbox) -> APIRouter:
         admin(request)
         body = await _body(request)
         v = body.get("advance_seconds")
-        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-            raise _bad("advance_seconds", "must be a number >= 0")
-        return json_response({"now": iso(svc.advance_clock(float(v)))})
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_ADVANCE_SECONDS:
+            raise _bad("advance_seconds", f"must be a number 0-{MAX_ADVANCE_SECONDS}")
+        try:
+            return json_response({"now": iso(svc.advance_clock(float(v)))})
+        except ValueError as exc:  # past the latest date the clock can show
+            raise _bad("advance_seconds", str(exc).split(": ", 1)[-1]) from None
 
     @r.get("/clock")
     async def get_clock(request: Request) -> Response:
