@@ -21,6 +21,8 @@ def test_plan_reads_the_words():
     assert not plan_from_prompt("ambient pad, no drums", rng(1)).drums
     assert plan_from_prompt("female vocal pop", rng(1)).gender == "female"
     assert plan_from_prompt("key of F# and chill", rng(2)).root == 6
+    assert (plan_from_prompt("jazz in E flat major", rng(1)).root, plan_from_prompt("Bb minor", rng(1)).root) == (3, 10)
+    assert plan_from_prompt("rock in C sharp minor", rng(1)).root == 1
 
 
 @pytest.mark.parametrize(("prompt", "bpm"), [("slow ballad at 70 bpm", 70), ("fast electronic track at 128 bpm", 128)])

@@ -164,8 +164,10 @@ def _workflow_fns(ctx: TaskContext, route: str) -> dict[str, StepFn]:
                                      s["sing"].assets[0]),
         },
         "instrument-layers": {
+            # the song as generate_music's input: the new part takes its tempo and key
             "part": lambda c, s: c.render("generate_music", "v5", {"prompt": p["instrument"],
-                                                              "duration_seconds": n}),
+                                                              "duration_seconds": n},
+                                          inputs={"song": song()}),
             "mix": lambda c, s: _mix(c, song(), s["part"].assets[0]),
         },
         "hummed-songs": {

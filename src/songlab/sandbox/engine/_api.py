@@ -91,7 +91,7 @@ def render(
         raise RenderError("operation: vocal_clone makes no audio; the worker calls extract_voice")
     else:
         raise RenderError(f"operation: the engine cannot render {operation!r}")
-    rec, mix, _ = finish(rec, normalise=normalise)
+    rec, mix = finish(rec, normalise=normalise)
     meta.setdefault("duration_s", rec["duration_s"])
     meta["model"] = model
     return RenderResult(assets=[asset("mix", mix, rec, fmt)], metadata=meta)
@@ -139,9 +139,15 @@ def decode(data: bytes) -> tuple[np.ndarray, int]:
 
 def excerpt(data: bytes, seconds: float) -> bytes:
     """The first ``seconds`` of an encoded file, re-encoded as MP3 (for partial_output)."""
-    audio, sr = decode(data)
+    n = max(1, int(seconds * SR))
+    try:
+        # Decode only the head, with a margin so the resampler's filter sees past the cut:
+        # the samples equal those of decoding and resampling the whole file.
+        audio, sr = codec.decode_head(data, seconds + 0.05)
+    except codec.CodecError as exc:
+        raise EngineInputError("audio", str(exc)) from None
     audio = codec.resample(audio, sr)
-    return codec.encode(audio[:, : max(1, int(seconds * SR))], "mp3")
+    return codec.encode(audio[:, :n], "mp3")
 
 
 def fingerprint(data: bytes) -> str:

@@ -132,18 +132,14 @@ def loudness_gain(mix: np.ndarray) -> float:
     return float(min(g, PEAK / m))
 
 
-def finish(rec: dict, *, normalise: bool = True) -> tuple[dict, np.ndarray, dict[str, np.ndarray]]:
-    """Render a layered recipe; with ``normalise`` fold a loudness gain into it (exactly)."""
-    stems = recipe.render(rec)
-    n = int(round(rec["duration_s"] * SR))
-    mix = recipe.mixdown(stems, n, rec["channels"])
+def finish(rec: dict, *, normalise: bool = True) -> tuple[dict, np.ndarray]:
+    """Render a layered recipe's mix; with ``normalise`` fold a loudness gain into it (exactly)."""
+    mix = recipe.render_mix(rec)
     g = loudness_gain(mix) if normalise else min(1.0, PEAK / max(float(np.abs(mix).max()), 1e-9))
     if abs(g - 1.0) > 1e-6:
         rec = recipe.derive(rec, gain=g)
         mix *= np.float32(g)
-        for v in stems.values():
-            v *= np.float32(g)
-    return rec, mix, stems
+    return rec, mix
 
 
 def fit_channels(x: np.ndarray, ch: int) -> np.ndarray:

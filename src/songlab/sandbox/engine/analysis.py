@@ -19,8 +19,15 @@ def mono(x: np.ndarray) -> np.ndarray:
 
 
 def spectrogram(x: np.ndarray, *, nfft: int = 2048, hop: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """Magnitude STFT of a mono signal: ``(freqs, |S| (bins, frames))``."""
-    f, _, s = stft(mono(x), fs=SR, nperseg=nfft, noverlap=nfft - hop, boundary=None, padded=False)
+    """Magnitude STFT of a mono signal: ``(freqs, |S| (bins, frames))``.
+
+    A signal shorter than one frame is zero-padded to it (scipy would shrink the
+    frame and warn, and a shrunk frame changes the bin grid).
+    """
+    m = mono(x)
+    if len(m) < nfft:
+        m = np.pad(m, (0, nfft - len(m)))
+    f, _, s = stft(m, fs=SR, nperseg=nfft, noverlap=nfft - hop, boundary=None, padded=False)
     return f, np.abs(s)
 
 

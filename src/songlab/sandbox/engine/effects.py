@@ -10,6 +10,8 @@ summing equals applying them to the mix.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.signal import butter, fftconvolve, resample_poly, sosfilt
 
@@ -126,7 +128,15 @@ def loudness(x: np.ndarray) -> float:
     data = np.asarray(x, dtype=np.float64).T
     if data.shape[0] < int(0.4 * SR):
         data = np.pad(data, ((0, int(0.4 * SR) - data.shape[0]), (0, 0)))
-    return float(pyloudnorm.Meter(SR).integrated_loudness(data))
+    # pyloudnorm takes log10 of every 400 ms block's energy: a digitally silent block
+    # (the silence before a vocal, a muted stretch) is -inf by design, and the
+    # -70 LUFS absolute gate drops it. When the gate drops every block (audio under
+    # -70 LUFS) it averages an empty set: NaN, which BS.1770 calls silence (-inf).
+    # Both are expected values of the measurement, so only those reports are off here.
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Mean of empty slice", RuntimeWarning)
+        lufs = float(pyloudnorm.Meter(SR).integrated_loudness(data))
+    return lufs if np.isfinite(lufs) else float("-inf")
 
 
 def normalize_gain(x: np.ndarray, target: float = TARGET_LUFS) -> float:

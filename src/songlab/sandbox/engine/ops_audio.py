@@ -59,8 +59,9 @@ def audio_effect(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -
         g = effects.normalize_gain(x)
         y = x * np.float32(g)
         rec = recipe.derive(src.recipe, gain=g) if src.layered else recipe.foreign(model, x.shape[1] / SR)
+        lufs = effects.loudness(y) if np.abs(y).max() > 1e-6 else float("-inf")
         meta = {"effect": eff, "gain_db": round(float(20 * np.log10(max(g, 1e-9))), 2),
-                "loudness_lufs": round(effects.loudness(y), 2) if np.abs(y).max() > 1e-6 else None}
+                "loudness_lufs": round(lufs, 2) if np.isfinite(lufs) else None}
     else:
         y = effects.apply(x, eff, amount, semitones=semis)
         peak = float(np.abs(y).max())
@@ -95,8 +96,7 @@ def mix(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderR
         dur = max(s.recipe["duration_s"] for s in srcs)  # type: ignore[union-attr, index]
         ch = max(s.recipe["channels"] for s in srcs)  # type: ignore[union-attr, index]
         rec = recipe.make(layers, model=model, duration_s=dur, channels=ch)
-        stems = recipe.render(rec)
-        out = recipe.mixdown(stems, int(round(dur * SR)), ch)
+        out = recipe.render_mix(rec)
         peak = float(np.abs(out).max())
         if peak > effects.PEAK:
             rec = recipe.derive(rec, gain=effects.PEAK / peak)

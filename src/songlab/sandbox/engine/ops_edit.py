@@ -151,8 +151,7 @@ def _new_part(src: Src, model: str, prompt: str, lyrics: str, key: int, duration
     parts = song.ALL_PARTS if lyrics else ("drums", "bass", "harmony", "lead")
     sc = song.new_score(plan, model=model, seed=key, duration_s=duration, lyrics=lyrics, parts=parts)
     rec = recipe.make([recipe.layer(sc)], model=model, duration_s=duration)
-    stems = recipe.render(rec)
-    return rec, recipe.mixdown(stems, int(round(duration * SR)), rec["channels"])
+    return rec, recipe.render_mix(rec)
 
 
 def _level_match(new: np.ndarray, ref: np.ndarray) -> np.ndarray:

@@ -94,11 +94,10 @@ def _fade(x: np.ndarray, fi: int, fo: int, cut_in: int, cut_out: int) -> None:
             x[m - len(ramp) :] *= ramp
 
 
-def render(rec: dict) -> dict[str, np.ndarray]:
-    """Stems of a layered recipe: ``{fine stem: float32 (channels, samples)}``."""
+def _placed(rec: dict):
+    """Yield ``(stem, mono float32, a, b, pan)`` of every layer: the stem's samples for
+    output ``[a, b)`` (gain, fades and effects applied) and its pan position."""
     n = int(round(rec["duration_s"] * SR))
-    ch = rec["channels"]
-    out: dict[str, np.ndarray] = {}
     cache: dict[str, dict[str, np.ndarray]] = {}
     for ly in rec["layers"]:
         a, b, fi, fo = _window(n, ly)
@@ -123,16 +122,36 @@ def render(rec: dict) -> dict[str, np.ndarray]:
                 for eff, amount, semis in ly["effects"]:
                     full = effects.apply(full, eff, amount, semitones=semis)
                 x, a2, b2 = full[0], 0, n
-            if name not in out:
-                out[name] = np.zeros((ch, n), dtype=np.float32)
-            if ch == 2:
-                p = PAN.get(name, 0.0) * width
-                ang = (p + 1) * np.pi / 4  # equal-power pan, unity in the centre
-                out[name][0, a2:b2] += x * float(np.cos(ang) * np.sqrt(2))
-                out[name][1, a2:b2] += x * float(np.sin(ang) * np.sqrt(2))
-            else:
-                out[name][0, a2:b2] += x
+            yield name, x, a2, b2, PAN.get(name, 0.0) * width
+
+
+def _add(dst: np.ndarray, x: np.ndarray, a: int, b: int, pan: float) -> None:
+    if dst.shape[0] == 2:
+        ang = (pan + 1) * np.pi / 4  # equal-power pan, unity in the centre
+        dst[0, a:b] += x * float(np.cos(ang) * np.sqrt(2))
+        dst[1, a:b] += x * float(np.sin(ang) * np.sqrt(2))
+    else:
+        dst[0, a:b] += x
+
+
+def render(rec: dict) -> dict[str, np.ndarray]:
+    """Stems of a layered recipe: ``{fine stem: float32 (channels, samples)}``."""
+    n = int(round(rec["duration_s"] * SR))
+    out: dict[str, np.ndarray] = {}
+    for name, x, a, b, pan in _placed(rec):
+        if name not in out:
+            out[name] = np.zeros((rec["channels"], n), dtype=np.float32)
+        _add(out[name], x, a, b, pan)
     return out
+
+
+def render_mix(rec: dict) -> np.ndarray:
+    """The mix of a layered recipe, ``float32 (channels, samples)``: the sum of :func:`render`'s
+    stems, panned straight into one buffer (no per-stem arrays)."""
+    mix = np.zeros((rec["channels"], int(round(rec["duration_s"] * SR))), dtype=np.float32)
+    for _, x, a, b, pan in _placed(rec):
+        _add(mix, x, a, b, pan)
+    return mix
 
 
 def mixdown(stems: dict[str, np.ndarray], n: int, ch: int) -> np.ndarray:

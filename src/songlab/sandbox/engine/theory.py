@@ -25,7 +25,7 @@ KK_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66,
 KK_MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
 
 _KEY_RE = re.compile(
-    r"\b(?:key\s+of\s+)?([A-G])\s?(#|♯|b|♭|\s+sharp|\s+flat)?\s*(major|minor|maj|min|m)?\b",
+    r"\b(?:key\s+of\s+)?([A-G])(\s?[#♯b♭]|\s+sharp|\s+flat)?\s*(major|minor|maj|min|m)?\b",
 )
 
 

@@ -253,7 +253,9 @@ def f0_track(x: np.ndarray, sr: int = SR, *, fmin: float = 60.0, fmax: float = 1
     b = np.clip(best, 1, seg.shape[1] - 2)
     y0, y1, y2 = (seg[np.arange(nf), b + o] for o in (-1, 0, 1))
     den = y0 - 2 * y1 + y2
-    shift = np.where(np.abs(den) > 1e-12, 0.5 * (y0 - y2) / np.where(den == 0, 1, den), 0.0)
+    # divide only where the parabola is curved: a near-zero (subnormal) denominator
+    # elsewhere would overflow even though np.where would discard the quotient
+    shift = np.divide(0.5 * (y0 - y2), den, out=np.zeros_like(den), where=np.abs(den) > 1e-12)
     lag = tmin + b + np.clip(shift, -1, 1)
     rms = np.sqrt(e1[:, 0] / half)
     voiced = (seg[np.arange(nf), best] < 0.3) & (rms > 0.01 * max(rms.max(), 1e-9)) & (rms > 1e-4)
@@ -294,7 +296,7 @@ def lpc_formants(x: np.ndarray, sr: int = SR, *, order: int = 12, max_frames: in
         except np.linalg.LinAlgError:
             continue
         roots = np.roots(np.concatenate([[1.0], -a]))
-        roots = roots[np.imag(roots) > 0]
+        roots = roots[(np.imag(roots) > 0) & (np.abs(roots) > 1e-9)]  # a root at 0 has no bandwidth
         freqs = np.angle(roots) * fs / (2 * np.pi)
         bws = -np.log(np.abs(roots)) * fs / np.pi
         ok = np.sort(freqs[(freqs > 180) & (freqs < 4200) & (bws < 500)])
