@@ -1,0 +1,97 @@
+"""The committed notebooks: no API key or machine path in any output, outputs that nbval
+compares (not ``--nbval-lax``), and a sanitize file that masks ids but never money."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.notebooks._scan import scan_notebook, scan_text
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
+JOURNEYS = ("01_quickstart", "02_voice_clone", "03_cost_report", "04_agent_one",
+            "05_ab_listening", "06_translation_and_workflows", "07_stems_and_extend")
+IGNORE = "nbval-ignore-output"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (songlab)", "language": "python"}
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _patterns() -> list[tuple[str, str]]:
+    # the same parser nbval uses for --nbval-sanitize-with
+    from nbval.plugin import get_sanitize_patterns
+
+    return get_sanitize_patterns(SANITIZE.read_text(encoding="utf-8"))
+
+
+def _sanitize(text: str) -> str:
+    for regex, replace in _patterns():
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def test_every_journey_has_its_notebook() -> None:
+    assert [p.stem for p in NOTEBOOKS] == list(JOURNEYS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_api_key_or_machine_path_in_outputs(path: Path) -> None:
+    findings = scan_notebook(path)
+    assert not findings, "\n".join(map(str, findings))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_outputs_are_committed_and_compared(path: Path) -> None:
+    nb = _load(path)
+    assert nb["metadata"]["kernelspec"] == KERNELSPEC
+    cells = _code_cells(nb)
+    assert all(c.get("execution_count") for c in cells), "run the notebook top to bottom"
+    assert not [c for c in cells for o in c.get("outputs", []) if o["output_type"] == "error"]
+    with_output = [c for c in cells if c.get("outputs")]
+    compared = [c for c in with_output if IGNORE not in c["metadata"].get("tags", [])]
+    assert len(compared) >= max(3, len(with_output) // 2), "most result cells must be compared"
+    for c in cells:  # images and widgets change bytes/ids on every run: their cells are ignored
+        mimes = {m for o in c.get("outputs", []) for m in (o.get("data") or {})}
+        if mimes & {"image/png", "application/vnd.jupyter.widget-view+json"}:
+            assert IGNORE in c["metadata"].get("tags", []), c["source"][:80]
+
+
+def test_the_scanner_finds_keys_and_paths() -> None:
+    def nb(text: str, *, mime: str = "text/plain") -> dict:
+        return {"cells": [{"cell_type": "code", "outputs": [
+            {"output_type": "execute_result", "data": {mime: text}}]}], "metadata": {}}
+
+    assert scan_notebook(nb("Client(api_key='sk-sandbox-demo')"))[0].kind == "api key"
+    assert scan_notebook(nb("key sk-live_9f8A7b6C5d4E"))
+    for path in ("/work/main/notebooks/out", "'/root/x'", "/home/me/a.mp3", "(/tmp/nbout)",
+                 "C:\\Users\\me\\song.mp3"):
+        assert scan_notebook(nb(path)), path
+    stream = {"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "stream", "name": "stderr", "text": ["see /tmp/x.log\n"]}]}],
+        "metadata": {"widgets": {"state": {"m": {"value": "sk-abcdef123"}}}}}
+    assert {f.where for f in scan_notebook(stream)} == {"cell 0 output 0 stderr", "widget state"}
+    for clean in ("out/quickstart.mp3", "http://127.0.0.1:PORT/v1/tools", "risk-free 0.25 USD",
+                  '<audio src="data:audio/mpeg;base64,AAAA/tmp/BBBBsk-abcdefgh==">'):
+        assert not scan_text(clean, "t"), clean
+
+
+def test_sanitize_masks_ids_and_times_but_not_money() -> None:
+    line = ("task 429ba695-5f81-4e72-930e-8be1c44fef66 at http://127.0.0.1:39227 "
+            "2026-11-22 00:16:43.707000+00:00 voice_b32832d2748846de9b481a9b722a50f9")
+    assert _sanitize(line) == "task UUID at http://127.0.0.1:PORT TIMESTAMP voice_ID"
+    assert _sanitize("ledger/month=2026-11/part.parquet") == "ledger/month=DATE/part.parquet"
+    for money in ("billed: 0.25000000 USD", "balance: 99,975 tokens = $999.75",
+                  "total spent: 3.03149169 USD over 9 tasks", "p_value 0.038574"):
+        assert _sanitize(money) == money
+    assert _sanitize("billed: 0.25000000 USD") != _sanitize("billed: 0.26000000 USD")
