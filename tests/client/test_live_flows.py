@@ -83,7 +83,7 @@ def test_tools(client):
     assert client.tools.find("separate_stems", "6-stem").operation == "separate_stems"
 
 
-def test_files(client, new_account, sandbox, tmp_path):
+def test_files(client, acct, new_account, sandbox, tmp_path):
     mp3 = tone_mp3()
     path = tmp_path / "tone.mp3"
     path.write_bytes(mp3)
@@ -97,6 +97,10 @@ def test_files(client, new_account, sandbox, tmp_path):
     assert client.files.download(c) == mp3
     out = client.files.download(a.file_id, to=tmp_path)
     assert out.parent == tmp_path and out.read_bytes() == mp3
+    # a client that did not upload it names the file from the bytes' own signature
+    fresh = live_client(sandbox, acct.api_key)
+    (tmp_path / "fresh").mkdir()
+    assert fresh.files.download(a.file_id, to=tmp_path / "fresh").suffix == ".mp3"
     samples, rate = client.files.read(a)
     assert rate == 22050 and samples.shape[0] == 1 and samples.shape[1] > 2 * rate
     other = live_client(sandbox, new_account().api_key)

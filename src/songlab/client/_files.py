@@ -35,7 +35,19 @@ def file_id_of(value: Any, field: str) -> str:
 
 def _ext_for(mime: str | None) -> str:
     return {"audio/mpeg": ".mp3", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mp4": ".m4a",
-            "audio/midi": ".mid", "audio/flac": ".flac"}.get(mime or "", "")
+            "audio/midi": ".mid", "audio/flac": ".flac", "audio/ogg": ".ogg"}.get(mime or "", "")
+
+
+def _sniff_ext(content: bytes) -> str:
+    """The extension the bytes' own signature names (the download route carries no mime type)."""
+    head = content[:12]
+    if head[:3] == b"ID3" or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
+        return ".mp3"
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return ".wav"
+    if head[4:8] == b"ftyp":
+        return ".m4a"
+    return {b"fLaC": ".flac", b"OggS": ".ogg", b"MThd": ".mid"}.get(head[:4], "")
 
 
 class Files:
@@ -98,7 +110,7 @@ class Files:
         if path.is_dir():
             mime = link.mime_type or self._c._uploads.get(link.file_id, UploadedFile(
                 "", None, None, None, {})).mime_type
-            path = path / f"{link.file_id}{_ext_for(mime)}"
+            path = path / f"{link.file_id}{_ext_for(mime) or _sniff_ext(content)}"
         path.write_bytes(content)
         return path
 

@@ -36,7 +36,7 @@ class ListeningPanel(W.VBox):
         self.header = W.HTML()
         self.play_buttons: dict[str, W.Button] = {}
         self.play_box = W.HBox()
-        self.player = W.Audio(value=b"", format="wav", autoplay=True, controls=True, loop=False)
+        self.player = W.Audio(value=b"", format="wav", autoplay=False, controls=True, loop=False)
         self.now_playing = W.HTML()
         self.answer_box = W.HBox()
         self.reveal_button = W.Button(description="Reveal", icon="eye", disabled=True)
