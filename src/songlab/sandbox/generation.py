@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from decimal import Decimal
 from typing import Any
 
 from songlab._vocab import LIMITS
-from songlab.pricing import AGENT_RATES
-from songlab.sandbox import billing, engine, storage
+from songlab.sandbox import engine, storage
 from songlab.sandbox.context import CPU_GATE, Outcome, TaskContext
 from songlab.sandbox.store import Store
 
@@ -183,33 +181,4 @@ def run_voice_clone(ctx: TaskContext) -> Outcome:
         metadata={"vocal_id": vocal_id, "consent_id": consent_id, "version": ctx.model,
                   "name": payload.get("name")},
         charges=[ctx.charge("voice_clone", ctx.operation, ctx.model)], finalize=save)
-
-
-# --- Agent One stand-in (TEMPORARY until songlab.sandbox.agent exists) --------------------
-
-
-def run_agent_placeholder(ctx: TaskContext) -> Outcome:
-    """One prose turn, billed at its token fee only (no sub-tools, no reserve-floor charge)."""
-    rates = AGENT_RATES[ctx.model]
-    prompt = ctx.payload["prompt"]
-    system = ctx.payload.get("system_prompt") or ""
-    text = (f"Agent One ({ctx.model}) placeholder: this sandbox build has no agent runner yet, "
-            f"so no tools were called for: {prompt[:200]}")
-    input_tokens = 200 + (len(prompt) + len(system)) // 4
-    output_tokens = len(text) // 4
-    ctx.sleep(SIM_SECONDS["agent"] / 2)
-    ctx.progress(0.5)
-    ctx.sleep(SIM_SECONDS["agent"] / 2)
-    ctx.progress(1.0)
-    fee = rates.input_token * input_tokens + rates.output_token * output_tokens
-    fee_usd = billing.usd(billing.to_units(fee))
-    trace = {
-        "steps": [{"index": 0, "kind": "prose", "tool": None, "tool_id": None,
-                   "status": "completed", "cost_usd": billing.usd(0), "task_id": None,
-                   "file_ids": [], "text": text}],
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-        "agent_fee_usd": fee_usd, "total_cost_usd": fee_usd, "stopped_by": None,
-        "placeholder": True,
-    }
-    return Outcome(text=text, metadata=trace, charges=[ctx.agent_fee(Decimal(fee))])
 

@@ -13,7 +13,6 @@ may have billed already; re-running would bill them twice).
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import queue
@@ -46,18 +45,10 @@ def _runners() -> dict[str, Runner]:
 
 
 def agent_runner() -> Runner:
-    """``songlab.sandbox.agent.run`` when present, else the temporary one-turn stand-in."""
-    try:
-        module = importlib.import_module("songlab.sandbox.agent")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("songlab.sandbox.agent",):
-            raise
-        module = None
-    if module is not None and hasattr(module, "run"):
-        return module.run
-    from songlab.sandbox.generation import run_agent_placeholder
+    """Agent One's runner (``songlab.sandbox.agent.run``), imported when first needed."""
+    from songlab.sandbox.agent import run
 
-    return run_agent_placeholder
+    return run
 
 
 class Worker:
