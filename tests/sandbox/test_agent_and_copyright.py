@@ -25,14 +25,6 @@ from tests.sandbox._util import (
 )
 
 
-@pytest.fixture
-def acct(sandbox, new_account):
-    a = new_account()
-    with client(sandbox, a.api_key) as c:
-        c.account_id = a.account_id  # type: ignore[attr-defined]
-        yield c
-
-
 @pytest.mark.parametrize("payload,field", [
     ({}, "prompt"),
     ({"prompt": ""}, "prompt"),

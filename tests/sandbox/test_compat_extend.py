@@ -8,7 +8,6 @@ import pytest
 
 from tests.sandbox._util import (
     assert_invalid,
-    client,
     create,
     signed_url,
     tid,
@@ -16,12 +15,6 @@ from tests.sandbox._util import (
     upload,
     wait,
 )
-
-
-@pytest.fixture
-def acct(sandbox, new_account):
-    with client(sandbox, new_account().api_key) as c:
-        yield c
 
 
 @pytest.fixture

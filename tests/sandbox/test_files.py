@@ -27,12 +27,6 @@ MiB = 1024 * 1024
 
 
 @pytest.fixture
-def acct(sandbox, new_account):
-    with client(sandbox, new_account().api_key) as c:
-        yield c
-
-
-@pytest.fixture
 def other(sandbox, new_account):
     with client(sandbox, new_account().api_key) as c:
         yield c

@@ -10,14 +10,6 @@ import pytest
 from tests.sandbox._util import balance, client, create, ledger, tid, wait
 
 
-@pytest.fixture
-def acct(sandbox, new_account):
-    a = new_account()
-    with client(sandbox, a.api_key) as c:
-        c.account_id = a.account_id  # type: ignore[attr-defined]
-        yield c
-
-
 def test_repeat_returns_the_original_and_bills_once(acct, admin):
     first = create(acct, "write_lyrics", "v5", {"prompt": "x"}, idempotency_key="k-1")
     second = create(acct, "write_lyrics", "v5", {"prompt": "x"}, idempotency_key="k-1")

@@ -14,13 +14,6 @@ SNAPSHOT_KEYS = {"task_id", "tool_id", "model", "operation", "license", "status"
                  "updated_at", "cost_usd", "output"}
 
 
-@pytest.fixture
-def acct(sandbox, new_account):
-    a = new_account()
-    with client(sandbox, a.api_key) as c:
-        yield c
-
-
 def test_create_answers_201_queued_and_the_task_completes(acct):
     r = create(acct, "generate_song", "v7", {"prompt": "jazz", "duration_seconds": 5})
     assert r.status_code == 201

@@ -23,14 +23,6 @@ from tests.sandbox._util import (
 
 
 @pytest.fixture
-def acct(sandbox, new_account):
-    a = new_account()
-    with client(sandbox, a.api_key) as c:
-        c.account_id = a.account_id  # type: ignore[attr-defined]
-        yield c
-
-
-@pytest.fixture
 def song(acct):
     """A short sandbox song of this account (its recipe makes stems and lyrics exact)."""
     snap = run(acct, "generate_song", "v5", {"prompt": "pop", "lyrics": "hello world",

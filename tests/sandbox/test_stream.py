@@ -11,12 +11,6 @@ import pytest
 from tests.sandbox._util import client, create, sse, wait
 
 
-@pytest.fixture
-def acct(sandbox, new_account):
-    with client(sandbox, new_account().api_key) as c:
-        yield c
-
-
 def test_stream_of_a_song_carries_progress_streaming_url_partial_output_terminal(acct):
     task_id = create(acct, "generate_song", "v5", {"prompt": "x", "duration_seconds": 5}).json()["task_id"]
     evs = sse(acct, task_id)

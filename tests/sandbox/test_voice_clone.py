@@ -38,14 +38,6 @@ def voice_recording(seconds: float = 3.0, f0: float = 140.0, sr: int = 22050) ->
 
 
 @pytest.fixture
-def acct(sandbox, new_account):
-    a = new_account()
-    with client(sandbox, a.api_key) as c:
-        c.account_id = a.account_id  # type: ignore[attr-defined]
-        yield c
-
-
-@pytest.fixture
 def ref(acct):
     return upload(acct, voice_recording())
 
