@@ -105,13 +105,20 @@ def _encode_mp3(a: np.ndarray, sr: int) -> bytes:
             "joint_stereo": "0",  # plain L/R: skips the per-granule mid/side analysis
             "cutoff": str(sr // 2),  # no low-pass: v7's band above 16 kHz survives
         }
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(a[:2]), format="fltp", layout=layout)
-        frame.sample_rate = sr
-        for pkt in st.encode(frame):
-            out.mux(pkt)
-        for pkt in st.encode(None):
-            out.mux(pkt)
+        _write_all(out, st, a, sr, layout)
     return buf.getvalue()
+
+
+def _write_all(out, st, a: np.ndarray, sr: int, layout: str) -> None:  # noqa: ANN001 (PyAV)
+    """Encode the whole signal as one frame into ``st`` and flush the encoder into ``out``."""
+    import av
+
+    frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(a[:2]), format="fltp", layout=layout)
+    frame.sample_rate = sr
+    for pkt in st.encode(frame):
+        out.mux(pkt)
+    for pkt in st.encode(None):
+        out.mux(pkt)
 
 
 def _encode_m4a(a: np.ndarray, sr: int) -> bytes:
@@ -122,12 +129,7 @@ def _encode_m4a(a: np.ndarray, sr: int) -> bytes:
     with av.open(buf, "w", format="ipod") as out:
         st = out.add_stream("aac", rate=sr, layout=layout)
         st.bit_rate = 96000
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(a[:2]), format="fltp", layout=layout)
-        frame.sample_rate = sr
-        for pkt in st.encode(frame):
-            out.mux(pkt)
-        for pkt in st.encode(None):
-            out.mux(pkt)
+        _write_all(out, st, a, sr, layout)
     return buf.getvalue()
 
 
