@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import ipywidgets as W
 
 from songlab._vocab import SONG_VERSIONS
 from songlab.widgets import _api, _gate
+from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html
 from songlab.widgets.form import GenerationForm
 from songlab.widgets.progress import ProgressPanel, TaskRow
@@ -33,7 +33,7 @@ ATTESTATION_HINT = ("I am the person speaking in this recording, or I hold writt
                     "from them, and I own the rights to the recording.")
 
 
-class ClonePanel(W.VBox):
+class ClonePanel(SubmitOnce, W.VBox):
     """Clone a voice with consent; ``vocal_id`` holds the saved voice once done."""
 
     def __init__(self, client: Any, *, form: GenerationForm | None = None) -> None:
@@ -71,10 +71,7 @@ class ClonePanel(W.VBox):
         self.task_id: str | None = None
         self._reference: tuple[str, bytes] | None = None
         self._uploaded: dict[str, str] = {}  # sha256 of the reference -> file_id
-        self._key: str | None = None
-        self._key_for: str | None = None
-        self._submitted: dict[str, str] = {}
-        self._busy = threading.Lock()
+        self._init_submit()
         self.upload.observe(self.sink.guard(self._uploaded_changed, context="reference"),
                             names="value")
         for w in (self.name, self.description, self.version, self.license, self.attestation,
@@ -154,44 +151,31 @@ class ClonePanel(W.VBox):
 
     def send(self) -> TaskRow | None:
         """Upload the reference and create the clone (what the button does); None if refused."""
-        self._refresh()
-        if not self.gate.valid:
-            self.sink.info(f"not sent: {self.gate.reason}", "warn")
-            return None
-        fingerprint = self._fingerprint()
-        if fingerprint in self._submitted:
-            return self.progress.rows.get(self._submitted[fingerprint])
-        if not self._busy.acquire(blocking=False):
-            return None
-        try:
-            self.submit.disabled = True
-            if self._key_for != fingerprint or self._key is None:
-                self._key, self._key_for = _api.new_key(), fingerprint
+        f = self._fields()
+
+        def create(key: str) -> Any:
             name, content = self._reference  # type: ignore[misc]  # the gate checked it
             digest = hashlib.sha256(content).hexdigest()
             if digest not in self._uploaded:
                 self.sink.info(f"uploading {name} ({_gate.format_size(len(content))})")
                 self._uploaded[digest] = _api.upload(self.client, content, filename=name).file_id
-            f = self._fields()
-            handle = _api.create_voice_clone(
-                self.client, idempotency_key=self._key, reference_file_id=self._uploaded[digest],
+            return _api.create_voice_clone(
+                self.client, idempotency_key=key, reference_file_id=self._uploaded[digest],
                 name=f["name"] or None, description=f["description"] or None,
                 version=f["version"], license=f["license"], consent=True,
                 rights_attestation=f["attestation"],
             )
-        finally:
-            self._busy.release()
-            self._refresh()
-        self.task_id = handle.task_id
-        self.consent_id = getattr(handle, "consent_id", None)
-        self._submitted[fingerprint] = self.task_id
-        self.consent_info.value = status_html(
-            f"consent record {self.consent_id} - task {self.task_id} - "
-            f"{_gate.format_price(self.gate.price)}", "ok")
-        self.sink.info("clone queued", "ok")
-        row = self.progress.track(self.task_id, label=f"voice clone {f['version']}")
-        self._refresh()
-        return row
+
+        def created(handle: Any) -> TaskRow:
+            self.task_id = handle.task_id
+            self.consent_id = getattr(handle, "consent_id", None)
+            self.consent_info.value = status_html(
+                f"consent record {self.consent_id} - task {self.task_id} - "
+                f"{_gate.format_price(self.gate.price)}", "ok")
+            self.sink.info("clone queued", "ok")
+            return self.progress.track(self.task_id, label=f"voice clone {f['version']}")
+
+        return self._submit_once(create, created)
 
     def _clone_done(self, row: TaskRow) -> None:
         if row.task_id != self.task_id:

@@ -13,13 +13,13 @@ a new submission. The created task is followed in an embedded progress panel.
 from __future__ import annotations
 
 import json
-import threading
 from decimal import Decimal
 from typing import Any
 
 import ipywidgets as W
 
 from songlab.widgets import _api, _gate
+from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html
 from songlab.widgets.players import AudioView
 from songlab.widgets.progress import ProgressPanel, TaskRow
@@ -29,7 +29,7 @@ __all__ = ["GenerationForm"]
 _WIDE = W.Layout(width="32em")
 
 
-class GenerationForm(W.VBox):
+class GenerationForm(SubmitOnce, W.VBox):
     """A priced, gated generation request; ``task_ids`` lists what it created."""
 
     def __init__(self, client: Any, *, progress: ProgressPanel | None = None,
@@ -59,10 +59,7 @@ class GenerationForm(W.VBox):
         self.output = AudioView(client)  # the latest completed task's audio
         self.task_ids: list[str] = []
         self.gate = _gate.Gate(False)
-        self._key: str | None = None
-        self._key_for: str | None = None  # the request the key belongs to
-        self._submitted: dict[str, str] = {}  # request fingerprint -> task id
-        self._busy = threading.Lock()
+        self._init_submit()
         self._sync_models(model)
         for w in (self.operation, self.model, self.prompt, self.lyrics, self.duration,
                   self.vocal_id, self.license):
@@ -166,34 +163,19 @@ class GenerationForm(W.VBox):
 
     def send(self) -> TaskRow | None:
         """Create the task for the current values (what the button does); None if refused."""
-        self._refresh()
-        if not self.gate.valid:
-            self.sink.info(f"not sent: {self.gate.reason}", "warn")
-            return None
-        fingerprint = self._fingerprint()
-        if fingerprint in self._submitted:  # a repeat click of a sent submission
-            return self.progress.rows.get(self._submitted[fingerprint])
-        if not self._busy.acquire(blocking=False):  # a click while the first is in flight
-            return None
-        try:
-            self.submit.disabled = True
-            if self._key_for != fingerprint or self._key is None:
-                self._key, self._key_for = _api.new_key(), fingerprint
+
+        def create(key: str) -> Any:
             req = self.request()
             self.sink.info(f"sending ({_gate.format_price(self.gate.price)})")
-            handle = _api.create_generation(
-                self.client, tool_id=req["tool_id"], payload=req["payload"],
-                license=req["license"], idempotency_key=self._key,
-            )
-        finally:
-            self._busy.release()
-            self._refresh()
-        task_id = handle.task_id
-        self._submitted[fingerprint] = task_id
-        if task_id not in self.task_ids:
-            self.task_ids.append(task_id)
-        self.sink.info(f"task {task_id} created", "ok")
-        label = f"{self.operation.value} {self.model.value}"
-        row = self.progress.track(task_id, label=label)
-        self._refresh()
-        return row
+            return _api.create_generation(self.client, tool_id=req["tool_id"],
+                                          payload=req["payload"], license=req["license"],
+                                          idempotency_key=key)
+
+        def created(handle: Any) -> TaskRow:
+            if handle.task_id not in self.task_ids:
+                self.task_ids.append(handle.task_id)
+            self.sink.info(f"task {handle.task_id} created", "ok")
+            return self.progress.track(handle.task_id,
+                                       label=f"{self.operation.value} {self.model.value}")
+
+        return self._submit_once(create, created)

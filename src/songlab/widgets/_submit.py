@@ -1,0 +1,51 @@
+"""Submit once: the gate check, one Idempotency-Key per submission, repeat clicks answered.
+
+Shared by the generation form and the voice-clone panel. A *submission* is the
+panel's current values (its fingerprint): the key is minted once for it and
+reused on every retry or double click, and a submission that already made a
+task answers with that task's row instead of creating another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from songlab.widgets import _api
+
+
+class SubmitOnce:
+    """State and the one ``send`` path; the panel supplies ``gate``, ``sink``,
+    ``progress``, ``submit``, ``_refresh()`` and ``_fingerprint()``."""
+
+    def _init_submit(self) -> None:
+        self._key: str | None = None
+        self._key_for: str | None = None  # the submission the key belongs to
+        self._submitted: dict[str, str] = {}  # submission fingerprint -> task id
+        self._busy = threading.Lock()
+
+    def _submit_once(self, create: Callable[[str], Any], created: Callable[[Any], Any]) -> Any:
+        """``create(key)`` sends the request; ``created(handle)`` tracks it and returns its row."""
+        self._refresh()  # type: ignore[attr-defined]
+        gate = self.gate  # type: ignore[attr-defined]
+        if not gate.valid:
+            self.sink.info(f"not sent: {gate.reason}", "warn")  # type: ignore[attr-defined]
+            return None
+        fingerprint = self._fingerprint()  # type: ignore[attr-defined]
+        if fingerprint in self._submitted:  # a repeat click of a sent submission
+            return self.progress.rows.get(self._submitted[fingerprint])  # type: ignore[attr-defined]
+        if not self._busy.acquire(blocking=False):  # a click while the first is in flight
+            return None
+        try:
+            self.submit.disabled = True  # type: ignore[attr-defined]
+            if self._key_for != fingerprint or self._key is None:
+                self._key, self._key_for = _api.new_key(), fingerprint
+            handle = create(self._key)
+        finally:
+            self._busy.release()
+            self._refresh()  # type: ignore[attr-defined]
+        self._submitted[fingerprint] = handle.task_id
+        row = created(handle)
+        self._refresh()  # type: ignore[attr-defined]
+        return row
