@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from tests.sandbox._util import ledger  # noqa: F401 (shared helpers, re-exported)
+
 MULTI = (
     "Write lyrics about a rainy night in Lisbon, then make a jazz song with them, "
     "split it into stems and check it for copyright."
@@ -58,10 +60,6 @@ def run(client: httpx.Client, tier: str, **payload: Any) -> tuple[dict[str, Any]
     return snap, json.loads(snap["output"]["metadata_json"])
 
 
-def ledger(admin: httpx.Client, account_id: str) -> list[dict[str, Any]]:
-    r = admin.get(f"/_sandbox/accounts/{account_id}/ledger")
-    assert r.status_code == 200, r.text
-    return r.json()["entries"]
 
 
 def lines_of(admin: httpx.Client, account_id: str, run_id: str) -> list[dict[str, Any]]:

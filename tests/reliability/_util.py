@@ -8,7 +8,6 @@ ledger, tasks, files) so a test can prove that a refused request changed nothing
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -23,15 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
-import soundfile as sf
 
 from songlab.sandbox.catalog import tool_id
+from tests.sandbox._util import ledger, tone, upload, wait  # noqa: F401 (shared helpers, re-exported)
 
 ADMIN_TOKEN = "reliability-admin-token"
 ADMIN_HEADER = "X-Sandbox-Admin-Token"
 START_TIMEOUT = 60.0
-
 
 # --- a sandbox in a child process ----------------------------------------------------
 
@@ -120,10 +117,6 @@ def new_account(admin: httpx.Client, **body: Any) -> tuple[str, str]:
     return r.json()["account_id"], r.json()["api_key"]
 
 
-def ledger(admin: httpx.Client, account_id: str) -> list[dict[str, Any]]:
-    r = admin.get(f"/_sandbox/accounts/{account_id}/ledger")
-    assert r.status_code == 200, r.text
-    return r.json()["entries"]
 
 
 def balance(admin: httpx.Client, account_id: str) -> dict[str, Any]:
@@ -156,35 +149,14 @@ def create(c: httpx.Client, operation: str, model: str, payload: dict[str, Any] 
     return c.post("/v1/generations", json=body, headers=headers)
 
 
-def wait(c: httpx.Client, task_id: str, timeout: float = 60.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        r = c.get(f"/v1/generations/{task_id}")
-        assert r.status_code == 200, r.text
-        snap = r.json()
-        if snap["status"] in ("completed", "failed"):
-            return snap
-        if time.monotonic() > deadline:
-            raise AssertionError(f"task {task_id} still {snap['status']} after {timeout} s")
-        time.sleep(0.02)
 
 
-def upload(c: httpx.Client, data: bytes, name: str = "clip.mp3", mime: str = "audio/mpeg") -> str:
-    r = c.post("/v1/files", files={"file": (name, data, mime)})
-    assert r.status_code == 201, r.text
-    return r.json()["file_id"]
 
 
 def usd_sum(entries: list[dict[str, Any]]) -> Decimal:
     return sum((Decimal(e["amount_usd"]) for e in entries), Decimal(0))
 
 
-def tone(seconds: float = 2.0, *, freq: float = 220.0, fmt: str = "MP3", sr: int = 22050) -> bytes:
-    t = np.arange(int(seconds * sr)) / sr
-    audio = (0.3 * np.sin(2 * np.pi * freq * t)).astype(np.float32)
-    buf = io.BytesIO()
-    sf.write(buf, audio, sr, format=fmt)
-    return buf.getvalue()
 
 
 def assert_invalid(r: httpx.Response, field_name: str) -> None:

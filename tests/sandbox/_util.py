@@ -13,7 +13,7 @@ import soundfile as sf
 
 from songlab.sandbox.catalog import tool_id
 
-WAIT_SECONDS = 30.0
+WAIT_SECONDS = 60.0
 
 
 def client(sandbox: Any, api_key: str | None) -> httpx.Client:
@@ -38,7 +38,9 @@ def wait(c: httpx.Client, task_id: str, timeout: float = WAIT_SECONDS) -> dict:
     """Poll until the task is terminal; returns its snapshot."""
     deadline = time.monotonic() + timeout
     while True:
-        snap = c.get(f"/v1/generations/{task_id}").json()
+        r = c.get(f"/v1/generations/{task_id}")
+        assert r.status_code == 200, r.text
+        snap = r.json()
         if snap["status"] in ("completed", "failed"):
             return snap
         if time.monotonic() > deadline:
