@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import time
 from decimal import Decimal
 from typing import Any
 
 import httpx
 
-from tests.sandbox._util import ledger  # noqa: F401 (shared helpers, re-exported)
+from tests.sandbox._util import ledger, wait  # noqa: F401 (shared helpers, re-exported)
 
 MULTI = (
     "Write lyrics about a rainy night in Lisbon, then make a jazz song with them, "
     "split it into stems and check it for copyright."
 )
-WAIT_SECONDS = 60.0
 
 
 def api(sandbox: Any, account: Any) -> httpx.Client:
@@ -39,16 +37,6 @@ def create(client: httpx.Client, tier: str, **payload: Any) -> httpx.Response:
     )
 
 
-def wait(client: httpx.Client, task_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while True:
-        r = client.get(f"/v1/generations/{task_id}")
-        assert r.status_code == 200, r.text
-        snap = r.json()
-        if snap["status"] in ("completed", "failed"):
-            return snap
-        assert time.monotonic() < deadline, f"task {task_id} still {snap['status']}"
-        time.sleep(0.05)
 
 
 def run(client: httpx.Client, tier: str, **payload: Any) -> tuple[dict[str, Any], dict[str, Any]]:
