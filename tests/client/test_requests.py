@@ -100,7 +100,7 @@ def test_retries_are_bounded(client, fake):
 
 @pytest.mark.parametrize(("status", "body", "cls"), [
     (402, {"error": "InsufficientFunds", "message": "short", "retryable": False}, InsufficientFunds),
-    (500, b"Internal Server Error", UnexpectedResponse)], ids=["402", "500"])
+    (400, b"<html>bad request</html>", UnexpectedResponse)], ids=["402", "400-html"])
 def test_final_errors_are_not_retried(client, fake, status, body, cls):
     fake.fail_next("/v1/generations", status, body)
     with pytest.raises(cls):

@@ -4,31 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from songlab.client._base import NOT_GIVEN, BaseClient, Call, NotGiven, Op, path_id
-from songlab.client._errors import (
-    APIError,
-    StreamError,
-    TaskFailed,
-    WaitTimeout,
-    error_from_response,
-)
-from songlab.client._models import Event, Task, parse_event
+from songlab.client._base import NOT_GIVEN, BaseClient, Call, NotGiven, Op, Step, Work
+from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
+from songlab.client._loop import WaitLoop
+from songlab.client._models import Event, Task
 from songlab.client._pagination import AsyncCursorIterator
-from songlab.client._retry import RETRYABLE_TRANSPORT_ERRORS, RetryPolicy, is_retryable, next_delay
-from songlab.client._sse import StreamResume
+from songlab.client._retry import RetryPolicy
 
 __all__ = ["AsyncClient"]
-
-log = logging.getLogger("songlab.client")
 
 
 class AsyncClient(BaseClient):
@@ -50,7 +41,7 @@ class AsyncClient(BaseClient):
         limits = httpx.Limits(max_connections=max_connections,
                               max_keepalive_connections=max_connections)
         self._http = httpx.AsyncClient(transport=transport, timeout=self.timeout, limits=limits)
-        self._sleep: Callable[[float], Any] = asyncio.sleep
+        self._sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -61,42 +52,41 @@ class AsyncClient(BaseClient):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # -- sending ---------------------------------------------------------------
+    # -- sending (every decision is in _base, _retry and _loop) -----------------
 
-    async def _request(self, call: Call) -> Any:
-        attempt = 0
-        start = time.monotonic()
+    async def _request(self, call: Call, deadline: float | None = None,
+                       expired: Callable[[], SonglabError] | None = None) -> Any:
+        retrier = self._retrier(call, deadline=deadline, expired=expired)
         while True:
-            attempt += 1
             try:
-                response = await self._http.send(self._build_request(call))
-                return self._decode(call, response)
-            except (APIError, *RETRYABLE_TRANSPORT_ERRORS) as exc:
-                delay = next_delay(exc, attempt, time.monotonic() - start, self.retry, self._rng)
-                if delay is None:
-                    if isinstance(exc, APIError):
-                        raise
-                    raise self._transport_error(call, exc) from exc
-                log.info("retrying %s %s in %.2fs after %s (attempt %d)", call.method,
-                         call.path if call.auth else "<signed url>", delay,
-                         getattr(exc, "code", None) or type(exc).__name__, attempt)
-                await self._sleep(delay)
+                request = self._build_request(call, retrier)
+                return self._decode(call, await self._http.send(request))
+            except Exception as exc:
+                await self._sleep(self._backoff(retrier, call, exc))
 
-    async def _adrive(self, op: Op) -> Any:
+    async def _perform(self, step: Step, deadline: float | None,
+                       expired: Callable[[], SonglabError] | None) -> Any:
+        if isinstance(step, Work):  # file reads, writes and decoding: off the event loop
+            return await asyncio.to_thread(step.fn, *step.args)
+        return await self._request(step, deadline, expired)
+
+    async def _adrive(self, op: Op, deadline: float | None = None,
+                      expired: Callable[[], SonglabError] | None = None) -> Any:
         try:
-            call = next(op)
+            step = next(op)
             while True:
                 try:
-                    result = await self._request(call)
+                    result = await self._perform(step, deadline, expired)
                 except BaseException as exc:
-                    call = op.throw(exc)
+                    step = op.throw(exc)
                 else:
-                    call = op.send(result)
+                    step = op.send(result)
         except StopIteration as stop:
             return stop.value
 
-    def _drive(self, op: Op) -> Any:
-        return self._adrive(op)
+    def _drive(self, op: Op, deadline: float | None = None,
+               expired: Callable[[], SonglabError] | None = None) -> Any:
+        return self._adrive(op, deadline, expired)
 
     @staticmethod
     def _then(value: Any, fn: Callable[[Any], Any]) -> Any:
@@ -115,74 +105,48 @@ class AsyncClient(BaseClient):
 
     async def _stream(self, task_id: str, *, after: int = 0,
                       deadline: float | None = None) -> AsyncIterator[Event]:
-        state = StreamResume(task_id, last_seq=after, rng=self._rng)
-        url = f"{self.base_url}/v1/generations/{path_id(task_id, 'task_id')}/stream"
-        headers = {**self._auth_headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        loop = self._stream_loop(task_id, after, deadline)
+        url = self.base_url + loop.path
         while True:
-            timeout = self.timeout
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise WaitTimeout(task_id, 0.0)
-                t = self.timeout
-                timeout = httpx.Timeout(connect=t.connect, read=min(remaining, 60.0), write=t.write,
-                                        pool=t.pool)
-            reason = "connection closed before terminal"
+            params, timeout = loop.connect(time.monotonic())
             try:
-                async with self._http.stream("GET", url, params=state.params(), headers=headers,
+                async with self._http.stream("GET", url, params=params,
+                                             headers=self._stream_headers,
                                              timeout=timeout) as response:
                     if response.status_code >= 400:
-                        await response.aread()
-                        err = error_from_response(response.status_code, response.content,
-                                                  method="GET", path=url[len(self.base_url):])
-                        if not is_retryable(err):
-                            raise err
-                        reason = err.code or "error"
+                        loop.on_refused(response.status_code, await response.aread(),
+                                        response.headers)
                     else:
                         async for sse in EventSource(response).aiter_sse():
-                            if not sse.data:
-                                continue
-                            event = parse_event(sse.data, sse_id=sse.id, sse_event=sse.event)
-                            if state.accept(event):
+                            event = loop.on_frame(sse.data, sse.id, sse.event)
+                            if event is not None:
                                 yield event
-                            if state.finished:
+                            if loop.finished:
                                 return
-            except (*RETRYABLE_TRANSPORT_ERRORS, SSEError) as exc:
-                reason = type(exc).__name__
-            if deadline is not None and time.monotonic() >= deadline:
-                raise WaitTimeout(task_id, 0.0)
-            delay = state.on_disconnect(reason)
-            if delay:
-                await self._sleep(delay)
+            except (httpx.TransportError, SSEError) as exc:
+                loop.on_broken(exc)
+            await self._sleep(loop.next_delay(time.monotonic()))
 
     async def _wait(self, task_id: str, *, timeout: float,
                     on_event: Callable[[Event], Any] | None, raise_on_failure: bool,
                     poll_interval: float, use_stream: bool) -> Task:
-        deadline = time.monotonic() + timeout
-        last_status: str | None = None
+        w = WaitLoop(task_id, timeout=timeout, poll_interval=poll_interval,
+                     raise_on_failure=raise_on_failure, now=time.monotonic())
         if use_stream:
-            try:
-                async with aclosing(self._stream(task_id, deadline=deadline)) as events:
+            try:  # aclosing(): the connection is released even when on_event raises
+                async with aclosing(self._stream(task_id, deadline=w.deadline)) as events:
                     async for event in events:
-                        last_status = event.status or last_status
+                        w.saw(event)
                         if on_event is not None:
                             result = on_event(event)
                             if inspect.isawaitable(result):
                                 await result
-            except WaitTimeout:
-                pass
-            except StreamError as exc:
-                log.info("stream of %s unusable (%s); polling", task_id, exc)
-        interval = poll_interval
+            except (WaitTimeout, StreamError, MalformedResponse) as exc:
+                w.stream_ended(exc)
         while True:
-            task = await self.generations.get(task_id)
-            last_status = task.status
-            if task.done:
-                if task.status == "failed" and raise_on_failure:
-                    raise TaskFailed(task)
+            task: Task = await self._drive(self.generations._get_op(task_id), w.deadline,
+                                           w.expired)
+            delay = w.on_task(task, time.monotonic())
+            if delay is None:
                 return task
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WaitTimeout(task_id, timeout, last_status)
-            await self._sleep(min(interval, remaining))
-            interval = min(interval * 1.5, 5.0)
+            await self._sleep(delay)

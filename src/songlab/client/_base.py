@@ -1,11 +1,12 @@
 """What the sync and async clients share and that needs no I/O.
 
-Every operation is a generator (sans-I/O): it yields :class:`Call` objects and
-receives the decoded answer of each; a sender (``Client._drive`` or
-``AsyncClient._drive``) performs the calls, with retries, and throws errors back
-in. So request building, validation, estimates, budget checks and response
-parsing are written once and unit-tested with ``httpx.MockTransport``; the two
-clients only send.
+Every operation is a generator (sans-I/O): it yields :class:`Call` objects (and
+:class:`Work`, blocking local work such as reading a file) and receives the
+answer of each; a sender (``Client._drive`` or ``AsyncClient._drive``) performs
+them and throws errors back in. Request building, validation, estimates, budget
+checks, response parsing and every retry decision (``_retry.Retrier``,
+``_loop``) are written once and unit-tested with ``httpx.MockTransport``; the
+two clients only send, sleep and (async) hand ``Work`` to a thread.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
@@ -23,12 +25,13 @@ from urllib.parse import quote
 import httpx
 
 from songlab.client._budget import Budget, BudgetStack
-from songlab.client._errors import APIConnectionError, APITimeoutError, error_from_response
+from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
+from songlab.client._loop import StreamLoop, bounded_timeout
 from songlab.client._models import Tool, UploadedFile, parse_tools
-from songlab.client._retry import RetryPolicy
+from songlab.client._retry import CallKind, Retrier, RetryPolicy, retry_after_s
 from songlab.client._validate import ValidationError, require
 
-__all__ = ["NOT_GIVEN", "BaseClient", "Call", "NotGiven", "Op"]
+__all__ = ["NOT_GIVEN", "BaseClient", "Call", "NotGiven", "Op", "Step", "Work"]
 
 log = logging.getLogger("songlab.client")
 
@@ -69,8 +72,26 @@ class Call:
     auth: bool = True
     expect: str = "json"  # "json" or "bytes"
 
+    @property
+    def kind(self) -> CallKind:
+        """GETs are reads; a POST with an Idempotency-Key is a create; any other POST
+        (an upload) is repeated only where it provably never reached the server."""
+        if self.method == "GET":
+            return CallKind.READ
+        return CallKind.CREATE if self.idempotency_key is not None else CallKind.UPLOAD
 
-Op = Generator[Call, Any, Any]
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """Blocking local work an operation asks for (file reads and writes, decoding): the
+    sync client runs it in place, the async client in a thread, off its event loop."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+Step = Call | Work
+Op = Generator[Step, Any, Any]
 
 
 def new_idempotency_key() -> str:
@@ -149,6 +170,8 @@ class BaseClient:
                               "Content-Type": "application/json"}
         self.timeout = DEFAULT_TIMEOUT if isinstance(timeout, NotGiven) else httpx.Timeout(timeout)
         self._extensions = {"timeout": self.timeout.as_dict()}
+        self._longest_timeout = max((v for v in self.timeout.as_dict().values() if v is not None),
+                                    default=float("inf"))
         self.retry = RetryPolicy() if isinstance(retry, NotGiven) else retry
         self._rng = random.Random(seed)
         self._tools: tuple[Tool, ...] | None = None
@@ -206,34 +229,67 @@ class BaseClient:
 
     # -- requests --------------------------------------------------------------
 
-    def _build_request(self, call: Call) -> httpx.Request:
+    def _build_request(self, call: Call, retrier: Retrier | None = None) -> httpx.Request:
         """The request of ``call``, built directly (no merge with client defaults: the
-        get path is measured against raw httpx by ``benchmarks/client_overhead.py``)."""
+        get path is measured against raw httpx by ``benchmarks/client_overhead.py``); its
+        timeouts end no later than the retrier's deadline."""
         headers = self._auth_headers if call.auth else self._plain_headers
         if call.files is not None:
             headers = {k: v for k, v in headers.items() if k != "Content-Type"}
         if call.idempotency_key is not None:
             headers = {**headers, "Idempotency-Key": call.idempotency_key}
         url = call.path if call.path.startswith(("http://", "https://")) else self.base_url + call.path
+        extensions = self._extensions
+        if retrier is not None:
+            remaining = retrier.deadline - time.monotonic()
+            if remaining < self._longest_timeout:
+                extensions = {"timeout": bounded_timeout(self.timeout, remaining).as_dict()}
         return httpx.Request(call.method, url, params=call.params, json=call.json,
-                             files=call.files, headers=headers, extensions=self._extensions)
+                             files=call.files, headers=headers, extensions=extensions)
 
     @staticmethod
     def _decode(call: Call, response: httpx.Response) -> Any:
-        """The answer of a call, or the exception of its error body."""
+        """The answer of a call, or the exception of its error body (with what a
+        ``Retry-After`` header asked for)."""
         if response.status_code >= 400:
-            raise error_from_response(response.status_code, response.content,
+            err = error_from_response(response.status_code, response.content,
                                       method=call.method, path=_loggable(call.path))
+            err.retry_after_s = retry_after_s(response.headers)
+            raise err
         if call.expect == "bytes":
             return response.content
         if not response.content:
             return None
-        return json.loads(response.content)
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            kind = response.headers.get("content-type", "no content-type")
+            raise MalformedResponse(f"the body is not JSON ({kind}, {len(response.content)} "
+                                    "bytes)", method=call.method, path=_loggable(call.path),
+                                    status_code=response.status_code) from None
 
-    @staticmethod
-    def _transport_error(call: Call, exc: Exception) -> APIConnectionError:
-        cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
-        return cls(f"{type(exc).__name__}: {exc}", method=call.method, path=_loggable(call.path))
+    def _retrier(self, call: Call, *, deadline: float | None = None,
+                 expired: Callable[[], SonglabError] | None = None) -> Retrier:
+        return Retrier(call.kind, self.retry, self._rng, now=time.monotonic(),
+                       describe=(call.method, _loggable(call.path)), key=call.idempotency_key,
+                       deadline=deadline, expired=expired)
+
+    def _backoff(self, retrier: Retrier, call: Call, exc: Exception) -> float:
+        """The sleep before the next attempt of ``call`` (raises when retrying is over)."""
+        delay = retrier.on_error(exc, time.monotonic())
+        log.info("retrying %s %s in %.2fs after %s (attempt %d)", call.method,
+                 _loggable(call.path), delay, getattr(exc, "code", None) or type(exc).__name__,
+                 retrier.attempts)
+        return delay
+
+    def _stream_loop(self, task_id: str, after: int, deadline: float | None) -> StreamLoop:
+        path = f"/v1/generations/{path_id(task_id, 'task_id')}/stream"
+        return StreamLoop(task_id, path=path, after=after, policy=self.retry, rng=self._rng,
+                          timeout=self.timeout, now=time.monotonic(), deadline=deadline)
+
+    @property
+    def _stream_headers(self) -> dict[str, str]:
+        return {**self._auth_headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
 
     # -- shared operations -----------------------------------------------------
 
@@ -256,6 +312,12 @@ class BaseClient:
         reservation = self._budgets.reserve(estimate)
         try:
             data = yield Call("POST", path, json=body, idempotency_key=key)
+            if not (isinstance(data, dict) and isinstance(data.get("task_id"), str)
+                    and data["task_id"]):
+                raise MalformedResponse(
+                    f"the create answer has no task_id (got {str(data)[:200]!r}); the task may "
+                    f"exist: send the same create again with idempotency_key={key!r}",
+                    method="POST", path=path)
         except BaseException:
             reservation.release()
             raise

@@ -4,10 +4,16 @@ Before a create is sent its estimate is reserved against every active budget
 (so concurrent async creates cannot overshoot together); the reservation
 becomes spending when the create is answered, and is released if it fails. An
 idempotent repeat that returns a task already counted is not counted again.
+
+A budget is active only in the code its ``with`` block runs: the active
+budgets live in a :mod:`contextvars` variable, so a widget's thread or another
+coroutine of the same client is not charged to it, while tasks started inside
+the block (``asyncio.gather``, ``create_task``) inherit it, as context does.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from dataclasses import dataclass
 from decimal import Decimal
@@ -17,17 +23,26 @@ from songlab.client._errors import BudgetExceeded
 
 __all__ = ["Budget", "BudgetStack", "Reservation"]
 
+# Every active budget of every client in the current context; each stack keeps its own.
+_ACTIVE: contextvars.ContextVar[tuple[Budget, ...]] = contextvars.ContextVar(
+    "songlab_budgets", default=())
+
 
 class BudgetStack:
-    """The budgets active on one client (nested blocks all count)."""
+    """The budgets of one client (nested blocks all count)."""
 
     def __init__(self) -> None:
-        self.active: list[Budget] = []
         self.lock = threading.Lock()
+
+    @property
+    def active(self) -> tuple[Budget, ...]:
+        """The budgets of this client whose block the current context is inside."""
+        return tuple(b for b in _ACTIVE.get() if b._stack is self)
 
     def reserve(self, estimate: Any) -> Reservation:
         """Hold ``estimate`` on every active budget, or raise BudgetExceeded."""
-        if not self.active:
+        active = self.active
+        if not active:
             return Reservation((), Decimal(0))
         with self.lock:
             if estimate is None or not estimate.bounded:
@@ -36,13 +51,13 @@ class BudgetStack:
                     f"{what} has no upper bound on its cost inside client.budget(...)"
                     + (f"; {estimate.note}" if estimate is not None and estimate.note else ""))
             amount = estimate.usd
-            for b in self.active:
+            for b in active:
                 if amount > b.remaining:
                     raise BudgetExceeded(
                         f"{estimate.describe()} is estimated at ${amount}, over the budget's "
                         f"remaining ${b.remaining} (limit ${b.limit}, spent ${b.spent})",
                         estimate_usd=amount, remaining_usd=b.remaining)
-            budgets = tuple(self.active)
+            budgets = active
             for b in budgets:
                 b.held += amount
             return Reservation(budgets, amount, self.lock)
@@ -77,19 +92,18 @@ class Budget:
         self.held = Decimal(0)  # creates in flight
         self.task_ids: list[str] = []
         self._stack = stack
+        self._tokens: list[contextvars.Token[tuple[Budget, ...]]] = []
 
     @property
     def remaining(self) -> Decimal:
         return self.limit - self.spent - self.held
 
     def __enter__(self) -> Budget:
-        with self._stack.lock:
-            self._stack.active.append(self)
+        self._tokens.append(_ACTIVE.set((*_ACTIVE.get(), self)))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        with self._stack.lock:
-            self._stack.active.remove(self)
+        _ACTIVE.reset(self._tokens.pop())
 
     def __repr__(self) -> str:
         return f"Budget(limit=${self.limit}, spent=${self.spent}, tasks={len(self.task_ids)})"

@@ -9,8 +9,10 @@
      ├── WaitTimeout (also TimeoutError)       wait() deadline passed; carries task_id
      ├── TaskFailed                            wait() saw the task end in `failed`
      ├── StreamError                           a stream could not be resumed
+     ├── MalformedResponse                     a 2xx or an SSE frame the client cannot read
      ├── APIConnectionError                    transport failed (after retries)
-     │    └── APITimeoutError
+     │    ├── APITimeoutError
+     │    └── CreateUnconfirmed                create deadline spent, outcome unknown; .idempotency_key
      └── APIError                              the service answered with an error body
           ├── PipelineError                    body has error, message, retryable
           │    ├── UnknownTool                 400
@@ -46,11 +48,13 @@ __all__ = [
     "APIError",
     "APITimeoutError",
     "BudgetExceeded",
+    "CreateUnconfirmed",
     "DependencyUnavailable",
     "Forbidden",
     "InsufficientFunds",
     "InvalidApiKey",
     "InvalidGenerationInput",
+    "MalformedResponse",
     "MissingField",
     "NotFound",
     "PipelineError",
@@ -129,11 +133,25 @@ class StreamError(SonglabError):
         super().__init__(f"stream of task {task_id} (after seq {last_seq}): {message}")
 
 
+class MalformedResponse(SonglabError):
+    """The service answered 2xx (or sent a stream frame) that the client cannot read: a body
+    that is not JSON, a frame whose ``data`` or ``id`` is malformed, a field missing."""
+
+    def __init__(self, message: str, *, method: str = "", path: str = "",
+                 status_code: int | None = None) -> None:
+        self.method = method
+        self.path = path
+        self.status_code = status_code
+        where = f"{method} {path}" + (f" [{status_code}]" if status_code else "")
+        super().__init__(f"{where}: {message}" if method else message)
+
+
 class APIConnectionError(SonglabError):
     """The request did not get an answer (connect, read or write failed)."""
 
     code: ClassVar[str] = "connection"
     retryable: ClassVar[bool] = True
+    idempotency_key: str | None = None  # set on errors of a create
 
     def __init__(self, message: str, *, method: str = "", path: str = ""):
         self.method = method
@@ -145,10 +163,30 @@ class APITimeoutError(APIConnectionError):
     code: ClassVar[str] = "timeout"
 
 
+class CreateUnconfirmed(APIConnectionError):
+    """A create was retried under its Idempotency-Key until the create deadline and no
+    attempt got a definite answer: it may or may not have been accepted. Sending it again
+    with ``idempotency_key=e.idempotency_key`` returns the same task, never a second bill."""
+
+    code: ClassVar[str] = "create_unconfirmed"
+
+    def __init__(self, message: str, *, method: str, path: str, idempotency_key: str,
+                 attempts: int) -> None:
+        self.attempts = attempts
+        super().__init__(
+            f"no definite answer after {attempts} attempt(s) within the create deadline "
+            f"(last: {message}); the task may exist. Send the same create again with "
+            f"idempotency_key={idempotency_key!r} to get it without paying twice "
+            f"(or raise RetryPolicy(create_deadline_s=...))", method=method, path=path)
+        self.idempotency_key = idempotency_key
+
+
 class APIError(SonglabError):
     """The service answered with an error body. Branch on ``.code``, not on the status."""
 
     code: ClassVar[str | None] = None
+    idempotency_key: str | None = None  # set on errors of a create
+    retry_after_s: float | None = None  # what a Retry-After header asked for
 
     def __init__(
         self,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from songlab._vocab import LIMITS
-from songlab.client._base import Call, Op, path_id
+from songlab.client._base import Call, Op, Work, path_id
 from songlab.client._models import UploadedFile, parse_link, parse_upload
 from songlab.client._validate import ValidationError, check_file
 
@@ -50,6 +50,22 @@ def _sniff_ext(content: bytes) -> str:
     return {b"fLaC": ".flac", b"OggS": ".ogg", b"MThd": ".mid"}.get(head[:4], "")
 
 
+def _read_upload(path: Path) -> bytes:
+    """The bytes of a file to upload, refused over 64 MiB before it is read."""
+    if not path.is_file():
+        raise ValidationError("source", f"no file at {str(path)!r}")
+    check_file("source", size=path.stat().st_size, mime_type=None, filename=None,
+               max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
+    return path.read_bytes()
+
+
+def _write_download(to: Path, name: str, content: bytes) -> Path:
+    """Write ``content`` to ``to`` (a file), or to ``to/name`` when ``to`` is a directory."""
+    path = to / name if to.is_dir() else to
+    path.write_bytes(content)
+    return path
+
+
 class Files:
     def __init__(self, client: Any) -> None:
         self._c = client
@@ -63,12 +79,7 @@ class Files:
                 name = filename or "upload.bin"
             elif isinstance(source, str | os.PathLike):
                 path = Path(source)
-                if not path.is_file():
-                    raise ValidationError("source", f"no file at {str(path)!r}")
-                size = path.stat().st_size
-                check_file("source", size=size, mime_type=None, filename=None,
-                           max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
-                content = path.read_bytes()
+                content = yield Work(_read_upload, (path,))
                 name = filename or path.name
             else:
                 raise ValidationError("source", "a path, bytes, or an http(s) URL")
@@ -106,13 +117,10 @@ class Files:
         link, content = yield from self._download_op(file_id)
         if to is None:
             return content
-        path = Path(to)
-        if path.is_dir():
-            mime = link.mime_type or self._c._uploads.get(link.file_id, UploadedFile(
-                "", None, None, None, {})).mime_type
-            path = path / f"{link.file_id}{_ext_for(mime) or _sniff_ext(content)}"
-        path.write_bytes(content)
-        return path
+        mime = link.mime_type or self._c._uploads.get(link.file_id, UploadedFile(
+            "", None, None, None, {})).mime_type
+        name = f"{link.file_id}{_ext_for(mime) or _sniff_ext(content)}"
+        return (yield Work(_write_download, (Path(to), name, content)))
 
     def download(self, file_id: str | UploadedFile, *, to: str | os.PathLike[str] | None = None) -> Any:
         """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path."""
@@ -122,7 +130,7 @@ class Files:
         from songlab.client._audio import decode_audio
 
         _, content = yield from self._download_op(file_id)
-        return decode_audio(content)
+        return (yield Work(decode_audio, (content,)))
 
     def read(self, file_id: str | UploadedFile) -> Any:
         """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""

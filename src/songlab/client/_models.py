@@ -12,13 +12,16 @@ it is the hot path measured by ``benchmarks/client_overhead.py``.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from songlab._vocab import EventKind, Status
+from songlab.client._errors import MalformedResponse
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +44,27 @@ __all__ = [
     "UploadedFile",
     "VoiceClone",
 ]
+
+
+_R = TypeVar("_R")
+
+
+def _parser(what: str) -> Callable[[Callable[[Any], _R]], Callable[[Any], _R]]:
+    """A parse function whose failures (a field missing or of the wrong type) raise
+    :class:`MalformedResponse` naming ``what``, never a bare KeyError/TypeError."""
+
+    def decorate(fn: Callable[[Any], _R]) -> Callable[[Any], _R]:
+        @functools.wraps(fn)
+        def parse(d: Any) -> _R:
+            try:
+                return fn(d)
+            except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+                raise MalformedResponse(f"unreadable {what}: {type(exc).__name__}: {exc}") \
+                    from None
+
+        return parse
+
+    return decorate
 
 
 def _dt(value: Any) -> datetime | None:
@@ -140,6 +164,7 @@ def parse_output(d: dict[str, Any] | None) -> TaskOutput:
     return TaskOutput(d.get("text"), text, meta, assets)
 
 
+@_parser("task snapshot")
 def parse_task(d: dict[str, Any]) -> Task:
     f = d.get("failure")
     return Task(
@@ -167,6 +192,7 @@ class Page:
     next_cursor: str | None
 
 
+@_parser("task page")
 def parse_page(d: dict[str, Any]) -> Page:
     return Page(tuple(parse_task(t) for t in d.get("data", ())), d.get("next_cursor"))
 
@@ -196,22 +222,42 @@ class Event:
         return self.kind in (EventKind.TIMEOUT, EventKind.ERROR)
 
 
-def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None = None) -> Event:
-    d = json.loads(data) if data else {}
-    seq = d.get("seq")
-    if seq is None and sse_id:
-        seq = int(sse_id)
-    cursor = d.get("cursor")
+def _int_or_none(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"not an integer: {value!r}")
+    return int(value)
+
+
+def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None = None,
+                path: str = "") -> Event:
+    """One SSE frame -> :class:`Event`; :class:`MalformedResponse` if its ``data`` is not a
+    JSON object or its ``seq``/``id``/``cursor`` is not an integer."""
+    try:
+        d = json.loads(data) if data else {}
+        if not isinstance(d, dict):
+            raise ValueError("data is not a JSON object")
+        seq = _int_or_none(d.get("seq"))
+        if seq is None and sse_id:
+            seq = _int_or_none(sse_id.strip())
+        cursor = _int_or_none(d.get("cursor"))
+        kind = d.get("kind") or sse_event or "message"
+        if not isinstance(kind, str):
+            raise ValueError(f"kind is not a string: {kind!r}")
+    except ValueError as exc:
+        raise MalformedResponse(f"unreadable stream frame (id {sse_id!r}): {exc}",
+                                method="GET", path=path) from None
     return Event(
-        int(seq or 0),
-        d.get("kind") or sse_event or "message",
+        seq or 0,
+        kind,
         d.get("task_id"),
         d.get("status"),
         d.get("progress"),
         d.get("step"),
         d.get("phase"),
         d.get("message"),
-        None if cursor is None else int(cursor),
+        cursor,
         d,
     )
 
@@ -229,6 +275,7 @@ def parse_tool(d: dict[str, Any]) -> Tool:
     return Tool(d["id"], d["model"], d["operation"], d.get("name"), d)
 
 
+@_parser("tool listing")
 def parse_tools(d: dict[str, Any] | list[Any]) -> tuple[Tool, ...]:
     items = d["data"] if isinstance(d, dict) else d
     return tuple(parse_tool(t) for t in items)
@@ -245,6 +292,7 @@ class FileLink:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
+@_parser("file link")
 def parse_link(d: dict[str, Any]) -> FileLink:
     return FileLink(d["file_id"], d["url"], d.get("mime_type"), _dt(d.get("expires_at")), d)
 
@@ -258,6 +306,7 @@ class UploadedFile:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
+@_parser("upload answer")
 def parse_upload(d: dict[str, Any]) -> UploadedFile:
     return UploadedFile(d["file_id"], d.get("mime_type"), d.get("size_bytes"), d.get("sha256"), d)
 
@@ -275,6 +324,7 @@ class Balance:
         return Decimal(self.total_effective) * Decimal("0.01")
 
 
+@_parser("balance")
 def parse_balance(d: dict[str, Any]) -> Balance:
     return Balance(
         int(d["total_effective"]),

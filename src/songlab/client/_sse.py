@@ -14,24 +14,19 @@ replays history, a signal's seq can be larger than task events the caller
 has not seen yet (design.md: every event, ``timeout``/``error`` included, takes
 the next seq).
 
-Consecutive reconnects without a new task event are bounded; a ``timeout``
-(the server is alive, the task is idle) does not count against that bound.
+Reconnects are paced by capped, jittered backoff (the first one after progress
+is immediate); how long a stream may go without progress is the business of its
+caller's deadline (:class:`songlab.client._loop.StreamLoop`), not a count.
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from songlab._vocab import EventKind
-from songlab.client._errors import StreamError
 from songlab.client._models import Event
 
-__all__ = ["MAX_RECONNECTS_WITHOUT_PROGRESS", "RECONNECT_BASE_S", "RECONNECT_CAP_S", "StreamResume"]
-
-MAX_RECONNECTS_WITHOUT_PROGRESS = 5
-RECONNECT_BASE_S = 0.05
-RECONNECT_CAP_S = 2.0
+__all__ = ["StreamResume"]
 
 
 @dataclass(slots=True)
@@ -43,8 +38,7 @@ class StreamResume:
     connections: int = 0
     signals: int = 0  # timeout/error events consumed
     idle_timeouts: int = 0
-    max_failures: int = MAX_RECONNECTS_WITHOUT_PROGRESS
-    rng: random.Random = field(default_factory=random.Random, repr=False)
+    progressed: bool = False  # a new event (or an idle timeout) since the last disconnect
 
     def params(self) -> dict[str, int]:
         """Query of the next connection: ``after`` once anything was seen."""
@@ -62,6 +56,7 @@ class StreamResume:
             if event.kind == EventKind.TIMEOUT:
                 self.failures = 0
                 self.idle_timeouts += 1
+                self.progressed = True
             return False
         seq = event.seq
         if seq and seq <= self.last_seq:
@@ -69,22 +64,16 @@ class StreamResume:
         if seq:
             self.last_seq = seq
         self.failures = 0
+        self.progressed = True
         if event.is_terminal:
             self.finished = True
         return True
 
-    def on_disconnect(self, reason: str = "connection closed") -> float:
-        """The connection ended without ``terminal``: the delay before resuming.
-
-        Raises :class:`StreamError` once ``max_failures`` reconnects in a row
-        brought nothing new.
-        """
+    def on_disconnect(self) -> int:
+        """The connection ended without ``terminal``: how many disconnects in a row brought
+        nothing new (1 right after progress: resume at once; the caller paces the rest)."""
         if self.finished:
             raise RuntimeError("stream already finished")
         self.failures += 1
-        if self.failures > self.max_failures:
-            raise StreamError(self.task_id, f"gave up after {self.failures - 1} reconnects "
-                              f"without a new event ({reason})", self.last_seq)
-        if self.failures == 1:
-            return 0.0  # a timeout/error event or a first drop: resume at once
-        return self.rng.uniform(0.0, min(RECONNECT_CAP_S, RECONNECT_BASE_S * 2 ** self.failures))
+        self.progressed = False
+        return self.failures

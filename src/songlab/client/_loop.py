@@ -1,0 +1,179 @@
+"""The stream and wait loops, as pure state machines both senders drive.
+
+``Client`` and ``AsyncClient`` only open connections, read frames and sleep;
+every decision is here, written once and unit-tested without a server:
+
+- :class:`StreamLoop`: the resume cursor (``after=``), dedupe by seq (through
+  :class:`~songlab.client._sse.StreamResume`), which refusals and broken
+  connections are retried, the pacing of reconnects (immediate after progress,
+  then the policy's capped jittered backoff, at least what ``Retry-After`` asks),
+  the read timeout of each connection, and the deadlines: the caller's (``wait``
+  raises :class:`WaitTimeout`) and the stall limit (no new event for the
+  policy's ``max_total_s`` raises :class:`StreamError` carrying the cursor).
+- :class:`WaitLoop`: ``wait()``'s deadline, the polling interval and the
+  verdict on each snapshot (done, failed, or poll again).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Final
+
+import httpx
+
+from songlab.client._errors import (
+    APIConnectionError,
+    StreamError,
+    TaskFailed,
+    WaitTimeout,
+    error_from_response,
+)
+from songlab.client._models import Event, Task, parse_event
+from songlab.client._retry import (
+    CallKind,
+    RetryPolicy,
+    backoff_delay,
+    is_retryable,
+    retry_after_s,
+)
+from songlab.client._sse import StreamResume
+
+__all__ = ["POLL_CAP_S", "STREAM_READ_CAP_S", "StreamLoop", "WaitLoop", "bounded_timeout"]
+
+log = logging.getLogger("songlab.client")
+
+STREAM_READ_CAP_S: Final = 60.0  # a connection idle longer than this is dropped and resumed
+POLL_CAP_S: Final = 5.0  # polling interval grows x1.5 up to this
+
+
+def bounded_timeout(base: httpx.Timeout, remaining: float | None, *,
+                    stream: bool = False) -> httpx.Timeout:
+    """``base`` with no phase longer than the ``remaining`` seconds of a deadline (a stream's
+    read phase is at most :data:`STREAM_READ_CAP_S` then), so a blackholed connection
+    cannot hold a caller past its deadline."""
+    if remaining is None:
+        return base
+    left = max(remaining, 0.05)
+
+    def cap(value: float | None) -> float:
+        return left if value is None else min(value, left)
+
+    read = min(left, STREAM_READ_CAP_S) if stream else cap(base.read)
+    return httpx.Timeout(connect=cap(base.connect), read=read, write=cap(base.write),
+                         pool=cap(base.pool))
+
+
+class StreamLoop:
+    """One task stream across any number of connections."""
+
+    def __init__(self, task_id: str, *, path: str, after: int, policy: RetryPolicy,
+                 rng: random.Random, timeout: httpx.Timeout, now: float,
+                 deadline: float | None = None) -> None:
+        self.resume = StreamResume(task_id, last_seq=after)
+        self.task_id = task_id
+        self.path = path
+        self.policy = policy
+        self.rng = rng
+        self.base_timeout = timeout
+        self.deadline = deadline
+        self.stalled_since = now
+        self.reason = "connection closed before terminal"
+        self.retry_after: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.resume.finished
+
+    def connect(self, now: float) -> tuple[dict[str, int], httpx.Timeout]:
+        """Query and timeout of the next connection (raises once the deadline passed)."""
+        self._check_deadline(now)
+        return self.resume.params(), bounded_timeout(
+            self.base_timeout, None if self.deadline is None else self.deadline - now,
+            stream=True)
+
+    def on_refused(self, status_code: int, content: bytes, headers: httpx.Headers) -> None:
+        """An error answer to the stream request: raise it unless a retry can change it."""
+        err = error_from_response(status_code, content, method="GET", path=self.path)
+        if not is_retryable(err, CallKind.READ):
+            raise err
+        self.reason = f"{err.code or 'HTTP'} [{status_code}]"
+        self.retry_after = retry_after_s(headers)
+
+    def on_broken(self, exc: Exception) -> None:
+        """The connection failed or was cut: raise if no retry can help."""
+        if isinstance(exc, httpx.TransportError) and not is_retryable(exc, CallKind.READ):
+            raise APIConnectionError(f"{type(exc).__name__}: {exc}", method="GET",
+                                     path=self.path) from exc
+        self.reason = type(exc).__name__
+
+    def on_frame(self, data: str, sse_id: str, sse_event: str) -> Event | None:
+        """A frame -> the event to show the caller, or None (a repeat, a resume signal or
+        a keep-alive). Raises :class:`MalformedResponse` for a frame it cannot read."""
+        if not data:
+            return None
+        event = parse_event(data, sse_id=sse_id, sse_event=sse_event, path=self.path)
+        return event if self.resume.accept(event) else None
+
+    def next_delay(self, now: float) -> float:
+        """The connection ended without ``terminal``: the sleep before resuming."""
+        if self.resume.progressed:
+            self.stalled_since = now
+        failures = self.resume.on_disconnect()
+        self._check_deadline(now)
+        delay = 0.0 if failures == 1 else backoff_delay(failures - 2, self.policy, self.rng)
+        if self.retry_after is not None:
+            delay, self.retry_after = max(delay, self.retry_after), None
+        if self.deadline is not None:
+            delay = min(delay, max(0.0, self.deadline - now))
+        elif now + delay - self.stalled_since > self.policy.max_total_s:
+            raise StreamError(self.task_id, f"no new event for {self.policy.max_total_s:g}s "
+                              f"({self.reason})", self.resume.last_seq)
+        if failures > 1:
+            log.info("stream of %s: resuming after seq %d in %.2fs (%s)", self.task_id,
+                     self.resume.last_seq, delay, self.reason)
+        return delay
+
+    def _check_deadline(self, now: float) -> None:
+        if self.deadline is not None and now >= self.deadline:
+            raise WaitTimeout(self.task_id, 0.0)
+
+
+class WaitLoop:
+    """``wait()``: follow the stream until the deadline, then poll until done."""
+
+    def __init__(self, task_id: str, *, timeout: float, poll_interval: float,
+                 raise_on_failure: bool, now: float) -> None:
+        self.task_id = task_id
+        self.timeout = timeout
+        self.deadline = now + timeout
+        self.interval = poll_interval
+        self.raise_on_failure = raise_on_failure
+        self.last_status: str | None = None
+
+    def saw(self, event: Event) -> None:
+        self.last_status = event.status or self.last_status
+
+    def stream_ended(self, exc: Exception) -> None:
+        """The stream stopped before ``terminal`` (deadline, stall, unreadable): poll instead."""
+        if not isinstance(exc, WaitTimeout):
+            log.info("stream of %s unusable (%s); polling", self.task_id, exc)
+
+    def expired(self) -> WaitTimeout:
+        return WaitTimeout(self.task_id, self.timeout, self.last_status)
+
+    def on_task(self, task: Task, now: float) -> float | None:
+        """None when ``task`` is the answer; else the sleep before the next poll. Raises
+        :class:`TaskFailed` or :class:`WaitTimeout`."""
+        self.last_status = task.status
+        if task.done:
+            if task.status == "failed" and self.raise_on_failure:
+                raise TaskFailed(task)
+            return None
+        remaining = self.deadline - now
+        if remaining <= 0:
+            raise self.expired()
+        delay = min(self.interval, remaining)
+        self.interval = min(self.interval * 1.5, POLL_CAP_S)
+        return delay
+
