@@ -36,7 +36,8 @@ START_TIMEOUT = 60.0
 class SandboxProcess:
     """``python -m songlab.sandbox`` as a child process; ``.base_url`` from its first line."""
 
-    def __init__(self, db: str, *, speed: float = 200.0, admin_token: str = ADMIN_TOKEN) -> None:
+    def __init__(self, db: str, *, speed: float = 200.0, admin_token: str = ADMIN_TOKEN,
+                 port: int = 0) -> None:
         self.db = db
         self.admin_token = admin_token
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -44,7 +45,7 @@ class SandboxProcess:
         # stderr goes to a file (a full pipe would block the child); shown if it fails
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "songlab.sandbox", "--db", db, "--port", "0",
+            [sys.executable, "-m", "songlab.sandbox", "--db", db, "--port", str(port),
              "--speed", str(speed), "--admin-token", admin_token],
             stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env,
         )

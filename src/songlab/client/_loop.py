@@ -7,7 +7,8 @@ every decision is here, written once and unit-tested without a server:
   :class:`~songlab.client._sse.StreamResume`), which refusals and broken
   connections are retried, the pacing of reconnects (immediate after progress,
   then the policy's capped jittered backoff, at least what ``Retry-After`` asks),
-  the read timeout of each connection, and the deadlines: the caller's (``wait``
+  each connection's timeouts (never past the deadline; an idle connection is dropped
+  after the client's read timeout and resumed), and the deadlines: the caller's (``wait``
   raises :class:`WaitTimeout`) and the stall limit (no new event for the
   policy's ``max_total_s`` raises :class:`StreamError` carrying the cursor).
 - :class:`WaitLoop`: ``wait()``'s deadline, the polling interval and the
@@ -39,19 +40,16 @@ from songlab.client._retry import (
 )
 from songlab.client._sse import StreamResume
 
-__all__ = ["POLL_CAP_S", "STREAM_READ_CAP_S", "StreamLoop", "WaitLoop", "bounded_timeout"]
+__all__ = ["POLL_CAP_S", "StreamLoop", "WaitLoop", "bounded_timeout"]
 
 log = logging.getLogger("songlab.client")
 
-STREAM_READ_CAP_S: Final = 60.0  # a connection idle longer than this is dropped and resumed
 POLL_CAP_S: Final = 5.0  # polling interval grows x1.5 up to this
 
 
-def bounded_timeout(base: httpx.Timeout, remaining: float | None, *,
-                    stream: bool = False) -> httpx.Timeout:
-    """``base`` with no phase longer than the ``remaining`` seconds of a deadline (a stream's
-    read phase is at most :data:`STREAM_READ_CAP_S` then), so a blackholed connection
-    cannot hold a caller past its deadline."""
+def bounded_timeout(base: httpx.Timeout, remaining: float | None) -> httpx.Timeout:
+    """``base`` with no phase longer than the ``remaining`` seconds of a deadline, so a
+    blackholed connection cannot hold a caller past its deadline."""
     if remaining is None:
         return base
     left = max(remaining, 0.05)
@@ -59,8 +57,7 @@ def bounded_timeout(base: httpx.Timeout, remaining: float | None, *,
     def cap(value: float | None) -> float:
         return left if value is None else min(value, left)
 
-    read = min(left, STREAM_READ_CAP_S) if stream else cap(base.read)
-    return httpx.Timeout(connect=cap(base.connect), read=read, write=cap(base.write),
+    return httpx.Timeout(connect=cap(base.connect), read=cap(base.read), write=cap(base.write),
                          pool=cap(base.pool))
 
 
@@ -89,8 +86,7 @@ class StreamLoop:
         """Query and timeout of the next connection (raises once the deadline passed)."""
         self._check_deadline(now)
         return self.resume.params(), bounded_timeout(
-            self.base_timeout, None if self.deadline is None else self.deadline - now,
-            stream=True)
+            self.base_timeout, None if self.deadline is None else self.deadline - now)
 
     def on_refused(self, status_code: int, content: bytes, headers: httpx.Headers) -> None:
         """An error answer to the stream request: raise it unless a retry can change it."""
