@@ -201,7 +201,8 @@ async def run_storm(base_url: str, admin_token: str, n: int, *, stored_events: S
                     threads: int = 0, stagger_s: float = 0.0,
                     disrupt: Callable[[], Awaitable[Any]] | None = None,
                     retry: RetryPolicy = STORM_RETRY,
-                    timeout: float | httpx.Timeout = 60.0) -> StormResult:
+                    timeout: float | httpx.Timeout = 60.0,
+                    admin_url: str | None = None) -> StormResult:
     """Run ``n`` generations under ``faults`` and check the invariants; returns the figures.
 
     ``wait``: create -> ``wait(on_event=...)`` instead of create -> stream.
@@ -209,12 +210,13 @@ async def run_storm(base_url: str, admin_token: str, n: int, *, stored_events: S
     (create -> wait) instead of the AsyncClient. ``stagger_s``: generation ``i``
     starts ``i * stagger_s`` seconds in, so creates keep coming during ``disrupt``,
     a coroutine run alongside (restarts). ``stored_events(task_ids)`` gives the
-    server's own event log of each task: what a stream must deliver.
+    server's own event log of each task: what a stream must deliver. ``admin_url``:
+    where the admin calls and the final checks go when ``base_url`` is a proxy.
     """
     res = StormResult(requested=n)
     tid = tool_id(OPERATION, MODEL)
-    admin = httpx.AsyncClient(base_url=base_url, headers={"X-Sandbox-Admin-Token": admin_token},
-                              timeout=60.0)
+    admin = httpx.AsyncClient(base_url=admin_url or base_url, timeout=60.0,
+                              headers={"X-Sandbox-Admin-Token": admin_token})
     accounts = await _accounts(admin, n, per_account)
     res.accounts = len(accounts)
     before = {acct: (await admin.get(f"/_sandbox/accounts/{acct}/balance")).json()
