@@ -24,6 +24,7 @@ lab: $(STAMP)
 ## test: create .venv if needed, lint, run pytest and the notebooks (nbval)
 test: $(STAMP) browser-deps
 	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m mypy src/songlab/client
 	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 ## test-fast: pytest without notebooks or the browser test

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+if TYPE_CHECKING:
+    from songlab.client import AsyncClient, Client
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "connect"]
 
 
-def connect(**options: Any) -> Any:
+@overload
+def connect(*, asynchronous: Literal[False] = ..., **options: Any) -> Client: ...
+@overload
+def connect(*, asynchronous: Literal[True], **options: Any) -> AsyncClient: ...
+def connect(*, asynchronous: bool = False, **options: Any) -> Client | AsyncClient:
     """A client on the real service (``SONGLAB_API_KEY`` + ``SONGLAB_BASE_URL``), else on
-    a local sandbox started in a background thread. See ``songlab.client._connect``."""
+    a local sandbox started in a background thread: a :class:`Client`, or an
+    :class:`AsyncClient` with ``asynchronous=True``. Options: ``speed``, ``db``,
+    ``admin_token``, ``quiet`` and the client's own (``timeout``, ``retry``, ...).
+    See ``songlab.client._connect``."""
     from songlab.client._connect import connect as _connect
 
-    return _connect(**options)
+    if asynchronous:
+        return _connect(asynchronous=True, **options)
+    return _connect(asynchronous=False, **options)

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import AGENT_TIERS
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_agent
 from songlab.client._generations import find_tool, resolve_key
 from songlab.client._models import AgentRun
+from songlab.client._typing import Awaiting, C
 from songlab.client._validate import ValidationError, agent_payload, license_number, payload_json
+
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._handle import TaskHandle
+    from songlab.client._sync import Client
 
 __all__ = ["Agent"]
 
 
-class Agent:
-    def __init__(self, client: Any) -> None:
+class Agent(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _start_op(self, tier: Any, payload: dict[str, Any], license: Any, key: Any) -> Op:
@@ -34,6 +40,16 @@ class Agent:
         est = estimate_agent(tier, payload.get("max_budget"), lic)
         return (yield from self._c._create_op("/v1/generations", body, est, key))
 
+    @overload
+    def start(self: Agent[Client], *, tier: str, prompt: str, max_steps: int | NotGiven = ...,
+              max_budget: int | None | NotGiven = ..., system_prompt: str | NotGiven = ...,
+              workflow_build_only: bool | NotGiven = ..., license: int | str | NotGiven = ...,
+              idempotency_key: str | NotGiven = ...) -> TaskHandle[Client]: ...
+    @overload
+    def start(self: Agent[AsyncClient], *, tier: str, prompt: str, max_steps: int | NotGiven = ...,
+              max_budget: int | None | NotGiven = ..., system_prompt: str | NotGiven = ...,
+              workflow_build_only: bool | NotGiven = ..., license: int | str | NotGiven = ...,
+              idempotency_key: str | NotGiven = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def start(
         self,
         *,
@@ -59,6 +75,12 @@ class Agent:
                 payload[name] = value
         return self._c._drive(self._start_op(tier, payload, license, idempotency_key))
 
+    @overload
+    def run(self: Agent[Client], *, tier: str, prompt: str, timeout: float = ...,
+            on_event: Any = ..., **options: Any) -> AgentRun: ...
+    @overload
+    def run(self: Agent[AsyncClient], *, tier: str, prompt: str, timeout: float = ...,
+            on_event: Any = ..., **options: Any) -> Awaiting[AgentRun]: ...
     def run(self, *, tier: str, prompt: str, timeout: float = 600.0, on_event: Any = None,
             **options: Any) -> Any:
         """Start a run and wait for it -> :class:`AgentRun` (answer text and parsed trace)."""
@@ -67,4 +89,5 @@ class Agent:
                 handle.wait(timeout=timeout, on_event=on_event),
                 lambda t: AgentRun(t.task_id, t.status, t.output.text, t.trace, t))
 
-        return self._c._then(self.start(tier=tier, prompt=prompt, **options), finish)
+        me: Any = self  # the overloads above say what start() returns
+        return self._c._then(me.start(tier=tier, prompt=prompt, **options), finish)

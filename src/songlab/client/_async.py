@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from httpx_sse import EventSource, SSEError
@@ -19,12 +19,38 @@ from songlab.client._models import Event, Task
 from songlab.client._pagination import AsyncCursorIterator
 from songlab.client._retry import RetryPolicy
 
+if TYPE_CHECKING:
+    from songlab.client._agent import Agent
+    from songlab.client._compat import Compat
+    from songlab.client._dedicated import SongTranslations, VoiceClones, Workflows
+    from songlab.client._estimate import Estimate
+    from songlab.client._files import Files
+    from songlab.client._generations import Account, Generations, Tools
+    from songlab.client._typing import Awaiting
+
 __all__ = ["AsyncClient"]
 
 
 class AsyncClient(BaseClient):
     """Asyncio client: every method of :class:`Client`, awaited (streams and lists are
     async iterators). ``async with AsyncClient(api_key, base_url=...) as client: ...``."""
+
+    if TYPE_CHECKING:  # the shared resources, as this client's type sees them
+        generations: Generations[AsyncClient]
+        tools: Tools[AsyncClient]
+        files: Files[AsyncClient]
+        account: Account[AsyncClient]
+        voice_clones: VoiceClones[AsyncClient]
+        song_translations: SongTranslations[AsyncClient]
+        workflows: Workflows[AsyncClient]
+        compat: Compat[AsyncClient]
+        agent: Agent[AsyncClient]
+
+        def estimate(self, *, tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
+                     model: str | NotGiven = ..., route: str | NotGiven = ...,
+                     tier: str | NotGiven = ..., max_budget: int | NotGiven = ...,
+                     license: int | str | NotGiven = ...,
+                     version: str | NotGiven = ...) -> Awaiting[Estimate]: ...
 
     def __init__(
         self,
@@ -104,7 +130,7 @@ class AsyncClient(BaseClient):
     # -- streams ---------------------------------------------------------------
 
     async def _stream(self, task_id: str, *, after: int = 0,
-                      deadline: float | None = None) -> AsyncIterator[Event]:
+                      deadline: float | None = None) -> AsyncGenerator[Event, None]:
         loop = self._stream_loop(task_id, after, deadline)
         url = self.base_url + loop.path
         while True:

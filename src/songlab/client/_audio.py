@@ -14,7 +14,7 @@ __all__ = ["decode_audio"]
 def _decode_av(content: bytes) -> AudioArray:
     import av  # PyAV: m4a (AAC in an mp4/ipod container), which libsndfile cannot read
 
-    with av.open(io.BytesIO(content)) as container:
+    with av.open(io.BytesIO(content), mode="r") as container:
         stream = container.streams.audio[0]
         rate = stream.codec_context.sample_rate or stream.rate
         chunks = []

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -31,7 +31,17 @@ from songlab.client._models import Tool, UploadedFile, parse_tools
 from songlab.client._retry import CallKind, Retrier, RetryPolicy, retry_after_s
 from songlab.client._validate import ValidationError, require
 
+if TYPE_CHECKING:
+    from songlab.client._agent import Agent
+    from songlab.client._compat import Compat
+    from songlab.client._dedicated import SongTranslations, VoiceClones, Workflows
+    from songlab.client._files import Files
+    from songlab.client._generations import Account, Generations, Tools
+    from songlab.client._handle import TaskHandle
+
 __all__ = ["NOT_GIVEN", "BaseClient", "Call", "NotGiven", "Op", "Step", "Work"]
+
+_Self = TypeVar("_Self", bound="BaseClient")
 
 log = logging.getLogger("songlab.client")
 
@@ -180,6 +190,17 @@ class BaseClient:
         self._attach_resources()
         _REDACTOR.add(api_key)
 
+    # The resources; Client and AsyncClient narrow their type parameter.
+    generations: Generations[Any]
+    tools: Tools[Any]
+    files: Files[Any]
+    account: Account[Any]
+    voice_clones: VoiceClones[Any]
+    song_translations: SongTranslations[Any]
+    workflows: Workflows[Any]
+    compat: Compat[Any]
+    agent: Agent[Any]
+
     def _attach_resources(self) -> None:
         from songlab.client._agent import Agent
         from songlab.client._compat import Compat
@@ -221,8 +242,27 @@ class BaseClient:
                                        route=route, tier=tier, max_budget=max_budget,
                                        license=license, version=version))
 
-    def _drive(self, op: Op) -> Any:  # pragma: no cover - implemented by the senders
-        raise NotImplementedError
+    # -- implemented by the senders (Client, AsyncClient) ------------------------
+
+    sandbox: Any = None  # set by songlab.connect() on a client bound to a local sandbox
+
+    def _drive(self, op: Op, deadline: float | None = None,
+               expired: Callable[[], SonglabError] | None = None) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    @staticmethod
+    def _then(value: Any, fn: Callable[[Any], Any]) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def _paginate(self, page_op: Callable[[str | None], Op]) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def _stream(self, task_id: str, *, after: int = 0, deadline: float | None = None) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def _wait(self, task_id: str, *, timeout: float, on_event: Callable[[Any], Any] | None,
+              raise_on_failure: bool, poll_interval: float, use_stream: bool) -> Any:
+        raise NotImplementedError  # pragma: no cover
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<redacted>)"
@@ -333,7 +373,7 @@ class BaseClient:
         require(limit.is_finite() and limit >= 0, "usd", f"a non-negative amount, got {usd}")
         return Budget(limit, self._budgets)
 
-    def task(self, task_id: str) -> Any:
+    def task(self: _Self, task_id: str) -> TaskHandle[_Self]:
         """A handle on an existing task, from its id alone (e.g. after a kernel restart)."""
         from songlab.client._handle import TaskHandle
 

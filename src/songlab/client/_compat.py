@@ -8,12 +8,13 @@ arguments (``**fields``), unchanged.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import LIMITS, SONG_VERSIONS
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_route
 from songlab.client._generations import resolve_key
+from songlab.client._typing import Awaiting, C
 from songlab.client._validate import (
     FILE_LIMITS,
     ValidationError,
@@ -26,11 +27,16 @@ from songlab.client._validate import (
     text,
 )
 
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._handle import TaskHandle
+    from songlab.client._sync import Client
+
 __all__ = ["Compat"]
 
 
-class Compat:
-    def __init__(self, client: Any) -> None:
+class Compat(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _op(self, path: str, body: dict[str, Any], key: Any) -> Op:
@@ -42,6 +48,16 @@ class Compat:
     def _send(self, path: str, body: dict[str, Any], key: Any) -> Any:
         return self._c._drive(self._op(path, {k: v for k, v in body.items() if v is not None}, key))
 
+    @overload
+    def generate_song(self: Compat[Client], version: str = ..., *, prompt: str,
+                      lyrics: str | None = ..., vocal_id: str | None = ...,
+                      idempotency_key: str | NotGiven = ..., **fields: Any
+                      ) -> TaskHandle[Client]: ...
+    @overload
+    def generate_song(self: Compat[AsyncClient], version: str = ..., *, prompt: str,
+                      lyrics: str | None = ..., vocal_id: str | None = ...,
+                      idempotency_key: str | NotGiven = ..., **fields: Any
+                      ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def generate_song(self, version: str = "v5", *, prompt: str, lyrics: str | None = None,
                       vocal_id: str | None = None, idempotency_key: str | NotGiven = NOT_GIVEN,
                       **fields: Any) -> Any:
@@ -56,6 +72,16 @@ class Compat:
                           {"prompt": prompt, "lyrics": lyrics, "vocal_id": vocal_id, **fields},
                           idempotency_key)
 
+    @overload
+    def generate_singing(self: Compat[Client], version: str = ..., *, style_of_music: str,
+                         lyrics: str, vocal_id: str | None = ...,
+                         idempotency_key: str | NotGiven = ..., **fields: Any
+                         ) -> TaskHandle[Client]: ...
+    @overload
+    def generate_singing(self: Compat[AsyncClient], version: str = ..., *, style_of_music: str,
+                         lyrics: str, vocal_id: str | None = ...,
+                         idempotency_key: str | NotGiven = ..., **fields: Any
+                         ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def generate_singing(self, version: str = "v5", *, style_of_music: str, lyrics: str,
                          vocal_id: str | None = None,
                          idempotency_key: str | NotGiven = NOT_GIVEN, **fields: Any) -> Any:
@@ -70,6 +96,14 @@ class Compat:
                           {"styleOfMusic": style_of_music, "lyrics": lyrics, "vocal_id": vocal_id,
                            **fields}, idempotency_key)
 
+    @overload
+    def extend_song(self: Compat[Client], version: str = ..., *, audio_url: str,
+                    lyrics: str | None = ..., idempotency_key: str | NotGiven = ..., **fields: Any
+                    ) -> TaskHandle[Client]: ...
+    @overload
+    def extend_song(self: Compat[AsyncClient], version: str = ..., *, audio_url: str,
+                    lyrics: str | None = ..., idempotency_key: str | NotGiven = ..., **fields: Any
+                    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def extend_song(self, version: str = "v5", *, audio_url: str, lyrics: str | None = None,
                     idempotency_key: str | NotGiven = NOT_GIVEN, **fields: Any) -> Any:
         """``POST /{version}/extend/song``; ``audio_url`` is required (else 400 MISSING_FIELD)."""
@@ -86,6 +120,16 @@ class Compat:
         return self._send(f"/{version}/extend/song",
                           {"audio_url": audio_url, "lyrics": lyrics, **fields}, idempotency_key)
 
+    @overload
+    def extend_music(self: Compat[Client], *, audio_url: str, prompt: str | None = ...,
+                     extend_seconds: float | None = ..., side: str | None = ..., alias: bool = ...,
+                     idempotency_key: str | NotGiven = ..., **fields: Any
+                     ) -> TaskHandle[Client]: ...
+    @overload
+    def extend_music(self: Compat[AsyncClient], *, audio_url: str, prompt: str | None = ...,
+                     extend_seconds: float | None = ..., side: str | None = ..., alias: bool = ...,
+                     idempotency_key: str | NotGiven = ..., **fields: Any
+                     ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def extend_music(self, *, audio_url: str, prompt: str | None = None,
                      extend_seconds: float | None = None, side: str | None = None,
                      alias: bool = False, idempotency_key: str | NotGiven = NOT_GIVEN,

@@ -13,9 +13,13 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from songlab.client._errors import ValidationError
+
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._sync import Client
 
 __all__ = ["DEMO_API_KEY", "connect"]
 
@@ -48,6 +52,13 @@ def _sandbox(speed: float, db: str, admin_token: str | None) -> Any:
         return srv
 
 
+@overload
+def connect(*, asynchronous: Literal[False] = ..., speed: float = ..., db: str = ...,
+            admin_token: str | None = ..., quiet: bool = ..., **client_options: Any) -> Client: ...
+@overload
+def connect(*, asynchronous: Literal[True], speed: float = ..., db: str = ...,
+            admin_token: str | None = ..., quiet: bool = ...,
+            **client_options: Any) -> AsyncClient: ...
 def connect(
     *,
     asynchronous: bool = False,
@@ -56,7 +67,7 @@ def connect(
     admin_token: str | None = None,
     quiet: bool = False,
     **client_options: Any,
-) -> Any:
+) -> Client | AsyncClient:
     """A :class:`Client` (or :class:`AsyncClient` with ``asynchronous=True``).
 
     Real service: set ``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL``. Otherwise
@@ -66,7 +77,7 @@ def connect(
     from songlab.client._async import AsyncClient
     from songlab.client._sync import Client
 
-    cls = AsyncClient if asynchronous else Client
+    cls: type[Client] | type[AsyncClient] = AsyncClient if asynchronous else Client
     api_key = os.environ.get("SONGLAB_API_KEY") or None
     base_url = os.environ.get("SONGLAB_BASE_URL") or None
     if api_key and base_url:

@@ -8,7 +8,7 @@ route's size and format limits are checked before sending.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import LIMITS, SONG_VERSIONS, WORKFLOW_ROUTES
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
@@ -16,6 +16,7 @@ from songlab.client._estimate import estimate_route
 from songlab.client._files import file_id_of
 from songlab.client._generations import resolve_key
 from songlab.client._models import UploadedFile, VoiceClone
+from songlab.client._typing import Awaiting, C
 from songlab.client._validate import (
     WORKFLOW_FIELDS,
     ValidationError,
@@ -26,6 +27,11 @@ from songlab.client._validate import (
     text,
     workflow_body,
 )
+
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._handle import TaskHandle
+    from songlab.client._sync import Client
 
 __all__ = ["SongTranslations", "VoiceClones", "Workflows", "known_file"]
 
@@ -45,8 +51,8 @@ def _lic(license: Any) -> str:
     return "royalty_free" if isinstance(license, NotGiven) else license_name(license)
 
 
-class VoiceClones:
-    def __init__(self, client: Any) -> None:
+class VoiceClones(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _create_op(self, reference_file_id: Any, consent: Any, rights_attestation: Any,
@@ -72,6 +78,17 @@ class VoiceClones:
         est = estimate_route("/v1/voice-clones", lic, version=version)
         return (yield from self._c._create_op("/v1/voice-clones", body, est, key))
 
+    @overload
+    def create(self: VoiceClones[Client], *, reference_file_id: str | UploadedFile, consent: bool,
+               rights_attestation: str, name: str | None = ..., description: str | None = ...,
+               version: str = ..., license: str | int | NotGiven = ...,
+               idempotency_key: str | NotGiven = ...) -> TaskHandle[Client]: ...
+    @overload
+    def create(self: VoiceClones[AsyncClient], *, reference_file_id: str | UploadedFile,
+               consent: bool, rights_attestation: str, name: str | None = ...,
+               description: str | None = ..., version: str = ...,
+               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...
+               ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -93,6 +110,11 @@ class VoiceClones:
                                               name, description, version, license,
                                               idempotency_key))
 
+    @overload
+    def clone(self: VoiceClones[Client], *, timeout: float = ..., **fields: Any) -> VoiceClone: ...
+    @overload
+    def clone(self: VoiceClones[AsyncClient], *, timeout: float = ..., **fields: Any
+              ) -> Awaiting[VoiceClone]: ...
     def clone(self, *, timeout: float = 600.0, **fields: Any) -> Any:
         """create() and wait -> :class:`VoiceClone` with the ``vocal_id`` to use."""
         def finish(handle: Any) -> Any:
@@ -100,11 +122,12 @@ class VoiceClones:
                 handle.wait(timeout=timeout),
                 lambda task: VoiceClone(task.vocal_id, handle.consent_id, task.task_id, task))
 
-        return self._c._then(self.create(**fields), finish)
+        me: Any = self  # the overloads above say what create() returns
+        return self._c._then(me.create(**fields), finish)
 
 
-class SongTranslations:
-    def __init__(self, client: Any) -> None:
+class SongTranslations(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _create_op(self, song_file_id: Any, target_language: Any, song_style: Any,
@@ -121,6 +144,16 @@ class SongTranslations:
         est = estimate_route("/v1/song-translations", lic)
         return (yield from self._c._create_op("/v1/song-translations", body, est, key))
 
+    @overload
+    def create(self: SongTranslations[Client], *, song_file_id: str | UploadedFile,
+               target_language: str, song_style: str, syllable_matched: bool = ...,
+               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...
+               ) -> TaskHandle[Client]: ...
+    @overload
+    def create(self: SongTranslations[AsyncClient], *, song_file_id: str | UploadedFile,
+               target_language: str, song_style: str, syllable_matched: bool = ...,
+               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...
+               ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -139,10 +172,10 @@ class SongTranslations:
 _FILE_FIELDS = ("song_file_id", "hum_file_id", "recording_file_id", "midi_file_id")
 
 
-class Workflows:
+class Workflows(Generic[C]):
     """The twelve workflow routes; each bills every step of its fixed pipeline."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _create_op(self, route: str, fields: dict[str, Any], license: Any, key: Any) -> Op:
@@ -159,6 +192,13 @@ class Workflows:
         est = estimate_route(route, lic)
         return (yield from self._c._create_op(f"/v1/{route}", {**fields, "license": lic}, est, key))
 
+    @overload
+    def create(self: Workflows[Client], route: str, *, license: str | int | NotGiven = ...,
+               idempotency_key: str | NotGiven = ..., **fields: Any) -> TaskHandle[Client]: ...
+    @overload
+    def create(self: Workflows[AsyncClient], route: str, *, license: str | int | NotGiven = ...,
+               idempotency_key: str | NotGiven = ..., **fields: Any
+               ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(self, route: str, *, license: str | int | NotGiven = NOT_GIVEN,
                idempotency_key: str | NotGiven = NOT_GIVEN, **fields: Any) -> Any:
         """``POST /v1/{route}`` with the route's fields -> :class:`TaskHandle`."""
@@ -167,70 +207,158 @@ class Workflows:
     def _named(self, route: str, license: Any, key: Any, **fields: Any) -> Any:
         return self._c._drive(self._create_op(route, fields, license, key))
 
+    @overload
+    def beat_swap(self: Workflows[Client], *, song_file_id: Any, prompt: str, license: Any = ...,
+                  idempotency_key: Any = ...) -> TaskHandle[Client]: ...
+    @overload
+    def beat_swap(self: Workflows[AsyncClient], *, song_file_id: Any, prompt: str,
+                  license: Any = ..., idempotency_key: Any = ...
+                  ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def beat_swap(self, *, song_file_id: Any, prompt: str, license: Any = NOT_GIVEN,
                   idempotency_key: Any = NOT_GIVEN) -> Any:
         """Replace the beat under a track and keep the vocal."""
         return self._named("beat-swaps", license, idempotency_key, song_file_id=song_file_id,
                            prompt=prompt)
 
+    @overload
+    def karaoke_track(self: Workflows[Client], *, song_file_id: Any, license: Any = ...,
+                      idempotency_key: Any = ...) -> TaskHandle[Client]: ...
+    @overload
+    def karaoke_track(self: Workflows[AsyncClient], *, song_file_id: Any, license: Any = ...,
+                      idempotency_key: Any = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def karaoke_track(self, *, song_file_id: Any, license: Any = NOT_GIVEN,
                       idempotency_key: Any = NOT_GIVEN) -> Any:
         """Strip the vocal and render a backing track."""
         return self._named("karaoke-tracks", license, idempotency_key, song_file_id=song_file_id)
 
+    @overload
+    def drumless_mix(self: Workflows[Client], *, song_file_id: Any, license: Any = ...,
+                     idempotency_key: Any = ...) -> TaskHandle[Client]: ...
+    @overload
+    def drumless_mix(self: Workflows[AsyncClient], *, song_file_id: Any, license: Any = ...,
+                     idempotency_key: Any = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def drumless_mix(self, *, song_file_id: Any, license: Any = NOT_GIVEN,
                      idempotency_key: Any = NOT_GIVEN) -> Any:
         """Remove drums and render a practice mix."""
         return self._named("drumless-mixes", license, idempotency_key, song_file_id=song_file_id)
 
+    @overload
+    def revoicing(self: Workflows[Client], *, song_file_id: Any, vocal_id: str, license: Any = ...,
+                  idempotency_key: Any = ...) -> TaskHandle[Client]: ...
+    @overload
+    def revoicing(self: Workflows[AsyncClient], *, song_file_id: Any, vocal_id: str,
+                  license: Any = ..., idempotency_key: Any = ...
+                  ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def revoicing(self, *, song_file_id: Any, vocal_id: str, license: Any = NOT_GIVEN,
                   idempotency_key: Any = NOT_GIVEN) -> Any:
         """Re-sing a song in a different (saved) voice."""
         return self._named("revoicings", license, idempotency_key, song_file_id=song_file_id,
                            vocal_id=vocal_id)
 
+    @overload
+    def instrument_layer(self: Workflows[Client], *, song_file_id: Any, instrument: str,
+                         license: Any = ..., idempotency_key: Any = ...) -> TaskHandle[Client]: ...
+    @overload
+    def instrument_layer(self: Workflows[AsyncClient], *, song_file_id: Any, instrument: str,
+                         license: Any = ..., idempotency_key: Any = ...
+                         ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def instrument_layer(self, *, song_file_id: Any, instrument: str, license: Any = NOT_GIVEN,
                          idempotency_key: Any = NOT_GIVEN) -> Any:
         """Add a generated instrument part."""
         return self._named("instrument-layers", license, idempotency_key,
                            song_file_id=song_file_id, instrument=instrument)
 
+    @overload
+    def hummed_song(self: Workflows[Client], *, hum_file_id: Any, prompt: str,
+                    lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                    ) -> TaskHandle[Client]: ...
+    @overload
+    def hummed_song(self: Workflows[AsyncClient], *, hum_file_id: Any, prompt: str,
+                    lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def hummed_song(self, *, hum_file_id: Any, prompt: str, lyrics: str | None = None,
                     license: Any = NOT_GIVEN, idempotency_key: Any = NOT_GIVEN) -> Any:
         """Turn a hummed melody into a produced song."""
         return self._named("hummed-songs", license, idempotency_key, hum_file_id=hum_file_id,
                            prompt=prompt, lyrics=lyrics)
 
+    @overload
+    def trending_song(self: Workflows[Client], *, genre: str, prompt: str | None = ...,
+                      lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                      ) -> TaskHandle[Client]: ...
+    @overload
+    def trending_song(self: Workflows[AsyncClient], *, genre: str, prompt: str | None = ...,
+                      lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                      ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def trending_song(self, *, genre: str, prompt: str | None = None, lyrics: str | None = None,
                       license: Any = NOT_GIVEN, idempotency_key: Any = NOT_GIVEN) -> Any:
         """A song in a chosen genre, or ``genre="trending"``."""
         return self._named("trending-songs", license, idempotency_key, genre=genre,
                            prompt=prompt, lyrics=lyrics)
 
+    @overload
+    def voice_song(self: Workflows[Client], *, recording_file_id: Any, prompt: str,
+                   lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                   ) -> TaskHandle[Client]: ...
+    @overload
+    def voice_song(self: Workflows[AsyncClient], *, recording_file_id: Any, prompt: str,
+                   lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                   ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def voice_song(self, *, recording_file_id: Any, prompt: str, lyrics: str | None = None,
                    license: Any = NOT_GIVEN, idempotency_key: Any = NOT_GIVEN) -> Any:
         """A song that sounds like the caller's recording."""
         return self._named("voice-songs", license, idempotency_key,
                            recording_file_id=recording_file_id, prompt=prompt, lyrics=lyrics)
 
+    @overload
+    def genre_remix(self: Workflows[Client], *, song_file_id: Any, genre: str, license: Any = ...,
+                    idempotency_key: Any = ...) -> TaskHandle[Client]: ...
+    @overload
+    def genre_remix(self: Workflows[AsyncClient], *, song_file_id: Any, genre: str,
+                    license: Any = ..., idempotency_key: Any = ...
+                    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def genre_remix(self, *, song_file_id: Any, genre: str, license: Any = NOT_GIVEN,
                     idempotency_key: Any = NOT_GIVEN) -> Any:
         """Re-style a song into another genre."""
         return self._named("genre-remixes", license, idempotency_key, song_file_id=song_file_id,
                            genre=genre)
 
+    @overload
+    def midi_song(self: Workflows[Client], *, midi_file_id: Any, prompt: str,
+                  lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                  ) -> TaskHandle[Client]: ...
+    @overload
+    def midi_song(self: Workflows[AsyncClient], *, midi_file_id: Any, prompt: str,
+                  lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                  ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def midi_song(self, *, midi_file_id: Any, prompt: str, lyrics: str | None = None,
                   license: Any = NOT_GIVEN, idempotency_key: Any = NOT_GIVEN) -> Any:
         """Build a produced song around a MIDI file."""
         return self._named("midi-songs", license, idempotency_key, midi_file_id=midi_file_id,
                            prompt=prompt, lyrics=lyrics)
 
+    @overload
+    def vocal_layer(self: Workflows[Client], *, song_file_id: Any, lyrics: str,
+                    vocal_id: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                    ) -> TaskHandle[Client]: ...
+    @overload
+    def vocal_layer(self: Workflows[AsyncClient], *, song_file_id: Any, lyrics: str,
+                    vocal_id: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def vocal_layer(self, *, song_file_id: Any, lyrics: str, vocal_id: str | None = None,
                     license: Any = NOT_GIVEN, idempotency_key: Any = NOT_GIVEN) -> Any:
         """Layer a new vocal on a track."""
         return self._named("vocal-layers", license, idempotency_key, song_file_id=song_file_id,
                            lyrics=lyrics, vocal_id=vocal_id)
 
+    @overload
+    def audio_inpainting(self: Workflows[Client], *, song_file_id: Any, start_ms: int, end_ms: int,
+                         lyrics: str | None = ..., license: Any = ..., idempotency_key: Any = ...
+                         ) -> TaskHandle[Client]: ...
+    @overload
+    def audio_inpainting(self: Workflows[AsyncClient], *, song_file_id: Any, start_ms: int,
+                         end_ms: int, lyrics: str | None = ..., license: Any = ...,
+                         idempotency_key: Any = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def audio_inpainting(self, *, song_file_id: Any, start_ms: int, end_ms: int,
                          lyrics: str | None = None, license: Any = NOT_GIVEN,
                          idempotency_key: Any = NOT_GIVEN) -> Any:

@@ -184,7 +184,7 @@ class CreateUnconfirmed(APIConnectionError):
 class APIError(SonglabError):
     """The service answered with an error body. Branch on ``.code``, not on the status."""
 
-    code: ClassVar[str | None] = None
+    code: str | None = None  # the class's code; UnexpectedResponse keeps the body's own
     idempotency_key: str | None = None  # set on errors of a create
     retry_after_s: float | None = None  # what a Retry-After header asked for
 

@@ -12,12 +12,17 @@ from __future__ import annotations
 import mimetypes
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import LIMITS
 from songlab.client._base import Call, Op, Work, path_id
-from songlab.client._models import UploadedFile, parse_link, parse_upload
+from songlab.client._models import AudioArray, FileLink, UploadedFile, parse_link, parse_upload
+from songlab.client._typing import Awaiting, C
 from songlab.client._validate import ValidationError, check_file
+
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._sync import Client
 
 __all__ = ["Files", "file_id_of"]
 
@@ -66,8 +71,8 @@ def _write_download(to: Path, name: str, content: bytes) -> Path:
     return path
 
 
-class Files:
-    def __init__(self, client: Any) -> None:
+class Files(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _upload_op(self, source: Any, filename: str | None, mime_type: str | None) -> Op:
@@ -91,6 +96,13 @@ class Files:
         self._c._uploads[up.file_id] = up
         return up
 
+    @overload
+    def upload(self: Files[Client], source: str | os.PathLike[str] | bytes, *,
+               filename: str | None = ..., mime_type: str | None = ...) -> UploadedFile: ...
+    @overload
+    def upload(self: Files[AsyncClient], source: str | os.PathLike[str] | bytes, *,
+               filename: str | None = ..., mime_type: str | None = ...
+               ) -> Awaiting[UploadedFile]: ...
     def upload(self, source: str | os.PathLike[str] | bytes, *, filename: str | None = None,
                mime_type: str | None = None) -> Any:
         """``POST /v1/files`` from a path, bytes, or an http(s) URL -> :class:`UploadedFile`.
@@ -103,6 +115,10 @@ class Files:
         fid = path_id(file_id_of(file_id, "file_id"), "file_id")
         return parse_link((yield Call("GET", f"/v1/files/{fid}/url")))
 
+    @overload
+    def link(self: Files[Client], file_id: str | UploadedFile) -> FileLink: ...
+    @overload
+    def link(self: Files[AsyncClient], file_id: str | UploadedFile) -> Awaiting[FileLink]: ...
     def link(self, file_id: str | UploadedFile) -> Any:
         """A fresh signed :class:`FileLink` (about 10 minutes). Mint again rather than cache."""
         return self._c._drive(self._link_op(file_id))
@@ -122,6 +138,12 @@ class Files:
         name = f"{link.file_id}{_ext_for(mime) or _sniff_ext(content)}"
         return (yield Work(_write_download, (Path(to), name, content)))
 
+    @overload
+    def download(self: Files[Client], file_id: str | UploadedFile, *,
+                 to: str | os.PathLike[str] | None = ...) -> bytes | Path: ...
+    @overload
+    def download(self: Files[AsyncClient], file_id: str | UploadedFile, *,
+                 to: str | os.PathLike[str] | None = ...) -> Awaiting[bytes | Path]: ...
     def download(self, file_id: str | UploadedFile, *, to: str | os.PathLike[str] | None = None) -> Any:
         """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path."""
         return self._c._drive(self._download_to_op(file_id, to))
@@ -132,6 +154,10 @@ class Files:
         _, content = yield from self._download_op(file_id)
         return (yield Work(decode_audio, (content,)))
 
+    @overload
+    def read(self: Files[Client], file_id: str | UploadedFile) -> AudioArray: ...
+    @overload
+    def read(self: Files[AsyncClient], file_id: str | UploadedFile) -> Awaiting[AudioArray]: ...
     def read(self, file_id: str | UploadedFile) -> Any:
         """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
         return self._c._drive(self._read_op(file_id))

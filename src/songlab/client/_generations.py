@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import AGENT_TIERS
 from songlab.client._base import NOT_GIVEN, Call, NotGiven, Op, path_id
 from songlab.client._errors import ToolLookupError
 from songlab.client._estimate import Estimate, estimate_agent, estimate_operation
-from songlab.client._models import Event, Tool, parse_balance, parse_page, parse_task
+from songlab.client._models import (
+    Balance,
+    Event,
+    Page,
+    Task,
+    Tool,
+    parse_balance,
+    parse_page,
+    parse_task,
+)
+from songlab.client._typing import Awaiting, C
 from songlab.client._validate import (
     ValidationError,
     idempotency_key,
@@ -19,6 +29,12 @@ from songlab.client._validate import (
     payload_for,
     payload_json,
 )
+
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._handle import TaskHandle
+    from songlab.client._pagination import AsyncCursorIterator, CursorIterator
+    from songlab.client._sync import Client
 
 __all__ = ["Account", "Generations", "Tools", "estimate_for_tool", "find_tool", "resolve_key"]
 
@@ -55,8 +71,8 @@ def estimate_for_tool(tool: Tool | None, payload: Mapping[str, Any], license: An
         return None
 
 
-class Generations:
-    def __init__(self, client: Any) -> None:
+class Generations(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _create_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
@@ -82,6 +98,16 @@ class Generations:
         est = estimate_for_tool(tool, obj, lic)
         return (yield from self._c._create_op("/v1/generations", body, est, key))
 
+    @overload
+    def create(self: Generations[Client], *, payload: Mapping[str, Any] | str,
+               tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
+               model: str | NotGiven = ..., license: int | str | NotGiven = ...,
+               idempotency_key: str | NotGiven = ...) -> TaskHandle[Client]: ...
+    @overload
+    def create(self: Generations[AsyncClient], *, payload: Mapping[str, Any] | str,
+               tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
+               model: str | NotGiven = ..., license: int | str | NotGiven = ...,
+               idempotency_key: str | NotGiven = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -104,6 +130,10 @@ class Generations:
     def _get_op(self, task_id: str) -> Op:
         return parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
 
+    @overload
+    def get(self: Generations[Client], task_id: str) -> Task: ...
+    @overload
+    def get(self: Generations[AsyncClient], task_id: str) -> Awaiting[Task]: ...
     def get(self, task_id: str) -> Any:
         """``GET /v1/generations/{id}`` -> :class:`Task`."""
         return self._c._drive(self._get_op(task_id))
@@ -114,16 +144,30 @@ class Generations:
             params["cursor"] = cursor
         return parse_page((yield Call("GET", "/v1/generations", params=params)))
 
+    @overload
+    def page(self: Generations[Client], *, limit: int = ..., cursor: str | None = ...) -> Page: ...
+    @overload
+    def page(self: Generations[AsyncClient], *, limit: int = ...,
+             cursor: str | None = ...) -> Awaiting[Page]: ...
     def page(self, *, limit: int = 20, cursor: str | None = None) -> Any:
         """One page (:class:`Page`) of the account's tasks, newest first."""
         list_limit(limit)
         return self._c._drive(self._page_op(limit, cursor))
 
+    @overload
+    def list(self: Generations[Client], *, limit: int = ...) -> CursorIterator: ...
+    @overload
+    def list(self: Generations[AsyncClient], *, limit: int = ...) -> AsyncCursorIterator: ...
     def list(self, *, limit: int = 20) -> Any:
         """Every task of the account, newest first, fetched ``limit`` per page as you iterate."""
         list_limit(limit)
         return self._c._paginate(lambda cursor: self._page_op(limit, cursor))
 
+    @overload
+    def stream(self: Generations[Client], task_id: str, *, after: int = ...) -> Iterator[Event]: ...
+    @overload
+    def stream(self: Generations[AsyncClient], task_id: str, *,
+               after: int = ...) -> AsyncIterator[Event]: ...
     def stream(self, task_id: str, *, after: int = 0) -> Any:
         """The task's events (:class:`Event`): resumed after drops and ``timeout``/``error``
         events with ``after=<last seq>``; each event once, in order."""
@@ -132,6 +176,14 @@ class Generations:
             raise ValidationError("after", "a non-negative integer seq")
         return self._c._stream(task_id, after=after)
 
+    @overload
+    def wait(self: Generations[Client], task_id: str, *, timeout: float = ...,
+             on_event: Callable[[Event], Any] | None = ..., raise_on_failure: bool = ...,
+             poll_interval: float = ..., use_stream: bool = ...) -> Task: ...
+    @overload
+    def wait(self: Generations[AsyncClient], task_id: str, *, timeout: float = ...,
+             on_event: Callable[[Event], Any] | None = ..., raise_on_failure: bool = ...,
+             poll_interval: float = ..., use_stream: bool = ...) -> Awaiting[Task]: ...
     def wait(
         self,
         task_id: str,
@@ -159,10 +211,14 @@ class Generations:
                              use_stream=use_stream)
 
 
-class Tools:
-    def __init__(self, client: Any) -> None:
+class Tools(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
+    @overload
+    def list(self: Tools[Client]) -> tuple[Tool, ...]: ...
+    @overload
+    def list(self: Tools[AsyncClient]) -> Awaiting[tuple[Tool, ...]]: ...
     def list(self) -> Any:
         """``GET /v1/tools`` -> tuple of :class:`Tool` (refreshes the client's cache)."""
         return self._c._drive(self._c._tools_op(refresh=True))
@@ -171,10 +227,19 @@ class Tools:
         tools = yield from self._c._tools_op()
         return find_tool(tools, operation, model)
 
+    @overload
+    def find(self: Tools[Client], operation: str, model: str | None = ...) -> Tool: ...
+    @overload
+    def find(self: Tools[AsyncClient], operation: str,
+             model: str | None = ...) -> Awaiting[Tool]: ...
     def find(self, operation: str, model: str | None = None) -> Any:
         """The tool of ``operation`` on ``model`` (model optional if there is one)."""
         return self._c._drive(self._find_op(operation, model))
 
+    @overload
+    def agent(self: Tools[Client], tier: str) -> Tool: ...
+    @overload
+    def agent(self: Tools[AsyncClient], tier: str) -> Awaiting[Tool]: ...
     def agent(self, tier: str) -> Any:
         """The Agent One tool of ``tier`` (flash, standard, pro)."""
         if tier not in AGENT_TIERS:
@@ -182,13 +247,17 @@ class Tools:
         return self._c._drive(self._find_op("agent", tier))
 
 
-class Account:
-    def __init__(self, client: Any) -> None:
+class Account(Generic[C]):
+    def __init__(self, client: C) -> None:
         self._c = client
 
     def _balance_op(self) -> Op:
         return parse_balance((yield Call("GET", "/v1/account/balance")))
 
+    @overload
+    def balance(self: Account[Client]) -> Balance: ...
+    @overload
+    def balance(self: Account[AsyncClient]) -> Awaiting[Balance]: ...
     def balance(self) -> Any:
         """``GET /v1/account/balance`` -> :class:`Balance` (tokens; 1 token = $0.01)."""
         return self._c._drive(self._balance_op())

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import closing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from httpx_sse import EventSource, SSEError
@@ -17,6 +17,14 @@ from songlab.client._models import Event, Task
 from songlab.client._pagination import CursorIterator
 from songlab.client._retry import RetryPolicy
 
+if TYPE_CHECKING:
+    from songlab.client._agent import Agent
+    from songlab.client._compat import Compat
+    from songlab.client._dedicated import SongTranslations, VoiceClones, Workflows
+    from songlab.client._estimate import Estimate
+    from songlab.client._files import Files
+    from songlab.client._generations import Account, Generations, Tools
+
 __all__ = ["Client"]
 
 
@@ -26,6 +34,23 @@ class Client(BaseClient):
     ``transport=`` is the test seam (``httpx.MockTransport``); the client never
     knows whether it talks to the sandbox or to the real service.
     """
+
+    if TYPE_CHECKING:  # the shared resources, as this client's type sees them
+        generations: Generations[Client]
+        tools: Tools[Client]
+        files: Files[Client]
+        account: Account[Client]
+        voice_clones: VoiceClones[Client]
+        song_translations: SongTranslations[Client]
+        workflows: Workflows[Client]
+        compat: Compat[Client]
+        agent: Agent[Client]
+
+        def estimate(self, *, tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
+                     model: str | NotGiven = ..., route: str | NotGiven = ...,
+                     tier: str | NotGiven = ..., max_budget: int | NotGiven = ...,
+                     license: int | str | NotGiven = ...,
+                     version: str | NotGiven = ...) -> Estimate: ...
 
     def __init__(
         self,
@@ -92,7 +117,7 @@ class Client(BaseClient):
     # -- streams ---------------------------------------------------------------
 
     def _stream(self, task_id: str, *, after: int = 0,
-                deadline: float | None = None) -> Iterator[Event]:
+                deadline: float | None = None) -> Generator[Event, None, None]:
         loop = self._stream_loop(task_id, after, deadline)
         url = self.base_url + loop.path
         while True:

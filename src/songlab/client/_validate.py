@@ -47,7 +47,7 @@ def idempotency_key(key: Any) -> str:
             f"at most 200 characters (got {len(key)})")
     require(bool(_KEY_RE.fullmatch(key)), "idempotency_key",
             "only characters A-Z a-z 0-9 _ . : - (and not empty)")
-    return key
+    return str(key)
 
 
 def license_number(value: Any, field: str = "license") -> int:
