@@ -15,31 +15,42 @@ import json
 import logging
 import random
 import time
-import uuid
-from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeVar
-from urllib.parse import quote
 
 import httpx
 
 from songlab.client._budget import Budget, BudgetStack
+from songlab.client._call import (
+    NOT_GIVEN,
+    Call,
+    NotGiven,
+    Op,
+    Step,
+    Work,
+    new_idempotency_key,
+    path_id,
+)
 from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
 from songlab.client._loop import StreamLoop, bounded_timeout
 from songlab.client._models import Tool, UploadedFile, parse_tools
-from songlab.client._retry import CallKind, Retrier, RetryPolicy, retry_after_s
+from songlab.client._redact import REDACTOR
+from songlab.client._retry import Retrier, RetryPolicy, retry_after_s
 from songlab.client._validate import ValidationError, require
 
 if TYPE_CHECKING:
     from songlab.client._agent import Agent
     from songlab.client._compat import Compat
-    from songlab.client._dedicated import SongTranslations, VoiceClones, Workflows
+    from songlab.client._dedicated import SongTranslations, VoiceClones
     from songlab.client._files import Files
     from songlab.client._generations import Account, Generations, Tools
     from songlab.client._handle import TaskHandle
+    from songlab.client._workflows import Workflows
 
-__all__ = ["NOT_GIVEN", "BaseClient", "Call", "NotGiven", "Op", "Step", "Work"]
+# Call, Work, NOT_GIVEN ... live in _call; re-exported here, where the operations import them.
+__all__ = ["NOT_GIVEN", "BaseClient", "Call", "NotGiven", "Op", "Step", "Work",
+           "new_idempotency_key", "path_id"]
 
 _Self = TypeVar("_Self", bound="BaseClient")
 
@@ -47,105 +58,6 @@ log = logging.getLogger("songlab.client")
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
 USER_AGENT: Final = "songlab-client/0.1"
-
-
-class NotGiven:
-    """Sentinel for "use the default", distinct from None (which may mean "send null")."""
-
-    _instance: NotGiven | None = None
-
-    def __new__(cls) -> NotGiven:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "NOT_GIVEN"
-
-
-NOT_GIVEN: Final = NotGiven()
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One HTTP exchange an operation asks for."""
-
-    method: str
-    path: str  # relative to base_url, or an absolute signed URL (auth=False)
-    params: dict[str, Any] | None = None
-    json: Any = None
-    files: Any = None
-    idempotency_key: str | None = None
-    auth: bool = True
-    expect: str = "json"  # "json" or "bytes"
-
-    @property
-    def kind(self) -> CallKind:
-        """GETs are reads; a POST with an Idempotency-Key is a create; any other POST
-        (an upload) is repeated only where it provably never reached the server."""
-        if self.method == "GET":
-            return CallKind.READ
-        return CallKind.CREATE if self.idempotency_key is not None else CallKind.UPLOAD
-
-
-@dataclass(frozen=True, slots=True)
-class Work:
-    """Blocking local work an operation asks for (file reads and writes, decoding): the
-    sync client runs it in place, the async client in a thread, off its event loop."""
-
-    fn: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-
-
-Step = Call | Work
-Op = Generator[Step, Any, Any]
-
-
-def new_idempotency_key() -> str:
-    """A fresh key in the spec's alphabet (A-Z a-z 0-9 _ . : -), 44 characters."""
-    return f"songlab:{uuid.uuid4()}"
-
-
-def path_id(value: Any, field: str) -> str:
-    require(isinstance(value, str) and bool(value), field, "a non-empty string id")
-    return quote(value, safe="")
-
-
-class _RedactingFilter(logging.Filter):
-    """Defence in depth: scrub every client's key from records of httpx/httpcore/songlab.
-
-    httpx logs no headers, and no songlab log line includes one; this filter makes
-    sure of it. One filter per process holds the keys of the clients made.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-        self.installed = False
-
-    def add(self, secret: str) -> None:
-        self.secrets.add(secret)
-        if not self.installed:
-            for name in _FILTERED_LOGGERS:
-                logging.getLogger(name).addFilter(self)
-            self.installed = True
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        msg = record.getMessage()
-        hits = [s for s in self.secrets if s in msg]
-        if hits:
-            for secret in hits:
-                msg = msg.replace(secret, "<redacted>")
-            record.msg, record.args = msg, ()
-        return True
-
-
-_FILTERED_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11",
-                     "httpcore.http2", "httpcore.proxy", "songlab.client")
-_REDACTOR = _RedactingFilter()
 
 
 class BaseClient:
@@ -188,7 +100,7 @@ class BaseClient:
         self._uploads: dict[str, UploadedFile] = {}
         self._budgets = BudgetStack()
         self._attach_resources()
-        _REDACTOR.add(api_key)
+        REDACTOR.add(api_key)
 
     # The resources; Client and AsyncClient narrow their type parameter.
     generations: Generations[Any]
@@ -204,9 +116,10 @@ class BaseClient:
     def _attach_resources(self) -> None:
         from songlab.client._agent import Agent
         from songlab.client._compat import Compat
-        from songlab.client._dedicated import SongTranslations, VoiceClones, Workflows
+        from songlab.client._dedicated import SongTranslations, VoiceClones
         from songlab.client._files import Files
         from songlab.client._generations import Account, Generations, Tools
+        from songlab.client._workflows import Workflows
 
         self.generations = Generations(self)
         self.tools = Tools(self)

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import AGENT_TIERS
-from songlab.client._base import NOT_GIVEN, Call, NotGiven, Op, path_id
+from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, new_idempotency_key, path_id
 from songlab.client._errors import ToolLookupError
 from songlab.client._estimate import Estimate, estimate_agent, estimate_operation
 from songlab.client._models import (
@@ -40,8 +40,6 @@ __all__ = ["Account", "Generations", "Tools", "estimate_for_tool", "find_tool", 
 
 
 def resolve_key(key: Any) -> str:
-    from songlab.client._base import new_idempotency_key
-
     if isinstance(key, NotGiven) or key is None:
         return new_idempotency_key()
     return idempotency_key(key)

@@ -52,7 +52,7 @@ def bounded_timeout(base: httpx.Timeout, remaining: float | None) -> httpx.Timeo
     blackholed connection cannot hold a caller past its deadline."""
     if remaining is None:
         return base
-    left = max(remaining, 0.05)
+    left = max(remaining, 0.5)  # a last attempt right at the deadline still gets a chance
 
     def cap(value: float | None) -> float:
         return left if value is None else min(value, left)

@@ -20,10 +20,11 @@ from songlab.client._retry import RetryPolicy
 if TYPE_CHECKING:
     from songlab.client._agent import Agent
     from songlab.client._compat import Compat
-    from songlab.client._dedicated import SongTranslations, VoiceClones, Workflows
+    from songlab.client._dedicated import SongTranslations, VoiceClones
     from songlab.client._estimate import Estimate
     from songlab.client._files import Files
     from songlab.client._generations import Account, Generations, Tools
+    from songlab.client._workflows import Workflows
 
 __all__ = ["Client"]
 
