@@ -139,6 +139,12 @@ def test_a_timeout_becomes_api_timeout_error():
         r.on_error(httpx.ReadTimeout("slow"), 0.0)
 
 
+def test_an_undecodable_body_is_a_songlab_error_not_an_httpx_one():
+    with pytest.raises(APIConnectionError) as info:
+        retrier().on_error(httpx.DecodingError("bad gzip"), 0.0)
+    assert "DecodingError" in str(info.value)
+
+
 def test_max_attempts_still_bounds_when_set():
     r = retrier(max_attempts=3)
     r.on_error(page(502), 0.0)

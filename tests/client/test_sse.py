@@ -174,9 +174,11 @@ def test_gateway_refusals_are_retried_after_retry_after():
     assert "503" in lp.reason
 
 
-def test_an_unfixable_transport_error_is_raised_as_a_songlab_error():
+@pytest.mark.parametrize("exc", [httpx.UnsupportedProtocol("ftp"), httpx.DecodingError("gzip")],
+                         ids=["unsupported-protocol", "decoding"])
+def test_an_unfixable_transport_error_is_raised_as_a_songlab_error(exc):
     with pytest.raises(APIConnectionError):
-        loop().on_broken(httpx.UnsupportedProtocol("ftp"))
+        loop().on_broken(exc)
 
 
 def test_connections_never_outlive_the_deadline():

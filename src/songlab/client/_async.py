@@ -150,7 +150,7 @@ class AsyncClient(BaseClient):
                                 yield event
                             if loop.finished:
                                 return
-            except (httpx.TransportError, SSEError) as exc:
+            except (httpx.RequestError, SSEError) as exc:
                 loop.on_broken(exc)
             await self._sleep(loop.next_delay(time.monotonic()))
 

@@ -98,7 +98,7 @@ class StreamLoop:
 
     def on_broken(self, exc: Exception) -> None:
         """The connection failed or was cut: raise if no retry can help."""
-        if isinstance(exc, httpx.TransportError) and not is_retryable(exc, CallKind.READ):
+        if isinstance(exc, httpx.RequestError) and not is_retryable(exc, CallKind.READ):
             raise APIConnectionError(f"{type(exc).__name__}: {exc}", method="GET",
                                      path=self.path) from exc
         self.reason = type(exc).__name__

@@ -211,7 +211,7 @@ class Retrier:
                                     idempotency_key=self.key, attempts=self.attempts)
         elif isinstance(exc, SonglabError):
             err = exc
-        elif isinstance(exc, httpx.TransportError):
+        elif isinstance(exc, httpx.RequestError):  # transport, undecodable body, redirects
             cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
             err = cls(_describe(exc), method=method, path=path)
         else:

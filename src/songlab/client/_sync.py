@@ -135,7 +135,7 @@ class Client(BaseClient):
                                 yield event
                             if loop.finished:
                                 return
-            except (httpx.TransportError, SSEError) as exc:
+            except (httpx.RequestError, SSEError) as exc:
                 loop.on_broken(exc)
             self._sleep(loop.next_delay(time.monotonic()))
 
