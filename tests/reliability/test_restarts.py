@@ -7,7 +7,8 @@ create -> ``wait(on_event=...)``. Every create and every wait must return normal
 account then holds exactly 60 tasks and 60 ledger lines (one per task, at its price), each
 task's events arrived once and in order (compared with the sandbox's own SQLite file), and
 the balance moved by exactly the sum of the lines. The transport counts prove the outages
-hit both creates and waits (connections refused mid-flight).
+hit both creates and waits (connections refused mid-flight). The client runs with the
+default ``RetryPolicy()``, as a new user would.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import asyncio
 
 import pytest
 
+from songlab.client import RetryPolicy
 from tests.reliability._restarts import RestartingSandbox, restarts
-from tests.reliability._storm import STORM_RETRY, events_from_db, run_storm
+from tests.reliability._storm import events_from_db, run_storm
 
 N = 60
 SPEED = 1.0  # write_lyrics takes ~1 s of simulated work, 8 workers: tasks stay in flight
@@ -48,7 +50,7 @@ def test_two_sigkill_restarts_mid_flight_lose_and_repeat_nothing(sandbox_proc, m
     res = asyncio.run(run_storm(
         sp.base_url, sp.admin_token, N, stored_events=events_from_db(sp.db), faults={},
         per_account=N, wait=True, concurrency=N, threads=12 if mode == "threads" else 0,
-        stagger_s=0.1, retry=STORM_RETRY,
+        stagger_s=0.1, retry=RetryPolicy(),  # the defaults, as a new user has them
         disrupt=restarts(sp, first_after_s=1.0, between_s=1.5, down_s=1.5)))
     with capsys.disabled():
         print(f"\nrestarts ({mode}): {res.summary()} | dark for "
