@@ -98,9 +98,10 @@ def test_event_parsing_falls_back_to_sse_fields():
 @pytest.mark.parametrize(("data", "sse_id"), [
     ("{not json", "1"), ("[1, 2]", "1"), ('"text"', "1"), ('{"seq": "x1"}', "1"),
     ('{"seq": 1.5}', "1"), ('{"seq": true}', "1"), ('{"kind": "progress"}', "seven"),
-    ('{"seq": 3, "cursor": "later"}', "3"), ('{"seq": 2, "kind": 5}', "2")],
+    ('{"seq": 3, "cursor": "later"}', "3"), ('{"seq": 2, "kind": 5}', "2"),
+    ('{"seq": 2}', "x2"), ('{"seq": 2}', "3")],
     ids=["not-json", "array", "string", "seq-text", "seq-float", "seq-bool", "id-text",
-         "cursor-text", "kind-number"])
+         "cursor-text", "kind-number", "id-text-beside-seq", "id-disagrees"])
 def test_a_malformed_frame_is_a_songlab_error(data, sse_id):
     with pytest.raises(MalformedResponse) as info:
         loop().on_frame(data, sse_id, "progress")

@@ -233,14 +233,18 @@ def _int_or_none(value: Any) -> int | None:
 def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None = None,
                 path: str = "") -> Event:
     """One SSE frame -> :class:`Event`; :class:`MalformedResponse` if its ``data`` is not a
-    JSON object or its ``seq``/``id``/``cursor`` is not an integer."""
+    JSON object, its ``seq``/``id``/``cursor`` is not an integer, or ``id`` and ``seq``
+    disagree (design.md: ``id: <seq>``)."""
     try:
         d = json.loads(data) if data else {}
         if not isinstance(d, dict):
             raise ValueError("data is not a JSON object")
         seq = _int_or_none(d.get("seq"))
-        if seq is None and sse_id:
-            seq = _int_or_none(sse_id.strip())
+        frame_id = _int_or_none(sse_id.strip()) if sse_id and sse_id.strip() else None
+        if seq is None:
+            seq = frame_id
+        elif frame_id is not None and frame_id != seq:
+            raise ValueError(f"id {frame_id} and data seq {seq} disagree")
         cursor = _int_or_none(d.get("cursor"))
         kind = d.get("kind") or sse_event or "message"
         if not isinstance(kind, str):
