@@ -7,6 +7,8 @@ import random
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from songlab.client import (
     APIConnectionError,
@@ -215,3 +217,34 @@ def test_wait_loop_deadline_and_failure():
         w.on_task(failed, 1.0)
     quiet = WaitLoop("t", timeout=10.0, poll_interval=1.0, raise_on_failure=False, now=0.0)
     assert quiet.on_task(failed, 1.0) is None
+
+
+# -- property: any pattern of cuts, replays and signals delivers the log once, in order ---------
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(n=st.integers(1, 30),
+       cuts=st.lists(st.tuples(st.integers(0, 6), st.booleans(), st.integers(0, 3)),
+                     min_size=1, max_size=40))
+def test_any_cuts_and_replays_deliver_every_event_once_in_order(n, cuts):
+    """The server's log is seqs 1..n (the last terminal). Each connection replays from the
+    cursor, may first resend old events, delivers ``k`` new ones, then is cut or sends an
+    ``error`` signal carrying its cursor. The caller must see exactly the log."""
+    log = [(seq, "terminal" if seq == n else "progress") for seq in range(1, n + 1)]
+    lp = loop(deadline=1e9)
+    seen, t, signal_seq = [], 0.0, 1000
+    for k, signal, resend in cuts + [(n, False, 0)] * (n + 1):
+        params, _ = lp.connect(t)
+        after = params.get("after", 0)
+        replay = [e for e in log if e[0] <= after][-resend:] if resend else []
+        for seq, kind in replay + [e for e in log if e[0] > after][:k]:
+            event = lp.on_frame(*frame(seq, kind))
+            if event is not None:
+                seen.append((event.seq, event.kind))
+        if lp.finished:
+            break
+        if signal:
+            signal_seq += 1
+            assert lp.on_frame(*frame(signal_seq, "error", cursor=lp.resume.last_seq)) is None
+        t += lp.next_delay(t)
+    assert seen == log
