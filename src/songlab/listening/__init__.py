@@ -20,10 +20,13 @@ from songlab.listening._protocols import (
     preference,
 )
 from songlab.listening._simulate import simulate
+from songlab.listening.campaign import Campaign, CollectError, campaign
 from songlab.listening.session import ListeningSession, Trial, load
 
 __all__ = [
     "ABXSession",
+    "Campaign",
+    "CollectError",
     "ListeningError",
     "ListeningSession",
     "Matched",
@@ -33,6 +36,7 @@ __all__ = [
     "SessionError",
     "Trial",
     "abx",
+    "campaign",
     "load",
     "lowpass_anchor",
     "match_loudness",

@@ -1,0 +1,327 @@
+"""Listening campaigns: one blind design per rater, rater pages, collected answer files.
+
+``campaign(kind, clips, raters=N, seed=...)`` builds one session of ``kind``
+(``"preference"``, ``"abx"``, ``"mushra"``) per rater: the same loudness-matched
+clips (matched once), each rater with its own trial order, label positions and
+page encoding, drawn from the campaign seed (``SeedSequence(seed).spawn``). The
+answer key stays in the campaign (on the organiser's machine); pages and answer
+files carry labels only. ``export`` writes the pages, ``collect`` validates and
+merges answer files, ``results`` is one frame of every answer with rater and model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from songlab.listening import _answers as ans
+from songlab.listening import page as pg
+from songlab.listening._errors import ListeningError
+from songlab.listening._protocols import KINDS
+from songlab.listening.session import ListeningSession
+
+CAMPAIGN_FORMAT = "songlab.campaign/1"
+
+
+class CollectError(ListeningError):
+    """Some answer files were refused; the accepted ones were kept.
+
+    ``refused``: ``[(source, reason), ...]``; ``accepted``: how many files were taken.
+    """
+
+    def __init__(self, refused: list[tuple[str, str]], accepted: int) -> None:
+        self.refused, self.accepted = refused, accepted
+        lines = "\n".join(f"  {src}: {why}" for src, why in refused)
+        ListeningError.__init__(
+            self,
+            "answers",
+            f"{len(refused)} answer file(s) refused, {accepted} accepted and kept:\n{lines}",
+        )
+
+
+@dataclass(frozen=True)
+class Received:
+    """An accepted answer file: where it came from and its document."""
+
+    source: str
+    doc: dict[str, Any]
+
+
+def _rater_ids(raters: int | Sequence[str]) -> list[str]:
+    if isinstance(raters, int) and not isinstance(raters, bool):
+        if not 1 <= raters <= 1000:
+            raise ListeningError("raters", f"must be 1..1000 raters; got {raters}")
+        return [f"r{i + 1:02d}" for i in range(raters)]
+    if isinstance(raters, str) or not isinstance(raters, Sequence) or not raters:
+        raise ListeningError("raters", "must be a count or a non-empty list of rater ids")
+    ids = [str(r) for r in raters]
+    bad = [r for r in ids if not ans.RATER_ID.match(r)]
+    if bad or len(set(ids)) != len(ids):
+        raise ListeningError(
+            "raters", f"ids must be distinct, 1-40 of A-Z a-z 0-9 _ . - ; bad: {bad or ids}"
+        )
+    return ids
+
+
+class Campaign:
+    """A blind listening campaign over many raters (build it with :func:`campaign`)."""
+
+    def __init__(
+        self,
+        kind: str,
+        clips: Mapping[str, Sequence[Any]],
+        /,
+        *,
+        raters: int | Sequence[str],
+        seed: int | None = None,
+        secret: bytes | None = None,
+        title: str = "Listening test",
+        min_play: float = 2.0,
+        bitrate: int = pg.DEFAULT_BITRATE,
+        **options: Any,
+    ) -> None:
+        if kind not in KINDS:
+            raise ListeningError("kind", f"must be one of {', '.join(KINDS)}; got {kind!r}")
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ListeningError("seed", f"must be a non-negative int or None; got {seed!r}")
+        if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
+            raise ListeningError("secret", "must be at least 16 random bytes (or None)")
+        if not isinstance(min_play, int | float) or not 0 < min_play <= 60:
+            raise ListeningError("min_play", f"must be seconds in (0, 60]; got {min_play!r}")
+        self.kind, self.title, self.min_play, self.bitrate = kind, title, float(min_play), bitrate
+        self.raters = tuple(_rater_ids(raters))
+        children = np.random.SeedSequence(seed).spawn(len(self.raters))
+        seeds = [int(c.generate_state(1, np.uint64)[0] % (2**63)) for c in children]
+        base = KINDS[kind](clips, seed=seeds[0], **options)  # matches loudness once
+        self._rater_seeds = dict(zip(self.raters, seeds, strict=False))
+        self._sessions = {r: base.sibling(s) for r, s in self._rater_seeds.items()}
+        self.models, self.prompts = base.models, base.prompts
+        self.options = {k: v for k, v in base.options.items()}
+        ident = json.dumps([CAMPAIGN_FORMAT, kind, seed, list(self.raters), base._fingerprint,
+                            sorted(self.options.items())], default=str)  # fmt: skip
+        self.id = "cmp-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
+        self._seed, self._secret = seed, secret or secrets.token_bytes(32)
+        self._designs: dict[str, str] = {}
+        self._pool = pg.AudioPool(f"{self.id}|{seed}", bitrate=bitrate)
+        self.received: dict[str, Received] = {}
+        self._filled: dict[str, ListeningSession] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Campaign({self.kind}, id={self.id}, models={len(self.models)}, "
+            f"prompts={len(self.prompts)}, raters={len(self.raters)}, "
+            f"collected={len(self.received)})"
+        )
+
+    # -- pages ---------------------------------------------------------------------------
+    def _rater(self, rater: str) -> str:
+        if rater not in self._sessions:
+            raise ListeningError("rater", f"is not a rater of this campaign: {rater!r}")
+        return rater
+
+    def design(self, rater: str, /) -> str:
+        """The design text embedded in ``rater``'s page (built once, deterministic)."""
+        rater = self._rater(rater)
+        if rater not in self._designs:
+            self._designs[rater] = pg.design_text(
+                self._sessions[rater], campaign=self.id, rater=rater, min_play=self.min_play,
+                pool=self._pool,
+            )  # fmt: skip
+        return self._designs[rater]
+
+    def _token(self, rater: str) -> str:
+        digest = ans.design_digest(self.design(rater))
+        return ans.token(self._secret, self.id, rater, digest)
+
+    def page(self, rater: str, /) -> str:
+        """``rater``'s self-contained HTML page."""
+        return pg.render(self.design(rater), token=self._token(rater), title=self.title)
+
+    def export(
+        self, directory: str | Path, /, *, raters: Iterable[str] | None = None
+    ) -> list[Path]:
+        """Write ``rater-<id>.html`` for each rater (or those given) into ``directory``."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for r in raters if raters is not None else self.raters:
+            path = out / f"rater-{self._rater(r)}.html"
+            tmp = path.with_suffix(".html.part")
+            tmp.write_text(self.page(r), encoding="utf-8")
+            tmp.replace(path)
+            paths.append(path)
+        return paths
+
+    # -- answers -------------------------------------------------------------------------
+    def answer_file(self, rater: str, answers: Mapping[int, Any], /) -> dict[str, Any]:
+        """The answer file ``rater``'s page would save for ``answers`` ({trial: session answer});
+        every clip counts as played. For scripted raters and tests."""
+        session = self._sessions[self._rater(rater)]
+        rows = [
+            [t, ans.encode_answer(self.kind, a), sorted(session._playable(session.trials[t]))]
+            for t, a in sorted(answers.items())
+        ]
+        digest = ans.design_digest(self.design(rater))
+        return ans.document(campaign=self.id, rater=rater, kind=self.kind, design=digest,
+                            answers=rows, tok=self._token(rater))  # fmt: skip
+
+    def _check(self, doc: dict[str, Any]) -> tuple[str, ListeningSession]:
+        """Validate one parsed answer file; returns its rater and a filled copy of the session."""
+        if doc["campaign"] != self.id:
+            raise ans.Refused(f"belongs to campaign {doc['campaign']!r}, not to {self.id!r}")
+        rater = doc["rater"]
+        if rater not in self._sessions:
+            raise ans.Refused(f"names rater {rater!r}, who is not a rater of this campaign")
+        if doc["kind"] != self.kind:
+            raise ans.Refused(f"is a {doc['kind']!r} answer file; this campaign is {self.kind!r}")
+        if doc["design"] != ans.design_digest(self.design(rater)):
+            raise ans.Refused(
+                f"tampered: made with a page whose design differs from the one issued to "
+                f"rater {rater!r} (the page was edited, or is another rater's page renamed)"
+            )
+        if not ans.check_mac(doc, self._token(rater)):
+            raise ans.Refused(
+                f"tampered: the answers or the rater id changed after rater {rater!r}'s page "
+                "saved them (the MAC does not match)"
+            )
+        session = self._sessions[rater].sibling(self._rater_seeds[rater])
+        for t, value, played in doc["answers"]:
+            if not 0 <= t < len(session.trials):
+                raise ans.Refused(f"answers trial {t}, which rater {rater!r} was not given")
+            for label in played:
+                if label not in session._playable(session.trials[t]):
+                    raise ans.Refused(f"trial {t}: played label {label!r} is not in that trial")
+                session.mark_played(t, label)
+            try:
+                session.answer(t, ans.decode_answer(self.kind, value))
+            except (ListeningError, RuntimeError) as exc:
+                raise ans.Refused(f"trial {t}: {exc}") from None
+        return rater, session
+
+    def collect(self, source: Any, /) -> pd.DataFrame:
+        """Validate and merge answer files; returns :meth:`results` (every answer so far).
+
+        ``source``: a path (a file, or a directory of ``*.json``), a list of paths,
+        dicts or bytes, or a :class:`~songlab.listening.server.CampaignServer`
+        (its received files). Refused: another campaign's file, an unknown rater,
+        an edited page or answers (tampered), a second different file of a rater
+        already collected (a later file that only adds answers replaces it), an
+        answer before every clip was played. Refused files are listed in one
+        :class:`CollectError`, raised after the accepted ones were kept.
+        """
+        refused, accepted = [], 0
+        for name, raw in _sources(source):
+            try:
+                doc = ans.parse(raw)
+                rater, session = self._check(doc)
+                self._keep(rater, session, Received(name, doc))
+                accepted += 1
+            except ans.Refused as exc:
+                refused.append((name, str(exc)))
+        if refused:
+            raise CollectError(refused, accepted)
+        return self.results()
+
+    def _keep(self, rater: str, session: ListeningSession, received: Received) -> None:
+        old = self.received.get(rater)
+        if old is not None:
+            if old.doc["mac"] == received.doc["mac"]:
+                raise ans.Refused(
+                    f"duplicate: rater {rater!r} was already collected from {old.source}"
+                )
+            before = {a[0]: a for a in old.doc["answers"]}
+            now = {a[0]: a for a in received.doc["answers"]}
+            if not (set(before) < set(now) and all(now[t] == a for t, a in before.items())):
+                raise ans.Refused(
+                    f"duplicate rater {rater!r}: a different answer file was already collected "
+                    f"from {old.source} (kept; only a file that adds answers replaces it)"
+                )
+        self.received[rater] = received
+        self._filled[rater] = session
+
+    def results(self) -> pd.DataFrame:
+        """One row per answer (preference/MUSHRA: per label) of every collected rater, with models."""
+        frames = []
+        for rater in self.raters:
+            session = self._filled.get(rater)
+            if session is None:
+                continue
+            session._revealed = True  # the organiser's copy; pages never see it
+            f = session.results()
+            f.insert(0, "rater", pd.array([rater] * len(f), dtype="string"))
+            frames.append(f)
+        if not frames:
+            empty = self._sessions[self.raters[0]].sibling(0)
+            empty._revealed = True
+            f = empty.results()
+            f.insert(0, "rater", pd.array([], dtype="string"))
+            return f
+        return pd.concat(frames, ignore_index=True)
+
+    def progress(self) -> pd.DataFrame:
+        """Per rater: trials, answered, source of the collected file (None if not yet)."""
+        rows = []
+        for r in self.raters:
+            got = self.received.get(r)
+            rows.append({"rater": r, "trials": len(self._sessions[r].trials),
+                         "answered": len(got.doc["answers"]) if got else 0,
+                         "source": got.source if got else None})  # fmt: skip
+        return pd.DataFrame(rows).astype({"rater": "string", "source": "string"})
+
+
+def _sources(source: Any) -> Iterable[tuple[str, Any]]:
+    if hasattr(source, "received_files"):
+        yield from source.received_files()
+        return
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if path.is_dir():
+            for p in sorted(path.glob("*.json")):
+                yield p.name, p.read_bytes()
+            return
+        try:
+            yield path.name, path.read_bytes()
+        except OSError as exc:
+            yield str(source), {"format": None, "error": str(exc)}
+        return
+    if isinstance(source, dict | bytes):
+        yield "answer file", source
+        return
+    if isinstance(source, Iterable):
+        for i, item in enumerate(source):
+            if isinstance(item, str | Path):
+                yield from _sources(item)
+            else:
+                yield f"item {i}", item
+        return
+    raise ListeningError("source", "must be a path, a list of paths/documents, or a CampaignServer")
+
+
+def campaign(
+    kind: str,
+    clips: Mapping[str, Sequence[Any]],
+    /,
+    *,
+    raters: int | Sequence[str],
+    seed: int | None = None,
+    **options: Any,
+) -> Campaign:
+    """A blind campaign of ``kind`` over ``raters`` (a count or a list of ids).
+
+    Options: those of the session kind (``design``, ``allow_tie``, ``reference``,
+    ``anchor``, ``mid_anchor``, ``repeats``, ``prompts``, ``sr``, ...) plus
+    ``title``, ``min_play`` (seconds a clip must play before it counts as played,
+    default 2; a shorter clip must play to its end), ``bitrate`` (page MP3,
+    default 96 kbit/s) and ``secret`` (bytes; default 32 random bytes).
+    """
+    return Campaign(kind, clips, raters=raters, seed=seed, **options)
