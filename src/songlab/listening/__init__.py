@@ -8,7 +8,7 @@ resume with :func:`load`; :func:`simulate` answers them unattended.
 
 from __future__ import annotations
 
-from songlab.listening import stats
+from songlab.listening import panel, stats
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._match import Matched, lowpass_anchor, match_loudness
 from songlab.listening._protocols import (
@@ -41,6 +41,7 @@ __all__ = [
     "lowpass_anchor",
     "match_loudness",
     "mushra",
+    "panel",
     "preference",
     "simulate",
     "stats",

@@ -24,8 +24,9 @@ import pandas as pd
 
 from songlab.listening import _answers as ans
 from songlab.listening import page as pg
+from songlab.listening import panel
 from songlab.listening._errors import ListeningError
-from songlab.listening._protocols import KINDS
+from songlab.listening._protocols import KINDS, MID_ANCHOR
 from songlab.listening.session import ListeningSession
 
 CAMPAIGN_FORMAT = "songlab.campaign/1"
@@ -267,6 +268,27 @@ class Campaign:
             f.insert(0, "rater", pd.array([], dtype="string"))
             return f
         return pd.concat(frames, ignore_index=True)
+
+    def stats(self, *, baseline: str | None = None, confidence: float = 0.95) -> dict[str, Any]:
+        """Panel statistics of every collected answer (:mod:`songlab.listening.panel`).
+
+        preference: ``{"shares", "ranking"}``; abx: ``{"raters", "pooled"}``;
+        mushra: ``{"screening" (with a reference), "models", "pairs"}``.
+        """
+        frame = self.results()
+        if frame.empty:
+            raise ListeningError("answers", "none collected yet (call collect first)")
+        if self.kind == "preference":
+            return {
+                "shares": panel.preference_shares(frame, confidence=confidence),
+                "ranking": panel.bradley_terry(frame, baseline=baseline, confidence=confidence),
+            }
+        if self.kind == "abx":
+            return panel.abx_panel(frame, confidence=confidence)
+        mid = MID_ANCHOR if self.options.get("mid_anchor") else None
+        return panel.mushra_panel(
+            frame, reference=self.options.get("reference"), mid_anchor=mid, confidence=confidence
+        )
 
     def progress(self) -> pd.DataFrame:
         """Per rater: trials, answered, source of the collected file (None if not yet)."""
