@@ -22,6 +22,7 @@ from songlab.listening._protocols import (
 from songlab.listening._simulate import simulate
 from songlab.listening.campaign import Campaign, CollectError, campaign
 from songlab.listening.session import ListeningSession, Trial, load
+from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
 
 __all__ = [
     "ABXSession",
@@ -42,7 +43,9 @@ __all__ = [
     "match_loudness",
     "mushra",
     "panel",
+    "plot_quality_per_dollar",
     "preference",
+    "quality_per_dollar",
     "simulate",
     "stats",
 ]

@@ -6,7 +6,9 @@
 * Ranking: Bradley-Terry by maximum likelihood as a logistic regression without
   intercept (``+1`` winner, ``-1`` loser, the baseline model's column dropped),
   cluster-robust by rater; strengths are log-odds against the baseline, and
-  ``score`` = 100 x the mean probability of beating each other model.
+  ``score`` = 100 x the mean probability of beating each other model (its
+  interval from 4000 seeded draws of the strengths from their clustered
+  asymptotic normal distribution).
 * ABX: per rater and pair the one-sided exact binomial test, Holm over every
   (rater, pair); pooled per pair the exact binomial test of all answers (exact
   under the null that nobody hears a difference) with a rater-clustered interval.
@@ -147,6 +149,7 @@ def bradley_terry(
     z = float(sps.norm.ppf((1 + confidence) / 2))
     strength = dict(zip(others, fit.params, strict=True)) | {baseline: 0.0}
     se = dict(zip(others, fit.bse, strict=True)) | {baseline: 0.0}
+    draws = _score_draws(models, others, fit.params, fit.cov_params(), confidence)
     rows = []
     for m in models:
         beat = [1 / (1 + np.exp(strength[o] - strength[m])) for o in models if o != m]
@@ -154,11 +157,29 @@ def bradley_terry(
                      "ci_high": strength[m] + z * se[m], "se": se[m],
                      "p_beats_baseline": 1 / (1 + np.exp(-strength[m])),
                      "score": 100 * float(np.mean(beat)),
+                     "score_low": draws[m][0], "score_high": draws[m][1],
                      "wins": int((pairs["winner"] == m).sum()),
                      "comparisons": int(((pairs["winner"] == m) | (pairs["loser"] == m)).sum())})  # fmt: skip
     out = pd.DataFrame(rows).sort_values("strength", ascending=False, ignore_index=True)
     out.insert(0, "rank", range(1, len(out) + 1))
     out.attrs["baseline"] = baseline
+    return out
+
+
+def _score_draws(models, others, params, cov, confidence, n: int = 4000, seed: int = 0):
+    """Interval of each model's score from draws of the strengths ~ N(estimate, clustered
+    covariance) (seeded, so a table repeats exactly)."""
+    rng = np.random.default_rng(seed)
+    sample = rng.multivariate_normal(np.asarray(params), np.asarray(cov), size=n)
+    full = np.zeros((n, len(models)))
+    for j, m in enumerate(others):
+        full[:, models.index(m)] = sample[:, j]
+    out = {}
+    for i, m in enumerate(models):
+        diff = full[:, [k for k in range(len(models)) if k != i]] - full[:, [i]]
+        score = 100 * np.mean(1 / (1 + np.exp(diff)), axis=1)
+        q = np.quantile(score, [(1 - confidence) / 2, (1 + confidence) / 2])
+        out[m] = (float(q[0]), float(q[1]))
     return out
 
 
