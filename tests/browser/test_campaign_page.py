@@ -111,3 +111,30 @@ def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_
         assert page.inner_text("#progress").startswith("1 of 3")
     finally:
         ctx.close()
+
+
+def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> None:
+    from songlab.listening import serve
+
+    with serve(pref) as srv:
+        ctx = browser.new_context()
+        try:
+            page = ctx.new_page()
+            page.goto(srv.links()["r01"])
+            page.wait_for_selector("body[data-ready='1']")
+            page.mouse.click(5, 5)
+            for t in page.eval_on_selector_all(
+                "section.trial", "s => s.map(x => +x.dataset.trial)"
+            ):
+                for label in ("A", "B"):
+                    _play(page, t, label)
+                page.check(f"section[data-trial='{t}'] input[value='A']")
+                page.click(f"section[data-trial='{t}'] .answer-btn")
+            page.click("#send")
+            page.wait_for_function("document.getElementById('status').textContent.length > 0")
+            assert page.inner_text("#status").startswith("Received 3 answers")
+        finally:
+            ctx.close()
+        frame = pref.collect(srv)
+    mine = frame[frame["rater"] == "r01"]
+    assert mine.loc[mine["chosen"], "label"].tolist() == ["A", "A", "A"]

@@ -21,12 +21,14 @@ from songlab.listening._protocols import (
 )
 from songlab.listening._simulate import simulate
 from songlab.listening.campaign import Campaign, CollectError, campaign
+from songlab.listening.server import CampaignServer, serve
 from songlab.listening.session import ListeningSession, Trial, load
 from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
 
 __all__ = [
     "ABXSession",
     "Campaign",
+    "CampaignServer",
     "CollectError",
     "ListeningError",
     "ListeningSession",
@@ -46,6 +48,7 @@ __all__ = [
     "plot_quality_per_dollar",
     "preference",
     "quality_per_dollar",
+    "serve",
     "simulate",
     "stats",
 ]
