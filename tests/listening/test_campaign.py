@@ -192,3 +192,21 @@ def test_bad_arguments_name_the_field() -> None:
 
         parse({"format": "songlab.campaign.answers/1", "campaign": "x", "rater": "r", "kind": "abx",
                "design": "d", "mac": "m", "answers": [[0, "A", ["A"]], [0, "B", ["A"]]]})  # fmt: skip
+
+
+def test_save_and_load_keep_the_secret_and_every_collected_file(tmp_path) -> None:
+    clips = make_clips(2, seconds=1.0)
+    c = campaign("mushra", clips, raters=3, seed=8, reference=REF, mid_anchor=True)
+    c.collect([c.simulate("r01", scores={REF: 96}, seed=1), c.simulate("r02", seed=2)])
+    late = c.simulate("r03", seed=3)  # made before the "kernel restart", collected after
+    path = c.save(tmp_path / "campaign.json")
+    from songlab.listening import load_campaign
+
+    again = load_campaign(path, clips)
+    assert again.id == c.id and again.results().equals(c.results())
+    again.collect([late])
+    assert set(again.results()["rater"]) == {"r01", "r02", "r03"}
+    with pytest.raises(CollectError, match="duplicate"):
+        again.collect([c.received["r01"].doc])
+    with pytest.raises(ListeningError, match="not the clips"):
+        load_campaign(path, make_clips(2, seconds=1.0, seed=9))

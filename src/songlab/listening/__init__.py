@@ -20,7 +20,7 @@ from songlab.listening._protocols import (
     preference,
 )
 from songlab.listening._simulate import simulate
-from songlab.listening.campaign import Campaign, CollectError, campaign
+from songlab.listening.campaign import Campaign, CollectError, campaign, load_campaign
 from songlab.listening.server import CampaignServer, serve
 from songlab.listening.session import ListeningSession, Trial, load
 from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
@@ -41,6 +41,7 @@ __all__ = [
     "abx",
     "campaign",
     "load",
+    "load_campaign",
     "lowpass_anchor",
     "match_loudness",
     "mushra",

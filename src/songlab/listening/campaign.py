@@ -27,6 +27,7 @@ from songlab.listening import page as pg
 from songlab.listening import panel
 from songlab.listening._errors import ListeningError
 from songlab.listening._protocols import KINDS, MID_ANCHOR
+from songlab.listening._simulate import simulate
 from songlab.listening.session import ListeningSession
 
 CAMPAIGN_FORMAT = "songlab.campaign/1"
@@ -112,6 +113,7 @@ class Campaign:
                             sorted(self.options.items())], default=str)  # fmt: skip
         self.id = "cmp-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
         self._seed, self._secret = seed, secret or secrets.token_bytes(32)
+        self._made_with = dict(options, title=title, min_play=self.min_play, bitrate=bitrate)
         self._designs: dict[str, str] = {}
         self._pool = pg.AudioPool(f"{self.id}|{seed}", bitrate=bitrate)
         self.received: dict[str, Received] = {}
@@ -269,6 +271,31 @@ class Campaign:
             return f
         return pd.concat(frames, ignore_index=True)
 
+    def simulate(self, rater: str, /, **behaviour: Any) -> dict[str, Any]:
+        """The answer file of a scripted ``rater`` (:func:`~songlab.listening.simulate`'s
+        options: ``prefer``, ``p``, ``p_correct``, ``scores``, ``noise``, ``seed``...)."""
+        session = self._sessions[self._rater(rater)].sibling(self._rater_seeds[rater])
+        simulate(session, **behaviour)
+        return self.answer_file(rater, session.answers)
+
+    def save(self, path: str | Path, /) -> Path:
+        """Save the campaign (its secret, seed, options and every collected file) as JSON.
+
+        Keep this file on the organiser's machine: its secret makes rater tokens.
+        Reopen with :func:`load_campaign` and the same clips.
+        """
+        doc = {
+            "format": CAMPAIGN_FORMAT, "id": self.id, "kind": self.kind, "seed": self._seed,
+            "raters": list(self.raters), "options": self._made_with,
+            "secret": self._secret.hex(),
+            "received": [{"source": r.source, "doc": r.doc} for r in self.received.values()],
+        }  # fmt: skip
+        path = Path(path)
+        tmp = path.with_name(path.name + ".part")
+        tmp.write_text(json.dumps(doc), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
     def stats(self, *, baseline: str | None = None, confidence: float = 0.95) -> dict[str, Any]:
         """Panel statistics of every collected answer (:mod:`songlab.listening.panel`).
 
@@ -327,6 +354,25 @@ def _sources(source: Any) -> Iterable[tuple[str, Any]]:
                 yield f"item {i}", item
         return
     raise ListeningError("source", "must be a path, a list of paths/documents, or a CampaignServer")
+
+
+def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Campaign:
+    """Reopen a saved campaign with the clips it was made with; collected files are re-checked."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ListeningError("path", f"is not a readable campaign file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
+        raise ListeningError("path", f"is not a {CAMPAIGN_FORMAT} file")
+    c = Campaign(doc["kind"], clips, raters=doc["raters"], seed=doc["seed"],
+                 secret=bytes.fromhex(doc["secret"]), **doc["options"])  # fmt: skip
+    if c.id != doc["id"]:
+        raise ListeningError("clips", "are not the clips this campaign was made with")
+    for item in doc["received"]:
+        rater, session = c._check(item["doc"])
+        c.received[rater] = Received(item["source"], item["doc"])
+        c._filled[rater] = session
+    return c
 
 
 def campaign(
