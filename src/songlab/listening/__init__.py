@@ -12,6 +12,8 @@ from songlab.listening import panel, stats
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._match import Matched, lowpass_anchor, match_loudness
 from songlab.listening._protocols import (
+    ANCHOR,
+    MID_ANCHOR,
     ABXSession,
     MushraSession,
     PreferenceSession,
@@ -27,11 +29,13 @@ from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
 
 __all__ = [
     "ABXSession",
+    "ANCHOR",
     "Campaign",
     "CampaignServer",
     "CollectError",
     "ListeningError",
     "ListeningSession",
+    "MID_ANCHOR",
     "Matched",
     "MushraSession",
     "NotPlayedError",

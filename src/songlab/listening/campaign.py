@@ -115,6 +115,7 @@ class Campaign:
         self._seed, self._secret = seed, secret or secrets.token_bytes(32)
         self._made_with = dict(options, title=title, min_play=self.min_play, bitrate=bitrate)
         self._designs: dict[str, str] = {}
+        self._digests: dict[str, str] = {}
         self._pool = pg.AudioPool(f"{self.id}|{seed}", bitrate=bitrate)
         self.received: dict[str, Received] = {}
         self._filled: dict[str, ListeningSession] = {}
@@ -143,8 +144,12 @@ class Campaign:
         return self._designs[rater]
 
     def _token(self, rater: str) -> str:
-        digest = ans.design_digest(self.design(rater))
-        return ans.token(self._secret, self.id, rater, digest)
+        return ans.token(self._secret, self.id, rater, self._digest(rater))
+
+    def _digest(self, rater: str) -> str:
+        if rater not in self._digests:
+            self._digests[rater] = ans.design_digest(self.design(rater))
+        return self._digests[rater]
 
     def page(self, rater: str, /) -> str:
         """``rater``'s self-contained HTML page."""
@@ -174,7 +179,7 @@ class Campaign:
             [t, ans.encode_answer(self.kind, a), sorted(session._playable(session.trials[t]))]
             for t, a in sorted(answers.items())
         ]
-        digest = ans.design_digest(self.design(rater))
+        digest = self._digest(rater)
         return ans.document(campaign=self.id, rater=rater, kind=self.kind, design=digest,
                             answers=rows, tok=self._token(rater))  # fmt: skip
 
@@ -187,7 +192,7 @@ class Campaign:
             raise ans.Refused(f"names rater {rater!r}, who is not a rater of this campaign")
         if doc["kind"] != self.kind:
             raise ans.Refused(f"is a {doc['kind']!r} answer file; this campaign is {self.kind!r}")
-        if doc["design"] != ans.design_digest(self.design(rater)):
+        if doc["design"] != self._digest(rater):
             raise ans.Refused(
                 f"tampered: made with a page whose design differs from the one issued to "
                 f"rater {rater!r} (the page was edited, or is another rater's page renamed)"
@@ -288,6 +293,7 @@ class Campaign:
             "format": CAMPAIGN_FORMAT, "id": self.id, "kind": self.kind, "seed": self._seed,
             "raters": list(self.raters), "options": self._made_with,
             "secret": self._secret.hex(),
+            "digests": {r: self._digest(r) for r in self.raters},
             "received": [{"source": r.source, "doc": r.doc} for r in self.received.values()],
         }  # fmt: skip
         path = Path(path)
@@ -368,6 +374,7 @@ def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Ca
                  secret=bytes.fromhex(doc["secret"]), **doc["options"])  # fmt: skip
     if c.id != doc["id"]:
         raise ListeningError("clips", "are not the clips this campaign was made with")
+    c._digests.update(doc["digests"])  # the pages issued; re-encoding them is not needed
     for item in doc["received"]:
         rater, session = c._check(item["doc"])
         c.received[rater] = Received(item["source"], item["doc"])

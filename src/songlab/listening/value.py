@@ -99,7 +99,9 @@ def quality_per_dollar(
     best = out[out["measured"]].sort_values(["score", "usd_per_clip"], ascending=[False, True])
     ref = best.iloc[0]
     out["save_per_clip_usd"] = [ref["usd_per_clip"] - v for v in out["usd_per_clip"]]
-    out["save_per_1000_usd"] = [v * 1000 for v in out["save_per_clip_usd"]]
+    out["save_per_1000_usd"] = [
+        (v * 1000).quantize(Decimal("0.00001")) for v in out["save_per_clip_usd"]
+    ]
     out["score_change"] = out["score"] - ref["score"]
     out = out.sort_values(["measured", "score", "license"], ascending=[False, False, True])
     out = out.reset_index(drop=True)[COLUMNS]
