@@ -210,3 +210,15 @@ def test_save_and_load_keep_the_secret_and_every_collected_file(tmp_path) -> Non
         again.collect([c.received["r01"].doc])
     with pytest.raises(ListeningError, match="not the clips"):
         load_campaign(path, make_clips(2, seconds=1.0, seed=9))
+
+
+def test_an_unreadable_path_is_refused_by_name_and_the_others_are_kept(tmp_path) -> None:
+    c = campaign("abx", make_clips(1, seconds=1.0), raters=2, seed=2)
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps(c.simulate("r01", seed=0)))
+    with pytest.raises(CollectError) as info:
+        c.collect([good, tmp_path / "missing.json"])
+    assert info.value.accepted == 1
+    assert info.value.refused[0][0].endswith("missing.json")
+    assert "cannot be read" in info.value.refused[0][1]
+    assert set(c.results()["rater"]) == {"r01"}

@@ -90,8 +90,10 @@ def document(
     }
 
 
-def parse(data: bytes | str | dict) -> dict[str, Any]:
+def parse(data: bytes | str | dict | OSError) -> dict[str, Any]:
     """The answer file as a dict, its shape checked (not yet against a campaign)."""
+    if isinstance(data, OSError):
+        raise Refused(f"cannot be read ({data.strerror or data})")
     if isinstance(data, bytes | str):
         if len(data) > MAX_ANSWER_BYTES:
             raise Refused(f"is larger than {MAX_ANSWER_BYTES} bytes; not an answer file")

@@ -15,7 +15,6 @@ import hashlib
 import json
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,51 +25,12 @@ from songlab.listening import _answers as ans
 from songlab.listening import page as pg
 from songlab.listening import panel
 from songlab.listening._errors import ListeningError
+from songlab.listening._intake import CollectError, Received, rater_ids, sources
 from songlab.listening._protocols import KINDS, MID_ANCHOR
 from songlab.listening._simulate import simulate
 from songlab.listening.session import ListeningSession
 
 CAMPAIGN_FORMAT = "songlab.campaign/1"
-
-
-class CollectError(ListeningError):
-    """Some answer files were refused; the accepted ones were kept.
-
-    ``refused``: ``[(source, reason), ...]``; ``accepted``: how many files were taken.
-    """
-
-    def __init__(self, refused: list[tuple[str, str]], accepted: int) -> None:
-        self.refused, self.accepted = refused, accepted
-        lines = "\n".join(f"  {src}: {why}" for src, why in refused)
-        ListeningError.__init__(
-            self,
-            "answers",
-            f"{len(refused)} answer file(s) refused, {accepted} accepted and kept:\n{lines}",
-        )
-
-
-@dataclass(frozen=True)
-class Received:
-    """An accepted answer file: where it came from and its document."""
-
-    source: str
-    doc: dict[str, Any]
-
-
-def _rater_ids(raters: int | Sequence[str]) -> list[str]:
-    if isinstance(raters, int) and not isinstance(raters, bool):
-        if not 1 <= raters <= 1000:
-            raise ListeningError("raters", f"must be 1..1000 raters; got {raters}")
-        return [f"r{i + 1:02d}" for i in range(raters)]
-    if isinstance(raters, str) or not isinstance(raters, Sequence) or not raters:
-        raise ListeningError("raters", "must be a count or a non-empty list of rater ids")
-    ids = [str(r) for r in raters]
-    bad = [r for r in ids if not ans.RATER_ID.match(r)]
-    if bad or len(set(ids)) != len(ids):
-        raise ListeningError(
-            "raters", f"ids must be distinct, 1-40 of A-Z a-z 0-9 _ . - ; bad: {bad or ids}"
-        )
-    return ids
 
 
 class Campaign:
@@ -101,7 +61,7 @@ class Campaign:
         if not isinstance(min_play, int | float) or not 0 < min_play <= 60:
             raise ListeningError("min_play", f"must be seconds in (0, 60]; got {min_play!r}")
         self.kind, self.title, self.min_play, self.bitrate = kind, title, float(min_play), bitrate
-        self.raters = tuple(_rater_ids(raters))
+        self.raters = tuple(rater_ids(raters))
         children = np.random.SeedSequence(seed).spawn(len(self.raters))
         seeds = [int(c.generate_state(1, np.uint64)[0] % (2**63)) for c in children]
         base = KINDS[kind](clips, seed=seeds[0], **options)  # matches loudness once
@@ -228,7 +188,7 @@ class Campaign:
         :class:`CollectError`, raised after the accepted ones were kept.
         """
         refused, accepted = [], 0
-        for name, raw in _sources(source):
+        for name, raw in sources(source):
             try:
                 doc = ans.parse(raw)
                 rater, session = self._check(doc)
@@ -332,34 +292,6 @@ class Campaign:
                          "answered": len(got.doc["answers"]) if got else 0,
                          "source": got.source if got else None})  # fmt: skip
         return pd.DataFrame(rows).astype({"rater": "string", "source": "string"})
-
-
-def _sources(source: Any) -> Iterable[tuple[str, Any]]:
-    if hasattr(source, "received_files"):
-        yield from source.received_files()
-        return
-    if isinstance(source, str | Path):
-        path = Path(source)
-        if path.is_dir():
-            for p in sorted(path.glob("*.json")):
-                yield p.name, p.read_bytes()
-            return
-        try:
-            yield path.name, path.read_bytes()
-        except OSError as exc:
-            yield str(source), {"format": None, "error": str(exc)}
-        return
-    if isinstance(source, dict | bytes):
-        yield "answer file", source
-        return
-    if isinstance(source, Iterable):
-        for i, item in enumerate(source):
-            if isinstance(item, str | Path):
-                yield from _sources(item)
-            else:
-                yield f"item {i}", item
-        return
-    raise ListeningError("source", "must be a path, a list of paths/documents, or a CampaignServer")
 
 
 def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Campaign:
