@@ -10,7 +10,7 @@ import pytest
 
 from songlab.listening import CollectError, ListeningError, campaign, simulate
 from songlab.listening._answers import Refused
-from tests.listening.listening_signals import MODELS, make_clips
+from tests.listening.listening_signals import MODELS, SHORT, make_clips, scan
 
 REF = MODELS[0]
 
@@ -47,20 +47,6 @@ def test_each_rater_gets_an_own_design_from_the_seed(pref) -> None:
     # loudness matched once and shared: every rater hears the same matched clip per model
     a, b = pref._sessions["r01"]._unseal()["clips"], pref._sessions["r03"]._unseal()["clips"]
     assert all(a[k][0] is b[k][0] for k in a)
-
-
-def scan(blob: bytes, *, long: list[str], short: list[str]) -> list[str]:
-    """Names found in a page or answer file: long ids anywhere (raw bytes, base64 text and
-    the decoded audio); short names (v5, anchor, ...) in the text outside the audio
-    payloads (a two-letter string turns up in random base64 by chance)."""
-    payloads = re.findall(rb"base64,([A-Za-z0-9+/=]+)", blob)
-    audio = b"".join(base64.b64decode(m) for m in payloads)
-    text = re.sub(rb"base64,[A-Za-z0-9+/=]+", b"base64,", blob)
-    found = [n for n in long if n.encode() in blob or n.encode() in audio]
-    return found + [n for n in short if n.encode() in text]
-
-
-SHORT = ["v5", "v6", "v7", "anchor", "low-pass", "kHz", "model"]
 
 
 @pytest.mark.parametrize("kind", ["pref", "mush"])
