@@ -50,10 +50,13 @@ def _open(browser, c, rater: str, tmp_path: Path):
     return ctx, page, path
 
 
-def _play(page, trial: int, label: str) -> None:
-    row = f"section[data-trial='{trial}'] .clip[data-label='{label}']"
-    page.eval_on_selector(f"{row} audio", "a => a.play()")
-    page.wait_for_selector(f"{row}[data-played='1']", timeout=20_000)
+def _play(page, trial: int, *labels: str) -> None:
+    """Start the clips of ``labels`` together (as a rater clicking play), wait until each is marked played."""
+    rows = [f"section[data-trial='{trial}'] .clip[data-label='{label}']" for label in labels]
+    for row in rows:
+        page.eval_on_selector(f"{row} audio", "a => a.play()")
+    for row in rows:
+        page.wait_for_selector(f"{row}[data-played='1']", timeout=20_000)
 
 
 def test_page_plays_answers_downloads_and_collect_matches(browser, pref, tmp_path) -> None:
@@ -63,8 +66,7 @@ def test_page_plays_answers_downloads_and_collect_matches(browser, pref, tmp_pat
         assert sorted(trials) == [0, 1, 2]
         clicked = {}
         for n, t in enumerate(trials):
-            for label in ("A", "B"):
-                _play(page, t, label)
+            _play(page, t, "A", "B")
             state = page.eval_on_selector_all(
                 f"section[data-trial='{t}'] audio",
                 "as => as.map(a => [a.readyState, a.duration, a.played.length])",
@@ -126,8 +128,7 @@ def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> 
             for t in page.eval_on_selector_all(
                 "section.trial", "s => s.map(x => +x.dataset.trial)"
             ):
-                for label in ("A", "B"):
-                    _play(page, t, label)
+                _play(page, t, "A", "B")
                 page.check(f"section[data-trial='{t}'] input[value='A']")
                 page.click(f"section[data-trial='{t}'] .answer-btn")
             page.click("#send")
@@ -138,3 +139,34 @@ def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> 
         frame = pref.collect(srv)
     mine = frame[frame["rater"] == "r01"]
     assert mine.loc[mine["chosen"], "label"].tolist() == ["A", "A", "A"]
+
+
+def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
+    ref = MODELS[0]
+    c = campaign("mushra", make_clips(1, seconds=1.0), raters=1, seed=3, reference=ref,
+                 mid_anchor=True, min_play=0.5)  # fmt: skip
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        labels = page.eval_on_selector_all(
+            f"section[data-trial='{t}'] .clip", "cs => cs.map(c => c.dataset.label)"
+        )
+        assert labels == ["A", "B", "C", "D", "Ref"]
+        _play(page, t, *labels[:-1])  # the open reference is optional
+        wanted = {"A": 12, "B": 100, "C": 57, "D": 0}
+        for label, value in wanted.items():
+            page.eval_on_selector(
+                f"section[data-trial='{t}'] input[data-label='{label}']",
+                "(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }",
+                value,
+            )
+        page.click(f"section[data-trial='{t}'] .answer-btn")
+        with page.expect_download() as info:
+            page.click("#download")
+        saved = tmp_path / "answers-mushra.json"
+        info.value.save_as(saved)
+    finally:
+        ctx.close()
+    frame = c.collect(saved)
+    assert dict(zip(frame["label"], frame["rating"], strict=True)) == wanted
+    assert set(frame["model"]) == {*MODELS, "anchor (7 kHz low-pass)"}
