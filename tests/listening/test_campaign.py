@@ -208,3 +208,24 @@ def test_an_unreadable_path_is_refused_by_name_and_the_others_are_kept(tmp_path)
     assert info.value.refused[0][0].endswith("missing.json")
     assert "cannot be read" in info.value.refused[0][1]
     assert set(c.results()["rater"]) == {"r01"}
+
+
+def test_campaign_stats_of_each_kind_follow_the_scripted_raters() -> None:
+    clips = make_clips(2, seconds=1.0)
+    a = campaign("abx", clips, raters=4, seed=1)
+    a.collect([a.simulate(r, p_correct=1.0, seed=i) for i, r in enumerate(a.raters)])
+    pooled = a.stats()["pooled"]
+    assert pooled["rate"].eq(1.0).all() and pooled["raters"].eq(4).all()
+    assert (pooled["p_value"] == 0.5 ** pooled["n"]).all()  # P(all n correct | guessing)
+    p = campaign("preference", clips, raters=6, seed=1, repeats=2)
+    p.collect([p.simulate(r, prefer=MODELS[2], p=0.9, seed=i) for i, r in enumerate(p.raters)])
+    ranking = p.stats(baseline=MODELS[0])["ranking"]
+    assert ranking["model"].iloc[0] == MODELS[2] and ranking.attrs["baseline"] == MODELS[0]
+    m = campaign("mushra", clips, raters=3, seed=1, reference=REF, mid_anchor=True)
+    with pytest.raises(ListeningError, match="none collected"):
+        m.stats()
+    m.collect([m.simulate(r, scores={REF: 99, MODELS[1]: 30}, noise=1, seed=i)
+               for i, r in enumerate(m.raters)])  # fmt: skip
+    out = m.stats()
+    assert not out["screening"]["excluded"].any()
+    assert out["models"].set_index("model").loc[MODELS[1], "mean"] == pytest.approx(30, abs=2)
