@@ -59,6 +59,14 @@ def _play(page, trial: int, *labels: str) -> None:
         page.wait_for_selector(f"{row}[data-played='1']", timeout=20_000)
 
 
+def _download(page, to: Path) -> Path:
+    """Click *Download answers* and save the file the browser downloads."""
+    with page.expect_download() as info:
+        page.click("#download")
+    info.value.save_as(to)
+    return to
+
+
 def test_page_plays_answers_downloads_and_collect_matches(browser, pref, tmp_path) -> None:
     ctx, page, path = _open(browser, pref, "r02", tmp_path)
     try:
@@ -77,10 +85,7 @@ def test_page_plays_answers_downloads_and_collect_matches(browser, pref, tmp_pat
             page.click(f"section[data-trial='{t}'] .answer-btn")
             clicked[t] = choice
         assert page.inner_text("#progress").startswith("3 of 3")
-        with page.expect_download() as info:
-            page.click("#download")
-        saved = tmp_path / "answers-r02.json"
-        info.value.save_as(saved)
+        saved = _download(page, tmp_path / "answers-r02.json")
     finally:
         ctx.close()
     frame = pref.collect(saved)
@@ -161,10 +166,7 @@ def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
                 value,
             )
         page.click(f"section[data-trial='{t}'] .answer-btn")
-        with page.expect_download() as info:
-            page.click("#download")
-        saved = tmp_path / "answers-mushra.json"
-        info.value.save_as(saved)
+        saved = _download(page, tmp_path / "answers-mushra.json")
     finally:
         ctx.close()
     frame = c.collect(saved)
