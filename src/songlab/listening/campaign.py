@@ -155,17 +155,17 @@ class Campaign:
         if doc["design"] != self._digest(rater):
             raise ans.Refused(
                 f"tampered: made with a page whose design differs from the one issued to "
-                f"rater {rater!r} (the page was edited, or is another rater's page renamed)"
+                f"rater {rater} (the page was edited, or is another rater's page renamed)"
             )
         if not ans.check_mac(doc, self._token(rater)):
             raise ans.Refused(
-                f"tampered: the answers or the rater id changed after rater {rater!r}'s page "
+                f"tampered: the answers or the rater id changed after rater {rater}'s page "
                 "saved them (the MAC does not match)"
             )
         session = self._sessions[rater].sibling(self._rater_seeds[rater])
         for t, value, played in doc["answers"]:
             if not 0 <= t < len(session.trials):
-                raise ans.Refused(f"answers trial {t}, which rater {rater!r} was not given")
+                raise ans.Refused(f"answers trial {t}, which rater {rater} was not given")
             for label in played:
                 if label not in session._playable(session.trials[t]):
                     raise ans.Refused(f"trial {t}: played label {label!r} is not in that trial")
@@ -205,13 +205,13 @@ class Campaign:
         if old is not None:
             if old.doc["mac"] == received.doc["mac"]:
                 raise ans.Refused(
-                    f"duplicate: rater {rater!r} was already collected from {old.source}"
+                    f"duplicate: rater {rater} was already collected from {old.source}"
                 )
             before = {a[0]: a for a in old.doc["answers"]}
             now = {a[0]: a for a in received.doc["answers"]}
             if not (set(before) < set(now) and all(now[t] == a for t, a in before.items())):
                 raise ans.Refused(
-                    f"duplicate rater {rater!r}: a different answer file was already collected "
+                    f"duplicate rater {rater}: a different answer file was already collected "
                     f"from {old.source} (kept; only a file that adds answers replaces it)"
                 )
         self.received[rater] = received

@@ -271,7 +271,11 @@ def mushra_panel(
         out["screening"] = screen = bs1534_screen(frame, reference=reference, mid_anchor=mid_anchor)
         kept = frame[frame["rater"].isin(screen.loc[~screen["excluded"], "rater"])]
     if kept.empty:
-        raise ListeningError("frame", "every assessor was excluded by the post-screening")
+        raise ListeningError(
+            "frame",
+            f"every assessor ({frame['rater'].nunique()}) was excluded by the post-screening; "
+            "bs1534_screen(frame, reference=...) gives each one's reason",
+        )
     per_rater = kept.groupby(["rater", "model"], as_index=False)["rating"].mean()
     rows = []
     for model, g in kept.groupby("model", sort=True):
