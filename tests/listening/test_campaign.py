@@ -229,3 +229,27 @@ def test_campaign_stats_of_each_kind_follow_the_scripted_raters() -> None:
     out = m.stats()
     assert not out["screening"]["excluded"].any()
     assert out["models"].set_index("model").loc[MODELS[1], "mean"] == pytest.approx(30, abs=2)
+
+
+def test_the_mid_range_anchor_is_the_reference_low_passed_at_7_khz() -> None:
+    import numpy as np
+
+    from songlab.listening import MID_ANCHOR, mushra
+
+    s = mushra(make_clips(1, seconds=1.0), reference=MODELS[1], mid_anchor=True, seed=0)
+    clips = s._unseal()["clips"]
+    ref, sr = clips[(MODELS[1], 0)]
+    mid, _ = clips[(MID_ANCHOR, 0)]
+
+    def band(x, lo, hi):  # energy between lo and hi Hz
+        spec = np.abs(np.fft.rfft(np.atleast_2d(x)[0])) ** 2
+        f = np.fft.rfftfreq(x.shape[-1], 1 / sr)
+        return spec[(f > lo) & (f < hi)].sum()
+
+    # matching gives the anchor its own gain, so compare shapes: relative to 1-6 kHz,
+    # the band above 7.5 kHz is cut, and the spectrum below 6 kHz keeps its shape
+    def rel(x, lo, hi):
+        return band(x, lo, hi) / band(x, 1000, 6000)
+
+    assert rel(mid, 7500, 8000) < 1e-3 * rel(ref, 7500, 8000)
+    assert rel(mid, 1000, 3000) == pytest.approx(rel(ref, 1000, 3000), rel=0.05)

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from songlab.listening import CampaignServer, campaign, serve, simulate
+from songlab.listening import CampaignServer, ListeningError, campaign, serve, simulate
 from tests.listening.listening_signals import MODELS, make_clips
 
 
@@ -59,3 +59,11 @@ def test_start_twice_is_refused(camp) -> None:
     finally:
         srv.stop()
     srv.stop()  # idempotent
+
+
+def test_links_use_the_public_url_and_a_bad_one_is_refused(camp) -> None:
+    srv = CampaignServer(camp, public_url="http://192.0.2.7:8765/")
+    assert all(u.startswith("http://192.0.2.7:8765/p/") for u in srv.links().values())
+    with pytest.raises(ListeningError) as info:
+        CampaignServer(camp, public_url="192.0.2.7")
+    assert info.value.argument == "public_url"

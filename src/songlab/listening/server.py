@@ -1,7 +1,8 @@
 """A small HTTP server for a campaign: serves each rater's page and takes the answers.
 
 ``CampaignServer(campaign)`` binds 127.0.0.1 on a free port by default (pass
-``host="0.0.0.0"`` to reach raters on the LAN). ``start()``/``stop()`` (or
+``host="0.0.0.0"`` and ``public_url=`` the address raters use, to reach raters
+on the LAN). ``start()``/``stop()`` (or
 ``with``) run it in a background thread. Each rater's page is at
 ``/p/<slug>``, a random slug per rater (the rater id is not in the URL);
 ``links()`` lists them. The page's *Send* button posts its answer file to
@@ -37,8 +38,12 @@ class CampaignServer:
         host: str = "127.0.0.1",
         port: int = 0,
         inbox: str | Path | None = None,
+        public_url: str | None = None,
     ) -> None:
+        if public_url is not None and not str(public_url).startswith(("http://", "https://")):
+            raise ListeningError("public_url", f"must be an http(s) URL; got {public_url!r}")
         self.campaign, self.host, self.port = campaign, host, port
+        self.public_url = public_url.rstrip("/") if public_url else None
         self.inbox = Path(inbox) if inbox is not None else None
         self._slugs = {secrets.token_urlsafe(12): r for r in campaign.raters}
         self._queue: list[tuple[str, dict[str, Any]]] = []
@@ -85,8 +90,10 @@ class CampaignServer:
         return f"http://{self.host}:{self.port}"
 
     def links(self) -> dict[str, str]:
-        """``{rater: URL of their page}``: send each rater their own link."""
-        return {r: f"{self.url}/p/{slug}" for slug, r in self._slugs.items()}
+        """``{rater: URL of their page}``: send each rater their own link (built on
+        ``public_url`` when given, e.g. ``http://192.168.1.20:8765`` for ``host="0.0.0.0"``)."""
+        base = self.public_url or self.url
+        return {r: f"{base}/p/{slug}" for slug, r in self._slugs.items()}
 
     # -- answers -------------------------------------------------------------------------
     def receive(self, body: bytes) -> tuple[int, str]:
