@@ -167,7 +167,9 @@ def test_bad_arguments_name_the_field() -> None:
     for kwargs, field in [({"raters": 0}, "raters"), ({"raters": ["a", "a"]}, "raters"),
                           ({"raters": ["bad id"]}, "raters"), ({"raters": 2, "seed": -1}, "seed"),
                           ({"raters": 2, "min_play": 0}, "min_play"),
-                          ({"raters": 2, "secret": b"short"}, "secret")]:  # fmt: skip
+                          ({"raters": 2, "secret": b"short"}, "secret"),
+                          ({"raters": 2, "bitrate": 8000}, "bitrate"),
+                          ({"raters": 2, "title": " "}, "title")]:  # fmt: skip
         with pytest.raises(ListeningError) as info:
             campaign("preference", clips, **kwargs)
         assert info.value.argument == field

@@ -60,6 +60,14 @@ class Campaign:
             raise ListeningError("secret", "must be at least 16 random bytes (or None)")
         if not isinstance(min_play, int | float) or not 0 < min_play <= 60:
             raise ListeningError("min_play", f"must be seconds in (0, 60]; got {min_play!r}")
+        if (
+            isinstance(bitrate, bool)
+            or not isinstance(bitrate, int)
+            or not 32_000 <= bitrate <= 320_000
+        ):
+            raise ListeningError("bitrate", f"must be bits/s in 32000..320000; got {bitrate!r}")
+        if not isinstance(title, str) or not title.strip():
+            raise ListeningError("title", "must be a non-empty string")
         self.kind, self.title, self.min_play, self.bitrate = kind, title, float(min_play), bitrate
         self.raters = tuple(rater_ids(raters))
         children = np.random.SeedSequence(seed).spawn(len(self.raters))
