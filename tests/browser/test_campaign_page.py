@@ -172,3 +172,22 @@ def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
     frame = c.collect(saved)
     assert dict(zip(frame["label"], frame["rating"], strict=True)) == wanted
     assert set(frame["model"]) == {*MODELS, "anchor (7 kHz low-pass)"}
+
+
+def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> None:
+    c = campaign("abx", make_clips(1, seconds=1.0), raters=1, seed=5, min_play=0.5)
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        box = f"section[data-trial='{t}']"
+        _play(page, t, "A", "B")
+        page.check(f"{box} input[value='B']")
+        page.click(f"{box} .answer-btn")
+        assert "not played yet: X" in page.inner_text(f"{box} .msg")
+        _play(page, t, "X")
+        page.click(f"{box} .answer-btn")
+        saved = _download(page, tmp_path / "answers-abx.json")
+    finally:
+        ctx.close()
+    frame = c.collect(saved)
+    assert frame["trial"].tolist() == [t] and frame["answer"].tolist() == ["B"]
