@@ -116,8 +116,17 @@ def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_
         _play(page, t, "B")
         page.click(f"{box} .answer-btn")
         assert page.inner_text("#progress").startswith("1 of 3")
+        page.reload()  # an accidental reload keeps the answer and the played marks
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.inner_text("#progress").startswith("1 of 3")
+        assert page.eval_on_selector(f"{box} input[value='A']", "r => r.checked")
+        assert page.locator(f"{box} .clip[data-played='1']").count() == 2
+        saved = _download(page, tmp_path / "answers-r03.json")
     finally:
         ctx.close()
+    frame = pref.collect(saved)
+    mine = frame[frame["rater"] == "r03"]
+    assert mine.loc[mine["chosen"], ["trial", "label"]].values.tolist() == [[t, "A"]]
 
 
 def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> None:

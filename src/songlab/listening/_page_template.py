@@ -72,6 +72,15 @@ const designText = document.getElementById("design").textContent;
 const design = JSON.parse(designText), digest = hex(sha256(utf8(designText)));
 const token = JSON.parse(document.getElementById("token").textContent);
 const answers = {}, played = {};
+// answers and played marks survive a reload (this browser only; labels only)
+const store = "songlab-answers/" + design.campaign + "/" + design.rater + "/" + digest;
+let saved = {};
+try { saved = JSON.parse(localStorage.getItem(store) || "{}"); } catch (e) { saved = {}; }
+function persist() {
+  const p = {};
+  for (const [t, set] of Object.entries(played)) p[t] = Array.from(set);
+  try { localStorage.setItem(store, JSON.stringify({answers: answers, played: p})); } catch (e) { /* private mode */ }
+}
 const $ = (tag, attrs, text) => {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
@@ -90,16 +99,15 @@ function heard(audio) {
 function buildTrial(tr, n) {
   const box = $("section", {"class": "trial", "data-trial": tr.trial});
   box.append($("h3", {}, "Trial " + (n + 1) + " of " + design.trials.length + ": " + tr.prompt));
-  played[tr.trial] = new Set();
+  played[tr.trial] = new Set(((saved.played || {})[tr.trial] || []).filter(l => tr.play.includes(l)));
   for (const label of tr.play) {
     const row = $("div", {"class": "clip", "data-label": label});
     const audio = $("audio", {controls: "", preload: "auto", src: tr.audio[label], "data-label": label});
     const mark = $("span", {"class": "mark"}, "not played");
+    const done = () => { mark.textContent = "played"; mark.classList.add("ok"); row.setAttribute("data-played", "1"); };
+    if (played[tr.trial].has(label)) done();
     const check = () => {
-      if (heard(audio) && !played[tr.trial].has(label)) {
-        played[tr.trial].add(label); mark.textContent = "played"; mark.classList.add("ok");
-        row.setAttribute("data-played", "1");
-      }
+      if (heard(audio) && !played[tr.trial].has(label)) { played[tr.trial].add(label); done(); persist(); }
     };
     audio.addEventListener("timeupdate", check); audio.addEventListener("ended", check);
     audio.addEventListener("pause", check);
@@ -138,9 +146,23 @@ function buildTrial(tr, n) {
     }
     answers[tr.trial] = [tr.trial, value, Array.from(played[tr.trial]).sort()];
     box.classList.add("done"); msg.className = "ok"; msg.textContent = "Answered (you may change it).";
-    progress();
+    persist(); progress();
   });
   form.append(btn, msg); box.append(form);
+  const before = (saved.answers || {})[tr.trial];
+  if (before && before[0] === tr.trial) {
+    answers[tr.trial] = before;
+    if (design.kind === "mushra") {
+      for (const [l, r] of before[1]) {
+        const s = form.querySelector('[data-label="' + l + '"]');
+        if (s) { s.value = r; s.dispatchEvent(new Event("input")); }
+      }
+    } else {
+      const r = form.querySelector('input[value="' + (before[1] === null ? "" : before[1]) + '"]');
+      if (r) r.checked = true;
+    }
+    box.classList.add("done"); msg.className = "ok"; msg.textContent = "Answered (restored; you may change it).";
+  }
   return box;
 }
 function answerFile() {
