@@ -50,6 +50,13 @@ def test_preference_shares_cluster_by_rater() -> None:
     assert row["p_value"] == pytest.approx(2 * stats.t.sf(0.25 / se, 2))
 
 
+def test_preference_shares_without_spread_fall_back_to_the_exact_binomial() -> None:
+    shares = panel.preference_shares(_pref_frame([("r1", "a", "b"), ("r2", "a", "b")] * 3))
+    row = shares.iloc[0]
+    assert (row["share_a"], row["ci_low"], row["ci_high"]) == (1.0, 1.0, 1.0)
+    assert row["p_value"] == pytest.approx(2 * 0.5**6)  # two-sided exact, 6 of 6
+
+
 def test_bradley_terry_two_models_is_the_log_odds_with_a_clustered_se() -> None:
     out = (
         [("r1", "b", "a")] * 4

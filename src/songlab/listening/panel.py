@@ -90,7 +90,11 @@ def comparisons(frame: pd.DataFrame, /) -> pd.DataFrame:
 
 
 def preference_shares(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per pair of models (a < b): decisive trials, raters, a's wins and share, clustered CI and p."""
+    """Per pair of models (a < b): decisive trials, raters, a's wins and share, clustered CI and p.
+
+    With one rater, or when every decisive trial went the same way (no spread, the
+    clustered test is undefined), ``p_value`` is the exact binomial test instead.
+    """
     pairs = comparisons(frame)
     models = sorted(frame["model"].unique())
     rows = []
@@ -103,8 +107,8 @@ def preference_shares(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> pd
         share, low, high, se = clustered_mean(y, g["rater"], confidence=confidence)
         if se and np.isfinite(se) and se > 0:
             p = float(2 * sps.t.sf(abs(share - 0.5) / se, g["rater"].nunique() - 1))
-        else:
-            p = float("nan") if not len(y) else (1.0 if share == 0.5 else 0.0)
+        else:  # one rater, or no spread: the clustered test is undefined; exact binomial
+            p = st.binomial_p(int(y.sum()), len(y))
         rows.append({"model_a": a, "model_b": b, "n": len(y), "raters": g["rater"].nunique(),
                      "wins_a": int(y.sum()), "share_a": share, "ci_low": low, "ci_high": high,
                      "p_value": p})  # fmt: skip
