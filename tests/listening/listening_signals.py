@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import re
+
 import numpy as np
 
 SR = 16000
@@ -25,3 +28,17 @@ def make_clips(n_prompts: int = 4, *, models=MODELS, seconds: float = 1.0, seed:
             out.append((x.astype(np.float32), SR))
         clips[name] = out
     return clips
+
+
+def scan(blob: bytes, *, long: list[str], short: list[str]) -> list[str]:
+    """Names found in a page or answer file: long ids anywhere (raw bytes, base64 text and
+    the decoded audio); short names (v5, anchor, ...) in the text outside the audio
+    payloads (a two-letter string turns up in random base64 by chance)."""
+    payloads = re.findall(rb"base64,([A-Za-z0-9+/=]+)", blob)
+    audio = b"".join(base64.b64decode(m) for m in payloads)
+    text = re.sub(rb"base64,[A-Za-z0-9+/=]+", b"base64,", blob)
+    found = [n for n in long if n.encode() in blob or n.encode() in audio]
+    return found + [n for n in short if n.encode() in text]
+
+
+SHORT = ["v5", "v6", "v7", "anchor", "low-pass", "kHz", "model"]

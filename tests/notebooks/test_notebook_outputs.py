@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
 JOURNEYS = ("01_quickstart", "02_voice_clone", "03_cost_report", "04_agent_one",
-            "05_ab_listening", "06_translation_and_workflows", "07_stems_and_extend")
+            "05_ab_listening", "06_translation_and_workflows", "07_stems_and_extend",
+            "08_listening_campaign")
 IGNORE = "nbval-ignore-output"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (songlab)", "language": "python"}
 

@@ -8,10 +8,12 @@ resume with :func:`load`; :func:`simulate` answers them unattended.
 
 from __future__ import annotations
 
-from songlab.listening import stats
+from songlab.listening import panel, stats
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._match import Matched, lowpass_anchor, match_loudness
 from songlab.listening._protocols import (
+    ANCHOR,
+    MID_ANCHOR,
     ABXSession,
     MushraSession,
     PreferenceSession,
@@ -20,12 +22,20 @@ from songlab.listening._protocols import (
     preference,
 )
 from songlab.listening._simulate import simulate
+from songlab.listening.campaign import Campaign, CollectError, campaign, load_campaign
+from songlab.listening.server import CampaignServer, serve
 from songlab.listening.session import ListeningSession, Trial, load
+from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
 
 __all__ = [
     "ABXSession",
+    "ANCHOR",
+    "Campaign",
+    "CampaignServer",
+    "CollectError",
     "ListeningError",
     "ListeningSession",
+    "MID_ANCHOR",
     "Matched",
     "MushraSession",
     "NotPlayedError",
@@ -33,11 +43,17 @@ __all__ = [
     "SessionError",
     "Trial",
     "abx",
+    "campaign",
     "load",
+    "load_campaign",
     "lowpass_anchor",
     "match_loudness",
     "mushra",
+    "panel",
+    "plot_quality_per_dollar",
     "preference",
+    "quality_per_dollar",
+    "serve",
     "simulate",
     "stats",
 ]

@@ -21,6 +21,7 @@ from songlab.listening.session import ListeningSession, Trial
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWYZ"  # no X: it is ABX's reference
 ANCHOR = "anchor (3.5 kHz low-pass)"
+MID_ANCHOR = "anchor (7 kHz low-pass)"  # BS.1534-3 sec. 5.1: the mid-range anchor
 
 _DTYPES = {
     "trial": "Int64",
@@ -183,34 +184,48 @@ class MushraSession(ListeningSession):
 
     ``reference=model`` also offers that model's clip openly as ``"Ref"`` (it
     stays among the blinded stimuli: the hidden reference); ``anchor=True``
-    adds the reference low-passed at 3.5 kHz as a hidden low anchor.
+    adds the reference low-passed at 3.5 kHz as a hidden low anchor, and
+    ``mid_anchor=True`` the reference low-passed at 7 kHz (the mid-range anchor).
     """
 
     kind = "mushra"
 
     def _check_options(self, models, options):
-        _no_extra(options, {"reference", "anchor"})
+        _no_extra(options, {"reference", "anchor", "mid_anchor"})
         reference, anchor = options.get("reference"), options.get("anchor", False)
+        mid = options.get("mid_anchor", False)
+        if not isinstance(mid, bool) or (mid and reference is None):
+            raise ListeningError("mid_anchor", "must be a bool, and needs a reference to low-pass")
         if reference is not None and reference not in models:
             raise ListeningError(
                 "reference", f"must be one of the models {models} or None; got {reference!r}"
             )
         if not isinstance(anchor, bool) or (anchor and reference is None):
             raise ListeningError("anchor", "must be a bool, and needs a reference to low-pass")
-        if ANCHOR in models:
-            raise ListeningError("clips", f"{ANCHOR!r} is a reserved name")
-        if len(models) + anchor > len(LETTERS):
+        for name in (ANCHOR, MID_ANCHOR):
+            if name in models:
+                raise ListeningError("clips", f"{name!r} is a reserved name")
+        if len(models) + anchor + mid > len(LETTERS):
             raise ListeningError("clips", f"at most {len(LETTERS)} stimuli in one trial")
-        return {"reference": reference, "anchor": anchor}
+        return {"reference": reference, "anchor": anchor, "mid_anchor": mid}
 
     def _conditions(self, decoded, options):
-        if not options["anchor"]:
-            return decoded
-        ref = decoded[options["reference"]]
-        return {**decoded, ANCHOR: [(lowpass_anchor(a, sr=r), r) for a, r in ref]}
+        out = dict(decoded)
+        for name, on, cutoff in self._anchors(options):
+            if on:
+                ref = decoded[options["reference"]]
+                out[name] = [(lowpass_anchor(a, sr=r, cutoff=cutoff), r) for a, r in ref]
+        return out
+
+    @staticmethod
+    def _anchors(options):
+        return (
+            (ANCHOR, options["anchor"], 3500.0),
+            (MID_ANCHOR, options.get("mid_anchor", False), 7000.0),
+        )
 
     def _design(self, models, n_prompts, options, rng):
-        conditions = list(models) + ([ANCHOR] if options["anchor"] else [])
+        conditions = list(models) + [name for name, on, _ in self._anchors(options) if on]
         return latin_plans(conditions, n_prompts=n_prompts, repeats=options["repeats"], rng=rng)
 
     def _labels(self, plan: Plan) -> tuple[str, ...]:
@@ -319,6 +334,7 @@ def mushra(
     *,
     reference: str | None = None,
     anchor: bool = False,
+    mid_anchor: bool = False,
     sr: int | None = None,
     prompts: Any = None,
     seed: int | None = None,
@@ -330,6 +346,7 @@ def mushra(
         clips,
         reference=reference,
         anchor=anchor,
+        mid_anchor=mid_anchor,
         sr=sr,
         prompts=prompts,
         seed=seed,

@@ -115,6 +115,31 @@ class ListeningSession:
 
     # -- construction ------------------------------------------------------------------
     def _setup(self, models, prompts, decoded, options, seed, plans) -> None:
+        matched, gains = self._match(prompts, decoded, options)
+        self._store(models, prompts, options, seed, plans, matched, gains)
+        self._fingerprint = fingerprint(models, decoded)
+
+    def sibling(self, seed: int, /) -> ListeningSession:
+        """A fresh, unanswered session of the same clips and options with its own design from ``seed``.
+
+        The loudness-matched clips are shared, not measured again (a campaign
+        builds one sibling per rater).
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ListeningError("seed", f"must be a non-negative int; got {seed!r}")
+        secret = self._unseal()
+        other = type(self).__new__(type(self))
+        rng = np.random.default_rng(seed)
+        plans = other._design(list(self.models), len(self.prompts), self.options, rng)
+        other._store(
+            list(self.models), list(self.prompts), self.options, seed, plans,
+            secret["clips"], secret["gains"],
+        )  # fmt: skip
+        other._fingerprint = self._fingerprint
+        other._answers, other._played, other._revealed = {}, {}, False
+        return other
+
+    def _match(self, prompts, decoded, options):
         conditions = self._conditions(decoded, options)
         matched: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
         gains: dict[str, dict[str, float]] = {}
@@ -133,13 +158,15 @@ class ListeningSession:
                 matched[(c, p)] = (clip, rate)
                 gains.setdefault(c, {})[str(p)] = g
                 gains[c][f"loudness_{p}"] = loud
+        return matched, gains
+
+    def _store(self, models, prompts, options, seed, plans, matched, gains) -> None:
         self.models = tuple(models)
         self.prompts = tuple(prompts)
         self.options = dict(options)
         self.trials = tuple(
             Trial(i, prompts[plan.prompt], self._labels(plan)) for i, plan in enumerate(plans)
         )
-        self._fingerprint = fingerprint(models, decoded)
         self._unseal = sealed({"seed": seed, "plans": plans, "clips": matched, "gains": gains})
 
     # -- the listener's side -----------------------------------------------------------

@@ -1,0 +1,200 @@
+"""The rater page: one self-contained HTML document (no network, no external file).
+
+Placeholders (replaced by :mod:`songlab.listening.page`): ``__TITLE__``, ``__DESIGN__``
+(the design text, hashed as is by the page), ``__TOKEN__``, ``__SHA_K__``/``__SHA_H__``
+(the SHA-256 constants, computed exactly in Python). The script computes SHA-256
+and HMAC itself (WebCrypto is missing outside secure contexts, e.g. a page served
+over plain HTTP on a LAN address).
+"""
+
+TEMPLATE = r"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+body{font-family:system-ui,sans-serif;max-width:56em;margin:1em auto;padding:0 1em;color:#222}
+.trial{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}
+.trial.done{border-color:#3a3}
+.clip{display:flex;align-items:center;gap:.8em;margin:.3em 0}
+.clip .mark{min-width:6em;color:#777}.clip .mark.ok{color:#3a3}
+.msg{color:#b00;min-height:1.2em}.ok{color:#3a3}
+input[type=range]{width:16em}
+</style></head>
+<body>
+<h1>__TITLE__</h1>
+<p>Listen to every clip of a trial (to its end, or at least a few seconds) before you answer.
+Clips are level-matched; use headphones if you can. When you are done, press
+<b>Download answers</b> and send the file to the organiser.</p>
+<p id="progress"></p>
+<div id="trials"></div>
+<p><button id="download">Download answers</button> <button id="send" hidden>Send to the organiser</button></p>
+<p id="status" class="msg"></p>
+<script type="application/json" id="design">__DESIGN__</script>
+<script type="application/json" id="token">"__TOKEN__"</script>
+<script>
+"use strict";
+const K = new Uint32Array([__SHA_K__]), H0 = [__SHA_H__];
+function sha256(bytes) {
+  const l = bytes.length, nb = ((l + 72) >> 6) << 6, m = new Uint8Array(nb);
+  m.set(bytes); m[l] = 0x80;
+  const dv = new DataView(m.buffer);
+  dv.setUint32(nb - 4, (l * 8) >>> 0); dv.setUint32(nb - 8, Math.floor(l / 0x20000000));
+  const H = new Uint32Array(H0), w = new Uint32Array(64), r = (x, n) => (x >>> n) | (x << (32 - n));
+  for (let o = 0; o < nb; o += 64) {
+    for (let i = 0; i < 16; i++) w[i] = dv.getUint32(o + 4 * i);
+    for (let i = 16; i < 64; i++) {
+      const a = w[i - 15], b = w[i - 2];
+      w[i] = w[i - 16] + (r(a, 7) ^ r(a, 18) ^ (a >>> 3)) + w[i - 7] + (r(b, 17) ^ r(b, 19) ^ (b >>> 10));
+    }
+    let [a, b, c, d, e, f, g, h] = H;
+    for (let i = 0; i < 64; i++) {
+      const t1 = (h + (r(e, 6) ^ r(e, 11) ^ r(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) | 0;
+      const t2 = ((r(a, 2) ^ r(a, 13) ^ r(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      h = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    H[0] += a; H[1] += b; H[2] += c; H[3] += d; H[4] += e; H[5] += f; H[6] += g; H[7] += h;
+  }
+  const out = new Uint8Array(32), odv = new DataView(out.buffer);
+  H.forEach((v, i) => odv.setUint32(4 * i, v));
+  return out;
+}
+const utf8 = s => new TextEncoder().encode(s);
+const hex = b => Array.from(b, x => x.toString(16).padStart(2, "0")).join("");
+function hmac(key, msg) {
+  let k = key.length > 64 ? sha256(key) : key;
+  const kk = new Uint8Array(64); kk.set(k);
+  const ipad = kk.map(x => x ^ 0x36), opad = kk.map(x => x ^ 0x5c);
+  const inner = new Uint8Array(64 + msg.length); inner.set(ipad); inner.set(msg, 64);
+  const outer = new Uint8Array(96); outer.set(opad); outer.set(sha256(inner), 64);
+  return hex(sha256(outer));
+}
+const designText = document.getElementById("design").textContent;
+const design = JSON.parse(designText), digest = hex(sha256(utf8(designText)));
+const token = JSON.parse(document.getElementById("token").textContent);
+const answers = {}, played = {};
+// answers and played marks survive a reload (this browser only; labels only)
+const store = "songlab-answers/" + design.campaign + "/" + design.rater + "/" + digest;
+let saved = {};
+try { saved = JSON.parse(localStorage.getItem(store) || "{}"); } catch (e) { saved = {}; }
+function persist() {
+  const p = {};
+  for (const [t, set] of Object.entries(played)) p[t] = Array.from(set);
+  try { localStorage.setItem(store, JSON.stringify({answers: answers, played: p})); } catch (e) { /* private mode */ }
+}
+const $ = (tag, attrs, text) => {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  return el;
+};
+function progress() {
+  const n = Object.keys(answers).length;
+  document.getElementById("progress").textContent = n + " of " + design.trials.length + " trials answered";
+}
+function heard(audio) {
+  let t = 0;
+  for (let i = 0; i < audio.played.length; i++) t += audio.played.end(i) - audio.played.start(i);
+  return t >= Math.min(design.min_play, 0.9 * (audio.duration || Infinity));
+}
+function buildTrial(tr, n) {
+  const box = $("section", {"class": "trial", "data-trial": tr.trial});
+  box.append($("h3", {}, "Trial " + (n + 1) + " of " + design.trials.length + ": " + tr.prompt));
+  played[tr.trial] = new Set(((saved.played || {})[tr.trial] || []).filter(l => tr.play.includes(l)));
+  for (const label of tr.play) {
+    const row = $("div", {"class": "clip", "data-label": label});
+    const audio = $("audio", {controls: "", preload: "auto", src: tr.audio[label], "data-label": label});
+    const mark = $("span", {"class": "mark"}, "not played");
+    const done = () => { mark.textContent = "played"; mark.classList.add("ok"); row.setAttribute("data-played", "1"); };
+    if (played[tr.trial].has(label)) done();
+    const check = () => {
+      if (heard(audio) && !played[tr.trial].has(label)) { played[tr.trial].add(label); done(); persist(); }
+    };
+    audio.addEventListener("timeupdate", check); audio.addEventListener("ended", check);
+    audio.addEventListener("pause", check);
+    row.append($("b", {}, label === "Ref" ? "Reference" : label), audio, mark);
+    box.append(row);
+  }
+  const form = $("div", {"class": "answer"});
+  if (design.kind === "mushra") {
+    for (const label of tr.labels) {
+      const s = $("input", {type: "range", min: "0", max: "100", step: "1", value: "50", name: "rate-" + label, "data-label": label});
+      const v = $("span", {}, "50"); s.addEventListener("input", () => { v.textContent = s.value; });
+      const row = $("div", {}); row.append($("b", {}, label + " "), s, " ", v); form.append(row);
+    }
+  } else {
+    const options = design.kind === "abx" ? [["A", "X is A"], ["B", "X is B"]]
+      : tr.labels.map(l => [l, "I prefer " + l]).concat(design.allow_tie ? [["", "No preference"]] : []);
+    for (const [value, text] of options) {
+      const r = $("input", {type: "radio", name: "choice-" + tr.trial, value: value});
+      const lab = $("label", {}); lab.append(r, " " + text + " "); form.append(lab);
+    }
+  }
+  const btn = $("button", {"class": "answer-btn"}, "Answer"), msg = $("div", {"class": "msg"});
+  btn.addEventListener("click", () => {
+    const missing = tr.labels.filter(l => !played[tr.trial].has(l));
+    if (missing.length) {
+      msg.className = "msg"; msg.textContent = "Play every clip before answering; not played yet: " + missing.join(", ");
+      return;
+    }
+    let value;
+    if (design.kind === "mushra") {
+      value = tr.labels.slice().sort().map(l => [l, parseInt(form.querySelector('[data-label="' + l + '"]').value, 10)]);
+    } else {
+      const sel = form.querySelector("input:checked");
+      if (!sel) { msg.className = "msg"; msg.textContent = "Choose an answer first."; return; }
+      value = sel.value === "" ? null : sel.value;
+    }
+    answers[tr.trial] = [tr.trial, value, Array.from(played[tr.trial]).sort()];
+    box.classList.add("done"); msg.className = "ok"; msg.textContent = "Answered (you may change it).";
+    persist(); progress();
+  });
+  form.append(btn, msg); box.append(form);
+  const before = (saved.answers || {})[tr.trial];
+  if (before && before[0] === tr.trial) {
+    answers[tr.trial] = before;
+    if (design.kind === "mushra") {
+      for (const [l, r] of before[1]) {
+        const s = form.querySelector('[data-label="' + l + '"]');
+        if (s) { s.value = r; s.dispatchEvent(new Event("input")); }
+      }
+    } else {
+      const r = form.querySelector('input[value="' + (before[1] === null ? "" : before[1]) + '"]');
+      if (r) r.checked = true;
+    }
+    box.classList.add("done"); msg.className = "ok"; msg.textContent = "Answered (restored; you may change it).";
+  }
+  return box;
+}
+function answerFile() {
+  const list = Object.keys(answers).map(Number).sort((a, b) => a - b).map(t => answers[t]);
+  const fmt = "songlab.campaign.answers/1";
+  const body = JSON.stringify([fmt, design.campaign, design.rater, design.kind, digest, list]);
+  return {format: fmt, campaign: design.campaign, rater: design.rater, kind: design.kind,
+          design: digest, answers: list, mac: hmac(utf8(token), utf8(body))};
+}
+const status = document.getElementById("status");
+document.getElementById("download").addEventListener("click", () => {
+  const doc = answerFile();
+  if (!doc.answers.length) { status.textContent = "Answer at least one trial first."; return; }
+  const a = $("a", {href: URL.createObjectURL(new Blob([JSON.stringify(doc)], {type: "application/json"})),
+                   download: "answers-" + design.rater + ".json"});
+  document.body.append(a); a.click(); a.remove();
+  status.className = "ok"; status.textContent = "Saved " + doc.answers.length + " answers: send the file to the organiser.";
+});
+const send = document.getElementById("send");
+if (location.protocol.startsWith("http")) send.hidden = false;
+send.addEventListener("click", async () => {
+  const doc = answerFile();
+  try {
+    const r = await fetch(new URL("../answers", location.href), {method: "POST", body: JSON.stringify(doc),
+                                                            headers: {"Content-Type": "application/json"}});
+    const t = await r.json();
+    status.className = r.ok ? "ok" : "msg"; status.textContent = t.message;
+  } catch (e) { status.className = "msg"; status.textContent = "Could not send: " + e; }
+});
+const root = document.getElementById("trials");
+design.trials.forEach((tr, n) => root.append(buildTrial(tr, n)));
+progress();
+document.body.setAttribute("data-ready", "1");
+</script></body></html>
+"""

@@ -1,0 +1,202 @@
+"""Rater pages in a real browser: headless Chromium opens an exported page from disk
+(offline), plays every clip, answers every trial, downloads the answer file, and
+``Campaign.collect`` takes it; a second test shows the page refusing an early answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.listening.listening_signals import MODELS, make_clips
+
+from songlab.listening import campaign
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def pref() -> object:
+    """Three models, one short prompt: three pair trials per rater."""
+    return campaign("preference", make_clips(1, seconds=1.0), raters=3, seed=11, min_play=0.5)
+
+
+def _open(browser, c, rater: str, tmp_path: Path):
+    path = c.export(tmp_path, raters=[rater])[0]
+    ctx = browser.new_context(accept_downloads=True, offline=True)
+    page = ctx.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready='1']")
+    page.mouse.click(5, 5)  # a user gesture, so the page may start audio
+    return ctx, page, path
+
+
+def _play(page, trial: int, *labels: str) -> None:
+    """Start the clips of ``labels`` together (as a rater clicking play), wait until each is marked played."""
+    rows = [f"section[data-trial='{trial}'] .clip[data-label='{label}']" for label in labels]
+    for row in rows:
+        page.eval_on_selector(f"{row} audio", "a => a.play()")
+    for row in rows:
+        page.wait_for_selector(f"{row}[data-played='1']", timeout=20_000)
+
+
+def _download(page, to: Path) -> Path:
+    """Click *Download answers* and save the file the browser downloads."""
+    with page.expect_download() as info:
+        page.click("#download")
+    info.value.save_as(to)
+    return to
+
+
+def test_page_plays_answers_downloads_and_collect_matches(browser, pref, tmp_path) -> None:
+    ctx, page, path = _open(browser, pref, "r02", tmp_path)
+    try:
+        trials = page.eval_on_selector_all("section.trial", "s => s.map(x => +x.dataset.trial)")
+        assert sorted(trials) == [0, 1, 2]
+        clicked = {}
+        for n, t in enumerate(trials):
+            _play(page, t, "A", "B")
+            state = page.eval_on_selector_all(
+                f"section[data-trial='{t}'] audio",
+                "as => as.map(a => [a.readyState, a.duration, a.played.length])",
+            )
+            assert all(rs >= 2 and d > 0.9 and p >= 1 for rs, d, p in state), state
+            choice = "AB"[n % 2]
+            page.check(f"section[data-trial='{t}'] input[value='{choice}']")
+            page.click(f"section[data-trial='{t}'] .answer-btn")
+            clicked[t] = choice
+        assert page.inner_text("#progress").startswith("3 of 3")
+        saved = _download(page, tmp_path / "answers-r02.json")
+    finally:
+        ctx.close()
+    frame = pref.collect(saved)
+    chosen = frame[frame["chosen"]]
+    assert dict(zip(chosen["trial"].tolist(), chosen["label"].tolist(), strict=True)) == clicked
+    assert set(frame["rater"]) == {"r02"}
+    # the organiser's frame names the models; the page and the file name none
+    assert set(frame["model"]) <= set(MODELS)
+    for blob in (path.read_bytes(), saved.read_bytes()):
+        for name in MODELS:
+            assert name.encode() not in blob
+
+
+def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_path) -> None:
+    ctx, page, _ = _open(browser, pref, "r03", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        box = f"section[data-trial='{t}']"
+        page.check(f"{box} input[value='A']")
+        page.click(f"{box} .answer-btn")
+        assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
+        _play(page, t, "A")
+        page.click(f"{box} .answer-btn")
+        assert "not played yet: B" in page.inner_text(f"{box} .msg")
+        assert page.inner_text("#progress").startswith("0 of 3")
+        page.click("#download")
+        assert "Answer at least one trial" in page.inner_text("#status")
+        _play(page, t, "B")
+        page.click(f"{box} .answer-btn")
+        assert page.inner_text("#progress").startswith("1 of 3")
+        page.reload()  # an accidental reload keeps the answer and the played marks
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.inner_text("#progress").startswith("1 of 3")
+        assert page.eval_on_selector(f"{box} input[value='A']", "r => r.checked")
+        assert page.locator(f"{box} .clip[data-played='1']").count() == 2
+        saved = _download(page, tmp_path / "answers-r03.json")
+    finally:
+        ctx.close()
+    frame = pref.collect(saved)
+    mine = frame[frame["rater"] == "r03"]
+    assert mine.loc[mine["chosen"], ["trial", "label"]].values.tolist() == [[t, "A"]]
+
+
+def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> None:
+    from songlab.listening import serve
+
+    with serve(pref) as srv:
+        ctx = browser.new_context()
+        try:
+            page = ctx.new_page()
+            page.goto(srv.links()["r01"])
+            page.wait_for_selector("body[data-ready='1']")
+            page.mouse.click(5, 5)
+            for t in page.eval_on_selector_all(
+                "section.trial", "s => s.map(x => +x.dataset.trial)"
+            ):
+                _play(page, t, "A", "B")
+                page.check(f"section[data-trial='{t}'] input[value='A']")
+                page.click(f"section[data-trial='{t}'] .answer-btn")
+            page.click("#send")
+            page.wait_for_function("document.getElementById('status').textContent.length > 0")
+            assert page.inner_text("#status").startswith("Received 3 answers")
+        finally:
+            ctx.close()
+        frame = pref.collect(srv)
+    mine = frame[frame["rater"] == "r01"]
+    assert mine.loc[mine["chosen"], "label"].tolist() == ["A", "A", "A"]
+
+
+def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
+    ref = MODELS[0]
+    c = campaign("mushra", make_clips(1, seconds=1.0), raters=1, seed=3, reference=ref,
+                 mid_anchor=True, min_play=0.5)  # fmt: skip
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        labels = page.eval_on_selector_all(
+            f"section[data-trial='{t}'] .clip", "cs => cs.map(c => c.dataset.label)"
+        )
+        assert labels == ["A", "B", "C", "D", "Ref"]
+        _play(page, t, *labels[:-1])  # the open reference is optional
+        wanted = {"A": 12, "B": 100, "C": 57, "D": 0}
+        for label, value in wanted.items():
+            page.eval_on_selector(
+                f"section[data-trial='{t}'] input[data-label='{label}']",
+                "(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }",
+                value,
+            )
+        page.click(f"section[data-trial='{t}'] .answer-btn")
+        saved = _download(page, tmp_path / "answers-mushra.json")
+    finally:
+        ctx.close()
+    frame = c.collect(saved)
+    assert dict(zip(frame["label"], frame["rating"], strict=True)) == wanted
+    assert set(frame["model"]) == {*MODELS, "anchor (7 kHz low-pass)"}
+
+
+def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> None:
+    c = campaign("abx", make_clips(1, seconds=1.0), raters=1, seed=5, min_play=0.5)
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        box = f"section[data-trial='{t}']"
+        _play(page, t, "A", "B")
+        page.check(f"{box} input[value='B']")
+        page.click(f"{box} .answer-btn")
+        assert "not played yet: X" in page.inner_text(f"{box} .msg")
+        _play(page, t, "X")
+        page.click(f"{box} .answer-btn")
+        saved = _download(page, tmp_path / "answers-abx.json")
+    finally:
+        ctx.close()
+    frame = c.collect(saved)
+    assert frame["trial"].tolist() == [t] and frame["answer"].tolist() == ["B"]
