@@ -41,7 +41,7 @@ lab: $(STAMP)
 test: $(STAMP) browser-deps
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
-	@$(MAKE) --no-print-directory test-pythons
+	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
 
 ## test-pythons: FAST_SUBSET on every supported Python but .venv's, each in .venv-X.Y
 ##   (OTHER_PYTHONS="/path/python3.12 ..." picks them, OTHER_PYTHONS=none skips them)
