@@ -40,7 +40,8 @@ def _shim(path: Path, name: str) -> None:
 
 
 def _run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": str(path), "HOME": os.environ.get("HOME", "/root")}
+    env = {"PATH": str(path), "HOME": os.environ.get("HOME", "/root"),
+           "PYTHONS_SYSTEM_DIRS": str(path)}  # not /usr/bin: only what the test put there
     return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True,
                           timeout=60, executable=shutil.which("bash"))
 
