@@ -49,7 +49,7 @@ def test_every_documented_parameter_is_in_the_notebooks_parameters_cell() -> Non
         assert len(tagged) == 1, f"{name}: one cell tagged `parameters`"
         source = "".join(tagged[0]["source"])
         assigned = re.findall(r"^([A-Z][A-Z0-9_]*) *=", source, flags=re.M)
-        assert assigned == params, f"{name}: the docs list {params}, the cell sets {assigned}"
+        assert sorted(assigned) == sorted(params), f"{name}: the docs list {params}, the cell sets {assigned}"
         before = _cells(nb)[:_cells(nb).index(tagged[0])]
         used_early = [p for c in before if c["cell_type"] == "code" for p in params
                       if re.search(rf"\b{p}\b", "".join(c["source"]))]
