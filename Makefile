@@ -5,9 +5,12 @@
 # `make test` runs the full suite there, then a fast subset on every other supported
 # Python found on the machine (PATH, pyenv), each in its own .venv-X.Y.
 ifeq ($(origin PYTHON),undefined)
-PYTHON := $(lastword $(shell bash .ci/pythons newest 2>/dev/null))
-endif
+FOUND  := $(shell bash .ci/pythons newest 2>/dev/null)
+PYTHON := $(lastword $(FOUND))
+PYVER  := $(firstword $(FOUND))
+else
 PYVER  := $(firstword $(shell bash .ci/pythons check "$(PYTHON)" 2>/dev/null))
+endif
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
