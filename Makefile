@@ -1,17 +1,35 @@
 # songlab: the two commands are `make lab` and `make test`.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+#
+# Python: songlab supports 3.11, 3.12 and 3.13. .venv is made with the newest of them on
+# the PATH (or PYTHON=/path/to/python3.X); .ci/pythons finds them by running each one.
+# `make test` runs the full suite there, then a fast subset on every other supported
+# Python found on the machine (PATH, pyenv), each in its own .venv-X.Y.
+ifeq ($(origin PYTHON),undefined)
+FOUND  := $(shell bash .ci/pythons newest 2>/dev/null)
+PYTHON := $(lastword $(FOUND))
+PYVER  := $(firstword $(FOUND))
+else
+PYVER  := $(firstword $(shell bash .ci/pythons check "$(PYTHON)" 2>/dev/null))
+endif
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 0
+# what test-pythons runs on the other interpreters (client, ledger, sandbox contract, quickstart)
+FAST_SUBSET := tests/client tests/ledger tests/sandbox notebooks/01_quickstart.ipynb --nbval \
+	--nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider -q
 
-.PHONY: lab test test-fast lint sandbox browser-deps bench clean
+.PHONY: lab test test-fast test-pythons lint sandbox browser-deps bench clean
 
-$(PY):
-	@$(PYTHON) -c "import sys; assert sys.version_info[:2] == (3, 11), sys.version" 2>/dev/null || { echo "make: songlab needs Python 3.11; set PYTHON=/path/to/python3.11"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
+# .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
+$(VENV)/.python-$(PYVER):
+	@bash .ci/pythons check "$(PYTHON)" >/dev/null
+	@if [ -x $(PY) ] && [ "$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" != "$(PYVER)" ]; then \
+	  echo "make: .venv is not Python $(PYVER) (PYTHON=$(PYTHON)): making it again"; rm -rf $(VENV); fi
+	@[ -x $(PY) ] || { echo "$(PYTHON) -m venv $(VENV)   # Python $(PYVER)"; $(PYTHON) -m venv $(VENV); }
+	@rm -f $(VENV)/.python-*; touch $@
 
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml setup.py $(VENV)/.python-$(PYVER)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[lab,test]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (songlab)" >/dev/null
@@ -21,15 +39,22 @@ $(STAMP): pyproject.toml | $(PY)
 lab: $(STAMP)
 	cd notebooks && ../$(PY) -m jupyter lab
 
-## test: create .venv if needed, lint, run pytest and the notebooks (nbval)
+## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
+##   then the fast subset on every other supported Python (test-pythons)
 test: $(STAMP) browser-deps
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m mypy src/songlab/client
 	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
 
-## test-fast: pytest without notebooks or the browser test
+## test-pythons: FAST_SUBSET on every supported Python but .venv's, each in .venv-X.Y
+##   (OTHER_PYTHONS="/path/python3.12 ..." picks them, OTHER_PYTHONS=none skips them)
+test-pythons: $(STAMP)
+	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
+
+## test-fast: pytest without notebooks, the browser test or the slow ones (the wheel test)
 test-fast: $(STAMP)
-	$(PY) -m pytest tests -m "not browser" -x -q
+	$(PY) -m pytest tests -m "not browser and not slow" -x -q
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
@@ -51,4 +76,4 @@ bench: $(STAMP)
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f | tail -1; done
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-3.* build dist src/*.egg-info .pytest_cache .ruff_cache

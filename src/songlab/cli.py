@@ -1,4 +1,4 @@
-"""The ``songlab`` command: ``songlab sandbox ...`` and ``songlab report ...``."""
+"""The ``songlab`` command: ``songlab sandbox ...``, ``songlab report ...``, ``songlab notebooks DIR``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ USAGE = """usage: songlab COMMAND [ARGS]
 commands:
   sandbox   run the embedded service (same flags as `python -m songlab.sandbox`)
   report    write a self-contained HTML cost report (`songlab report --help`)
+  notebooks copy the notebooks and their data into DIR (`songlab notebooks DIR`)
 """
 
 
@@ -26,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
         from songlab.ledger.report import main as report_main
 
         return report_main(rest)
+    if command == "notebooks":
+        from songlab.notebooks import main as notebooks_main
+
+        return notebooks_main(rest)
     print(f"songlab: unknown command {command!r}\n{USAGE}", end="", file=sys.stderr)
     return 2
 
