@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 import httpx
 
+from songlab.client import _attribution
 from songlab.client._budget import Budget, BudgetStack
 from songlab.client._errors import APIConnectionError, APITimeoutError, error_from_response
 from songlab.client._models import Tool, UploadedFile, parse_tools
@@ -154,6 +155,7 @@ class BaseClient:
         self._tools: tuple[Tool, ...] | None = None
         self._uploads: dict[str, UploadedFile] = {}
         self._budgets = BudgetStack()
+        self.key_id = _attribution.key_id(api_key)  # non-secret; names the key in ledgers
         self._attach_resources()
         _REDACTOR.add(api_key)
 
@@ -260,6 +262,7 @@ class BaseClient:
             reservation.release()
             raise
         reservation.commit(data["task_id"])
+        _attribution.notify(self, route=path, body=body, estimate=estimate, key=key, data=data)
         return TaskHandle.from_created(data, key, self)
 
     def budget(self, *, usd: Decimal | int | str) -> Budget:

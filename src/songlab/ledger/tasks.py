@@ -187,6 +187,7 @@ def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
     columns = [
         tid, tool, op, model, lic, pc.take(_TIER_NAMES, lic), status, created, updated,
         duration, billed, est, cost, source, failure, parent, meta,
+        *(pa.nulls(len(raw), pa.string()) for _ in _schema.LABEL_COLUMNS),
     ]  # fmt: skip
     return pa.Table.from_arrays(columns, schema=_schema.TASKS)
 
