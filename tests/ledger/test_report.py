@@ -21,7 +21,7 @@ def _self_contained(document: str) -> None:
     assert document.startswith("<!doctype html>")
     assert not re.search(r'(src|href)="(https?:)?//', document)
     assert "<script" not in document and "<link" not in document
-    assert document.count('src="data:image/png;base64,') == 4
+    assert document.count('src="data:image/png;base64,') == 6
 
 
 def test_render_html(records: list[dict[str, Any]]) -> None:
