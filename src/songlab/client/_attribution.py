@@ -104,7 +104,10 @@ def set_client_defaults(client: Any, labels: Labels | None) -> None:
 
 
 def client_defaults(client: Any) -> Labels:
-    return _DEFAULTS.get(client, Labels())
+    try:
+        return _DEFAULTS.get(client, _NONE)
+    except TypeError:  # not weak-referenceable (None): no defaults
+        return _NONE
 
 
 def active_labels(client: Any) -> Labels:

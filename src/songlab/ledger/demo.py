@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from songlab.ledger.attribution import LabelStore, attribution
+from songlab.ledger.labels import LabelStore, attribution
 
 __all__ = ["DAYS", "PROJECTS", "Job", "plan", "run_demo", "tone_mp3"]
 

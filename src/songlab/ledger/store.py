@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from songlab._vocab import Status
 from songlab.ledger import _parquet, _schema
 from songlab.ledger._source import getter, iter_tasks
-from songlab.ledger.attribution import LabelStore, attach
+from songlab.ledger.labels import LabelStore, attach
 from songlab.ledger.tasks import tasks_table
 
 __all__ = ["LedgerStore", "RefreshResult"]

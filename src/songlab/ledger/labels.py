@@ -35,7 +35,7 @@ __all__ = [
     "LabelStore",
     "attach",
     "attribution",
-    "labels",
+    "make_labels",
     "set_default_attribution",
 ]
 
@@ -44,7 +44,7 @@ _PROJECT = re.compile(r"[A-Za-z0-9_.:\- ]{1,64}")
 _TAG = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 
 
-def labels(project: str | None = None, tags: Iterable[str] | str = ()) -> _client_attr.Labels:
+def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> _client_attr.Labels:
     """Checked labels; a ValueError names the field and the rule."""
     if project is not None and (not isinstance(project, str) or not _PROJECT.fullmatch(project)
                                 or project != project.strip()):
@@ -65,7 +65,7 @@ def attribution(project: str | None = None, tags: Iterable[str] | str = ()) -> I
     Nested blocks merge: the inner project wins, tags add up. Labels stay
     local: they are recorded by a tracking :class:`LabelStore`, never sent.
     """
-    with _client_attr.scoped_labels(labels(project, tags)) as active:
+    with _client_attr.scoped_labels(make_labels(project, tags)) as active:
         yield active
 
 
@@ -73,7 +73,7 @@ def set_default_attribution(client: Any, project: str | None = None,
                             tags: Iterable[str] | str = ()) -> None:
     """Labels every create of ``client`` carries outside any ``attribution`` block (and under one,
     merged). ``project=None`` with no tags removes the default."""
-    lab = labels(project, tags)
+    lab = make_labels(project, tags)
     _client_attr.set_client_defaults(client, None if lab == _client_attr.Labels() else lab)
 
 
