@@ -130,5 +130,5 @@ def test_parquet_reads_in_duckdb_as_exact_decimals(
     (total,) = con.execute(f"SELECT sum(cost_usd) FROM read_parquet('{path}') "
                            "WHERE parent_task_id IS NULL").fetchone()  # fmt: skip
     assert total == tasks.songlab.total()
-    arrow = con.sql(f"SELECT cost_usd, created_at FROM read_parquet('{path}')").to_arrow_table()
+    arrow = duckdb.connect().sql(f"SELECT cost_usd, created_at FROM read_parquet('{path}')").to_arrow_table()
     assert arrow.schema.field("cost_usd").type == pa.decimal128(18, 8)
