@@ -196,9 +196,11 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
                  period: Period | None = None, as_of: datetime | None = None,
                  budgets: Any = None, csv_dir: str | None = None,
                  xlsx: str | None = None) -> Path:
-    """Build the frames from ``source`` (a client or task dicts), write the HTML report
+    """Build the frames from ``source`` (a client, task dicts or a tasks frame), write the HTML report
     atomically and, if asked, the CSV files and the Excel workbook of its tables."""
-    if ledger is not None:
+    if isinstance(source, pd.DataFrame):  # a tasks frame already built
+        tasks = source
+    elif ledger is not None:
         from songlab.ledger.store import LedgerStore
 
         store = LedgerStore(ledger)
