@@ -41,6 +41,16 @@ PROJECTS: Final[dict[str, tuple[int, tuple[str, ...]]]] = {
 }
 LAUNCH: Final[range] = range(36, 43)  # a launch push for jingles in the second month
 _SONG_MODELS = ("v5", "v6", "v7")
+# Sent on these days whatever the random plan holds, so every report has all of them:
+# (day, project, kind, model, license): Agent One in its three tiers, two translations of
+# one source (the second hits the transcription cache), workflows, and all five tiers.
+COVERAGE: Final[tuple[tuple[int, str, str, str | None, int], ...]] = (
+    (2, "research", "agent", "flash", 1), (12, "research", "agent", "standard", 1),
+    (26, "research", "agent", "pro", 1), (5, "podcast", "translation", None, 2),
+    (33, "podcast", "translation", None, 1), (8, "jingles", "karaoke", None, 3),
+    (20, "game-audio", "stems", None, 1), (15, "jingles", "song", "v6", 5),
+    (23, "jingles", "song", "v7", 4), (30, "jingles", "song", "v5", 3),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +75,8 @@ def _kind(rng: np.random.Generator, project: str) -> tuple[str, str | None, int]
         return "song", str(rng.choice(_SONG_MODELS)), int(rng.integers(1, 6))
     kinds = {
         "jingles": (["song", "music", "lyrics", "karaoke"], [0.4, 0.2, 0.3, 0.1]),
-        "podcast": (["music", "sfx", "lyrics", "translation", "stems"], [0.4, 0.25, 0.15, 0.1, 0.1]),
-        "game-audio": (["sfx", "music", "song", "stems"], [0.4, 0.3, 0.2, 0.1]),
+        "podcast": (["music", "sfx", "lyrics", "translation", "stems"], [0.35, 0.3, 0.25, 0.05, 0.05]),
+        "game-audio": (["sfx", "music", "song", "stems"], [0.5, 0.25, 0.2, 0.05]),
     }[project]
     kind = str(rng.choice(kinds[0], p=kinds[1]))
     lic = int(rng.choice([1, 2, 3, 4, 5], p=[0.35, 0.3, 0.15, 0.12, 0.08]))
@@ -82,12 +92,12 @@ def plan(*, days: int = DAYS, seed: int = 0, start_weekday: int = 0,
     for day in range(days):
         weekend = (start_weekday + day) % 7 >= 5
         growth = 1.0 + day / days  # the team uses the service more each week
-        base = 0.5 if weekend else 2.0
+        base = 0.3 if weekend else 1.1
         n = int(rng.poisson(base * growth))
         launch = day in LAUNCH
-        n += 3 if launch else 0  # launch week: jingles for a campaign
+        n += 2 if launch else 0  # launch week: jingles for a campaign
         for i in range(n):
-            if launch and i < 3:
+            if launch and i < 2:
                 project = "jingles"
             else:
                 project = str(rng.choice(list(PROJECTS), p=[0.35, 0.25, 0.25, 0.15]))
@@ -98,6 +108,11 @@ def plan(*, days: int = DAYS, seed: int = 0, start_weekday: int = 0,
             session = 9.0 if i % 2 == 0 else 14.0  # a morning and an afternoon session
             hour = session + float(rng.random()) * 0.5
             jobs.append(Job(day, hour, key, project, chosen, kind, model, lic))
+    for day, project, kind, model, lic in COVERAGE:  # whatever the dice said, each of these
+        if day < days:
+            owner, tags = PROJECTS[project]
+            jobs.append(Job(day, 14.75, owner, project, tags[:1], kind, model, lic))
+    jobs.sort(key=lambda j: (j.day, j.hour))
     for fd in failure_days:  # one task failed on purpose on (or just after) each of these days
         k = next((k for k, j in enumerate(jobs) if j.day >= fd and not j.fail
                   and j.kind in ("song", "music", "lyrics")), None)  # fmt: skip
