@@ -35,6 +35,7 @@ __all__ = [
     "LabelStore",
     "attach",
     "attribution",
+    "default_project",
     "make_labels",
     "set_default_attribution",
 ]
@@ -75,6 +76,11 @@ def set_default_attribution(client: Any, project: str | None = None,
     merged). ``project=None`` with no tags removes the default."""
     lab = make_labels(project, tags)
     _client_attr.set_client_defaults(client, None if lab == _client_attr.Labels() else lab)
+
+
+def default_project(client: Any) -> str | None:
+    """The project ``client`` labels its creates with by default (None if it has none)."""
+    return _client_attr.client_defaults(client).project
 
 
 _COLUMNS = ("task_id", "key_id", "project", "tags", "idempotency_key", "route", "tool_id",
