@@ -1,16 +1,16 @@
 """Build the tasks frame from 1,000,000 synthetic task snapshots: songlab vs naive pandas.
 
-Two subprocesses (fresh processes, so ``ru_maxrss`` is honest):
+One subprocess per path (a fresh process each, so ``ru_maxrss`` is honest and
+neither path inherits the other's warmed-up heap):
 
-- ``inmem``: generates the 1,000,000 task dicts (design.md's snapshot shape,
-  seed 0) once, then builds the frame both ways, side by side:
-  ``songlab.ledger.tasks_frame(records)`` (Arrow, column by column) and the
-  naive way, ``pandas.DataFrame(list_of_dicts)`` and then the pandas steps that
+- ``songlab`` and ``naive`` each generate the same 1,000,000 task dicts
+  (design.md's snapshot shape, seed 0), reset the peak RSS
+  (``/proc/self/clear_refs``, so the build peak is the build's own) and build
+  the frame: ``songlab.ledger.tasks_frame(records)`` (Arrow, column by column),
+  or naively, ``pandas.DataFrame(list_of_dicts)`` and then the pandas steps that
   give the same columns (to_datetime, Decimal money as objects, a merge for the
-  price-list estimate, ``.map`` for the nested fields). Before each build the
-  peak RSS is reset (``/proc/self/clear_refs``), so each build peak is its own.
-  Both give the same checksums (total cost, rows per cost source, total
-  duration), compared here;
+  price-list estimate, ``.map`` for the nested fields). All paths give the same
+  checksums (total cost, rows per cost source, total duration), compared here;
 - ``stream``: ``tasks_frame`` fed by a client whose ``generations.list()`` walks
   a paginated listing, 100 tasks a page, produced on demand: the million dicts
   never exist at once. Its whole-process peak is printed on its own line.
@@ -151,21 +151,16 @@ def child(path: str, n: int) -> None:
     records = list(synthetic_tasks(n, seed=0))
     gc.freeze()
     gc.enable()
-    out: dict[str, Any] = {}
-    for name in ("songlab", "naive"):
-        before = _rss_now()
-        reset = _reset_peak()
-        t0 = time.perf_counter()
-        if name == "songlab":
-            frame, bare = tasks_frame(records), None
-        else:
-            frame, bare = naive_frame(records)
-        seconds = time.perf_counter() - t0
-        out[name] = {"seconds": seconds, "bare_seconds": bare, "rss_before": before,
-                     "peak": _peak(), "peak_reset": reset, "checks": _checksums(frame)}  # fmt: skip
-        del frame
-        gc.collect()
-    print(json.dumps(out))
+    before = _rss_now()
+    reset = _reset_peak()
+    t0 = time.perf_counter()
+    if path == "songlab":
+        frame, bare = tasks_frame(records), None
+    else:
+        frame, bare = naive_frame(records)
+    seconds = time.perf_counter() - t0
+    print(json.dumps({"seconds": seconds, "bare_seconds": bare, "rss_before": before,
+                      "peak": _peak(), "peak_reset": reset, "checks": _checksums(frame)}))  # fmt: skip
 
 
 def _run(path: str, n: int) -> dict[str, Any]:
@@ -179,15 +174,13 @@ def _run(path: str, n: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=1_000_000)
-    p.add_argument("--child", choices=("inmem", "stream"))
+    p.add_argument("--child", choices=("songlab", "naive", "stream"))
     args = p.parse_args(argv)
     if args.child:
         child(args.child, args.n)
         return 0
     t0 = time.perf_counter()
-    both = _run("inmem", args.n)
-    ours, naive = both["songlab"], both["naive"]
-    s = _run("stream", args.n)
+    ours, naive, s = _run("songlab", args.n), _run("naive", args.n), _run("stream", args.n)
     if not ours["checks"] == naive["checks"] == s["checks"]:
         print(f"MISMATCH: songlab {ours['checks']} naive {naive['checks']} stream {s['checks']}",
               file=sys.stderr)  # fmt: skip
