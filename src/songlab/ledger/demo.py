@@ -11,8 +11,9 @@ on two days, tasks failed on purpose with the ``fail_tasks`` fault (released,
 not billed). Everything goes through the songlab client; a ``labels`` store
 records who asked for what (the labels never reach the service).
 
-Against a real service (no admin handle) it makes one small day of the same
-kinds of work, in the present, and moves no clock.
+Against a real service (no admin handle) it sends one job of each kind (one
+song, music, lyrics, a sound effect, stems, karaoke, a translation and an Agent
+One run per tier: about $2), in the present, and moves no clock.
 
 The plan is pure (:func:`plan`, seeded) and tested on its own; :func:`run_demo` sends it.
 """
@@ -29,7 +30,7 @@ import numpy as np
 
 from songlab.ledger.labels import LabelStore, attribution
 
-__all__ = ["DAYS", "PROJECTS", "Job", "plan", "run_demo", "tone_mp3"]
+__all__ = ["COVERAGE", "DAYS", "PROJECTS", "Job", "one_of_each", "plan", "run_demo", "tone_mp3"]
 
 DAYS: Final[int] = 45
 # project -> (key index that mostly works on it, tags it uses)
@@ -119,6 +120,15 @@ def plan(*, days: int = DAYS, seed: int = 0, start_weekday: int = 0,
         if k is not None:
             jobs[k] = replace(jobs[k], fail=True)
     return jobs
+
+
+def one_of_each(jobs: list[Job]) -> list[Job]:
+    """The first job of each (kind, model) that is not a planned failure."""
+    seen: dict[tuple[str, str | None], Job] = {}
+    for j in jobs:
+        if not j.fail:
+            seen.setdefault((j.kind, j.model if j.kind == "agent" else None), j)
+    return list(seen.values())
 
 
 def tone_mp3(seconds: float = 3.0, *, freq: float = 220.0, sr: int = 22050) -> bytes:
@@ -227,11 +237,10 @@ def run_demo(
 
     ``admin``: an ``httpx.Client`` with the sandbox admin header (moves the
     clock, makes two more keys of ``account_id``, the client's account, injects
-    ``fail_tasks``). ``labels``: a store
-    that records every create's project, tags and key.
+    ``fail_tasks``); without it (a real service) one job of each kind is sent
+    today. ``labels``: a store that records every create's project, tags and key.
     """
     if admin is None:
-        days = 1
         clients = [client]
         now = datetime.now(UTC)
     else:
@@ -245,8 +254,9 @@ def run_demo(
             labels.track(c)
     day0 = now.replace(hour=0, minute=0, second=0, microsecond=0)
     jobs = plan(days=days, seed=seed, start_weekday=day0.weekday())
-    if admin is None:
-        jobs = [j for j in jobs if not j.fail]
+    if admin is None:  # a real service: one job of each kind, today, on the one key
+        jobs = [replace(j, day=0, key=0) for j in one_of_each(jobs)]
+        days = 1
     source = client.files.upload(tone_mp3(), filename="source.mp3").file_id
     created: list[str] = []
     try:

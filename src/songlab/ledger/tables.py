@@ -58,21 +58,23 @@ class ReportData:
 def _summary(d: ReportData) -> pd.DataFrame:
     top = d.tasks[d.tasks["parent_task_id"].isna()]
     fc = d.forecast
-    rows: list[tuple[str, Decimal | None, str]] = [
-        ("period", None, d.period.label),
-        ("tasks in the period", Decimal(len(top)), "top-level; Agent One sub-tasks count in their run"),
-        ("spent in the period", d.total, "USD, exact"),
-        ("billed by the service", d.tasks.songlab.total("billed_usd"), "USD"),
-        ("failed tasks (not billed)", Decimal(int((top["status"] == "failed").sum())), ""),
-        (f"month to date ({fc.month})", fc.month_to_date_usd, f"as of {fc.as_of:%Y-%m-%d %H:%M} UTC"),
-        ("run rate per day", fc.run_rate_usd_per_day, f"over {fc.days_elapsed} days elapsed"),
-        ("trailing 7 days per day", fc.trailing_7d_usd_per_day, "the last 7 days / 7"),
-        (f"forecast for {fc.month}", fc.forecast_usd, fc.method),
+    rows: list[tuple[str, int | None, Decimal | None, str]] = [
+        ("period", None, None, d.period.label),
+        ("tasks in the period", len(top), None, "top-level; Agent One sub-tasks count in their run"),
+        ("spent in the period", None, d.total, "exact"),
+        ("billed by the service", None, d.tasks.songlab.total("billed_usd"), ""),
+        ("failed tasks (released, not billed)", int((top["status"] == "failed").sum()), None, ""),
+        (f"month to date ({fc.month})", None, fc.month_to_date_usd,
+         f"as of {fc.as_of:%Y-%m-%d %H:%M} UTC"),
+        ("run rate per day", None, fc.run_rate_usd_per_day, f"over {fc.days_elapsed} days elapsed"),
+        ("trailing 7 days, per day", None, fc.trailing_7d_usd_per_day, "the last 7 days / 7"),
+        (f"forecast for {fc.month}", None, fc.forecast_usd, fc.method),
     ]  # fmt: skip
     return pd.DataFrame({
         "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
-        "usd": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
-        "note": pd.array([r[2] for r in rows], dtype=pd.ArrowDtype(pa.string())),
+        "count": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
+        "usd": pd.array([r[2] for r in rows], dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
+        "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
     })  # fmt: skip
 
 
