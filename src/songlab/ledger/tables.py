@@ -33,10 +33,19 @@ from songlab.ledger.spend import spend
 from songlab.ledger.tiers import tier_comparison
 from songlab.ledger.trace import trace_frame
 
-__all__ = ["TASK_COLUMNS", "ReportData", "build"]
+__all__ = ["NO_KEY", "NO_PROJECT", "NO_TAG", "TASK_COLUMNS", "ReportData", "build"]
 
 TASK_COLUMNS = ["created_at", "task_id", "project", "tags", "key_id", "operation", "model",
                 "tier", "status", "cost_usd", "cost_source"]  # fmt: skip
+
+
+# How the attribution tables name the tasks that carry no label.
+NO_PROJECT, NO_TAG, NO_KEY = "(no project)", "(untagged)", "(not recorded)"
+
+
+def _named(frame: pd.DataFrame, column: str, missing: str) -> pd.DataFrame:
+    """``frame`` with the nulls of ``column`` named (a new frame)."""
+    return frame.assign(**{column: frame[column].fillna(missing)})
 
 
 @dataclass
@@ -99,10 +108,10 @@ def build(tasks: pd.DataFrame, *, p: Period | None = None, as_of: datetime | Non
     t["budgets"] = budget_status(tasks, parsed, as_of=as_of)
     for freq in ("day", "week", "month"):
         t[f"by_{freq}"] = rollup(chosen, freq, p=p if p.start and p.end else None)
-    t["by_project"] = spend(chosen, "project")
-    t["by_tag"] = spend(chosen, "tag")
-    t["by_key"] = spend(chosen, "key_id")
-    t["by_project_month"] = spend(chosen, ["month", "project"])
+    t["by_project"] = _named(spend(chosen, "project"), "project", NO_PROJECT)
+    t["by_tag"] = _named(spend(chosen, "tag"), "tag", NO_TAG)
+    t["by_key"] = _named(spend(chosen, "key_id"), "key_id", NO_KEY)
+    t["by_project_month"] = _named(spend(chosen, ["month", "project"]), "project", NO_PROJECT)
     t["by_operation"] = spend(chosen, "operation")
     t["by_model_tier"] = spend(chosen, ["model", "tier"])
     t["tier_comparison"] = tier_comparison(chosen)
