@@ -46,6 +46,12 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
     seconds = time.perf_counter() - t0
     assert done.returncode == 0, done.stderr
     assert "sk-sandbox-demo" not in done.stdout + done.stderr
+    # no API key (the demo's, or the two keys it made) in the report or the workbook
+    import zipfile
+
+    assert "sk-" not in (out / "r.html").read_text(encoding="utf-8")
+    with zipfile.ZipFile(out / "r.xlsx") as z:
+        assert not any(b"sk-" in z.read(n) for n in z.namelist())
     yield out / "r.html", seconds
 
 
