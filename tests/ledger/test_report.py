@@ -125,8 +125,9 @@ def test_cli_periods_budgets_and_exports(
     ("args", "message"),
     [(["--from", "2026-13-01"], "from: a date"), (["--period", "soon"], "period: one of"),
      (["--budget", "x=lots"], "budget: an amount"),
-     (["--period", "this-month", "--from", "2026-11-01"], "not both")],
-    ids=["bad-date", "bad-period", "bad-budget", "both"],
+     (["--period", "this-month", "--from", "2026-11-01"], "not both"),
+     (["--as-of", "yesterday"], "--as-of: a date")],
+    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of"],
 )
 def test_cli_refuses_bad_options_before_connecting(
     args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -256,9 +256,15 @@ def _admin(client: Any) -> Any:
 def _options(args: argparse.Namespace) -> tuple[Period, datetime | None, Any]:
     as_of = None
     if args.as_of:
-        d = date.fromisoformat(args.as_of) if len(args.as_of) == 10 else None
-        as_of = (datetime.combine(d, time(23, 59, 59), UTC) if d
-                 else datetime.fromisoformat(args.as_of).astimezone(UTC))  # fmt: skip
+        try:
+            if len(args.as_of) == 10:  # a day: its last second
+                as_of = datetime.combine(date.fromisoformat(args.as_of), time(23, 59, 59), UTC)
+            else:
+                t = datetime.fromisoformat(args.as_of)
+                as_of = t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
+        except ValueError:
+            raise ValueError(f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, "
+                             f"got {args.as_of!r}") from None
     if args.period and (args.start or args.end):
         raise ValueError("--period: give a named period or --from/--to, not both")
     if args.period:
