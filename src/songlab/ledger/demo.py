@@ -46,7 +46,7 @@ _SONG_MODELS = ("v5", "v6", "v7")
 # (day, project, kind, model, license): Agent One in its three tiers, two translations of
 # one source (the second hits the transcription cache), workflows, and all five tiers.
 COVERAGE: Final[tuple[tuple[int, str, str, str | None, int], ...]] = (
-    (2, "research", "agent", "flash", 1), (12, "research", "agent", "standard", 1),
+    (0, "jingles", "lyrics", None, 1), (2, "research", "agent", "flash", 1), (12, "research", "agent", "standard", 1),
     (26, "research", "agent", "pro", 1), (5, "podcast", "translation", None, 2),
     (33, "podcast", "translation", None, 1), (8, "jingles", "karaoke", None, 3),
     (20, "game-audio", "stems", None, 1), (15, "jingles", "song", "v6", 5),
