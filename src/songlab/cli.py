@@ -8,7 +8,7 @@ USAGE = """usage: songlab COMMAND [ARGS]
 
 commands:
   sandbox   run the embedded service (same flags as `python -m songlab.sandbox`)
-  report    write a self-contained HTML cost report (`songlab report --help`)
+  report    a cost report: HTML, and CSV/Excel exports (`songlab report --help`)
   notebooks copy the notebooks and their data into DIR (`songlab notebooks DIR`)
 """
 

@@ -21,7 +21,7 @@ def _self_contained(document: str) -> None:
     assert document.startswith("<!doctype html>")
     assert not re.search(r'(src|href)="(https?:)?//', document)
     assert "<script" not in document and "<link" not in document
-    assert document.count('src="data:image/png;base64,') == 4
+    assert document.count('src="data:image/png;base64,') == 6
 
 
 def test_render_html(records: list[dict[str, Any]]) -> None:
@@ -74,3 +74,64 @@ def test_cli_report_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         cli.main(["report"])
     assert "--out" in capsys.readouterr().err
+
+
+def test_cli_periods_budgets_and_exports(
+    sandbox: Any, new_account: Callable[..., Any], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """--from/--to select the breakdowns, --budget adds budget lines, --csv/--xlsx export."""
+    import openpyxl
+
+    from songlab.client import Client
+    from songlab.ledger import LedgerStore, attribution
+
+    acct = new_account()
+    ledger = tmp_path / "ledger"
+    with Client(acct.api_key, base_url=sandbox.base_url) as c:
+        LedgerStore(ledger).track(c)
+        with attribution(project="radio-ads", tags=["spring"]):
+            h = c.generations.create(operation="write_lyrics", model="v5",
+                                     payload={"prompt": "x"})  # fmt: skip
+        task = c.generations.wait(h.task_id, timeout=30)
+    day = task.created_at.date()  # UTC
+    monkeypatch.setenv("SONGLAB_API_KEY", acct.api_key)
+    monkeypatch.setenv("SONGLAB_BASE_URL", sandbox.base_url)
+    out, xlsx, csv_dir = tmp_path / "r.html", tmp_path / "r.xlsx", tmp_path / "csv"
+    argv = ["report", "--out", str(out), "--ledger", str(ledger), "--from", str(day),
+            "--to", str(day), "--budget", "0.01", "--budget", "radio-ads=5",
+            "--xlsx", str(xlsx), "--csv", str(csv_dir)]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    document = out.read_text(encoding="utf-8")
+    _self_contained(document)
+    for section in ('id="summary"', 'id="budgets"', 'id="over-time"', 'id="attribution"'):
+        assert section in document
+    assert f"{day} to {day}" in document and "radio-ads" in document and "spring" in document
+    assert '<td class="status over">over</td>' in document  # 0.02 spent against 0.01
+    wb = openpyxl.load_workbook(xlsx)
+    assert {"summary", "budgets", "by_day", "by_project", "by_tag", "by_key", "tasks"} <= set(
+        wb.sheetnames)
+    proj = wb["by_project"]
+    assert [c.value for c in proj[2]][:2] == ["radio-ads", 1]
+    first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
+    assert first.startswith("radio-ads,1,1,0.02000000")
+    # a period with nothing in it: the report still renders, with zero spend
+    assert cli.main(["report", "--out", str(out), "--ledger", str(ledger),
+                     "--period", "2020-01"]) == 0  # fmt: skip
+    assert "January 2020" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--from", "2026-13-01"], "from: a date"), (["--period", "soon"], "period: one of"),
+     (["--budget", "x=lots"], "budget: an amount"),
+     (["--period", "this-month", "--from", "2026-11-01"], "not both"),
+     (["--as-of", "yesterday"], "--as-of: a date")],
+    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of"],
+)
+def test_cli_refuses_bad_options_before_connecting(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["report", "--out", str(tmp_path / "r.html"), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import httpx
 
+from songlab.client import _attribution
 from songlab.client._budget import Budget, BudgetStack
 from songlab.client._call import (
     NOT_GIVEN,
@@ -99,6 +100,7 @@ class BaseClient:
         self._tools: tuple[Tool, ...] | None = None
         self._uploads: dict[str, UploadedFile] = {}
         self._budgets = BudgetStack()
+        self.key_id = _attribution.key_id(api_key)  # non-secret; names the key in ledgers
         self._attach_resources()
         REDACTOR.add(api_key)
 
@@ -275,6 +277,7 @@ class BaseClient:
             reservation.release()
             raise
         reservation.commit(data["task_id"])
+        _attribution.notify(self, route=path, body=body, estimate=estimate, key=key, data=data)
         return TaskHandle.from_created(data, key, self)
 
     def budget(self, *, usd: Decimal | int | str) -> Budget:

@@ -4,7 +4,10 @@
 - :func:`trace_frame`: one row per Agent One step, plus each run's own fee;
 - :func:`spend`: totals by operation, model, tier, day, ... with counts;
 - :func:`tier_comparison`: the same tasks priced in all five license tiers;
-- :class:`LedgerStore`: a month-partitioned Parquet dataset, refreshed incrementally;
+- :class:`LedgerStore`: a month-partitioned Parquet dataset, refreshed incrementally, with
+  its :class:`LabelStore` (``labels.sqlite``: project, tags and key of each create);
+- :func:`attribution` / :func:`set_default_attribution`: label creates (never sent);
+- ``songlab.ledger.periods``: periods, roll-ups, forecast, budgets; ``export``: CSV, Excel;
 - ``df.songlab``: the accessor on a tasks frame; ``songlab report``: the HTML cost report.
 
 Money is ``decimal128(18, 8)`` (sums ``decimal128(38, 8)``): exact, never a float.
@@ -14,8 +17,10 @@ Columns are documented in ``docs/ledger.md`` and defined once in ``_schema``.
 from __future__ import annotations
 
 from songlab.ledger import accessor as _accessor  # noqa: F401  (registers df.songlab)
+from songlab.ledger._parquet import write_parquet
 from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
 from songlab.ledger._source import http_listing
+from songlab.ledger.labels import LabelStore, attribution, set_default_attribution
 from songlab.ledger.spend import spend
 from songlab.ledger.store import LedgerStore, RefreshResult
 from songlab.ledger.tasks import tasks_frame, tasks_table
@@ -23,13 +28,16 @@ from songlab.ledger.tiers import tier_comparison, tier_prices
 from songlab.ledger.trace import trace_frame, trace_rows
 
 __all__ = [
+    "LabelStore",
     "LedgerStore",
     "MONEY",
     "MONEY_SUM",
     "RefreshResult",
     "TASKS",
     "TRACE",
+    "attribution",
     "http_listing",
+    "set_default_attribution",
     "spend",
     "tasks_frame",
     "tasks_table",
@@ -37,4 +45,5 @@ __all__ = [
     "tier_prices",
     "trace_frame",
     "trace_rows",
+    "write_parquet",
 ]

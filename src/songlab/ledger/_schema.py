@@ -53,8 +53,13 @@ TASKS: Final[pa.Schema] = pa.schema(
         _f("failure_error", pa.string(), "failure.error of a failed task"),
         _f("parent_task_id", pa.string(), "run or workflow this task belongs to, if reported"),
         _f("metadata_json", pa.string(), "output.metadata_json (Agent One trace, ...)"),
+        _f("project", pa.string(), "project label recorded on the client side (never sent)"),
+        _f("tags", pa.string(), "tags recorded on the client side, sorted, comma-separated"),
+        _f("key_id", pa.string(), "non-secret id of the API key that made the task, if recorded"),
     ]
 )
+# Columns filled from the local label store (attribution), null in a bare listing.
+LABEL_COLUMNS: Final[tuple[str, ...]] = ("project", "tags", "key_id")
 
 TRACE: Final[pa.Schema] = pa.schema(
     [
@@ -78,10 +83,14 @@ GROUP_KEYS: Final[dict[str, pa.DataType]] = {
     "tier": pa.string(),
     "license": pa.int8(),
     "day": pa.date32(),
+    "week": pa.date32(),
     "month": pa.string(),
     "status": pa.string(),
     "tool_id": pa.string(),
     "cost_source": pa.string(),
+    "project": pa.string(),
+    "tag": pa.string(),
+    "key_id": pa.string(),
 }
 
 SPEND_VALUES: Final[pa.Schema] = pa.schema(

@@ -14,15 +14,19 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from songlab.ledger.periods import period, rollup
 from songlab.ledger.spend import spend
 from songlab.ledger.tiers import tier_comparison
 from songlab.ledger.trace import AGENT_FEE
 
 __all__ = [
     "agent_cost_per_step",
+    "month_forecast",
     "png_bytes",
+    "spend_by_project",
     "spend_by_tier",
     "spend_over_time",
+    "step_label",
     "tier_comparison_plot",
 ]
 
@@ -41,17 +45,20 @@ def _empty(ax: Any, what: str) -> None:
 
 
 def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str = "day") -> Figure:
-    """Cost per ``period`` (day or month), stacked by ``by``: bars, or areas past 40 periods."""
+    """Cost per ``period`` (day, week or month; empty periods drawn as 0), stacked by ``by``:
+    bars, or areas past 40 periods."""
     fig = Figure(figsize=(9, 4), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"Spend per {period} by {by} (USD)")
-    table = spend(tasks, [period, by])
+    table = rollup(tasks, period, by=by)
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    wide = table.assign(usd=_floats(table["cost_usd"])).pivot_table(
-        index=period, columns=by, values="usd", aggfunc="sum", fill_value=0.0
-    )
+    table = table.assign(usd=_floats(table["cost_usd"]),
+                         key=[str(k) if isinstance(k, str) else f"(no {by})"
+                              for k in table[by].tolist()])  # fmt: skip
+    wide = table.pivot_table(index="period", columns="key", values="usd", aggfunc="sum",
+                             fill_value=0.0)  # fmt: skip
     x = list(range(len(wide.index)))
     series = [wide[c].astype(float).tolist() for c in wide.columns]
     if len(x) <= BARS_UP_TO:  # few periods: stacked bars (an area needs two points)
@@ -101,25 +108,80 @@ def tier_comparison_plot(tasks: pd.DataFrame) -> Figure:
     return fig
 
 
+def step_label(kind: str, tool: Any) -> str:
+    """A trace step in words: ``called generate_song``, ``wrote its answer``, ``own fee`` ..."""
+    if kind == AGENT_FEE:
+        return "own fee"
+    if kind == "tool_call":
+        return f"called {tool}" if isinstance(tool, str) and tool else "called a tool"
+    if kind == "prose":
+        return "wrote text"
+    if kind == "verification":
+        return "checked its work"
+    return str(kind)
+
+
 def agent_cost_per_step(trace: pd.DataFrame) -> Figure:
-    """One bar per step of each Agent One run (the run's fee in its own colour)."""
-    fig = Figure(figsize=(9, 3.5), layout="constrained")
+    """One bar per step of each Agent One run, labelled in words ("run 2 (pro): called
+    generate_song"); the run's own fee in red."""
+    fig = Figure(figsize=(9, 4), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("Agent One cost per step (USD)")
     if trace.empty:
         _empty(ax, "Agent One runs")
         return fig
+    runs: dict[str, int] = {}
     labels, values, colours = [], [], []
-    for i, row in enumerate(trace.itertuples(index=False)):
-        name = row.tool if isinstance(row.tool, str) else row.kind
-        step = "fee" if row.kind == AGENT_FEE else f"{row.step_index}:{name}"
-        labels.append(f"{str(row.run_task_id)[-6:]} {step}#{i}")
-        values.append(float(row.cost_usd))
+    for row in trace.itertuples(index=False):
+        n = runs.setdefault(row.run_task_id, len(runs) + 1)
+        labels.append(f"run {n} ({row.run_model}): {step_label(row.kind, row.tool)}")
+        values.append(float(row.cost_usd) if not pd.isna(row.cost_usd) else 0.0)
         colours.append("tab:red" if row.kind == AGENT_FEE else "tab:blue")
-    ax.bar(range(len(values)), values, color=colours)
-    ax.set_xticks(range(len(values)), [lab.rsplit("#", 1)[0] for lab in labels])
-    ax.tick_params(axis="x", rotation=75, labelsize=6)
-    ax.set_ylabel("USD (red: the run's own fee)")
+    y = list(range(len(values)))[::-1]
+    ax.barh(y, values, color=colours)
+    ax.set_yticks(y, labels, fontsize=6)
+    ax.set_xlabel("USD (red: the run's own fee; blue: a step)")
+    fig.set_figheight(min(12.0, max(3.0, 0.16 * len(values) + 1.2)))
+    return fig
+
+
+def spend_by_project(tasks: pd.DataFrame) -> Figure:
+    """Horizontal bars of cost per project (tasks without a project as "(no project)")."""
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title("Spend by project (USD)")
+    table = spend(tasks, "project")
+    if table.empty:
+        _empty(ax, "tasks")
+        return fig
+    names = [p if isinstance(p, str) else "(no project)" for p in table["project"].tolist()]
+    bars = ax.barh(names, _floats(table["cost_usd"]))
+    ax.bar_label(bars, labels=[f"{n} tasks" for n in table["tasks"].tolist()], fontsize=7)
+    ax.set_xlabel("USD")
+    return fig
+
+
+def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figure:
+    """Cumulative spend of ``fc.month`` to ``fc.as_of``, the straight-line forecast to the
+    month's end (dashed) and the overall budget (red), if any."""
+    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(f"{fc.as_of:%B %Y}: month to date and forecast (USD)")
+    p = period(start=fc.as_of.date().replace(day=1), end=fc.as_of.date())
+    daily = rollup(tasks, "day", p=p)
+    days = [d.day for d in daily["period"].tolist()]
+    ax.plot(days, _floats(daily["cumulative_usd"]), marker="o", markersize=3,
+            label=f"spent: {float(fc.month_to_date_usd):,.2f}")  # fmt: skip
+    elapsed = float(fc.days_elapsed)
+    ax.plot([elapsed, fc.days_in_month], [float(fc.month_to_date_usd), float(fc.forecast_usd)],
+            linestyle="--", color="tab:gray",
+            label=f"forecast: {float(fc.forecast_usd):,.2f}")  # fmt: skip
+    if budget is not None:
+        ax.axhline(float(budget), color="tab:red", label=f"budget: {float(budget):,.2f}")
+    ax.set_xlim(0.5, fc.days_in_month + 0.5)
+    ax.set_xlabel(f"day of {fc.as_of:%B} (UTC)")
+    ax.set_ylabel("USD, cumulative")
+    ax.legend(fontsize=8, loc="upper left")
     return fig
 
 

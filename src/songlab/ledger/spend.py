@@ -54,9 +54,28 @@ def with_keys(table: pa.Table, keys: Sequence[str]) -> pa.Table:
     """``table`` plus the derived key columns (``day``, ``month``) that ``keys`` asks for."""
     if "day" in keys and "day" not in table.column_names:
         table = table.append_column("day", pc.cast(table["created_at"], pa.date32()))
+    if "week" in keys and "week" not in table.column_names:
+        monday = pc.floor_temporal(table["created_at"], unit="week", week_starts_monday=True)
+        table = table.append_column("week", pc.cast(monday, pa.date32()))
     if "month" in keys and "month" not in table.column_names:
         table = table.append_column("month", pc.strftime(table["created_at"], format="%Y-%m"))
+    if "tag" in keys and "tag" not in table.column_names:
+        table = explode_tags(table)
     return table
+
+
+def explode_tags(table: pa.Table) -> pa.Table:
+    """One row per (task, tag); an untagged task keeps one row with a null ``tag``.
+
+    A task with two tags counts under both, so spend by tag does not add up to
+    the total (the report says so).
+    """
+    lists = pc.split_pattern(pc.fill_null(table["tags"], ""), ",")
+    flat = pc.list_flatten(lists)
+    rows = pc.list_parent_indices(lists)
+    out = table.take(rows)
+    tag = pc.if_else(pc.equal(flat, ""), pa.scalar(None, pa.string()), flat)
+    return out.append_column("tag", tag)
 
 
 def spend_table(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pa.Table:

@@ -18,7 +18,6 @@ rewritten, each through a temporary file renamed over the old one
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,11 +27,11 @@ from typing import Any, Final
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from songlab._vocab import Status
-from songlab.ledger import _schema
+from songlab.ledger import _parquet, _schema
 from songlab.ledger._source import getter, iter_tasks
+from songlab.ledger.labels import LabelStore, attach
 from songlab.ledger.tasks import tasks_table
 
 __all__ = ["LedgerStore", "RefreshResult"]
@@ -62,6 +61,12 @@ class LedgerStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self.labels = LabelStore(self.path)  # PATH/labels.sqlite: the local attribution
+
+    def track(self, client: Any) -> LedgerStore:
+        """Record the labels of every create ``client`` makes (see ``songlab.ledger.attribution``)."""
+        self.labels.track(client)
+        return self
 
     def __repr__(self) -> str:
         return f"LedgerStore({str(self.path)!r})"
@@ -70,11 +75,11 @@ class LedgerStore:
         return sorted(self.path.glob(f"month=*/{PART}"))
 
     def read_table(self) -> pa.Table:
-        """All rows, newest first (schema ``_schema.TASKS``)."""
-        tables = [pq.read_table(f, schema=_schema.TASKS) for f in self.files()]
+        """All rows, newest first (schema ``_schema.TASKS``), labels joined from ``labels.sqlite``."""
+        tables = [_parquet.read_table(f, _schema.TASKS) for f in self.files()]
         if not tables:
             return _schema.empty_table(_schema.TASKS)
-        return _newest_first(pa.concat_tables(tables))
+        return attach(_newest_first(pa.concat_tables(tables)), self.labels.table())
 
     def read(self) -> pd.DataFrame:
         """The tasks frame kept on disk (same columns as ``tasks_frame``)."""
@@ -120,7 +125,7 @@ class LedgerStore:
         updated = len(fetched) - added
         if not fetched:
             return RefreshResult(0, 0, read, ())
-        new = tasks_table(list(fetched.values()))
+        new = attach(tasks_table(list(fetched.values())), self.labels.table())
         keep = old.filter(pc.invert(pc.is_in(old["task_id"], new["task_id"])))
         months = self._write_months(keep, new)
         return RefreshResult(added, updated, read, months)
@@ -138,16 +143,7 @@ class LedgerStore:
 
     @staticmethod
     def _write_atomic(target: Path, table: pa.Table) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
-        try:
-            pq.write_table(table, tmp, compression="zstd")
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        _parquet.write_atomic(target, table)
 
 
 def _months(table: pa.Table) -> pa.Array:

@@ -109,8 +109,6 @@ def synthetic_tasks(n: int, *, seed: int = 0, start: datetime = _EPOCH) -> Itera
     runtimes = rng.integers(2_000_000, 90_000_000, size=n).astype("timedelta64[us]")
     terminal = statuses < 2  # completed, failed
     updated = np.where(terminal, created + runtimes, created)
-    created_s = np.datetime_as_string(created, unit="us", timezone="UTC").tolist()
-    updated_s = np.datetime_as_string(updated, unit="us", timezone="UTC").tolist()
     tool_ids = [f"tool_{op}_{m}" for op, m, _ in CATALOG]
     prices = [
         [str(pricing.price(op, m, lic)) if op != "agent" else None for lic in range(6)]
@@ -118,16 +116,24 @@ def synthetic_tasks(n: int, *, seed: int = 0, start: datetime = _EPOCH) -> Itera
     ]
     status_names = [s for s, _ in STATUSES]
     failure = {"error": "GenerationFailed", "message": "synthetic failure"}
+    block = 65_536  # timestamps become strings a block at a time: a long run stays small
+    created_s: list[str] = []
+    updated_s: list[str] = []
     for i, (k, st, lic) in enumerate(
         zip(kinds.tolist(), statuses.tolist(), licenses.tolist(), strict=True)
     ):
+        if i % block == 0:
+            created_s = np.datetime_as_string(created[i : i + block], unit="us",
+                                              timezone="UTC").tolist()  # fmt: skip
+            updated_s = np.datetime_as_string(updated[i : i + block], unit="us",
+                                              timezone="UTC").tolist()  # fmt: skip
         op, model, _ = CATALOG[k]
         status = status_names[st]
         task_id = f"task_{seed}_{i:08d}"
         rec: dict[str, Any] = {
             "task_id": task_id, "tool_id": tool_ids[k], "model": model, "operation": op,
-            "license": lic, "status": status, "created_at": created_s[i],
-            "updated_at": updated_s[i], "cost_usd": None, "output": {},
+            "license": lic, "status": status, "created_at": created_s[i % block],
+            "updated_at": updated_s[i % block], "cost_usd": None, "output": {},
         }  # fmt: skip
         if status == "completed":
             if op == "agent":

@@ -45,6 +45,7 @@ RAW_TASK: Final[pa.DataType] = pa.struct(
         ("updated_at", pa.string()),
         ("cost_usd", pa.string()),
         ("parent_task_id", pa.string()),
+        ("failure", pa.struct([("error", pa.string())])),
     ]
 )
 # Read only where they matter, from the records themselves: failure.error of
@@ -58,6 +59,7 @@ def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
     tid = rec.get("task_id")
     out: dict[str, Any] = {k: rec.get(k) for k in ("task_id", "tool_id", "operation", "model")}
     out.update(status=rec.get("status"), parent_task_id=rec.get("parent_task_id"))
+    out["failure"] = {"error": _failure_error(rec)}
     for k in ("created_at", "updated_at"):
         v = rec.get(k)
         out[k] = v.isoformat() if isinstance(v, datetime) else v
@@ -151,7 +153,8 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
 
 def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
     raw = _raw_chunk(records)
-    (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent) = raw.flatten()
+    (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent,
+     failure_s) = raw.flatten()
     bad = pc.invert(
         pc.fill_null(pc.and_(pc.greater_equal(lic_raw, 0), pc.less_equal(lic_raw, 5)), True)
     )
@@ -168,7 +171,7 @@ def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
     )
     is_agent = pc.fill_null(pc.equal(op, "agent"), False)
     meta = _sparse(records, is_agent, _metadata_json)
-    failure = _sparse(records, failed, _failure_error)
+    failure = pc.if_else(failed, pc.struct_field(failure_s, [0]), pa.scalar(None, pa.string()))
     billed = _money(cost_s, "cost_usd")
     est = _estimates(op, model, lic, meta)
     has_billed = pc.is_valid(billed)
@@ -187,6 +190,7 @@ def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
     columns = [
         tid, tool, op, model, lic, pc.take(_TIER_NAMES, lic), status, created, updated,
         duration, billed, est, cost, source, failure, parent, meta,
+        *(pa.nulls(len(raw), pa.string()) for _ in _schema.LABEL_COLUMNS),
     ]  # fmt: skip
     return pa.Table.from_arrays(columns, schema=_schema.TASKS)
 

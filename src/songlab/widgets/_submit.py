@@ -12,12 +12,22 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from songlab.ledger.labels import attribution, default_project
 from songlab.widgets import _api
+
+# The project a panel's creates are labelled with when neither the panel nor its client names
+# one (labels stay local: see songlab.ledger.attribution).
+DEFAULT_PROJECT = "widgets"
 
 
 class SubmitOnce:
     """State and the one ``send`` path; the panel supplies ``gate``, ``sink``,
-    ``progress``, ``submit``, ``_refresh()`` and ``_fingerprint()``."""
+    ``progress``, ``submit``, ``_refresh()`` and ``_fingerprint()``.
+
+    ``project``: the label of this panel's creates (None: the client's default project,
+    else ``"widgets"``); each create is also tagged ``widget:<panel class>``."""
+
+    project: str | None = None
 
     def _init_submit(self) -> None:
         self._key: str | None = None
@@ -41,7 +51,9 @@ class SubmitOnce:
             self.submit.disabled = True  # type: ignore[attr-defined]
             if self._key_for != fingerprint or self._key is None:
                 self._key, self._key_for = _api.new_key(), fingerprint
-            handle = create(self._key)
+            project = self.project or default_project(self.client) or DEFAULT_PROJECT  # type: ignore[attr-defined]
+            with attribution(project=project, tags=[f"widget:{type(self).__name__}"]):
+                handle = create(self._key)
         finally:
             self._busy.release()
             self._refresh()  # type: ignore[attr-defined]

@@ -1,0 +1,158 @@
+"""Client-side attribution: who asked for each create, told to listeners, never sent.
+
+The API has no label field, so labels (a project and free tags) live on the
+caller's side: a context variable holds the labels active in the current
+context (``songlab.ledger.attribution`` sets it), a client may carry default
+labels, and every create the service accepted is handed, as a
+:class:`CreateRecord`, to the listeners registered here (the ledger records
+them in its local store). Nothing in this module touches a request: labels
+never reach the service.
+
+``key_id`` is a short, non-secret identifier of the API key (a truncated
+SHA-256), so spend can be broken down by key without the key itself ever being
+stored or shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, Final
+
+__all__ = [
+    "CreateRecord",
+    "Labels",
+    "active_labels",
+    "add_listener",
+    "client_defaults",
+    "key_id",
+    "notify",
+    "scoped_labels",
+    "set_client_defaults",
+]
+
+log = logging.getLogger("songlab.client")
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    project: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def merged(self, inner: Labels) -> Labels:
+        """``inner`` inside ``self``: its project wins, tags add up (in order, no repeats)."""
+        tags = self.tags + tuple(t for t in inner.tags if t not in self.tags)
+        return Labels(inner.project if inner.project is not None else self.project, tags)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRecord:
+    """One create the service accepted, as the client saw it (no secret in it)."""
+
+    task_id: str
+    idempotency_key: str | None
+    route: str  # the path posted to: /v1/generations, /v7/generate/song, /v1/karaoke-tracks ...
+    tool_id: str | None  # native creates only
+    operation: str | None  # the estimate's operation, route name or "agent"
+    model: str | None
+    license: int | None
+    estimate_usd: Decimal | None
+    project: str | None
+    tags: tuple[str, ...]
+    key_id: str
+    recorded_at: datetime
+
+
+_NONE: Final = Labels()  # frozen, so a safe shared default
+_SCOPE: ContextVar[Labels] = ContextVar("songlab_labels", default=_NONE)  # noqa: B039
+_DEFAULTS: weakref.WeakKeyDictionary[Any, Labels] = weakref.WeakKeyDictionary()
+_LISTENERS: list[tuple[Callable[[CreateRecord], Any], Any]] = []
+_LOCK = threading.Lock()
+
+
+def key_id(api_key: str) -> str:
+    """``key_`` + the first 12 hex digits of the key's SHA-256: names a key, reveals nothing."""
+    return "key_" + hashlib.sha256(api_key.encode()).hexdigest()[:12]
+
+
+@contextmanager
+def scoped_labels(labels: Labels) -> Iterator[Labels]:
+    """Labels for the creates made in this context (nested scopes merge)."""
+    merged = _SCOPE.get().merged(labels)
+    token = _SCOPE.set(merged)
+    try:
+        yield merged
+    finally:
+        _SCOPE.reset(token)
+
+
+def set_client_defaults(client: Any, labels: Labels | None) -> None:
+    """Default labels of ``client`` (None removes them); a scope's labels add to them."""
+    with _LOCK:
+        if labels is None:
+            _DEFAULTS.pop(client, None)
+        else:
+            _DEFAULTS[client] = labels
+
+
+def client_defaults(client: Any) -> Labels:
+    try:
+        return _DEFAULTS.get(client, _NONE)
+    except TypeError:  # not weak-referenceable (None): no defaults
+        return _NONE
+
+
+def active_labels(client: Any) -> Labels:
+    """The labels a create on ``client`` would carry now."""
+    return client_defaults(client).merged(_SCOPE.get())
+
+
+def add_listener(listener: Callable[[CreateRecord], Any], *, client: Any = None) -> Callable[[], None]:
+    """Call ``listener(record)`` after every accepted create (of ``client`` only, if given).
+
+    Returns a function that removes it. A listener that raises is logged and
+    never fails the create (the task exists and is being billed).
+    """
+    ref = weakref.ref(client) if client is not None else None
+    entry = (listener, ref)
+    with _LOCK:
+        _LISTENERS.append(entry)
+
+    def remove() -> None:
+        with _LOCK:
+            if entry in _LISTENERS:
+                _LISTENERS.remove(entry)
+
+    return remove
+
+
+def notify(client: Any, *, route: str, body: dict[str, Any], estimate: Any, key: str | None,
+           data: dict[str, Any]) -> None:
+    """Tell the listeners about one accepted create (called by ``BaseClient._create_op``)."""
+    with _LOCK:
+        targets = [fn for fn, ref in _LISTENERS if ref is None or ref() is client]
+    if not targets:
+        return
+    labels = active_labels(client)
+    lic = getattr(estimate, "license", None)
+    record = CreateRecord(
+        task_id=data["task_id"], idempotency_key=key, route=route,
+        tool_id=body.get("tool_id") if isinstance(body.get("tool_id"), str) else None,
+        operation=getattr(estimate, "what", None), model=getattr(estimate, "model", None),
+        license=lic if isinstance(lic, int) else None,
+        estimate_usd=getattr(estimate, "usd", None), project=labels.project, tags=labels.tags,
+        key_id=getattr(client, "key_id", None) or "key_unknown", recorded_at=datetime.now(UTC),
+    )  # fmt: skip
+    for fn in targets:
+        try:
+            fn(record)
+        except Exception:  # noqa: BLE001 - a listener never fails a create that succeeded
+            log.exception("attribution listener failed for task %s", record.task_id)

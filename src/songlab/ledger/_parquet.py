@@ -1,0 +1,148 @@
+"""Parquet files that read back with the ledger's dtypes, in pandas and in DuckDB alike.
+
+Written by hand so every reader sees the same types:
+
+- money (``decimal128``) columns carry the Arrow extension type
+  ``songlab.decimal`` over their decimal storage. With ``songlab.ledger``
+  imported (it registers the type), ``pd.read_parquet`` gives them back as
+  ``pd.ArrowDtype(decimal128(p, s))`` - plain pandas would give object columns
+  of ``Decimal``. Readers that do not know the type (DuckDB, Spark, pandas
+  without songlab) read the storage: an exact ``DECIMAL(p, s)``;
+- the pandas metadata names every other column's ``pd.ArrowDtype`` in a form
+  pandas parses back (``utf8[pyarrow]``, ``timestamp[us, tz=UTC][pyarrow]``,
+  ...), so strings, timestamps and durations come back as Arrow dtypes too.
+  List columns are marked ``object`` (pandas cannot parse their dtype string
+  and would fail the whole read) and come back as object arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["DecimalType", "read_table", "to_parquet_table", "write_atomic", "write_parquet"]
+
+
+class DecimalType(pa.ExtensionType):
+    """``songlab.decimal``: exact money over ``decimal128(p, s)`` storage."""
+
+    def __init__(self, precision: int = 18, scale: int = 8) -> None:
+        super().__init__(pa.decimal128(precision, scale), "songlab.decimal")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        t = self.storage_type
+        return f"{t.precision},{t.scale}".encode()
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> DecimalType:
+        return cls(storage_type.precision, storage_type.scale)
+
+    def to_pandas_dtype(self) -> pd.ArrowDtype:
+        return pd.ArrowDtype(self.storage_type)
+
+
+try:
+    pa.register_extension_type(DecimalType())
+except pa.ArrowKeyError:  # already registered (module reloaded)
+    pass
+
+
+def _numpy_type(t: pa.DataType) -> str:
+    if pa.types.is_decimal(t) or pa.types.is_list(t) or pa.types.is_struct(t):
+        return "object"
+    if pa.types.is_string(t):
+        return "utf8[pyarrow]"  # "string[pyarrow]" would give pandas' StringDtype
+    if pa.types.is_date32(t):
+        return "date32[day][pyarrow]"
+    return f"{t}[pyarrow]"
+
+
+def to_parquet_table(table: pa.Table) -> pa.Table:
+    """``table`` with money as ``songlab.decimal`` and pandas metadata naming Arrow dtypes."""
+    arrays, fields = [], []
+    for field, col in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_decimal128(field.type):
+            ext = DecimalType(field.type.precision, field.type.scale)
+            col = pa.chunked_array(
+                [pa.ExtensionArray.from_storage(ext, c) for c in col.chunks], type=ext
+            )
+            field = pa.field(field.name, ext, field.nullable, field.metadata)
+        arrays.append(col)
+        fields.append(field)
+    pandas_meta = {
+        "index_columns": [], "column_indexes": [], "creator": {"library": "songlab"},
+        "pandas_version": pd.__version__,
+        "columns": [
+            {"name": f.name, "field_name": f.name, "pandas_type": "object",
+             "numpy_type": _numpy_type(f.type), "metadata": None}
+            for f in table.schema
+        ],
+    }  # fmt: skip
+    meta = dict(table.schema.metadata or {})
+    meta[b"pandas"] = json.dumps(pandas_meta).encode()
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
+
+
+def _storage(table: pa.Table) -> pa.Table:
+    cols, fields = [], []
+    for field, col in zip(table.schema, table.columns, strict=True):
+        if isinstance(field.type, pa.BaseExtensionType):
+            st = field.type.storage_type
+            col = pa.chunked_array([c.storage for c in col.chunks], type=st)
+            field = pa.field(field.name, st, field.nullable, field.metadata)
+        cols.append(col)
+        fields.append(field)
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) -> pa.Table:
+    """A file written here (or by an older songlab) as plain Arrow types; with ``schema``,
+    exactly that schema (columns it lacks are null)."""
+    table = _storage(pq.read_table(path))
+    if schema is None:
+        return table
+    cols = [
+        table[f.name].cast(f.type) if f.name in table.column_names
+        else pa.nulls(table.num_rows, f.type)
+        for f in schema
+    ]  # fmt: skip
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def write_atomic(target: Path, table: pa.Table) -> None:
+    """Write through a temporary file in the same directory, fsynced and renamed over ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        pq.write_table(to_parquet_table(table), tmp, compression="zstd")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_parquet(frame: Any, path: str | os.PathLike[str]) -> Path:
+    """Write a ledger frame (or Arrow table) to one Parquet file, atomically.
+
+    ``pd.read_parquet(path)`` gives back the same ``pd.ArrowDtype`` columns
+    (with songlab.ledger imported); DuckDB reads money as exact ``DECIMAL``.
+    """
+    if isinstance(frame, pd.DataFrame):
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.replace_schema_metadata(None)
+    elif isinstance(frame, pa.Table):
+        table = frame
+    else:
+        raise TypeError(f"frame: expected a DataFrame or Arrow table, got {type(frame).__name__}")
+    target = Path(path)
+    write_atomic(target, table)
+    return target

@@ -1,0 +1,188 @@
+"""Attribution: which project, tags and API key each task was made for, kept locally.
+
+The API has no label field. songlab scopes labels on the client side
+(``with attribution(project="jingles", tags=["q4"]):``, or a client-level
+default with :func:`set_default_attribution`), the client hands every accepted
+create to its listeners (``songlab.client._attribution``), and a
+:class:`LabelStore` (one SQLite file, committed per create) records them keyed
+by ``(task_id, key_id)``. Labels are never sent to the service; they survive a
+kernel restart because they are on disk. :func:`attach` joins them onto a
+tasks table (columns ``project``, ``tags``, ``key_id``).
+
+Project names and tags: 1-64 characters of ``A-Z a-z 0-9 _ . : -`` and space
+(tags without spaces); tags are stored sorted, joined by ``,``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from songlab.client import _attribution as _client_attr
+from songlab.ledger import _schema
+
+__all__ = [
+    "LABEL_FILE",
+    "LabelStore",
+    "attach",
+    "attribution",
+    "default_project",
+    "make_labels",
+    "set_default_attribution",
+]
+
+LABEL_FILE: Final[str] = "labels.sqlite"
+_PROJECT = re.compile(r"[A-Za-z0-9_.:\- ]{1,64}")
+_TAG = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+
+
+def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> _client_attr.Labels:
+    """Checked labels; a ValueError names the field and the rule."""
+    if project is not None and (not isinstance(project, str) or not _PROJECT.fullmatch(project)
+                                or project != project.strip()):
+        raise ValueError(
+            f"project: 1-64 characters of A-Z a-z 0-9 _ . : - and inner spaces, got {project!r}"
+        )
+    tag_list = [tags] if isinstance(tags, str) else list(tags)
+    for t in tag_list:
+        if not isinstance(t, str) or not _TAG.fullmatch(t):
+            raise ValueError(f"tags: each 1-64 characters of A-Z a-z 0-9 _ . : -, got {t!r}")
+    return _client_attr.Labels(project, tuple(dict.fromkeys(tag_list)))
+
+
+@contextmanager
+def attribution(project: str | None = None, tags: Iterable[str] | str = ()) -> Iterator[Any]:
+    """Label every create made in this block (this thread / async task and what it starts).
+
+    Nested blocks merge: the inner project wins, tags add up. Labels stay
+    local: they are recorded by a tracking :class:`LabelStore`, never sent.
+    """
+    with _client_attr.scoped_labels(make_labels(project, tags)) as active:
+        yield active
+
+
+def set_default_attribution(client: Any, project: str | None = None,
+                            tags: Iterable[str] | str = ()) -> None:
+    """Labels every create of ``client`` carries outside any ``attribution`` block (and under one,
+    merged). ``project=None`` with no tags removes the default."""
+    lab = make_labels(project, tags)
+    _client_attr.set_client_defaults(client, None if lab == _client_attr.Labels() else lab)
+
+
+def default_project(client: Any) -> str | None:
+    """The project ``client`` labels its creates with by default (None if it has none)."""
+    return _client_attr.client_defaults(client).project
+
+
+_COLUMNS = ("task_id", "key_id", "project", "tags", "idempotency_key", "route", "tool_id",
+            "operation", "model", "license", "estimate_usd", "recorded_at")
+_DDL = f"""CREATE TABLE IF NOT EXISTS attribution (
+    {", ".join(f"{c} TEXT" if c != "license" else "license INTEGER" for c in _COLUMNS)},
+    PRIMARY KEY (task_id, key_id)
+)"""
+
+LABELS: Final[pa.Schema] = pa.schema(
+    [pa.field(c, pa.int8() if c == "license" else pa.string()) for c in _COLUMNS]
+)
+
+
+class LabelStore:
+    """The labels of the creates a client made, in one SQLite file (``labels.sqlite``).
+
+    ``path``: the file, or a directory (a ledger directory) to hold ``labels.sqlite``.
+    Each record is committed at once, so a killed kernel loses nothing it was told.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        self.path = p / LABEL_FILE if p.suffix != ".sqlite" else p
+        self._lock = threading.Lock()
+        self._removers: list[Any] = []
+
+    def __repr__(self) -> str:
+        return f"LabelStore({str(self.path)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.path, timeout=30)
+        con.execute(_DDL)
+        return con
+
+    def record(self, rec: _client_attr.CreateRecord) -> None:
+        """Store one create's labels (an idempotent repeat overwrites its own row)."""
+        row = (
+            rec.task_id, rec.key_id, rec.project, ",".join(sorted(rec.tags)) or None,
+            rec.idempotency_key, rec.route, rec.tool_id, rec.operation, rec.model, rec.license,
+            None if rec.estimate_usd is None else str(rec.estimate_usd),
+            rec.recorded_at.isoformat(),
+        )  # fmt: skip
+        with self._lock:
+            con = self._connect()
+            try:
+                with con:
+                    con.execute(
+                        f"INSERT OR REPLACE INTO attribution ({', '.join(_COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(_COLUMNS))})", row)
+            finally:
+                con.close()
+
+    def track(self, client: Any) -> LabelStore:
+        """Record every create ``client`` makes from now on (until :meth:`untrack`)."""
+        self._removers.append(_client_attr.add_listener(self.record, client=client))
+        return self
+
+    def untrack(self) -> None:
+        for remove in self._removers:
+            remove()
+        self._removers.clear()
+
+    def table(self) -> pa.Table:
+        """Every recorded create (schema ``LABELS``), oldest first."""
+        if not self.path.exists():
+            return LABELS.empty_table()
+        con = self._connect()
+        try:
+            rows = con.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM attribution ORDER BY recorded_at, task_id"
+            ).fetchall()
+        finally:
+            con.close()
+        cols = list(zip(*rows, strict=True)) if rows else [[] for _ in _COLUMNS]
+        return pa.Table.from_arrays(
+            [pa.array(list(c), f.type) for c, f in zip(cols, LABELS, strict=True)], schema=LABELS
+        )
+
+
+def attach(tasks: pa.Table, labels_table: pa.Table | None) -> pa.Table:
+    """``tasks`` with ``project``, ``tags`` and ``key_id`` filled from ``labels_table``.
+
+    A task created by two keys (the same idempotency key used from both) keeps
+    the first record. Tasks nobody recorded keep nulls (the listing cannot say
+    which key made a task). Sub-tasks of an Agent One run inherit the run's labels.
+    """
+    if labels_table is None or labels_table.num_rows == 0 or tasks.num_rows == 0:
+        return tasks
+    lab = labels_table.group_by("task_id", use_threads=False).aggregate(
+        [(c, "first") for c in ("project", "tags", "key_id")]
+    )
+    ids = tasks["task_id"]
+    parent = tasks["parent_task_id"]
+    known = lab["task_id"].combine_chunks()
+    own = pc.index_in(ids, value_set=known)
+    via_parent = pc.index_in(parent, value_set=known)
+    idx = pc.coalesce(own, via_parent)
+    out = tasks
+    for col in ("project", "tags", "key_id"):
+        found = pc.take(lab[f"{col}_first"], idx)
+        merged = pc.coalesce(out[col], found)
+        out = out.set_column(out.schema.get_field_index(col), _schema.TASKS.field(col), merged)
+    return out

@@ -1,0 +1,107 @@
+"""Real Chromium opens the HTML report that `songlab report --demo` wrote, as a reader would.
+
+The report is made by the real command in its own process (the demo moves the
+sandbox clock through six weeks of work); headless Debian Chromium, driven by
+Playwright, loads the file with the network off and checks that every section is
+there, every chart decoded to a real image, the budget statuses are styled, and
+nothing tried to load from anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]  # fmt: skip
+SECTIONS = ["Summary", "Budgets", "Spend over time", "By project, tag and API key",
+            "Spend by operation", "Spend by model and tier", "Tier comparison",
+            "Agent One: cost per step", "Tasks"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, float]]:
+    if not CHROMIUM.exists():
+        pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
+    pytest.importorskip("playwright.sync_api", reason="browser test: playwright is not installed")
+    out = tmp_path_factory.mktemp("report")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SONGLAB_API_KEY", "SONGLAB_BASE_URL")}  # fmt: skip
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "songlab.cli", "report", "--demo", "--out", str(out / "r.html"),
+         "--xlsx", str(out / "r.xlsx")],
+        capture_output=True, text=True, timeout=240, env=env, cwd=out,
+    )  # fmt: skip
+    seconds = time.perf_counter() - t0
+    assert done.returncode == 0, done.stderr
+    assert "sk-sandbox-demo" not in done.stdout + done.stderr
+    # no API key (the demo's, or the two keys it made) in the report or the workbook
+    import zipfile
+
+    assert "sk-" not in (out / "r.html").read_text(encoding="utf-8")
+    with zipfile.ZipFile(out / "r.xlsx") as z:
+        assert not any(b"sk-" in z.read(n) for n in z.namelist())
+    yield out / "r.html", seconds
+
+
+def test_chromium_renders_every_section_and_chart(demo_report: tuple[Path, float]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    path, seconds = demo_report
+    print(f"songlab report --demo took {seconds:.1f} s here")  # shown with -s; never asserted
+    requests: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            headings = page.locator("h2").all_inner_texts()
+            for section in SECTIONS:
+                assert section in headings, (section, headings)
+            images = page.evaluate(
+                "() => Array.from(document.images).map(i => "
+                "({alt: i.alt, ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth,"
+                " h: i.naturalHeight, shown: i.getBoundingClientRect().width}))"
+            )
+            assert len(images) == 6
+            for img in images:
+                assert img["ok"] and img["w"] >= 300 and img["h"] >= 200, img
+                assert img["shown"] > 100, img
+            alts = {i["alt"] for i in images}
+            assert {"month to date and forecast", "spend per day by project",
+                    "Agent One cost per step"} <= alts  # fmt: skip
+            # the budget lines (the demo's: overall, jingles, podcast) are coloured by status;
+            # jingles' launch week puts it over its budget
+            statuses = page.locator("#budgets td.status").all_inner_texts()
+            assert len(statuses) == 3 and statuses[1] == "over", statuses
+            assert set(statuses) <= {"ok", "near", "forecast over", "over"}
+            over = page.locator("#budgets td.status.over").first
+            colour = over.evaluate("e => getComputedStyle(e).backgroundColor")
+            assert colour == "rgb(255, 221, 221)"
+            # attribution: four projects and three keys, by name in the tables
+            text = page.locator("#attribution").inner_text()
+            for project in ("jingles", "podcast", "game-audio", "research"):
+                assert project in text
+            assert text.count("key_") >= 3
+            # the long per-day table is folded; it opens without a script
+            page.locator("#over-time details summary").click()
+            assert page.locator("#over-time details table tr").count() >= 40
+            assert not errors, errors
+        finally:
+            browser.close()
+    assert requests == [path.as_uri()]  # self-contained: nothing else was fetched
