@@ -184,4 +184,6 @@ VALIDATORS: dict[str, Validator] = {
 def validate(operation: str, payload: Any, r: Resolver) -> Resolved:
     if not isinstance(payload, dict):
         raise errors.invalid("payload_json", "must encode a JSON object")
-    return VALIDATORS[operation](payload, r, operation)
+    out = VALIDATORS[operation](payload, r, operation)
+    out.new_files = list(r.new_files)
+    return out

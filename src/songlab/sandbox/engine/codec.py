@@ -3,7 +3,8 @@ encoding (LAME) and m4a (AAC).
 
 Audio inside the engine is float32 ``(channels, samples)`` at :data:`SR` (44.1 kHz);
 :func:`decode` resamples anything else. :func:`probe` recognises a file by its
-magic bytes and checks it is complete (a truncated file is refused, not half-read).
+magic bytes and decodes it whole: what the decoders cannot read, or read short of
+the length the file announces, is refused; what they skip (padding, tags) is not.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ MIME = {
 
 class CodecError(ValueError):
     """Bytes that are not (complete) audio of a known format."""
+
+
+class Truncated(CodecError):
+    """A decoder read fewer samples than the file announces."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +231,14 @@ def load(data: bytes) -> np.ndarray:
 
 
 def probe(data: bytes) -> Probe:
-    """Recognise and fully check a file; raises :class:`CodecError` if unusable."""
+    """Recognise a file and decode it whole (in blocks, keeping nothing): the decoders' verdict.
+
+    Raises :class:`CodecError` when no decoder can read it, when it holds no
+    samples, or when it is truncated: a WAV whose header announces more bytes
+    than it has, or an MP3 whose Xing/Info/VBRI header announces more samples
+    than the decoder can read. What decoders skip is accepted: zero padding,
+    APEv2, ID3v1 and Lyrics3 tags after the last frame, free-format frames.
+    """
     if len(data) < 12:
         raise CodecError("is too short to be an audio file")
     fmt = sniff(data)
@@ -242,52 +254,92 @@ def probe(data: bytes) -> Probe:
         return Probe("mid", length, 0, 0)
     if fmt == "wav":
         _check_wav(data)
-    if fmt == "mp3":
-        _check_mp3(data)
-    a, sr = decode(data)
-    if a.shape[1] == 0:
+    if fmt == "m4a":
+        frames, sr, channels = _count_av(data)
+    else:
+        announced = _announced(data) if fmt == "mp3" else None
+        try:
+            frames, sr, channels = _count_sf(data)
+        except CodecError:
+            if fmt != "mp3":
+                raise
+            # mpg123 gives up resyncing after 1 KiB of junk (zero padding after a stream
+            # without a length header); ffmpeg skips the packet and goes on, as players do.
+            frames, sr, channels = _count_av(data)
+            announced = None if announced is None else announced - _AV_SLACK
+        if announced is not None and frames < announced:
+            raise Truncated(f"is truncated (its header announces {announced} samples, "
+                            f"the decoder found {frames})")
+    if frames == 0:
         raise CodecError("holds no audio samples (truncated?)")
-    return Probe(fmt, a.shape[1] / sr, sr, a.shape[0])
+    return Probe(fmt, frames / sr, sr, channels)
+
+
+_PROBE_BLOCK = 1 << 16
+
+
+_AV_SLACK = 576  # ffmpeg and mpg123 may trim the encoder delay differently (half a frame)
+
+
+def _count_sf(data: bytes) -> tuple[int, int, int]:
+    """libsndfile (mpg123 for MP3) reads every frame; (frames, rate, channels)."""
+    try:
+        with sf.SoundFile(io.BytesIO(data)) as f:
+            sr, channels = f.samplerate, f.channels
+            buf = np.empty((_PROBE_BLOCK, channels), dtype=np.int16)
+            got = 0
+            while n := len(f.read(_PROBE_BLOCK, dtype="int16", out=buf)):
+                got += n
+    except Exception as exc:
+        raise CodecError(f"is not decodable audio ({type(exc).__name__})") from None
+    return got, sr, channels
+
+
+def _announced(data: bytes) -> int | None:
+    """The sample count an MP3's Xing/Info/VBRI header announces (as mpg123 reads it), or None."""
+    if not _announces_length(data):
+        return None
+    try:
+        return sf.info(io.BytesIO(data)).frames
+    except Exception:
+        return None
+
+
+def _count_av(data: bytes) -> tuple[int, int, int]:
+    """ffmpeg (PyAV) decodes packet by packet, skipping packets it cannot decode, as players do."""
+    import av
+
+    got = 0
+    try:
+        with av.open(io.BytesIO(data), "r") as cont:
+            st = next((s for s in cont.streams if s.type == "audio"), None)
+            if st is None:
+                raise CodecError("the container has no audio stream")
+            sr, channels = st.codec_context.sample_rate, st.codec_context.channels
+            for packet in cont.demux(st):
+                try:
+                    got += sum(frame.samples for frame in st.codec_context.decode(packet))
+                except av.error.InvalidDataError:
+                    continue
+    except CodecError:
+        raise
+    except Exception as exc:
+        raise CodecError(f"is not decodable audio ({type(exc).__name__})") from None
+    return got, sr, channels
+
+
+def _announces_length(data: bytes) -> bool:
+    """Whether an MP3's first frame is a Xing, Info (LAME, ffmpeg) or VBRI length header."""
+    pos = 0
+    if data[:3] == b"ID3" and len(data) >= 10:
+        size = data[6:10]
+        pos = 10 + ((size[0] << 21) | (size[1] << 14) | (size[2] << 7) | size[3])
+        pos += 10 if data[5] & 0x10 else 0  # a footer
+    frame = data[pos : pos + 64]
+    return b"Xing" in frame or b"Info" in frame or frame[36:40] == b"VBRI"
 
 
 def _check_wav(data: bytes) -> None:
     riff_size = struct.unpack("<I", data[4:8])[0]
     if riff_size + 8 > len(data):
         raise CodecError("is truncated (the WAV header announces more bytes than it has)")
-
-
-def _check_mp3(data: bytes) -> None:
-    """Walk the MPEG frame headers; the last frame must be whole."""
-    pos = 0
-    if data[:3] == b"ID3":
-        size = data[6:10]
-        pos = 10 + ((size[0] << 21) | (size[1] << 14) | (size[2] << 7) | size[3])
-    rates = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
-    br_v1 = (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320)
-    br_v2 = (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160)
-    frames = 0
-    n = len(data)
-    while pos + 4 <= n:
-        b1, b2, b3 = data[pos + 1], data[pos + 2], data[pos + 3]
-        if data[pos] != 0xFF or b1 & 0xE0 != 0xE0:
-            if frames and data[pos : pos + 3] == b"TAG":
-                return
-            if frames:
-                raise CodecError("is corrupt (bad MPEG frame header)")
-            raise CodecError("is not an MP3 stream")
-        ver, layer = (b1 >> 3) & 3, (b1 >> 1) & 3
-        bri, sri, pad = b2 >> 4, (b2 >> 2) & 3, (b2 >> 1) & 1
-        if ver == 1 or layer != 1 or bri in (0, 15) or sri == 3:
-            raise CodecError("is not a Layer III MP3 stream")
-        rate = rates[ver][sri]
-        if ver == 3:
-            length = 144000 * br_v1[bri] // rate + pad
-        else:
-            length = 72000 * br_v2[bri] // rate + pad
-        if pos + length > n:
-            raise CodecError("is truncated (its last MP3 frame is cut)")
-        pos += length
-        frames += 1
-        del b3
-    if pos != n and frames == 0:
-        raise CodecError("is not an MP3 stream")

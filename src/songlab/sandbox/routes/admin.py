@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from songlab.sandbox import billing, faults
+from songlab.sandbox import billing, faults, jsonrules
 from songlab.sandbox.catalog import TOOLS
 from songlab.sandbox.clock import MAX_ADVANCE_SECONDS, iso
 from songlab.sandbox.errors import ApiError
@@ -33,15 +33,13 @@ def _not_found(what: str) -> ApiError:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    import json
-
     raw = await request.body()
     if not raw:
         return {}
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: a JSON bomb
-        raise _bad("body", "is not valid JSON") from None
+        body = jsonrules.loads(raw, "body")
+    except ApiError as exc:  # the sandbox's JSON rules, in the admin error shape
+        raise _bad("body", exc.body["message"].split(": ", 1)[1]) from None
     if not isinstance(body, dict):
         raise _bad("body", "must be a JSON object")
     return body

@@ -14,8 +14,8 @@ from fastapi import APIRouter, Request, Response
 
 from songlab.pricing import license_number
 from songlab.sandbox import errors
-from songlab.sandbox.creates import NewTask, submit
-from songlab.sandbox.routes._common import account, create_answer, idempotency_key, parse_object
+from songlab.sandbox.creates import NewTask
+from songlab.sandbox.routes._common import account, create, parse_object
 from songlab.sandbox.routes.native import generation_task
 from songlab.sandbox.service import Sandbox
 
@@ -61,7 +61,7 @@ def router(svc: Sandbox) -> APIRouter:
                 lic = compat_license(body.get("license"))
                 return generation_task(svc, account_id, tool, lic, to_payload(body))
 
-            return create_answer(submit(svc, account_id, idempotency_key(request), build))
+            return await create(svc, request, account_id, build)
 
         handler.__name__ = f"compat_{operation}_{model}_{path.strip('/').replace('/', '_')}"
         r.add_api_route(path, handler, methods=["POST"], status_code=201, name=handler.__name__)

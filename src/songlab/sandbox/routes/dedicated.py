@@ -18,9 +18,9 @@ from songlab._vocab import LICENSE_BY_NAME, LIMITS, SONG_VERSIONS
 from songlab.pricing import estimate_translation, estimate_workflow, price
 from songlab.sandbox import billing, errors, ratelimit
 from songlab.sandbox.catalog import tool_id
-from songlab.sandbox.creates import NewTask, submit
+from songlab.sandbox.creates import NewTask
 from songlab.sandbox.payloads import check_range
-from songlab.sandbox.routes._common import account, create_answer, idempotency_key, parse_object
+from songlab.sandbox.routes._common import account, create, parse_object
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES
 from songlab.sandbox.store import Store
@@ -69,24 +69,24 @@ def tier_license(value: Any) -> int:
 def router(svc: Sandbox) -> APIRouter:
     r = APIRouter()
 
-    def create(request: Request, raw: bytes, build: Callable[[dict, str], NewTask]) -> Response:
+    async def dedicated(request: Request, build: Callable[[dict, str], NewTask]) -> Response:
         account_id = account(svc, request)
-        return create_answer(submit(svc, account_id, idempotency_key(request),
-                                    lambda: build(parse_object(raw), account_id)))
+        raw = await request.body()
+        return await create(svc, request, account_id,
+                            lambda: build(parse_object(raw), account_id))
 
     @r.post("/v1/voice-clones", status_code=201)
     async def voice_clones(request: Request) -> Response:
-        return create(request, await request.body(), lambda b, a: _clone(svc, b, a))
+        return await dedicated(request, lambda b, a: _clone(svc, b, a))
 
     @r.post("/v1/song-translations", status_code=201)
     async def song_translations(request: Request) -> Response:
-        return create(request, await request.body(), lambda b, a: _translation(svc, b, a))
+        return await dedicated(request, lambda b, a: _translation(svc, b, a))
 
     for route in WORKFLOW_FIELDS:
         def make(route: str = route) -> Callable:
             async def handler(request: Request) -> Response:
-                return create(request, await request.body(),
-                              lambda b, a: _workflow(svc, route, b, a))
+                return await dedicated(request, lambda b, a: _workflow(svc, route, b, a))
             handler.__name__ = "workflow_" + route.replace("-", "_")
             return handler
 

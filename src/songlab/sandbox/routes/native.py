@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,22 +13,27 @@ from fastapi.responses import StreamingResponse
 
 from songlab._vocab import LIMITS
 from songlab.pricing import AGENT_RATES, price
-from songlab.sandbox import billing, errors, events, payloads, ratelimit, tasks
+from songlab.sandbox import billing, errors, events, jsonrules, payloads, ratelimit, tasks
 from songlab.sandbox.catalog import Tool
-from songlab.sandbox.creates import NewTask, submit
-from songlab.sandbox.routes._common import (
-    account,
-    create_answer,
-    idempotency_key,
-    json_response,
-    parse_object,
-)
+from songlab.sandbox.creates import NewTask
+from songlab.sandbox.routes._common import account, create, json_response, parse_object
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.validation import Resolver
 
 STREAM_IDLE_SECONDS = 30.0
 LIMIT_MAX = int(LIMITS["list_limit_max"])
 LIMIT_DEFAULT = int(LIMITS["list_limit_default"])
+MAX_SEQ = 2**63 - 1  # an event seq is an SQLite INTEGER
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+def query_int(raw: str | None, name: str, *, lo: int, hi: int, default: int) -> int:
+    """A query integer written in ASCII digits, inside ``lo``-``hi``, or 422 naming it."""
+    if raw is None:
+        return default
+    if not _DIGITS.fullmatch(raw) or not lo <= int(raw) <= hi:
+        raise errors.invalid(name, f"must be an integer {lo}-{hi}, got {raw[:40]!r}")
+    return int(raw)
 
 
 def native_license(value: Any) -> int:
@@ -80,13 +86,10 @@ def router(svc: Sandbox) -> APIRouter:
                 raise errors.invalid("payload_json", "is required: the tool's input as JSON text")
             if not isinstance(pj, str):
                 raise errors.invalid("payload_json", "must be a string of JSON text")
-            try:
-                payload = json.loads(pj)
-            except (ValueError, RecursionError):  # RecursionError: a JSON bomb
-                raise errors.invalid("payload_json", "is not valid JSON text (or nests too deeply)") from None
+            payload = jsonrules.loads(pj, "payload_json")
             return generation_task(svc, account_id, tool, lic, payload)
 
-        return create_answer(submit(svc, account_id, idempotency_key(request), build))
+        return await create(svc, request, account_id, build)
 
     @r.get("/v1/generations/{task_id}")
     async def get_generation(task_id: str, request: Request) -> Response:
@@ -103,16 +106,7 @@ def router(svc: Sandbox) -> APIRouter:
     async def list_generations(request: Request) -> Response:
         account_id = account(svc, request)
         q = request.query_params
-        raw_limit = q.get("limit")
-        if raw_limit is None:
-            limit = LIMIT_DEFAULT
-        else:
-            try:
-                limit = int(raw_limit)
-            except ValueError:
-                raise errors.invalid("limit", f"must be an integer 1-{LIMIT_MAX}") from None
-            if not 1 <= limit <= LIMIT_MAX:
-                raise errors.invalid("limit", f"must be 1-{LIMIT_MAX}, got {limit}")
+        limit = query_int(q.get("limit"), "limit", lo=1, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
         before = None
         if q.get("cursor"):
             try:
@@ -133,11 +127,9 @@ def router(svc: Sandbox) -> APIRouter:
             raise errors.NOT_FOUND
         if row["account_id"] != account_id:
             raise errors.FORBIDDEN
-        raw_after = request.query_params.get("after", "0")
-        if not raw_after.isdigit():
-            raise errors.invalid("after", "must be a sequence number >= 0")
+        after = query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ, default=0)
         return StreamingResponse(
-            _events(svc, task_id, int(raw_after)), media_type="text/event-stream",
+            _events(svc, task_id, after), media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     return r
