@@ -109,6 +109,8 @@ def integer(p: dict, name: str, *, lo: int | None = None, hi: int | None = None,
         if required:
             raise errors.invalid(name, "is required (an integer)")
         return default
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+        v = int(v)  # JSON has one number type: 245.0 is the integer 245
     if isinstance(v, bool) or not isinstance(v, int):
         raise errors.invalid(name, f"must be an integer, got {type(v).__name__}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):

@@ -42,12 +42,15 @@ async def _body(request: Request) -> dict[str, Any]:
         raise _bad("body", exc.body["message"].split(": ", 1)[1]) from None
     if not isinstance(body, dict):
         raise _bad("body", "must be a JSON object")
-    return body
+    # JSON has one number type: 100.0 is the integer 100 (as the document's schemas say)
+    return {k: int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**63 else v
+            for k, v in body.items()}
 
 
 def _int(body: dict, name: str, default: int | None = None, lo: int = 0,
          hi: int = MAX_TOKENS) -> int:
-    v = body.get(name, default)
+    v = body.get(name)
+    v = default if v is None else v  # null is absent, as for the other optional fields
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise _bad(name, f"must be an integer {lo}-{hi}")
     return v

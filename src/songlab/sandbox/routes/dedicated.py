@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request, Response
 
 from songlab._vocab import LICENSE_BY_NAME, LIMITS, SONG_VERSIONS
 from songlab.pricing import estimate_translation, estimate_workflow, price
-from songlab.sandbox import billing, errors, ratelimit
+from songlab.sandbox import billing, bodies, errors, ratelimit
 from songlab.sandbox.catalog import tool_id
 from songlab.sandbox.creates import NewTask
 from songlab.sandbox.payloads import check_range
@@ -55,6 +55,10 @@ WORKFLOW_FIELDS: dict[str, tuple[list[tuple[str, str, tuple[str, ...]]], list[tu
     "audio-inpainting": ([("song_file_id", "song", AUDIO_FORMATS)], [("lyrics", False)]),
 }
 VOCAL_ID_RULE = {"revoicings": True, "vocal-layers": False}  # route -> required
+WORKFLOW_MODELS = {
+    route: bodies.workflow_model(route, [f for f, _, _ in files], strings, VOCAL_ID_RULE.get(route))
+    for route, (files, strings) in WORKFLOW_FIELDS.items()
+}
 
 
 def tier_license(value: Any) -> int:
@@ -95,6 +99,7 @@ def router(svc: Sandbox) -> APIRouter:
 
 
 def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
+    b = bodies.check(bodies.VoiceClone, b)
     res = Resolver(svc, account_id)
     fid, _ = res.owned_file("reference_file_id", b.get("reference_file_id"),
                             max_bytes=CLONE_BYTES, formats=MP3_M4A, limit_label="15 MiB")
@@ -127,6 +132,7 @@ def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
 
 
 def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
+    b = bodies.check(bodies.SongTranslation, b)
     res = Resolver(svc, account_id)
     fid, info = res.owned_file("song_file_id", b.get("song_file_id"), max_bytes=TRANSLATION_BYTES,
                                formats=AUDIO_FORMATS, limit_label="60 MiB")
@@ -146,6 +152,7 @@ def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
 
 
 def _workflow(svc: Sandbox, route: str, b: dict, account_id: str) -> NewTask:
+    b = bodies.check(WORKFLOW_MODELS[route], b)
     res = Resolver(svc, account_id)
     files, strings = WORKFLOW_FIELDS[route]
     resolved = Resolved()

@@ -8,7 +8,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.types import Message
 
-from songlab.sandbox import errors, jsonrules, storage, validation
+from songlab.sandbox import bodies, errors, jsonrules, storage, validation
 from songlab.sandbox.routes._common import account, json_response
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES, SignatureError
@@ -61,7 +61,7 @@ def router(svc: Sandbox) -> APIRouter:
         body = jsonrules.loads(raw, "body")
         if not isinstance(body, dict) or "source_url" not in body:
             raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
-        url = body["source_url"]
+        url = bodies.check(bodies.SourceUrl, body)["source_url"]
         token = storage.token_of_url(url, svc.netlocs()) if isinstance(url, str) else None
         if token is None:
             raise errors.invalid("source_url", "must be one of this sandbox's signed file URLs; other URLs are never fetched")
@@ -72,8 +72,9 @@ def router(svc: Sandbox) -> APIRouter:
         meta = storage.meta(store, file_id)
         if meta is None:
             raise errors.invalid("source_url", "signed URL names no file")
-        return _stored(account_id, storage.data(store, file_id), meta["mime_type"], meta["name"],
-                       storage.probe_of(store, file_id))
+        return await run_in_threadpool(
+            _stored, account_id, storage.data(store, file_id), meta["mime_type"], meta["name"],
+            storage.probe_of(store, file_id))
 
     async def _multipart(request: Request, account_id: str) -> Response:
         seen = 0
@@ -103,7 +104,8 @@ def router(svc: Sandbox) -> APIRouter:
             if len(data) > UPLOAD_MAX_BYTES:
                 raise errors.invalid("file", TOO_LARGE)
             mime, verdict = await _probe(data, part.content_type)
-            return _stored(account_id, data, mime, part.filename, verdict)
+            # hashing and writing tens of MiB: a worker thread, not the event loop
+            return await run_in_threadpool(_stored, account_id, data, mime, part.filename, verdict)
         finally:
             await form.close()
 

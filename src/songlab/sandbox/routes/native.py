@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 
 from songlab._vocab import LIMITS
 from songlab.pricing import AGENT_RATES, price
-from songlab.sandbox import billing, errors, events, jsonrules, payloads, ratelimit, tasks
+from songlab.sandbox import billing, bodies, errors, events, jsonrules, payloads, ratelimit, tasks
 from songlab.sandbox.catalog import Tool
 from songlab.sandbox.creates import NewTask
 from songlab.sandbox.routes._common import account, create, json_response, parse_object
@@ -24,6 +24,7 @@ STREAM_IDLE_SECONDS = 30.0
 LIMIT_MAX = int(LIMITS["list_limit_max"])
 LIMIT_DEFAULT = int(LIMITS["list_limit_default"])
 MAX_SEQ = 2**63 - 1  # an event seq is an SQLite INTEGER
+EVENT_PAGE = 500
 _DIGITS = re.compile(r"[0-9]{1,19}")
 
 
@@ -77,7 +78,8 @@ def router(svc: Sandbox) -> APIRouter:
 
         def build() -> NewTask:
             req = parse_object(body)
-            tool = svc.catalog.resolve(req.get("tool_id"))
+            tool = svc.catalog.resolve(req.get("tool_id"))  # absent or unknown: 400 UnknownTool
+            req = bodies.check(bodies.NativeCreate, req)  # the raw-object 500 included
             lic = native_license(req.get("license"))
             pj = req.get("payload_json")
             if isinstance(pj, dict | list):
@@ -108,7 +110,7 @@ def router(svc: Sandbox) -> APIRouter:
         q = request.query_params
         limit = query_int(q.get("limit"), "limit", lo=1, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
         before = None
-        if q.get("cursor"):
+        if "cursor" in q:  # present, even empty: it must be one this listing returned
             try:
                 before = tasks.decode_cursor(q["cursor"])
             except ValueError as exc:
@@ -118,6 +120,24 @@ def router(svc: Sandbox) -> APIRouter:
             "data": [tasks.snapshot(row, svc.base_url) for row in rows],
             "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
         })
+
+    @r.get("/v1/generations/{task_id}/events")
+    async def event_page(task_id: str, request: Request) -> Response:
+        """The stored events after ``after`` as one JSON page, at once (for clients that
+        cannot read a stream, such as generated ones)."""
+        account_id = account(svc, request)
+        row = tasks.get(store, task_id)
+        if row is None:
+            raise errors.NOT_FOUND
+        if row["account_id"] != account_id:
+            raise errors.FORBIDDEN
+        after = query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ, default=0)
+        rows = events.after(store, task_id, after)[:EVENT_PAGE]
+        data = [json.loads(d) for _, _, d in rows]
+        done = row["status"] in ("completed", "failed") and (
+            not rows or rows[-1][1] == "terminal" or len(rows) < EVENT_PAGE)
+        return json_response({"data": data, "next_after": rows[-1][0] if rows else after,
+                              "done": done})
 
     @r.get("/v1/generations/{task_id}/stream")
     async def stream(task_id: str, request: Request) -> Response:
