@@ -1,4 +1,4 @@
-"""schemathesis hooks for tests/reliability/test_schemathesis_cli.py (loaded by SCHEMATHESIS_HOOKS).
+"""schemathesis hooks for tests/external/test_schemathesis_cli.py (loaded by SCHEMATHESIS_HOOKS).
 
 A JSON Schema can say "a uuid" but not "the id of a file you uploaded": before a
 *positive* case is sent, the fields that name this account's resources get real

@@ -32,47 +32,17 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
+from tests.external._proc import ADMIN, Sandbox
 from tests.sandbox._util import midi_file, tone
 
 MAX_EXAMPLES = 25
-ADMIN = "st-admin-token"
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = re.compile(r"(\d+) generated")
-
-
-class Sandbox:
-    def __init__(self, tmp: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "songlab.sandbox", "--port", "0", "--db", ":memory:",
-             "--admin-token", ADMIN, "--speed", "1000"],
-            stdout=subprocess.PIPE, stderr=(tmp / "sandbox.err").open("w"), text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.base_url = self.proc.stdout.readline().strip().rsplit(" ", 1)[-1]
-        assert self.base_url.startswith("http://127.0.0.1:"), self.base_url
-        self.admin = httpx.Client(base_url=self.base_url, timeout=60,
-                                  headers={"X-Sandbox-Admin-Token": ADMIN})
-
-    def stop(self) -> None:
-        self.admin.close()
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-        self.proc.stdout.close()
-
-
-@pytest.fixture
-def sandbox_proc(tmp_path: Path) -> Iterator[Sandbox]:
-    srv = Sandbox(tmp_path)
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 def _resources(srv: Sandbox) -> tuple[str, dict[str, str]]:
@@ -132,7 +102,7 @@ def _run(srv: Sandbox, tmp: Path, *args: str,
     import json
 
     env = {**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false",
-           "SCHEMATHESIS_HOOKS": "tests.reliability._st_hooks",
+           "SCHEMATHESIS_HOOKS": "tests.external._st_hooks",
            "SONGLAB_ST_RESOURCES": json.dumps(resources or {}),
            "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
