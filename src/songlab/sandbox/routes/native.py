@@ -121,17 +121,22 @@ def router(svc: Sandbox) -> APIRouter:
             "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
         })
 
-    @r.get("/v1/generations/{task_id}/events")
-    async def event_page(task_id: str, request: Request) -> Response:
-        """The stored events after ``after`` as one JSON page, at once (for clients that
-        cannot read a stream, such as generated ones)."""
+    def own_task_and_after(task_id: str, request: Request) -> tuple[Any, int]:
+        """The caller's task (403 another's, 404 none) and the ``after`` cursor (stream, page)."""
         account_id = account(svc, request)
         row = tasks.get(store, task_id)
         if row is None:
             raise errors.NOT_FOUND
         if row["account_id"] != account_id:
             raise errors.FORBIDDEN
-        after = query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ, default=0)
+        return row, query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ,
+                              default=0)
+
+    @r.get("/v1/generations/{task_id}/events")
+    async def event_page(task_id: str, request: Request) -> Response:
+        """The stored events after ``after`` as one JSON page, at once (for clients that
+        cannot read a stream, such as generated ones)."""
+        row, after = own_task_and_after(task_id, request)
         rows = events.after(store, task_id, after)[:EVENT_PAGE]
         data = [json.loads(d) for _, _, d in rows]
         done = row["status"] in ("completed", "failed") and (
@@ -141,13 +146,7 @@ def router(svc: Sandbox) -> APIRouter:
 
     @r.get("/v1/generations/{task_id}/stream")
     async def stream(task_id: str, request: Request) -> Response:
-        account_id = account(svc, request)
-        row = tasks.get(store, task_id)
-        if row is None:
-            raise errors.NOT_FOUND
-        if row["account_id"] != account_id:
-            raise errors.FORBIDDEN
-        after = query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ, default=0)
+        _, after = own_task_and_after(task_id, request)
         return StreamingResponse(
             _events(svc, task_id, after), media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
