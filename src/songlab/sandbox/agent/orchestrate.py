@@ -145,7 +145,7 @@ class _Run:
         fraction = self.calls_made / max(self.total_calls, 1)
         self.tools.progress(
             step=call.operation, phase="started", index=index,
-            message=f"calling {call.operation}: {call.purpose}", fraction=fraction,
+            message=f"calling {call.operation}: {call.purpose.removeprefix('verify: ')}", fraction=fraction,
         )  # fmt: skip
         res = self.tools.call(call.operation, call.model, payload)
         self.calls_made += 1
