@@ -18,6 +18,8 @@ The planner is pure: the same (prompt, tier) always gives the same plan.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
 from songlab._vocab import TRANSCRIBE_MODEL
@@ -151,6 +153,7 @@ _EFFECTS = {
 _STEMS = {"2stem": "two stems (vocals and instrumental)", "6-stem": "six stems",
           "12stem": "twelve stems"}
 _TRANSFORMS = ("extend", "remix", "effect")  # produce the audio the next operations read
+_YOUR_FILE = re.compile(r" (it|the song|the music)\b")  # the first op on a named file
 
 
 def full_calls(it: Intents) -> list[Call]:
@@ -209,8 +212,10 @@ def full_calls(it: Intents) -> list[Call]:
         song_op = gen.operation
         audio = Ref("song", "file")
     if audio is not None:
-        for name in op_names:
+        for i, name in enumerate(op_names):
             call = _audio_call(it, name, audio, song_op)
+            if i == 0 and isinstance(audio, str):  # "it" has no antecedent yet: say whose
+                call = replace(call, purpose=_YOUR_FILE.sub(" your file", call.purpose, count=1))
             calls.append(call)
             if name in _TRANSFORMS:
                 audio = Ref(call.key, "file")
