@@ -105,7 +105,7 @@ def _run(srv: Sandbox, tmp: Path, *args: str,
            "SCHEMATHESIS_HOOKS": "tests.external._st_hooks",
            "SONGLAB_ST_RESOURCES": json.dumps(resources or {}),
            "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=tmp)
     seconds = time.perf_counter() - start
     text = out.stdout + out.stderr
     found = COUNTS.findall(text)
