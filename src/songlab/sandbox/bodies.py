@@ -17,6 +17,7 @@ documented 500, kept on purpose.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -31,10 +32,13 @@ from pydantic import (
 
 from songlab._vocab import LICENSE_NAMES, LIMITS, SONG_VERSIONS
 from songlab.sandbox import errors
+from songlab.sandbox.clock import MAX_ADVANCE_SECONDS
+from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 INT64 = 2**63 - 1
 M = TypeVar("M", bound=BaseModel)
+MAX_TOKENS = 10**9  # per admin call: an account's balance, a top-up
 SEED_MAX = 2**32 - 1  # numpy's generators take any non-negative seed; 32 bits are plenty
 
 def _integral(value: Any) -> Any:
@@ -187,6 +191,51 @@ class SourceUrl(Body):
                     "else is fetched")
 
 
+# --- the /_sandbox admin bodies (their refusals use the admin shape: InvalidRequest) ---------
+
+Tokens = Annotated[Int, Field(ge=0, le=MAX_TOKENS)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class AdminAccount(Body):
+    """``POST /_sandbox/accounts``."""
+
+    name: str | None = None
+    balance_tokens: Tokens | None = 100_000
+    extra_tokens: Tokens | None = 0
+
+
+class AdminTopup(Body):
+    """``POST /_sandbox/accounts/{account_id}/topup``."""
+
+    tokens: Annotated[Int, Field(ge=1, le=MAX_TOKENS)]
+
+
+class AdminFaults(Body):
+    """``PUT /_sandbox/faults``: each fault a probability or a count; nothing else."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", title="Faults")
+    rate_limited: Probability | None = 0.0
+    dependency_unavailable: Probability | None = 0.0
+    fail_tasks: Probability | None = 0.0
+    drop_stream_after: Annotated[Int, Field(ge=0, le=MAX_COUNT)] | None = None
+    latency_ms: Annotated[Int, Field(ge=0, le=MAX_LATENCY_MS)] | None = 0
+    seed: Annotated[Int, Field(ge=-MAX_SEED, le=MAX_SEED)] | None = None
+
+
+class AdminClock(Body):
+    """``POST /_sandbox/clock``."""
+
+    advance_seconds: Annotated[float, Field(ge=0.0, le=MAX_ADVANCE_SECONDS)]
+
+
+class AdminToolSwitch(Body):
+    """``PUT /_sandbox/tools/{tool_id}``."""
+
+    active: bool | None = None
+    priced_licenses: list[Annotated[Int, Field(ge=1, le=5)]] | None = None
+
+
 def workflow_model(route: str, files: list[str], strings: list[tuple[str, bool]],
                    vocal_id: bool | None) -> type[Body]:
     """The body model of a workflow route, from design.md's table (``dedicated.WORKFLOW_FIELDS``)."""
@@ -205,25 +254,28 @@ def workflow_model(route: str, files: list[str], strings: list[tuple[str, bool]]
     return create_model(name, __base__=Body, **fields)
 
 
-def check(model: type[M], body: dict[str, Any]) -> dict[str, Any]:
+def check(model: type[M], body: dict[str, Any],
+          refuse: Callable[[str, str], errors.ApiError] = errors.invalid) -> dict[str, Any]:
     """``body`` checked against ``model`` and normalised (245.0 -> 245), the fields it set
-    and its unknown ones; or 422 InvalidGenerationInput naming the first field."""
+    and its unknown ones; or ``refuse(field, rule)`` (by default 422 InvalidGenerationInput)
+    naming the first field."""
     try:
         return model.model_validate(body).model_dump(exclude_unset=True)
     except ValidationError as exc:
-        raise _refusal(exc) from None
+        raise _refusal(exc, refuse) from None
 
 
-def _refusal(exc: ValidationError) -> errors.ApiError:
+def _refusal(exc: ValidationError,
+             refuse: Callable[[str, str], errors.ApiError]) -> errors.ApiError:
     """The first field's refusal; a union's branches are joined ("...; or ...")."""
     errs = exc.errors(include_url=False)
     top = errs[0]["loc"][0] if errs[0]["loc"] else None
     field = "body" if top is None else str(top)
     mine = [e for e in errs if (e["loc"][0] if e["loc"] else None) == top]
     if any(e["type"] == "missing" for e in mine):
-        return errors.invalid(field, "is required")
+        return refuse(field, "is required")
     rules = list(dict.fromkeys(e["msg"][:1].lower() + e["msg"][1:] for e in mine))
-    return errors.invalid(field, "; or ".join(rules))
+    return refuse(field, "; or ".join(rules))
 
 
 def schema_of(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -54,7 +54,7 @@ def parse(body: Any) -> FaultSettings:
         raise ValueError(f"{sorted(unknown)[0]}: unknown fault")
     s = FaultSettings()
     for name in _PROBABILITIES:
-        if name in body:
+        if body.get(name) is not None:  # null is absent: no such fault
             v = body[name]
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
                 raise ValueError(f"{name}: must be a probability 0-1")

@@ -31,11 +31,9 @@ from songlab._vocab import (
     Status,
 )
 from songlab.sandbox import bodies
-from songlab.sandbox.clock import MAX_ADVANCE_SECONDS
 from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
 from songlab.sandbox.events import REPLAYED
 from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
-from songlab.sandbox.routes.admin import MAX_TOKENS
 from songlab.sandbox.routes.compat import VERSIONS
 from songlab.sandbox.routes.dedicated import WORKFLOW_FIELDS, WORKFLOW_MODELS
 from songlab.sandbox.routes.native import EVENT_PAGE, MAX_SEQ
@@ -344,33 +342,26 @@ def table() -> dict[tuple[str, str], Schema]:
         t[("post", path)] = _create(COMPAT_EXTEND_MUSIC, E.MISSING_FIELD, tag="compat")
     for route in WORKFLOW_FIELDS:
         t[("post", f"/v1/{route}")] = _create(workflow_body(route), tag="workflow")
-    tokens = {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_TOKENS}
-    account_body = obj({"name": NULL_S, "balance_tokens": tokens | {"default": 100_000},
-                        "extra_tokens": tokens | {"default": 0}})
     a = "/_sandbox"
     t.update({
-        ("post", f"{a}/accounts"): _admin(_ok("AccountCreated", "created", 201), account_body,
-                                          body_required=False),
+        ("post", f"{a}/accounts"): _admin(_ok("AccountCreated", "created", 201),
+                                          model_body(bodies.AdminAccount), body_required=False),
         ("post", f"{a}/accounts/{{account_id}}/keys"): _admin(_ok("ApiKey", "created", 201),
                                                                found=True),
         ("delete", f"{a}/keys/{{api_key}}"): _admin(NO_CONTENT, found=True),
         ("post", f"{a}/accounts/{{account_id}}/topup"): _admin(
-            _ok("Balance"), obj({"tokens": {"type": "integer", "minimum": 1,
-                                             "maximum": MAX_TOKENS}}, "tokens"),
-            found=True),
+            _ok("Balance"), model_body(bodies.AdminTopup), found=True),
         ("get", f"{a}/accounts/{{account_id}}/balance"): _admin(_ok("Balance"), found=True),
         ("get", f"{a}/accounts/{{account_id}}/ledger"): _admin(_ok("Ledger"), found=True),
-        ("put", f"{a}/faults"): _admin(_ok("Faults"), ref("Faults"), body_required=False),
+        ("put", f"{a}/faults"): _admin(_ok("Faults"), model_body(bodies.AdminFaults),
+                                       body_required=False),
         ("get", f"{a}/faults"): _admin(_ok("Faults")),
         ("delete", f"{a}/faults"): _admin(NO_CONTENT),
-        ("post", f"{a}/clock"): _admin(_ok("Clock"), obj(
-            {"advance_seconds": {"type": "number", "minimum": 0,
-                                "maximum": MAX_ADVANCE_SECONDS}}, "advance_seconds")),
+        ("post", f"{a}/clock"): _admin(_ok("Clock"), model_body(bodies.AdminClock)),
         ("get", f"{a}/clock"): _admin(_ok("Clock")),
-        ("put", f"{a}/tools/{{tool_id}}"): _admin(_ok("ToolState"), obj({
-            "active": B, "priced_licenses": {"type": "array", "items": {
-                "type": "integer", "minimum": 1, "maximum": 5}}}), body_required=False,
-            found=True),
+        ("put", f"{a}/tools/{{tool_id}}"): _admin(_ok("ToolState"),
+                                                  model_body(bodies.AdminToolSwitch),
+                                                  body_required=False, found=True),
     })
     return t
 
