@@ -65,3 +65,33 @@ def test_a_refused_create_keeps_the_connection(acct):
                                                "payload_json": {"prompt": "x"}})
         assert r.status_code == 500 and r.json()["error"] == "InternalServerError"
         assert acct.get("/v1/account/balance").status_code == 200
+
+
+def test_an_unexpected_error_is_a_whole_json_500():
+    """Whatever a handler raises is answered in the error shape (and logged), never a
+    dropped connection or a text page."""
+    import asyncio
+
+    from songlab.sandbox.app import create_app
+    from songlab.sandbox.config import SandboxConfig
+    from songlab.sandbox.service import Sandbox
+
+    svc = Sandbox(SandboxConfig())
+    try:
+        app = create_app(svc)
+
+        @app.get("/_boom", include_in_schema=False)
+        async def boom() -> None:
+            raise RuntimeError("boom")
+
+        async def call() -> httpx.Response:
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                return await c.get("/_boom")
+
+        r = asyncio.run(call())
+        assert r.status_code == 500 and r.headers["content-type"] == "application/json"
+        assert r.json() == {"error": "InternalServerError", "message": "internal error "
+                            "(RuntimeError); nothing was billed for this request"}
+    finally:
+        svc.close()

@@ -95,6 +95,13 @@ async def _unhandled(request: Request, exc: Exception) -> Response:
     return await _api_error(request, errors.internal(errors.RAW_PAYLOAD_MESSAGE))
 
 
+async def _internal(request: Request, exc: Exception) -> Response:
+    """Anything else a handler raises: logged by the server, answered whole in the error
+    shape (never a dropped connection or a text/plain page)."""
+    return await _api_error(request, errors.internal(
+        f"internal error ({type(exc).__name__}); nothing was billed for this request"))
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's routing answers (unknown path, unknown method) in the spec's error shape."""
     assert isinstance(exc, StarletteHTTPException)
@@ -120,6 +127,7 @@ def create_app(svc: Sandbox) -> FastAPI:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(UnhandledPayloadError, _unhandled)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal)
     for module in (account, native, files, compat, dedicated, admin):
         app.include_router(module.router(svc))
     install_openapi(app)  # bodies are parsed by hand: declare them, params and answers
