@@ -119,6 +119,9 @@ def test_vendor_api_passes_every_check(sandbox_proc: Sandbox, tmp_path: Path, ca
         "--exclude-path-regex", "^/_sandbox", resources=resources)
     with capsys.disabled():
         print(f"\nschemathesis (vendor API): {cases} test cases in {seconds:.0f} s, exit {code}")
+        print("\n".join(line for line in text.splitlines()
+                        if re.search(r"(Examples|Coverage|Fuzzing|Stateful|Selected|Tested|"
+                                     r"scenarios|generated|links|transitions|Links|API Links)", line)))
     assert code == 0, text[-8000:]
     assert cases > 500, text[-2000:]
 
