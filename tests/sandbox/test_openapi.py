@@ -176,6 +176,10 @@ def test_answers_are_typed(doc):
     page = doc["paths"]["/v1/generations/{task_id}/events"]["get"]["responses"]["200"]
     assert page["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/EventPage"}
     assert "METHOD_NOT_ALLOWED" in schemas["Error"]["properties"]["error"]["enum"]
+    answers = doc["components"]["responses"]
+    assert "Allow" in answers["MethodNotAllowed"]["headers"]
+    assert answers["UnknownRoute"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Error"}
 
 
 def test_event_page_answers_at_once(acct):

@@ -390,6 +390,15 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
     components = doc.setdefault("components", {})
     components["schemas"] = {**SCHEMAS, **MODEL_DEFS}  # FastAPI's ValidationError ones are unused
     components["securitySchemes"] = SECURITY_SCHEMES
+    # answers of no declared operation: an unknown path, or a method a path does not have
+    components["responses"] = {
+        "UnknownRoute": _json(ref("Error"), 'any path the API does not have: 404 {"error": '
+                              '"NOT_FOUND"} (under /v1/files/: "ResourceNotFound")'),
+        "MethodNotAllowed": {**_json(ref("Error"), 'a method the path does not have: 405 '
+                                     '{"error": "METHOD_NOT_ALLOWED"}; OPTIONS answers 204'),
+                             "headers": {"Allow": {"description": "every method of the path",
+                                                   "schema": S}}},
+    }
     doc["tags"] = [{"name": "vendor"}, {"name": "native"}, {"name": "files"},
                    {"name": "compat"}, {"name": "dedicated"}, {"name": "workflow"},
                    {"name": "sandbox"},
