@@ -119,16 +119,19 @@ def test_budget_halts_after_the_turn_that_crossed_it_never_before_a_call() -> No
         "copyright",
     ]
     assert out.stopped_by == "budget" and out.trace["stopped_by"] == "budget"
-    assert [s["tool"] for s in calls_of(out.trace, "skipped")] == ["mix"]
+    assert len(calls_of(out.trace)) == 4  # only the calls made are traced
+    assert [u["tool"] for u in out.trace["not_done"]] == ["mix"]
     assert out.total > D("0.10")  # spent stays spent
     assert "budget of 10 cents" in out.text
+    assert "Left undone: mix the stems back down (the budget was reached)." in out.text
 
 
 def test_budget_reached_in_the_first_turn_stops_after_it() -> None:
     out, tools = run(MULTI, max_budget=1)
     assert [c[0] for c in tools.calls] == ["write_lyrics"]
     assert out.stopped_by == "budget"
-    assert len(calls_of(out.trace, "skipped")) == 3
+    assert [s["tool"] for s in calls_of(out.trace)] == ["write_lyrics"]
+    assert len(out.trace["not_done"]) == 3
 
 
 def test_budget_not_reached() -> None:
@@ -145,27 +148,30 @@ def test_budget_reached_by_the_last_turn_stops_nothing() -> None:
 def test_step_cap(cap: int, made: int) -> None:
     out, tools = run(MULTI, max_steps=cap)
     assert len(tools.calls) == made
-    assert len(calls_of(out.trace)) == 4
+    traced = calls_of(out.trace)
+    assert len(traced) == made == out.calls_made  # counting the trace counts the calls billed
+    assert [s["task_id"] for s in traced] == [f"t{i}" for i in range(1, made + 1)]
     assert out.stopped_by == ("max_steps" if cap < 4 else None)
+    assert len(out.trace.get("not_done", [])) == 4 - made
     if cap < 4:
-        assert "step cap of" in out.text
+        assert out.text.startswith(f"Stopped: the step cap of {cap} tool call")
+        assert "Left undone: " in out.text
+        for u in out.trace["not_done"]:
+            assert u["purpose"] in out.text and u["reason"] == f"the step cap of {cap} was reached"
 
 
 def test_step_cap_inside_a_turn() -> None:
     out, tools = run(MULTI, max_steps=3)
-    assert [s["status"] for s in calls_of(out.trace)] == [
-        "completed",
-        "completed",
-        "completed",
-        "skipped",
-    ]
+    assert [s["status"] for s in calls_of(out.trace)] == ["completed"] * 3
+    assert out.trace["not_done"] == [{"tool": "copyright", "purpose": "check it for copyright matches",
+                                      "reason": "the step cap of 3 was reached"}]
 
 
 def test_default_step_cap_of_flash_is_one_step() -> None:
     out, tools = run(MULTI, "flash")
     assert [c[0] for c in tools.calls] == ["generate_song"]
     assert out.stopped_by is None
-    assert "Flash does one step" in out.text
+    assert "Flash makes one tool call per run, so I left out: write lyrics about" in out.text
 
 
 def test_failed_call_counts_for_the_fee_and_skips_its_dependants() -> None:
@@ -173,7 +179,8 @@ def test_failed_call_counts_for_the_fee_and_skips_its_dependants() -> None:
     out, _ = run(MULTI, tools=tools)
     assert [c[0] for c in tools.calls] == ["write_lyrics", "generate_song"]
     statuses = [s["status"] for s in calls_of(out.trace)]
-    assert statuses == ["completed", "failed", "skipped", "skipped"]
+    assert statuses == ["completed", "failed"]
+    assert [u["tool"] for u in out.trace["not_done"]] == ["separate_stems", "copyright"]
     assert out.calls_made == 2
     usage = out.trace["usage"]
     r = AGENT_RATES["standard"]
@@ -208,8 +215,9 @@ def test_workflow_build_only_calls_nothing() -> None:
     out, tools = run(MULTI, workflow_build_only=True)
     assert tools.calls == []
     assert out.sub_tool_cost == 0 and out.calls_made == 0
-    assert [s["status"] for s in calls_of(out.trace)] == ["planned"] * 4
+    assert calls_of(out.trace) == []  # nothing was called: the plan is the workflow
     wf = out.trace["workflow"]
+    assert len(wf["steps"]) == 4
     assert wf["workflow_id"].startswith("wf_") and wf["workflow_id"] in out.text
     assert wf["steps"][1]["input"]["lyrics"] == "${lyrics.text}"
     assert wf["steps"][1]["depends_on"] == ["lyrics"]

@@ -40,7 +40,7 @@ def test_money_refuses_floats_and_extra_decimals() -> None:
 
 def test_trace_shape() -> None:
     t = Trace()
-    t.prose("Turn 1: write lyrics.")
+    t.prose("I'll write lyrics first.")
     t.tool_call(
         tool="write_lyrics",
         tool_id="tid",
@@ -49,7 +49,7 @@ def test_trace_shape() -> None:
         task_id="t1",
         text="la la",
     )
-    t.tool_call(tool="generate_song", tool_id="tid2", status="skipped", text="skipped: budget")
+    t.tool_call(tool="generate_song", tool_id="tid2", status="failed", text="failed: boom")
     t.verification("Verification: ok.")
     out = t.finish(usage={"input_tokens": 10, "output_tokens": 5}, agent_fee=D("0.00001"),
                    total_cost=D("0.02001"), stopped_by="budget")  # fmt: skip
@@ -67,8 +67,9 @@ def test_trace_shape() -> None:
 
 def test_trace_refuses_unknown_status_and_stop_reason() -> None:
     t = Trace()
-    with pytest.raises(ValueError, match="status"):
-        t.tool_call(tool="x", tool_id=None, status="weird")
+    for status in ("weird", "skipped", "planned"):  # only calls made are traced
+        with pytest.raises(ValueError, match="status"):
+            t.tool_call(tool="x", tool_id=None, status=status)
     with pytest.raises(ValueError, match="stopped_by"):
         t.finish(
             usage={"input_tokens": 0, "output_tokens": 0},

@@ -122,12 +122,14 @@ def test_license_tiers_price_the_task(acct, license, cost):
     assert snap["license"] == (license or 1)
 
 
-def test_raw_object_payload_json_is_a_plain_500(acct):
+@pytest.mark.parametrize("raw", [{"prompt": "x"}, ["x"]], ids=["object", "array"])
+def test_raw_object_payload_json_is_the_documented_500_answered_whole(acct, raw):
+    """The spec's unhandled error, as a clean JSON 500: nothing stored, the connection kept."""
     r = acct.post("/v1/generations", json={"tool_id": tid("write_lyrics", "v5"),
-                                           "payload_json": {"prompt": "x"}})
-    assert r.status_code == 500
-    assert r.text == "Internal Server Error"
-    assert acct.get("/v1/generations").json()["data"] == []
+                                           "payload_json": raw})
+    assert r.status_code == 500 and r.headers["content-type"] == "application/json"
+    assert r.json()["error"] == "InternalServerError" and "payload_json" in r.json()["message"]
+    assert acct.get("/v1/generations").json()["data"] == []  # the same connection answers on
 
 
 @pytest.mark.parametrize("payload_json", [None, "not json", "[1]", 5])

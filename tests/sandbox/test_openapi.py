@@ -8,7 +8,9 @@ from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
 
 from songlab._vocab import WORKFLOW_ROUTES
+from songlab.sandbox import bodies
 from songlab.sandbox.openapi import ADMIN_TAG, complete, install
+from songlab.sandbox.routes.dedicated import WORKFLOW_MODELS
 from tests.sandbox._util import client
 
 UNDOCUMENTED = {"/_signed/{token}", "/_storage/{path:path}"}  # storage locators, not the API
@@ -70,10 +72,13 @@ def test_native_create_body_parameters_and_answers(doc):
     body = op["requestBody"]["content"]["application/json"]["schema"]
     assert set(body["required"]) == {"tool_id", "payload_json"}
     assert body["properties"]["payload_json"]["type"] == "string"
-    assert body["properties"]["license"]["maximum"] == 5
+    assert body["properties"]["license"]["anyOf"][0]["maximum"] == 5
+    assert body == bodies.schema_of(bodies.NativeCreate)[0]  # the validating model itself
     assert {p["name"] for p in op["parameters"]} == {"Idempotency-Key"}
     assert {"201", "400", "401", "402", "422", "429", "500", "503"} == set(op["responses"])
-    assert "text/plain" in op["responses"]["500"]["content"]  # the documented raw-object 500
+    # the documented raw-object 500, answered as JSON
+    assert op["responses"]["500"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/InternalError"}
     assert "InsufficientFunds" in op["responses"]["402"]["description"]
 
 
@@ -87,7 +92,10 @@ def test_query_path_and_upload_parameters(doc):
     assert stream["task_id"]["in"] == "path" and stream["after"]["in"] == "query"
     upload = doc["paths"]["/v1/files"]["post"]["requestBody"]["content"]
     assert upload["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
-    assert upload["application/json"]["schema"]["required"] == ["source_url"]
+    assert list(upload) == ["multipart/form-data"]  # one body: generators handle it
+    assert "source_url" in doc["paths"]["/v1/files"]["post"]["description"]
+    assert stream["after"]["schema"]["maximum"] == 2**63 - 1
+    assert listing["cursor"]["schema"]["pattern"] == "^[0-9]{1,18}$"
     link = doc["paths"]["/v1/files/{file_id}/url"]["get"]
     assert link["parameters"][0]["in"] == "path" and "404" in link["responses"]
 
@@ -96,7 +104,11 @@ def test_query_path_and_upload_parameters(doc):
 def test_workflow_body_follows_the_route_table(doc, route):
     schema = doc["paths"][f"/v1/{route}"]["post"]["requestBody"]["content"][
         "application/json"]["schema"]
-    assert schema["properties"]["license"]["enum"][0] == "royalty_free"
+    assert schema["properties"]["license"]["anyOf"][0]["enum"][0] == "royalty_free"
+    assert schema == bodies.schema_of(WORKFLOW_MODELS[route])[0]
+    for field in schema["required"]:
+        if field.endswith("_file_id"):
+            assert schema["properties"][field]["format"] == "uuid"
     assert any(f.endswith("_file_id") for f in schema["required"]) or route == "trending-songs"
 
 
@@ -150,3 +162,33 @@ def test_an_undeclared_route_fails_the_document():
         app.openapi()
     with pytest.raises(KeyError):
         complete({"paths": {"/x": {"get": {}}}})
+
+
+def test_answers_are_typed(doc):
+    schemas = doc["components"]["schemas"]
+    assets = schemas["Task"]["properties"]["output"]["properties"]["assets"]
+    assert assets["items"] == {"$ref": "#/components/schemas/Asset"}
+    assert {"file_id", "blob_hash", "url"} <= set(schemas["Asset"]["required"])
+    assert "0.00000000" in schemas["Task"]["properties"]["cost_usd"]["description"]
+    sse = doc["paths"]["/v1/generations/{task_id}/stream"]["get"]["responses"]["200"]
+    data = sse["content"]["text/event-stream"]["schema"]["properties"]["data"]
+    assert data["contentSchema"] == {"$ref": "#/components/schemas/Event"}
+    page = doc["paths"]["/v1/generations/{task_id}/events"]["get"]["responses"]["200"]
+    assert page["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/EventPage"}
+    assert "METHOD_NOT_ALLOWED" in schemas["Error"]["properties"]["error"]["enum"]
+    answers = doc["components"]["responses"]
+    assert "Allow" in answers["MethodNotAllowed"]["headers"]
+    assert answers["UnknownRoute"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Error"}
+
+
+def test_event_page_answers_at_once(acct):
+    from tests.sandbox._util import run
+
+    snap = run(acct, "write_lyrics", "v5", {"prompt": "rain"})
+    page = acct.get(f"/v1/generations/{snap['task_id']}/events").json()
+    assert page["done"] is True and page["data"][-1]["kind"] == "terminal"
+    assert [e["seq"] for e in page["data"]] == sorted(e["seq"] for e in page["data"])
+    again = acct.get(f"/v1/generations/{snap['task_id']}/events",
+                     params={"after": page["next_after"]}).json()
+    assert again == {"data": [], "next_after": page["next_after"], "done": True}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from fastapi import FastAPI, Request, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from songlab.sandbox import errors
+from songlab.sandbox import errors, routing
 from songlab.sandbox.errors import ApiError, UnhandledPayloadError
 from songlab.sandbox.faults import Faults
 from songlab.sandbox.hotpath import HotPath
@@ -84,12 +85,34 @@ class FaultLatency:
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return Response(exc.content(), status_code=exc.status, media_type="application/json")
+    return Response(exc.content(), status_code=exc.status, media_type="application/json",
+                    headers=exc.headers)
 
 
 async def _unhandled(request: Request, exc: Exception) -> Response:
-    # The documented behaviour of a raw-object payload_json: the server's plain 500.
-    return Response("Internal Server Error", status_code=500, media_type="text/plain")
+    # The documented behaviour of a raw-object payload_json: a 500, answered whole and in
+    # the error shape (the connection stays open; nothing was stored or billed).
+    return await _api_error(request, errors.internal(errors.RAW_PAYLOAD_MESSAGE))
+
+
+async def _internal(request: Request, exc: Exception) -> Response:
+    """Anything else a handler raises: logged by the server, answered whole in the error
+    shape (never a dropped connection or a text/plain page)."""
+    return await _api_error(request, errors.internal(
+        f"internal error ({type(exc).__name__}); nothing was billed for this request"))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's routing answers (unknown path, unknown method) in the spec's error shape."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 405:
+        allowed = routing.allowed_methods(request.app, request.url.path)
+        return await _api_error(request, errors.method_not_allowed().with_headers(
+            {"Allow": ", ".join(allowed)}))
+    if exc.status_code == 404:  # a file path's 404 is the file routes' own ResourceNotFound
+        files = request.url.path.startswith("/v1/files/")
+        return await _api_error(request, errors.RESOURCE_NOT_FOUND if files else errors.NOT_FOUND)
+    return await _api_error(request, errors.ApiError(exc.status_code, {"error": "HTTP_ERROR"}))
 
 
 def create_app(svc: Sandbox) -> FastAPI:
@@ -103,10 +126,13 @@ def create_app(svc: Sandbox) -> FastAPI:
     app.state.sandbox = svc
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(UnhandledPayloadError, _unhandled)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal)
     for module in (account, native, files, compat, dedicated, admin):
         app.include_router(module.router(svc))
     install_openapi(app)  # bodies are parsed by hand: declare them, params and answers
     app.add_middleware(FaultLatency, faults=svc.faults)
+    app.add_middleware(routing.Options)
     app.add_middleware(BodyLimit)
     return app
 

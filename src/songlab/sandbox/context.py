@@ -177,11 +177,10 @@ class TaskContext:
         try:
             if tool is None or operation == "agent":
                 raise errors.invalid("tool", f"no sub-tool ({operation!r}, {model!r})")
-            # Validation runs inside the insert's transaction (as in creates.submit): an inline
-            # base64 input it stored is rolled back when the sub-task is refused after it.
+            # Validation runs before the insert's transaction (as in creates.submit): it may
+            # decode an input file, which must not hold the store's lock; it writes nothing.
+            resolved = payloads.validate(operation, payload, Resolver(self.svc, self.account_id))
             with self.svc.store.tx():
-                resolved = payloads.validate(operation, payload,
-                                             Resolver(self.svc, self.account_id))
                 spec = NewTask(
                     operation=operation, model=model, tool_id=tool.id, license=lic,
                     kind="voice_clone" if operation == "vocal_clone" else "generation",

@@ -5,8 +5,14 @@ callable, after the idempotency lookup, so a repeat returns the original answer
 whatever its body says) and hands it to :func:`submit`, which runs the checks
 and the insert in one transaction: 50 concurrent calls with one key make one
 task and one reservation. Only accepted creates are remembered under their key.
-Validation runs inside that transaction too, so a refused create stores nothing
-(not even the file of an inline base64 input).
+
+Validation runs *before* that transaction and writes nothing: it may decode an
+input file the first time the file is used (the verdict is then cached with the
+file), and every worker thread waits on the store's lock, so no decode may run
+while it is held. What validation wants stored (the file of an inline base64
+input) is carried in the :class:`NewTask` and written by :func:`insert`, so a
+refused create stores nothing. Routes call :func:`submit` from a worker thread
+(``run_in_threadpool``), never on the event loop.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from songlab._vocab import IDEMPOTENCY_KEY_PATTERN, ErrorCode
-from songlab.sandbox import billing, errors, ratelimit, tasks
+from songlab.sandbox import billing, errors, ratelimit, storage, tasks
 from songlab.sandbox.ratelimit import Bucket
 from songlab.sandbox.store import Store
 from songlab.sandbox.validation import Resolved
@@ -68,12 +74,10 @@ def submit(svc: Sandbox, account_id: str, idempotency_key: str | None,
     if key is not None and (hit := _lookup(svc.store, account_id, key)) is not None:
         return hit
     store = svc.store
+    spec = build()  # outside the lock: validation may decode audio (once per file)
     with store.tx():
         if key is not None and (hit := _lookup(store, account_id, key)) is not None:
             return hit
-        # build() runs inside the transaction: what validation stores (an inline base64
-        # input becomes a file) is rolled back when the create is refused after it.
-        spec = build()
         now = svc.clock.now()
         ratelimit.check(store, account_id, spec.buckets, now)
         task_id, body = insert(svc, account_id, spec, now)
@@ -95,6 +99,8 @@ def insert(svc: Sandbox, account_id: str, spec: NewTask, now: float) -> tuple[st
         r = billing.reserve(store, account_id, spec.price_units, now)
     except billing.InsufficientFunds as exc:
         raise errors.pipeline(ErrorCode.INSUFFICIENT_FUNDS, str(exc)) from None
+    for f in spec.resolved.new_files:  # inline inputs, checked by validation
+        storage.put(store, now=now, **f)
     task_id = str(uuid.uuid4())
     extra = spec.before_insert(store, task_id) if spec.before_insert else {}
     tasks.insert(store, {

@@ -18,9 +18,14 @@ class ApiError(Exception):
         super().__init__(f"{status} {body.get('error')}: {body.get('message', '')}")
         self.status = status
         self.body = body
+        self.headers: dict[str, str] | None = None
 
     def content(self) -> bytes:
         return json.dumps(self.body).encode()
+
+    def with_headers(self, headers: dict[str, str]) -> ApiError:
+        self.headers = headers
+        return self
 
 
 def pipeline(code: ErrorCode, message: str) -> ApiError:
@@ -40,7 +45,22 @@ def other(code: ErrorCode) -> ApiError:
 
 
 class UnhandledPayloadError(TypeError):
-    """``payload_json`` sent as a raw object: answered as a plain, unhandled 500."""
+    """``payload_json`` sent as a raw object: the spec's documented unhandled 500."""
+
+
+# Not in the spec's tables: the sandbox's answers in the same ``{"error"}`` shape.
+METHOD_NOT_ALLOWED_CODE = "METHOD_NOT_ALLOWED"  # 405, with an Allow header
+INTERNAL_CODE = "InternalServerError"  # 500: the raw-object payload_json, as documented
+RAW_PAYLOAD_MESSAGE = ("payload_json must be a string of JSON text, got a raw JSON value; "
+                       "the service fails this call with an unhandled error (documented)")
+
+
+def method_not_allowed() -> ApiError:
+    return ApiError(405, {"error": METHOD_NOT_ALLOWED_CODE})
+
+
+def internal(message: str) -> ApiError:
+    return ApiError(500, {"error": INTERNAL_CODE, "message": message})
 
 
 UNAUTHENTICATED = other(ErrorCode.UNAUTHENTICATED)

@@ -22,6 +22,7 @@ _PROBABILITIES = ("rate_limited", "dependency_unavailable", "fail_tasks")
 _COUNTS = ("drop_stream_after", "latency_ms")
 MAX_LATENCY_MS = 60_000  # a minute per request; more would only hang the client
 MAX_COUNT = 2**31 - 1
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(slots=True)
@@ -53,7 +54,7 @@ def parse(body: Any) -> FaultSettings:
         raise ValueError(f"{sorted(unknown)[0]}: unknown fault")
     s = FaultSettings()
     for name in _PROBABILITIES:
-        if name in body:
+        if body.get(name) is not None:  # null is absent: no such fault
             v = body[name]
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
                 raise ValueError(f"{name}: must be a probability 0-1")
@@ -66,8 +67,9 @@ def parse(body: Any) -> FaultSettings:
                 raise ValueError(f"{name}: must be an integer 0-{hi}")
             setattr(s, name, v)
     if body.get("seed") is not None:
-        if isinstance(body["seed"], bool) or not isinstance(body["seed"], int):
-            raise ValueError("seed: must be an integer")
+        if isinstance(body["seed"], bool) or not isinstance(body["seed"], int) \
+                or not -MAX_SEED <= body["seed"] <= MAX_SEED:
+            raise ValueError(f"seed: must be an integer {-MAX_SEED}-{MAX_SEED}")
         s.seed = body["seed"]
     return s
 

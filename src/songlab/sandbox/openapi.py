@@ -1,11 +1,13 @@
 """The sandbox's OpenAPI document, made complete: bodies, parameters, security, responses.
 
-Routes read their bodies by hand, so that bad input gets the spec's exact error
-bodies; FastAPI therefore sees no request models. This module is the one table
-that declares, per operation, what the handlers really accept and answer: the
-JSON body (fields, types, required), the multipart upload, the query and header
-parameters, the security scheme (bearer key; the admin header for
-``/_sandbox``) and the documented answers with the spec's error bodies.
+Routes read their bodies themselves (so that bad input gets the spec's exact
+error bodies, after auth, faults and the idempotency look-up) and check them
+with the pydantic models of ``bodies.py``; this module declares those same
+models' schemas as the request bodies, so the document and the validation are
+one thing. It is the one table that declares, per operation, what the handlers
+really accept and answer: the bodies, the multipart upload, the query and
+header parameters, the security scheme (bearer key; the admin header for
+``/_sandbox``) and the documented answers, typed, with the spec's error bodies.
 :func:`install` merges it into ``app.openapi()``; a route missing from the
 table fails the document (and a test) instead of being served undeclared.
 Field rules come from ``_vocab``, ``pricing`` and the route modules' own tables.
@@ -20,23 +22,23 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from songlab._vocab import (
-    AGENT_TIERS,
     IDEMPOTENCY_KEY_PATTERN,
     LICENSE_NAMES,
     LIMITS,
     OTHER_ERRORS,
     PIPELINE_ERRORS,
-    SONG_VERSIONS,
     ErrorCode,
     Status,
 )
-from songlab.sandbox.catalog import tool_id
-from songlab.sandbox.clock import MAX_ADVANCE_SECONDS
-from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS
-from songlab.sandbox.routes.admin import MAX_TOKENS
+from songlab.sandbox import bodies
+from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
+from songlab.sandbox.events import REPLAYED
+from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.sandbox.routes.compat import VERSIONS
-from songlab.sandbox.routes.dedicated import VOCAL_ID_RULE, WORKFLOW_FIELDS
+from songlab.sandbox.routes.dedicated import WORKFLOW_FIELDS, WORKFLOW_MODELS
+from songlab.sandbox.routes.native import EVENT_PAGE, MAX_SEQ
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES
+from songlab.sandbox.tasks import CURSOR_PATTERN
 
 Schema = dict[str, Any]
 E = ErrorCode
@@ -77,7 +79,36 @@ LIMIT_MAX, LIMIT_DEFAULT = int(LIMITS["list_limit_max"]), int(LIMITS["list_limit
 SCHEMAS: dict[str, Schema] = {
     "PipelineError": obj({"error": {"type": "string", "enum": [c.value for c in PIPELINE_ERRORS]},
                           "message": S, "retryable": B}, "error", "message", "retryable"),
-    "Error": obj({"error": {"type": "string", "enum": [c.value for c in OTHER_ERRORS]}}, "error"),
+    "Error": obj({"error": {"type": "string", "enum": [c.value for c in OTHER_ERRORS]
+                            + [METHOD_NOT_ALLOWED_CODE]}}, "error"),
+    "InternalError": obj({"error": {"type": "string", "const": INTERNAL_CODE}, "message": S},
+                         "error", "message"),
+    "Asset": obj({
+        "file_id": s(description="durable file id: GET /v1/files/{file_id}/url for a link",
+                     format="uuid"),
+        "blob_hash": s(description="SHA-256 of the file's bytes (hex)", pattern="^[0-9a-f]{64}$"),
+        "url": s(description="private storage locator: answers 404 ResourceNotFound (XML); "
+                             "never use it"),
+        "name": s(description="what the file is: mix, vocals, drums, ..."),
+        "mime_type": S, "duration_s": {"type": "number", "minimum": 0}},
+        "file_id", "blob_hash", "url"),
+    "Event": obj({
+        "seq": {"type": "integer", "minimum": 1, "maximum": MAX_SEQ},
+        "kind": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
+        "task_id": S, "status": {"type": "string", "enum": [st.value for st in Status]},
+        "progress": {"type": "number", "minimum": 0, "maximum": 1},
+        "step": s(description="song translation: transcribe ... render; Agent One: the "
+                              "operation called (or plan)"),
+        "phase": {"type": "string", "enum": ["started", "finished"]},
+        "index": {"type": "integer", "minimum": 0}, "message": S, "url": S,
+        "cursor": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ,
+                   "description": "timeout and error: resume with after=cursor"}},
+        "seq", "kind", "task_id"),
+    "EventPage": obj({"data": {"type": "array", "items": ref("Event"), "maxItems": EVENT_PAGE},
+                      "next_after": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ},
+                      "done": {"type": "boolean",
+                               "description": "the task finished and nothing follows"}},
+                     "data", "next_after", "done"),
     "AdminError": obj({"error": s(description="UNAUTHENTICATED, NOT_FOUND or InvalidRequest"),
                        "message": S}, "error", "message"),
     "TaskCreated": obj({"task_id": S, "status": {"type": "string", "const": Status.QUEUED.value},
@@ -86,11 +117,14 @@ SCHEMAS: dict[str, Schema] = {
         "task_id": S, "tool_id": NULL_S, "model": S, "operation": S, "license": I,
         "status": {"type": "string", "enum": [st.value for st in Status]},
         "created_at": S, "updated_at": S,
-        "cost_usd": {"type": ["string", "null"], "description": "decimal USD, null until charged"},
+        "cost_usd": {"type": ["string", "null"], "pattern": r"^[0-9]+\.[0-9]{8}$",
+                     "description": "decimal USD with 8 decimals: null while queued or "
+                                    "processing, the charge once completed, \"0.00000000\" "
+                                    "once failed (the reservation was released)"},
         "parent_task_id": S, "progress": {"type": "number", "minimum": 0, "maximum": 1},
         "failure": obj({"error": S, "message": S}, "error"),
-        "output": obj({"text": S, "metadata_json": S, "assets": {"type": "array",
-                                                                  "items": {"type": "object"}}}),
+        "output": obj({"text": S, "metadata_json": s(contentMediaType="application/json"),
+                       "assets": {"type": "array", "items": ref("Asset")}}),
     }, "task_id", "tool_id", "model", "operation", "license", "status", "created_at",
         "updated_at", "cost_usd", "output"),
     "TaskList": obj({"data": {"type": "array", "items": ref("Task")}, "next_cursor": NULL_S},
@@ -116,8 +150,8 @@ SCHEMAS: dict[str, Schema] = {
         "dependency_unavailable": {"type": "number", "minimum": 0, "maximum": 1},
         "fail_tasks": {"type": "number", "minimum": 0, "maximum": 1},
         "drop_stream_after": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
-        "latency_ms": {"type": "integer", "minimum": 0, "maximum": MAX_LATENCY_MS},
-        "seed": {"type": ["integer", "null"]},
+        "latency_ms": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_LATENCY_MS},
+        "seed": {"type": ["integer", "null"], "minimum": -MAX_SEED, "maximum": MAX_SEED},
     }, extra=False),
     "Clock": obj({"now": S}, "now"),
     "ToolState": obj({"id": S, "model": S, "operation": S, "name": S, "active": B,
@@ -161,93 +195,64 @@ CREATE_ERRORS = (*AUTH, E.UNKNOWN_TOOL, E.INSUFFICIENT_FUNDS, E.TOOL_NOT_PRICED,
                  E.INVALID_GENERATION_INPUT, E.RATE_LIMITED, E.DEPENDENCY_UNAVAILABLE)
 CREATED = {"201": _json(ref("TaskCreated"), "the task, queued")}
 RAW_PAYLOAD_500 = {"500": {
-    "description": "payload_json sent as a raw JSON object instead of a string: the server's "
-                   "unhandled error, as the spec documents",
-    "content": {"text/plain": {"schema": S}}}}
+    "description": "payload_json sent as a raw JSON value instead of a string: the spec's "
+                   "documented unhandled error, answered whole as JSON",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InternalError"}}}}}
 
 # --- parameters ------------------------------------------------------------------------
 
 IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
-               "schema": {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN,
-                          "maxLength": int(LIMITS["idempotency_key_max"])},
-               "description": "same key (per account) -> same task, billed once; "
-                              "a malformed key means no dedup (no error)"}
+               "schema": {"type": "string"},
+               "description": "same key (per account) -> same task, billed once. A key is at "
+                              f"most {int(LIMITS['idempotency_key_max'])} characters of "
+                              f"{IDEMPOTENCY_KEY_PATTERN}; any other value is accepted and means "
+                              "no dedup (the spec: a malformed key is not an error)"}
 LIST_QUERY = [
     {"name": "limit", "in": "query", "required": False,
      "schema": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}},
     {"name": "cursor", "in": "query", "required": False,
-     "schema": s(description="next_cursor of the previous page")},
+     "schema": s(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")},
 ]
 AFTER = {"name": "after", "in": "query", "required": False,
-         "schema": {"type": "integer", "minimum": 0, "default": 0},
+         "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ, "default": 0},
          "description": "replay the events after this seq"}
 
 # --- request bodies --------------------------------------------------------------------
 
-NATIVE_BODY = obj({
-    "tool_id": s(description="an id from GET /v1/tools",
-                 examples=[tool_id("write_lyrics", "v5"), tool_id("generate_song", "v7"),
-                           tool_id("agent", AGENT_TIERS[0])]),
-    "license": NATIVE_LICENSE,
-    "payload_json": s(contentMediaType="application/json",
-                      description="the tool's input as a STRING of JSON text (an object); a raw "
-                                  "object is the documented 500",
-                      examples=['{"prompt": "a calm piano song"}']),
-}, "tool_id", "payload_json")
-COMPAT_SONG = obj({"prompt": S, "lyrics": S, "vocal_id": S, "duration_seconds": DURATION,
-                   "seed": I, "license": COMPAT_LICENSE}, "prompt")
-COMPAT_SINGING = obj({"lyrics": S, "prompt": S, "styleOfMusic": S, "vocal_id": S,
-                      "vocal_reference": s(description="a file input"),
-                      "duration_seconds": DURATION, "seed": I, "license": COMPAT_LICENSE},
-                     "lyrics")
-COMPAT_EXTEND_SONG = obj({
-    "audio_url": s(description="the song to extend (a file input, up to 40 MB)"),
-    "lyrics": s(int(LIMITS["extend_lyrics_chars"])),
-    "extend_at_ms": {"type": "integer", "description": "clamped to the song at generation time"},
-    "extend_type": S, "duration_seconds": DURATION, "license": COMPAT_LICENSE}, "audio_url")
-COMPAT_EXTEND_MUSIC = obj({
-    "audio_url": s(description="the music to extend (a file input, up to 40 MB)"),
-    "prompt": S, "license": COMPAT_LICENSE,
-    "extend_seconds": {"type": "number", "minimum": LIMITS["extend_seconds_min"],
-                       "maximum": LIMITS["extend_seconds_max"]},
-    "side": {"type": "string", "enum": ["tail", "head"]}}, "audio_url")
-VOICE_CLONE = obj({
-    "reference_file_id": FILE_REF, "name": s(int(LIMITS["voice_clone_name_chars"])),
-    "description": s(int(LIMITS["voice_clone_description_chars"])),
-    "version": {"type": "string", "enum": list(SONG_VERSIONS), "default": "v5"},
-    "license": TIER_NAME, "consent": {"type": "boolean", "const": True},
-    "rights_attestation": s(int(LIMITS["rights_attestation_chars"]))},
-    "reference_file_id", "consent", "rights_attestation")
-TRANSLATION = obj({"song_file_id": FILE_REF, "target_language": s(100),
-                   "syllable_matched": {"type": "boolean", "default": True},
-                   "song_style": s(2000), "license": TIER_NAME},
-                  "song_file_id", "target_language", "song_style")
+MODEL_DEFS: dict[str, Schema] = {}  # component schemas the body models refer to
+
+
+def model_body(model: type) -> Schema:
+    """The JSON Schema of a ``bodies`` model (its nested models go to components)."""
+    schema, defs = bodies.schema_of(model)
+    MODEL_DEFS.update(defs)
+    return schema
+
+
+NATIVE_BODY = model_body(bodies.NativeCreate)
+COMPAT_SONG = model_body(bodies.CompatSong)
+COMPAT_SINGING = model_body(bodies.CompatSinging)
+COMPAT_EXTEND_SONG = model_body(bodies.CompatExtendSong)
+COMPAT_EXTEND_MUSIC = model_body(bodies.CompatExtendMusic)
+VOICE_CLONE = model_body(bodies.VoiceClone)
+TRANSLATION = model_body(bodies.SongTranslation)
+# One content type: generators mishandle a required body with two (openapi-python-client
+# emits an unimported ``Unset``). The JSON form ``{"source_url"}`` of the spec is still
+# accepted; the operation's description says so.
 UPLOAD = {"required": True, "content": {
     "multipart/form-data": {"schema": obj({"file": {
         "type": "string", "format": "binary",
         "description": f"the audio or MIDI file, at most {UPLOAD_MAX_BYTES} bytes"}}, "file")},
-    "application/json": {"schema": obj({"source_url": s(
-        description="one of this sandbox's signed file URLs (nothing else is fetched)")},
-        "source_url")},
 }}
+UPLOAD_NOTE = ("Upload a file as multipart/form-data (part `file`). The spec's other form, a "
+               "JSON body `{\"source_url\": <one of this sandbox's signed URLs>}`, is accepted "
+               "too and copies that file (nothing else is fetched); it is left out of this "
+               "document so that generated clients get one request body.")
 
 
 def workflow_body(route: str) -> Schema:
-    """From the dedicated route's own field table (design.md's workflow table)."""
-    files, strings = WORKFLOW_FIELDS[route]
-    props: dict[str, Schema] = {field: FILE_REF for field, _, _ in files}
-    required = [field for field, _, _ in files]
-    for field, req in strings:
-        props[field] = s(5000)
-        required += [field] if req else []
-    if route in VOCAL_ID_RULE:
-        props["vocal_id"] = s(description="a vocal_id from a voice clone")
-        required += ["vocal_id"] if VOCAL_ID_RULE[route] else []
-    if route == "audio-inpainting":
-        props["start_ms"] = props["end_ms"] = {"type": "integer", "minimum": 0}
-        required += ["start_ms", "end_ms"]
-    props["license"] = TIER_NAME
-    return obj(props, *required)
+    """The workflow route's body model (from design.md's workflow table)."""
+    return model_body(WORKFLOW_MODELS[route])
 
 
 def _body(schema: Schema, required: bool = True) -> Schema:
@@ -289,8 +294,14 @@ def _ok(name: str, description: str = "OK", status: int = 200) -> dict[str, Sche
 
 
 NO_CONTENT = {"204": {"description": "done"}}
-STREAM_OK = {"200": {"description": "server-sent events (id / event / data frames)",
-                     "content": {"text/event-stream": {"schema": S}}}}
+SSE_EVENT = obj({"id": s(pattern="^[0-9]+$", description="the event's seq"),
+                 "event": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
+                 "data": s(contentMediaType="application/json", contentSchema=ref("Event"))},
+                "id", "event", "data")
+STREAM_OK = {"200": {"description": "server-sent events, one Event per frame (id / event / "
+                                    "data: the Event as JSON). A client that cannot read a "
+                                    "stream polls GET /v1/generations/{task_id}/events instead",
+                     "content": {"text/event-stream": {"schema": SSE_EVENT}}}}
 
 
 def table() -> dict[tuple[str, str], Schema]:
@@ -310,8 +321,12 @@ def table() -> dict[tuple[str, str], Schema]:
         ("get", "/v1/generations/{task_id}/stream"): _vendor(
             STREAM_OK, *AUTH, E.FORBIDDEN, E.NOT_FOUND, E.INVALID_GENERATION_INPUT,
             params=[AFTER], tag="native"),
+        ("get", "/v1/generations/{task_id}/events"): _vendor(
+            _ok("EventPage", "the stored events after `after`, at once"), *AUTH, E.FORBIDDEN,
+            E.NOT_FOUND, E.INVALID_GENERATION_INPUT, params=[AFTER], tag="native"),
         ("post", "/v1/files"): _vendor(_ok("StoredFile", "stored", 201), *AUTH,
-                                       E.INVALID_GENERATION_INPUT, body=UPLOAD, tag="files"),
+                                       E.INVALID_GENERATION_INPUT, body=UPLOAD, tag="files")
+        | {"description": UPLOAD_NOTE},
         ("get", "/v1/files/{file_id}/url"): _vendor(_ok("FileLink"), *AUTH,
                                                     E.RESOURCE_NOT_FOUND, tag="files"),
         ("get", "/v1/files/{file_id}/download"): _vendor(_ok("FileDownload"), *AUTH,
@@ -327,32 +342,26 @@ def table() -> dict[tuple[str, str], Schema]:
         t[("post", path)] = _create(COMPAT_EXTEND_MUSIC, E.MISSING_FIELD, tag="compat")
     for route in WORKFLOW_FIELDS:
         t[("post", f"/v1/{route}")] = _create(workflow_body(route), tag="workflow")
-    tokens = {"type": "integer", "minimum": 0, "maximum": MAX_TOKENS}
-    account_body = obj({"name": S, "balance_tokens": tokens | {"default": 100_000},
-                        "extra_tokens": tokens | {"default": 0}})
     a = "/_sandbox"
     t.update({
-        ("post", f"{a}/accounts"): _admin(_ok("AccountCreated", "created", 201), account_body,
-                                          body_required=False),
+        ("post", f"{a}/accounts"): _admin(_ok("AccountCreated", "created", 201),
+                                          model_body(bodies.AdminAccount), body_required=False),
         ("post", f"{a}/accounts/{{account_id}}/keys"): _admin(_ok("ApiKey", "created", 201),
                                                                found=True),
         ("delete", f"{a}/keys/{{api_key}}"): _admin(NO_CONTENT, found=True),
         ("post", f"{a}/accounts/{{account_id}}/topup"): _admin(
-            _ok("Balance"), obj({"tokens": tokens | {"minimum": 1}}, "tokens"),
-            found=True),
+            _ok("Balance"), model_body(bodies.AdminTopup), found=True),
         ("get", f"{a}/accounts/{{account_id}}/balance"): _admin(_ok("Balance"), found=True),
         ("get", f"{a}/accounts/{{account_id}}/ledger"): _admin(_ok("Ledger"), found=True),
-        ("put", f"{a}/faults"): _admin(_ok("Faults"), ref("Faults"), body_required=False),
+        ("put", f"{a}/faults"): _admin(_ok("Faults"), model_body(bodies.AdminFaults),
+                                       body_required=False),
         ("get", f"{a}/faults"): _admin(_ok("Faults")),
         ("delete", f"{a}/faults"): _admin(NO_CONTENT),
-        ("post", f"{a}/clock"): _admin(_ok("Clock"), obj(
-            {"advance_seconds": {"type": "number", "minimum": 0,
-                                "maximum": MAX_ADVANCE_SECONDS}}, "advance_seconds")),
+        ("post", f"{a}/clock"): _admin(_ok("Clock"), model_body(bodies.AdminClock)),
         ("get", f"{a}/clock"): _admin(_ok("Clock")),
-        ("put", f"{a}/tools/{{tool_id}}"): _admin(_ok("ToolState"), obj({
-            "active": B, "priced_licenses": {"type": "array", "items": {
-                "type": "integer", "minimum": 1, "maximum": 5}}}), body_required=False,
-            found=True),
+        ("put", f"{a}/tools/{{tool_id}}"): _admin(_ok("ToolState"),
+                                                  model_body(bodies.AdminToolSwitch),
+                                                  body_required=False, found=True),
     })
     return t
 
@@ -376,10 +385,20 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
             op["security"], op["tags"] = d["security"], d["tags"]
             if "requestBody" in d:
                 op["requestBody"] = d["requestBody"]
-                op["description"] = BODY_LIMIT_NOTE
+                op["description"] = " ".join(filter(None, (d.get("description"),
+                                                           BODY_LIMIT_NOTE)))
     components = doc.setdefault("components", {})
-    components["schemas"] = dict(SCHEMAS)  # FastAPI's ValidationError schemas are unused now
+    components["schemas"] = {**SCHEMAS, **MODEL_DEFS}  # FastAPI's ValidationError ones are unused
     components["securitySchemes"] = SECURITY_SCHEMES
+    # answers of no declared operation: an unknown path, or a method a path does not have
+    components["responses"] = {
+        "UnknownRoute": _json(ref("Error"), 'any path the API does not have: 404 {"error": '
+                              '"NOT_FOUND"} (under /v1/files/: "ResourceNotFound")'),
+        "MethodNotAllowed": {**_json(ref("Error"), 'a method the path does not have: 405 '
+                                     '{"error": "METHOD_NOT_ALLOWED"}; OPTIONS answers 204'),
+                             "headers": {"Allow": {"description": "every method of the path",
+                                                   "schema": S}}},
+    }
     doc["tags"] = [{"name": "vendor"}, {"name": "native"}, {"name": "files"},
                    {"name": "compat"}, {"name": "dedicated"}, {"name": "workflow"},
                    {"name": "sandbox"},

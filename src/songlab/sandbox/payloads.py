@@ -27,6 +27,7 @@ from songlab.sandbox.validation import (
 )
 
 EXTEND_BYTES = int(LIMITS["extend_input_bytes"])
+SEED_MAX = 2**32 - 1  # as bodies.SEED_MAX: numpy takes any non-negative seed
 Validator = Callable[[dict, Resolver, str], Resolved]
 
 
@@ -48,7 +49,7 @@ def _song_like(p: dict, r: Resolver, operation: str) -> Resolved:
     string(p, "prompt", required=operation in ("generate_song", "generate_music"))
     string(p, "lyrics")
     number(p, "duration_seconds", lo=5.0, hi=240.0)
-    integer(p, "seed")
+    integer(p, "seed", lo=0, hi=SEED_MAX)
     file_field = {"similar_song": "song", "similar_music": "music", "melody_to_song": "melody",
                   "midi_to_song": "midi", "remix_song": "song"}.get(operation)
     if file_field is not None:
@@ -65,7 +66,7 @@ def _singing(p: dict, r: Resolver, operation: str) -> Resolved:
     string(p, "prompt")
     string(p, "styleOfMusic")
     string(p, "lyrics", required=True)
-    integer(p, "seed")
+    integer(p, "seed", lo=0, hi=SEED_MAX)
     number(p, "duration_seconds", lo=5.0, hi=240.0)
     _file(p, r, out, "vocal_reference", required=False)
     out.vocal_id = r.voice("vocal_id", p.get("vocal_id"))
@@ -184,4 +185,6 @@ VALIDATORS: dict[str, Validator] = {
 def validate(operation: str, payload: Any, r: Resolver) -> Resolved:
     if not isinstance(payload, dict):
         raise errors.invalid("payload_json", "must encode a JSON object")
-    return VALIDATORS[operation](payload, r, operation)
+    out = VALIDATORS[operation](payload, r, operation)
+    out.new_files = list(r.new_files)
+    return out

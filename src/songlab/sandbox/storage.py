@@ -107,15 +107,22 @@ def put(
     name: str | None = None,
     recipe: dict[str, Any] | None = None,
     duration_s: float | None = None,
+    probe: dict[str, Any] | None = None,
+    file_id: str | None = None,
 ) -> dict[str, Any]:
-    """Store bytes as a new file of ``account_id``; returns its metadata."""
-    fid = str(uuid.uuid4())
+    """Store bytes as a new file of ``account_id``; returns its metadata.
+
+    ``probe`` is the audio probe's verdict when the caller has it (cached with the
+    file, see :func:`probe_of`); ``file_id`` a fresh id chosen before the insert.
+    """
+    fid = file_id or str(uuid.uuid4())
     sha = hashlib.sha256(data).hexdigest()
     store.execute(
         "INSERT INTO files (id, account_id, origin, task_id, name, mime_type, size_bytes, sha256, "
-        "data, recipe, duration_s, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        "data, recipe, duration_s, created_at, probe) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (fid, account_id, origin, task_id, name, mime_type, len(data), sha, data,
-         None if recipe is None else json.dumps(recipe, default=str), duration_s, now),
+         None if recipe is None else json.dumps(recipe, default=str), duration_s, now,
+         None if probe is None else json.dumps(probe)),
     )
     return {"id": fid, "account_id": account_id, "origin": origin, "task_id": task_id,
             "name": name, "mime_type": mime_type, "size_bytes": len(data), "sha256": sha,
@@ -133,6 +140,16 @@ def owned(store: Store, account_id: str, file_id: object) -> dict[str, Any] | No
         return None
     m = meta(store, file_id)
     return m if m is not None and m["account_id"] == account_id else None
+
+
+def probe_of(store: Store, file_id: str) -> dict[str, Any] | None:
+    """The cached probe verdict of a file (``{"info": {...}}`` or ``{"error": msg}``), or None."""
+    row = store.one("SELECT probe FROM files WHERE id = ?", (file_id,))
+    return None if row is None or row[0] is None else json.loads(row[0])
+
+
+def set_probe(store: Store, file_id: str, verdict: dict[str, Any]) -> None:
+    store.execute("UPDATE files SET probe = ? WHERE id = ?", (json.dumps(verdict), file_id))
 
 
 def data(store: Store, file_id: str) -> bytes:

@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS files (
     id TEXT PRIMARY KEY, account_id TEXT NOT NULL, origin TEXT NOT NULL, task_id TEXT,
     name TEXT, mime_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, sha256 TEXT NOT NULL,
     data BLOB NOT NULL, recipe TEXT, fingerprint TEXT, duration_s REAL,
-    created_at REAL NOT NULL);
+    created_at REAL NOT NULL, probe TEXT);
 CREATE INDEX IF NOT EXISTS files_sha ON files (sha256);
 CREATE INDEX IF NOT EXISTS files_origin ON files (origin);
 CREATE TABLE IF NOT EXISTS ledger (
@@ -91,6 +91,13 @@ class Store:
             self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Columns added since a database was made (its data is kept)."""
+        cols = {r[1] for r in self._conn.execute("PRAGMA table_info(files)")}
+        if "probe" not in cols:  # the cached verdict of the audio probe (storage.probe_of)
+            self._conn.execute("ALTER TABLE files ADD COLUMN probe TEXT")
 
     def close(self) -> None:
         with self.lock:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -55,19 +55,18 @@ def snapshot(row: sqlite3.Row, base_url: str) -> dict[str, Any]:
     return snap
 
 
+CURSOR_PATTERN = r"^[0-9]{1,18}$"  # the listing's cursor: the rowid to continue before
+
+
 def encode_cursor(rowid: int) -> str:
-    return base64.urlsafe_b64encode(f"r{rowid}".encode()).decode().rstrip("=")
+    return str(rowid)
 
 
 def decode_cursor(cursor: str) -> int:
     """The rowid of a cursor; raises ValueError for anything that is not one."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (ValueError, UnicodeDecodeError):
-        raise ValueError("cursor: not a cursor returned by this listing") from None
-    if not raw.startswith("r") or not raw[1:].isdigit():
-        raise ValueError("cursor: not a cursor returned by this listing")
-    return int(raw[1:])
+    if not re.fullmatch(CURSOR_PATTERN, cursor):
+        raise ValueError("cursor: must be a next_cursor returned by this listing (digits)")
+    return int(cursor)
 
 
 def page(

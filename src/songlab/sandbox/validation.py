@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,48 @@ class Resolved:
     inputs: dict[str, str] = field(default_factory=dict)  # field -> file id
     durations: dict[str, float] = field(default_factory=dict)  # field -> seconds
     vocal_id: str | None = None
+    new_files: list[dict[str, Any]] = field(default_factory=list)  # inline inputs: stored at insert
+
+
+# --- the audio probe, cached with the file -----------------------------------------
+
+
+def probe_verdict(data: bytes) -> dict[str, Any]:
+    """Decode-check bytes once: ``{"info": {format, mime_type, ...}}`` or ``{"error": rule}``.
+
+    CPU-bound (a whole decode): call it from a worker thread, never while holding the
+    store's lock.
+    """
+    from songlab.sandbox import engine  # lazy: the engine loads after the server answers
+
+    try:
+        info = engine.check_audio(data, field="file")
+    except engine.EngineInputError as exc:
+        return {"error": exc.message}
+    return {"info": {"format": info.format, "mime_type": info.mime_type,
+                     "duration_s": info.duration_s, "sample_rate": info.sample_rate,
+                     "channels": info.channels}}
+
+
+def cached_verdict(store: Any, file_id: str) -> dict[str, Any]:
+    """The file's probe verdict: cached with the file, else probed now (once) and cached."""
+    verdict = storage.probe_of(store, file_id)
+    if verdict is None:
+        verdict = probe_verdict(storage.data(store, file_id))  # the decode holds no lock
+        storage.set_probe(store, file_id, verdict)
+    return verdict
+
+
+def audio_info(name: str, verdict: dict[str, Any], formats: tuple[str, ...]) -> engine.AudioInfo:
+    """The verdict as AudioInfo, or 422 naming the field (unreadable, or not in ``formats``)."""
+    if "error" in verdict:
+        raise errors.invalid(name, verdict["error"])
+    from songlab.sandbox.engine import AudioInfo
+
+    info = AudioInfo(**verdict["info"])
+    if formats and info.format not in formats:
+        raise errors.invalid(name, f"must be {' or '.join(formats)}, got {info.format}")
+    return info
 
 
 # --- scalar fields ---------------------------------------------------------------
@@ -66,6 +109,8 @@ def integer(p: dict, name: str, *, lo: int | None = None, hi: int | None = None,
         if required:
             raise errors.invalid(name, "is required (an integer)")
         return default
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+        v = int(v)  # JSON has one number type: 245.0 is the integer 245
     if isinstance(v, bool) or not isinstance(v, int):
         raise errors.invalid(name, f"must be an integer, got {type(v).__name__}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
@@ -116,6 +161,7 @@ class Resolver:
     def __init__(self, svc: Sandbox, account_id: str) -> None:
         self.svc = svc
         self.account_id = account_id
+        self.new_files: list[dict[str, Any]] = []  # inline inputs, stored with the task
 
     def file_input(self, name: str, value: Any, *, max_bytes: int, formats: tuple[str, ...],
                    limit_label: str | None = None) -> tuple[str, engine.AudioInfo]:
@@ -170,33 +216,25 @@ class Resolver:
             data = base64.b64decode(raw, validate=True)
         except (binascii.Error, ValueError):
             raise errors.invalid(name, "base64 is not valid base64") from None
-        info = self._check_bytes(name, data, max_bytes, formats, limit_label)
-        meta = storage.put(
-            self.svc.store, account_id=self.account_id, data=data, mime_type=info.mime_type,
-            origin="inline", now=self.svc.clock.now(), name=value.get("filename"),
-            duration_s=info.duration_s,
-        )
-        return meta["id"], info
+        if len(data) > max_bytes:
+            raise errors.invalid(
+                name, f"file is {len(data)} bytes, the limit is {limit_label or max_bytes}")
+        verdict = probe_verdict(data)
+        info = audio_info(name, verdict, formats)
+        fid = str(uuid.uuid4())
+        name_of = value.get("filename")
+        self.new_files.append({
+            "file_id": fid, "account_id": self.account_id, "data": data,
+            "mime_type": info.mime_type, "origin": "inline", "duration_s": info.duration_s,
+            "name": name_of if isinstance(name_of, str) else None, "probe": verdict})
+        return fid, info
 
     def _check(self, name: str, meta: dict, max_bytes: int, formats: tuple[str, ...],
                limit_label: str | None) -> engine.AudioInfo:
         if meta["size_bytes"] > max_bytes:
             raise errors.invalid(
                 name, f"file is {meta['size_bytes']} bytes, the limit is {limit_label or max_bytes}")
-        return self._check_bytes(name, storage.data(self.svc.store, meta["id"]), max_bytes,
-                                 formats, limit_label)
-
-    def _check_bytes(self, name: str, data: bytes, max_bytes: int, formats: tuple[str, ...],
-                     limit_label: str | None) -> engine.AudioInfo:
-        if len(data) > max_bytes:
-            raise errors.invalid(
-                name, f"file is {len(data)} bytes, the limit is {limit_label or max_bytes}")
-        from songlab.sandbox import engine  # lazy: the engine loads after the server answers
-
-        try:
-            return engine.check_audio(data, field=name, formats=formats)
-        except engine.EngineInputError as exc:
-            raise errors.invalid(name, exc.message) from None
+        return audio_info(name, cached_verdict(self.svc.store, meta["id"]), formats)
 
     def voice(self, name: str, vocal_id: Any) -> str | None:
         """A saved voice of this account with active consent, or 422 naming the field."""

@@ -10,9 +10,13 @@ which tool id a pair has, emit a progress event) and gets back a
   calls; the final answer is one more model call (:mod:`.tokens`);
 * ``max_steps`` is checked *before* a call: calls beyond the cap are not made;
 * ``max_budget`` is checked *after* each turn's calls settle: once the cost so
-  far (fee so far + sub-tool costs) reaches it, later turns are skipped;
-* a call whose input came from a failed or skipped call is skipped;
+  far (fee so far + sub-tool costs) reaches it, later turns are not run;
+* a call whose input came from a failed or unmade call is not made;
 * the fee is tokens at the tier's rates plus 0.001 per call made (failed too).
+
+The trace lists only the calls that were made (so counting its ``tool_call``
+steps counts the calls billed 0.001 each); what was left undone is said in the
+final answer and listed under the trace's extra key ``not_done``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any, Protocol
 
 from songlab.sandbox.agent.budget import Caps
 from songlab.sandbox.agent.plan import Call, Plan, Ref, Result, Text, UnresolvedRef, resolve
+from songlab.sandbox.agent.prose import capitalize
 from songlab.sandbox.agent.request import AgentRequest
 from songlab.sandbox.agent.tokens import Usage
 from songlab.sandbox.agent.trace import Trace, money
@@ -75,6 +80,10 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _calls(n: int) -> str:
+    return f"{n} tool call" + ("" if n == 1 else "s")
+
+
 def _placeholder(value: Any) -> Any:
     """A planned payload with refs shown as ``${call.file}`` placeholders (workflows)."""
     if isinstance(value, Ref):
@@ -116,7 +125,8 @@ class _Run:
         self.trace = Trace()
         self.context: list[str] = [req.system_prompt or DEFAULT_PERSONA, req.prompt]
         self.results: dict[str, Result] = {}
-        self.lines: list[str] = []  # final-answer lines, one per planned call
+        self.lines: list[str] = []  # final-answer lines, one per call made
+        self.undone: list[dict[str, str]] = []  # planned calls not made, and why
         self.calls_made = 0
         self.sub_cost = Decimal(0)
         self.stopped_by: str | None = None
@@ -127,18 +137,15 @@ class _Run:
         return self.usage.fee(self.plan.tier, sub_tool_calls=self.calls_made) + self.sub_cost
 
     def skip(self, call: Call, reason: str) -> None:
-        self.trace.tool_call(
-            tool=call.operation, tool_id=self.tools.tool_id(call.operation, call.model),
-            status="skipped", text=f"skipped: {reason}",
-        )  # fmt: skip
-        self.lines.append(f"- {call.purpose}: not done ({reason})")
+        """A planned call not made: no trace step (it was never called), said in the answer."""
+        self.undone.append({"tool": call.operation, "purpose": call.purpose, "reason": reason})
 
     def make(self, call: Call, payload: dict[str, Any]) -> None:
         index = len(self.trace.steps)
         fraction = self.calls_made / max(self.total_calls, 1)
         self.tools.progress(
             step=call.operation, phase="started", index=index,
-            message=f"calling {call.operation}: {call.purpose}", fraction=fraction,
+            message=f"calling {call.operation}: {call.purpose.removeprefix('verify: ')}", fraction=fraction,
         )  # fmt: skip
         res = self.tools.call(call.operation, call.model, payload)
         self.calls_made += 1
@@ -167,12 +174,13 @@ class _Run:
             step=call.operation, phase="finished", index=index,
             message=f"{call.operation} {res.status}", fraction=min(done, 1.0),
         )  # fmt: skip
+        what = capitalize(call.purpose.removeprefix("verify: "))
         if res.status == "completed":
             files = f" (files: {', '.join(res.file_ids)})" if res.file_ids else ""
-            said = f": {_clip(res.text, 300)}" if res.text else ""
-            self.lines.append(f"- {call.purpose}: done{files}{said}")
+            said = f" {_clip(res.text, 300)}" if res.text else ""
+            self.lines.append(f"- {what}: done{files}.{said}")
         else:
-            self.lines.append(f"- {call.purpose}: failed ({res.error or 'no detail'})")
+            self.lines.append(f"- {what}: failed ({res.error or 'no detail'}).")
 
     def turn(self, turn_index: int) -> None:
         turn = self.plan.turns[turn_index]
@@ -183,13 +191,15 @@ class _Run:
             try:
                 payload = resolve(call.payload, self.results)
             except UnresolvedRef as exc:
-                todo.append((call, None, f"its input is missing: {exc}"))
+                todo.append((call, None, f"its input is missing because {exc}"))
                 continue
             if room == 0:
                 todo.append((call, None, f"the step cap of {self.caps.max_steps} was reached"))
                 self.stopped_by = "max_steps"
                 self.stop_note = (
-                    f"Stopped: the step cap of {self.caps.max_steps} tool calls was reached."
+                    f"Stopped: the step cap of {_calls(self.caps.max_steps)} was reached, "
+                    f"so I made {_calls(self.calls_made + sum(p is not None for _, p, _ in todo))} "
+                    "and left the rest undone."
                 )
                 continue
             room -= 1
@@ -247,7 +257,8 @@ class _Run:
                 cents = self.req.max_budget
                 self.stop_note = (
                     f"Stopped: the budget of {cents} cents was reached after turn {i + 1} "
-                    f"(spent ${money(self.spent())}); what was spent stays charged."
+                    f"(spent ${money(self.spent())}), so I left the rest undone; what was "
+                    "spent stays charged."
                 )
                 self.skip_rest(i + 1, "the budget was reached")
                 break
@@ -263,9 +274,12 @@ class _Run:
         parts = [self.stop_note] if self.stop_note else []
         parts.append(self.plan.summary)
         parts.extend(self.lines)
+        if self.undone:
+            parts.append("Left undone: " + "; ".join(
+                f"{u['purpose'].removeprefix('verify: ')} ({u['reason']})" for u in self.undone) + ".")
         if self.plan.dropped:
             parts.append(
-                "Flash does one step per run; not done: "
+                "Flash makes one tool call per run, so I left out: "
                 + "; ".join(self.plan.dropped)
                 + ". Use standard or pro for the whole plan."
             )
@@ -280,6 +294,7 @@ class _Run:
             agent_fee=fee,
             total_cost=fee + self.sub_cost,
             stopped_by=self.stopped_by,
+            extra={"not_done": self.undone} if self.undone else None,
         )
         return AgentOutcome(text, trace, fee, self.sub_cost, self.calls_made, self.stopped_by)
 
@@ -293,15 +308,13 @@ class _Run:
             })  # fmt: skip
         blob = json.dumps({"tier": self.plan.tier, "steps": steps}, sort_keys=True)
         wf_id = "wf_" + hashlib.sha256(blob.encode()).hexdigest()[:16]
-        self.trace.prose(self.plan.summary)
-        for call, step in zip(self.plan.calls, steps, strict=True):
-            self.trace.tool_call(
-                tool=call.operation, tool_id=step["tool_id"], status="planned", text=call.purpose
-            )
+        self.trace.prose(self.plan.summary)  # the planned calls are the workflow's steps
         text = (
-            f"Saved workflow {wf_id} with {len(steps)} step(s); nothing was run and no sub-tool was billed.\n"
+            f"I saved workflow {wf_id} with {len(steps)} step{'' if len(steps) == 1 else 's'}; "
+            "nothing was run and no sub-tool was billed.\n"
             + "\n".join(
-                f"{s['index'] + 1}. {s['tool']} ({s['model']}): {s['purpose']}" for s in steps
+                f"{s['index'] + 1}. {capitalize(s['purpose'])} ({s['tool']}, {s['model']})."
+                for s in steps
             )
         )
         self.usage.model_call(self.context, text)

@@ -18,15 +18,24 @@ The planner is pure: the same (prompt, tier) always gives the same plan.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
 from songlab._vocab import TRANSCRIBE_MODEL
 from songlab.sandbox.agent.intents import Intents, read_prompt
 from songlab.sandbox.agent.plan import Call, Plan, Ref, Text, Turn
+from songlab.sandbox.agent.prose import a_or_an, length, narrate, seconds, turn_sentence
 
 __all__ = ["build_plan", "full_calls"]
 
 AudioSource = str | Ref
+
+
+def _adjective(it: Intents) -> str:
+    """The mood and genre words ("upbeat jazz "), or nothing."""
+    words = [w for w in (it.mood, it.genre) if w]
+    return " ".join(words) + " " if words else ""
 
 
 def _lyrics_call(it: Intents) -> Call:
@@ -36,21 +45,28 @@ def _lyrics_call(it: Intents) -> Call:
         parts += (f", for a {it.style} song",)
     if it.search:
         parts += (". Draw on: ", Ref("search", "text", limit=200))
-    return Call(
-        "lyrics", "write_lyrics", "v5", {"prompt": Text(parts)}, f"write lyrics about {about}"
-    )
+    if it.topic:
+        purpose = f"write lyrics about {it.topic}"
+    elif it.genre or it.mood:
+        purpose = "write lyrics for " + a_or_an(f"{_adjective(it)}song")
+    else:
+        purpose = "write the lyrics"
+    if it.search:
+        purpose += ", drawing on what the search finds"
+    return Call("lyrics", "write_lyrics", "v5", {"prompt": Text(parts)}, purpose)
 
 
 def _generation_call(it: Intents, kind: str, lyrics: Ref | None) -> Call:
     secs = it.song_seconds
     if kind == "music":
         payload: dict[str, Any] = {"prompt": it.style, "duration_seconds": secs, "seed": it.seed}
+        about = f" about {it.topic}" if it.topic and not (it.genre or it.mood) else ""
         return Call(
             "song",
             "generate_music",
             it.version,
             payload,
-            f"generate {secs:g} s of {it.style} music ({it.version})",
+            f"make {length(secs)} of {_adjective(it)}music{about} in {it.version}",
         )
     if kind == "singing":
         payload = {"prompt": it.style, "lyrics": lyrics, "seed": it.seed}
@@ -59,18 +75,20 @@ def _generation_call(it: Intents, kind: str, lyrics: Ref | None) -> Call:
             "generate_singing",
             it.version,
             payload,
-            f"sing the lyrics a cappella ({it.version})",
+            f"sing the lyrics a cappella in {it.version}",
         )
     payload = {"prompt": it.style, "duration_seconds": secs, "seed": it.seed}
     if lyrics is not None:
         payload["lyrics"] = lyrics
-    with_lyrics = " with the lyrics" if lyrics is not None else ""
+    about = f" about {it.topic}" if it.topic and lyrics is None else ""
+    with_lyrics = " with those lyrics" if lyrics is not None else ""
     return Call(
         "song",
         "generate_song",
         it.version,
         payload,
-        f"generate a {secs:g} s {it.style} song{with_lyrics} ({it.version})",
+        "make " + a_or_an(f"{seconds(secs)} {_adjective(it)}song{about}")
+        + f" in {it.version}{with_lyrics}",
     )
 
 
@@ -83,20 +101,22 @@ def _audio_call(it: Intents, name: str, audio: AudioSource, song_op: str | None)
                 "extend_seconds": it.song_seconds,
                 "side": it.extend_type,
             }
+            where = "at the start" if it.extend_type == "head" else "at the end"
             return Call(
-                "extend", "extend_music", "v5", payload, f"extend the music ({it.extend_type})"
+                "extend", "extend_music", "v5", payload,
+                f"extend the music by {length(it.song_seconds)} {where}",
             )
         payload = {"song": audio, "extend_type": it.extend_type}
-        return Call(
-            "extend", "extend_song", it.version, payload, f"extend the song ({it.extend_type})"
-        )
+        purpose = ("add an intro to the song" if it.extend_type == "head"
+                   else "extend the song at the end")
+        return Call("extend", "extend_song", it.version, payload, purpose)
     if name == "remix":
         return Call(
             "remix",
             "remix_song",
             it.version,
             {"song": audio, "prompt": it.genre or it.style},
-            f"remix it as {it.genre or it.style}",
+            f"remix it as {it.genre}" if it.genre else "remix it",
         )
     if name == "effect":
         payload = {"audio": audio, "effect": it.effect, "amount": it.effect_amount}
@@ -105,7 +125,7 @@ def _audio_call(it: Intents, name: str, audio: AudioSource, song_op: str | None)
             "audio_effect",
             "v5",
             payload,
-            f"apply {it.effect} (amount {it.effect_amount:g})",
+            f"{_EFFECTS[it.effect]} at {round(it.effect_amount * 100)}% strength",
         )
     if name == "stems":
         return Call(
@@ -113,18 +133,27 @@ def _audio_call(it: Intents, name: str, audio: AudioSource, song_op: str | None)
             "separate_stems",
             it.stems_model,
             {"audio": audio},
-            f"separate the stems ({it.stems_model})",
+            f"split it into {_STEMS[it.stems_model]}",
         )
     if name == "transcribe":
         payload = {"audio": audio}
         if it.language:
             payload["language"] = it.language
-        return Call("transcribe", "transcribe", TRANSCRIBE_MODEL, payload, "transcribe the lyrics")
+        sung = f"the {it.language} lyrics" if it.language else "the lyrics"
+        return Call("transcribe", "transcribe", TRANSCRIBE_MODEL, payload, f"transcribe {sung}")
     assert name == "copyright"
     return Call("copyright", "copyright", "v5", {"audio": audio}, "check it for copyright matches")
 
 
+_EFFECTS = {
+    "reverb": "add reverb", "echo": "add an echo", "lowpass": "run it through a low-pass filter",
+    "highpass": "run it through a high-pass filter", "pitch_shift": "shift its pitch",
+    "normalize": "normalize its loudness",
+}
+_STEMS = {"2stem": "two stems (vocals and instrumental)", "6-stem": "six stems",
+          "12stem": "twelve stems"}
 _TRANSFORMS = ("extend", "remix", "effect")  # produce the audio the next operations read
+_YOUR_FILE = re.compile(r" (it|the song|the music)\b")  # the first op on a named file
 
 
 def full_calls(it: Intents) -> list[Call]:
@@ -145,7 +174,7 @@ def full_calls(it: Intents) -> list[Call]:
                 "web_search",
                 "internal",
                 {"query": query},
-                f"search the web for {query!r}",
+                f'search the web for "{query}"',
             )
         )
     translate_from_transcript = (
@@ -183,8 +212,10 @@ def full_calls(it: Intents) -> list[Call]:
         song_op = gen.operation
         audio = Ref("song", "file")
     if audio is not None:
-        for name in op_names:
+        for i, name in enumerate(op_names):
             call = _audio_call(it, name, audio, song_op)
+            if i == 0 and isinstance(audio, str):  # "it" has no antecedent yet: say whose
+                call = replace(call, purpose=_YOUR_FILE.sub(" your file", call.purpose, count=1))
             calls.append(call)
             if name in _TRANSFORMS:
                 audio = Ref(call.key, "file")
@@ -210,7 +241,7 @@ def full_calls(it: Intents) -> list[Call]:
                 "sfx_gen",
                 "v5",
                 payload,
-                f"make a {it.sfx_seconds:g} s sound effect of {it.sfx_prompt}",
+                "make " + a_or_an(f"{seconds(it.sfx_seconds)} sound effect of {it.sfx_prompt}"),
             )
         )
     if it.mix:
@@ -250,7 +281,7 @@ def _flash(it: Intents, calls: list[Call]) -> tuple[list[Call], list[str]]:
     main = next((c for c in calls if c.key == "song" and it.generate), calls[0])
     if main.deps:  # flash does not wait for lyrics: the song writes its own
         payload = {k: v for k, v in main.payload.items() if not isinstance(v, (Ref, Text))}
-        purpose = main.purpose.replace(" with the lyrics", "")
+        purpose = main.purpose.replace(" with those lyrics", "")
         if main.operation == "generate_singing":
             payload["lyrics"] = it.topic or it.style
         main = Call(main.key, main.operation, main.model, payload, purpose)
@@ -289,9 +320,8 @@ def _verification(it: Intents, calls: list[Call]) -> list[Call]:
 
 
 def _summary(calls: list[Call]) -> str:
-    if not calls:
-        return "Plan: no tool call; answer in prose."
-    return "Plan: " + "; ".join(f"{i}) {c.purpose}" for i, c in enumerate(calls, 1)) + "."
+    """The plan as the agent says it before it starts (the stream's first message)."""
+    return narrate([c.purpose.removeprefix("verify: ") for c in calls])
 
 
 def build_plan(prompt: str, tier: str) -> Plan:
@@ -303,20 +333,18 @@ def build_plan(prompt: str, tier: str) -> Plan:
     dropped: list[str] = []
     if tier == "flash":
         calls, dropped = _flash(it, calls)
+    groups = _turns(calls)
     turns = [
-        Turn(i, "work", f"Turn {i}: " + "; ".join(c.purpose for c in group) + ".", tuple(group))
-        for i, group in enumerate(_turns(calls), 1)
+        Turn(i, "work", turn_sentence(i, len(groups), [c.purpose for c in group]), tuple(group))
+        for i, group in enumerate(groups, 1)
     ]
     if tier == "pro":
         checks = _verification(it, calls)
+        steps = [c.purpose.removeprefix("verify: ") for c in checks]
         prose = (
-            "Verification: "
-            + (
-                "; ".join(c.purpose.removeprefix("verify: ") for c in checks)
-                if checks
-                else "review the answer against the request"
-            )
-            + "."
+            "To verify the result, I'll " + " and ".join(steps) + "."
+            if checks
+            else "To verify the result, I'll review the answer against the request."
         )
         turns.append(Turn(len(turns) + 1, "verification", prose, tuple(checks)))
     return Plan(

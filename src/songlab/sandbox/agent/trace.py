@@ -6,14 +6,17 @@
 
 * ``kind``: ``"prose"`` (a turn's or the final answer's text), ``"tool_call"``
   (one sub-tool call) or ``"verification"`` (pro's verification note).
-* ``status`` of a tool call: ``"completed"``, ``"failed"`` (made and failed: not
-  billed, but it counts as a call for the 0.001 fee), ``"skipped"`` (never made:
-  the budget or step cap stopped the run, or an input it needed failed) or
-  ``"planned"`` (``workflow_build_only``). Prose and verification steps are
-  ``"completed"``.
+* Only calls that were made are ``tool_call`` steps, so their count is the
+  count of calls billed 0.001 each. ``status`` of a tool call: ``"completed"``
+  or ``"failed"`` (made and failed: not billed, but it counts as a call for the
+  0.001 fee). Prose and verification steps are ``"completed"``. Calls a run
+  planned but never made (the budget or step cap stopped it, or an input they
+  needed failed) are listed under the extra key ``not_done`` as ``{"tool",
+  "purpose", "reason"}`` and said in ``output.text``; a ``workflow_build_only``
+  run's planned calls are its ``workflow``'s steps.
 * Money is a decimal string with 8 decimals (:func:`money`); a step that
-  bills nothing says ``"0.00000000"``. ``tool``/``tool_id``/``task_id`` are null on prose and verification
-  steps, as on tool calls that were never made (``tool_id`` is kept there).
+  bills nothing says ``"0.00000000"``. ``tool``/``tool_id``/``task_id`` are null on prose and
+  verification steps.
 """
 
 from __future__ import annotations
@@ -81,9 +84,9 @@ class Trace:
         file_ids: list[str] | tuple[str, ...] = (),
         text: str = "",
     ) -> dict[str, Any]:
-        if status not in ("completed", "failed", "skipped", "planned"):
+        if status not in ("completed", "failed"):
             raise ValueError(
-                f"status: must be completed, failed, skipped or planned, got {status!r}"
+                f"status: must be completed or failed (only calls made are traced), got {status!r}"
             )
         return self._add(
             kind="tool_call", tool=tool, tool_id=tool_id, status=status, cost=cost,

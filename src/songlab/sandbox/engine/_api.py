@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import codec, ops_audio, ops_edit, ops_music
+from songlab.sandbox.engine import codec, ops_audio, ops_edit, ops_music, probe
 from songlab.sandbox.engine import fprint as _fp
 from songlab.sandbox.engine._common import SR, asset, finish, out_format
 from songlab.sandbox.engine._types import (
@@ -109,7 +109,7 @@ def _foreign_result(audio: np.ndarray, model: str, meta: dict, fmt: str) -> Rend
 def check_audio(data: bytes, *, field: str, formats: tuple[str, ...] = ()) -> AudioInfo:
     """Recognise and fully decode-check an upload; :class:`EngineInputError` names ``field``."""
     try:
-        p = codec.probe(data)
+        p = probe.probe(data)
     except codec.CodecError as exc:
         raise EngineInputError(field, str(exc)) from None
     if formats and p.format not in formats:

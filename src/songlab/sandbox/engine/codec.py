@@ -2,16 +2,14 @@
 encoding (LAME) and m4a (AAC).
 
 Audio inside the engine is float32 ``(channels, samples)`` at :data:`SR` (44.1 kHz);
-:func:`decode` resamples anything else. :func:`probe` recognises a file by its
-magic bytes and checks it is complete (a truncated file is refused, not half-read).
+:func:`decode` resamples anything else. :func:`sniff` names a file's format by its
+magic bytes; ``probe.py`` checks a file whole.
 """
 
 from __future__ import annotations
 
 import io
 import math
-import struct
-from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
@@ -31,14 +29,6 @@ MIME = {
 
 class CodecError(ValueError):
     """Bytes that are not (complete) audio of a known format."""
-
-
-@dataclass(frozen=True, slots=True)
-class Probe:
-    format: str
-    duration_s: float
-    sample_rate: int
-    channels: int
 
 
 def sniff(data: bytes) -> str | None:
@@ -223,71 +213,3 @@ def load(data: bytes) -> np.ndarray:
     """Decode and resample to ``(channels, samples)`` float32 at :data:`SR`."""
     a, sr = decode(data)
     return resample(a, sr)
-
-
-def probe(data: bytes) -> Probe:
-    """Recognise and fully check a file; raises :class:`CodecError` if unusable."""
-    if len(data) < 12:
-        raise CodecError("is too short to be an audio file")
-    fmt = sniff(data)
-    if fmt is None:
-        raise CodecError("is not a recognised audio file (mp3, m4a, wav, flac, ogg or midi)")
-    if fmt == "mid":
-        from songlab.sandbox.engine.midi import MidiError, parse
-
-        try:
-            notes, length = parse(data)
-        except MidiError as exc:
-            raise CodecError(str(exc)) from None
-        return Probe("mid", length, 0, 0)
-    if fmt == "wav":
-        _check_wav(data)
-    if fmt == "mp3":
-        _check_mp3(data)
-    a, sr = decode(data)
-    if a.shape[1] == 0:
-        raise CodecError("holds no audio samples (truncated?)")
-    return Probe(fmt, a.shape[1] / sr, sr, a.shape[0])
-
-
-def _check_wav(data: bytes) -> None:
-    riff_size = struct.unpack("<I", data[4:8])[0]
-    if riff_size + 8 > len(data):
-        raise CodecError("is truncated (the WAV header announces more bytes than it has)")
-
-
-def _check_mp3(data: bytes) -> None:
-    """Walk the MPEG frame headers; the last frame must be whole."""
-    pos = 0
-    if data[:3] == b"ID3":
-        size = data[6:10]
-        pos = 10 + ((size[0] << 21) | (size[1] << 14) | (size[2] << 7) | size[3])
-    rates = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
-    br_v1 = (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320)
-    br_v2 = (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160)
-    frames = 0
-    n = len(data)
-    while pos + 4 <= n:
-        b1, b2, b3 = data[pos + 1], data[pos + 2], data[pos + 3]
-        if data[pos] != 0xFF or b1 & 0xE0 != 0xE0:
-            if frames and data[pos : pos + 3] == b"TAG":
-                return
-            if frames:
-                raise CodecError("is corrupt (bad MPEG frame header)")
-            raise CodecError("is not an MP3 stream")
-        ver, layer = (b1 >> 3) & 3, (b1 >> 1) & 3
-        bri, sri, pad = b2 >> 4, (b2 >> 2) & 3, (b2 >> 1) & 1
-        if ver == 1 or layer != 1 or bri in (0, 15) or sri == 3:
-            raise CodecError("is not a Layer III MP3 stream")
-        rate = rates[ver][sri]
-        if ver == 3:
-            length = 144000 * br_v1[bri] // rate + pad
-        else:
-            length = 72000 * br_v2[bri] // rate + pad
-        if pos + length > n:
-            raise CodecError("is truncated (its last MP3 frame is cut)")
-        pos += length
-        frames += 1
-        del b3
-    if pos != n and frames == 0:
-        raise CodecError("is not an MP3 stream")

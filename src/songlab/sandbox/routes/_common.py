@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Request, Response
+from starlette.concurrency import run_in_threadpool
 
-from songlab.sandbox import errors
+from songlab.sandbox import jsonrules
+from songlab.sandbox.creates import NewTask, submit
 from songlab.sandbox.service import Sandbox
 
 
@@ -17,14 +20,8 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 
 def parse_object(raw: bytes) -> dict[str, Any]:
-    """A JSON object body, or 422 InvalidGenerationInput naming ``body``."""
-    try:
-        body = json.loads(raw) if raw else None
-    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: a JSON bomb
-        raise errors.invalid("body", "is not valid JSON (or nests too deeply)") from None
-    if not isinstance(body, dict):
-        raise errors.invalid("body", "must be a JSON object")
-    return body
+    """A JSON object body under the sandbox's JSON rules, or 422 naming ``body``."""
+    return jsonrules.loads_object(raw, "body")
 
 
 def account(svc: Sandbox, request: Request) -> str:
@@ -38,3 +35,10 @@ def idempotency_key(request: Request) -> str | None:
 def create_answer(result: tuple[int, dict[str, Any]]) -> Response:
     status, body = result
     return json_response(body, status)
+
+
+async def create(svc: Sandbox, request: Request, account_id: str,
+                 build: Callable[[], NewTask]) -> Response:
+    """Run a create in a worker thread: validation may decode input audio (creates.submit)."""
+    return create_answer(await run_in_threadpool(
+        submit, svc, account_id, idempotency_key(request), build))

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from songlab.sandbox import billing, faults
+from songlab.sandbox import billing, bodies, faults, jsonrules
 from songlab.sandbox.catalog import TOOLS
 from songlab.sandbox.clock import MAX_ADVANCE_SECONDS, iso
 from songlab.sandbox.errors import ApiError
@@ -21,7 +21,7 @@ from songlab.sandbox.service import Sandbox
 
 ADMIN_HEADER = "x-sandbox-admin-token"
 # Token amounts of one admin call ($10 million): balances stay far inside SQLite's integers.
-MAX_TOKENS = 10**9
+MAX_TOKENS = bodies.MAX_TOKENS
 
 
 def _bad(field: str, rule: str) -> ApiError:
@@ -33,23 +33,24 @@ def _not_found(what: str) -> ApiError:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    import json
-
     raw = await request.body()
     if not raw:
         return {}
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: a JSON bomb
-        raise _bad("body", "is not valid JSON") from None
+        body = jsonrules.loads(raw, "body")
+    except ApiError as exc:  # the sandbox's JSON rules, in the admin error shape
+        raise _bad("body", exc.body["message"].split(": ", 1)[1]) from None
     if not isinstance(body, dict):
         raise _bad("body", "must be a JSON object")
-    return body
+    # JSON has one number type: 100.0 is the integer 100 (as the document's schemas say)
+    return {k: int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**63 else v
+            for k, v in body.items()}
 
 
 def _int(body: dict, name: str, default: int | None = None, lo: int = 0,
          hi: int = MAX_TOKENS) -> int:
-    v = body.get(name, default)
+    v = body.get(name)
+    v = default if v is None else v  # null is absent, as for the other optional fields
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise _bad(name, f"must be an integer {lo}-{hi}")
     return v
@@ -72,10 +73,8 @@ def router(svc: Sandbox) -> APIRouter:
     @r.post("/accounts", status_code=201)
     async def create_account(request: Request) -> Response:
         admin(request)
-        body = await _body(request)
+        body = bodies.check(bodies.AdminAccount, await _body(request), _bad)
         name = body.get("name")
-        if name is not None and not isinstance(name, str):
-            raise _bad("name", "must be a string")
         account_id, key = svc.create_account(
             name, _int(body, "balance_tokens", 100_000), _int(body, "extra_tokens", 0))
         return json_response({"account_id": account_id, "api_key": key}, 201)
@@ -97,7 +96,8 @@ def router(svc: Sandbox) -> APIRouter:
     async def topup(account_id: str, request: Request) -> Response:
         admin(request)
         known(account_id)
-        tokens = _int(await _body(request), "tokens", None, lo=1)
+        tokens = _int(bodies.check(bodies.AdminTopup, await _body(request), _bad), "tokens",
+                      None, lo=1)
         with svc.store.tx():
             billing.top_up(svc.store, account_id, tokens)
         return json_response(billing.balance(svc.store, account_id, svc.clock.now()))
@@ -118,7 +118,7 @@ def router(svc: Sandbox) -> APIRouter:
     async def put_faults(request: Request) -> Response:
         admin(request)
         try:
-            settings = faults.parse(await _body(request))
+            settings = faults.parse(bodies.check(bodies.AdminFaults, await _body(request), _bad))
         except ValueError as exc:
             field, _, rule = str(exc).partition(": ")
             raise _bad(field, rule) from None
@@ -139,7 +139,7 @@ def router(svc: Sandbox) -> APIRouter:
     @r.post("/clock")
     async def clock(request: Request) -> Response:
         admin(request)
-        body = await _body(request)
+        body = bodies.check(bodies.AdminClock, await _body(request), _bad)
         v = body.get("advance_seconds")
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_ADVANCE_SECONDS:
             raise _bad("advance_seconds", f"must be a number 0-{MAX_ADVANCE_SECONDS}")
@@ -158,7 +158,7 @@ def router(svc: Sandbox) -> APIRouter:
         admin(request)
         if tool_id not in TOOLS:
             raise _not_found("tool")
-        body = await _body(request)
+        body = bodies.check(bodies.AdminToolSwitch, await _body(request), _bad)
         active = body.get("active")
         if active is not None and not isinstance(active, bool):
             raise _bad("active", "must be a boolean")

@@ -13,13 +13,15 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from songlab.pricing import license_number
-from songlab.sandbox import errors
-from songlab.sandbox.creates import NewTask, submit
-from songlab.sandbox.routes._common import account, create_answer, idempotency_key, parse_object
+from songlab.sandbox import bodies, errors
+from songlab.sandbox.creates import NewTask
+from songlab.sandbox.routes._common import account, create, parse_object
 from songlab.sandbox.routes.native import generation_task
 from songlab.sandbox.service import Sandbox
 
 VERSIONS = ("v5", "v6", "v7")
+MODELS = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
+          "extend_song": bodies.CompatExtendSong, "extend_music": bodies.CompatExtendMusic}
 
 
 def compat_license(value: Any) -> int:
@@ -48,7 +50,9 @@ def _payload_extend_music(body: dict) -> dict:
 def router(svc: Sandbox) -> APIRouter:
     r = APIRouter()
 
-    def route(path: str, operation: str, model: str, to_payload: Any, needs_audio: bool) -> None:
+    def route(path: str, operation: str, version: str, to_payload: Any, needs_audio: bool) -> None:
+        model = MODELS[operation]
+
         async def handler(request: Request) -> Response:
             account_id = account(svc, request)
             raw = await request.body()
@@ -57,13 +61,14 @@ def router(svc: Sandbox) -> APIRouter:
                 body = parse_object(raw)
                 if needs_audio and not body.get("audio_url"):
                     raise errors.MISSING_FIELD
-                tool = svc.catalog.by_pair(operation, model)
+                body = bodies.check(model, body)
+                tool = svc.catalog.by_pair(operation, version)
                 lic = compat_license(body.get("license"))
                 return generation_task(svc, account_id, tool, lic, to_payload(body))
 
-            return create_answer(submit(svc, account_id, idempotency_key(request), build))
+            return await create(svc, request, account_id, build)
 
-        handler.__name__ = f"compat_{operation}_{model}_{path.strip('/').replace('/', '_')}"
+        handler.__name__ = f"compat_{operation}_{version}_{path.strip('/').replace('/', '_')}"
         r.add_api_route(path, handler, methods=["POST"], status_code=201, name=handler.__name__)
 
     for v in VERSIONS:

@@ -16,11 +16,11 @@ from fastapi import APIRouter, Request, Response
 
 from songlab._vocab import LICENSE_BY_NAME, LIMITS, SONG_VERSIONS
 from songlab.pricing import estimate_translation, estimate_workflow, price
-from songlab.sandbox import billing, errors, ratelimit
+from songlab.sandbox import billing, bodies, errors, ratelimit
 from songlab.sandbox.catalog import tool_id
-from songlab.sandbox.creates import NewTask, submit
+from songlab.sandbox.creates import NewTask
 from songlab.sandbox.payloads import check_range
-from songlab.sandbox.routes._common import account, create_answer, idempotency_key, parse_object
+from songlab.sandbox.routes._common import account, create, parse_object
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES
 from songlab.sandbox.store import Store
@@ -55,6 +55,10 @@ WORKFLOW_FIELDS: dict[str, tuple[list[tuple[str, str, tuple[str, ...]]], list[tu
     "audio-inpainting": ([("song_file_id", "song", AUDIO_FORMATS)], [("lyrics", False)]),
 }
 VOCAL_ID_RULE = {"revoicings": True, "vocal-layers": False}  # route -> required
+WORKFLOW_MODELS = {
+    route: bodies.workflow_model(route, [f for f, _, _ in files], strings, VOCAL_ID_RULE.get(route))
+    for route, (files, strings) in WORKFLOW_FIELDS.items()
+}
 
 
 def tier_license(value: Any) -> int:
@@ -69,24 +73,24 @@ def tier_license(value: Any) -> int:
 def router(svc: Sandbox) -> APIRouter:
     r = APIRouter()
 
-    def create(request: Request, raw: bytes, build: Callable[[dict, str], NewTask]) -> Response:
+    async def dedicated(request: Request, build: Callable[[dict, str], NewTask]) -> Response:
         account_id = account(svc, request)
-        return create_answer(submit(svc, account_id, idempotency_key(request),
-                                    lambda: build(parse_object(raw), account_id)))
+        raw = await request.body()
+        return await create(svc, request, account_id,
+                            lambda: build(parse_object(raw), account_id))
 
     @r.post("/v1/voice-clones", status_code=201)
     async def voice_clones(request: Request) -> Response:
-        return create(request, await request.body(), lambda b, a: _clone(svc, b, a))
+        return await dedicated(request, lambda b, a: _clone(svc, b, a))
 
     @r.post("/v1/song-translations", status_code=201)
     async def song_translations(request: Request) -> Response:
-        return create(request, await request.body(), lambda b, a: _translation(svc, b, a))
+        return await dedicated(request, lambda b, a: _translation(svc, b, a))
 
     for route in WORKFLOW_FIELDS:
         def make(route: str = route) -> Callable:
             async def handler(request: Request) -> Response:
-                return create(request, await request.body(),
-                              lambda b, a: _workflow(svc, route, b, a))
+                return await dedicated(request, lambda b, a: _workflow(svc, route, b, a))
             handler.__name__ = "workflow_" + route.replace("-", "_")
             return handler
 
@@ -95,6 +99,7 @@ def router(svc: Sandbox) -> APIRouter:
 
 
 def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
+    b = bodies.check(bodies.VoiceClone, b)
     res = Resolver(svc, account_id)
     fid, _ = res.owned_file("reference_file_id", b.get("reference_file_id"),
                             max_bytes=CLONE_BYTES, formats=MP3_M4A, limit_label="15 MiB")
@@ -127,6 +132,7 @@ def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
 
 
 def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
+    b = bodies.check(bodies.SongTranslation, b)
     res = Resolver(svc, account_id)
     fid, info = res.owned_file("song_file_id", b.get("song_file_id"), max_bytes=TRANSLATION_BYTES,
                                formats=AUDIO_FORMATS, limit_label="60 MiB")
@@ -146,6 +152,7 @@ def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
 
 
 def _workflow(svc: Sandbox, route: str, b: dict, account_id: str) -> NewTask:
+    b = bodies.check(WORKFLOW_MODELS[route], b)
     res = Resolver(svc, account_id)
     files, strings = WORKFLOW_FIELDS[route]
     resolved = Resolved()

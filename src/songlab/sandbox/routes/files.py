@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.types import Message
 
-from songlab.sandbox import errors, storage
+from songlab.sandbox import bodies, errors, jsonrules, storage, validation
 from songlab.sandbox.routes._common import account, json_response
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES, SignatureError
@@ -22,13 +21,12 @@ class _TooLarge(Exception):
     pass
 
 
-def _mime(data: bytes, declared: str | None) -> str:
-    from songlab.sandbox import engine
-
-    try:
-        return engine.check_audio(data, field="file").mime_type
-    except engine.EngineInputError:
-        return declared or "application/octet-stream"
+async def _probe(data: bytes, declared: str | None) -> tuple[str, dict]:
+    """The upload's probe verdict (decoded once, in a worker thread) and its media type."""
+    verdict = await run_in_threadpool(validation.probe_verdict, data)
+    if "info" in verdict:
+        return verdict["info"]["mime_type"], verdict
+    return declared or "application/octet-stream", verdict
 
 
 def router(svc: Sandbox) -> APIRouter:
@@ -41,9 +39,10 @@ def router(svc: Sandbox) -> APIRouter:
             raise errors.RESOURCE_NOT_FOUND
         return meta
 
-    def _stored(account_id: str, data: bytes, mime: str, name: str | None) -> Response:
+    def _stored(account_id: str, data: bytes, mime: str, name: str | None,
+                verdict: dict | None) -> Response:
         meta = storage.put(store, account_id=account_id, data=data, mime_type=mime,
-                           origin="upload", now=svc.clock.now(), name=name)
+                           origin="upload", now=svc.clock.now(), name=name, probe=verdict)
         return json_response({"file_id": meta["id"], "mime_type": mime,
                               "size_bytes": meta["size_bytes"], "sha256": meta["sha256"]}, 201)
 
@@ -57,13 +56,12 @@ def router(svc: Sandbox) -> APIRouter:
                 raise errors.invalid("file", TOO_LARGE)
             return await _multipart(request, account_id)
         raw = await request.body()
-        try:
-            body = json.loads(raw) if raw else None
-        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: a JSON bomb
-            raise errors.invalid("body", "must be JSON with source_url or multipart with a file part") from None
+        if not raw:
+            raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
+        body = jsonrules.loads(raw, "body")
         if not isinstance(body, dict) or "source_url" not in body:
             raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
-        url = body["source_url"]
+        url = bodies.check(bodies.SourceUrl, body)["source_url"]
         token = storage.token_of_url(url, svc.netlocs()) if isinstance(url, str) else None
         if token is None:
             raise errors.invalid("source_url", "must be one of this sandbox's signed file URLs; other URLs are never fetched")
@@ -74,7 +72,9 @@ def router(svc: Sandbox) -> APIRouter:
         meta = storage.meta(store, file_id)
         if meta is None:
             raise errors.invalid("source_url", "signed URL names no file")
-        return _stored(account_id, storage.data(store, file_id), meta["mime_type"], meta["name"])
+        return await run_in_threadpool(
+            _stored, account_id, storage.data(store, file_id), meta["mime_type"], meta["name"],
+            storage.probe_of(store, file_id))
 
     async def _multipart(request: Request, account_id: str) -> Response:
         seen = 0
@@ -103,7 +103,9 @@ def router(svc: Sandbox) -> APIRouter:
             data = await part.read(UPLOAD_MAX_BYTES + 1)
             if len(data) > UPLOAD_MAX_BYTES:
                 raise errors.invalid("file", TOO_LARGE)
-            return _stored(account_id, data, _mime(data, part.content_type), part.filename)
+            mime, verdict = await _probe(data, part.content_type)
+            # hashing and writing tens of MiB: a worker thread, not the event loop
+            return await run_in_threadpool(_stored, account_id, data, mime, part.filename, verdict)
         finally:
             await form.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,22 +13,28 @@ from fastapi.responses import StreamingResponse
 
 from songlab._vocab import LIMITS
 from songlab.pricing import AGENT_RATES, price
-from songlab.sandbox import billing, errors, events, payloads, ratelimit, tasks
+from songlab.sandbox import billing, bodies, errors, events, jsonrules, payloads, ratelimit, tasks
 from songlab.sandbox.catalog import Tool
-from songlab.sandbox.creates import NewTask, submit
-from songlab.sandbox.routes._common import (
-    account,
-    create_answer,
-    idempotency_key,
-    json_response,
-    parse_object,
-)
+from songlab.sandbox.creates import NewTask
+from songlab.sandbox.routes._common import account, create, json_response, parse_object
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.validation import Resolver
 
 STREAM_IDLE_SECONDS = 30.0
 LIMIT_MAX = int(LIMITS["list_limit_max"])
 LIMIT_DEFAULT = int(LIMITS["list_limit_default"])
+MAX_SEQ = 2**63 - 1  # an event seq is an SQLite INTEGER
+EVENT_PAGE = 500
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+def query_int(raw: str | None, name: str, *, lo: int, hi: int, default: int) -> int:
+    """A query integer written in ASCII digits, inside ``lo``-``hi``, or 422 naming it."""
+    if raw is None:
+        return default
+    if not _DIGITS.fullmatch(raw) or not lo <= int(raw) <= hi:
+        raise errors.invalid(name, f"must be an integer {lo}-{hi}, got {raw[:40]!r}")
+    return int(raw)
 
 
 def native_license(value: Any) -> int:
@@ -71,7 +78,8 @@ def router(svc: Sandbox) -> APIRouter:
 
         def build() -> NewTask:
             req = parse_object(body)
-            tool = svc.catalog.resolve(req.get("tool_id"))
+            tool = svc.catalog.resolve(req.get("tool_id"))  # absent or unknown: 400 UnknownTool
+            req = bodies.check(bodies.NativeCreate, req)  # the raw-object 500 included
             lic = native_license(req.get("license"))
             pj = req.get("payload_json")
             if isinstance(pj, dict | list):
@@ -80,13 +88,10 @@ def router(svc: Sandbox) -> APIRouter:
                 raise errors.invalid("payload_json", "is required: the tool's input as JSON text")
             if not isinstance(pj, str):
                 raise errors.invalid("payload_json", "must be a string of JSON text")
-            try:
-                payload = json.loads(pj)
-            except (ValueError, RecursionError):  # RecursionError: a JSON bomb
-                raise errors.invalid("payload_json", "is not valid JSON text (or nests too deeply)") from None
+            payload = jsonrules.loads(pj, "payload_json")
             return generation_task(svc, account_id, tool, lic, payload)
 
-        return create_answer(submit(svc, account_id, idempotency_key(request), build))
+        return await create(svc, request, account_id, build)
 
     @r.get("/v1/generations/{task_id}")
     async def get_generation(task_id: str, request: Request) -> Response:
@@ -103,18 +108,9 @@ def router(svc: Sandbox) -> APIRouter:
     async def list_generations(request: Request) -> Response:
         account_id = account(svc, request)
         q = request.query_params
-        raw_limit = q.get("limit")
-        if raw_limit is None:
-            limit = LIMIT_DEFAULT
-        else:
-            try:
-                limit = int(raw_limit)
-            except ValueError:
-                raise errors.invalid("limit", f"must be an integer 1-{LIMIT_MAX}") from None
-            if not 1 <= limit <= LIMIT_MAX:
-                raise errors.invalid("limit", f"must be 1-{LIMIT_MAX}, got {limit}")
+        limit = query_int(q.get("limit"), "limit", lo=1, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
         before = None
-        if q.get("cursor"):
+        if "cursor" in q:  # present, even empty: it must be one this listing returned
             try:
                 before = tasks.decode_cursor(q["cursor"])
             except ValueError as exc:
@@ -125,19 +121,34 @@ def router(svc: Sandbox) -> APIRouter:
             "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
         })
 
-    @r.get("/v1/generations/{task_id}/stream")
-    async def stream(task_id: str, request: Request) -> Response:
+    def own_task_and_after(task_id: str, request: Request) -> tuple[Any, int]:
+        """The caller's task (403 another's, 404 none) and the ``after`` cursor (stream, page)."""
         account_id = account(svc, request)
         row = tasks.get(store, task_id)
         if row is None:
             raise errors.NOT_FOUND
         if row["account_id"] != account_id:
             raise errors.FORBIDDEN
-        raw_after = request.query_params.get("after", "0")
-        if not raw_after.isdigit():
-            raise errors.invalid("after", "must be a sequence number >= 0")
+        return row, query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ,
+                              default=0)
+
+    @r.get("/v1/generations/{task_id}/events")
+    async def event_page(task_id: str, request: Request) -> Response:
+        """The stored events after ``after`` as one JSON page, at once (for clients that
+        cannot read a stream, such as generated ones)."""
+        row, after = own_task_and_after(task_id, request)
+        rows = events.after(store, task_id, after)[:EVENT_PAGE]
+        data = [json.loads(d) for _, _, d in rows]
+        done = row["status"] in ("completed", "failed") and (
+            not rows or rows[-1][1] == "terminal" or len(rows) < EVENT_PAGE)
+        return json_response({"data": data, "next_after": rows[-1][0] if rows else after,
+                              "done": done})
+
+    @r.get("/v1/generations/{task_id}/stream")
+    async def stream(task_id: str, request: Request) -> Response:
+        _, after = own_task_and_after(task_id, request)
         return StreamingResponse(
-            _events(svc, task_id, int(raw_after)), media_type="text/event-stream",
+            _events(svc, task_id, after), media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     return r

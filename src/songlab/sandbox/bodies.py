@@ -1,0 +1,285 @@
+"""The request bodies of the vendor routes as pydantic models: one source for rules and document.
+
+Each create route checks its parsed JSON body with :func:`check` before its
+own rules (ownership of files, saved voices, consent records, prices), and
+``openapi.py`` declares the very same models' JSON Schemas, so the document
+and the validation cannot disagree: a string the server refuses when empty has
+``minLength: 1`` and a ``\\S`` pattern, a file id ``format: uuid`` and its
+pattern, every integer its bounds, every choice its enum. A model's failure is
+422 InvalidGenerationInput whose message names the field and the rule
+(``"song_file_id: should match pattern ..."``). Unknown fields are ignored, as
+before (compat bodies pass them on to the payload rules).
+
+The models are strict (no "5" for 5, no true for 1). ``payload_json`` sent as a
+raw JSON value raises :class:`errors.UnhandledPayloadError`: the spec's
+documented 500, kept on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    field_validator,
+)
+
+from songlab._vocab import LICENSE_NAMES, LIMITS, SONG_VERSIONS
+from songlab.sandbox import errors
+from songlab.sandbox.clock import MAX_ADVANCE_SECONDS
+from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
+
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+INT64 = 2**63 - 1
+M = TypeVar("M", bound=BaseModel)
+MAX_TOKENS = 10**9  # per admin call: an account's balance, a top-up
+SEED_MAX = 2**32 - 1  # numpy's generators take any non-negative seed; 32 bits are plenty
+
+def _integral(value: Any) -> Any:
+    """JSON has one number type: 245.0 is the integer 245 (as JSON Schema says); 245.5 is not."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= INT64:
+        return int(value)
+    return value
+
+
+Int = int  # integral floats become ints in Body._integral (constraints stay minimum/maximum)
+TierName = Literal[tuple(LICENSE_NAMES.values())]  # type: ignore[valid-type]
+Version = Literal[SONG_VERSIONS]  # type: ignore[valid-type]
+
+
+def text(max_len: int | None = None, *, required: bool = False) -> Any:
+    """A string; ``required`` ones must hold a non-space character (the server refuses blank)."""
+    if required:
+        return Annotated[str, StringConstraints(min_length=1, max_length=max_len, pattern=r"\S")]
+    return Annotated[str, StringConstraints(max_length=max_len)]
+
+
+FileId = Annotated[str, StringConstraints(pattern=UUID_PATTERN),
+                   Field(json_schema_extra={"format": "uuid"},
+                         description="a file id of the caller (from POST /v1/files or a task output)")]
+NativeLicense = Annotated[Int, Field(ge=0, le=5, description="license tier 0-5; 0 or absent = royalty-free")]
+CompatLicense = Annotated[NativeLicense | TierName, Field(description="license tier 0-5 or its name")]
+Duration = Annotated[float, Field(ge=5.0, le=240.0, description="seconds")]
+Seed = Annotated[Int, Field(ge=0, le=SEED_MAX)]
+
+
+class FileInputUrl(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", title="FileInputUrl")
+    url: text(required=True)
+
+
+class FileInputInline(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", title="FileInputInline")
+    base64: text(required=True)
+    filename: str | None = None
+
+
+FileInput = Annotated[
+    text(required=True) | FileInputUrl | FileInputInline,
+    Field(description="a file input: one of this sandbox's signed URLs, \"file_id:<id>\", "
+                      "{\"url\": ...} or {\"base64\": ..., \"filename\"?: ...}")]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _integral(cls, value: Any) -> Any:
+        return _integral(value)
+
+
+class NativeCreate(Body):
+    """``POST /v1/generations``."""
+
+    tool_id: text(200, required=True) = Field(description="an id from GET /v1/tools")
+    license: NativeLicense | None = None
+    payload_json: text(required=True) = Field(
+        description="the tool's input as a STRING of JSON text holding an object; a raw JSON "
+                    "object here is the spec's documented unhandled error (500)",
+        json_schema_extra={"contentMediaType": "application/json"})
+
+    @field_validator("payload_json", mode="before")
+    @classmethod
+    def _raw_object(cls, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            raise errors.UnhandledPayloadError("payload_json is not a string")
+        return value
+
+
+class CompatSong(Body):
+    """``POST /v{5,6,7}/generate/song``."""
+
+    prompt: text(5000, required=True)
+    lyrics: text(5000) | None = None
+    vocal_id: text(200, required=True) | None = None
+    duration_seconds: Duration | None = None
+    seed: Seed | None = None
+    license: CompatLicense | None = None
+
+
+class CompatSinging(Body):
+    """``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``)."""
+
+    lyrics: text(5000, required=True)
+    prompt: text(5000) | None = None
+    styleOfMusic: text(5000) | None = None  # noqa: N815 (the compat field's own name)
+    vocal_id: text(200, required=True) | None = None
+    vocal_reference: FileInput | None = None
+    duration_seconds: Duration | None = None
+    seed: Seed | None = None
+    license: CompatLicense | None = None
+
+
+class CompatExtendSong(Body):
+    """``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD."""
+
+    audio_url: FileInput = Field(description="the song to extend (a file input, mp3 or m4a, up to 40 MB)")
+    lyrics: text(int(LIMITS["extend_lyrics_chars"])) | None = None
+    extend_at_ms: Annotated[Int, Field(ge=-INT64, le=INT64)] | None = Field(
+        None, description="0 continues from the end, else 8000-420000; clamped at generation time")
+    extend_type: text(100) | None = Field(
+        None, description="tail or head; another value fails during generation, as the spec says")
+    duration_seconds: Duration | None = None
+    license: CompatLicense | None = None
+
+
+class CompatExtendMusic(Body):
+    """``POST /v5/extend/music`` and ``/v1/generate/extend``."""
+
+    audio_url: FileInput = Field(description="the music to extend (a file input, mp3 or m4a, up to 40 MB)")
+    prompt: text(5000) | None = None
+    extend_seconds: Annotated[float, Field(ge=float(LIMITS["extend_seconds_min"]),
+                                           le=float(LIMITS["extend_seconds_max"]))] | None = None
+    side: Literal["tail", "head"] | None = None
+    license: CompatLicense | None = None
+
+
+class VoiceClone(Body):
+    """``POST /v1/voice-clones``."""
+
+    reference_file_id: FileId
+    name: text(int(LIMITS["voice_clone_name_chars"])) | None = None
+    description: text(int(LIMITS["voice_clone_description_chars"])) | None = None
+    version: Version | None = "v5"
+    license: TierName | None = "royalty_free"
+    consent: Literal[True] = Field(description="must be true (consent of the voice's owner)")
+    rights_attestation: text(int(LIMITS["rights_attestation_chars"]), required=True)
+
+
+class SongTranslation(Body):
+    """``POST /v1/song-translations``."""
+
+    song_file_id: FileId
+    target_language: text(100, required=True)
+    syllable_matched: bool | None = True
+    song_style: text(2000, required=True)
+    license: TierName | None = "royalty_free"
+
+
+class SourceUrl(Body):
+    """``POST /v1/files`` as JSON: copy one of this sandbox's signed files."""
+
+    source_url: text(4096, required=True) = Field(
+        description="one of this sandbox's signed file URLs (GET /v1/files/{id}/url); nothing "
+                    "else is fetched")
+
+
+# --- the /_sandbox admin bodies (their refusals use the admin shape: InvalidRequest) ---------
+
+Tokens = Annotated[Int, Field(ge=0, le=MAX_TOKENS)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class AdminAccount(Body):
+    """``POST /_sandbox/accounts``."""
+
+    name: str | None = None
+    balance_tokens: Tokens | None = 100_000
+    extra_tokens: Tokens | None = 0
+
+
+class AdminTopup(Body):
+    """``POST /_sandbox/accounts/{account_id}/topup``."""
+
+    tokens: Annotated[Int, Field(ge=1, le=MAX_TOKENS)]
+
+
+class AdminFaults(Body):
+    """``PUT /_sandbox/faults``: each fault a probability or a count; nothing else."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", title="Faults")
+    rate_limited: Probability | None = 0.0
+    dependency_unavailable: Probability | None = 0.0
+    fail_tasks: Probability | None = 0.0
+    drop_stream_after: Annotated[Int, Field(ge=0, le=MAX_COUNT)] | None = None
+    latency_ms: Annotated[Int, Field(ge=0, le=MAX_LATENCY_MS)] | None = 0
+    seed: Annotated[Int, Field(ge=-MAX_SEED, le=MAX_SEED)] | None = None
+
+
+class AdminClock(Body):
+    """``POST /_sandbox/clock``."""
+
+    advance_seconds: Annotated[float, Field(ge=0.0, le=MAX_ADVANCE_SECONDS)]
+
+
+class AdminToolSwitch(Body):
+    """``PUT /_sandbox/tools/{tool_id}``."""
+
+    active: bool | None = None
+    priced_licenses: list[Annotated[Int, Field(ge=1, le=5)]] | None = None
+
+
+def workflow_model(route: str, files: list[str], strings: list[tuple[str, bool]],
+                   vocal_id: bool | None) -> type[Body]:
+    """The body model of a workflow route, from design.md's table (``dedicated.WORKFLOW_FIELDS``)."""
+    fields: dict[str, Any] = {name: (FileId, ...) for name in files}
+    for name, required in strings:
+        fields[name] = (text(5000, required=True), ...) if required else (text(5000) | None, None)
+    if vocal_id is not None:
+        vid = text(200, required=True)
+        fields["vocal_id"] = (vid, ...) if vocal_id else (vid | None, None)
+    if route == "audio-inpainting":
+        ms = Annotated[Int, Field(ge=0, le=2**31 - 1, description="ms from the song's start")]
+        fields["start_ms"] = (ms, ...)
+        fields["end_ms"] = (ms, Field(description="ms, greater than start_ms, inside the song"))
+    fields["license"] = (TierName | None, "royalty_free")
+    name = "Workflow" + "".join(w.capitalize() for w in route.split("-"))
+    return create_model(name, __base__=Body, **fields)
+
+
+def check(model: type[M], body: dict[str, Any],
+          refuse: Callable[[str, str], errors.ApiError] = errors.invalid) -> dict[str, Any]:
+    """``body`` checked against ``model`` and normalised (245.0 -> 245), the fields it set
+    and its unknown ones; or ``refuse(field, rule)`` (by default 422 InvalidGenerationInput)
+    naming the first field."""
+    try:
+        return model.model_validate(body).model_dump(exclude_unset=True)
+    except ValidationError as exc:
+        raise _refusal(exc, refuse) from None
+
+
+def _refusal(exc: ValidationError,
+             refuse: Callable[[str, str], errors.ApiError]) -> errors.ApiError:
+    """The first field's refusal; a union's branches are joined ("...; or ...")."""
+    errs = exc.errors(include_url=False)
+    top = errs[0]["loc"][0] if errs[0]["loc"] else None
+    field = "body" if top is None else str(top)
+    mine = [e for e in errs if (e["loc"][0] if e["loc"] else None) == top]
+    if any(e["type"] == "missing" for e in mine):
+        return refuse(field, "is required")
+    rules = list(dict.fromkeys(e["msg"][:1].lower() + e["msg"][1:] for e in mine))
+    return refuse(field, "; or ".join(rules))
+
+
+def schema_of(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model's JSON Schema for the document, and the component schemas it refers to."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    defs = schema.pop("$defs", {})
+    return schema, defs
