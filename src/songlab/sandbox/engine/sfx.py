@@ -27,7 +27,8 @@ def _events(n: int, rate_hz: float, rng: np.random.Generator) -> np.ndarray:
 def _impulses(n: int, where: np.ndarray, kernel: np.ndarray, gains: np.ndarray) -> np.ndarray:
     out = np.zeros(n + len(kernel))
     for w, g in zip(where, gains, strict=True):
-        out[w : w + len(kernel)] += g * kernel
+        if 0 <= w < n:  # an event at or past the end is not heard
+            out[w : w + len(kernel)] += g * kernel
     return out[:n]
 
 
@@ -108,7 +109,8 @@ def render(prompt: str, duration_s: float, rng: np.random.Generator) -> tuple[np
     if has("knock", "door"):
         used.append("knock")
         knock = _bp(rng.standard_normal(3000), 100, 1500) * np.exp(-np.arange(3000) / 250)
-        where = (np.array([0.3, 0.55, 0.8]) * SR).astype(int)
+        # three knocks in the first second, squeezed into a shorter effect (0.5 s is allowed)
+        where = (np.array([0.3, 0.55, 0.8]) * min(duration_s, 1.0) * SR).astype(int)
         out += _impulses(n, where, knock, np.ones(3))
     if not used:
         used = ["whoosh", "impact"]
