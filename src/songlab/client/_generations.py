@@ -14,10 +14,12 @@ from songlab.client._models import (
     Balance,
     Event,
     Page,
+    RawPage,
     Task,
     Tool,
     parse_balance,
     parse_page,
+    parse_raw_page,
     parse_task,
 )
 from songlab.client._typing import Awaiting, C
@@ -160,6 +162,26 @@ class Generations(Generic[C]):
         """Every task of the account, newest first, fetched ``limit`` per page as you iterate."""
         list_limit(limit)
         return self._c._paginate(lambda cursor: self._page_op(limit, cursor))
+
+    def _raw_page_op(self, limit: int, cursor: str | None) -> Op:
+        params: dict[str, Any] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        return parse_raw_page((yield Call("GET", "/v1/generations", params=params,
+                                          expect="bytes")))
+
+    @overload
+    def raw_pages(self: Generations[Client], *, limit: int = ...) -> Iterator[RawPage]: ...
+    @overload
+    def raw_pages(self: Generations[AsyncClient], *,
+                  limit: int = ...) -> AsyncIterator[RawPage]: ...
+    def raw_pages(self, *, limit: int = 100) -> Any:
+        """Every page of the listing as :class:`RawPage` (the body's bytes, undecoded),
+        fetched as you iterate, with the same retries as :meth:`list`. For readers that
+        decode the tasks themselves (``songlab.ledger.tasks_frame`` reads them into Arrow
+        without a Python dict per task)."""
+        list_limit(limit)
+        return self._c._paginate(lambda cursor: self._raw_page_op(limit, cursor)).pages()
 
     @overload
     def stream(self: Generations[Client], task_id: str, *, after: int = ...) -> Iterator[Event]: ...
