@@ -191,3 +191,19 @@ def test_pages_are_read_a_batch_at_a_time(
         len(p) for p in gens._pages[:first]
     )
     assert len(raw) == 50 * first
+
+
+class _AsyncGenerations:
+    async def raw_pages(self, *, limit: int = 100) -> Any:  # an async iterator, as AsyncClient's
+        yield _RawPage(b'{"data": []}')
+
+    def list(self, *, limit: int = 20) -> Any:
+        return self.raw_pages(limit=limit)
+
+
+def test_an_async_client_gets_the_clear_error_of_the_dict_listing() -> None:
+    class _AsyncClient:
+        generations = _AsyncGenerations()
+
+    with pytest.raises(TypeError, match="source: expected an iterable of task dicts"):
+        tasks_frame(_AsyncClient())

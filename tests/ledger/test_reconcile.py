@@ -269,6 +269,8 @@ def test_client_listing_read_from_page_bytes_equals_the_listings_dicts(
     from_dicts = tasks_frame([t.raw for t in client.generations.list(limit=100)])
     pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)
     assert from_dicts["failure_error"].notna().any()
+    if (from_dicts["operation"] == "agent").any():  # the demo's Agent One run, if offered
+        assert from_dicts["metadata_json"].notna().any()
     pages = list(client.generations.raw_pages(limit=5))
     assert len(pages) >= 3 and pages[-1].next_cursor is None
     pd.testing.assert_frame_equal(tasks_frame_from_pages(p.content for p in pages), from_dicts)

@@ -138,11 +138,15 @@ class Generations(Generic[C]):
         """``GET /v1/generations/{id}`` -> :class:`Task`."""
         return self._c._drive(self._get_op(task_id))
 
-    def _page_op(self, limit: int, cursor: str | None) -> Op:
+    @staticmethod
+    def _page_call(limit: int, cursor: str | None, expect: str = "json") -> Call:
         params: dict[str, Any] = {"limit": limit}
         if cursor:
             params["cursor"] = cursor
-        return parse_page((yield Call("GET", "/v1/generations", params=params)))
+        return Call("GET", "/v1/generations", params=params, expect=expect)
+
+    def _page_op(self, limit: int, cursor: str | None) -> Op:
+        return parse_page((yield self._page_call(limit, cursor)))
 
     @overload
     def page(self: Generations[Client], *, limit: int = ..., cursor: str | None = ...) -> Page: ...
@@ -164,11 +168,7 @@ class Generations(Generic[C]):
         return self._c._paginate(lambda cursor: self._page_op(limit, cursor))
 
     def _raw_page_op(self, limit: int, cursor: str | None) -> Op:
-        params: dict[str, Any] = {"limit": limit}
-        if cursor:
-            params["cursor"] = cursor
-        return parse_raw_page((yield Call("GET", "/v1/generations", params=params,
-                                          expect="bytes")))
+        return parse_raw_page((yield self._page_call(limit, cursor, expect="bytes")))
 
     @overload
     def raw_pages(self: Generations[Client], *, limit: int = ...) -> Iterator[RawPage]: ...

@@ -49,7 +49,10 @@ def raw_pages(source: Any) -> Iterable[bytes] | None:
     pager = getattr(gens, "raw_pages", None)
     if not callable(pager):
         return None
-    return (page.content for page in pager(limit=100))
+    pages = pager(limit=100)
+    if not hasattr(pages, "__iter__"):
+        return None  # an async client's pages: the dict listing says what to do instead
+    return (page.content for page in pages)
 
 
 def iter_tasks(source: Any) -> Iterator[Mapping[str, Any]]:
