@@ -7,6 +7,9 @@ then every column is derived with Arrow compute; the only Python work per
 distinct value is the price-list lookup of each distinct (operation, model,
 license) and the trace of each Agent One run. A generator is consumed one
 chunk at a time, so a long listing never sits in memory as a list of dicts.
+A client with ``generations.raw_pages()`` is read from the listing's page
+bytes instead (``_pages``: Arrow's JSON reader, no Python dict per task); both
+ways end in :func:`assemble`, so they give the same frame.
 
 Rows keep the source's order (the listing's: newest first).
 """
