@@ -23,7 +23,14 @@ import httpx
 import pandas as pd
 import pytest
 
-from songlab.ledger import LedgerStore, http_listing, spend, tasks_frame, trace_frame
+from songlab.ledger import (
+    LedgerStore,
+    http_listing,
+    spend,
+    tasks_frame,
+    tasks_frame_from_pages,
+    trace_frame,
+)
 from songlab.ledger.demo import run_demo
 
 
@@ -253,3 +260,20 @@ def test_the_demo_spans_six_weeks_of_three_keys_and_four_projects(
     got = {p: c for p, c in by_project[["project", "cost_usd"]].itertuples(index=False)
            if p is not pd.NA}  # fmt: skip
     assert got == expected
+
+
+def test_client_listing_read_from_page_bytes_equals_the_listings_dicts(
+    workload: Workload, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = workload.client
+    from_dicts = tasks_frame([t.raw for t in client.generations.list(limit=100)])
+    pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)
+    assert from_dicts["failure_error"].notna().any()
+    if (from_dicts["operation"] == "agent").any():  # the demo's Agent One run, if offered
+        assert from_dicts["metadata_json"].notna().any()
+    pages = list(client.generations.raw_pages(limit=5))
+    assert len(pages) >= 3 and pages[-1].next_cursor is None
+    pd.testing.assert_frame_equal(tasks_frame_from_pages(p.content for p in pages), from_dicts)
+    # tasks_frame(client) takes the bytes path, not the dict listing
+    monkeypatch.setattr(type(client.generations), "list", None)
+    pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)

@@ -14,10 +14,12 @@ from songlab.client._models import (
     Balance,
     Event,
     Page,
+    RawPage,
     Task,
     Tool,
     parse_balance,
     parse_page,
+    parse_raw_page,
     parse_task,
 )
 from songlab.client._typing import Awaiting, C
@@ -136,11 +138,15 @@ class Generations(Generic[C]):
         """``GET /v1/generations/{id}`` -> :class:`Task`."""
         return self._c._drive(self._get_op(task_id))
 
-    def _page_op(self, limit: int, cursor: str | None) -> Op:
+    @staticmethod
+    def _page_call(limit: int, cursor: str | None, expect: str = "json") -> Call:
         params: dict[str, Any] = {"limit": limit}
         if cursor:
             params["cursor"] = cursor
-        return parse_page((yield Call("GET", "/v1/generations", params=params)))
+        return Call("GET", "/v1/generations", params=params, expect=expect)
+
+    def _page_op(self, limit: int, cursor: str | None) -> Op:
+        return parse_page((yield self._page_call(limit, cursor)))
 
     @overload
     def page(self: Generations[Client], *, limit: int = ..., cursor: str | None = ...) -> Page: ...
@@ -160,6 +166,22 @@ class Generations(Generic[C]):
         """Every task of the account, newest first, fetched ``limit`` per page as you iterate."""
         list_limit(limit)
         return self._c._paginate(lambda cursor: self._page_op(limit, cursor))
+
+    def _raw_page_op(self, limit: int, cursor: str | None) -> Op:
+        return parse_raw_page((yield self._page_call(limit, cursor, expect="bytes")))
+
+    @overload
+    def raw_pages(self: Generations[Client], *, limit: int = ...) -> Iterator[RawPage]: ...
+    @overload
+    def raw_pages(self: Generations[AsyncClient], *,
+                  limit: int = ...) -> AsyncIterator[RawPage]: ...
+    def raw_pages(self, *, limit: int = 100) -> Any:
+        """Every page of the listing as :class:`RawPage` (the body's bytes, undecoded),
+        fetched as you iterate, with the same retries as :meth:`list`. For readers that
+        decode the tasks themselves (``songlab.ledger.tasks_frame`` reads them into Arrow
+        without a Python dict per task)."""
+        list_limit(limit)
+        return self._c._paginate(lambda cursor: self._raw_page_op(limit, cursor)).pages()
 
     @overload
     def stream(self: Generations[Client], task_id: str, *, after: int = ...) -> Iterator[Event]: ...

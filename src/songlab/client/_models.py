@@ -20,6 +20,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+import msgspec
+
 from songlab._vocab import EventKind, Status
 from songlab.client._errors import MalformedResponse
 
@@ -195,6 +197,36 @@ class Page:
 @_parser("task page")
 def parse_page(d: dict[str, Any]) -> Page:
     return Page(tuple(parse_task(t) for t in d.get("data", ())), d.get("next_cursor"))
+
+
+@dataclass(frozen=True, slots=True)
+class RawPage:
+    """One page of ``GET /v1/generations`` as the service sent it: the body's bytes
+    (``{"data": [task, ...], "next_cursor": ...}``, for a reader that decodes the tasks
+    itself, e.g. into Arrow) and the cursor of the next page."""
+
+    content: bytes = field(repr=False)
+    next_cursor: str | None
+
+    def __repr__(self) -> str:
+        return f"RawPage(<{len(self.content)} bytes>, next_cursor={self.next_cursor!r})"
+
+
+class _PageShape(msgspec.Struct):
+    data: msgspec.Raw  # checked present, skipped undecoded
+    next_cursor: str | None = None
+
+
+_PAGE_SHAPE = msgspec.json.Decoder(_PageShape)
+
+
+def parse_raw_page(content: bytes) -> RawPage:
+    """The page's bytes and its ``next_cursor``, read without decoding the tasks."""
+    try:
+        shape = _PAGE_SHAPE.decode(content)
+    except msgspec.DecodeError as exc:
+        raise MalformedResponse(f"unreadable task page: {exc}") from None
+    return RawPage(content, shape.next_cursor)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from songlab.ledger._source import http_listing
 from songlab.ledger.labels import LabelStore, attribution, set_default_attribution
 from songlab.ledger.spend import spend
 from songlab.ledger.store import LedgerStore, RefreshResult
-from songlab.ledger.tasks import tasks_frame, tasks_table
+from songlab.ledger.tasks import tasks_frame, tasks_frame_from_pages, tasks_table
 from songlab.ledger.tiers import tier_comparison, tier_prices
 from songlab.ledger.trace import trace_frame, trace_rows
 
@@ -40,6 +40,7 @@ __all__ = [
     "set_default_attribution",
     "spend",
     "tasks_frame",
+    "tasks_frame_from_pages",
     "tasks_table",
     "tier_comparison",
     "tier_prices",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["as_dict", "getter", "http_listing", "iter_tasks"]
+__all__ = ["as_dict", "getter", "http_listing", "iter_tasks", "raw_pages"]
 
 
 def as_dict(item: Any) -> Mapping[str, Any]:
@@ -40,6 +40,19 @@ def _listing(source: Any) -> Iterable[Any] | None:
         return lister(limit=100)  # fewest pages, where the client takes a page size
     except TypeError:
         return lister()
+
+
+def raw_pages(source: Any) -> Iterable[bytes] | None:
+    """The listing's page bytes, 100 tasks a page, if the source is a client that
+    offers ``generations.raw_pages()`` (songlab's); else None."""
+    gens = getattr(source, "generations", None)
+    pager = getattr(gens, "raw_pages", None)
+    if not callable(pager):
+        return None
+    pages = pager(limit=100)
+    if not hasattr(pages, "__iter__"):
+        return None  # an async client's pages: the dict listing says what to do instead
+    return (page.content for page in pages)
 
 
 def iter_tasks(source: Any) -> Iterator[Mapping[str, Any]]:

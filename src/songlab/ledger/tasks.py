@@ -7,6 +7,9 @@ then every column is derived with Arrow compute; the only Python work per
 distinct value is the price-list lookup of each distinct (operation, model,
 license) and the trace of each Agent One run. A generator is consumed one
 chunk at a time, so a long listing never sits in memory as a list of dicts.
+A client with ``generations.raw_pages()`` is read from the listing's page
+bytes instead (``_pages``: Arrow's JSON reader, no Python dict per task); both
+ways end in :func:`assemble`, so they give the same frame.
 
 Rows keep the source's order (the listing's: newest first).
 """
@@ -14,7 +17,7 @@ Rows keep the source's order (the listing's: newest first).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from itertools import islice
@@ -25,10 +28,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from songlab._vocab import LICENSE_NAMES_WITH_UNSET
-from songlab.ledger import _estimate, _schema
-from songlab.ledger._source import as_dict, iter_tasks
+from songlab.ledger import _estimate, _pages, _schema
+from songlab.ledger._source import as_dict, iter_tasks, raw_pages
 
-__all__ = ["RAW_TASK", "tasks_frame", "tasks_table"]
+__all__ = ["RAW_TASK", "tasks_frame", "tasks_frame_from_pages", "tasks_table",
+           "tasks_table_from_pages"]
 
 CHUNK: Final[int] = 131_072
 
@@ -54,6 +58,9 @@ RAW_TASK: Final[pa.DataType] = pa.struct(
 _TIER_NAMES = pa.array([LICENSE_NAMES_WITH_UNSET[i] for i in range(6)], pa.string())
 
 
+_TEXT_FIELDS: Final = ("task_id", "tool_id", "operation", "model", "status", "parent_task_id")
+
+
 def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
     """One record coerced to RAW_TASK's types; errors name the task and field."""
     tid = rec.get("task_id")
@@ -70,6 +77,13 @@ def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
         out["license"] = None if lic is None else int(lic)
     except ValueError:
         raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}") from None
+    for k in (*_TEXT_FIELDS, "created_at", "updated_at"):
+        if out[k] is not None and not isinstance(out[k], str):
+            raise ValueError(f"task {tid}: {k} must be a string, got {type(out[k]).__name__} "
+                             f"{out[k]!r}")  # fmt: skip
+    if out["failure"]["error"] is not None and not isinstance(out["failure"]["error"], str):
+        raise ValueError(f"task {tid}: failure.error must be a string, got "
+                         f"{out['failure']['error']!r}")  # fmt: skip
     cost = rec.get("cost_usd")
     if isinstance(cost, float):
         raise ValueError(f"task {tid}: cost_usd must be a decimal string, got float {cost!r}")
@@ -107,29 +121,36 @@ def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
         return pa.array([_clean(as_dict(r)) for r in records], type=RAW_TASK)
 
 
-def _timestamps(strings: pa.Array, field: str) -> pa.Array:
+def _timestamps(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
     try:
         return pc.cast(strings, _schema.TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     out = []
-    for s in strings.to_pylist():
+    for i, s in enumerate(strings.to_pylist()):
         if s is None:
             out.append(None)
             continue
         try:
             t = datetime.fromisoformat(s)
         except ValueError:
-            raise ValueError(f"{field}: not an ISO 8601 timestamp: {s!r}") from None
+            raise ValueError(f"task {tid[i]}: {field}: not an ISO 8601 timestamp: {s!r}") from None
         out.append(t if t.tzinfo else t.replace(tzinfo=UTC))
     return pa.array(out, _schema.TIMESTAMP)
 
 
-def _money(strings: pa.Array, field: str) -> pa.Array:
+def _money(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
     try:
         return pc.cast(strings, _schema.MONEY)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise ValueError(f"{field}: not a decimal amount with at most 8 decimals ({exc})") from None
+        error = exc
+    for i, s in enumerate(strings.to_pylist()):  # only on failure: find the task to name
+        try:
+            pc.cast(pa.array([s], pa.string()), _schema.MONEY)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise ValueError(f"task {tid[i]}: {field}: not a decimal amount with at most 8 "
+                             f"decimals, got {s!r} ({exc})") from None
+    raise ValueError(f"{field}: not a decimal amount with at most 8 decimals ({error})")
 
 
 def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> pa.Array:
@@ -153,6 +174,12 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
 
 def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
     raw = _raw_chunk(records)
+    is_agent = pc.fill_null(pc.equal(raw.field("operation"), "agent"), False)
+    return assemble(raw, _sparse(records, is_agent, _metadata_json))
+
+
+def assemble(raw: pa.StructArray, meta: pa.Array) -> pa.Table:
+    """The tasks table of RAW_TASK rows and their metadata_json (null but on agent rows)."""
     (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent,
      failure_s) = raw.flatten()
     bad = pc.invert(
@@ -162,17 +189,15 @@ def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
         i = pc.indices_nonzero(bad)[0].as_py()
         raise ValueError(f"task {tid[i]}: license must be 0-5, got {lic_raw[i]}")
     lic = pc.cast(pc.if_else(pc.fill_null(pc.equal(lic_raw, 0), True), 1, lic_raw), pa.int8())
-    created = _timestamps(created_s, "created_at")
-    updated = _timestamps(updated_s, "updated_at")
+    created = _timestamps(created_s, "created_at", tid)
+    updated = _timestamps(updated_s, "updated_at", tid)
     failed = pc.fill_null(pc.equal(status, "failed"), False)
     terminal = pc.or_(failed, pc.fill_null(pc.equal(status, "completed"), False))
     duration = pc.if_else(
         terminal, pc.subtract(updated, created), pa.scalar(None, _schema.DURATION)
     )
-    is_agent = pc.fill_null(pc.equal(op, "agent"), False)
-    meta = _sparse(records, is_agent, _metadata_json)
     failure = pc.if_else(failed, pc.struct_field(failure_s, [0]), pa.scalar(None, pa.string()))
-    billed = _money(cost_s, "cost_usd")
+    billed = _money(cost_s, "cost_usd", tid)
     est = _estimates(op, model, lic, meta)
     has_billed = pc.is_valid(billed)
     zero = pa.scalar(Decimal(0), _schema.MONEY)
@@ -207,19 +232,44 @@ def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
 
 
 def tasks_table(source: Any, *, chunk_size: int = CHUNK) -> pa.Table:
-    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``."""
+    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``.
+
+    A client that offers ``generations.raw_pages()`` is read from the listing's
+    page bytes (``_pages``: no Python dict per task), page by page.
+    """
     if chunk_size < 1:
         raise ValueError(f"chunk_size: must be at least 1, got {chunk_size}")
+    pages = raw_pages(source)
+    if pages is not None:
+        return tasks_table_from_pages(pages)
     parts = [_build(chunk) for chunk in _chunks(source, chunk_size)]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
     return pa.concat_tables(parts)
 
 
+def tasks_table_from_pages(pages: Iterable[bytes]) -> pa.Table:
+    """The tasks table of listing pages, each the bytes of one ``GET /v1/generations``
+    answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time."""
+    parts = [
+        assemble(raw, meta) if raw is not None else _build(fallback)
+        for raw, meta, fallback in _pages.batches(pages, RAW_TASK)
+    ]
+    if not parts:
+        return _schema.empty_table(_schema.TASKS)
+    return pa.concat_tables(parts)
+
+
+def tasks_frame_from_pages(pages: Iterable[bytes]) -> pd.DataFrame:
+    """:func:`tasks_frame` of listing page bytes (see :func:`tasks_table_from_pages`)."""
+    return _schema.to_frame(tasks_table_from_pages(pages))
+
+
 def tasks_frame(source: Any, *, chunk_size: int = CHUNK) -> pd.DataFrame:
     """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
-    client with ``generations.list()``.
+    client with ``generations.list()``; a client with ``generations.raw_pages()``
+    (songlab's) is read from the page bytes, without a dict per task.
     """
     return _schema.to_frame(tasks_table(source, chunk_size=chunk_size))
