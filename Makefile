@@ -15,9 +15,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 0
+# pytest-xdist workers for the full suite (--dist loadfile: a notebook's cells stay in one kernel)
+WORKERS ?= 2
 # what test-pythons runs on the other interpreters (client, ledger, sandbox contract, quickstart)
 FAST_SUBSET := tests/client tests/ledger tests/sandbox notebooks/01_quickstart.ipynb --nbval \
-	--nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider -q
+	--nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider -q -n $(WORKERS) --dist loadfile
 
 .PHONY: lab test test-fast test-pythons lint sandbox browser-deps bench clean
 
@@ -40,11 +42,15 @@ lab: $(STAMP)
 	cd notebooks && ../$(PY) -m jupyter lab
 
 ## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
-##   then the fast subset on every other supported Python (test-pythons)
+##   then the fast subset on every other supported Python (test-pythons). The other Pythons'
+##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
 test: $(STAMP) browser-deps
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m mypy src/songlab/client
-	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	@bash .ci/test-pythons --prepare $(PYVER) "$(PYTHON)" >$(VENV)/prepare-pythons.log 2>&1 </dev/null & prep=$$!; \
+	  $(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg \
+	    -p no:cacheprovider -n $(WORKERS) --dist loadfile; status=$$?; \
+	  wait $$prep; exit $$status
 	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
 
 ## test-pythons: FAST_SUBSET on every supported Python but .venv's, each in .venv-X.Y
