@@ -73,6 +73,7 @@ ODD_BUT_VALID = {
 BAD = {
     "license-9": {"license": 9},
     "license-bool": {"license": True},
+    "license-fraction": {"license": 3.5},
     "license-word": {"license": "gold"},
     "float-cost": {"cost_usd": 0.12},
     "nine-decimals": {"cost_usd": "0.123456789"},

@@ -71,6 +71,8 @@ def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
         v = rec.get(k)
         out[k] = v.isoformat() if isinstance(v, datetime) else v
     lic = rec.get("license")
+    if isinstance(lic, float) and lic.is_integer():
+        lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused below
     if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
         raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}")
     try:
@@ -113,12 +115,19 @@ def _sparse(records: Sequence[Mapping[str, Any]], mask: pa.Array, read: Any) -> 
     return pc.replace_with_mask(pa.nulls(len(mask), pa.string()), mask, values)
 
 
+def _float_license(records: Sequence[Any]) -> bool:
+    return any(isinstance(r, Mapping) and type(r.get("license")) is float for r in records)
+
+
 def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
-    try:
-        return pa.array(records, type=RAW_TASK)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-        # Values of another type (a Decimal cost, a datetime, a numeric string ...).
-        return pa.array([_clean(as_dict(r)) for r in records], type=RAW_TASK)
+    # pyarrow converts a float license to int64 by truncating (3.5 -> 3): such chunks are
+    # cleaned record by record, where 3.0 is 3 and 3.5 is refused naming the task.
+    if not _float_license(records):
+        try:
+            return pa.array(records, type=RAW_TASK)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            pass  # values of another type (a Decimal cost, a datetime, a numeric string ...)
+    return pa.array([_clean(as_dict(r)) for r in records], type=RAW_TASK)
 
 
 def _timestamps(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
