@@ -95,3 +95,40 @@ def test_connect_inside_a_running_event_loop_against_the_real_sandbox(monkeypatc
         assert "sandbox" in capsys.readouterr().out
     finally:
         _connect._stop_all()
+
+
+def test_project_and_tags_label_every_create_and_bad_ones_start_nothing(monkeypatch, capsys):
+    """connect(project=..., tags=...) is how a notebook sets its default attribution."""
+    from songlab.client import _attribution
+
+    monkeypatch.delenv("SONGLAB_API_KEY", raising=False)
+    monkeypatch.delenv("SONGLAB_BASE_URL", raising=False)
+    monkeypatch.setattr(_connect, "_SANDBOXES", {})
+    with pytest.raises(ValidationError, match=r"^project: 1-64 characters"):
+        songlab.connect(speed=500, quiet=True, project=" padded ")
+    with pytest.raises(ValidationError, match=r"^tags: each 1-64 characters"):
+        songlab.connect(speed=500, quiet=True, project="ok", tags=["no spaces allowed"])
+    assert _connect._SANDBOXES == {}  # refused before any sandbox started
+    try:
+        client = songlab.connect(speed=500, quiet=True, project="01 quickstart", tags="notebook")
+        plain = songlab.connect(speed=500, quiet=True)
+        seen: list[_attribution.CreateRecord] = []
+        remove = _attribution.add_listener(seen.append)
+        try:
+            client.compat.generate_song("v5", prompt="x", duration_seconds=5)
+            plain.compat.generate_song("v5", prompt="y", duration_seconds=5)
+        finally:
+            remove()
+        assert [(r.project, r.tags) for r in seen] == [("01 quickstart", ("notebook",)), (None, ())]
+    finally:
+        _connect._stop_all()
+
+
+def test_real_service_client_gets_the_labels_too(fake_sandbox, monkeypatch):
+    from songlab.client import _attribution
+
+    monkeypatch.setenv("SONGLAB_API_KEY", "sk-live-secret")
+    monkeypatch.setenv("SONGLAB_BASE_URL", "https://api.example.test")
+    client = songlab.connect(quiet=True, project="finance", tags=["q4"])
+    assert _attribution.client_defaults(client) == _attribution.Labels("finance", ("q4",))
+    assert fake_sandbox == []

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "add_listener",
     "client_defaults",
     "key_id",
+    "make_labels",
     "notify",
     "scoped_labels",
     "set_client_defaults",
@@ -51,6 +53,26 @@ class Labels:
         """``inner`` inside ``self``: its project wins, tags add up (in order, no repeats)."""
         tags = self.tags + tuple(t for t in inner.tags if t not in self.tags)
         return Labels(inner.project if inner.project is not None else self.project, tags)
+
+
+_PROJECT = re.compile(r"[A-Za-z0-9_.:\- ]{1,64}")
+_TAG = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+
+
+def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> Labels:
+    """Checked labels; a :class:`ValidationError` (a ValueError) names the field and the rule."""
+    from songlab.client._errors import ValidationError
+
+    if project is not None and (not isinstance(project, str) or not _PROJECT.fullmatch(project)
+                                or project != project.strip()):
+        raise ValidationError(
+            "project", f"1-64 characters of A-Z a-z 0-9 _ . : - and inner spaces, got {project!r}"
+        )
+    tag_list = [tags] if isinstance(tags, str) else list(tags)
+    for t in tag_list:
+        if not isinstance(t, str) or not _TAG.fullmatch(t):
+            raise ValidationError("tags", f"each 1-64 characters of A-Z a-z 0-9 _ . : -, got {t!r}")
+    return Labels(project, tuple(dict.fromkeys(tag_list)))
 
 
 @dataclass(frozen=True, slots=True)

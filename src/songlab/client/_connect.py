@@ -13,8 +13,10 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from songlab.client._attribution import Labels, make_labels, set_client_defaults
 from songlab.client._errors import ValidationError
 
 if TYPE_CHECKING:
@@ -54,11 +56,12 @@ def _sandbox(speed: float, db: str, admin_token: str | None) -> Any:
 
 @overload
 def connect(*, asynchronous: Literal[False] = ..., speed: float = ..., db: str = ...,
-            admin_token: str | None = ..., quiet: bool = ..., **client_options: Any) -> Client: ...
+            admin_token: str | None = ..., quiet: bool = ..., project: str | None = ...,
+            tags: Iterable[str] | str = ..., **client_options: Any) -> Client: ...
 @overload
 def connect(*, asynchronous: Literal[True], speed: float = ..., db: str = ...,
-            admin_token: str | None = ..., quiet: bool = ...,
-            **client_options: Any) -> AsyncClient: ...
+            admin_token: str | None = ..., quiet: bool = ..., project: str | None = ...,
+            tags: Iterable[str] | str = ..., **client_options: Any) -> AsyncClient: ...
 def connect(
     *,
     asynchronous: bool = False,
@@ -66,6 +69,8 @@ def connect(
     db: str = ":memory:",
     admin_token: str | None = None,
     quiet: bool = False,
+    project: str | None = None,
+    tags: Iterable[str] | str = (),
     **client_options: Any,
 ) -> Client | AsyncClient:
     """A :class:`Client` (or :class:`AsyncClient` with ``asynchronous=True``).
@@ -73,7 +78,13 @@ def connect(
     Real service: set ``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL``. Otherwise
     the sandbox; ``speed``, ``db`` and ``admin_token`` pass through to it.
     Prints one line saying which (never the key) unless ``quiet``.
+
+    ``project`` and ``tags``: the default attribution labels of every create this
+    client makes (kept locally by a tracking ``songlab.ledger.LedgerStore``, never
+    sent; ``songlab.ledger.attribution(...)`` blocks refine them). Checked before
+    anything starts.
     """
+    labels = make_labels(project, tags)
     from songlab.client._async import AsyncClient
     from songlab.client._sync import Client
 
@@ -82,6 +93,7 @@ def connect(
     base_url = os.environ.get("SONGLAB_BASE_URL") or None
     if api_key and base_url:
         client = cls(api_key, base_url=base_url, **client_options)
+        set_client_defaults(client, labels if labels != Labels() else None)
         if not quiet:
             print(f"songlab: connected to {client.base_url} (key from SONGLAB_API_KEY)")
         return client
@@ -94,6 +106,7 @@ def connect(
     srv = _sandbox(float(speed), db, admin_token)
     client = cls(DEMO_API_KEY, base_url=srv.base_url, **client_options)
     client.sandbox = srv  # the running sandbox (base_url, admin_token, stop())
+    set_client_defaults(client, labels if labels != Labels() else None)
     if not quiet:
         print(f"songlab: no SONGLAB_API_KEY/SONGLAB_BASE_URL set; using the local sandbox at "
               f"{srv.base_url} (demo account, speed {speed:g})")

@@ -16,7 +16,6 @@ Project names and tags: 1-64 characters of ``A-Z a-z 0-9 _ . : -`` and space
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -41,22 +40,10 @@ __all__ = [
 ]
 
 LABEL_FILE: Final[str] = "labels.sqlite"
-_PROJECT = re.compile(r"[A-Za-z0-9_.:\- ]{1,64}")
-_TAG = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 
 
-def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> _client_attr.Labels:
-    """Checked labels; a ValueError names the field and the rule."""
-    if project is not None and (not isinstance(project, str) or not _PROJECT.fullmatch(project)
-                                or project != project.strip()):
-        raise ValueError(
-            f"project: 1-64 characters of A-Z a-z 0-9 _ . : - and inner spaces, got {project!r}"
-        )
-    tag_list = [tags] if isinstance(tags, str) else list(tags)
-    for t in tag_list:
-        if not isinstance(t, str) or not _TAG.fullmatch(t):
-            raise ValueError(f"tags: each 1-64 characters of A-Z a-z 0-9 _ . : -, got {t!r}")
-    return _client_attr.Labels(project, tuple(dict.fromkeys(tag_list)))
+# the rule lives with the client (songlab.connect(project=...) applies it too)
+make_labels = _client_attr.make_labels
 
 
 @contextmanager
