@@ -10,8 +10,8 @@ The client's record (``songlab.client.RecordStore``) and asset cache never touch
 user's data or cache dir in tests: ``pytest_configure`` points ``SONGLAB_RECORD`` and
 ``SONGLAB_CACHE_DIR`` into a temporary directory for the whole run (kernels that nbval
 starts inherit it), and ``_own_record`` gives each test its own record file and its own
-reuse scope (``SONGLAB_ORIGIN`` = the test's id), so one test never re-attaches to
-another's tasks.
+reuse scope (``SONGLAB_ORIGIN`` = the test's id) and asset cache, so one test never
+re-attaches to another's tasks or reads another's downloads.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def _own_record(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:60]
     monkeypatch.setenv("SONGLAB_RECORD", str(tmp_path_factory.mktemp("record") / f"{name}.sqlite"))
     monkeypatch.setenv("SONGLAB_ORIGIN", f"test:{request.node.nodeid}")
+    monkeypatch.setenv("SONGLAB_CACHE_DIR", str(tmp_path_factory.mktemp("assets")))
 
 
 @dataclass(frozen=True)

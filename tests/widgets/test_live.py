@@ -221,9 +221,10 @@ def test_cost_panel_matches_the_ledger(client, admin, account) -> None:
     panel = CostPanel(client)
     assert panel.sink.errors == [] and panel.total_usd == 0
     assert "$1000.00" in panel.balance.value and "no tasks yet" in panel.by_tier_html.value
-    for model, license in (("v5", 1), ("v7", 5), ("v7", 5)):
+    for model, license, take in (("v5", 1, 1), ("v7", 5, 1), ("v7", 5, 2)):  # two takes
         client.generations.create(operation="generate_song", model=model, license=license,
-                                  payload={"prompt": "x", "duration_seconds": 5}).wait(timeout=WAIT)
+                                  payload={"prompt": "x", "duration_seconds": 5},
+                                  take=take).wait(timeout=WAIT)
     panel.refresh_button.click()
     assert panel.sink.errors == []
     billed = sum(D(e["amount_usd"]) for e in ledger(admin, account))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from songlab.client._assets import AssetCache
 from songlab.client._base import NOT_GIVEN, BaseClient, Call, NotGiven, Op, Step, Work
 from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
 from songlab.client._loop import WaitLoop
@@ -68,9 +69,10 @@ class AsyncClient(BaseClient):
         record: RecordStore | str | os.PathLike[str] | bool | None = None,
         reuse: str | bool = "notebook",
         quiet: bool = False,
+        cache: AssetCache | str | os.PathLike[str] | bool | None = None,
     ) -> None:
         super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed,
-                         record=record, reuse=reuse, quiet=quiet)
+                         record=record, reuse=reuse, quiet=quiet, cache=cache)
         limits = httpx.Limits(max_connections=max_connections,
                               max_keepalive_connections=max_connections)
         self._http = httpx.AsyncClient(transport=transport, timeout=self.timeout, limits=limits)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import httpx
 
 from songlab.client import _attribution
+from songlab.client._assets import AssetCache, resolve_cache
 from songlab.client._budget import Budget, BudgetStack
 from songlab.client._call import (
     NOT_GIVEN,
@@ -117,6 +118,7 @@ class BaseClient:
         record: Any = None,
         reuse: str | bool = "notebook",
         quiet: bool = False,
+        cache: Any = None,
     ) -> None:
         require(isinstance(api_key, str) and bool(api_key.strip()), "api_key",
                 "a non-empty string")
@@ -151,6 +153,7 @@ class BaseClient:
         self.reuse: str | bool = reuse
         self.record: RecordStore | None = resolve_record(record)
         self.quiet = bool(quiet)
+        self.cache: AssetCache | None = resolve_cache(cache)
         self._attach_resources()
         REDACTOR.add(api_key)
 

@@ -2,7 +2,9 @@
 and reading as a numpy array.
 
 Links are minted fresh on every call (``/v1/files/{id}/url`` or ``/download``)
-and never cached; an asset's storage ``url`` is never used. Signed URLs are
+and never cached; an asset's storage ``url`` is never used. Downloaded bytes are
+kept in the client's :class:`~songlab.client._assets.AssetCache` (by file id and
+blob hash): a cached asset is read without a request. Signed URLs are
 fetched without the Authorization header (they are bearers of their own and
 may point at another host).
 """
@@ -16,7 +18,14 @@ from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import LIMITS
 from songlab.client._base import Call, Op, Work, path_id
-from songlab.client._models import AudioArray, FileLink, UploadedFile, parse_link, parse_upload
+from songlab.client._models import (
+    Asset,
+    AudioArray,
+    FileLink,
+    UploadedFile,
+    parse_link,
+    parse_upload,
+)
 from songlab.client._typing import Awaiting, C
 from songlab.client._validate import ValidationError, check_file
 
@@ -30,11 +39,11 @@ _UPLOAD_MAX = int(LIMITS["upload_bytes"])
 
 
 def file_id_of(value: Any, field: str) -> str:
-    """A file id from a string or an :class:`UploadedFile`."""
-    if isinstance(value, UploadedFile):
+    """A file id from a string, an :class:`UploadedFile` or an output :class:`Asset`."""
+    if isinstance(value, UploadedFile | Asset):
         return value.file_id
     if not isinstance(value, str) or not value:
-        raise ValidationError(field, "a file id (string) or an UploadedFile")
+        raise ValidationError(field, "a file id (string), an UploadedFile or an Asset")
     return value
 
 
@@ -124,40 +133,55 @@ class Files(Generic[C]):
         return self._c._drive(self._link_op(file_id))
 
     def _download_op(self, file_id: Any) -> Op:
-        fid = path_id(file_id_of(file_id, "file_id"), "file_id")
+        """(file id, mime type or None, bytes): from the asset cache, else downloaded (a
+        fresh signed link, then its bytes) and kept."""
+        raw_id = file_id_of(file_id, "file_id")
+        fid = path_id(raw_id, "file_id")
+        blob = file_id.blob_hash if isinstance(file_id, Asset) else None
+        cache = self._c.cache
+        owner = f"{self._c.key_id}@{self._c.base_url}"  # files are the account's own
+        if cache is not None:
+            cached = yield Work(cache.get, (raw_id, blob, owner))
+            if cached is not None:
+                return raw_id, None, cached
         link = parse_link((yield Call("GET", f"/v1/files/{fid}/download")))
         content = yield Call("GET", link.url, auth=False, expect="bytes")
-        return link, content
+        if cache is not None:
+            yield Work(cache.put, (raw_id, blob, content, owner))
+        return link.file_id, link.mime_type, content
 
     def _download_to_op(self, file_id: Any, to: Any) -> Op:
-        link, content = yield from self._download_op(file_id)
+        fid, mime, content = yield from self._download_op(file_id)
         if to is None:
             return content
-        mime = link.mime_type or self._c._uploads.get(link.file_id, UploadedFile(
+        mime = mime or self._c._uploads.get(fid, UploadedFile(
             "", None, None, None, {})).mime_type
-        name = f"{link.file_id}{_ext_for(mime) or _sniff_ext(content)}"
+        name = f"{fid}{_ext_for(mime) or _sniff_ext(content)}"
         return (yield Work(_write_download, (Path(to), name, content)))
 
     @overload
-    def download(self: Files[Client], file_id: str | UploadedFile, *,
+    def download(self: Files[Client], file_id: str | UploadedFile | Asset, *,
                  to: str | os.PathLike[str] | None = ...) -> bytes | Path: ...
     @overload
-    def download(self: Files[AsyncClient], file_id: str | UploadedFile, *,
+    def download(self: Files[AsyncClient], file_id: str | UploadedFile | Asset, *,
                  to: str | os.PathLike[str] | None = ...) -> Awaiting[bytes | Path]: ...
-    def download(self, file_id: str | UploadedFile, *, to: str | os.PathLike[str] | None = None) -> Any:
-        """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path."""
+    def download(self, file_id: str | UploadedFile | Asset, *,
+                 to: str | os.PathLike[str] | None = None) -> Any:
+        """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path.
+        Served from the asset cache when it holds them (no request)."""
         return self._c._drive(self._download_to_op(file_id, to))
 
     def _read_op(self, file_id: Any) -> Op:
         from songlab.client._audio import decode_audio
 
-        _, content = yield from self._download_op(file_id)
+        _, _, content = yield from self._download_op(file_id)
         return (yield Work(decode_audio, (content,)))
 
     @overload
-    def read(self: Files[Client], file_id: str | UploadedFile) -> AudioArray: ...
+    def read(self: Files[Client], file_id: str | UploadedFile | Asset) -> AudioArray: ...
     @overload
-    def read(self: Files[AsyncClient], file_id: str | UploadedFile) -> Awaiting[AudioArray]: ...
-    def read(self, file_id: str | UploadedFile) -> Any:
+    def read(self: Files[AsyncClient], file_id: str | UploadedFile | Asset
+             ) -> Awaiting[AudioArray]: ...
+    def read(self, file_id: str | UploadedFile | Asset) -> Any:
         """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
         return self._c._drive(self._read_op(file_id))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from songlab.client._assets import AssetCache
 from songlab.client._base import NOT_GIVEN, BaseClient, Call, NotGiven, Op, Step, Work
 from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
 from songlab.client._loop import WaitLoop
@@ -67,9 +68,10 @@ class Client(BaseClient):
         record: RecordStore | str | os.PathLike[str] | bool | None = None,
         reuse: str | bool = "notebook",
         quiet: bool = False,
+        cache: AssetCache | str | os.PathLike[str] | bool | None = None,
     ) -> None:
         super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed,
-                         record=record, reuse=reuse, quiet=quiet)
+                         record=record, reuse=reuse, quiet=quiet, cache=cache)
         self._http = httpx.Client(transport=transport, timeout=self.timeout)
         self._sleep: Callable[[float], None] = time.sleep
 

@@ -190,7 +190,7 @@ def _extra_keys(client: Any, admin: Any, account_id: str, n: int) -> list[Any]:
     for _ in range(n):
         r = admin.post(f"/_sandbox/accounts/{account_id}/keys")
         r.raise_for_status()
-        keys.append(type(client)(r.json()["api_key"], base_url=client.base_url))
+        keys.append(type(client)(r.json()["api_key"], base_url=client.base_url, reuse=False))
     return keys
 
 
@@ -259,6 +259,8 @@ def run_demo(
         days = 1
     source = client.files.upload(tone_mp3(), filename="source.mp3").file_id
     created: list[str] = []
+    # every job of the plan is its own task (a team's repeated work), never a re-attach
+    reuse, client.reuse = getattr(client, "reuse", False), False
     try:
         for day in range(days):
             for session in (9.0, 14.0):
@@ -268,6 +270,7 @@ def run_demo(
             if day % 7 == 6 or day == days - 1:
                 log(f"demo: day {day + 1}/{days}, {len(created)} tasks so far")
     finally:
+        client.reuse = reuse
         if labels is not None:
             labels.untrack()
         for c in clients[1:]:
