@@ -6,8 +6,9 @@ import asyncio
 import inspect
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from contextlib import aclosing
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -77,6 +78,32 @@ class AsyncClient(BaseClient):
                               max_keepalive_connections=max_connections)
         self._http = httpx.AsyncClient(transport=transport, timeout=self.timeout, limits=limits)
         self._sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+
+    async def batch(self, requests: Iterable[Mapping[str, Any]], *, concurrency: int = 8,
+                    budget_usd: Decimal | int | str | None = None, wait: bool = True,
+                    timeout: float = 600.0, poll_interval: float = 0.5,
+                    progress: bool | None = None, pace_base_s: float = 0.05,
+                    pace_max_s: float = 60.0) -> Any:  # a pandas DataFrame
+        """Create many native generations through the record -> a pandas frame, one row per
+        request (``request, task_id, status, reused, take, tool_id, cost_usd, cost_source,
+        file_ids, error``); failures are rows, not exceptions.
+
+        ``requests``: dicts of ``generations.create`` arguments (``tool_id`` or
+        ``operation`` + ``model``, ``payload``, ``license``, ``take``), all checked and
+        priced before anything is sent. ``budget_usd``: refuse to start (``BudgetExceeded``,
+        nothing sent) when the new creates' list price is over it. ``concurrency``: creates
+        in flight at once. A ``RateLimited`` answer slows that tool down (an adaptive
+        spacing from ``pace_base_s`` up to ``pace_max_s``) and the request goes back in line.
+        Run it again after a crash or a kernel restart: tasks already made are re-attached
+        from the record and followed, only the rest are created. ``wait``: follow every
+        task to its end (else status is the one at creation). ``progress``: one bar in a
+        notebook, one line on a terminal (None: when interactive).
+        """
+        from songlab.client._batch import options, run_batch_async
+
+        return await run_batch_async(self, list(requests), options(
+            concurrency, budget_usd, wait, timeout, poll_interval, progress, pace_base_s,
+            pace_max_s))
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -78,6 +78,7 @@ log = logging.getLogger("songlab.client")
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
 USER_AGENT: Final = "songlab-client/0.1"
 REUSE_SCOPES: Final = ("notebook", "account")
+_PACED: Final = frozenset({"RateLimited"})
 
 
 def deterministic_key(key_id: str, route: str, canonical: str, scope: str, take: int) -> str:
@@ -284,6 +285,10 @@ class BaseClient:
 
     def _backoff(self, retrier: Retrier, call: Call, exc: Exception) -> float:
         """The sleep before the next attempt of ``call`` (raises when retrying is over)."""
+        if call.final_codes and getattr(exc, "code", None) in call.final_codes:
+            if call.idempotency_key is not None and isinstance(exc, SonglabError):
+                exc.idempotency_key = call.idempotency_key  # type: ignore[attr-defined]
+            raise exc
         delay = retrier.on_error(exc, time.monotonic())
         log.info("retrying %s %s in %.2fs after %s (attempt %d)", call.method,
                  _loggable(call.path), delay, getattr(exc, "code", None) or type(exc).__name__,
@@ -337,9 +342,12 @@ class BaseClient:
             print(f"songlab: {message}", flush=True)
 
     def _create_op(self, path: str, body: dict[str, Any], estimate: Any, key: str | None,
-                   take: Any = 1, fresh: Any = False) -> Op:
+                   take: Any = 1, fresh: Any = False, *, paced: bool = False,
+                   announce: bool = True) -> Op:
         """POST a create with its Idempotency-Key, under the active budgets; or re-attach to
-        the recorded task of the same request (no POST)."""
+        the recorded task of the same request (no POST). ``paced``: a RateLimited answer is
+        raised at once (a batch's pacer decides when to send again); ``announce``: say a
+        re-attach in one line (a batch sums them up instead)."""
         from songlab.client._handle import TaskHandle
 
         require(isinstance(take, int) and not isinstance(take, bool) and take >= 1, "take",
@@ -361,14 +369,15 @@ class BaseClient:
             found = yield Work(functools.partial(self.record.find, key_id=self.key_id,
                                                  base_url=self.base_url, idempotency_key=key))
             if found is not None:
-                handle = yield from self._reattach_op(found, key)
+                handle = yield from self._reattach_op(found, key, announce)
                 if handle is not None:
                     return handle
         sha = hashlib.sha256(canonical.encode()).hexdigest()
         sent_at = datetime.now(UTC)
         reservation = self._budgets.reserve(estimate)
         try:
-            data = yield Call("POST", path, json=body, idempotency_key=key)
+            data = yield Call("POST", path, json=body, idempotency_key=key,
+                              final_codes=_PACED if paced else frozenset())
             if not (isinstance(data, dict) and isinstance(data.get("task_id"), str)
                     and data["task_id"]):
                 raise MalformedResponse(
@@ -392,7 +401,7 @@ class BaseClient:
         _attribution.notify(self, rec)
         return TaskHandle.from_created(data, key, self)
 
-    def _reattach_op(self, found: RecordRow, key: str) -> Op:
+    def _reattach_op(self, found: RecordRow, key: str, announce: bool = True) -> Op:
         """A handle on the recorded task, checked with one GET; None (and the row forgotten)
         when the service no longer has it."""
         from songlab.client._handle import TaskHandle
@@ -410,8 +419,9 @@ class BaseClient:
                 if found.accepted_at is not None else "earlier")
         cost = (f"${found.estimate_usd.normalize():f}" if found.estimate_usd is not None
                 else "its price")
-        self._say(f"reused task {found.task_id[:8]}... from {when}; {cost} not spent again; "
-                  "fresh=True makes a new one")
+        if announce:
+            self._say(f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
+                      "again; fresh=True makes a new one")
         consent = yield Work(functools.partial(self.record.consent_id if self.record else _noop,
                                                task_id=found.task_id, key_id=self.key_id))
         body = {"task_id": found.task_id, "status": task.status, "consent_id": consent,

@@ -48,6 +48,9 @@ class Call:
     idempotency_key: str | None = None
     auth: bool = True
     expect: str = "json"  # "json" or "bytes"
+    # error codes handed straight to the operation instead of retried (a batch paces itself
+    # on RateLimited rather than retrying each create)
+    final_codes: frozenset[str] = frozenset()
 
     @property
     def kind(self) -> CallKind:

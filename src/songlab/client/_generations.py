@@ -80,6 +80,12 @@ class Generations(Generic[C]):
     def _create_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
                    license: Any, key: Any, take: Any = 1, fresh: Any = False) -> Op:
         key = resolve_key(key)
+        body, est = yield from self._prepare_op(tool_id, operation, model, payload, license)
+        return (yield from self._c._create_op("/v1/generations", body, est, key, take, fresh))
+
+    def _prepare_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
+                    license: Any) -> Op:
+        """(body, estimate) of a native create, checked; nothing billable is sent."""
         lic = None if isinstance(license, NotGiven) else license_number(license)
         text = payload_json(payload)
         obj = payload if isinstance(payload, Mapping) else json.loads(text)
@@ -98,7 +104,7 @@ class Generations(Generic[C]):
         if lic is not None:
             body["license"] = lic
         est = estimate_for_tool(tool, obj, lic)
-        return (yield from self._c._create_op("/v1/generations", body, est, key, take, fresh))
+        return body, est
 
     @overload
     def create(self: Generations[Client], *, payload: Mapping[str, Any] | str,

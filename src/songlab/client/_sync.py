@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import closing
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -74,6 +75,31 @@ class Client(BaseClient):
                          record=record, reuse=reuse, quiet=quiet, cache=cache)
         self._http = httpx.Client(transport=transport, timeout=self.timeout)
         self._sleep: Callable[[float], None] = time.sleep
+
+    def batch(self, requests: Iterable[Mapping[str, Any]], *, concurrency: int = 8,
+              budget_usd: Decimal | int | str | None = None, wait: bool = True,
+              timeout: float = 600.0, poll_interval: float = 0.5, progress: bool | None = None,
+              pace_base_s: float = 0.05, pace_max_s: float = 60.0) -> Any:  # a pandas DataFrame
+        """Create many native generations through the record -> a pandas frame, one row per
+        request (``request, task_id, status, reused, take, tool_id, cost_usd, cost_source,
+        file_ids, error``); failures are rows, not exceptions.
+
+        ``requests``: dicts of ``generations.create`` arguments (``tool_id`` or
+        ``operation`` + ``model``, ``payload``, ``license``, ``take``), all checked and
+        priced before anything is sent. ``budget_usd``: refuse to start (``BudgetExceeded``,
+        nothing sent) when the new creates' list price is over it. ``concurrency``: creates
+        in flight at once. A ``RateLimited`` answer slows that tool down (an adaptive
+        spacing from ``pace_base_s`` up to ``pace_max_s``) and the request goes back in line.
+        Run it again after a crash or a kernel restart: tasks already made are re-attached
+        from the record and followed, only the rest are created. ``wait``: follow every
+        task to its end (else status is the one at creation). ``progress``: one bar in a
+        notebook, one line on a terminal (None: when interactive).
+        """
+        from songlab.client._batch import options, run_batch
+
+        return run_batch(self, list(requests), options(
+            concurrency, budget_usd, wait, timeout, poll_interval, progress, pace_base_s,
+            pace_max_s))
 
     def close(self) -> None:
         self._http.close()

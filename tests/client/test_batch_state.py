@@ -1,0 +1,105 @@
+"""The batch's pure decisions: per-tool pacing, the queue, retries, the budget check."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from songlab.client import BudgetExceeded, RateLimited, ValidationError
+from songlab.client._batch import (
+    BatchItem,
+    BatchState,
+    Pacer,
+    check_budget,
+    check_request,
+    frame,
+)
+from songlab.client._errors import CreateUnconfirmed, InvalidGenerationInput
+
+
+class Est:
+    def __init__(self, usd):
+        self.usd = None if usd is None else Decimal(usd)
+
+
+def item(i, tool="t1", usd="0.07", recorded=False):
+    return BatchItem(i, {"tool_id": tool}, Est(usd), 1, tool, recorded=recorded)
+
+
+def limited():
+    return RateLimited("rate limit of 100 per hour", status_code=429)
+
+
+def test_pacer_backs_off_multiplicatively_and_recovers_gradually():
+    p = Pacer(base_s=0.1, max_s=1.0)
+    assert p.delay(0.0) == 0.0
+    p.rate_limited(10.0)
+    assert p.interval == 0.1 and p.delay(10.0) == pytest.approx(0.1)
+    for _ in range(6):
+        p.rate_limited(10.0)
+    assert p.interval == 1.0 and p.limited == 7  # capped
+    p.sent(11.0)
+    assert p.next_at == pytest.approx(12.0)  # sends are spaced by the interval
+    p.accepted()
+    assert p.interval == pytest.approx(0.9)
+    for _ in range(40):
+        p.accepted()
+    assert p.interval == 0.0  # unpaced again once the limit stops answering
+
+
+def test_state_caps_concurrency_and_holds_only_the_limited_tool():
+    s = BatchState([item(0), item(1, "t2"), item(2), item(3, "t2"), item(4)], concurrency=2,
+                   base_s=0.5, max_s=4.0)
+    ready, _ = s.take_ready(0.0)
+    assert [i.index for i in ready] == [0, 1] and s.in_flight == 2
+    assert s.take_ready(0.0)[0] == []  # the cap
+    s.on_error(ready[0], limited(), 0.0)  # t1 is rate limited: it waits, t2 goes on
+    ready2, wait = s.take_ready(0.1)
+    assert [i.index for i in ready2] == [3] and wait == pytest.approx(0.4)
+    s.on_created(ready[1], "task-1", reused=False)
+    s.on_created(ready2[0], "task-3", reused=False)
+    assert s.take_ready(0.2)[0] == []  # t1 still held, nothing of t2 left
+    ready3, wait = s.take_ready(0.6)
+    assert [i.index for i in ready3] == [0] and wait == pytest.approx(0.5)  # first in line
+    assert ready3[0].tries == 1  # a 429 is pacing, not a failed try
+    assert [i.index for i in s.take_ready(1.1)[0]] == [2]  # spaced by the learned interval
+
+
+def test_transient_failures_are_retried_then_become_rows():
+    s = BatchState([item(0)], concurrency=1, base_s=0.0, max_s=0.0)
+    it = s.items[0]
+    for _ in range(8):
+        (got,), _ = s.take_ready(100.0)
+        s.on_error(got, CreateUnconfirmed("reset", method="POST", path="/v1/generations",
+                                          idempotency_key="k", attempts=1), 100.0)
+    assert s.finished and s.failed == 1 and it.status == "not created"
+    assert it.error.startswith("CreateUnconfirmed")
+    s2 = BatchState([item(0)], concurrency=1)
+    (got,), _ = s2.take_ready(0.0)
+    s2.on_error(got, InvalidGenerationInput("payload: bad", status_code=422), 0.0)
+    assert s2.finished and s2.failed == 1  # not retried
+    row = frame(s2.items).iloc[0]
+    assert row["status"] == "not created" and "InvalidGenerationInput" in row["error"]
+    assert row["task_id"] is None
+
+
+def test_budget_refuses_before_anything_is_sent_and_names_it():
+    items = [item(0, usd="0.07"), item(1, usd="0.07"), item(2, usd="1.00", recorded=True)]
+    assert check_budget(items, None) == Decimal("0.14")
+    assert check_budget(items, "0.14") == Decimal("0.14")  # recorded ones cost nothing
+    with pytest.raises(BudgetExceeded, match=r"budget_usd=\$0.10.*nothing was sent"):
+        check_budget(items, "0.10")
+    with pytest.raises(BudgetExceeded, match="no list price"):
+        check_budget([item(0, usd=None)], "5")
+    with pytest.raises(ValidationError, match="budget_usd"):
+        check_budget(items, "-1")
+
+
+def test_requests_are_checked_naming_the_index_and_field():
+    with pytest.raises(ValidationError, match=r"requests\[2\]\.prompt"):
+        check_request(2, {"prompt": "x", "payload": {}})
+    with pytest.raises(ValidationError, match=r"requests\[0\]\.payload"):
+        check_request(0, {"operation": "generate_song"})
+    with pytest.raises(ValidationError, match=r"requests\[1\]"):
+        check_request(1, "generate a song")
