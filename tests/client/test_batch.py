@@ -1,0 +1,181 @@
+"""Batches against a real sandbox: a rate limit of 100 an hour, a killed process, resuming.
+
+Its own sandbox (the sandbox clock is moved two days forward here), high speed, cheap
+text-only creates (write_lyrics v5, $0.02), each test a fresh account.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from songlab.client import AsyncClient, BudgetExceeded, Client, RecordStore
+
+PRICE = Decimal("0.02")
+
+
+@pytest.fixture(scope="module")
+def srv():
+    from songlab.sandbox.server import serve_in_thread
+
+    s = serve_in_thread(db=":memory:", speed=2000.0, admin_token="batch-admin")
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def admin(srv):
+    with httpx.Client(base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": "batch-admin"},
+                      timeout=30) as a:
+        yield a
+
+
+@pytest.fixture
+def account(admin):
+    r = admin.post("/_sandbox/accounts", json={})
+    r.raise_for_status()
+    return r.json()
+
+
+def lyrics(n, start=0):
+    return [{"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
+            for i in range(start, start + n)]
+
+
+def billed(admin, account):
+    lines = admin.get(f"/_sandbox/accounts/{account['account_id']}/ledger").json()["entries"]
+    return [e["task_id"] for e in lines], sum(Decimal(e["amount_usd"]) for e in lines)
+
+
+def balance_usd(client):
+    return Decimal(client.account.balance().total_effective) / 100
+
+
+class Clock(threading.Thread):
+    """Moves the sandbox clock an hour every ``every`` seconds (time passing, fast)."""
+
+    def __init__(self, admin_url, every=0.1):
+        super().__init__(daemon=True)
+        self.url, self.every, self.stop, self.moved = admin_url, every, threading.Event(), 0
+
+    def run(self):
+        with httpx.Client(headers={"X-Sandbox-Admin-Token": "batch-admin"}) as a:
+            while not self.stop.wait(self.every):
+                a.post(self.url + "/_sandbox/clock", json={"advance_seconds": 3600}
+                       ).raise_for_status()
+                self.moved += 1
+
+
+def test_a_thousand_creates_against_100_an_hour_all_complete_billed_once(srv, admin, account,
+                                                                         capsys):
+    clock = Clock(srv.base_url)
+    with Client(account["api_key"], base_url=srv.base_url) as c:
+        start = balance_usd(c)
+        clock.start()
+        try:
+            df = c.batch(lyrics(1000), concurrency=16, pace_base_s=0.02, pace_max_s=0.2,
+                         poll_interval=0.05, progress=False)
+        finally:
+            clock.stop.set()
+            clock.join()
+        out = capsys.readouterr().out
+        assert len(df) == 1000 and df["error"].isna().all(), df[df["error"].notna()].head()
+        assert (df["status"] == "completed").all() and df["task_id"].is_unique
+        assert not df["reused"].any()
+        assert "rate-limit pauses" in out and "0 rate-limit pauses" not in out  # it was paced
+        ids, total = billed(admin, account)
+        assert sorted(ids) == sorted(df["task_id"]) and total == 1000 * PRICE
+        assert start - balance_usd(c) == 1000 * PRICE
+        assert sum(df["cost_usd"]) == 1000 * PRICE
+    assert clock.moved >= 24  # it took at least two sandbox days (500 a day for one tool)
+
+
+def test_budget_refuses_to_start_and_sends_nothing(srv, admin, account):
+    with Client(account["api_key"], base_url=srv.base_url) as c:
+        with pytest.raises(BudgetExceeded, match=r"\$0.20.*budget_usd=\$0.19"):
+            c.batch(lyrics(10), budget_usd="0.19")
+        assert list(c.generations.list()) == []
+        df = c.batch(lyrics(10), budget_usd="0.20", progress=False)
+        assert (df["status"] == "completed").all()
+
+
+def test_the_async_client_batches_and_resumes_from_the_record(srv, admin, account, tmp_path):
+    record = RecordStore(tmp_path / "r.sqlite")
+
+    async def run(reqs):
+        async with AsyncClient(account["api_key"], base_url=srv.base_url, record=record,
+                               quiet=True) as c:
+            return await c.batch(reqs, progress=False, poll_interval=0.05)
+
+    import asyncio
+
+    first = asyncio.run(run(lyrics(20)))
+    again = asyncio.run(run(lyrics(30)))  # the first 20 again, and 10 more
+    assert (first["status"] == "completed").all() and not first["reused"].any()
+    assert list(again["reused"]) == [True] * 20 + [False] * 10
+    assert list(again["task_id"][:20]) == list(first["task_id"])
+    ids, total = billed(admin, account)
+    assert len(ids) == 30 and total == 30 * PRICE
+
+
+_KILLED = textwrap.dedent("""
+    import sys
+    from songlab.client import Client
+    base_url, key = sys.argv[1], sys.argv[2]
+    reqs = [{"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
+            for i in range(300)]
+    with Client(key, base_url=base_url) as c:
+        df = c.batch(reqs, concurrency=4, progress=False, poll_interval=0.05)
+        print("REUSED", int(df["reused"].sum()), "COMPLETED", int((df["status"] == "completed").sum()))
+""")
+
+
+def test_a_killed_batch_run_again_creates_every_request_exactly_once(srv, admin, account,
+                                                                     tmp_path, monkeypatch):
+    record = tmp_path / "record.sqlite"
+    monkeypatch.setenv("SONGLAB_RECORD", str(record))
+    monkeypatch.setenv("SONGLAB_ORIGIN", str(tmp_path / "study.ipynb"))
+    script = tmp_path / "study.py"
+    script.write_text(_KILLED)
+    clock = Clock(srv.base_url, every=0.05)  # 300 of one tool needs three sandbox hours
+    clock.start()
+    try:
+        args = [sys.executable, str(script), srv.base_url, account["api_key"]]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        store = RecordStore(record)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if record.exists() and store.table().num_rows >= 120:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGKILL)  # mid-batch: creates in flight are cut
+        proc.wait()
+        made_before = store.table().num_rows
+        assert 120 <= made_before < 300
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    finally:
+        clock.stop.set()
+        clock.join()
+    assert done.returncode == 0, done.stderr
+    reused = int(done.stdout.split("REUSED ")[1].split()[0])
+    assert reused >= made_before and "COMPLETED 300" in done.stdout
+    with Client(account["api_key"], base_url=srv.base_url, record=record) as c:
+        tasks = list(c.generations.list(limit=100))
+        assert len(tasks) == 300 and len({t.task_id for t in tasks}) == 300
+        assert store.table().num_rows == 300
+        ids, total = billed(admin, account)
+        assert len(ids) == 300 and total == 300 * PRICE
+        assert Decimal(1000) - balance_usd(c) == 300 * PRICE
