@@ -11,6 +11,7 @@ may point at another host).
 
 from __future__ import annotations
 
+import hashlib
 import mimetypes
 import os
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import LIMITS
 from songlab.client._base import Call, Op, Work, path_id
+from songlab.client._errors import ResourceNotFound
 from songlab.client._models import (
     Asset,
     AudioArray,
@@ -100,9 +102,42 @@ class Files(Generic[C]):
             check_file("source", size=len(content), mime_type=None, filename=None,
                        max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
             mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+            known = yield from self._uploaded_before_op(content, mime)
+            if known is not None:
+                return known
             data = yield Call("POST", "/v1/files", files={"file": (name, content, mime)})
+            up = parse_upload(data)
+            record = self._c.record
+            if record is not None and self._c.reuse is not False:
+                try:
+                    yield Work(record.write_upload, (self._c.key_id, self._c.base_url,
+                                                     hashlib.sha256(content).hexdigest(), mime,
+                                                     up.file_id, up.size_bytes or len(content)))
+                except Exception:  # noqa: BLE001 - the file is stored: never fail the upload
+                    pass
         up = parse_upload(data)
         self._c._uploads[up.file_id] = up
+        return up
+
+    def _uploaded_before_op(self, content: bytes, mime: str) -> Op:
+        """The file the same bytes (and type) became on this account before (from the
+        record, checked with one link request), or None. Uploads cost nothing, but a new
+        file id would make a re-run's creates differ from the first run's and buy again."""
+        record = self._c.record
+        if record is None or self._c.reuse is False:
+            return None
+        digest = hashlib.sha256(content).hexdigest()
+        found = yield Work(record.upload_of, (self._c.key_id, self._c.base_url, digest, mime))
+        if found is None:
+            return None
+        file_id, size = found
+        try:
+            yield Call("GET", f"/v1/files/{path_id(file_id, 'file_id')}/url")
+        except ResourceNotFound:
+            yield Work(record.forget_upload, (self._c.key_id, self._c.base_url, file_id))
+            return None
+        up = UploadedFile(file_id, mime, size, digest, {"file_id": file_id, "reused": True})
+        self._c._uploads[file_id] = up
         return up
 
     @overload

@@ -86,6 +86,10 @@ _DDL: Final = (
     "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, payload TEXT, consent_id TEXT, "
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, UNIQUE (task_id, key_id))",
     "CREATE INDEX IF NOT EXISTS creates_by_key ON creates (key_id, base_url, idempotency_key)",
+    # uploads sent once: the same bytes (and type) on the same account reuse their file id
+    "CREATE TABLE IF NOT EXISTS uploads (key_id TEXT NOT NULL, base_url TEXT, "
+    "content_sha256 TEXT NOT NULL, mime_type TEXT, file_id TEXT NOT NULL, size_bytes INTEGER, "
+    "uploaded_at TEXT, PRIMARY KEY (key_id, base_url, content_sha256, mime_type))",
 )
 _Q8: Final = Decimal("0.00000001")
 
@@ -271,6 +275,30 @@ class RecordStore:
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
+
+    def upload_of(self, key_id: str, base_url: str | None, content_sha256: str,
+                  mime_type: str | None) -> tuple[str, int | None] | None:
+        """(file id, size) of the same bytes uploaded before on this account, or None."""
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT file_id, size_bytes FROM uploads WHERE key_id = ? AND base_url IS ? "
+                "AND content_sha256 = ? AND mime_type IS ?",
+                (key_id, base_url, content_sha256, mime_type)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def write_upload(self, key_id: str, base_url: str | None, content_sha256: str,
+                     mime_type: str | None, file_id: str, size_bytes: int | None) -> None:
+        with self._lock:
+            self._connection().execute(
+                "INSERT OR REPLACE INTO uploads VALUES (?,?,?,?,?,?,?)",
+                (key_id, base_url, content_sha256, mime_type, file_id, size_bytes,
+                 datetime.now(UTC).isoformat()))
+
+    def forget_upload(self, key_id: str, base_url: str | None, file_id: str) -> None:
+        with self._lock:
+            self._connection().execute(
+                "DELETE FROM uploads WHERE key_id = ? AND base_url IS ? AND file_id = ?",
+                (key_id, base_url, file_id))
 
     def consent_id(self, *, task_id: str, key_id: str) -> str | None:
         """The ``consent_id`` a voice-clone create answered with (kept to re-attach)."""

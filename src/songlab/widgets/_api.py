@@ -37,9 +37,14 @@ def create_generation(
     tool_id: str,
     payload: dict[str, Any],
     license: int,
-    idempotency_key: str,
+    idempotency_key: str | None,
+    take: int = 1,
 ) -> Any:
-    """``POST /v1/generations``; answers a handle with ``task_id``."""
+    """``POST /v1/generations``; answers a handle with ``task_id``. Without a key the client
+    derives one from the request and ``take`` (and re-attaches to a recorded task)."""
+    if idempotency_key is None:
+        return client.generations.create(tool_id=tool_id, payload=payload, license=license,
+                                         take=take)
     return client.generations.create(
         tool_id=tool_id, payload=payload, license=license, idempotency_key=idempotency_key
     )
@@ -50,7 +55,7 @@ def upload(client: Any, content: bytes, *, filename: str) -> Any:
     return client.files.upload(content, filename=filename)
 
 
-def create_voice_clone(client: Any, *, idempotency_key: str, **fields: Any) -> Any:
+def create_voice_clone(client: Any, *, idempotency_key: str | None, **fields: Any) -> Any:
     """``POST /v1/voice-clones``; answers a handle with ``task_id`` and ``consent_id``."""
     return client.voice_clones.create(idempotency_key=idempotency_key, **fields)
 

@@ -1,8 +1,11 @@
 """Submit once: the gate check, one Idempotency-Key per submission, repeat clicks answered.
 
 Shared by the generation form and the voice-clone panel. A *submission* is the
-panel's current values (its fingerprint): the key is minted once for it and
-reused on every retry or double click, and a submission that already made a
+panel's current values (its fingerprint) and its take. While the client re-attaches
+instead of re-buying (``reuse``, on by default) the client derives the key from the
+request and the take, so the same submission after a kernel restart re-attaches to
+its recorded task; with ``reuse=False`` a key is minted once per submission and
+reused on every retry or double click. Either way a submission that already made a
 task answers with that task's row instead of creating another.
 """
 
@@ -33,10 +36,17 @@ class SubmitOnce:
         self._key: str | None = None
         self._key_for: str | None = None  # the submission the key belongs to
         self._submitted: dict[str, str] = {}  # submission fingerprint -> task id
+        self._takes: dict[str, int] = {}  # submission fingerprint -> its take (default 1)
         self._busy = threading.Lock()
 
-    def _submit_once(self, create: Callable[[str], Any], created: Callable[[Any], Any]) -> Any:
-        """``create(key)`` sends the request; ``created(handle)`` tracks it and returns its row."""
+    def take(self) -> int:
+        """The take the current values would be submitted as (1 unless "New take")."""
+        return self._takes.get(self._fingerprint(), 1)  # type: ignore[attr-defined]
+
+    def _submit_once(self, create: Callable[[str | None], Any],
+                     created: Callable[[Any], Any]) -> Any:
+        """``create(key)`` sends the request (key None: the client derives it);
+        ``created(handle)`` tracks it and returns its row."""
         self._refresh()  # type: ignore[attr-defined]
         gate = self.gate  # type: ignore[attr-defined]
         if not gate.valid:
@@ -49,7 +59,9 @@ class SubmitOnce:
             return None
         try:
             self.submit.disabled = True  # type: ignore[attr-defined]
-            if self._key_for != fingerprint or self._key is None:
+            if getattr(self.client, "reuse", False) is not False:  # type: ignore[attr-defined]
+                self._key, self._key_for = None, fingerprint  # the client derives it
+            elif self._key_for != fingerprint or self._key is None:
                 self._key, self._key_for = _api.new_key(), fingerprint
             project = self.project or default_project(self.client) or DEFAULT_PROJECT  # type: ignore[attr-defined]
             with attribution(project=project, tags=[f"widget:{type(self).__name__}"]):

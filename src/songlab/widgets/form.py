@@ -3,16 +3,20 @@
 Operations and models come from ``GET /v1/tools``. Every change re-runs the pure
 rule of :mod:`songlab.widgets._gate`: the price of this exact request is shown,
 and the submit button is enabled only while the request is valid (the reason is
-shown otherwise). One Idempotency-Key belongs to one submission: it is minted on
-the first click for the current values and reused by every later click or retry
-with the same values, so a double click creates one task (the service answers
-the original task for a repeated key). Changing a value, or "New take", starts
-a new submission. The created task is followed in an embedded progress panel.
+shown otherwise). One submission (the current values and their take) makes one
+task: a double click, a retry, or the same values after a kernel restart re-attach
+to it (the client's record), and the form says so before you click ("would
+re-attach to task ... from 10:02 (take 1); nothing is billed"). "New take" moves to
+the next take the record does not hold yet, so the same values make a new task.
+Each result is named in the progress list by model, take, a short prompt and the
+time, so takes can be told apart. The created task is followed in an embedded
+progress panel.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -53,7 +57,8 @@ class GenerationForm(SubmitOnce, W.VBox):
         self.reason = W.HTML()
         self.submit = W.Button(description="Generate", button_style="primary", icon="play")
         self.new_take = W.Button(description="New take", icon="refresh",
-                                 tooltip="Submit the same values again as a new task")
+                                 tooltip="The same values as a new task (the next take)")
+        self.take_label = W.HTML()
         self.progress = progress if progress is not None else ProgressPanel(client,
                                                                             title="Generations")
         self.output = AudioView(client)  # the latest completed task's audio
@@ -71,7 +76,8 @@ class GenerationForm(SubmitOnce, W.VBox):
         super().__init__(children=[
             W.HBox([self.operation, self.model, self.license]),
             self.prompt, self.lyrics, W.HBox([self.duration, self.vocal_id]),
-            self.price_label, self.reason, W.HBox([self.submit, self.new_take]),
+            self.price_label, self.reason,
+            W.HBox([self.submit, self.new_take, self.take_label]),
             self.sink.line, self.sink.log, self.progress, self.output,
         ])
         self._refresh()
@@ -98,6 +104,23 @@ class GenerationForm(SubmitOnce, W.VBox):
 
     def _fingerprint(self) -> str:
         return json.dumps(self.request(), sort_keys=True)
+
+    def _body(self) -> dict[str, Any]:
+        """The native create body the client would send (its record's look-up key)."""
+        req = self.request()
+        return {"tool_id": req["tool_id"], "payload_json": json.dumps(req["payload"]),
+                "license": req["license"]}
+
+    def would_reuse(self) -> Any:
+        """The recorded create the current values and take would re-attach to (nothing
+        billed), or None. A local look-up in the client's record; nothing is sent."""
+        find = getattr(self.client, "previous_create", None)
+        if find is None or not self.gate.valid or self.tool_id is None:
+            return None
+        try:
+            return find("/v1/generations", self._body(), take=self.take())
+        except Exception:  # noqa: BLE001 - a record that cannot be read: no hint, no harm
+            return None
 
     def _sync_models(self, preferred: str | None) -> None:
         op = self.operation.value
@@ -134,19 +157,47 @@ class GenerationForm(SubmitOnce, W.VBox):
         else:
             self.price_label.value = "<b>Price: -</b>"
         done = self._submitted.get(self._fingerprint())
+        take = self.take()
+        self.take_label.value = f"take {take}"
+        previous = None if done else self.would_reuse()
         if not self.gate.valid:
             self.reason.value = status_html(self.gate.reason, "warn")
         elif done:
-            self.reason.value = status_html(f"submitted as task {done}; change a value "
-                                            "or press New take to submit again", "info")
+            self.reason.value = status_html(f"submitted as task {done} (take {take}); change "
+                                            "a value or press New take to submit again", "info")
+        elif previous is not None:
+            when = (previous.accepted_at.astimezone().strftime("%H:%M")
+                    if previous.accepted_at is not None else "earlier")
+            self.reason.value = status_html(
+                f"would re-attach to task {previous.task_id[:8]}... from {when} (take {take}): "
+                "nothing is billed again; New take makes another", "info")
         else:
             self.reason.value = status_html("ready", "ok")
         self.submit.disabled = not self.gate.valid or bool(done) or self._busy.locked()
 
     def _start_new_take(self) -> None:
-        self._submitted.pop(self._fingerprint(), None)
+        """The next take of the current values that the record does not hold yet."""
+        fingerprint = self._fingerprint()
+        self._submitted.pop(fingerprint, None)
         self._key = self._key_for = None
+        take = self.take() + 1
+        find = getattr(self.client, "previous_create", None)
+        while find is not None and self.gate.valid and self.tool_id is not None and take < 1000:
+            try:
+                if find("/v1/generations", self._body(), take=take) is None:
+                    break
+            except Exception:  # noqa: BLE001 - no record to ask: the next number
+                break
+            take += 1
+        self._takes[fingerprint] = take
         self._refresh()
+
+    def _label(self, take: int) -> str:
+        """How a result is named in the list: model, take, a short prompt and the time."""
+        prompt = " ".join(str(self.prompt.value or "").split())
+        short = prompt if len(prompt) <= 24 else prompt[:23] + "\u2026"
+        when = datetime.now().strftime("%H:%M")
+        return f"{self.model.value} take {take} \u00b7 \u201c{short}\u201d \u00b7 {when}"
 
     def _task_done(self, row: TaskRow) -> None:
         """From the row's thread: show the first audio file of a completed task."""
@@ -164,18 +215,21 @@ class GenerationForm(SubmitOnce, W.VBox):
     def send(self) -> TaskRow | None:
         """Create the task for the current values (what the button does); None if refused."""
 
-        def create(key: str) -> Any:
+        take = self.take()
+
+        def create(key: str | None) -> Any:
             req = self.request()
             self.sink.info(f"sending ({_gate.format_price(self.gate.price)})")
             return _api.create_generation(self.client, tool_id=req["tool_id"],
                                           payload=req["payload"], license=req["license"],
-                                          idempotency_key=key)
+                                          idempotency_key=key, take=take)
 
         def created(handle: Any) -> TaskRow:
             if handle.task_id not in self.task_ids:
                 self.task_ids.append(handle.task_id)
-            self.sink.info(f"task {handle.task_id} created", "ok")
-            return self.progress.track(handle.task_id,
-                                       label=f"{self.operation.value} {self.model.value}")
+            reused = isinstance(getattr(handle, "raw", None), dict) and handle.raw.get("reused")
+            self.sink.info(f"task {handle.task_id} " + ("re-attached (nothing billed again)"
+                                                         if reused else "created"), "ok")
+            return self.progress.track(handle.task_id, label=self._label(take))
 
         return self._submit_once(create, created)
