@@ -7,6 +7,7 @@ are sandbox-wide: a test that sets them removes them in ``finally``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from decimal import Decimal as D
 from typing import Any
@@ -265,3 +266,32 @@ def test_listening_panel_on_sandbox_songs_is_blind_and_matched(client, assert_bl
     firsts = [session.key[t]["A"] for t in session.key]
     assert sorted(firsts) == sorted(names.values())  # each model first once
     assert set(frame["model"]) == set(names.values())
+
+
+def test_form_shows_a_reuse_and_new_take_makes_another_named_task(sandbox, admin,
+                                                                   account) -> None:
+    with Client(account.api_key, base_url=sandbox.base_url, quiet=True) as first:
+        form = song_form(first)
+        assert "ready" in form.reason.value and form.take_label.value == "take 1"
+        form.submit.click()
+        finish(form)
+    # a kernel restart: a new client and a new form, the same record
+    with Client(account.api_key, base_url=sandbox.base_url, quiet=True) as again:
+        form2 = song_form(again)
+        assert f"would re-attach to task {form.task_ids[0][:8]}" in form2.reason.value
+        assert "nothing is billed again" in form2.reason.value and not form2.submit.disabled
+        form2.submit.click()
+        finish(form2)
+        assert form2.task_ids == form.task_ids and len(ledger(admin, account)) == 1
+        form2.new_take.click()
+        assert form2.take_label.value == "take 2" and "ready" in form2.reason.value
+        form2.submit.click()
+        finish(form2)
+        assert len(form2.task_ids) == 2 and len(ledger(admin, account)) == 2
+        labels = [form2.progress.rows[t].state.label for t in form2.task_ids]
+        assert re.fullmatch(r"v7 take 1 \u00b7 \d\d:\d\d \u00b7 bright synth pop", labels[0])
+        assert re.fullmatch(r"v7 take 2 \u00b7 \d\d:\d\d \u00b7 bright synth pop", labels[1])
+        shown = [form2.progress.rows[t].bar.description for t in form2.task_ids]
+        assert shown[0] != shown[1]  # the row's 24 characters tell the takes apart
+        form2.new_take.click()  # takes 1 and 2 are recorded: the next is 3
+        assert form2.take_label.value == "take 3"

@@ -193,11 +193,12 @@ class GenerationForm(SubmitOnce, W.VBox):
         self._refresh()
 
     def _label(self, take: int) -> str:
-        """How a result is named in the list: model, take, a short prompt and the time."""
+        """How a result is named in the list: model, take, the time and a short prompt (in
+        that order: a progress row shows the first 24 characters)."""
         prompt = " ".join(str(self.prompt.value or "").split())
         short = prompt if len(prompt) <= 24 else prompt[:23] + "\u2026"
         when = datetime.now().strftime("%H:%M")
-        return f"{self.model.value} take {take} \u00b7 \u201c{short}\u201d \u00b7 {when}"
+        return f"{self.model.value} take {take} \u00b7 {when} \u00b7 {short}"
 
     def _task_done(self, row: TaskRow) -> None:
         """From the row's thread: show the first audio file of a completed task."""
