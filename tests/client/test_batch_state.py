@@ -41,11 +41,19 @@ def test_pacer_backs_off_multiplicatively_and_recovers_gradually():
     assert p.interval == 1.0 and p.limited == 7  # capped
     p.sent(11.0)
     assert p.next_at == pytest.approx(12.0)  # sends are spaced by the interval
+    p.rate_limited(11.5, sent_at=10.5)  # sent before the last refusal: holds, no doubling
+    assert p.interval == 1.0 and p.limited == 8
+    p2 = Pacer(base_s=0.1, max_s=10.0)
+    p2.rate_limited(1.0, sent_at=0.9)
+    p2.rate_limited(1.01, sent_at=0.95)  # another create of the same burst
+    assert p2.interval == 0.1
+    p2.rate_limited(1.3, sent_at=1.2)  # sent after it: a new refusal, doubles
+    assert p2.interval == pytest.approx(0.2)
     p.accepted()
-    assert p.interval == pytest.approx(0.9)
-    for _ in range(40):
+    assert p.interval == pytest.approx(0.5)
+    for _ in range(4):
         p.accepted()
-    assert p.interval == 0.0  # unpaced again once the limit stops answering
+    assert p.interval == 0.0  # unpaced again a few accepted creates after the limit lets go
 
 
 def test_state_caps_concurrency_and_holds_only_the_limited_tool():

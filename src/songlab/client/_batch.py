@@ -50,17 +50,19 @@ MAX_TRIES: Final = 8  # attempts of one request after transient failures (429s n
 class Pacer:
     """The adaptive rate of one tool: the least time between two of its creates.
 
-    Starts unpaced; each ``RateLimited`` doubles the spacing (from ``base_s``, at most
-    ``max_s``) and holds the tool for that long; each accepted create shortens the spacing
-    by ``1 - relax`` (below ``base_s`` / 2 it is zero again). Multiplicative decrease,
-    gradual recovery: a tool limited to N an hour settles near its limit without
-    hammering the service with refused requests."""
+    Starts unpaced; a ``RateLimited`` answer doubles the spacing (from ``base_s``, at most
+    ``max_s``) and holds the tool for that long (the answers of creates sent before the
+    last one only hold it: one refusal episode doubles once, however many creates were in
+    flight); each accepted create multiplies the spacing by ``relax`` (below ``base_s`` / 2
+    it is zero again). The tool probes its limit at most every ``max_s`` while refused and
+    is back to full speed a few accepted creates after the limit lets go."""
 
     base_s: float = 0.05
     max_s: float = 60.0
-    relax: float = 0.1
+    relax: float = 0.5
     interval: float = 0.0
     next_at: float = 0.0
+    limited_at: float = float("-inf")  # when the last RateLimited was taken into account
     limited: int = 0  # RateLimited answers seen
 
     def delay(self, now: float) -> float:
@@ -70,13 +72,15 @@ class Pacer:
         self.next_at = max(self.next_at, now) + self.interval
 
     def accepted(self) -> None:
-        self.interval *= 1.0 - self.relax
+        self.interval *= self.relax
         if self.interval < self.base_s / 2:
             self.interval = 0.0
 
-    def rate_limited(self, now: float) -> None:
+    def rate_limited(self, now: float, sent_at: float | None = None) -> None:
         self.limited += 1
-        self.interval = min(self.max_s, max(self.base_s, self.interval * 2.0))
+        if sent_at is None or sent_at >= self.limited_at:
+            self.interval = min(self.max_s, max(self.base_s, self.interval * 2.0))
+            self.limited_at = now
         self.next_at = max(self.next_at, now + self.interval)
 
 
@@ -91,6 +95,7 @@ class BatchItem:
     tool: str  # the pacing key (the tool id)
     recorded: bool = False  # the record already held it when the batch started
     tries: int = 0
+    sent_at: float = 0.0  # the clock when its last attempt was released
     task_id: str | None = None
     reused: bool = False
     status: str | None = None
@@ -152,6 +157,7 @@ class BatchState:
             self.pacer(item.tool).sent(now)
             self.in_flight += 1
             item.tries += 1
+            item.sent_at = now
             ready.append(item)
         self.queue.extendleft(reversed(skipped))
         if self.queue and self.in_flight < self.concurrency and wait is None and ready:
@@ -171,7 +177,7 @@ class BatchState:
         self.in_flight -= 1
         if isinstance(exc, RateLimited):
             item.tries -= 1  # pacing is not a failure
-            self.pacer(item.tool).rate_limited(now)
+            self.pacer(item.tool).rate_limited(now, item.sent_at)
             self.queue.appendleft(item)  # keeps its place in line
             return
         if isinstance(exc, _AGAIN) and item.tries < MAX_TRIES:
