@@ -219,3 +219,14 @@ def test_several_processes_at_once_create_each_request_once(sandbox, account, tm
         assert len(_tasks(c)) == 12
         assert _balance(c) == 100000 - 12 * 7
     assert isinstance(table, pa.Table)
+
+
+def test_an_unusable_record_never_fails_a_create(sandbox, account, tmp_path, caplog):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the record's directory should be")
+    with Client(account.api_key, base_url=sandbox.base_url, quiet=True,
+                record=blocker / "record.sqlite") as c:
+        h1 = c.generations.create(operation="generate_song", model="v5", payload=SONG)
+        h2 = c.generations.create(operation="generate_song", model="v5", payload=SONG)
+        assert h1.task_id == h2.task_id  # the derived key: the service deduplicated
+        assert len(_tasks(c)) == 1 and "could not read the record" in caplog.text

@@ -366,8 +366,15 @@ class BaseClient:
         elif scope is None:
             take = 1
         if scope is not None and self.record is not None:
-            found = yield Work(functools.partial(self.record.find, key_id=self.key_id,
-                                                 base_url=self.base_url, idempotency_key=key))
+            try:
+                found = yield Work(functools.partial(self.record.find, key_id=self.key_id,
+                                                     base_url=self.base_url,
+                                                     idempotency_key=key))
+            except Exception:  # noqa: BLE001 - an unreadable record: the key still dedups
+                log.warning("could not read the record %s; creating (the Idempotency-Key "
+                            "still lets the service deduplicate)", self.record.path,
+                            exc_info=True)
+                found = None
             if found is not None:
                 handle = yield from self._reattach_op(found, key, announce)
                 if handle is not None:
