@@ -111,3 +111,31 @@ def test_requests_are_checked_naming_the_index_and_field():
         check_request(0, {"operation": "generate_song"})
     with pytest.raises(ValidationError, match=r"requests\[1\]"):
         check_request(1, "generate a song")
+
+
+def test_progress_is_one_rewritten_line_outside_a_notebook(capsys):
+    from songlab.client._batch import Progress
+
+    bar = Progress(3, show=True)
+    bar.update("creating", 1, force=True)
+    bar.update("creating", 3, force=True)
+    bar.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.count("\r") == 3
+    assert "batch: creating 1/3" in err and err.rstrip().endswith("batch: creating 3/3")
+    quiet = Progress(3, show=False)
+    quiet.update("creating", 2, force=True)
+    quiet.close()
+    assert capsys.readouterr().err == "" and quiet.text == "batch: creating 2/3"
+
+
+def test_progress_is_one_widget_bar_in_a_notebook(monkeypatch, capsys):
+    from songlab.client import _batch
+
+    monkeypatch.setattr(_batch, "_in_kernel", lambda: True)
+    bar = _batch.Progress(4)
+    bar.update("creating", 2)
+    bar.update("finishing", 4)
+    bar.close()
+    assert bar._bar.value == 4 and bar._bar.max == 4 and bar._bar.description == "finishing"
+    assert bar._label.value == "4/4" and capsys.readouterr().err == ""
