@@ -83,6 +83,12 @@ def connect(
     client makes (kept locally by a tracking ``songlab.ledger.LedgerStore``, never
     sent; ``songlab.ledger.attribution(...)`` blocks refine them). Checked before
     anything starts.
+
+    Other keywords go to the client: ``record=`` (the record of creates: a path, a
+    ``RecordStore`` or False), ``reuse=`` (``"notebook"``, the default: a re-run of this
+    notebook re-attaches to what it bought; ``"account"``; False), ``cache=`` (the
+    download cache), ``quiet=`` also silences the client's re-attach lines. See
+    ``docs/client.md``.
     """
     labels = make_labels(project, tags)
     from songlab.client._async import AsyncClient
@@ -92,7 +98,7 @@ def connect(
     api_key = os.environ.get("SONGLAB_API_KEY") or None
     base_url = os.environ.get("SONGLAB_BASE_URL") or None
     if api_key and base_url:
-        client = cls(api_key, base_url=base_url, **client_options)
+        client = cls(api_key, base_url=base_url, **{"quiet": quiet, **client_options})
         set_client_defaults(client, labels if labels != Labels() else None)
         if not quiet:
             print(f"songlab: connected to {client.base_url} (key from SONGLAB_API_KEY)")
@@ -104,7 +110,7 @@ def connect(
     if not (isinstance(speed, int | float) and speed > 0):
         raise ValidationError("speed", f"a positive number, got {speed!r}")
     srv = _sandbox(float(speed), db, admin_token)
-    client = cls(DEMO_API_KEY, base_url=srv.base_url, **client_options)
+    client = cls(DEMO_API_KEY, base_url=srv.base_url, **{"quiet": quiet, **client_options})
     client.sandbox = srv  # the running sandbox (base_url, admin_token, stop())
     set_client_defaults(client, labels if labels != Labels() else None)
     if not quiet:
