@@ -426,7 +426,10 @@ class BaseClient:
                 if found.accepted_at is not None else "earlier")
         cost = (f"${found.estimate_usd.normalize():f}" if found.estimate_usd is not None
                 else "its price")
-        if announce:
+        if announce and task.status == "failed":
+            self._say(f"reused task {found.task_id[:8]}... from {when}: it failed (nothing "
+                      "was billed); take=2 or fresh=True asks again")
+        elif announce:
             self._say(f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
                       "again; fresh=True makes a new one")
         consent = yield Work(functools.partial(self.record.consent_id if self.record else _noop,
