@@ -230,3 +230,19 @@ def test_an_unusable_record_never_fails_a_create(sandbox, account, tmp_path, cap
         h2 = c.generations.create(operation="generate_song", model="v5", payload=SONG)
         assert h1.task_id == h2.task_id  # the derived key: the service deduplicated
         assert len(_tasks(c)) == 1 and "could not read the record" in caplog.text
+
+
+def test_a_failed_task_reattaches_and_says_how_to_ask_again(client, admin, capsys):
+    admin.put("/_sandbox/faults", json={"fail_tasks": 1.0}).raise_for_status()
+    try:
+        h = client.generations.create(operation="generate_song", model="v5", payload=SONG)
+        assert h.wait(timeout=60, raise_on_failure=False).status == "failed"
+    finally:
+        admin.delete("/_sandbox/faults")
+    capsys.readouterr()
+    again = client.generations.create(operation="generate_song", model="v5", payload=SONG)
+    assert again.task_id == h.task_id and again.status == "failed"
+    assert "it failed (nothing was billed); take=2" in capsys.readouterr().out
+    second = client.generations.create(operation="generate_song", model="v5", payload=SONG,
+                                       take=2)
+    assert second.wait(timeout=60).status == "completed"
