@@ -131,11 +131,11 @@ def test_an_upload_is_retried_only_where_it_never_reached_the_server(fake, clock
     up = c.files.upload(b"RIFF....", filename="a.wav")
     assert up.file_id == "file-1" and len(posts(fake, "/v1/files")) == 4  # 3 refused + 1
     fake.fail_next("/v1/files", "lost")  # stored, then the answer was reset
-    with pytest.raises(APIConnectionError):
-        c.files.upload(b"RIFF....", filename="b.wav")
+    with pytest.raises(APIConnectionError):  # other bytes: the same ones would be reused
+        c.files.upload(b"RIFF...b", filename="b.wav")
     fake.fail_next("/v1/files", 502, HTML_502)
     with pytest.raises(UnexpectedResponse):
-        c.files.upload(b"RIFF....", filename="c.wav")
+        c.files.upload(b"RIFF...c", filename="c.wav")
     assert len(fake.files) == 2  # the lost one is stored once, nothing twice
 
 

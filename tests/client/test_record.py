@@ -246,3 +246,23 @@ def test_a_failed_task_reattaches_and_says_how_to_ask_again(client, admin, capsy
     second = client.generations.create(operation="generate_song", model="v5", payload=SONG,
                                        take=2)
     assert second.wait(timeout=60).status == "completed"
+
+
+def test_the_same_bytes_are_uploaded_once(client, sandbox, account):
+    posts = []
+    client._http.event_hooks["request"].append(
+        lambda r: posts.append(r.url.path) if r.method == "POST" else None)
+    data = (DATA / "voice_female.mp3").read_bytes()
+    a = client.files.upload(DATA / "voice_female.mp3")
+    b = client.files.upload(data, filename="voice_female.mp3")  # same bytes, same type
+    assert a.file_id == b.file_id and posts == ["/v1/files"]
+    c = client.files.upload(data, filename="voice.bin")  # another type: its own file
+    assert c.file_id != a.file_id and posts == ["/v1/files"] * 2
+    # a recorded file the service no longer has is uploaded again
+    client.record.write_upload(client.key_id, client.base_url,
+                               hashlib.sha256(b"gone").hexdigest(), "audio/mpeg",
+                               "00000000-0000-4000-8000-00000000dead", 4)
+    d = client.files.upload(b"gone", filename="gone.mp3")
+    assert d.file_id != "00000000-0000-4000-8000-00000000dead" and len(posts) == 3
+    with Client(account.api_key, base_url=sandbox.base_url, reuse=False) as off:
+        assert off.files.upload(data, filename="voice_female.mp3").file_id != a.file_id
