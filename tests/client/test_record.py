@@ -71,7 +71,7 @@ def test_keep_payloads_keeps_the_canonical_request(sandbox, account, tmp_path):
     store = RecordStore(tmp_path / "r.sqlite", keep_payloads=True)
     with Client(account.api_key, base_url=sandbox.base_url, record=store) as c:
         h = c.generations.create(operation="generate_song", model="v5", payload=SONG)
-    assert json.loads(store.payload(h.task_id))["body"]["payload_json"] == SONG
+    assert json.loads(store.payload(h.task_id))["payload_json"] == SONG
 
 
 def test_same_request_reattaches_without_a_post_and_says_so(client, capsys):

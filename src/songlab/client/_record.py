@@ -105,9 +105,9 @@ def default_record_path() -> Path:
 
 
 def canonical_request(route: str, body: Mapping[str, Any]) -> str:
-    """The request as one canonical JSON text: sorted keys, no spaces, ``payload_json``
+    """The request body as one canonical JSON text: sorted keys, no spaces, ``payload_json``
     parsed (so key order or spacing inside the payload's text never makes two requests
-    differ). The route leads, so the same body on two routes differs."""
+    differ). ``route`` is not part of it (the key and the record keep it beside)."""
     obj = dict(body)
     text = obj.get("payload_json")
     if isinstance(text, str):
@@ -115,8 +115,8 @@ def canonical_request(route: str, body: Mapping[str, Any]) -> str:
             obj["payload_json"] = json.loads(text)
         except ValueError:
             pass  # sent as the string it is
-    return json.dumps({"route": route, "body": obj}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False, default=str)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
 
 
 def payload_sha256(route: str, body: Mapping[str, Any]) -> str:
