@@ -22,7 +22,7 @@ import concurrent.futures as cf
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
@@ -484,5 +484,3 @@ async def run_batch_async(client: Any, requests: Iterable[Any], opts: Options) -
     client._say(_summary(state, items, _spent(items)))
     return frame(items)
 
-
-BatchRunner = Callable[..., Any]
