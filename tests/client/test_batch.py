@@ -179,3 +179,18 @@ def test_a_killed_batch_run_again_creates_every_request_exactly_once(srv, admin,
         ids, total = billed(admin, account)
         assert len(ids) == 300 and total == 300 * PRICE
         assert Decimal(1000) - balance_usd(c) == 300 * PRICE
+
+
+def test_a_batch_carries_the_callers_labels_and_budget(srv, admin, account):
+    from songlab.client import BudgetExceeded as Refused
+    from songlab.ledger import attribution
+
+    with Client(account["api_key"], base_url=srv.base_url, quiet=True) as c:
+        with attribution(project="study", tags=["batch"]):
+            c.batch(lyrics(4), progress=False, wait=False)
+        rows = c.record.table().to_pylist()
+        assert [(r["project"], r["tags"]) for r in rows] == [("study", "batch")] * 4
+        with c.budget(usd="0.05"):  # room for two creates of $0.02 at list price
+            df = c.batch(lyrics(4, start=10), progress=False, wait=False, concurrency=1)
+        assert list(df["task_id"].notna()) == [True, True, False, False]
+        assert df["error"][2].startswith(Refused.__name__)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import contextvars
 import sys
 import time
 from collections import deque
@@ -399,8 +400,9 @@ def run_batch(client: Any, requests: Iterable[Any], opts: Options) -> Any:
             running: dict[cf.Future[Any], BatchItem] = {}
             while not state.finished:
                 ready, wait = state.take_ready(time.monotonic())
-                for item in ready:
-                    running[pool.submit(client._drive, _create_op(client, item))] = item
+                for item in ready:  # in the caller's context: its labels and budgets
+                    ctx = contextvars.copy_context()
+                    running[pool.submit(ctx.run, client._drive, _create_op(client, item))] = item
                 bar.update("creating", state.created + state.failed)
                 if not running:
                     time.sleep(wait or 0.0)
