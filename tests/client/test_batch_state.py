@@ -139,3 +139,11 @@ def test_progress_is_one_widget_bar_in_a_notebook(monkeypatch, capsys):
     bar.close()
     assert bar._bar.value == 4 and bar._bar.max == 4 and bar._bar.description == "finishing"
     assert bar._label.value == "4/4" and capsys.readouterr().err == ""
+
+
+def test_an_empty_batch_is_an_empty_frame_with_the_columns():
+    df = frame([])
+    assert len(df) == 0 and list(df.columns) == [
+        "request", "task_id", "status", "reused", "take", "tool_id", "cost_usd", "cost_source",
+        "file_ids", "error"]
+    assert BatchState([], concurrency=4).finished
