@@ -76,3 +76,14 @@ def test_every_fact_names_where_it_is_read_and_what_songlab_does_without() -> No
     for fact, (where, names, without) in F.FACTS.items():
         assert where and names and all(isinstance(n, str) and n for n in names), fact
         assert without, fact
+
+
+def test_the_mapping_doc_lists_every_fact_and_its_names() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "spec-only.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines()
+            if line.startswith("| ") and line.count("|") == 5}
+    for fact, (_, names, _) in F.FACTS.items():
+        assert fact in rows, f"docs/spec-only.md has no row for {fact}"
+        assert all(f"`{n}`" in rows[fact] for n in names), fact
