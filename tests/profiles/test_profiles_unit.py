@@ -73,3 +73,23 @@ def test_sse_frames_split_across_chunks_are_reshaped_whole() -> None:
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     assert body == (b'id: 1\nevent: progress\ndata: {"seq": 1}\n\n'
                     b'id: 2\nevent: terminal\ndata: {"seq": 2}\n\n')
+
+
+def test_connect_passes_the_profile_to_the_embedded_sandbox(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import songlab
+    from songlab.client import ValidationError, _connect
+
+    monkeypatch.delenv("SONGLAB_API_KEY", raising=False)
+    monkeypatch.delenv("SONGLAB_BASE_URL", raising=False)
+    with pytest.raises(ValidationError, match="profile"):
+        songlab.connect(profile="strict")
+    client = songlab.connect(profile="spec", speed=500, admin_token="profiles-connect-test")
+    try:
+        assert "profile spec" in capsys.readouterr().out
+        tools = client.tools.list()
+        assert tools and all(set(t.raw) == {"id", "model", "operation"} for t in tools)
+    finally:
+        client.close()
+        client.sandbox.stop()
+        _connect._SANDBOXES.pop((500.0, ":memory:", "profiles-connect-test", "spec"), None)

@@ -52,6 +52,11 @@ class SandboxServer:
     def admin_token(self) -> str:
         return self.config.admin_token
 
+    @property
+    def profile(self) -> str:
+        """What the vendor surface shows: ``default``, ``spec`` or ``noisy``."""
+        return self.config.profile
+
     def start(self) -> SandboxServer:
         self._thread = threading.Thread(target=self._run, name="songlab-sandbox", daemon=True)
         self._thread.start()
