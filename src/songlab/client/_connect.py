@@ -46,9 +46,9 @@ def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "def
         if srv is None:
             from songlab.sandbox.server import serve_in_thread
 
+            shown: dict[str, Any] = {} if profile == "default" else {"profile": profile}
             srv = serve_in_thread(db=db, speed=speed, admin_token=admin_token,
-                                  host="127.0.0.1", port=0,
-                                  **({} if profile == "default" else {"profile": profile}))
+                                  host="127.0.0.1", port=0, **shown)
             if not _SANDBOXES:
                 atexit.register(_stop_all)
             _SANDBOXES[key] = srv
