@@ -101,7 +101,9 @@ def test_stream_and_async_wait_on_kind_and_seq(profile_sandbox: ProfileSandbox,
 
 def test_clone_and_a_song_in_that_voice(profile_sandbox: ProfileSandbox, client: Any) -> None:
     ref = client.files.upload(DATA / "voice_female.mp3")
-    assert ref.file_id and ref.size_bytes == (DATA / "voice_female.mp3").stat().st_size
+    assert ref.file_id
+    if not _spec(profile_sandbox):  # spec: the answer shows file_id only
+        assert ref.size_bytes == (DATA / "voice_female.mp3").stat().st_size
     handle = client.voice_clones.create(reference_file_id=ref, consent=True, name="me",
                                         rights_attestation="I am the singer and own it.")
     assert handle.consent_id

@@ -87,7 +87,8 @@ FACTS: Final[dict[str, tuple[str, Names, str]]] = {
     "event.message": ("event", EVENT_MESSAGE, "none"),
     "event.cursor": ("event", EVENT_CURSOR, "resume after the last seq seen"),
     "tool.name": ("tool", TOOL_NAME, "operation and model are shown instead"),
-    "upload.mime_type": ("upload", UPLOAD_MIME_TYPE, "the type guessed from the file name"),
+    "upload.mime_type": ("upload", UPLOAD_MIME_TYPE, "the type the client sent (from the "
+                         "file name)"),
     "upload.size_bytes": ("upload", UPLOAD_SIZE_BYTES, "the size the client sent"),
     "upload.sha256": ("upload", UPLOAD_SHA256, "unknown"),
 }

@@ -76,7 +76,6 @@ class Files(Generic[C]):
         self._c = client
 
     def _upload_op(self, source: Any, filename: str | None, mime_type: str | None) -> Op:
-        sent: dict[str, Any] = {}  # what the answer may not say (the spec shows file_id only)
         if isinstance(source, str) and source.startswith(("http://", "https://")):
             data = yield Call("POST", "/v1/files", json={"source_url": source})
         else:
@@ -93,9 +92,7 @@ class Files(Generic[C]):
                        max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
             mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
             data = yield Call("POST", "/v1/files", files={"file": (name, content, mime)})
-            sent = {"mime_type": mime if mime != "application/octet-stream" else None,
-                    "size_bytes": len(content)}
-        up = parse_upload(data, **sent)
+        up = parse_upload(data)
         self._c._uploads[up.file_id] = up
         return up
 
