@@ -27,6 +27,12 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 SONG = {"prompt": "a profile journey", "duration_seconds": 5, "seed": 3}
 
 
+def payload(seed: int) -> dict[str, Any]:
+    """A song payload of its own: a client that re-attaches identical requests makes a new
+    task only for a new request."""
+    return {**SONG, "seed": seed}
+
+
 @pytest.fixture(scope="module")
 def client(profile_sandbox: ProfileSandbox) -> Any:
     c = profile_sandbox.client()
@@ -38,7 +44,8 @@ def client(profile_sandbox: ProfileSandbox) -> Any:
 @pytest.fixture(scope="module")
 def songs(client: Any) -> dict[str, Any]:
     """One finished song per model (v5, v7): shared by the listening journeys."""
-    handles = {m: client.generations.create(operation="generate_song", model=m, payload=SONG)
+    handles = {m: client.generations.create(operation="generate_song", model=m,
+                                            payload=payload(100))
                for m in ("v5", "v7")}
     return {m: h.wait(timeout=120) for m, h in handles.items()}
 
@@ -53,7 +60,7 @@ def test_quickstart(profile_sandbox: ProfileSandbox, client: Any, tmp_path: Path
     assert tool in tools and tool.operation == "generate_song"
     before = client.account.balance()
     events: list[Any] = []
-    done = client.generations.create(tool_id=tool.id, payload=SONG).wait(
+    done = client.generations.create(tool_id=tool.id, payload=payload(101)).wait(
         timeout=120, on_event=events.append)
     assert done.status == "completed" and len(done.file_ids) == 1
     assert events and events[-1].is_terminal
@@ -73,7 +80,8 @@ def test_quickstart(profile_sandbox: ProfileSandbox, client: Any, tmp_path: Path
 
 def test_stream_and_async_wait_on_kind_and_seq(profile_sandbox: ProfileSandbox,
                                                client: Any) -> None:
-    handle = client.generations.create(operation="generate_music", model="v5", payload=SONG)
+    handle = client.generations.create(operation="generate_music", model="v5",
+                                       payload=payload(102))
     handle.wait(timeout=120)
     events = list(client.generations.stream(handle.task_id))  # a finished task replays
     assert events[-1].is_terminal and all(e.seq > 0 for e in events)
@@ -86,7 +94,8 @@ def test_stream_and_async_wait_on_kind_and_seq(profile_sandbox: ProfileSandbox,
             ac = songlab.connect(asynchronous=True, quiet=True)
         assert isinstance(ac, AsyncClient)
         try:
-            h = await ac.generations.create(operation="generate_song", model="v5", payload=SONG)
+            h = await ac.generations.create(operation="generate_song", model="v5",
+                                            payload=payload(103))
             seen: list[Any] = []
             task = await h.wait(timeout=120, on_event=seen.append)
             return task, seen
@@ -110,10 +119,11 @@ def test_clone_and_a_song_in_that_voice(profile_sandbox: ProfileSandbox, client:
     clone = handle.wait(timeout=120)
     assert clone.status == "completed" and clone.vocal_id  # from metadata_json alone
     song = client.generations.create(operation="generate_song", model="v6",
-                                     payload={**SONG, "vocal_id": clone.vocal_id}).wait(timeout=120)
+                                     payload={**payload(104), "vocal_id": clone.vocal_id}
+                                     ).wait(timeout=120)
     assert song.status == "completed" and song.file_ids
     stock = client.generations.create(operation="generate_song", model="v6",
-                                      payload=SONG).wait(timeout=120)
+                                      payload=payload(104)).wait(timeout=120)
     assert song.output.metadata["voice"] != stock.output.metadata["voice"]
 
 
@@ -141,12 +151,13 @@ def test_agent_one_recognised_by_tool_id_and_traced_from_metadata(
 def test_progress_panel_finishes_with_the_real_outcome(profile_sandbox: ProfileSandbox,
                                                       client: Any) -> None:
     panel = ProgressPanel(client, title="journey")
-    ok = client.generations.create(operation="generate_song", model="v5", payload=SONG)
+    ok = client.generations.create(operation="generate_song", model="v5", payload=payload(106))
     ok.wait(timeout=120)
     with profile_sandbox.admin() as admin:  # the next task fails in the worker
         assert admin.put("/_sandbox/faults", json={"fail_tasks": 1.0}).status_code == 200
         try:
-            bad = client.generations.create(operation="generate_song", model="v5", payload=SONG)
+            bad = client.generations.create(operation="generate_song", model="v5",
+                                            payload=payload(107))
             client.generations.wait(bad.task_id, timeout=120, raise_on_failure=False)
         finally:
             admin.delete("/_sandbox/faults")
