@@ -43,6 +43,10 @@ def test_noise_reaches_every_nested_object() -> None:
     out = P.add_noise({"a": [{"b": {"c": 1}}], "d": "x"})
     assert set(P.noise_fields()) <= set(out) and set(P.noise_fields()) <= set(out["a"][0])
     assert set(P.noise_fields()) <= set(out["a"][0]["b"]) and out["a"][0]["b"]["c"] == 1
+    meta = P.add_noise({"output": {"metadata_json": '{"steps": [{"kind": "prose"}]}',
+                                   "text": "{not json"}})["output"]
+    assert set(P.noise_fields()) <= set(json.loads(meta["metadata_json"])["steps"][0])
+    assert meta["text"] == "{not json"
 
 
 def test_a_profile_is_checked_by_name() -> None:

@@ -120,6 +120,7 @@ def test_tasks_and_listings(profile_sandbox: ProfileSandbox, made: dict) -> None
     elif profile_sandbox.profile == "noisy":
         _noisy_everywhere(task)
         _noisy_everywhere(listing)
+        _noisy_everywhere(json.loads(task["output"]["metadata_json"]))  # a tool's result too
         assert {"created_at", "cost_usd", "operation"} <= set(task)  # the default's, kept
     else:
         assert {"created_at", "cost_usd", "operation", "model", "license"} <= set(task)

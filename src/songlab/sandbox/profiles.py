@@ -18,7 +18,7 @@ task-GET hot path alike), so no route knows which profile is served:
   page is absent (404 NOT_FOUND), and ``/openapi.json`` says so. The listing
   envelope (``data``/``next_cursor``) is kept: the spec does not show one.
 - ``noisy``: the default answers plus unknown fields on every JSON object
-  (nested ones too) and every event's data.
+  (nested ones too, and inside ``output.metadata_json``) and every event's data.
 
 The ``/_sandbox`` admin surface, signed URLs, storage locators and ``/health``
 are never reshaped.
@@ -143,12 +143,26 @@ def noise_fields() -> dict[str, Any]:
 
 
 def add_noise(value: Json) -> Json:
-    """``value`` with :func:`noise_fields` added to every object in it (nested too)."""
+    """``value`` with :func:`noise_fields` added to every object in it (nested too, and the
+    objects inside an ``output.metadata_json`` text: a tool's result may grow fields)."""
     if isinstance(value, dict):
-        return {**{k: add_noise(v) for k, v in value.items()}, **noise_fields()}
+        out = {k: _noisy_text(v) if k == "metadata_json" else add_noise(v)
+               for k, v in value.items()}
+        return {**out, **noise_fields()}
     if isinstance(value, list):
         return [add_noise(v) for v in value]
     return value
+
+
+def _noisy_text(value: Json) -> Json:
+    """A JSON text holding an object, with noise added inside; anything else as it is."""
+    if not isinstance(value, str):
+        return add_noise(value)
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return json.dumps(add_noise(parsed)) if isinstance(parsed, dict) else value
 
 
 # --- the profile as data ----------------------------------------------------------------
