@@ -99,6 +99,8 @@ def made(profile_sandbox: ProfileSandbox) -> dict[str, Any]:
         got["422"] = c.get("/v1/generations", params={"limit": 0})
         got["missing"] = c.post("/v5/extend/song", json={"lyrics": "x"})
         got["events_page"] = c.get(f"/v1/generations/{task_id}/events")
+        got["events_page_head"] = c.head(f"/v1/generations/{task_id}/events")
+        got["events_page_options"] = c.options(f"/v1/generations/{task_id}/events")
         got["openapi"] = c.get("/openapi.json").json()
         assert admin.put("/_sandbox/faults", json={"drop_stream_after": 1}).status_code == 200
         try:
@@ -188,6 +190,8 @@ def test_no_sandbox_routes_on_the_vendor_surface_in_spec(profile_sandbox: Profil
     events_path = "/v1/generations/{task_id}/events"
     if profile_sandbox.profile == "spec":
         assert (page.status_code, page.json()) == (404, {"error": "NOT_FOUND"})
+        assert made["events_page_head"].status_code == 404
+        assert made["events_page_options"].status_code == 404
         assert events_path not in doc["paths"]
         task_schema = doc["components"]["schemas"]["Task"]
         assert set(task_schema["properties"]) == TASK

@@ -277,10 +277,20 @@ class Shaper:
         self.profile = profile
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] == "HEAD":
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path = scope["path"]
+        if self.profile.hides(path):  # any method, HEAD and OPTIONS included
+            await send({"type": "http.response.start", "status": 404, "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(_NOT_FOUND)).encode())]})
+            await send({"type": "http.response.body",
+                        "body": b"" if scope["method"] == "HEAD" else _NOT_FOUND})
+            return
+        if scope["method"] == "HEAD":  # no body to reshape
+            await self.app(scope, receive, send)
+            return
         if path == "/openapi.json" and scope["method"] == "GET":
             await self._buffered(scope, receive, send,
                                  lambda status, body: self.profile.openapi(body))
@@ -288,12 +298,6 @@ class Shaper:
         kind = route_kind(scope["method"], path)
         if kind is None:
             await self.app(scope, receive, send)
-            return
-        if self.profile.hides(path):
-            await send({"type": "http.response.start", "status": 404, "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_NOT_FOUND)).encode())]})
-            await send({"type": "http.response.body", "body": _NOT_FOUND})
             return
         await self._buffered(scope, receive, send,
                              lambda status, body: self.profile.body(kind, status, body))
