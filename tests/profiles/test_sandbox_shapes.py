@@ -202,3 +202,23 @@ def test_no_sandbox_routes_on_the_vendor_surface_in_spec(profile_sandbox: Profil
     entries = made["admin_ledger"]["entries"]
     assert entries and {"task_id", "amount_usd", "kind"} <= set(entries[0])
     assert not NOISE & set(entries[0])
+
+
+@pytest.mark.parametrize(("answer", "schema"), [
+    ("task", "Task"), ("listing", "TaskList"), ("tools", "ToolList"), ("create", "TaskCreated"),
+    ("clone", "TaskCreated"), ("upload", "StoredFile"), ("link", "FileLink"),
+    ("download", "FileDownload"), ("balance", "Balance")])
+def test_the_served_document_describes_the_answers(profile_sandbox: ProfileSandbox, made: dict,
+                                                   answer: str, schema: str) -> None:
+    """Each answer validates against its schema in the profile's own /openapi.json."""
+    import jsonschema
+
+    doc = made["openapi"]
+    root = {"$ref": f"#/components/schemas/{schema}", "components": doc["components"]}
+    jsonschema.Draft202012Validator(root).validate(made[answer])
+    if profile_sandbox.profile == "spec" and schema in ("Task", "ToolList", "Balance"):
+        declared = doc["components"]["schemas"][schema]["properties"]
+        shown = made[answer]
+        if schema == "ToolList":
+            declared, shown = declared["data"]["items"]["properties"], shown["data"][0]
+        assert set(shown) <= set(declared)
