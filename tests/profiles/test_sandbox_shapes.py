@@ -222,3 +222,13 @@ def test_the_served_document_describes_the_answers(profile_sandbox: ProfileSandb
         if schema == "ToolList":
             declared, shown = declared["data"]["items"]["properties"], shown["data"][0]
         assert set(shown) <= set(declared)
+
+
+def test_the_served_document_describes_the_events(made: dict) -> None:
+    import jsonschema
+
+    doc = made["openapi"]
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": "#/components/schemas/Event", "components": doc["components"]})
+    for _, _, data in made["events"] + made["dropped"]:
+        validator.validate(data)
