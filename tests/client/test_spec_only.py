@@ -87,3 +87,16 @@ def test_the_mapping_doc_lists_every_fact_and_its_names() -> None:
     for fact, (_, names, _) in F.FACTS.items():
         assert fact in rows, f"docs/spec-only.md has no row for {fact}"
         assert all(f"`{n}`" in rows[fact] for n in names), fact
+
+
+def test_the_listing_envelopes_names_are_one_line_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from songlab.client._models import parse_page, parse_raw_page
+
+    monkeypatch.setattr(F, "LISTING_ITEMS", ("items",))
+    monkeypatch.setattr(F, "LISTING_NEXT_CURSOR", ("next",))
+    monkeypatch.setattr(F, "TOOLS_ITEMS", ("tools",))
+    body = {"items": [SPEC_TASK], "next": "c2"}
+    page = parse_page(body)
+    assert [t.task_id for t in page.data] == ["t1"] and page.next_cursor == "c2"
+    assert parse_raw_page(json.dumps(body).encode()).next_cursor == "c2"
+    assert parse_tools({"tools": [{"id": "a", "model": "v5", "operation": "sfx_gen"}]})[0].id == "a"

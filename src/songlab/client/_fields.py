@@ -52,6 +52,11 @@ EVENT_PHASE: Final[Names] = ("phase",)  # started / finished
 EVENT_MESSAGE: Final[Names] = ("message",)
 EVENT_CURSOR: Final[Names] = ("cursor",)  # timeout/error "carry a resume cursor": its name
 
+# -- listing envelopes (the spec shows no list shape: "page of tasks", "entries") ---------
+LISTING_ITEMS: Final[Names] = ("data",)  # GET /v1/generations: the page's tasks
+LISTING_NEXT_CURSOR: Final[Names] = ("next_cursor",)  # and the cursor of the next page
+TOOLS_ITEMS: Final[Names] = ("data",)  # GET /v1/tools (a bare JSON array is read too)
+
 # -- tool, upload ---------------------------------------------------------------------------
 TOOL_NAME: Final[Names] = ("name",)
 UPLOAD_MIME_TYPE: Final[Names] = ("mime_type",)
@@ -86,6 +91,9 @@ FACTS: Final[dict[str, tuple[str, Names, str]]] = {
     "event.phase": ("event", EVENT_PHASE, "a step is taken as started"),
     "event.message": ("event", EVENT_MESSAGE, "none"),
     "event.cursor": ("event", EVENT_CURSOR, "resume after the last seq seen"),
+    "listing.items": ("listing", LISTING_ITEMS, "the page is unreadable (MalformedResponse)"),
+    "listing.next_cursor": ("listing", LISTING_NEXT_CURSOR, "the page is the last one"),
+    "tools.items": ("tool listing", TOOLS_ITEMS, "a bare JSON array of tools is read too"),
     "tool.name": ("tool", TOOL_NAME, "operation and model are shown instead"),
     "upload.mime_type": ("upload", UPLOAD_MIME_TYPE, "the type the client sent (from the "
                          "file name)"),

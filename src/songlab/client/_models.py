@@ -246,7 +246,9 @@ class Page:
 
 @_parser("task page")
 def parse_page(d: dict[str, Any]) -> Page:
-    return Page(tuple(parse_task(t) for t in d.get("data", ())), d.get("next_cursor"))
+    """A listing page; its envelope's names are guesses (:mod:`songlab.client._fields`)."""
+    items = F.first(d, F.LISTING_ITEMS) or ()
+    return Page(tuple(parse_task(t) for t in items), F.first(d, F.LISTING_NEXT_CURSOR))
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,21 +264,22 @@ class RawPage:
         return f"RawPage(<{len(self.content)} bytes>, next_cursor={self.next_cursor!r})"
 
 
-class _PageShape(msgspec.Struct):
-    data: msgspec.Raw  # checked present, skipped undecoded
-    next_cursor: str | None = None
-
-
-_PAGE_SHAPE = msgspec.json.Decoder(_PageShape)
+_PAGE_SHAPE = msgspec.json.Decoder(dict[str, msgspec.Raw])  # the tasks stay undecoded
+_CURSOR = msgspec.json.Decoder(str | None)
 
 
 def parse_raw_page(content: bytes) -> RawPage:
-    """The page's bytes and its ``next_cursor``, read without decoding the tasks."""
+    """The page's bytes and its next cursor, read without decoding the tasks (the
+    envelope's names: :mod:`songlab.client._fields`)."""
     try:
         shape = _PAGE_SHAPE.decode(content)
+        if F.first(shape, F.LISTING_ITEMS) is None:
+            raise MalformedResponse(f"unreadable task page: no {' or '.join(F.LISTING_ITEMS)}")
+        raw_cursor = F.first(shape, F.LISTING_NEXT_CURSOR)
+        cursor = None if raw_cursor is None else _CURSOR.decode(raw_cursor)
     except msgspec.DecodeError as exc:
         raise MalformedResponse(f"unreadable task page: {exc}") from None
-    return RawPage(content, shape.next_cursor)
+    return RawPage(content, cursor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,7 +374,9 @@ def parse_tool(d: dict[str, Any]) -> Tool:
 
 @_parser("tool listing")
 def parse_tools(d: dict[str, Any] | list[Any]) -> tuple[Tool, ...]:
-    items = d["data"] if isinstance(d, dict) else d
+    items = d if isinstance(d, list) else F.first(d, F.TOOLS_ITEMS)
+    if items is None:
+        raise KeyError(" or ".join(F.TOOLS_ITEMS))
     return tuple(parse_tool(t) for t in items)
 
 
