@@ -257,6 +257,34 @@ class Tools(Generic[C]):
         """``GET /v1/tools`` -> tuple of :class:`Tool` (refreshes the client's cache)."""
         return self._c._drive(self._c._tools_op(refresh=True))
 
+    def _by_id_op(self) -> Op:
+        tools = yield from self._c._tools_op()
+        return {t.id: t for t in tools}
+
+    @overload
+    def by_id(self: Tools[Client]) -> dict[str, Tool]: ...
+    @overload
+    def by_id(self: Tools[AsyncClient]) -> Awaiting[dict[str, Tool]]: ...
+    def by_id(self) -> Any:
+        """Every listed tool by its id, from the client's cached listing (one
+        ``GET /v1/tools`` per client; ``list()`` refreshes it). Tool ids are stable."""
+        return self._c._drive(self._by_id_op())
+
+    def _get_op(self, tool_id: str) -> Op:
+        if not isinstance(tool_id, str) or not tool_id:
+            raise ValidationError("tool_id", "a non-empty string")
+        return (yield from self._c._tool_by_id(tool_id))
+
+    @overload
+    def get(self: Tools[Client], tool_id: str) -> Tool | None: ...
+    @overload
+    def get(self: Tools[AsyncClient], tool_id: str) -> Awaiting[Tool | None]: ...
+    def get(self, tool_id: str) -> Any:
+        """The listed tool with ``tool_id`` (its ``model`` and ``operation``), or None if the
+        listing does not have it; from the cached listing. ``get(id).is_agent`` tells an
+        Agent One run by the tool it was created with, whatever its snapshot shows."""
+        return self._c._drive(self._get_op(tool_id))
+
     def _find_op(self, operation: str, model: str | None) -> Op:
         tools = yield from self._c._tools_op()
         return find_tool(tools, operation, model)

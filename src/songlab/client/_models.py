@@ -8,6 +8,12 @@ an attribute (the spec: never use it); mint a link with ``client.files.link``.
 
 The get path parses one dict into one dataclass with no validation library:
 it is the hot path measured by ``benchmarks/client_overhead.py``.
+
+Only what the spec shows is required (a task's ``task_id`` and ``status``, an
+event's kind and seq, a tool's ``id``/``model``/``operation`` ...). Every other
+attribute is read through the names of :mod:`songlab.client._fields` and is
+``None`` when the service does not send it; unknown fields are ignored (kept in
+``raw``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 import msgspec
 
 from songlab._vocab import EventKind, Status
+from songlab.client import _fields as F
 from songlab.client._errors import MalformedResponse
 
 if TYPE_CHECKING:
@@ -86,6 +93,18 @@ class Asset:
     file_id: str
     blob_hash: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def name(self) -> str | None:
+        """What the file is (mix, vocals, ...), if the service says (not in the spec)."""
+        value = F.first(self.raw, F.ASSET_NAME)
+        return None if value is None else str(value)
+
+    @property
+    def mime_type(self) -> str | None:
+        """The media type, if the asset says (not in the spec; a file link shows it)."""
+        value = F.first(self.raw, F.ASSET_MIME_TYPE)
+        return None if value is None else str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,21 +185,52 @@ def parse_output(d: dict[str, Any] | None) -> TaskOutput:
     return TaskOutput(d.get("text"), text, meta, assets)
 
 
+def _failure(f: Any) -> Failure | None:
+    if not isinstance(f, dict):
+        return None
+    code = F.first(f, F.FAILURE_CODE)
+    message = F.first(f, F.FAILURE_MESSAGE)
+    return Failure("" if code is None else str(code), None if message is None else str(message))
+
+
+def _license(value: Any) -> int | None:
+    """A guessed field: an integer tier, else unknown (never a reason to refuse the task)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        return None
+    return int(value)
+
+
+def _guessed(read: Callable[[Any], _R], value: Any) -> _R | None:
+    """A field the spec does not show, read by ``read``; unreadable means unknown (None)."""
+    try:
+        return read(value)
+    except (TypeError, ValueError, AttributeError, ArithmeticError):
+        return None
+
+
+def _fraction(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 @_parser("task snapshot")
 def parse_task(d: dict[str, Any]) -> Task:
-    f = d.get("failure")
+    """A snapshot: ``task_id`` and ``status`` are required (the spec shows them), every
+    other fact is read through :mod:`songlab.client._fields` or left ``None``."""
+    first = F.first
     return Task(
         d["task_id"],
         d["status"],
-        d.get("tool_id"),
-        d.get("model"),
-        d.get("operation"),
-        d.get("license"),
-        _dt(d.get("created_at")),
-        _dt(d.get("updated_at")),
-        _dec(d.get("cost_usd")),
-        d.get("progress"),
-        Failure(f.get("error", ""), f.get("message")) if f else None,
+        first(d, F.TASK_TOOL_ID),
+        first(d, F.TASK_MODEL),
+        first(d, F.TASK_OPERATION),
+        _license(first(d, F.TASK_LICENSE)),
+        _guessed(_dt, first(d, F.TASK_CREATED_AT)),
+        _guessed(_dt, first(d, F.TASK_UPDATED_AT)),
+        _guessed(_dec, first(d, F.TASK_COST_USD)),
+        _fraction(first(d, F.TASK_PROGRESS)),
+        _failure(first(d, F.TASK_FAILURE)),
         parse_output(d.get("output")),
         d,
     )
@@ -196,7 +246,9 @@ class Page:
 
 @_parser("task page")
 def parse_page(d: dict[str, Any]) -> Page:
-    return Page(tuple(parse_task(t) for t in d.get("data", ())), d.get("next_cursor"))
+    """A listing page; its envelope's names are guesses (:mod:`songlab.client._fields`)."""
+    items = F.first(d, F.LISTING_ITEMS) or ()
+    return Page(tuple(parse_task(t) for t in items), F.first(d, F.LISTING_NEXT_CURSOR))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,21 +264,22 @@ class RawPage:
         return f"RawPage(<{len(self.content)} bytes>, next_cursor={self.next_cursor!r})"
 
 
-class _PageShape(msgspec.Struct):
-    data: msgspec.Raw  # checked present, skipped undecoded
-    next_cursor: str | None = None
-
-
-_PAGE_SHAPE = msgspec.json.Decoder(_PageShape)
+_PAGE_SHAPE = msgspec.json.Decoder(dict[str, msgspec.Raw])  # the tasks stay undecoded
+_CURSOR = msgspec.json.Decoder(str | None)
 
 
 def parse_raw_page(content: bytes) -> RawPage:
-    """The page's bytes and its ``next_cursor``, read without decoding the tasks."""
+    """The page's bytes and its next cursor, read without decoding the tasks (the
+    envelope's names: :mod:`songlab.client._fields`)."""
     try:
         shape = _PAGE_SHAPE.decode(content)
+        if F.first(shape, F.LISTING_ITEMS) is None:
+            raise MalformedResponse(f"unreadable task page: no {' or '.join(F.LISTING_ITEMS)}")
+        raw_cursor = F.first(shape, F.LISTING_NEXT_CURSOR)
+        cursor = None if raw_cursor is None else _CURSOR.decode(raw_cursor)
     except msgspec.DecodeError as exc:
         raise MalformedResponse(f"unreadable task page: {exc}") from None
-    return RawPage(content, shape.next_cursor)
+    return RawPage(content, cursor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,28 +324,29 @@ def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None =
         d = json.loads(data) if data else {}
         if not isinstance(d, dict):
             raise ValueError("data is not a JSON object")
-        seq = _int_or_none(d.get("seq"))
+        seq = _int_or_none(F.first(d, F.EVENT_SEQ))
         frame_id = _int_or_none(sse_id.strip()) if sse_id and sse_id.strip() else None
         if seq is None:
             seq = frame_id
         elif frame_id is not None and frame_id != seq:
             raise ValueError(f"id {frame_id} and data seq {seq} disagree")
-        cursor = _int_or_none(d.get("cursor"))
-        kind = d.get("kind") or sse_event or "message"
+        cursor = _int_or_none(F.first(d, F.EVENT_CURSOR))
+        kind = F.first(d, F.EVENT_KIND) or sse_event or "message"
         if not isinstance(kind, str):
             raise ValueError(f"kind is not a string: {kind!r}")
     except ValueError as exc:
         raise MalformedResponse(f"unreadable stream frame (id {sse_id!r}): {exc}",
                                 method="GET", path=path) from None
+    first = F.first
     return Event(
         seq or 0,
         kind,
-        d.get("task_id"),
-        d.get("status"),
-        d.get("progress"),
-        d.get("step"),
-        d.get("phase"),
-        d.get("message"),
+        first(d, F.EVENT_TASK_ID),
+        first(d, F.EVENT_STATUS),
+        _fraction(first(d, F.EVENT_PROGRESS)),
+        first(d, F.EVENT_STEP),
+        first(d, F.EVENT_PHASE),
+        first(d, F.EVENT_MESSAGE),
         cursor,
         d,
     )
@@ -300,20 +354,29 @@ def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None =
 
 @dataclass(frozen=True, slots=True)
 class Tool:
+    """A tool of ``GET /v1/tools``: ``id``, ``model``, ``operation`` (what the spec shows)."""
+
     id: str
     model: str
     operation: str
     name: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
 
+    @property
+    def is_agent(self) -> bool:
+        """An Agent One tier (operation ``agent``; its ``model`` is the tier)."""
+        return self.operation == "agent"
+
 
 def parse_tool(d: dict[str, Any]) -> Tool:
-    return Tool(d["id"], d["model"], d["operation"], d.get("name"), d)
+    return Tool(d["id"], d["model"], d["operation"], F.first(d, F.TOOL_NAME), d)
 
 
 @_parser("tool listing")
 def parse_tools(d: dict[str, Any] | list[Any]) -> tuple[Tool, ...]:
-    items = d["data"] if isinstance(d, dict) else d
+    items = d if isinstance(d, list) else F.first(d, F.TOOLS_ITEMS)
+    if items is None:
+        raise KeyError(" or ".join(F.TOOLS_ITEMS))
     return tuple(parse_tool(t) for t in items)
 
 
@@ -342,9 +405,21 @@ class UploadedFile:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
+def parse_upload(d: dict[str, Any], *, mime_type: str | None = None,
+                 size_bytes: int | None = None) -> UploadedFile:
+    """The answer of ``POST /v1/files`` (only ``file_id`` is shown); ``mime_type`` and
+    ``size_bytes`` are what the client sent, used where the answer does not say."""
+    return _parse_upload((d, mime_type, size_bytes))
+
+
 @_parser("upload answer")
-def parse_upload(d: dict[str, Any]) -> UploadedFile:
-    return UploadedFile(d["file_id"], d.get("mime_type"), d.get("size_bytes"), d.get("sha256"), d)
+def _parse_upload(args: tuple[dict[str, Any], str | None, int | None]) -> UploadedFile:
+    d, mime_type, size_bytes = args
+    first = F.first
+    mime = first(d, F.UPLOAD_MIME_TYPE)
+    size = _guessed(int, first(d, F.UPLOAD_SIZE_BYTES))
+    return UploadedFile(d["file_id"], mime_type if mime is None else str(mime),
+                        size_bytes if size is None else size, first(d, F.UPLOAD_SHA256), d)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Serving the sandbox with uvicorn: in a background thread or in the foreground.
 
-``serve_in_thread(db=":memory:", speed=1.0, admin_token=None, host="127.0.0.1", port=0)``
+``serve_in_thread(db=":memory:", speed=1.0, admin_token=None, host="127.0.0.1", port=0,
+profile="default")``
 returns a running :class:`SandboxServer` (``.base_url``, ``.admin_token``,
 ``.stop()``, a context manager); ``port=0`` binds a free port.
 """
@@ -51,6 +52,11 @@ class SandboxServer:
     def admin_token(self) -> str:
         return self.config.admin_token
 
+    @property
+    def profile(self) -> str:
+        """What the vendor surface shows: ``default``, ``spec`` or ``noisy``."""
+        return self.config.profile
+
     def start(self) -> SandboxServer:
         self._thread = threading.Thread(target=self._run, name="songlab-sandbox", daemon=True)
         self._thread.start()
@@ -98,9 +104,15 @@ def serve_in_thread(
     port: int = 0,
     *,
     workers: int = 8,
+    profile: str = "default",
 ) -> SandboxServer:
-    """Start a sandbox in a background thread and return it once it answers."""
+    """Start a sandbox in a background thread and return it once it answers.
+
+    ``profile``: what the vendor surface shows: ``"default"`` (design.md's generous
+    answers), ``"spec"`` (only what the spec shows) or ``"noisy"`` (default plus unknown
+    fields everywhere); see ``songlab.sandbox.profiles``.
+    """
     token, _ = resolve_admin_token(admin_token)
     config = SandboxConfig(host=host, port=port, db=db, speed=speed, admin_token=token,
-                           workers=workers)
+                           workers=workers, profile=profile)
     return SandboxServer(config).start()

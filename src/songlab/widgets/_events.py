@@ -5,6 +5,13 @@ the client) into a frozen :class:`TaskState`; ``settle(state, snapshot)`` folds
 the final task snapshot in. The panel only renders states, so every rule here
 (fraction, the six named steps of song translation, final status and error,
 duplicate events after a resume) is tested without widgets, threads or HTTP.
+
+The spec promises an event's kind and seq only. Everything else (status,
+progress, step, phase, message) is read through the names of
+:mod:`songlab.client._fields` when present. Without them a row is
+*indeterminate* (``determinate`` False: no percentage is claimed) until the
+``terminal`` event, which then only says the stream ``ended``: the panel reads the
+outcome with one GET and :func:`settle` finishes the row.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from songlab._vocab import TRANSLATION_STEPS, EventKind, Status
+from songlab.client import _fields as F
 
 __all__ = ["EVENT_FIELDS", "TaskState", "as_event", "describe", "initial", "reduce", "settle"]
 
@@ -21,6 +29,11 @@ EVENT_FIELDS: Final[tuple[str, ...]] = (
     "seq", "kind", "task_id", "status", "progress", "step", "phase", "message", "cursor",
 )
 _PHASES: Final[tuple[str, ...]] = ("pending", "started", "finished")
+_NAMES: Final[dict[str, tuple[str, ...]]] = {
+    "seq": F.EVENT_SEQ, "kind": F.EVENT_KIND, "task_id": F.EVENT_TASK_ID,
+    "status": F.EVENT_STATUS, "progress": F.EVENT_PROGRESS, "step": F.EVENT_STEP,
+    "phase": F.EVENT_PHASE, "message": F.EVENT_MESSAGE, "cursor": F.EVENT_CURSOR,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +50,9 @@ class TaskState:
     last_seq: int = 0
     resumes: int = 0
     done: bool = False
+    determinate: bool = False  # some event or snapshot reported progress or a step
+    ended: bool = False  # the terminal event came without the outcome: read the task
+    events: int = 0  # task events folded in
 
     @property
     def current_step(self) -> str | None:
@@ -52,7 +68,8 @@ def initial(task_id: str, *, label: str = "", steps: tuple[str, ...] = ()) -> Ta
 def as_event(event: Any) -> dict[str, Any]:
     """A plain dict of the SSE ``data`` fields from a mapping or an event object."""
     if isinstance(event, Mapping):
-        data = dict(event)
+        data = {**event, **{k: v for k, names in _NAMES.items()
+                            if (v := F.first(event, names)) is not None}}
     else:
         data = {k: getattr(event, k) for k in EVENT_FIELDS if getattr(event, k, None) is not None}
         extra = getattr(event, "data", None)
@@ -113,16 +130,19 @@ def reduce(state: TaskState, event: Any) -> TaskState:
         state = replace(state, last_seq=seq)
     kind = data.get("kind")
     status = data.get("status")
+    if kind not in (EventKind.TIMEOUT, EventKind.ERROR):
+        state = replace(state, events=state.events + 1)
     if kind == EventKind.TERMINAL:
         final = status if status in (Status.COMPLETED, Status.FAILED) else state.status
         if final == Status.COMPLETED:
             steps = tuple((s, "finished") for s, _ in state.steps)
             return replace(state, status=final, fraction=1.0, steps=steps, done=True,
-                           message="completed", error=None)
+                           message="completed", error=None, ended=True)
         if final == Status.FAILED:
             error = data.get("message") or "the task failed"
-            return replace(state, status=final, done=True, message="failed", error=str(error))
-        return replace(state, message="stream ended; checking the task")
+            return replace(state, status=final, done=True, message="failed", error=str(error),
+                           ended=True)
+        return replace(state, ended=True, message="the stream ended; reading the outcome")
     if kind in (EventKind.TIMEOUT, EventKind.ERROR):
         # These take a seq of their own, which may lie past events not yet
         # delivered: the resume point is their cursor, not their seq.
@@ -141,7 +161,7 @@ def reduce(state: TaskState, event: Any) -> TaskState:
     message = state.message
     if isinstance(step, str) and step:
         phase = str(data.get("phase") or "started")
-        state = _with_step(state, step, phase)
+        state = replace(_with_step(state, step, phase), determinate=True)
         message = _step_message(state, step, phase)
     elif data.get("message"):
         message = str(data["message"])
@@ -151,6 +171,7 @@ def reduce(state: TaskState, event: Any) -> TaskState:
     progress = data.get("progress")
     if isinstance(progress, int | float) and not isinstance(progress, bool):
         fraction = max(fraction, min(1.0, max(0.0, float(progress))))
+        state = replace(state, determinate=True)
     fraction = max(fraction, min(_step_fraction(state.steps), 0.99))
     return replace(state, fraction=fraction, message=message)
 
@@ -161,12 +182,12 @@ def settle(state: TaskState, snapshot: Mapping[str, Any]) -> TaskState:
     if status == Status.COMPLETED:
         return reduce(state, {"kind": "terminal", "status": "completed"})
     if status == Status.FAILED:
-        failure = snapshot.get("failure") or {}
-        code = failure.get("error") if isinstance(failure, Mapping) else None
-        text = failure.get("message") if isinstance(failure, Mapping) else None
+        failure = F.first(snapshot, F.TASK_FAILURE) or {}
+        code = F.first(failure, F.FAILURE_CODE) if isinstance(failure, Mapping) else None
+        text = F.first(failure, F.FAILURE_MESSAGE) if isinstance(failure, Mapping) else None
         error = ": ".join(str(x) for x in (code, text) if x) or "the task failed"
         return replace(reduce(state, {"kind": "terminal", "status": "failed"}), error=error)
-    progress = snapshot.get("progress")
+    progress = F.first(snapshot, F.TASK_PROGRESS)
     data: dict[str, Any] = {"kind": "progress", "status": status or None}
     if progress is not None:
         data["progress"] = progress
@@ -181,4 +202,10 @@ def describe(state: TaskState) -> str:
     if state.done:
         return f"{state.label}: {state.status} ({percent})"
     tail = f" - {state.message}" if state.message and state.message != state.status else ""
+    if not state.determinate:  # the service reports no progress: claim no percentage
+        if state.ended:
+            return f"{state.label}: {state.status}{tail}"
+        seen = f"{state.events} event{'s' if state.events != 1 else ''}" if state.events else ""
+        note = ", ".join(filter(None, (seen, "progress not reported")))
+        return f"{state.label}: {state.status} ({note}){tail}"
     return f"{state.label}: {state.status} {percent}{tail}"

@@ -118,13 +118,14 @@ class StemsView(W.HBox):
     def from_task(cls, client: Any, task: Any, **options: Any) -> StemsView:
         """The output assets of a completed task (e.g. ``separate_stems``), named as the
         service names them (an asset's ``name``), else by position."""
+        from songlab.client._fields import ASSET_NAME, first  # a name the spec does not show
+
         assets = getattr(getattr(task, "output", None), "assets", ()) or ()
         if not assets:
             raise ValueError(f"task: no output assets (status {getattr(task, 'status', '?')})")
         stems: dict[str, str] = {}
         for i, asset in enumerate(assets):
-            raw = getattr(asset, "raw", None) or {}
-            name = str(raw.get("name") or f"stem {i + 1}")
+            name = str(first(getattr(asset, "raw", None), ASSET_NAME) or f"stem {i + 1}")
             stems[name if name not in stems else f"{name} {i + 1}"] = asset.file_id
         return cls(client, stems, **options)
 

@@ -7,8 +7,13 @@ pure reducer of :mod:`songlab.widgets._events` and sets the row's widget values
 (never ``with output:``, which ipykernel 7 drops from threads). When a stream
 ends without a terminal event (a dropped connection, a ``timeout``) the row
 resumes after the last sequence it saw; at the end it reads the task snapshot
-for the final status or the error message. Errors are shown in the row and in
-the panel's log, never lost.
+(one GET) for the final status or the error message. Errors are shown in the row
+and in the panel's log, never lost.
+
+Events that carry only their kind and seq (all the spec promises) leave the row
+indeterminate: a full grey bar and "progress not reported", never a stuck "0%";
+the ``terminal`` event then ends the stream and the one GET gives the outcome.
+Translation steps show when the events carry them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from songlab.widgets._ui import ErrorSink, describe_error, status_html
 __all__ = ["ProgressPanel", "TaskRow"]
 
 _BAR_STYLE = {"completed": "success", "failed": "danger"}
+_INDETERMINATE = "#c8d1dc"  # a full, grey bar: working, how far unknown
 _STEP_MARK = {"finished": "\u2713", "started": "\u25b6", "pending": "\u00b7"}
 
 
@@ -95,7 +101,9 @@ class TaskRow(W.VBox):
 
     def _render(self) -> None:
         s = self.state
-        self.bar.value = round(s.fraction * 100)
+        unknown = not (s.done or s.determinate)
+        self.bar.value = 100 if unknown else round(s.fraction * 100)
+        self.bar.style.bar_color = _INDETERMINATE if unknown else None
         self.bar.bar_style = _BAR_STYLE.get(s.status, "info") if s.done else "info"
         tone = ("error" if s.status == "failed" else "ok") if s.done else "info"
         self.status.value = status_html(_events.describe(s), tone)
@@ -156,9 +164,8 @@ class ProgressPanel(W.VBox):
         try:
             try:
                 self._read_stream(row)
-                if not row.state.done:
-                    self._poll(row)
-                row.task = self.client.generations.get(row.task_id)
+                task = None if row.state.done else self._poll(row)
+                row.task = task if task is not None else self.client.generations.get(row.task_id)
                 row.settle(row.task)
             except Exception as exc:  # noqa: BLE001 - the thread must show, not raise
                 text = self.sink.error(exc, context=row.state.label)
@@ -177,11 +184,12 @@ class ProgressPanel(W.VBox):
     def _read_stream(self, row: TaskRow) -> None:
         """Read the stream; on a drop resume after the last seq; give up after max_resumes."""
         attempts = 0
-        while not row.state.done and attempts <= self.max_resumes:
+        while not (row.state.done or row.state.ended) and attempts <= self.max_resumes:
             after = row.state.last_seq
             try:
                 for event in self.client.generations.stream(row.task_id, after=after):
-                    if row.apply(event).done:
+                    state = row.apply(event)
+                    if state.done or state.ended:  # terminal: the outcome is known or a GET away
                         return
             except Exception as exc:  # noqa: BLE001 - a broken stream is resumed
                 if not _resumable(exc):
@@ -192,9 +200,12 @@ class ProgressPanel(W.VBox):
             attempts += 1
             row.note(f"{last}; resuming after seq {row.state.last_seq}", resumed=True)
 
-    def _poll(self, row: TaskRow) -> None:
-        """The stream could not finish the row: poll the task until it is done."""
-        while not row.state.done:
-            row.settle(self.client.generations.get(row.task_id))
-            if not row.state.done:
-                time.sleep(self.poll_interval)
+    def _poll(self, row: TaskRow) -> Any:
+        """The stream could not finish the row (or ended without the outcome): read the task
+        until it is done (once, when it already is); returns the final snapshot."""
+        while True:
+            task = self.client.generations.get(row.task_id)
+            row.settle(task)
+            if row.state.done:
+                return task
+            time.sleep(self.poll_interval)
