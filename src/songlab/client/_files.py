@@ -89,6 +89,7 @@ class Files(Generic[C]):
     def _upload_op(self, source: Any, filename: str | None, mime_type: str | None) -> Op:
         if isinstance(source, str) and source.startswith(("http://", "https://")):
             data = yield Call("POST", "/v1/files", json={"source_url": source})
+            up = parse_upload(data)
         else:
             if isinstance(source, bytes | bytearray | memoryview):
                 content = bytes(source)
@@ -106,7 +107,8 @@ class Files(Generic[C]):
             if known is not None:
                 return known
             data = yield Call("POST", "/v1/files", files={"file": (name, content, mime)})
-            up = parse_upload(data)
+            # the answer may show only file_id: what was sent fills the rest
+            up = parse_upload(data, mime_type=mime, size_bytes=len(content))
             record = self._c.record
             if record is not None and self._c.reuse is not False:
                 try:
@@ -115,7 +117,6 @@ class Files(Generic[C]):
                                                      up.file_id, up.size_bytes or len(content)))
                 except Exception:  # noqa: BLE001 - the file is stored: never fail the upload
                     pass
-        up = parse_upload(data)
         self._c._uploads[up.file_id] = up
         return up
 
