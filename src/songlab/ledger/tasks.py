@@ -11,6 +11,15 @@ A client with ``generations.raw_pages()`` is read from the listing's page
 bytes instead (``_pages``: Arrow's JSON reader, no Python dict per task); both
 ways end in :func:`assemble`, so they give the same frame.
 
+**The service first, the record second.** :func:`assemble` reads what the service
+shows; :func:`resolve` then fills what it does not show from the client's record
+of the creates songlab made (``songlab.client.RecordStore``: tool, operation, model,
+license, labels, the client's clock at acceptance, the list-price estimate) and the
+tool listing (a tool id names its operation and model: Agent One runs are known by
+it). Each fact column has a ``*_source`` column (service / record / unknown);
+``cost_source`` says whether ``cost_usd`` was billed, estimated, unbilled (failed)
+or is unknown (null: never 0).
+
 Rows keep the source's order (the listing's: newest first).
 """
 
@@ -29,10 +38,11 @@ import pyarrow.compute as pc
 
 from songlab._vocab import LICENSE_NAMES_WITH_UNSET
 from songlab.ledger import _estimate, _pages, _schema
-from songlab.ledger._source import as_dict, iter_tasks, raw_pages
+from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
+from songlab.ledger.labels import record_table
 
-__all__ = ["RAW_TASK", "tasks_frame", "tasks_frame_from_pages", "tasks_table",
-           "tasks_table_from_pages"]
+__all__ = ["RAW_TASK", "assemble", "resolve", "tasks_frame", "tasks_frame_from_pages",
+           "tasks_table", "tasks_table_from_pages"]
 
 CHUNK: Final[int] = 131_072
 
@@ -163,6 +173,8 @@ def _money(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
 
 
 def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> pa.Array:
+    """The price-list estimate of each row (null where the list has none). An unknown
+    license (null) is priced only where the price is the same in every tier."""
     key = pc.binary_join_element_wise(
         op, model, pc.cast(lic, pa.string()), "\x1f", null_handling="replace"
     )
@@ -170,7 +182,11 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
     est_by_key = []
     for k in enc.dictionary.to_pylist():
         o, m, n = k.split("\x1f")
-        est_by_key.append(_estimate.estimate(o or None, m or None, int(n)))
+        if n:
+            est_by_key.append(_estimate.estimate(o or None, m or None, int(n)))
+        else:
+            low, high = (_estimate.estimate(o or None, m or None, t) for t in (1, 5))
+            est_by_key.append(low if low == high else None)
     est = pc.take(pa.array(est_by_key, _schema.MONEY), enc.indices)
     is_agent = pc.fill_null(pc.equal(op, "agent"), False)
     if pc.any(is_agent).as_py():
@@ -181,14 +197,38 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
     return est
 
 
-def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
+def _maybe_agent(op: pa.Array) -> pa.Array:
+    """Rows whose output.metadata_json is kept: Agent One runs, and rows whose operation
+    the service does not show (the client's record or the tool listing may name it)."""
+    return pc.fill_null(pc.equal(op, "agent"), True)
+
+
+def _build(records: Sequence[Mapping[str, Any]], seen_at: datetime | None = None) -> pa.Table:
     raw = _raw_chunk(records)
-    is_agent = pc.fill_null(pc.equal(raw.field("operation"), "agent"), False)
-    return assemble(raw, _sparse(records, is_agent, _metadata_json))
+    meta = _sparse(records, _maybe_agent(raw.field("operation")), _metadata_json)
+    return assemble(raw, meta, seen_at=seen_at)
 
 
-def assemble(raw: pa.StructArray, meta: pa.Array) -> pa.Table:
-    """The tasks table of RAW_TASK rows and their metadata_json (null but on agent rows)."""
+def _fact_source(values: pa.Array) -> pa.Array:
+    """service where the service showed a value, else unknown."""
+    return _schema.source_array(pc.if_else(pc.is_valid(values), 0, 2))
+
+
+def _cost(billed: pa.Array, est: pa.Array, status: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """cost_usd and cost_source: billed if shown, else 0 if failed, else the estimate, else
+    null (unknown: never 0)."""
+    failed = pc.fill_null(pc.equal(status, "failed"), False)
+    zero = pa.scalar(Decimal(0), _schema.MONEY)
+    cost = pc.coalesce(billed, pc.if_else(failed, zero, est))
+    # positions in COST_DICT: billed 0, estimate 1, unbilled 2, unknown 3
+    pos = pc.if_else(pc.is_valid(billed), 0,
+                     pc.if_else(failed, 2, pc.if_else(pc.is_valid(est), 1, 3)))  # fmt: skip
+    return cost, _schema.source_array(pos, _schema.COST_DICT)
+
+
+def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = None) -> pa.Table:
+    """The tasks table of RAW_TASK rows and their metadata_json, from what the service shows
+    (sources ``service`` or ``unknown``; :func:`resolve` adds the record's facts)."""
     (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent,
      failure_s) = raw.flatten()
     bad = pc.invert(
@@ -197,7 +237,8 @@ def assemble(raw: pa.StructArray, meta: pa.Array) -> pa.Table:
     if pc.any(bad).as_py():
         i = pc.indices_nonzero(bad)[0].as_py()
         raise ValueError(f"task {tid[i]}: license must be 0-5, got {lic_raw[i]}")
-    lic = pc.cast(pc.if_else(pc.fill_null(pc.equal(lic_raw, 0), True), 1, lic_raw), pa.int8())
+    # 0 is "unset", which the service bills as royalty-free (1); a license not shown is unknown
+    lic = pc.cast(pc.if_else(pc.equal(lic_raw, 0), 1, lic_raw), pa.int8())
     created = _timestamps(created_s, "created_at", tid)
     updated = _timestamps(updated_s, "updated_at", tid)
     failed = pc.fill_null(pc.equal(status, "failed"), False)
@@ -208,25 +249,112 @@ def assemble(raw: pa.StructArray, meta: pa.Array) -> pa.Table:
     failure = pc.if_else(failed, pc.struct_field(failure_s, [0]), pa.scalar(None, pa.string()))
     billed = _money(cost_s, "cost_usd", tid)
     est = _estimates(op, model, lic, meta)
-    has_billed = pc.is_valid(billed)
-    zero = pa.scalar(Decimal(0), _schema.MONEY)
-    fallback = pc.if_else(failed, zero, est)
-    cost = pc.coalesce(billed, fallback)
-    source = pc.if_else(
-        has_billed,
-        _schema.BILLED,
-        pc.if_else(
-            failed,
-            _schema.UNBILLED,
-            pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN),
-        ),
-    )
+    cost, source = _cost(billed, est, status)
+    meta = pc.if_else(_maybe_agent(op), meta, pa.scalar(None, pa.string()))
+    n = len(raw)
+    seen = pa.repeat(pa.scalar(seen_at, _schema.TIMESTAMP), n)  # a LedgerStore sets it
     columns = [
         tid, tool, op, model, lic, pc.take(_TIER_NAMES, lic), status, created, updated,
         duration, billed, est, cost, source, failure, parent, meta,
-        *(pa.nulls(len(raw), pa.string()) for _ in _schema.LABEL_COLUMNS),
+        *(pa.nulls(n, pa.string()) for _ in _schema.LABEL_COLUMNS),
+        *(_fact_source(c) for c in (created, tool, op, model, lic)),
+        _schema.source_array(pa.repeat(pa.scalar(2, pa.int8()), n)),  # labels: record only
+        seen,
     ]  # fmt: skip
     return pa.Table.from_arrays(columns, schema=_schema.TASKS)
+
+
+# -- the record second: facts the service does not show, from the client's record ----------
+
+
+def _col(table: pa.Table, name: str) -> pa.Array:
+    col = table[name]
+    if pa.types.is_dictionary(col.type):  # chunks may each have their own dictionary
+        d = _schema.COST_DICT if name == "cost_source" else _schema.FACT_DICT
+        return _schema.source_array(_schema.source_codes(col, d), d)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _fill(cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int) -> tuple[pa.Array,
+                                                                                 pa.Array, pa.Array]:
+    """``cur`` with nulls filled from ``found``; its source set to ``code`` where filled."""
+    filled = pc.and_(pc.is_null(cur), pc.is_valid(found))
+    value = pc.coalesce(cur, found)
+    src = pc.if_else(filled, code, _schema.source_codes(cur_src))
+    return value, _schema.source_array(src), filled
+
+
+def resolve(table: pa.Table, record: pa.Table | None = None,
+            tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
+    """``table`` (schema TASKS) with what the service did not show taken from the client's
+    record (``labels.RECORD`` columns, oldest row first) and the tool listing.
+
+    Per fact: the value the row has (the service's, or an earlier join's) wins; else the
+    record's (``record``); else, for ``operation``/``model``, the tool listing's entry of the
+    row's tool id (``service``); else null (``unknown``). ``created_at`` from the record is
+    the client's clock at acceptance (else at sending). Labels come from the task's own
+    record row, else from its parent run's. Rows that gained a fact are priced again, and
+    every row's ``cost_usd``/``cost_source`` follow: billed, else 0 if failed, else the
+    estimate (the ledger's, else the record's), else null (unknown).
+    """
+    n = table.num_rows
+    if n == 0 or ((record is None or record.num_rows == 0) and not tools):
+        return table
+    cols = {name: _col(table, name) for name in table.column_names}
+    changed = pa.repeat(pa.scalar(False), n)
+    rec_est = pa.nulls(n, _schema.MONEY)
+    if record is not None and record.num_rows:
+        ids = _col(record, "task_id")
+        own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
+
+        def found(name: str) -> pa.Array:
+            return pc.take(_col(record, name), own)
+
+        recorded = {
+            "created_at": pc.coalesce(found("accepted_at"), found("sent_at")),
+            "tool_id": found("tool_id"), "operation": found("operation"),
+            "model": found("model"), "license": pc.cast(found("license"), pa.int8()),
+        }  # fmt: skip
+        for fact, values in recorded.items():
+            if fact == "license":  # the record says what was sent; none sent is royalty-free
+                values = pc.if_else(pc.is_valid(own), pc.coalesce(values, 1), values)
+                values = pc.if_else(pc.equal(values, 0), 1, values)
+                values = pc.cast(values, pa.int8())
+            v, s, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
+            cols[fact], cols[f"{fact}_source"] = v, s
+            if fact != "created_at" and fact != "tool_id":
+                changed = pc.or_(changed, filled)
+        rec_est = pc.cast(found("estimate_usd"), _schema.MONEY)
+        via = pc.coalesce(own, pc.index_in(cols["parent_task_id"], value_set=ids))
+        for name in _schema.LABEL_COLUMNS:
+            cols[name] = pc.coalesce(cols[name], pc.take(_col(record, name), via))
+        labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], _schema.RECORD))
+        cols["labels_source"] = _schema.source_array(pc.if_else(pc.fill_null(labelled, False),
+                                                                1, 2))  # fmt: skip
+    if tools:
+        tool_ids = pa.array(list(tools), pa.string())
+        at = pc.index_in(cols["tool_id"], value_set=tool_ids)
+        listed = {"operation": pa.array([t[0] for t in tools.values()], pa.string()),
+                  "model": pa.array([t[1] for t in tools.values()], pa.string())}  # fmt: skip
+        for fact, values in listed.items():
+            v, s, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
+            cols[fact], cols[f"{fact}_source"] = v, s
+            changed = pc.or_(changed, filled)
+    cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
+    # duration stays the service's (updated_at - created_at on its clock): a created_at from
+    # the record is the client's clock, which need not agree with the service's
+    if pc.any(changed).as_py():
+        rows = pc.indices_nonzero(changed)
+        again = _estimates(*(pc.take(cols[c], rows) for c in ("operation", "model", "license",
+                                                               "metadata_json")))  # fmt: skip
+        cols["estimate_usd"] = pc.replace_with_mask(cols["estimate_usd"], changed, again)
+    cols["estimate_usd"] = pc.coalesce(cols["estimate_usd"], rec_est)
+    cols["cost_usd"], cols["cost_source"] = _cost(cols["billed_usd"], cols["estimate_usd"],
+                                                  cols["status"])  # fmt: skip
+    known_other = pc.fill_null(pc.not_equal(cols["operation"], "agent"), False)
+    cols["metadata_json"] = pc.if_else(known_other, pa.scalar(None, pa.string()),
+                                       cols["metadata_json"])  # fmt: skip
+    return pa.Table.from_arrays([cols[f.name] for f in _schema.TASKS], schema=_schema.TASKS)
 
 
 def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
@@ -240,45 +368,59 @@ def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
         yield chunk
 
 
-def tasks_table(source: Any, *, chunk_size: int = CHUNK) -> pa.Table:
-    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``.
+def tasks_table(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
+                tools: Any = AUTO) -> pa.Table:
+    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``: the service first,
+    the client's record second (:func:`resolve`).
 
-    A client that offers ``generations.raw_pages()`` is read from the listing's
-    page bytes (``_pages``: no Python dict per task), page by page.
+    A client that offers ``generations.raw_pages()`` is read from the listing's page
+    bytes (``_pages``: no Python dict per task), page by page. ``record``: the client's
+    record to join (a ``RecordStore``, a record table, or None for none); by default the
+    source's own (``client.record``). ``tools``: ``{tool_id: (operation, model)}``, or None;
+    by default the source's tool listing (``GET /v1/tools``, cached a few minutes).
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size: must be at least 1, got {chunk_size}")
+    rec = record_table(getattr(source, "record", None) if record is AUTO else record)
+    listing = tool_lookup(source) if tools is AUTO else tools
     pages = raw_pages(source)
     if pages is not None:
-        return tasks_table_from_pages(pages)
+        return tasks_table_from_pages(pages, record=rec, tools=listing)
     parts = [_build(chunk) for chunk in _chunks(source, chunk_size)]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
-    return pa.concat_tables(parts)
+    return resolve(pa.concat_tables(parts), rec, listing)
 
 
-def tasks_table_from_pages(pages: Iterable[bytes]) -> pa.Table:
+def tasks_table_from_pages(pages: Iterable[bytes], *, record: Any = None,
+                           tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
     """The tasks table of listing pages, each the bytes of one ``GET /v1/generations``
-    answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time."""
+    answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time, joined
+    with ``record`` and ``tools`` as :func:`tasks_table` does."""
     parts = [
         assemble(raw, meta) if raw is not None else _build(fallback)
         for raw, meta, fallback in _pages.batches(pages, RAW_TASK)
     ]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
-    return pa.concat_tables(parts)
+    return resolve(pa.concat_tables(parts), record_table(record), tools)
 
 
-def tasks_frame_from_pages(pages: Iterable[bytes]) -> pd.DataFrame:
+def tasks_frame_from_pages(pages: Iterable[bytes], *, record: Any = None,
+                           tools: Mapping[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     """:func:`tasks_frame` of listing page bytes (see :func:`tasks_table_from_pages`)."""
-    return _schema.to_frame(tasks_table_from_pages(pages))
+    return _schema.to_frame(tasks_table_from_pages(pages, record=record, tools=tools))
 
 
-def tasks_frame(source: Any, *, chunk_size: int = CHUNK) -> pd.DataFrame:
+def tasks_frame(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
+                tools: Any = AUTO) -> pd.DataFrame:
     """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
     client with ``generations.list()``; a client with ``generations.raw_pages()``
-    (songlab's) is read from the page bytes, without a dict per task.
+    (songlab's) is read from the page bytes, without a dict per task. What the
+    service does not show is taken from ``record`` (default: the client's record) and
+    the tool listing (``tools``), and each fact column's ``*_source`` says which.
     """
-    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size))
+    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size, record=record,
+                                        tools=tools))
