@@ -39,15 +39,15 @@ def _stop_all() -> None:
     _SANDBOXES.clear()
 
 
-def _sandbox(speed: float, db: str, admin_token: str | None) -> Any:
-    key = (speed, db, admin_token)
+def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "default") -> Any:
+    key = (speed, db, admin_token, profile)
     with _LOCK:
         srv = _SANDBOXES.get(key)
         if srv is None:
             from songlab.sandbox.server import serve_in_thread
 
             srv = serve_in_thread(db=db, speed=speed, admin_token=admin_token,
-                                  host="127.0.0.1", port=0)
+                                  host="127.0.0.1", port=0, profile=profile)
             if not _SANDBOXES:
                 atexit.register(_stop_all)
             _SANDBOXES[key] = srv
@@ -57,11 +57,13 @@ def _sandbox(speed: float, db: str, admin_token: str | None) -> Any:
 @overload
 def connect(*, asynchronous: Literal[False] = ..., speed: float = ..., db: str = ...,
             admin_token: str | None = ..., quiet: bool = ..., project: str | None = ...,
-            tags: Iterable[str] | str = ..., **client_options: Any) -> Client: ...
+            tags: Iterable[str] | str = ..., profile: str = ...,
+            **client_options: Any) -> Client: ...
 @overload
 def connect(*, asynchronous: Literal[True], speed: float = ..., db: str = ...,
             admin_token: str | None = ..., quiet: bool = ..., project: str | None = ...,
-            tags: Iterable[str] | str = ..., **client_options: Any) -> AsyncClient: ...
+            tags: Iterable[str] | str = ..., profile: str = ...,
+            **client_options: Any) -> AsyncClient: ...
 def connect(
     *,
     asynchronous: bool = False,
@@ -71,12 +73,15 @@ def connect(
     quiet: bool = False,
     project: str | None = None,
     tags: Iterable[str] | str = (),
+    profile: str = "default",
     **client_options: Any,
 ) -> Client | AsyncClient:
     """A :class:`Client` (or :class:`AsyncClient` with ``asynchronous=True``).
 
     Real service: set ``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL``. Otherwise
-    the sandbox; ``speed``, ``db`` and ``admin_token`` pass through to it.
+    the sandbox; ``speed``, ``db``, ``admin_token`` and ``profile`` (``"default"``,
+    ``"spec"``: only what the vendor's spec shows, ``"noisy"``: unknown fields added)
+    pass through to it.
     Prints one line saying which (never the key) unless ``quiet``.
 
     ``project`` and ``tags``: the default attribution labels of every create this
@@ -103,11 +108,14 @@ def connect(
                               "real service, or neither for the local sandbox")
     if not (isinstance(speed, int | float) and speed > 0):
         raise ValidationError("speed", f"a positive number, got {speed!r}")
-    srv = _sandbox(float(speed), db, admin_token)
+    if profile not in ("default", "spec", "noisy"):
+        raise ValidationError("profile", f"one of default, spec, noisy, got {profile!r}")
+    srv = _sandbox(float(speed), db, admin_token, profile)
     client = cls(DEMO_API_KEY, base_url=srv.base_url, **client_options)
     client.sandbox = srv  # the running sandbox (base_url, admin_token, stop())
     set_client_defaults(client, labels if labels != Labels() else None)
     if not quiet:
         print(f"songlab: no SONGLAB_API_KEY/SONGLAB_BASE_URL set; using the local sandbox at "
-              f"{srv.base_url} (demo account, speed {speed:g})")
+              f"{srv.base_url} (demo account, speed {speed:g}"
+              f"{'' if profile == 'default' else ', profile ' + profile})")
     return client

@@ -12,6 +12,7 @@ import sys
 import threading
 
 from songlab.sandbox.config import SandboxConfig, default_db_path, resolve_admin_token
+from songlab.sandbox.profiles import PROFILES
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -25,6 +26,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="simulated-work speed factor (1.0 realistic, larger is faster)")
     p.add_argument("--admin-token", default=None,
                    help="admin token (else $SONGLAB_SANDBOX_ADMIN_TOKEN, else random, printed)")
+    p.add_argument("--profile", default="default", choices=PROFILES,
+                   help="what the vendor surface shows: default (generous answers), spec (only "
+                        "what the vendor's spec shows), noisy (default plus unknown fields)")
     return p.parse_args(argv)
 
 
@@ -33,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     token, generated = resolve_admin_token(args.admin_token)
     try:
         config = SandboxConfig(host=args.host, port=args.port, db=args.db or default_db_path(),
-                               speed=args.speed, admin_token=token)
+                               speed=args.speed, admin_token=token, profile=args.profile)
     except ValueError as exc:
         print(f"songlab sandbox: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from songlab.sandbox import errors, routing
+from songlab.sandbox import errors, profiles, routing
 from songlab.sandbox.errors import ApiError, UnhandledPayloadError
 from songlab.sandbox.faults import Faults
 from songlab.sandbox.hotpath import HotPath
@@ -138,5 +138,6 @@ def create_app(svc: Sandbox) -> FastAPI:
 
 
 def create_asgi(svc: Sandbox) -> ASGIApp:
-    """What uvicorn serves: the lean task-GET path in front of the FastAPI app."""
-    return HotPath(create_app(svc), svc)
+    """What uvicorn serves: the lean task-GET path in front of the FastAPI app, both behind
+    the configured answer profile (``profiles.py``; the default profile adds nothing)."""
+    return profiles.apply(HotPath(create_app(svc), svc), svc.config.profile)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import platformdirs
 
+from songlab.sandbox.profiles import check as check_profile
+
 ADMIN_TOKEN_ENV = "SONGLAB_SANDBOX_ADMIN_TOKEN"
 DEMO_API_KEY = "sk-sandbox-demo"
 DEMO_ACCOUNT_ID = "acct_demo"
@@ -39,11 +41,13 @@ class SandboxConfig:
     speed: float = 1.0
     admin_token: str = field(default="", repr=False)
     workers: int = 8
+    profile: str = "default"  # what the vendor surface shows: default, spec, noisy (profiles.py)
 
     def __post_init__(self) -> None:
         if not self.speed > 0:
             raise ValueError(f"speed: must be > 0, got {self.speed}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port: must be 0-65535, got {self.port}")
+        check_profile(self.profile)
         if self.workers < 1:
             raise ValueError(f"workers: must be >= 1, got {self.workers}")

@@ -1,6 +1,7 @@
 """Serving the sandbox with uvicorn: in a background thread or in the foreground.
 
-``serve_in_thread(db=":memory:", speed=1.0, admin_token=None, host="127.0.0.1", port=0)``
+``serve_in_thread(db=":memory:", speed=1.0, admin_token=None, host="127.0.0.1", port=0,
+profile="default")``
 returns a running :class:`SandboxServer` (``.base_url``, ``.admin_token``,
 ``.stop()``, a context manager); ``port=0`` binds a free port.
 """
@@ -98,9 +99,15 @@ def serve_in_thread(
     port: int = 0,
     *,
     workers: int = 8,
+    profile: str = "default",
 ) -> SandboxServer:
-    """Start a sandbox in a background thread and return it once it answers."""
+    """Start a sandbox in a background thread and return it once it answers.
+
+    ``profile``: what the vendor surface shows: ``"default"`` (design.md's generous
+    answers), ``"spec"`` (only what the spec shows) or ``"noisy"`` (default plus unknown
+    fields everywhere); see ``songlab.sandbox.profiles``.
+    """
     token, _ = resolve_admin_token(admin_token)
     config = SandboxConfig(host=host, port=port, db=db, speed=speed, admin_token=token,
-                           workers=workers)
+                           workers=workers, profile=profile)
     return SandboxServer(config).start()
