@@ -86,8 +86,9 @@ def _read(lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType) -> Batch
                                      mask=pc.is_null(tasks))  # fmt: skip
     if raw.null_count:
         return None, None, _dicts(lines)  # a null task: the dict path names the error
-    is_agent = pc.fill_null(pc.equal(raw.field("operation"), "agent"), False)
-    meta = pc.if_else(is_agent, pc.struct_field(tasks.field("output"), [0]),
+    # kept on Agent One runs, and where the operation is not shown (the record may name it)
+    maybe_agent = pc.fill_null(pc.equal(raw.field("operation"), "agent"), True)
+    meta = pc.if_else(maybe_agent, pc.struct_field(tasks.field("output"), [0]),
                       pa.scalar(None, pa.string()))  # fmt: skip
     return raw, meta, None
 

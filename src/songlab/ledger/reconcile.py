@@ -14,6 +14,12 @@ same instant (``seen_at``). Between two consecutive snapshots:
   figure, a task created between the listing walk and the balance call, which the
   next period gives back).
 
+The balance is whole tokens (the sandbox rounds down), so a snapshot resolves the
+true balance to one token ($0.01) and a period's balance spent can differ from the
+true spend by less than a token either way (an Agent One run's fee has sub-cent
+digits). A period is ``explained`` when the difference is under one token,
+``unexplained`` otherwise; ``unexplained_usd`` is always the exact difference.
+
 The first snapshot has no earlier one: the tasks it added (the account's history)
 make a ``baseline`` row without a balance figure. :func:`reconcile` returns one row
 per period between snapshots, or per UTC ``day``/``month`` of the later snapshot.
@@ -43,7 +49,8 @@ NOTE: Final[str] = (
     "The balance is the one money figure the service promises. Between two refreshes of the "
     "ledger, balance spent = the drop in total_effective tokens x $0.01; explained = the "
     "ledger's billed + estimated cost of the tasks that refresh added; unexplained = the "
-    "rest (work the ledger cannot see or price, a top-up as a negative figure). The first "
+    "rest (work the ledger cannot see or price, a top-up as a negative figure); under one "
+    "token ($0.01, the balance's resolution) a period counts as explained. The first "
     "snapshot has nothing to compare with (baseline). Check that the ledger is complete here "
     "before trusting its totals."
 )
@@ -70,7 +77,7 @@ RECONCILE: Final[pa.Schema] = pa.schema(
         _f("tasks", pa.int64(), "top-level tasks the period's refresh added"),
         _f("estimated_tasks", pa.int64(), "of which costed by an estimate"),
         _f("unknown_tasks", pa.int64(), "of which of unknown cost (not in explained_usd)"),
-        _f("status", pa.string(), "explained (difference 0), unexplained, or baseline"),
+        _f("status", pa.string(), "explained (difference under one token, $0.01), unexplained, or baseline"),
     ]
 )
 
@@ -170,7 +177,7 @@ def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
             acc[name] += row[name]
     out = list(grouped.values())
     unexplained = [None if r["spent"] is None else r["spent"] - r["explained"] for r in out]
-    status = [BASELINE if u is None else EXPLAINED if u == 0 else UNEXPLAINED
+    status = [BASELINE if u is None else EXPLAINED if abs(u) < TOKEN_USD else UNEXPLAINED
               for u in unexplained]  # fmt: skip
     cols = [
         pa.array(list(grouped), pa.string()),
