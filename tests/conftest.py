@@ -5,10 +5,20 @@
 - ``admin``: an ``httpx.Client`` on it with the ``X-Sandbox-Admin-Token`` header.
 - ``new_account()``: a fresh account (``.account_id``, ``.api_key``) so tests do
   not share balances; keyword arguments go to ``POST /_sandbox/accounts``.
+
+The client's record (``songlab.client.RecordStore``) and asset cache never touch the
+user's data or cache dir in tests: ``pytest_configure`` points ``SONGLAB_RECORD`` and
+``SONGLAB_CACHE_DIR`` into a temporary directory for the whole run (kernels that nbval
+starts inherit it), and ``_own_record`` gives each test its own record file and its own
+reuse scope (``SONGLAB_ORIGIN`` = the test's id), so one test never re-attaches to
+another's tasks.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +27,20 @@ import httpx
 import pytest
 
 SANDBOX_SPEED = 500.0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    run_dir = tempfile.mkdtemp(prefix="songlab-test-")
+    os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
+    os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
+
+
+@pytest.fixture(autouse=True)
+def _own_record(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                monkeypatch: pytest.MonkeyPatch) -> None:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:60]
+    monkeypatch.setenv("SONGLAB_RECORD", str(tmp_path_factory.mktemp("record") / f"{name}.sqlite"))
+    monkeypatch.setenv("SONGLAB_ORIGIN", f"test:{request.node.nodeid}")
 
 
 @dataclass(frozen=True)

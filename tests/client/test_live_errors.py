@@ -143,7 +143,8 @@ def test_retry_under_faults_creates_one_task_and_one_billing_line(client, admin,
     client._http.event_hooks["request"].append(
         lambda r: posts.append(r.headers.get("idempotency-key")) if r.method == "POST" else None)
     with faults(admin, **{fault: 0.6, "seed": 3}):
-        handles = [client.generations.create(tool_id=tid, payload=SONG) for _ in range(3)]
+        handles = [client.generations.create(tool_id=tid, payload=SONG, take=i + 1)
+                   for i in range(3)]
     assert len(posts) > 3  # some attempts were refused and retried
     for h in handles:
         assert posts.count(h.idempotency_key) >= 1 and h.wait().status == "completed"

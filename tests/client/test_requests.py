@@ -393,7 +393,8 @@ def test_dependency_unavailable_on_a_dedicated_route_is_retried(client, fake):
     assert h.consent_id and len(posts(fake)) == 2
     with pytest.raises(DependencyUnavailable):
         fake.fail_next("/v1/voice-clones", 503, DU, times=9)
-        client.voice_clones.create(reference_file_id="f", consent=True, rights_attestation="r")
+        client.voice_clones.create(reference_file_id="f", consent=True, rights_attestation="r",
+                                   take=2)
 
 
 def test_timeouts_are_retried_then_raised_as_api_timeout_error(client, fake):

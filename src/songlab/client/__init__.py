@@ -61,6 +61,8 @@ from songlab.client._models import (
     UploadedFile,
     VoiceClone,
 )
+from songlab.client._record import RecordStore
+from songlab.client._record import record_schema as _record_schema
 from songlab.client._retry import RetryPolicy
 from songlab.client._sync import Client
 from songlab.client._validate import ClampWarning
@@ -98,8 +100,10 @@ __all__ = [
     "NotGiven",
     "Page",
     "PipelineError",
+    "RECORD_SCHEMA",  # noqa: F822 - made on first use (module __getattr__)
     "RateLimited",
     "RawPage",
+    "RecordStore",
     "ResourceNotFound",
     "RetryPolicy",
     "SonglabError",
@@ -120,3 +124,13 @@ __all__ = [
     "WaitTimeout",
     "error_from_response",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "RECORD_SCHEMA":  # a pyarrow schema, made on first use
+        return _record_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "RECORD_SCHEMA"})

@@ -24,7 +24,8 @@ class Agent(Generic[C]):
     def __init__(self, client: C) -> None:
         self._c = client
 
-    def _start_op(self, tier: Any, payload: dict[str, Any], license: Any, key: Any) -> Op:
+    def _start_op(self, tier: Any, payload: dict[str, Any], license: Any, key: Any,
+                  take: Any = 1, fresh: Any = False) -> Op:
         key = resolve_key(key)
         if tier not in AGENT_TIERS:
             raise ValidationError("tier", f"one of {', '.join(AGENT_TIERS)} (there is no "
@@ -38,18 +39,20 @@ class Agent(Generic[C]):
         if lic is not None:
             body["license"] = lic
         est = estimate_agent(tier, payload.get("max_budget"), lic)
-        return (yield from self._c._create_op("/v1/generations", body, est, key))
+        return (yield from self._c._create_op("/v1/generations", body, est, key, take, fresh))
 
     @overload
     def start(self: Agent[Client], *, tier: str, prompt: str, max_steps: int | NotGiven = ...,
               max_budget: int | None | NotGiven = ..., system_prompt: str | NotGiven = ...,
               workflow_build_only: bool | NotGiven = ..., license: int | str | NotGiven = ...,
-              idempotency_key: str | NotGiven = ...) -> TaskHandle[Client]: ...
+              idempotency_key: str | NotGiven = ..., take: int = ...,
+              fresh: bool = ...) -> TaskHandle[Client]: ...
     @overload
     def start(self: Agent[AsyncClient], *, tier: str, prompt: str, max_steps: int | NotGiven = ...,
               max_budget: int | None | NotGiven = ..., system_prompt: str | NotGiven = ...,
               workflow_build_only: bool | NotGiven = ..., license: int | str | NotGiven = ...,
-              idempotency_key: str | NotGiven = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
+              idempotency_key: str | NotGiven = ..., take: int = ...,
+              fresh: bool = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def start(
         self,
         *,
@@ -61,6 +64,8 @@ class Agent(Generic[C]):
         workflow_build_only: bool | NotGiven = NOT_GIVEN,
         license: int | str | NotGiven = NOT_GIVEN,
         idempotency_key: str | NotGiven = NOT_GIVEN,
+        take: int = 1,
+        fresh: bool = False,
     ) -> Any:
         """Start an Agent One run -> :class:`TaskHandle`.
 
@@ -73,7 +78,8 @@ class Agent(Generic[C]):
                             ("workflow_build_only", workflow_build_only)):
             if not isinstance(value, NotGiven):
                 payload[name] = value
-        return self._c._drive(self._start_op(tier, payload, license, idempotency_key))
+        return self._c._drive(self._start_op(tier, payload, license, idempotency_key, take,
+                                             fresh))
 
     @overload
     def run(self: Agent[Client], *, tier: str, prompt: str, timeout: float = ...,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
@@ -17,6 +18,7 @@ from songlab.client._errors import MalformedResponse, SonglabError, StreamError,
 from songlab.client._loop import WaitLoop
 from songlab.client._models import Event, Task
 from songlab.client._pagination import AsyncCursorIterator
+from songlab.client._record import RecordStore
 from songlab.client._retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -63,8 +65,12 @@ class AsyncClient(BaseClient):
         transport: httpx.AsyncBaseTransport | None = None,
         max_connections: int = 100,
         seed: int | None = None,
+        record: RecordStore | str | os.PathLike[str] | bool | None = None,
+        reuse: str | bool = "notebook",
+        quiet: bool = False,
     ) -> None:
-        super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed)
+        super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed,
+                         record=record, reuse=reuse, quiet=quiet)
         limits = httpx.Limits(max_connections=max_connections,
                               max_keepalive_connections=max_connections)
         self._http = httpx.AsyncClient(transport=transport, timeout=self.timeout, limits=limits)

@@ -33,6 +33,7 @@ __all__ = [
     "Labels",
     "active_labels",
     "add_listener",
+    "build_record",
     "client_defaults",
     "key_id",
     "make_labels",
@@ -90,7 +91,18 @@ class CreateRecord:
     project: str | None
     tags: tuple[str, ...]
     key_id: str
-    recorded_at: datetime
+    recorded_at: datetime  # the client's clock at acceptance (= accepted_at)
+    # what the record (songlab.client.RecordStore) keeps besides; defaults for old callers
+    base_url: str | None = None
+    payload_sha256: str | None = None  # SHA-256 of the canonical request
+    scope: str | None = None  # reuse scope ("account", a notebook or script), None if none
+    take: int | None = None
+    origin: str | None = None  # the notebook or script that asked
+    sent_at: datetime | None = None  # the client's clock when the POST was first sent
+
+    @property
+    def accepted_at(self) -> datetime:
+        return self.recorded_at
 
 
 _NONE: Final = Labels()  # frozen, so a safe shared default
@@ -156,23 +168,31 @@ def add_listener(listener: Callable[[CreateRecord], Any], *, client: Any = None)
     return remove
 
 
-def notify(client: Any, *, route: str, body: dict[str, Any], estimate: Any, key: str | None,
-           data: dict[str, Any]) -> None:
-    """Tell the listeners about one accepted create (called by ``BaseClient._create_op``)."""
-    with _LOCK:
-        targets = [fn for fn, ref in _LISTENERS if ref is None or ref() is client]
-    if not targets:
-        return
+def build_record(client: Any, *, route: str, body: dict[str, Any], estimate: Any,
+                 key: str | None, data: dict[str, Any], payload_sha256: str | None = None,
+                 scope: str | None = None, take: int | None = None, origin: str | None = None,
+                 sent_at: datetime | None = None) -> CreateRecord:
+    """The :class:`CreateRecord` of one accepted create (labels active now, no secret)."""
     labels = active_labels(client)
     lic = getattr(estimate, "license", None)
-    record = CreateRecord(
+    if not isinstance(lic, int) and isinstance(body.get("license"), int):
+        lic = body["license"]
+    return CreateRecord(
         task_id=data["task_id"], idempotency_key=key, route=route,
         tool_id=body.get("tool_id") if isinstance(body.get("tool_id"), str) else None,
         operation=getattr(estimate, "what", None), model=getattr(estimate, "model", None),
-        license=lic if isinstance(lic, int) else None,
+        license=lic if isinstance(lic, int) and not isinstance(lic, bool) else None,
         estimate_usd=getattr(estimate, "usd", None), project=labels.project, tags=labels.tags,
         key_id=getattr(client, "key_id", None) or "key_unknown", recorded_at=datetime.now(UTC),
+        base_url=getattr(client, "base_url", None), payload_sha256=payload_sha256, scope=scope,
+        take=take, origin=origin, sent_at=sent_at,
     )  # fmt: skip
+
+
+def notify(client: Any, record: CreateRecord) -> None:
+    """Tell the listeners about one accepted create (called by ``BaseClient._create_op``)."""
+    with _LOCK:
+        targets = [fn for fn, ref in _LISTENERS if ref is None or ref() is client]
     for fn in targets:
         try:
             fn(record)

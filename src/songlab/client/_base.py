@@ -11,11 +11,15 @@ two clients only send, sleep and (async) hand ``Work`` to a thread.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import logging
+import os
 import random
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -33,9 +37,22 @@ from songlab.client._call import (
     new_idempotency_key,
     path_id,
 )
-from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
+from songlab.client._errors import (
+    Forbidden,
+    MalformedResponse,
+    NotFound,
+    SonglabError,
+    error_from_response,
+)
 from songlab.client._loop import StreamLoop, bounded_timeout
-from songlab.client._models import Tool, UploadedFile, parse_tools
+from songlab.client._models import Tool, UploadedFile, parse_task, parse_tools
+from songlab.client._record import (
+    RecordRow,
+    RecordStore,
+    canonical_request,
+    current_origin,
+    shared_store,
+)
 from songlab.client._redact import REDACTOR
 from songlab.client._retry import Retrier, RetryPolicy, retry_after_s
 from songlab.client._validate import ValidationError, require
@@ -59,6 +76,29 @@ log = logging.getLogger("songlab.client")
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
 USER_AGENT: Final = "songlab-client/0.1"
+REUSE_SCOPES: Final = ("notebook", "account")
+
+
+def deterministic_key(key_id: str, route: str, canonical: str, scope: str, take: int) -> str:
+    """The Idempotency-Key of a create: the same (key id, route, canonical request, scope,
+    take) always gives the same key, so the service itself deduplicates a re-run even when
+    the record is lost or on another machine. 74 characters of the spec's alphabet."""
+    digest = hashlib.sha256("\n".join((key_id, route, canonical, scope, str(take))).encode())
+    return "songlab:r:" + digest.hexdigest()
+
+
+def resolve_record(record: Any) -> RecordStore | None:
+    """``record=`` of a client: None/True -> the default store, False -> none, a path or a
+    :class:`RecordStore`."""
+    if record is False:
+        return None
+    if record is None or record is True:
+        return shared_store()
+    if isinstance(record, RecordStore):
+        return record
+    if isinstance(record, str | os.PathLike):
+        return shared_store(record)
+    raise ValidationError("record", f"a path, a RecordStore, None or False, got {record!r}")
 
 
 class BaseClient:
@@ -74,6 +114,9 @@ class BaseClient:
         timeout: float | httpx.Timeout | NotGiven = NOT_GIVEN,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
         seed: int | None = None,
+        record: Any = None,
+        reuse: str | bool = "notebook",
+        quiet: bool = False,
     ) -> None:
         require(isinstance(api_key, str) and bool(api_key.strip()), "api_key",
                 "a non-empty string")
@@ -101,6 +144,13 @@ class BaseClient:
         self._uploads: dict[str, UploadedFile] = {}
         self._budgets = BudgetStack()
         self.key_id = _attribution.key_id(api_key)  # non-secret; names the key in ledgers
+        if reuse is True:
+            reuse = "notebook"
+        require(reuse is False or reuse in REUSE_SCOPES, "reuse",
+                f"'notebook', 'account' or False, got {reuse!r}")
+        self.reuse: str | bool = reuse
+        self.record: RecordStore | None = resolve_record(record)
+        self.quiet = bool(quiet)
         self._attach_resources()
         REDACTOR.add(api_key)
 
@@ -260,10 +310,59 @@ class BaseClient:
                 return t
         return None
 
-    def _create_op(self, path: str, body: dict[str, Any], estimate: Any, key: str) -> Op:
-        """POST a create with its Idempotency-Key, under the active budgets."""
+    def _scope(self) -> tuple[str | None, str | None]:
+        """(origin, reuse scope) of a create made now; scope None when reuse is off."""
+        origin = current_origin()
+        if self.reuse is False:
+            return origin, None
+        return origin, "account" if self.reuse == "account" else (origin or "unknown")
+
+    def previous_create(self, route: str, body: dict[str, Any], *, take: int = 1) -> RecordRow | None:
+        """The recorded create this one would re-attach to (same account, route, canonical
+        request, scope and take), or None: a local look-up, nothing is sent."""
+        _, scope = self._scope()
+        if scope is None or self.record is None:
+            return None
+        key = deterministic_key(self.key_id, route, canonical_request(route, body), scope, take)
+        return self.record.find(key_id=self.key_id, base_url=self.base_url, idempotency_key=key)
+
+    def _say(self, message: str) -> None:
+        """One line a notebook shows (stdout, like ``connect()``'s), also logged; ``quiet``
+        clients only log it."""
+        log.info("%s", message)
+        if not self.quiet:
+            print(f"songlab: {message}", flush=True)
+
+    def _create_op(self, path: str, body: dict[str, Any], estimate: Any, key: str | None,
+                   take: Any = 1, fresh: Any = False) -> Op:
+        """POST a create with its Idempotency-Key, under the active budgets; or re-attach to
+        the recorded task of the same request (no POST)."""
         from songlab.client._handle import TaskHandle
 
+        require(isinstance(take, int) and not isinstance(take, bool) and take >= 1, "take",
+                f"a whole number >= 1, got {take!r}")
+        require(isinstance(fresh, bool), "fresh", f"True or False, got {fresh!r}")
+        if key is not None and (fresh or take != 1):
+            raise ValidationError("idempotency_key", "alone names the create: give it, or "
+                                  "take=/fresh=, not both")
+        canonical = canonical_request(path, body)
+        origin, scope = self._scope()
+        if key is not None or fresh:
+            scope = None
+        if key is None:
+            key = (new_idempotency_key() if scope is None else
+                   deterministic_key(self.key_id, path, canonical, scope, take))
+        elif scope is None:
+            take = 1
+        if scope is not None and self.record is not None:
+            found = yield Work(functools.partial(self.record.find, key_id=self.key_id,
+                                                 base_url=self.base_url, idempotency_key=key))
+            if found is not None:
+                handle = yield from self._reattach_op(found, key)
+                if handle is not None:
+                    return handle
+        sha = hashlib.sha256(canonical.encode()).hexdigest()
+        sent_at = datetime.now(UTC)
         reservation = self._budgets.reserve(estimate)
         try:
             data = yield Call("POST", path, json=body, idempotency_key=key)
@@ -277,8 +376,44 @@ class BaseClient:
             reservation.release()
             raise
         reservation.commit(data["task_id"])
-        _attribution.notify(self, route=path, body=body, estimate=estimate, key=key, data=data)
+        rec = _attribution.build_record(self, route=path, body=body, estimate=estimate, key=key,
+                                        data=data, payload_sha256=sha, scope=scope,
+                                        take=take if scope is not None else None, origin=origin,
+                                        sent_at=sent_at)
+        if self.record is not None:
+            try:
+                yield Work(functools.partial(self.record.write, _row_of(rec), payload=canonical,
+                                             consent_id=data.get("consent_id")))
+            except Exception:  # noqa: BLE001 - the task exists and is billed: never fail it
+                log.exception("could not record task %s in %s", rec.task_id, self.record.path)
+        _attribution.notify(self, rec)
         return TaskHandle.from_created(data, key, self)
+
+    def _reattach_op(self, found: RecordRow, key: str) -> Op:
+        """A handle on the recorded task, checked with one GET; None (and the row forgotten)
+        when the service no longer has it."""
+        from songlab.client._handle import TaskHandle
+
+        try:
+            raw = yield Call("GET", "/v1/generations/" + path_id(found.task_id, "task_id"))
+        except (NotFound, Forbidden):
+            yield Work(functools.partial(self.record.forget if self.record else _noop,
+                                         task_id=found.task_id, key_id=self.key_id))
+            self._say(f"recorded task {found.task_id[:8]}... is gone from the service; "
+                      "creating it again")
+            return None
+        task = parse_task(raw)
+        when = (found.accepted_at.astimezone().strftime("%H:%M")
+                if found.accepted_at is not None else "earlier")
+        cost = (f"${found.estimate_usd.normalize():f}" if found.estimate_usd is not None
+                else "its price")
+        self._say(f"reused task {found.task_id[:8]}... from {when}; {cost} not spent again; "
+                  "fresh=True makes a new one")
+        consent = yield Work(functools.partial(self.record.consent_id if self.record else _noop,
+                                               task_id=found.task_id, key_id=self.key_id))
+        body = {"task_id": found.task_id, "status": task.status, "consent_id": consent,
+                "reused": True}
+        return TaskHandle.from_created(body, key, self)
 
     def budget(self, *, usd: Decimal | int | str) -> Budget:
         """``with client.budget(usd="2.50"):`` refuses creates that would exceed it."""
@@ -296,6 +431,21 @@ class BaseClient:
         path_id(task_id, "task_id")
         return TaskHandle(task_id=task_id, status=None, consent_id=None, idempotency_key=None,
                           raw={}, _client=self)
+
+
+def _noop(**_: Any) -> None:
+    return None
+
+
+def _row_of(rec: _attribution.CreateRecord) -> RecordRow:
+    return RecordRow(
+        task_id=rec.task_id, key_id=rec.key_id, base_url=rec.base_url,
+        idempotency_key=rec.idempotency_key, route=rec.route, tool_id=rec.tool_id,
+        operation=rec.operation, model=rec.model, license=rec.license,
+        payload_sha256=rec.payload_sha256, estimate_usd=rec.estimate_usd, project=rec.project,
+        tags=",".join(sorted(rec.tags)) or None, scope=rec.scope, take=rec.take,
+        origin=rec.origin, sent_at=rec.sent_at, accepted_at=rec.accepted_at,
+    )  # fmt: skip
 
 
 def _loggable(path: str) -> str:

@@ -41,9 +41,10 @@ class Compat(Generic[C]):
 
     def _op(self, path: str, body: dict[str, Any], key: Any) -> Op:
         key = resolve_key(key)
+        take, fresh = body.pop("take", 1), body.pop("fresh", False)  # not sent: reuse options
         lic = body.get("license")
         est = estimate_route(path, license_number(lic) if lic is not None else None)
-        return (yield from self._c._create_op(path, body, est, key))
+        return (yield from self._c._create_op(path, body, est, key, take, fresh))
 
     def _send(self, path: str, body: dict[str, Any], key: Any) -> Any:
         return self._c._drive(self._op(path, {k: v for k, v in body.items() if v is not None}, key))

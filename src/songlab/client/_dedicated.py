@@ -47,7 +47,8 @@ class VoiceClones(Generic[C]):
         self._c = client
 
     def _create_op(self, reference_file_id: Any, consent: Any, rights_attestation: Any,
-                   name: Any, description: Any, version: Any, license: Any, key: Any) -> Op:
+                   name: Any, description: Any, version: Any, license: Any, key: Any,
+                   take: Any = 1, fresh: Any = False) -> Op:
         key = resolve_key(key)
         require(consent is True, "consent", "must be True (the speaker consented to the clone)")
         text(rights_attestation, "rights_attestation", required=True,
@@ -67,19 +68,20 @@ class VoiceClones(Generic[C]):
         if description is not None:
             body["description"] = description
         est = estimate_route("/v1/voice-clones", lic, version=version)
-        return (yield from self._c._create_op("/v1/voice-clones", body, est, key))
+        return (yield from self._c._create_op("/v1/voice-clones", body, est, key, take, fresh))
 
     @overload
     def create(self: VoiceClones[Client], *, reference_file_id: str | UploadedFile, consent: bool,
                rights_attestation: str, name: str | None = ..., description: str | None = ...,
                version: str = ..., license: str | int | NotGiven = ...,
-               idempotency_key: str | NotGiven = ...) -> TaskHandle[Client]: ...
+               idempotency_key: str | NotGiven = ..., take: int = ...,
+               fresh: bool = ...) -> TaskHandle[Client]: ...
     @overload
     def create(self: VoiceClones[AsyncClient], *, reference_file_id: str | UploadedFile,
                consent: bool, rights_attestation: str, name: str | None = ...,
                description: str | None = ..., version: str = ...,
-               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...
-               ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...,
+               take: int = ..., fresh: bool = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -91,6 +93,8 @@ class VoiceClones(Generic[C]):
         version: str = "v5",
         license: str | int | NotGiven = NOT_GIVEN,
         idempotency_key: str | NotGiven = NOT_GIVEN,
+        take: int = 1,
+        fresh: bool = False,
     ) -> Any:
         """``POST /v1/voice-clones`` -> :class:`TaskHandle` with ``consent_id``.
 
@@ -99,7 +103,7 @@ class VoiceClones(Generic[C]):
         """
         return self._c._drive(self._create_op(reference_file_id, consent, rights_attestation,
                                               name, description, version, license,
-                                              idempotency_key))
+                                              idempotency_key, take, fresh))
 
     @overload
     def clone(self: VoiceClones[Client], *, timeout: float = ..., **fields: Any) -> VoiceClone: ...
@@ -122,7 +126,8 @@ class SongTranslations(Generic[C]):
         self._c = client
 
     def _create_op(self, song_file_id: Any, target_language: Any, song_style: Any,
-                   syllable_matched: Any, license: Any, key: Any) -> Op:
+                   syllable_matched: Any, license: Any, key: Any, take: Any = 1,
+                   fresh: Any = False) -> Op:
         key = resolve_key(key)
         text(target_language, "target_language", required=True)
         text(song_style, "song_style", required=True)
@@ -133,18 +138,19 @@ class SongTranslations(Generic[C]):
         body = {"song_file_id": fid, "target_language": target_language,
                 "song_style": song_style, "syllable_matched": syllable_matched, "license": lic}
         est = estimate_route("/v1/song-translations", lic)
-        return (yield from self._c._create_op("/v1/song-translations", body, est, key))
+        return (yield from self._c._create_op("/v1/song-translations", body, est, key, take,
+                                              fresh))
 
     @overload
     def create(self: SongTranslations[Client], *, song_file_id: str | UploadedFile,
                target_language: str, song_style: str, syllable_matched: bool = ...,
-               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...
-               ) -> TaskHandle[Client]: ...
+               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...,
+               take: int = ..., fresh: bool = ...) -> TaskHandle[Client]: ...
     @overload
     def create(self: SongTranslations[AsyncClient], *, song_file_id: str | UploadedFile,
                target_language: str, song_style: str, syllable_matched: bool = ...,
-               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...
-               ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+               license: str | int | NotGiven = ..., idempotency_key: str | NotGiven = ...,
+               take: int = ..., fresh: bool = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -154,7 +160,10 @@ class SongTranslations(Generic[C]):
         syllable_matched: bool = True,
         license: str | int | NotGiven = NOT_GIVEN,
         idempotency_key: str | NotGiven = NOT_GIVEN,
+        take: int = 1,
+        fresh: bool = False,
     ) -> Any:
         """``POST /v1/song-translations`` (six billed steps) -> :class:`TaskHandle`."""
         return self._c._drive(self._create_op(song_file_id, target_language, song_style,
-                                              syllable_matched, license, idempotency_key))
+                                              syllable_matched, license, idempotency_key,
+                                              take, fresh))

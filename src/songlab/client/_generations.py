@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from songlab._vocab import AGENT_TIERS
-from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, new_idempotency_key, path_id
+from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, path_id
 from songlab.client._errors import ToolLookupError
 from songlab.client._estimate import Estimate, estimate_agent, estimate_operation
 from songlab.client._models import (
@@ -41,9 +41,11 @@ if TYPE_CHECKING:
 __all__ = ["Account", "Generations", "Tools", "estimate_for_tool", "find_tool", "resolve_key"]
 
 
-def resolve_key(key: Any) -> str:
+def resolve_key(key: Any) -> str | None:
+    """The caller's Idempotency-Key (checked), or None: the client derives one (a
+    deterministic key while reuse is on, see ``BaseClient._create_op``)."""
     if isinstance(key, NotGiven) or key is None:
-        return new_idempotency_key()
+        return None
     return idempotency_key(key)
 
 
@@ -76,7 +78,7 @@ class Generations(Generic[C]):
         self._c = client
 
     def _create_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
-                   license: Any, key: Any) -> Op:
+                   license: Any, key: Any, take: Any = 1, fresh: Any = False) -> Op:
         key = resolve_key(key)
         lic = None if isinstance(license, NotGiven) else license_number(license)
         text = payload_json(payload)
@@ -96,18 +98,20 @@ class Generations(Generic[C]):
         if lic is not None:
             body["license"] = lic
         est = estimate_for_tool(tool, obj, lic)
-        return (yield from self._c._create_op("/v1/generations", body, est, key))
+        return (yield from self._c._create_op("/v1/generations", body, est, key, take, fresh))
 
     @overload
     def create(self: Generations[Client], *, payload: Mapping[str, Any] | str,
                tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
                model: str | NotGiven = ..., license: int | str | NotGiven = ...,
-               idempotency_key: str | NotGiven = ...) -> TaskHandle[Client]: ...
+               idempotency_key: str | NotGiven = ..., take: int = ...,
+               fresh: bool = ...) -> TaskHandle[Client]: ...
     @overload
     def create(self: Generations[AsyncClient], *, payload: Mapping[str, Any] | str,
                tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
                model: str | NotGiven = ..., license: int | str | NotGiven = ...,
-               idempotency_key: str | NotGiven = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
+               idempotency_key: str | NotGiven = ..., take: int = ...,
+               fresh: bool = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -117,15 +121,19 @@ class Generations(Generic[C]):
         model: str | NotGiven = NOT_GIVEN,
         license: int | str | NotGiven = NOT_GIVEN,
         idempotency_key: str | NotGiven = NOT_GIVEN,
+        take: int = 1,
+        fresh: bool = False,
     ) -> Any:
         """``POST /v1/generations`` -> a :class:`TaskHandle`.
 
         Give ``tool_id``, or ``operation`` (and ``model``) to look it up.
         ``payload`` is a dict (sent as the string ``payload_json``); ``license``
-        is 0-5 or a tier name; an ``idempotency_key`` is generated if not given.
+        is 0-5 or a tier name. The same request again re-attaches to the recorded task
+        (no POST, nothing billed; see ``docs/client.md``): ``take=2`` or ``fresh=True`` asks
+        for a new one. Without an ``idempotency_key`` one is derived from the request.
         """
         return self._c._drive(self._create_op(tool_id, operation, model, payload, license,
-                                              idempotency_key))
+                                              idempotency_key, take, fresh))
 
     def _get_op(self, task_id: str) -> Op:
         return parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Generator
 from contextlib import closing
@@ -15,6 +16,7 @@ from songlab.client._errors import MalformedResponse, SonglabError, StreamError,
 from songlab.client._loop import WaitLoop
 from songlab.client._models import Event, Task
 from songlab.client._pagination import CursorIterator
+from songlab.client._record import RecordStore
 from songlab.client._retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -62,8 +64,12 @@ class Client(BaseClient):
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
         transport: httpx.BaseTransport | None = None,
         seed: int | None = None,
+        record: RecordStore | str | os.PathLike[str] | bool | None = None,
+        reuse: str | bool = "notebook",
+        quiet: bool = False,
     ) -> None:
-        super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed)
+        super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed,
+                         record=record, reuse=reuse, quiet=quiet)
         self._http = httpx.Client(transport=transport, timeout=self.timeout)
         self._sleep: Callable[[float], None] = time.sleep
 

@@ -34,6 +34,7 @@ class Workflows(Generic[C]):
 
     def _create_op(self, route: str, fields: dict[str, Any], license: Any, key: Any) -> Op:
         key = resolve_key(key)
+        take, fresh = fields.pop("take", 1), fields.pop("fresh", False)  # not sent: reuse options
         route = route.strip("/").removeprefix("v1/")
         if route not in WORKFLOW_ROUTES:
             raise ValidationError("route", f"one of {', '.join(WORKFLOW_ROUTES)}, got {route!r}")
@@ -44,7 +45,8 @@ class Workflows(Generic[C]):
         workflow_body(route, fields)
         lic = license_or_default(license)
         est = estimate_route(route, lic)
-        return (yield from self._c._create_op(f"/v1/{route}", {**fields, "license": lic}, est, key))
+        return (yield from self._c._create_op(f"/v1/{route}", {**fields, "license": lic}, est, key,
+                                              take, fresh))
 
     @overload
     def create(self: Workflows[Client], route: str, *, license: str | int | NotGiven = ...,

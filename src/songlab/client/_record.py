@@ -1,0 +1,338 @@
+"""The client's record of what it asked: one local SQLite file, one row per accepted create.
+
+Every client writes every create the service accepted (``Client(record=...)``,
+default :class:`RecordStore` ``()``): task id, Idempotency-Key, route, tool,
+operation, model, license, the SHA-256 of the canonical request, the list-price
+estimate, labels, reuse scope and take, the notebook or script that asked, and
+the client's clock at send and at acceptance. Nothing secret (the key is named
+by its non-secret ``key_id``) and no payload text unless ``keep_payloads=True``.
+
+Where: ``RecordStore(path=None)``: ``$SONGLAB_RECORD`` if set, else
+``platformdirs.user_data_dir("songlab")/record.sqlite``. WAL mode, a busy
+timeout and one transaction per write make it safe for several processes and
+kernels at once; a row is committed before the create returns, so a killed
+kernel loses nothing it was told. The ledger reads it (``table()``,
+:data:`RECORD_SCHEMA`); the client reads it to re-attach instead of re-buying
+(:meth:`RecordStore.find`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+__all__ = [
+    "RECORD_ENV",
+    "RECORD_SCHEMA",  # noqa: F822 - made on first use (module __getattr__)
+    "RecordStore",
+    "canonical_request",
+    "current_origin",
+    "default_record_path",
+    "payload_sha256",
+    "record_schema",
+]
+
+RECORD_ENV: Final = "SONGLAB_RECORD"
+ORIGIN_ENV: Final = "SONGLAB_ORIGIN"
+
+_FIELDS: Final = (
+    ("task_id", "string"), ("key_id", "string"), ("base_url", "string"),
+    ("idempotency_key", "string"), ("route", "string"), ("tool_id", "string"),
+    ("operation", "string"), ("model", "string"), ("license", "int8"),
+    ("payload_sha256", "string"), ("estimate_usd", "decimal"), ("project", "string"),
+    ("tags", "string"), ("scope", "string"), ("take", "int32"), ("origin", "string"),
+    ("sent_at", "timestamp"), ("accepted_at", "timestamp"),
+)
+
+
+@functools.cache
+def record_schema() -> pa.Schema:
+    """:data:`RECORD_SCHEMA` (pyarrow is imported on first use: the client needs it only
+    to hand the record to the ledger)."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int8": pa.int8(), "int32": pa.int32(),
+             "decimal": pa.decimal128(18, 8), "timestamp": pa.timestamp("us", tz="UTC")}
+    return pa.schema([pa.field(n, types[t], nullable=n not in ("task_id", "key_id"))
+                      for n, t in _FIELDS])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RECORD_SCHEMA":
+        return record_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_COLUMNS: Final = tuple(n for n, _ in _FIELDS)
+_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS creates ("
+    "task_id TEXT NOT NULL, key_id TEXT NOT NULL, base_url TEXT, idempotency_key TEXT, "
+    "route TEXT, tool_id TEXT, operation TEXT, model TEXT, license INTEGER, "
+    "payload_sha256 TEXT, estimate_usd TEXT, project TEXT, tags TEXT, scope TEXT, "
+    "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, payload TEXT, consent_id TEXT, "
+    "seq INTEGER PRIMARY KEY AUTOINCREMENT, UNIQUE (task_id, key_id))",
+    "CREATE INDEX IF NOT EXISTS creates_by_key ON creates (key_id, base_url, idempotency_key)",
+)
+_Q8: Final = Decimal("0.00000001")
+
+
+def default_record_path() -> Path:
+    """``$SONGLAB_RECORD`` if set, else ``user_data_dir("songlab")/record.sqlite``."""
+    env = os.environ.get(RECORD_ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("songlab")) / "record.sqlite"
+
+
+def canonical_request(route: str, body: Mapping[str, Any]) -> str:
+    """The request as one canonical JSON text: sorted keys, no spaces, ``payload_json``
+    parsed (so key order or spacing inside the payload's text never makes two requests
+    differ). The route leads, so the same body on two routes differs."""
+    obj = dict(body)
+    text = obj.get("payload_json")
+    if isinstance(text, str):
+        try:
+            obj["payload_json"] = json.loads(text)
+        except ValueError:
+            pass  # sent as the string it is
+    return json.dumps({"route": route, "body": obj}, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False, default=str)
+
+
+def payload_sha256(route: str, body: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_request(route, body).encode()).hexdigest()
+
+
+def _ipython_namespace() -> dict[str, Any] | None:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 - no shell: not a kernel
+        return None
+    return getattr(shell, "user_ns", None) if shell is not None else None
+
+
+def current_origin() -> str | None:
+    """The notebook or script asking: ``$SONGLAB_ORIGIN``; in a kernel the notebook's path
+    (VS Code's ``__vsc_ipynb_file__``, Jupyter's ``JPY_SESSION_NAME`` / ``__session__``),
+    else ``kernel:<working dir>``; in a script ``sys.argv[0]`` (absolute); else None."""
+    env = os.environ.get(ORIGIN_ENV)
+    if env:
+        return env
+    ns = _ipython_namespace()
+    if ns is not None:
+        for name in ("__vsc_ipynb_file__", "__session__"):
+            value = ns.get(name)
+            if isinstance(value, str) and value:
+                return value
+        session = os.environ.get("JPY_SESSION_NAME")
+        if session:
+            return session
+        if "ipykernel" in sys.modules:
+            return f"kernel:{os.getcwd()}"
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0 and argv0 not in ("-c", "-m", "-"):
+        return str(Path(argv0).resolve())
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRow:
+    """One row of the record (the columns of :data:`RECORD_SCHEMA`)."""
+
+    task_id: str
+    key_id: str
+    base_url: str | None
+    idempotency_key: str | None
+    route: str
+    tool_id: str | None
+    operation: str | None
+    model: str | None
+    license: int | None
+    payload_sha256: str | None
+    estimate_usd: Decimal | None
+    project: str | None
+    tags: str | None
+    scope: str | None
+    take: int | None
+    origin: str | None
+    sent_at: datetime | None
+    accepted_at: datetime | None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _when(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+class RecordStore:
+    """The record (one SQLite file). ``path=None``: :func:`default_record_path`.
+
+    ``keep_payloads=True`` also keeps each request's canonical text (off by default:
+    prompts and lyrics may be confidential); read it back with :meth:`payload`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 keep_payloads: bool = False) -> None:
+        self.path = Path(path) if path is not None else default_record_path()
+        self.keep_payloads = keep_payloads
+        self._lock = threading.Lock()
+        self._con: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def __repr__(self) -> str:
+        return f"RecordStore({str(self.path)!r})"
+
+    # one connection per process, used under a lock (a fork opens its own)
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.path, timeout=60, check_same_thread=False,
+                                  isolation_level=None)
+            con.execute("PRAGMA busy_timeout = 60000")
+            con.execute("PRAGMA journal_mode = WAL")
+            con.execute("PRAGMA synchronous = NORMAL")
+            for ddl in _DDL:
+                con.execute(ddl)
+            self._con, self._pid = con, os.getpid()
+        return self._con
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None and self._pid == os.getpid():
+                self._con.close()
+            self._con = None
+
+    def write(self, row: RecordRow, *, payload: str | None = None,
+              consent_id: str | None = None) -> bool:
+        """Commit one accepted create; False if (task_id, key_id) was already recorded
+        (an idempotent repeat adds no row)."""
+        values = (
+            row.task_id, row.key_id, row.base_url, row.idempotency_key, row.route, row.tool_id,
+            row.operation, row.model, row.license, row.payload_sha256,
+            None if row.estimate_usd is None else str(row.estimate_usd), row.project, row.tags,
+            row.scope, row.take, row.origin, _iso(row.sent_at), _iso(row.accepted_at),
+            payload if self.keep_payloads else None, consent_id,
+        )  # fmt: skip
+        cols = (*_COLUMNS, "payload", "consent_id")
+        with self._lock:
+            con = self._connection()
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                cur = con.execute(
+                    f"INSERT OR IGNORE INTO creates ({', '.join(cols)}) "
+                    f"VALUES ({', '.join('?' * len(cols))})", values)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            return cur.rowcount == 1
+
+    def find(self, *, key_id: str, base_url: str | None, idempotency_key: str) -> RecordRow | None:
+        """The first recorded create sent with this key on this account, or None."""
+        with self._lock:
+            row = self._connection().execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? AND base_url IS ? "
+                "AND idempotency_key = ? ORDER BY seq LIMIT 1",
+                (key_id, base_url, idempotency_key)).fetchone()
+        return None if row is None else _row(row)
+
+    def forget(self, *, task_id: str, key_id: str) -> None:
+        """Remove a row whose task the service no longer has (e.g. a restarted in-memory
+        sandbox): the record keeps only tasks that exist."""
+        with self._lock:
+            con = self._connection()
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("DELETE FROM creates WHERE task_id = ? AND key_id = ?",
+                            (task_id, key_id))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def consent_id(self, *, task_id: str, key_id: str) -> str | None:
+        """The ``consent_id`` a voice-clone create answered with (kept to re-attach)."""
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT consent_id FROM creates WHERE task_id = ? AND key_id = ?",
+                (task_id, key_id)).fetchone()
+        return None if row is None else row[0]
+
+    def payload(self, task_id: str) -> str | None:
+        """The canonical request text of a task (kept only with ``keep_payloads=True``)."""
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT payload FROM creates WHERE task_id = ? ORDER BY seq LIMIT 1",
+                (task_id,)).fetchone()
+        return None if row is None else row[0]
+
+    def rows(self, *, key_id: str | None = None) -> list[RecordRow]:
+        """Every row (of ``key_id``, if given), oldest first."""
+        if not self.path.exists():
+            return []
+        where, args = ("WHERE key_id = ?", (key_id,)) if key_id is not None else ("", ())
+        with self._lock:
+            found = self._connection().execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM creates {where} ORDER BY seq",
+                args).fetchall()
+        return [_row(r) for r in found]
+
+    def table(self, *, key_id: str | None = None) -> pa.Table:
+        """Every row (of ``key_id``, if given) as Arrow (:data:`RECORD_SCHEMA`), oldest first."""
+        import pyarrow as pa
+
+        schema = record_schema()
+        rows = self.rows(key_id=key_id)
+        if not rows:
+            return schema.empty_table()
+        arrays = []
+        for f in schema:
+            values = [getattr(r, f.name) for r in rows]
+            if f.name == "estimate_usd":
+                values = [None if v is None else v.quantize(_Q8) for v in values]
+            arrays.append(pa.array(values, f.type))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _row(r: tuple[Any, ...]) -> RecordRow:
+    d = dict(zip(_COLUMNS, r, strict=True))
+    d["estimate_usd"] = None if d["estimate_usd"] is None else Decimal(d["estimate_usd"])
+    d["sent_at"] = _when(d["sent_at"])
+    d["accepted_at"] = _when(d["accepted_at"])
+    return RecordRow(**d)
+
+
+_SHARED: dict[tuple[str, bool], RecordStore] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_store(path: str | os.PathLike[str] | None = None) -> RecordStore:
+    """One :class:`RecordStore` per file in this process (clients share its connection)."""
+    p = str(Path(path) if path is not None else default_record_path())
+    with _SHARED_LOCK:
+        store = _SHARED.get((p, False))
+        if store is None:
+            store = _SHARED[(p, False)] = RecordStore(p)
+        return store
