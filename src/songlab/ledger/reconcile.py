@@ -163,9 +163,11 @@ def _label(row: dict[str, Any], freq: str | None) -> str:
 
 
 def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
-    grouped: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        key = _label(row, freq)
+    grouped: dict[Any, dict[str, Any]] = {}
+    for i, row in enumerate(rows):
+        # one row per period between snapshots (two may share a second); else per day/month
+        key = (i, _label(row, freq)) if freq is None or row["start"] is None else (
+            -1, _label(row, freq))
         if key not in grouped:
             grouped[key] = dict(row)
             continue
@@ -180,7 +182,7 @@ def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
     status = [BASELINE if u is None else EXPLAINED if abs(u) < TOKEN_USD else UNEXPLAINED
               for u in unexplained]  # fmt: skip
     cols = [
-        pa.array(list(grouped), pa.string()),
+        pa.array([label for _, label in grouped], pa.string()),
         pa.array([r["start"] for r in out], _schema.TIMESTAMP),
         pa.array([r["end"] for r in out], _schema.TIMESTAMP),
         _money([r["spent"] for r in out]),

@@ -284,6 +284,49 @@ def _fill(cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int) -> tuple
     return value, _schema.source_array(src), filled
 
 
+def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> None:
+    """Sub-tool tasks of Agent One runs named in a run's trace (``steps[].task_id``, shown
+    by the service in ``output.metadata_json``) get the run as ``parent_task_id``, and the
+    step's tool id and billed cost where the task's own snapshot does not show them."""
+    is_run = pc.and_(pc.fill_null(pc.equal(cols["operation"], "agent"), False),
+                     pc.is_valid(cols["metadata_json"]))  # fmt: skip
+    # only tasks the service does not describe (no operation shown) can be such sub-tasks
+    orphans = pc.and_(pc.is_null(cols["parent_task_id"]), pc.is_null(cols["operation"]))
+    if not pc.any(is_run).as_py() or not pc.any(orphans).as_py():
+        return
+    runs = pc.indices_nonzero(is_run)
+    steps: dict[str, tuple[str, Any, Any]] = {}
+    for run_id, meta in zip(pc.take(cols["task_id"], runs).to_pylist(),
+                            pc.take(cols["metadata_json"], runs).to_pylist(), strict=True):
+        try:
+            trace = json.loads(meta)
+        except ValueError:
+            continue
+        for step in trace.get("steps") or [] if isinstance(trace, dict) else []:
+            if isinstance(step, dict) and isinstance(step.get("task_id"), str):
+                cost = step.get("cost_usd")
+                steps.setdefault(step["task_id"], (
+                    run_id, str(cost) if isinstance(cost, str | int) else None,
+                    step.get("tool_id") if isinstance(step.get("tool_id"), str) else None))
+    if not steps:
+        return
+    at = pc.index_in(cols["task_id"], value_set=pa.array(list(steps), pa.string()))
+    found = pc.and_(orphans, pc.is_valid(at))
+    if not pc.any(found).as_py():
+        return
+    parents, costs, tools = (pa.array(v, pa.string()) for v in zip(*steps.values(), strict=True))
+    cols["parent_task_id"] = pc.if_else(found, pc.take(parents, at), cols["parent_task_id"])
+    try:
+        step_cost = pc.cast(pc.take(costs, at), _schema.MONEY)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        step_cost = pa.nulls(len(at), _schema.MONEY)
+    cols["billed_usd"] = pc.if_else(found, pc.coalesce(cols["billed_usd"], step_cost),
+                                    cols["billed_usd"])  # fmt: skip
+    v, src, _ = _fill(cols["tool_id"], cols["tool_id_source"],
+                      pc.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())), 0)
+    cols["tool_id"], cols["tool_id_source"] = v, src
+
+
 def resolve(table: pa.Table, record: pa.Table | None = None,
             tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
     """``table`` (schema TASKS) with what the service did not show taken from the client's
@@ -340,6 +383,7 @@ def resolve(table: pa.Table, record: pa.Table | None = None,
             v, s, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
             cols[fact], cols[f"{fact}_source"] = v, s
             changed = pc.or_(changed, filled)
+    _sub_tasks_from_traces(cols)
     cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
     # duration stays the service's (updated_at - created_at on its clock): a created_at from
     # the record is the client's clock, which need not agree with the service's
