@@ -284,7 +284,7 @@ def _fill(cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int) -> tuple
     return value, _schema.source_array(src), filled
 
 
-def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> None:
+def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
     """Sub-tool tasks of Agent One runs named in a run's trace (``steps[].task_id``, shown
     by the service in ``output.metadata_json``) get the run as ``parent_task_id``, and the
     step's tool id and billed cost where the task's own snapshot does not show them."""
@@ -293,7 +293,7 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> None:
     # only tasks the service does not describe (no operation shown) can be such sub-tasks
     orphans = pc.and_(pc.is_null(cols["parent_task_id"]), pc.is_null(cols["operation"]))
     if not pc.any(is_run).as_py() or not pc.any(orphans).as_py():
-        return
+        return False
     runs = pc.indices_nonzero(is_run)
     steps: dict[str, tuple[str, Any, Any]] = {}
     for run_id, meta in zip(pc.take(cols["task_id"], runs).to_pylist(),
@@ -309,11 +309,11 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> None:
                     run_id, str(cost) if isinstance(cost, str | int) else None,
                     step.get("tool_id") if isinstance(step.get("tool_id"), str) else None))
     if not steps:
-        return
+        return False
     at = pc.index_in(cols["task_id"], value_set=pa.array(list(steps), pa.string()))
     found = pc.and_(orphans, pc.is_valid(at))
     if not pc.any(found).as_py():
-        return
+        return False
     parents, costs, tools = (pa.array(v, pa.string()) for v in zip(*steps.values(), strict=True))
     cols["parent_task_id"] = pc.if_else(found, pc.take(parents, at), cols["parent_task_id"])
     try:
@@ -325,6 +325,7 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> None:
     v, src, _ = _fill(cols["tool_id"], cols["tool_id_source"],
                       pc.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())), 0)
     cols["tool_id"], cols["tool_id_source"] = v, src
+    return True
 
 
 def resolve(table: pa.Table, record: pa.Table | None = None,
@@ -343,9 +344,9 @@ def resolve(table: pa.Table, record: pa.Table | None = None,
     n = table.num_rows
     if n == 0 or ((record is None or record.num_rows == 0) and not tools):
         return table
-    cols = {name: _col(table, name) for name in table.column_names}
-    changed = pa.repeat(pa.scalar(False), n)
-    rec_est = pa.nulls(n, _schema.MONEY)
+    cols = _Columns(table)  # each column combined on first use; untouched ones pass through
+    changed = pa.repeat(pa.scalar(False), n)  # rows whose operation, model or license changed
+    recost = False
     if record is not None and record.num_rows:
         ids = _col(record, "task_id")
         own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
@@ -353,52 +354,85 @@ def resolve(table: pa.Table, record: pa.Table | None = None,
         def found(name: str) -> pa.Array:
             return pc.take(_col(record, name), own)
 
-        recorded = {
-            "created_at": pc.coalesce(found("accepted_at"), found("sent_at")),
-            "tool_id": found("tool_id"), "operation": found("operation"),
-            "model": found("model"), "license": pc.cast(found("license"), pa.int8()),
-        }  # fmt: skip
-        for fact, values in recorded.items():
-            if fact == "license":  # the record says what was sent; none sent is royalty-free
+        for fact in _schema.FACTS:
+            if table[fact].null_count == 0:
+                continue  # the service showed it on every row: nothing to fill (the default)
+            if fact == "created_at":
+                values = pc.coalesce(found("accepted_at"), found("sent_at"))
+            elif fact == "license":  # the record says what was sent; none sent is royalty-free
+                values = pc.cast(found("license"), pa.int8())
                 values = pc.if_else(pc.is_valid(own), pc.coalesce(values, 1), values)
-                values = pc.if_else(pc.equal(values, 0), 1, values)
-                values = pc.cast(values, pa.int8())
-            v, s, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
-            cols[fact], cols[f"{fact}_source"] = v, s
-            if fact != "created_at" and fact != "tool_id":
+                values = pc.cast(pc.if_else(pc.equal(values, 0), 1, values), pa.int8())
+            else:
+                values = found(fact)
+            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
+            cols[fact], cols[f"{fact}_source"] = v, src
+            if fact in ("operation", "model", "license"):
                 changed = pc.or_(changed, filled)
-        rec_est = pc.cast(found("estimate_usd"), _schema.MONEY)
-        via = pc.coalesce(own, pc.index_in(cols["parent_task_id"], value_set=ids))
+        if table["estimate_usd"].null_count:
+            rec_est = pc.cast(found("estimate_usd"), _schema.MONEY)
+            if rec_est.null_count < n:
+                cols["estimate_usd"] = pc.coalesce(cols["estimate_usd"], rec_est)
+                recost = True
+        via = own
+        if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
+            has_parent = pc.is_valid(cols["parent_task_id"])
+            subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
+            run_row = pc.replace_with_mask(pa.nulls(n, own.type), has_parent,
+                                           pc.cast(pc.index_in(subs, value_set=ids), own.type))
+            via = pc.coalesce(own, run_row)
         for name in _schema.LABEL_COLUMNS:
             cols[name] = pc.coalesce(cols[name], pc.take(_col(record, name), via))
         labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], _schema.RECORD))
         cols["labels_source"] = _schema.source_array(pc.if_else(pc.fill_null(labelled, False),
                                                                 1, 2))  # fmt: skip
-    if tools:
+    if tools and (table["operation"].null_count or table["model"].null_count):
         tool_ids = pa.array(list(tools), pa.string())
         at = pc.index_in(cols["tool_id"], value_set=tool_ids)
         listed = {"operation": pa.array([t[0] for t in tools.values()], pa.string()),
                   "model": pa.array([t[1] for t in tools.values()], pa.string())}  # fmt: skip
         for fact, values in listed.items():
-            v, s, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
-            cols[fact], cols[f"{fact}_source"] = v, s
+            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
+            cols[fact], cols[f"{fact}_source"] = v, src
             changed = pc.or_(changed, filled)
-    _sub_tasks_from_traces(cols)
-    cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
+    if cols["operation"].null_count and _sub_tasks_from_traces(cols):
+        recost = True
     # duration stays the service's (updated_at - created_at on its clock): a created_at from
     # the record is the client's clock, which need not agree with the service's
     if pc.any(changed).as_py():
+        cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
         rows = pc.indices_nonzero(changed)
         again = _estimates(*(pc.take(cols[c], rows) for c in ("operation", "model", "license",
                                                                "metadata_json")))  # fmt: skip
-        cols["estimate_usd"] = pc.replace_with_mask(cols["estimate_usd"], changed, again)
-    cols["estimate_usd"] = pc.coalesce(cols["estimate_usd"], rec_est)
-    cols["cost_usd"], cols["cost_source"] = _cost(cols["billed_usd"], cols["estimate_usd"],
-                                                  cols["status"])  # fmt: skip
-    known_other = pc.fill_null(pc.not_equal(cols["operation"], "agent"), False)
-    cols["metadata_json"] = pc.if_else(known_other, pa.scalar(None, pa.string()),
-                                       cols["metadata_json"])  # fmt: skip
-    return pa.Table.from_arrays([cols[f.name] for f in _schema.TASKS], schema=_schema.TASKS)
+        cols["estimate_usd"] = pc.replace_with_mask(cols["estimate_usd"], changed,
+                                                    pc.coalesce(again, pc.take(
+                                                        cols["estimate_usd"], rows)))
+        known_other = pc.fill_null(pc.not_equal(cols["operation"], "agent"), False)
+        cols["metadata_json"] = pc.if_else(known_other, pa.scalar(None, pa.string()),
+                                           cols["metadata_json"])  # fmt: skip
+        recost = True
+    if recost:
+        cols["cost_usd"], cols["cost_source"] = _cost(cols["billed_usd"], cols["estimate_usd"],
+                                                      cols["status"])  # fmt: skip
+    return cols.table()
+
+
+class _Columns(dict[str, Any]):
+    """A table's columns by name: combined into one array on first access; ``table()``
+    gives the table back with the untouched columns as they were (no copy)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__()
+        self._table = table
+
+    def __missing__(self, name: str) -> pa.Array:
+        value = _col(self._table, name)
+        self[name] = value
+        return value
+
+    def table(self) -> pa.Table:
+        arrays = [self[f.name] if f.name in self else self._table[f.name] for f in _schema.TASKS]
+        return pa.Table.from_arrays(arrays, schema=_schema.TASKS)
 
 
 def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
