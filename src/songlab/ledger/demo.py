@@ -190,7 +190,8 @@ def _extra_keys(client: Any, admin: Any, account_id: str, n: int) -> list[Any]:
     for _ in range(n):
         r = admin.post(f"/_sandbox/accounts/{account_id}/keys")
         r.raise_for_status()
-        keys.append(type(client)(r.json()["api_key"], base_url=client.base_url))
+        same = {"reuse": client.reuse} if hasattr(client, "reuse") else {}  # as the main key
+        keys.append(type(client)(r.json()["api_key"], base_url=client.base_url, **same))
     return keys
 
 

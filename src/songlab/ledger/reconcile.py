@@ -2,7 +2,7 @@
 
 The account balance is the one money figure the spec promises (``GET
 /v1/account/balance``, in tokens of $0.01). Each ``LedgerStore.refresh`` of a
-client snapshots it (``balance.parquet``) and stamps the tasks it added with the
+client snapshots it (``_balance.arrow``) and stamps the tasks it added with the
 same instant (``seen_at``). Between two consecutive snapshots:
 
 - **balance spent** = (earlier ``total_effective`` - later) x $0.01, exact;

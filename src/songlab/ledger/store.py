@@ -5,7 +5,7 @@ Layout (Hive style, readable by DuckDB, pyarrow.dataset, Spark, polars ...)::
     PATH/month=2026-11/part.parquet
     PATH/month=2026-12/part.parquet
     PATH/month=unknown/part.parquet   tasks whose creation time nobody knows
-    PATH/balance.parquet              the account balance at each refresh
+    PATH/_balance.arrow               the account balance at each refresh (Arrow IPC)
 
 Each month file holds the tasks created in that UTC month with ``_schema.TASKS``
 (the ``month`` key lives only in the directory name). ``created_at`` is the
@@ -21,7 +21,7 @@ the old one (``os.replace``), so an error never leaves a half-written file behin
 The client's record (``songlab.client.RecordStore``) is joined at every refresh
 and read (``tasks.resolve``): labels and the facts the service does not show.
 Each refresh of a client also snapshots ``GET /v1/account/balance`` into
-``balance.parquet`` (``songlab.ledger.reconcile`` compares the balance spent
+``_balance.arrow`` (``songlab.ledger.reconcile`` compares the balance spent
 between snapshots with the ledger's cost of the tasks each refresh added).
 """
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,7 +49,9 @@ from songlab.ledger.tasks import resolve, tasks_table
 __all__ = ["BALANCE", "LedgerStore", "RefreshResult"]
 
 PART: Final[str] = "part.parquet"
-BALANCE_FILE: Final[str] = "balance.parquet"
+# Arrow IPC, named with "_": outside every reader's view of the month files (DuckDB's
+# PATH/**/*.parquet glob, pyarrow.dataset and Spark, which skip "_" and "." names)
+BALANCE_FILE: Final[str] = "_balance.arrow"
 UNKNOWN_MONTH: Final[str] = "unknown"
 _TERMINAL = [s.value for s in Status if s.terminal]
 
@@ -212,7 +215,9 @@ class LedgerStore:
         target = self.path / BALANCE_FILE
         if not target.exists():
             return BALANCE.empty_table()
-        return _parquet.read_table(target, BALANCE).sort_by("taken_at")
+        with pa.memory_map(str(target)) as source:
+            table = pa.ipc.open_file(source).read_all()
+        return table.cast(BALANCE).sort_by("taken_at")
 
     def refresh(self, source: Any) -> RefreshResult:
         """Pull tasks newer than the newest row, re-fetch rows that were not terminal, join the
@@ -289,7 +294,18 @@ class LedgerStore:
     def _append_balance(self, snapshot: dict[str, Any]) -> None:
         row = pa.Table.from_pylist([snapshot], schema=BALANCE)
         table = pa.concat_tables([self.balance_table(), row])
-        _parquet.write_atomic(self.path / BALANCE_FILE, table)
+        target = self.path / BALANCE_FILE
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, BALANCE) as writer:
+                writer.write_table(table)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     def _write_months(self, keep: pa.Table, new: pa.Table,
                       extra: set[str] | None = None) -> tuple[str, ...]:
