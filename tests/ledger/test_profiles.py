@@ -220,17 +220,17 @@ def test_agent_one_trace(journey: Journey, frame: pd.DataFrame) -> None:
 
 def test_report_cli_in_its_own_process(journey: Journey, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    env = {**os.environ, **journey.sandbox.env(), "SONGLAB_API_KEY": journey.api_key}
-    proc = subprocess.run(
-        [*songlab_command(), "report", "--out", str(out), "--ledger", str(journey.store.path)],
-        env=env, capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert journey.api_key not in proc.stdout + proc.stderr
-    document = out.read_text()
-    assert "Reconciliation with the balance" in document
-    assert ("<td>unexplained</td>" in document) == (journey.profile == "spec")
-    assert "total cost <b>$0.00</b>" not in document
-    # the summary counts rows by cost source: songlab's three estimates, one unknown
-    assert ("estimate: 3" in document and "unknown: " in document) == (journey.profile == "spec")
-    assert journey.api_key not in document
+    env = {**os.environ, **journey.sandbox.env(), "SONGLAB_API_KEY": journey.api_key,
+           "SONGLAB_RECORD": str(journey.client.record.path)}  # the user's record
+    for ledger in (["--ledger", str(journey.store.path)], []):  # with a Parquet ledger, without
+        proc = subprocess.run([*songlab_command(), "report", "--out", str(out), *ledger],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert journey.api_key not in proc.stdout + proc.stderr
+        document = out.read_text()
+        assert "total cost <b>$0.00</b>" not in document and journey.api_key not in document
+        # the summary counts rows by cost source: songlab's three estimates, one unknown
+        spec = journey.profile == "spec"
+        assert ("estimate: 3" in document and "unknown: 1" in document) == spec
+        assert "Reconciliation with the balance" in document
+        assert ("<td>unexplained</td>" in document) == (spec and bool(ledger))

@@ -175,3 +175,49 @@ def test_reconcile_refuses_bad_input() -> None:
         reconcile(_tasks(), pa.table({"taken_at": [], "total_effective": []}), freq="week")
     with pytest.raises(ValueError, match="balances: missing column"):
         reconcile(_tasks(), pa.table({"taken_at": [T0]}))
+
+
+class _SpecClient:
+    """A spec-shaped service behind ``generations.list/get`` and ``account.balance``."""
+
+    def __init__(self, tasks: list[dict[str, Any]], tokens: int) -> None:
+        self.tasks, self.tokens, self.read = tasks, tokens, 0
+        self.generations, self.account = self, self
+
+    def list(self, *, limit: int = 20) -> Any:
+        for t in self.tasks:
+            self.read += 1
+            yield t
+
+    def get(self, task_id: str) -> dict[str, Any]:
+        return next(t for t in self.tasks if t["task_id"] == task_id)
+
+    def balance(self) -> dict[str, Any]:
+        return {"total_effective": self.tokens, "base_effective": self.tokens,
+                "extra_tokens": 0, "base_expires_at": "2027-11-01T00:00:00Z"}
+
+
+def test_spec_refresh_refetches_a_pending_task_and_snapshots_the_balance(tmp_path: Path) -> None:
+    rec = record({"task_id": "song", "operation": "generate_song", "model": "v7", "license": 1,
+                  "accepted_at": T0})  # fmt: skip
+    svc = _SpecClient([spec_snap("song", status="processing")], tokens=1000)
+    store = LedgerStore(tmp_path, record=rec)
+    first = store.refresh(svc)
+    assert first.added == 1 and first.balance is not None and first.balance["tasks_added"] == 1
+    row = store.read().iloc[0]
+    assert row["cost_source"] == "estimate" and row["cost_usd"] == Decimal("0.12")
+    svc.tasks = [spec_snap("newer"), spec_snap("song")]  # done now, and one made elsewhere
+    svc.tokens = 988 - 30
+    second = store.refresh(svc)
+    assert (second.added, second.updated, svc.read) == (1, 1, 3)
+    assert sorted(p.parent.name for p in store.files()) == ["month=2026-11", "month=unknown"]
+    frame = store.read().set_index("task_id")
+    assert frame.loc["song", "status"] == "completed"
+    assert frame.loc["song", "seen_at"] == first.balance["taken_at"]  # kept across the update
+    snaps = store.balances()
+    assert snaps["total_effective"].tolist() == [1000, 958]
+    from songlab.ledger.reconcile import reconcile_store
+
+    r = reconcile_store(store)
+    assert r["explained_usd"].tolist() == [Decimal("0.12"), Decimal(0)]
+    assert r["unexplained_usd"][1] == Decimal("0.42") and r["unknown_tasks"][1] == 1
