@@ -231,7 +231,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo", action="store_true",
                    help="first run the demo: six weeks of work on the sandbox clock")
     p.add_argument("--ledger", help="a Parquet ledger directory to refresh and report from "
-                   "(its labels.sqlite holds the projects and tags)")
+                   "(joined with the client's record; each refresh snapshots the balance, "
+                   "for the reconciliation section)")
     p.add_argument("--from", dest="start", metavar="DATE", help="first day (YYYY-MM-DD, UTC)")
     p.add_argument("--to", dest="end", metavar="DATE", help="last day, inclusive (YYYY-MM-DD)")
     p.add_argument("--period", metavar="NAME",
