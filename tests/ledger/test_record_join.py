@@ -221,3 +221,15 @@ def test_spec_refresh_refetches_a_pending_task_and_snapshots_the_balance(tmp_pat
     r = reconcile_store(store)
     assert r["explained_usd"].tolist() == [Decimal("0.12"), Decimal(0)]
     assert r["unexplained_usd"][1] == Decimal("0.42") and r["unknown_tasks"][1] == 1
+
+
+def test_a_ledger_written_before_the_source_columns_reads_with_them(tmp_path: Path) -> None:
+    from songlab.ledger import _parquet
+    from songlab.ledger._schema import SOURCE_COLUMNS
+
+    old = tasks_table([snap("a"), snap("b", operation=None)]).drop_columns(
+        [*SOURCE_COLUMNS, "seen_at"])
+    _parquet.write_atomic(tmp_path / "month=2026-11" / "part.parquet", old)
+    frame = LedgerStore(tmp_path, record=None).read().set_index("task_id")
+    assert frame["operation_source"].to_dict() == {"a": "service", "b": "unknown"}
+    assert set(frame["created_at_source"]) == {"service"} and frame["seen_at"].isna().all()

@@ -188,7 +188,7 @@ class LedgerStore:
         """Every stored row as written, and the month partition each came from."""
         tables, months = [], []
         for f in self.files():
-            t = _parquet.read_table(f, _schema.TASKS)
+            t = _older_sources(_parquet.read_table(f, _schema.TASKS))
             tables.append(t)
             months.append(pa.repeat(pa.scalar(f.parent.name.removeprefix("month=")), t.num_rows))
         if not tables:
@@ -374,6 +374,21 @@ def _keep_seen(new: pa.Table, old: pa.Table, taken: datetime) -> pa.Table:
         seen_at = pc.coalesce(pc.take(old["seen_at"], at), seen_at)
     i = new.schema.get_field_index("seen_at")
     return new.set_column(i, _schema.TASKS.field("seen_at"), seen_at)
+
+
+def _older_sources(table: pa.Table) -> pa.Table:
+    """A file written before the ``*_source`` columns: its facts came from the service (the
+    labels, where present, from the label store)."""
+    if table.num_rows == 0 or table["labels_source"].null_count < table.num_rows:
+        return table
+    for fact in _schema.FACTS:
+        i = table.schema.get_field_index(f"{fact}_source")
+        src = _schema.source_array(pc.if_else(pc.is_valid(table[fact]), 0, 2).combine_chunks())
+        table = table.set_column(i, _schema.TASKS.field(i), src)
+    i = table.schema.get_field_index("labels_source")
+    labelled = pc.or_(pc.is_valid(table["project"]), pc.is_valid(table["key_id"]))
+    src = _schema.source_array(pc.if_else(labelled, 1, 2).combine_chunks())
+    return table.set_column(i, _schema.TASKS.field(i), src)
 
 
 def _months(table: pa.Table) -> pa.Array:
