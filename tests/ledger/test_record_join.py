@@ -233,3 +233,37 @@ def test_a_ledger_written_before_the_source_columns_reads_with_them(tmp_path: Pa
     frame = LedgerStore(tmp_path, record=None).read().set_index("task_id")
     assert frame["operation_source"].to_dict() == {"a": "service", "b": "unknown"}
     assert set(frame["created_at_source"]) == {"service"} and frame["seen_at"].isna().all()
+
+
+NAMES_PROBE = r"""
+import json, sys, types
+fields = types.ModuleType("songlab.client._fields")
+fields.TASK_CREATED_AT = ("created_at", "createdAt")
+fields.TASK_COST_USD = ("cost_usd", "cost")
+fields.TASK_OPERATION = ("operation", "op")
+sys.modules["songlab.client._fields"] = fields
+import songlab.client
+songlab.client._fields = fields
+from songlab.ledger import tasks_frame, tasks_frame_from_pages
+tasks = [{"task_id": "a", "status": "completed", "createdAt": "2026-11-02T10:00:00Z",
+          "cost": "0.12000000", "op": "generate_song", "model": "v7", "license": 1},
+         {"task_id": "b", "status": "completed", "created_at": "2026-11-01T10:00:00Z",
+          "createdAt": "2030-01-01T00:00:00Z", "cost_usd": "0.02"}]
+page = json.dumps({"data": tasks, "next_cursor": None}).encode()
+for frame in (tasks_frame(tasks), tasks_frame_from_pages([page])):
+    print(json.dumps([[str(v) for v in row] for row in frame[
+        ["created_at", "cost_usd", "operation", "created_at_source"]].itertuples(index=False)]))
+"""
+
+
+def test_names_from_the_mapping_module_are_read_first_present_wins() -> None:
+    """A user who learns the service's real name for a fact adds it to ``_fields``: the
+    ledger reads it on both paths (run in its own interpreter: names are read at import)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", NAMES_PROBE], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.splitlines()  # fmt: skip
+    want = [["2026-11-02 10:00:00+00:00", "0.12000000", "generate_song", "service"],
+            ["2026-11-01 10:00:00+00:00", "0.02000000", "<NA>", "service"]]  # fmt: skip
+    assert [json.loads(line) for line in out] == [want, want]

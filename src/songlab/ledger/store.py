@@ -44,7 +44,7 @@ from songlab._vocab import Status
 from songlab.ledger import _parquet, _schema
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
 from songlab.ledger.labels import LabelStore, record_table
-from songlab.ledger.tasks import resolve, tasks_table
+from songlab.ledger.tasks import first, resolve, tasks_table
 
 __all__ = ["BALANCE", "LedgerStore", "RefreshResult"]
 
@@ -78,7 +78,7 @@ class RefreshResult:
 
 
 def _created(rec: Mapping[str, Any]) -> datetime | None:
-    value = rec.get("created_at")
+    value = first(rec, "created_at")
     if value is None:
         return None
     t = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))

@@ -41,71 +41,129 @@ from songlab.ledger import _estimate, _pages, _schema
 from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
 from songlab.ledger.labels import record_table
 
-__all__ = ["RAW_TASK", "assemble", "resolve", "tasks_frame", "tasks_frame_from_pages",
+__all__ = ["NAMES", "RAW_TASK", "assemble", "fact", "first", "resolve", "tasks_frame", "tasks_frame_from_pages",
            "tasks_table", "tasks_table_from_pages"]
 
 CHUNK: Final[int] = 131_072
+
+
+def _task_names() -> dict[str, tuple[str, ...]]:
+    """The names tried for each fact of a snapshot the spec does not show, first present
+    wins: ``songlab.client._fields`` (one line per fact, shared with the client) when this
+    songlab has it, else the sandbox's names."""
+    names = {f: (f,) for f in _FACTS} | {"failure": ("failure",), "failure.error": ("error",)}
+    try:
+        from songlab.client import _fields  # type: ignore[attr-defined]
+    except ImportError:
+        return names
+    given = {
+        "tool_id": "TASK_TOOL_ID", "operation": "TASK_OPERATION", "model": "TASK_MODEL",
+        "license": "TASK_LICENSE", "created_at": "TASK_CREATED_AT",
+        "updated_at": "TASK_UPDATED_AT", "cost_usd": "TASK_COST_USD",
+        "parent_task_id": "TASK_PARENT_ID", "failure": "TASK_FAILURE",
+        "failure.error": "FAILURE_CODE",
+    }  # fmt: skip
+    for fact, attr in given.items():
+        value = getattr(_fields, attr, None)
+        if isinstance(value, tuple) and value and all(isinstance(n, str) for n in value):
+            names[fact] = value
+    return names
+
+
+# The facts of a snapshot the ledger reads besides task_id and status (both shown), and
+# their types; each is read under every name NAMES gives it.
+_FACTS: Final[dict[str, pa.DataType]] = {
+    "tool_id": pa.string(), "operation": pa.string(), "model": pa.string(),
+    "license": pa.int64(), "created_at": pa.string(), "updated_at": pa.string(),
+    "cost_usd": pa.string(), "parent_task_id": pa.string(),
+}  # fmt: skip
+NAMES: Final[dict[str, tuple[str, ...]]] = _task_names()
+_FAILURE: Final[pa.DataType] = pa.struct([(n, pa.string()) for n in NAMES["failure.error"]])
 
 # The part of a snapshot the ledger reads; other keys are ignored.
 RAW_TASK: Final[pa.DataType] = pa.struct(
     [
         ("task_id", pa.string()),
-        ("tool_id", pa.string()),
-        ("operation", pa.string()),
-        ("model", pa.string()),
-        ("license", pa.int64()),
         ("status", pa.string()),
-        ("created_at", pa.string()),
-        ("updated_at", pa.string()),
-        ("cost_usd", pa.string()),
-        ("parent_task_id", pa.string()),
-        ("failure", pa.struct([("error", pa.string())])),
+        *((name, type_) for fact, type_ in _FACTS.items() for name in NAMES[fact]),
+        *((name, _FAILURE) for name in NAMES["failure"]),
     ]
 )
+
+
+def fact(raw: pa.StructArray, name: str) -> pa.Array:
+    """A fact's column of RAW_TASK rows: the first of its names that is present, per row."""
+    columns = [raw.field(n) for n in NAMES[name]]
+    return columns[0] if len(columns) == 1 else pc.coalesce(*columns)
+
+
+def _failure_column(raw: pa.StructArray) -> pa.Array:
+    codes = [pc.struct_field(raw.field(outer), [i]) for outer in NAMES["failure"]
+             for i in range(len(NAMES["failure.error"]))]  # fmt: skip
+    return codes[0] if len(codes) == 1 else pc.coalesce(*codes)
+
+
+def first(rec: Mapping[str, Any], name: str) -> Any:
+    """The value of a fact in one snapshot: its first name present (not null), else None."""
+    for n in NAMES[name]:
+        value = rec.get(n)
+        if value is not None:
+            return value
+    return None
+
+
 # Read only where they matter, from the records themselves: failure.error of
 # failed tasks and output.metadata_json of Agent One runs (nested structs for
 # every row would double the conversion time).
 _TIER_NAMES = pa.array([LICENSE_NAMES_WITH_UNSET[i] for i in range(6)], pa.string())
 
 
-_TEXT_FIELDS: Final = ("task_id", "tool_id", "operation", "model", "status", "parent_task_id")
+_TEXT_FACTS: Final = ("tool_id", "operation", "model", "parent_task_id", "created_at",
+                      "updated_at")
 
 
 def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
     """One record coerced to RAW_TASK's types; errors name the task and field."""
     tid = rec.get("task_id")
-    out: dict[str, Any] = {k: rec.get(k) for k in ("task_id", "tool_id", "operation", "model")}
-    out.update(status=rec.get("status"), parent_task_id=rec.get("parent_task_id"))
-    out["failure"] = {"error": _failure_error(rec)}
-    for k in ("created_at", "updated_at"):
-        v = rec.get(k)
-        out[k] = v.isoformat() if isinstance(v, datetime) else v
-    lic = rec.get("license")
-    if isinstance(lic, float) and lic.is_integer():
-        lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused below
-    if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
-        raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}")
-    try:
-        out["license"] = None if lic is None else int(lic)
-    except ValueError:
-        raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}") from None
-    for k in (*_TEXT_FIELDS, "created_at", "updated_at"):
+    out: dict[str, Any] = {"task_id": tid, "status": rec.get("status")}
+    for k in ("task_id", "status"):
         if out[k] is not None and not isinstance(out[k], str):
             raise ValueError(f"task {tid}: {k} must be a string, got {type(out[k]).__name__} "
                              f"{out[k]!r}")  # fmt: skip
-    if out["failure"]["error"] is not None and not isinstance(out["failure"]["error"], str):
-        raise ValueError(f"task {tid}: failure.error must be a string, got "
-                         f"{out['failure']['error']!r}")  # fmt: skip
-    cost = rec.get("cost_usd")
-    if isinstance(cost, float):
-        raise ValueError(f"task {tid}: cost_usd must be a decimal string, got float {cost!r}")
-    out["cost_usd"] = None if cost is None else str(cost)
+    for name in _TEXT_FACTS:
+        for k in NAMES[name]:
+            v = rec.get(k)
+            if isinstance(v, datetime) and name in ("created_at", "updated_at"):
+                v = v.isoformat()
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"task {tid}: {k} must be a string, got {type(v).__name__} "
+                                 f"{v!r}")  # fmt: skip
+            out[k] = v
+    for k in NAMES["license"]:
+        lic = rec.get(k)
+        if isinstance(lic, float) and lic.is_integer():
+            lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused
+        if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
+            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}")
+        try:
+            out[k] = None if lic is None else int(lic)
+        except ValueError:
+            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}") from None
+    for k in NAMES["cost_usd"]:
+        cost = rec.get(k)
+        if isinstance(cost, float):
+            raise ValueError(f"task {tid}: {k} must be a decimal string, got float {cost!r}")
+        out[k] = None if cost is None else str(cost)
+    for outer in NAMES["failure"]:
+        failure = rec.get(outer)
+        codes = {}
+        for code in NAMES["failure.error"]:
+            v = failure.get(code) if isinstance(failure, Mapping) else None
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"task {tid}: {outer}.{code} must be a string, got {v!r}")
+            codes[code] = v
+        out[outer] = codes
     return out
-
-
-def _failure_error(rec: Mapping[str, Any]) -> str | None:
-    failure = rec.get("failure")
-    return failure.get("error") if isinstance(failure, Mapping) else None
 
 
 def _metadata_json(rec: Mapping[str, Any]) -> str | None:
@@ -126,7 +184,8 @@ def _sparse(records: Sequence[Mapping[str, Any]], mask: pa.Array, read: Any) -> 
 
 
 def _float_license(records: Sequence[Any]) -> bool:
-    return any(isinstance(r, Mapping) and type(r.get("license")) is float for r in records)
+    return any(isinstance(r, Mapping) and type(r.get(n)) is float
+               for r in records for n in NAMES["license"])  # fmt: skip
 
 
 def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
@@ -205,7 +264,7 @@ def _maybe_agent(op: pa.Array) -> pa.Array:
 
 def _build(records: Sequence[Mapping[str, Any]], seen_at: datetime | None = None) -> pa.Table:
     raw = _raw_chunk(records)
-    meta = _sparse(records, _maybe_agent(raw.field("operation")), _metadata_json)
+    meta = _sparse(records, _maybe_agent(fact(raw, "operation")), _metadata_json)
     return assemble(raw, meta, seen_at=seen_at)
 
 
@@ -229,8 +288,9 @@ def _cost(billed: pa.Array, est: pa.Array, status: pa.Array) -> tuple[pa.Array, 
 def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = None) -> pa.Table:
     """The tasks table of RAW_TASK rows and their metadata_json, from what the service shows
     (sources ``service`` or ``unknown``; :func:`resolve` adds the record's facts)."""
-    (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent,
-     failure_s) = raw.flatten()
+    tid, status = raw.field("task_id"), raw.field("status")
+    tool, op, model, lic_raw, created_s, updated_s, cost_s, parent = (
+        fact(raw, name) for name in _FACTS)
     bad = pc.invert(
         pc.fill_null(pc.and_(pc.greater_equal(lic_raw, 0), pc.less_equal(lic_raw, 5)), True)
     )
@@ -246,7 +306,7 @@ def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = 
     duration = pc.if_else(
         terminal, pc.subtract(updated, created), pa.scalar(None, _schema.DURATION)
     )
-    failure = pc.if_else(failed, pc.struct_field(failure_s, [0]), pa.scalar(None, pa.string()))
+    failure = pc.if_else(failed, _failure_column(raw), pa.scalar(None, pa.string()))
     billed = _money(cost_s, "cost_usd", tid)
     est = _estimates(op, model, lic, meta)
     cost, source = _cost(billed, est, status)
@@ -477,7 +537,7 @@ def tasks_table_from_pages(pages: Iterable[bytes], *, record: Any = None,
     with ``record`` and ``tools`` as :func:`tasks_table` does."""
     parts = [
         assemble(raw, meta) if raw is not None else _build(fallback)
-        for raw, meta, fallback in _pages.batches(pages, RAW_TASK)
+        for raw, meta, fallback in _pages.batches(pages, RAW_TASK, NAMES["operation"])
     ]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
