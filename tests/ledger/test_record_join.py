@@ -267,3 +267,16 @@ def test_names_from_the_mapping_module_are_read_first_present_wins() -> None:
     want = [["2026-11-02 10:00:00+00:00", "0.12000000", "generate_song", "service"],
             ["2026-11-01 10:00:00+00:00", "0.02000000", "<NA>", "service"]]  # fmt: skip
     assert [json.loads(line) for line in out] == [want, want]
+
+
+def test_a_pending_undated_task_dated_by_its_refetch_leaves_month_unknown(tmp_path: Path) -> None:
+    svc = _SpecClient([spec_snap("p", status="processing")], tokens=10)
+    store = LedgerStore(tmp_path, record=None)
+    store.refresh(svc)
+    assert [p.parent.name for p in store.files()] == ["month=unknown"]
+    svc.tasks = [snap("p", status="completed")]  # the service now shows it, dated and billed
+    result = store.refresh(svc)
+    assert (result.added, result.updated) == (0, 1)
+    assert [p.parent.name for p in store.files()] == ["month=2026-11"]
+    frame = store.read()
+    assert frame["task_id"].tolist() == ["p"] and frame["cost_source"].tolist() == ["billed"]

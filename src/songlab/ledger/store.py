@@ -277,15 +277,17 @@ class LedgerStore:
             if snapshot is not None:
                 self._append_balance(snapshot)
             return RefreshResult(0, 0, read, (), snapshot)
-        parts = [moved]
+        parts = []
         if fetched:
             new = resolve(tasks_table(list(fetched.values()), record=None, tools=None),
                           record, self._tools)
-            new = _keep_seen(new, old, taken)
-            parts.append(new)
-        changed = pa.concat_tables(parts)
-        keep = old.filter(pc.invert(pc.is_in(old["task_id"], changed["task_id"])))
-        extra = {UNKNOWN_MONTH} if moved.num_rows else set()
+            parts.append(_keep_seen(new, old, taken))
+            moved = moved.filter(pc.invert(pc.is_in(moved["task_id"], new["task_id"])))
+        changed = pa.concat_tables([moved, *parts])
+        was = pc.is_in(old["task_id"], changed["task_id"]) if old.num_rows else None
+        keep = old.filter(pc.invert(was)) if was is not None else old
+        # the partitions the changed rows leave are rewritten too (a row may change month)
+        extra = set(stored_months.filter(was).to_pylist()) if was is not None else set()
         months = self._write_months(keep, changed, extra)
         if snapshot is not None:
             self._append_balance(snapshot)
