@@ -2,12 +2,14 @@
 
 The API has no label field. songlab scopes labels on the client side
 (``with attribution(project="jingles", tags=["q4"]):``, or a client-level
-default with :func:`set_default_attribution`), the client hands every accepted
-create to its listeners (``songlab.client._attribution``), and a
-:class:`LabelStore` (one SQLite file, committed per create) records them keyed
-by ``(task_id, key_id)``. Labels are never sent to the service; they survive a
-kernel restart because they are on disk. :func:`attach` joins them onto a
-tasks table (columns ``project``, ``tags``, ``key_id``).
+default with :func:`set_default_attribution`), and every client writes every
+accepted create, with its labels, to the client's record
+(``songlab.client.RecordStore``). Labels are never sent to the service; they
+survive a kernel restart because they are on disk. :func:`record_table` reads a
+record (or a legacy :class:`LabelStore`, the ``labels.sqlite`` of older songlab
+versions, still written for clients without a record) as the :data:`RECORD`
+columns the ledger joins; :func:`attach` joins it onto a tasks table (labels, and
+the facts the service does not show: ``tasks.resolve``).
 
 Project names and tags: 1-64 characters of ``A-Z a-z 0-9 _ . : -`` and space
 (tags without spaces); tags are stored sorted, joined by ``,``.
