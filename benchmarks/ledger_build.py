@@ -20,7 +20,12 @@ neither path inherits the other's warmed-up heap):
 - ``stream``: ``tasks_frame`` fed by a client whose ``generations.raw_pages()``
   yields the listing's page bytes, 100 tasks a page, each made on demand (its
   time includes making them): neither the million dicts nor the million-task
-  bytes ever exist at once. Its whole-process peak is printed on its own line.
+  bytes ever exist at once. Its whole-process peak is printed on its own line;
+- ``pages_record``: ``tasks_frame_from_pages(pages, record=...)`` joined with the
+  client's record of every one of the million tasks (a ``RECORD_SCHEMA``-shaped
+  Arrow table made before the clock starts: key id, project, tags, the client's
+  clock ...), as a ledger does when songlab made the tasks. Its own ratio is
+  printed (naive from pages / songlab from pages with the record join).
 
 Two ratios are printed: from already-parsed dicts, and from listing pages (the
 way a ledger is really fed: from the API). The last line is
@@ -175,6 +180,29 @@ def _read_pages(path: str) -> list[bytes]:
         return fh.read().splitlines()  # compact JSON: one page per line
 
 
+def record_table(n: int) -> Any:
+    """A record of every synthetic task (seed 0), oldest first, as the client keeps it."""
+    import numpy as np
+    import pyarrow as pa
+
+    from songlab.client import RECORD_SCHEMA
+
+    ids = pa.array([f"task_0_{i:08d}" for i in range(n - 1, -1, -1)], pa.string())
+    rng = np.random.default_rng(1)
+    projects = pa.array(["jingles", "podcast", "game-audio", "research"], pa.string())
+    cols: dict[str, Any] = {name: pa.nulls(n, f.type) for name, f in
+                            zip(RECORD_SCHEMA.names, RECORD_SCHEMA, strict=True)}  # fmt: skip
+    cols["task_id"] = ids
+    cols["key_id"] = pa.array(["key_0123456789ab"] * n, pa.string())
+    cols["project"] = projects.take(pa.array(rng.integers(0, 4, size=n)))
+    cols["tags"] = pa.array(["q4"] * n, pa.string())
+    when = np.datetime64("2026-08-01T00:00:00", "us") + np.arange(n).astype("timedelta64[s]")
+    cols["accepted_at"] = pa.array(when, pa.timestamp("us", tz="UTC"))
+    cols["sent_at"] = cols["accepted_at"]
+    return pa.Table.from_arrays([cols[name] for name in RECORD_SCHEMA.names],
+                                schema=RECORD_SCHEMA)
+
+
 def child(path: str, n: int, pages_file: str | None) -> None:
     from songlab.ledger import tasks_frame, tasks_frame_from_pages
     from songlab.ledger.synthetic import synthetic_tasks
@@ -189,11 +217,16 @@ def child(path: str, n: int, pages_file: str | None) -> None:
     if path.startswith("pages_"):
         assert pages_file is not None
         pages = _read_pages(pages_file)
+        record = record_table(n) if path == "pages_record" else None
         before = _rss_now()
         reset = _reset_peak()
         t0 = time.perf_counter()
-        build = tasks_frame_from_pages if path == "pages_songlab" else naive_from_pages
-        frame = build(pages)
+        if path == "pages_record":
+            frame = tasks_frame_from_pages(pages, record=record)
+            assert frame["project"].notna().all()  # every task joined its record row
+        else:
+            build = tasks_frame_from_pages if path == "pages_songlab" else naive_from_pages
+            frame = build(pages)
         seconds = time.perf_counter() - t0
         print(json.dumps({"seconds": seconds, "rss_before": before, "peak": _peak(),
                           "peak_reset": reset, "pages": len(pages),
@@ -234,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--child", choices=("songlab", "naive", "stream", "pages_songlab",
-                                       "pages_naive"))  # fmt: skip
+                                       "pages_naive", "pages_record"))  # fmt: skip
     p.add_argument("--pages-file")
     args = p.parse_args(argv)
     if args.child:
@@ -248,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         pages_bytes = os.path.getsize(pages_file)
         p_ours = _run("pages_songlab", args.n, pages_file)
         p_naive = _run("pages_naive", args.n, pages_file)
+        p_rec = _run("pages_record", args.n, pages_file)
     runs = {"songlab": ours, "naive": naive, "stream": s, "pages_songlab": p_ours,
-            "pages_naive": p_naive}  # fmt: skip
+            "pages_naive": p_naive, "pages_record": p_rec}  # fmt: skip
     if len({json.dumps(r["checks"], sort_keys=True) for r in runs.values()}) != 1:
         print("MISMATCH: " + "; ".join(f"{k} {r['checks']}" for k, r in runs.items()),
               file=sys.stderr)  # fmt: skip
@@ -272,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         ("  naive: json.loads each page, then the same", p_naive["seconds"], build(p_naive),
          p_naive["peak"]),
         ("  songlab tasks_frame_from_pages", p_ours["seconds"], build(p_ours), p_ours["peak"]),
+        ("  songlab from pages + record join (1M rows)", p_rec["seconds"], build(p_rec),
+         p_rec["peak"]),
         ("songlab tasks_frame(client), streamed (*)", s["seconds"], None, s["peak"]),
     ]  # fmt: skip
     for name, sec, b, pk in rows:
@@ -290,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{from_dicts:.2f}x; vs the bare DataFrame(list_of_dicts) call alone: "
           f"{naive['bare_seconds'] / ours['seconds']:.2f}x")  # fmt: skip
     print(f"speed-up from listing pages (the API's bytes, how a ledger is fed): {from_pages:.2f}x")
+    with_record = p_naive["seconds"] / p_rec["seconds"]
+    print(f"speed-up from listing pages with the record join (every task recorded): "
+          f"{with_record:.2f}x; the join adds {p_rec['seconds'] - p_ours['seconds']:+.2f} s")
     print(f"build peak memory from pages: songlab {build(p_ours) / GiB:.2f} GiB, naive "
           f"{build(p_naive) / GiB:.2f} GiB")  # fmt: skip
     print(f"streamed from the paginated listing: whole-process peak {s['peak'] / GiB:.2f} GiB "

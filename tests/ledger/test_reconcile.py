@@ -75,7 +75,7 @@ def workload(own_sandbox: Any, labels_dir: Path) -> Iterator[Workload]:
         timeout=30.0,
     )
     acct = admin.post("/_sandbox/accounts", json={"name": "ledger-reconcile"}).json()
-    client = Client(acct["api_key"], base_url=sandbox.base_url)
+    client = Client(acct["api_key"], base_url=sandbox.base_url, reuse=False)  # distinct work
     try:
         created = run_demo(client, admin=admin, account_id=acct["account_id"],
                            labels=LedgerStore(labels_dir).labels, timeout=120.0,
@@ -198,9 +198,14 @@ def test_plain_httpx_listing_gives_the_same_frame(
         base_url=own_sandbox.base_url, headers={"Authorization": f"Bearer {workload.api_key}"}
     ) as http:
         listing = http_listing(http, page_size=5)
-        frame = tasks_frame(listing)
+        frame = tasks_frame(listing, record=workload.client.record)  # the client's own record
+        bare = tasks_frame(http_listing(http, page_size=100))
     assert listing.pages_fetched >= 3
     pd.testing.assert_frame_equal(frame, tasks)
+    # without the record the listing still prices everything (the service shows it) ...
+    pd.testing.assert_series_equal(bare["cost_usd"], tasks["cost_usd"])
+    # ... but cannot say who asked for what
+    assert bare["project"].isna().all() and tasks["project"].notna().any()
 
 
 def test_parquet_ledger_refreshes_and_reconciles(workload: Workload, tmp_path: Path) -> None:
@@ -243,10 +248,12 @@ def test_the_demo_spans_six_weeks_of_three_keys_and_four_projects(
     assert set(top["model"]) >= {"v5", "v6", "v7", "flash"}
     # every task the demo made carries its labels and key, and nothing else does
     ours = top[top["task_id"].isin(workload.created)]
-    others = top[~top["task_id"].isin(workload.created)]  # made by other tests, untracked
-    assert len(ours) == len(workload.created)
+    # made by other tests: unlabelled (the client's record still names its key)
+    others = top[~top["task_id"].isin(workload.created)]
+    assert len(ours) == len(set(workload.created))
     assert ours["project"].notna().all() and ours["key_id"].notna().all()
-    assert others["project"].isna().all() and others["key_id"].isna().all()
+    assert others["project"].isna().all()
+    assert set(others["key_id"].dropna()) <= {workload.client.key_id}
     assert set(ours["project"]) == {"jingles", "podcast", "game-audio", "research"}
     assert ours["key_id"].nunique() == 3
     assert workload.client.key_id in set(ours["key_id"])
@@ -266,14 +273,17 @@ def test_client_listing_read_from_page_bytes_equals_the_listings_dicts(
     workload: Workload, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = workload.client
-    from_dicts = tasks_frame([t.raw for t in client.generations.list(limit=100)])
+    # tasks_frame(client) joins the client's record: so do the others, given it
+    from_dicts = tasks_frame([t.raw for t in client.generations.list(limit=100)],
+                             record=client.record)
     pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)
     assert from_dicts["failure_error"].notna().any()
     if (from_dicts["operation"] == "agent").any():  # the demo's Agent One run, if offered
         assert from_dicts["metadata_json"].notna().any()
     pages = list(client.generations.raw_pages(limit=5))
     assert len(pages) >= 3 and pages[-1].next_cursor is None
-    pd.testing.assert_frame_equal(tasks_frame_from_pages(p.content for p in pages), from_dicts)
+    pd.testing.assert_frame_equal(
+        tasks_frame_from_pages((p.content for p in pages), record=client.record), from_dicts)
     # tasks_frame(client) takes the bytes path, not the dict listing
     monkeypatch.setattr(type(client.generations), "list", None)
     pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)

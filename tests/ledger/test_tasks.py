@@ -94,10 +94,18 @@ def test_cost_source(
         assert row["estimate_usd"] == Decimal(estimate)
 
 
-def test_license_zero_or_missing_is_royalty_free() -> None:
-    df = tasks_frame([snap("a", license=0), snap("b", license=None), snap("c", license=4)])
-    assert df["license"].tolist() == [1, 1, 4]
-    assert df["tier"].tolist() == ["royalty_free", "royalty_free", "sync"]
+def test_license_zero_is_royalty_free_and_a_missing_one_unknown() -> None:
+    df = tasks_frame([
+        snap("a", license=0), snap("b", license=None, cost_usd=None),
+        snap("c", license=4), snap("d", license=None, cost_usd=None, operation="extend_song"),
+    ])  # fmt: skip
+    assert df["license"].tolist()[0::2] == [1, 4] and df["license"].isna().tolist()[1::2] == [
+        True, True]
+    assert df["license_source"].tolist() == ["service", "unknown", "service", "unknown"]
+    assert df["tier"].isna().tolist() == [False, True, False, True]
+    # a v7 song's price depends on the tier: unknown, never 0; extend costs the same in all
+    assert df["cost_usd"].isna()[1] and df["cost_source"][1] == "unknown"
+    assert df["cost_usd"][3] == Decimal("0.07") and df["cost_source"][3] == "estimate"
 
 
 def test_duration_only_once_terminal() -> None:

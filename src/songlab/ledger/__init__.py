@@ -1,11 +1,14 @@
 """songlab.ledger: pandas/pyarrow frames a finance person can trust.
 
-- :func:`tasks_frame`: one row per task (billed cost, list-price estimate, which one counts);
+- :func:`tasks_frame`: one row per task (billed cost, list-price estimate, which one counts):
+  the service first, the client's record second, each fact with its ``*_source``;
 - :func:`trace_frame`: one row per Agent One step, plus each run's own fee;
 - :func:`spend`: totals by operation, model, tier, day, ... with counts;
 - :func:`tier_comparison`: the same tasks priced in all five license tiers;
-- :class:`LedgerStore`: a month-partitioned Parquet dataset, refreshed incrementally, with
-  its :class:`LabelStore` (``labels.sqlite``: project, tags and key of each create);
+- :class:`LedgerStore`: a month-partitioned Parquet dataset, refreshed incrementally,
+  joined with the client's record (``songlab.client.RecordStore``: project, tags, key and
+  the facts the service does not show), with a balance snapshot per refresh;
+- ``songlab.ledger.reconcile``: balance spent beside billed + estimated, per period;
 - :func:`attribution` / :func:`set_default_attribution`: label creates (never sent);
 - ``songlab.ledger.periods``: periods, roll-ups, forecast, budgets; ``export``: CSV, Excel;
 - ``df.songlab``: the accessor on a tasks frame; ``songlab report``: the HTML cost report.

@@ -64,7 +64,8 @@ def _dicts(lines: list[bytes]) -> list[Mapping[str, Any]]:
     return out
 
 
-def _read(lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType) -> Batch | None:
+def _read(lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType,
+          op_names: tuple[str, ...]) -> Batch | None:
     block = max(_MIN_BLOCK, max(map(len, lines)) + 1)
     try:
         table = pj.read_json(
@@ -86,13 +87,17 @@ def _read(lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType) -> Batch
                                      mask=pc.is_null(tasks))  # fmt: skip
     if raw.null_count:
         return None, None, _dicts(lines)  # a null task: the dict path names the error
-    is_agent = pc.fill_null(pc.equal(raw.field("operation"), "agent"), False)
-    meta = pc.if_else(is_agent, pc.struct_field(tasks.field("output"), [0]),
+    # kept on Agent One runs, and where the operation is not shown (the record may name it)
+    ops = [raw.field(n) for n in op_names]
+    op = ops[0] if len(ops) == 1 else pc.coalesce(*ops)
+    maybe_agent = pc.fill_null(pc.equal(op, "agent"), True)
+    meta = pc.if_else(maybe_agent, pc.struct_field(tasks.field("output"), [0]),
                       pa.scalar(None, pa.string()))  # fmt: skip
     return raw, meta, None
 
 
-def batches(pages: Iterable[bytes], raw_task: pa.DataType) -> Iterator[Batch]:
+def batches(pages: Iterable[bytes], raw_task: pa.DataType,
+            op_names: tuple[str, ...] = ("operation",)) -> Iterator[Batch]:
     """The pages' tasks a batch at a time, in order: ``(raw, metadata_json, None)``
     read by Arrow, or ``(None, None, task dicts)`` where Arrow's types did not fit."""
     schema = _schema(raw_task)
@@ -103,8 +108,8 @@ def batches(pages: Iterable[bytes], raw_task: pa.DataType) -> Iterator[Batch]:
         lines.append(line)
         size += len(line)
         if size >= BATCH_BYTES:
-            if (batch := _read(lines, schema, raw_task)) is not None:
+            if (batch := _read(lines, schema, raw_task, op_names)) is not None:
                 yield batch
             lines, size = [], 0
-    if lines and (batch := _read(lines, schema, raw_task)) is not None:
+    if lines and (batch := _read(lines, schema, raw_task, op_names)) is not None:
         yield batch

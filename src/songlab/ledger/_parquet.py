@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["DecimalType", "read_table", "to_parquet_table", "write_atomic", "write_parquet"]
+__all__ = ["DecimalType", "SourceType", "read_table", "to_parquet_table", "write_atomic", "write_parquet"]
 
 
 class DecimalType(pa.ExtensionType):
@@ -48,14 +48,35 @@ class DecimalType(pa.ExtensionType):
         return pd.ArrowDtype(self.storage_type)
 
 
-try:
-    pa.register_extension_type(DecimalType())
-except pa.ArrowKeyError:  # already registered (module reloaded)
-    pass
+class SourceType(pa.ExtensionType):
+    """``songlab.source``: a dictionary-encoded string column (the ledger's ``*_source``
+    columns) that pandas reads back as the same ``pd.ArrowDtype`` (pandas cannot parse a
+    dictionary dtype's name from the metadata); other readers see plain strings."""
+
+    def __init__(self, index_type: pa.DataType = pa.int8()) -> None:
+        super().__init__(pa.dictionary(index_type, pa.string()), "songlab.source")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return str(self.storage_type.index_type).encode()
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> SourceType:
+        return cls(storage_type.index_type)
+
+    def to_pandas_dtype(self) -> pd.ArrowDtype:
+        return pd.ArrowDtype(self.storage_type)
+
+
+for _ext in (DecimalType(), SourceType()):
+    try:
+        pa.register_extension_type(_ext)
+    except pa.ArrowKeyError:  # already registered (module reloaded)
+        pass
 
 
 def _numpy_type(t: pa.DataType) -> str:
-    if pa.types.is_decimal(t) or pa.types.is_list(t) or pa.types.is_struct(t):
+    if (pa.types.is_decimal(t) or pa.types.is_list(t) or pa.types.is_struct(t)
+            or pa.types.is_dictionary(t)):
         return "object"
     if pa.types.is_string(t):
         return "utf8[pyarrow]"  # "string[pyarrow]" would give pandas' StringDtype
@@ -74,6 +95,13 @@ def to_parquet_table(table: pa.Table) -> pa.Table:
                 [pa.ExtensionArray.from_storage(ext, c) for c in col.chunks], type=ext
             )
             field = pa.field(field.name, ext, field.nullable, field.metadata)
+        elif (pa.types.is_dictionary(field.type) and pa.types.is_string(field.type.value_type)
+              and pa.types.is_integer(field.type.index_type)):
+            sext = SourceType(field.type.index_type)
+            col = pa.chunked_array(
+                [pa.ExtensionArray.from_storage(sext, c) for c in col.chunks], type=sext
+            )
+            field = pa.field(field.name, sext, field.nullable, field.metadata)
         arrays.append(col)
         fields.append(field)
     pandas_meta = {

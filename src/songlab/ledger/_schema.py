@@ -14,11 +14,16 @@ from typing import Final
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 MONEY: Final[pa.DataType] = pa.decimal128(18, 8)
 # Sums of many amounts: Arrow widens decimal sums to precision 38.
 MONEY_SUM: Final[pa.DataType] = pa.decimal128(38, 8)
 TIMESTAMP: Final[pa.DataType] = pa.timestamp("us", tz="UTC")
+# Source columns are dictionary-encoded: one byte a row plus a 3- or 4-word dictionary, so
+# seven of them cost 7 bytes a row (70 MB at 10M rows) where plain strings would cost ~80
+# bytes a row; they stay plain strings to every reader (pandas, DuckDB, Parquet, CSV).
+SOURCE: Final[pa.DataType] = pa.dictionary(pa.int8(), pa.string())
 DURATION: Final[pa.DataType] = pa.duration("us")
 ZERO: Final[Decimal] = Decimal("0")
 
@@ -28,6 +33,17 @@ ESTIMATE: Final[str] = "estimate"  # not reported (yet): the price-list estimate
 UNBILLED: Final[str] = "unbilled"  # failed and not reported: released, costs 0
 UNKNOWN: Final[str] = "unknown"  # neither reported nor priceable: cost is null
 COST_SOURCES: Final[tuple[str, ...]] = (BILLED, ESTIMATE, UNBILLED, UNKNOWN)
+
+# <fact>_source values: where a fact column's value comes from.
+SERVICE: Final[str] = "service"  # the service showed it (task snapshot, or its tool listing)
+RECORD: Final[str] = "record"  # the client's record of the create (songlab made the task)
+FACT_SOURCES: Final[tuple[str, ...]] = (SERVICE, RECORD, UNKNOWN)
+# The facts that carry a source column (tier shares license's; labels: project, tags, key_id).
+FACTS: Final[tuple[str, ...]] = ("created_at", "tool_id", "operation", "model", "license")
+SOURCE_COLUMNS: Final[tuple[str, ...]] = (*(f"{f}_source" for f in FACTS), "labels_source")
+# The fixed dictionaries (every chunk shares them, so concatenation is free).
+FACT_DICT: Final[pa.Array] = pa.array(FACT_SOURCES, pa.string())
+COST_DICT: Final[pa.Array] = pa.array(COST_SOURCES, pa.string())
 
 
 def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
@@ -49,13 +65,20 @@ TASKS: Final[pa.Schema] = pa.schema(
         _f("billed_usd", MONEY, "cost_usd as the service reports it (null if not)"),
         _f("estimate_usd", MONEY, "the price-list estimate (null if not priceable)"),
         _f("cost_usd", MONEY, "the row's cost: billed, else estimate, else 0 if failed"),
-        _f("cost_source", pa.string(), "billed, estimate, unbilled or unknown"),
+        _f("cost_source", SOURCE, "billed, estimate, unbilled or unknown"),
         _f("failure_error", pa.string(), "failure.error of a failed task"),
         _f("parent_task_id", pa.string(), "run or workflow this task belongs to, if reported"),
         _f("metadata_json", pa.string(), "output.metadata_json (Agent One trace, ...)"),
         _f("project", pa.string(), "project label recorded on the client side (never sent)"),
         _f("tags", pa.string(), "tags recorded on the client side, sorted, comma-separated"),
         _f("key_id", pa.string(), "non-secret id of the API key that made the task, if recorded"),
+        _f("created_at_source", SOURCE, "where created_at comes from: service, record or unknown"),
+        _f("tool_id_source", SOURCE, "where tool_id comes from: service, record or unknown"),
+        _f("operation_source", SOURCE, "where operation comes from: service, record or unknown"),
+        _f("model_source", SOURCE, "where model comes from: service, record or unknown"),
+        _f("license_source", SOURCE, "where license and tier come from: service, record or unknown"),
+        _f("labels_source", SOURCE, "project, tags, key_id: record (songlab made it) or unknown"),
+        _f("seen_at", TIMESTAMP, "when a LedgerStore refresh first added the task (client clock, UTC); null in tasks_frame"),
     ]
 )
 # Columns filled from the local label store (attribution), null in a bare listing.
@@ -100,6 +123,8 @@ SPEND_VALUES: Final[pa.Schema] = pa.schema(
         _f("cost_usd", MONEY_SUM, "sum of cost_usd"),
         _f("billed_usd", MONEY_SUM, "sum of billed_usd"),
         _f("estimated_usd", MONEY_SUM, "part of cost_usd that is an estimate"),
+        _f("estimated_tasks", pa.int64(), "tasks whose cost is the list-price estimate"),
+        _f("unknown_tasks", pa.int64(), "tasks of unknown cost (not in cost_usd: null)"),
     ]
 )
 
@@ -113,6 +138,27 @@ TIERS: Final[pa.Schema] = pa.schema(
         _f("difference_usd", MONEY_SUM, "priced_usd - actual_usd"),
     ]
 )
+
+
+def source_array(indices: pa.Array, dictionary: pa.Array = FACT_DICT) -> pa.Array:
+    """A ``SOURCE`` column from int8 positions in ``dictionary`` (never null)."""
+    return pa.DictionaryArray.from_arrays(pc.cast(indices, pa.int8()), dictionary)
+
+
+def source_codes(column: pa.Array | pa.ChunkedArray, dictionary: pa.Array = FACT_DICT) -> pa.Array:
+    """The int8 positions in ``dictionary`` of a source column's values (null -> unknown), for a
+    column of any dictionary (one read back from Parquet or pandas has its own)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    unknown = len(dictionary) - 1
+    out = []
+    for chunk in chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = pc.dictionary_encode(chunk)
+        where = pc.index_in(chunk.dictionary, value_set=dictionary)
+        out.append(pc.cast(pc.fill_null(pc.take(where, chunk.indices), unknown), pa.int8()))
+    if not out:
+        return pa.array([], pa.int8())
+    return pa.concat_arrays(out) if len(out) > 1 else out[0]
 
 
 def to_frame(table: pa.Table) -> pd.DataFrame:

@@ -13,10 +13,15 @@ for callers that have an HTTP client but no songlab client.
 
 from __future__ import annotations
 
+import inspect
+import threading
+import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["as_dict", "getter", "http_listing", "iter_tasks", "raw_pages"]
+__all__ = ["AUTO", "as_dict", "getter", "http_listing", "iter_tasks", "raw_pages",
+           "tool_lookup"]
 
 
 def as_dict(item: Any) -> Mapping[str, Any]:
@@ -114,7 +119,74 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
             if not cursor:
                 return
 
+    def list_tools(self) -> list[dict[str, Any]]:
+        """``GET /v1/tools``: the entries (each with id, model and operation)."""
+        resp = self._http.get("/v1/tools")
+        resp.raise_for_status()
+        body = resp.json()
+        data = body.get("data") if isinstance(body, dict) else body
+        return data if isinstance(data, list) else []
+
     def get_task(self, task_id: str) -> dict[str, Any]:
         resp = self._http.get(f"/v1/generations/{task_id}")
         resp.raise_for_status()
         return resp.json()
+
+
+class _Auto:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Any = _Auto()  # "take it from the source" (a client's record, its tool listing)
+
+TOOLS_TTL_S = 300.0
+_TOOLS: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, tuple[str, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_TOOLS_LOCK = threading.Lock()
+
+
+def _tool_entry(item: Any) -> tuple[str, str, str] | None:
+    d = item if isinstance(item, Mapping) else getattr(item, "raw", None)
+    tid, op, model = (
+        (d.get("id"), d.get("operation"), d.get("model")) if isinstance(d, Mapping)
+        else (getattr(item, "id", None), getattr(item, "operation", None),
+              getattr(item, "model", None))
+    )  # fmt: skip
+    if all(isinstance(v, str) and v for v in (tid, op, model)):
+        return tid, op, model
+    return None
+
+
+def tool_lookup(source: Any) -> dict[str, tuple[str, str]] | None:
+    """``{tool_id: (operation, model)}`` from the source's tool listing (``GET /v1/tools``),
+    if the source is a client that has one (``tools.list()``), else None. Cached per
+    client for :data:`TOOLS_TTL_S` seconds (tool ids are stable, the spec says)."""
+    tools = getattr(source, "tools", None)
+    lister = getattr(tools, "list", None)
+    if not callable(lister):
+        lister = getattr(source, "list_tools", None)  # http_listing
+        if not callable(lister):
+            return None
+    now = time.monotonic()
+    with _TOOLS_LOCK:
+        try:
+            hit = _TOOLS.get(source)
+        except TypeError:
+            hit = None
+        if hit is not None and now - hit[0] < TOOLS_TTL_S:
+            return hit[1]
+    listed = lister()
+    if inspect.isawaitable(listed):  # an async client: the caller gives tools= itself
+        close = getattr(listed, "close", None)
+        if callable(close):
+            close()
+        return None
+    table = {e[0]: (e[1], e[2]) for e in map(_tool_entry, listed) if e is not None}
+    with _TOOLS_LOCK:
+        try:
+            _TOOLS[source] = (now, table)
+        except TypeError:
+            pass
+    return table

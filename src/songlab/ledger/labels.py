@@ -2,12 +2,14 @@
 
 The API has no label field. songlab scopes labels on the client side
 (``with attribution(project="jingles", tags=["q4"]):``, or a client-level
-default with :func:`set_default_attribution`), the client hands every accepted
-create to its listeners (``songlab.client._attribution``), and a
-:class:`LabelStore` (one SQLite file, committed per create) records them keyed
-by ``(task_id, key_id)``. Labels are never sent to the service; they survive a
-kernel restart because they are on disk. :func:`attach` joins them onto a
-tasks table (columns ``project``, ``tags``, ``key_id``).
+default with :func:`set_default_attribution`), and every client writes every
+accepted create, with its labels, to the client's record
+(``songlab.client.RecordStore``). Labels are never sent to the service; they
+survive a kernel restart because they are on disk. :func:`record_table` reads a
+record (or a legacy :class:`LabelStore`, the ``labels.sqlite`` of older songlab
+versions, still written for clients without a record) as the :data:`RECORD`
+columns the ledger joins; :func:`attach` joins it onto a tasks table (labels, and
+the facts the service does not show: ``tasks.resolve``).
 
 Project names and tags: 1-64 characters of ``A-Z a-z 0-9 _ . : -`` and space
 (tags without spaces); tags are stored sorted, joined by ``,``.
@@ -149,27 +151,69 @@ class LabelStore:
         )
 
 
-def attach(tasks: pa.Table, labels_table: pa.Table | None) -> pa.Table:
-    """``tasks`` with ``project``, ``tags`` and ``key_id`` filled from ``labels_table``.
+# The columns of the client's record (``songlab.client.RECORD_SCHEMA``) the ledger joins.
+RECORD: Final[pa.Schema] = pa.schema(
+    [
+        pa.field("task_id", pa.string()), pa.field("key_id", pa.string()),
+        pa.field("tool_id", pa.string()), pa.field("operation", pa.string()),
+        pa.field("model", pa.string()), pa.field("license", pa.int8()),
+        pa.field("estimate_usd", _schema.MONEY), pa.field("project", pa.string()),
+        pa.field("tags", pa.string()), pa.field("sent_at", _schema.TIMESTAMP),
+        pa.field("accepted_at", _schema.TIMESTAMP),
+    ]
+)  # fmt: skip
 
-    A task created by two keys (the same idempotency key used from both) keeps
-    the first record. Tasks nobody recorded keep nulls (the listing cannot say
-    which key made a task). Sub-tasks of an Agent One run inherit the run's labels.
+
+def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
+    if col.type == type_:
+        return col
+    if pa.types.is_timestamp(type_) and pa.types.is_string(col.type):
+        col = pc.strptime(pc.utf8_slice_codeunits(col, 0, 19), format="%Y-%m-%dT%H:%M:%S",
+                          unit="us")  # fmt: skip
+        return pc.assume_timezone(col, "UTC") if col.type.tz is None else col
+    try:
+        return pc.cast(col, type_)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"record: column {name} is {col.type}, not {type_} ({exc})") from None
+
+
+def record_table(record: Any) -> pa.Table | None:
+    """The client's record as a table of the :data:`RECORD` columns, oldest row first.
+
+    ``record``: a ``songlab.client.RecordStore`` (or anything with ``.table()``), an Arrow
+    table with the record's columns (``RECORD_SCHEMA``: extra columns are ignored, missing
+    ones are null), a legacy :class:`LabelStore` (``labels.sqlite``: its ``recorded_at``
+    reads as ``accepted_at``), or None / False for no record.
     """
-    if labels_table is None or labels_table.num_rows == 0 or tasks.num_rows == 0:
-        return tasks
-    lab = labels_table.group_by("task_id", use_threads=False).aggregate(
-        [(c, "first") for c in ("project", "tags", "key_id")]
-    )
-    ids = tasks["task_id"]
-    parent = tasks["parent_task_id"]
-    known = lab["task_id"].combine_chunks()
-    own = pc.index_in(ids, value_set=known)
-    via_parent = pc.index_in(parent, value_set=known)
-    idx = pc.coalesce(own, via_parent)
-    out = tasks
-    for col in ("project", "tags", "key_id"):
-        found = pc.take(lab[f"{col}_first"], idx)
-        merged = pc.coalesce(out[col], found)
-        out = out.set_column(out.schema.get_field_index(col), _schema.TASKS.field(col), merged)
-    return out
+    if record is None or record is False:
+        return None
+    if not isinstance(record, pa.Table):
+        reader = getattr(record, "table", None)
+        if not callable(reader):
+            raise TypeError("record: expected a RecordStore (with .table()), an Arrow table or "
+                            f"None, got {type(record).__name__}")
+        record = reader()
+        if not isinstance(record, pa.Table):
+            raise TypeError(f"record: .table() gave {type(record).__name__}, not an Arrow table")
+    if "task_id" not in record.column_names:
+        raise ValueError("record: the table has no task_id column")
+    if "accepted_at" not in record.column_names and "recorded_at" in record.column_names:
+        record = record.append_column("accepted_at", record["recorded_at"])
+    cols = [
+        _cast(record[f.name], f.name, f.type) if f.name in record.column_names
+        else pa.nulls(record.num_rows, f.type)
+        for f in RECORD
+    ]  # fmt: skip
+    return pa.Table.from_arrays(cols, schema=RECORD)
+
+
+def attach(tasks: pa.Table, record: Any) -> pa.Table:
+    """``tasks`` joined with the client's record (see ``tasks.resolve``): labels (project,
+    tags, key_id; a sub-task inherits its run's), and the facts the service did not show.
+
+    A task created by two keys (the same idempotency key used from both) keeps the first
+    record. Tasks nobody recorded keep nulls (the listing cannot say which key made a task).
+    """
+    from songlab.ledger.tasks import resolve
+
+    return resolve(tasks, record_table(record))

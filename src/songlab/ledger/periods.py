@@ -171,14 +171,17 @@ def rollup(tasks: Any, freq: str = "day", *, by: str | None = None,
     keys = [key] + ([by] if by else [])
     g = _schema.to_frame(spend_table(t, keys))
     if freq == "month":
-        g[key] = pd.array([datetime.strptime(m, "%Y-%m").date() for m in g[key]],
+        g[key] = pd.array([None if pd.isna(m) else datetime.strptime(m, "%Y-%m").date()
+                           for m in g[key]],
                           dtype=pd.ArrowDtype(pa.date32()))  # fmt: skip
     tops = top_level(t)
     if p is not None and p.start and p.end:
         lo, hi = p.start, p.end
     elif tops.num_rows:
-        lo = pc.min(tops["created_at"]).as_py().date() if p is None or not p.start else p.start
-        hi = pc.max(tops["created_at"]).as_py().date() if p is None or not p.end else p.end
+        first, last = pc.min(tops["created_at"]).as_py(), pc.max(tops["created_at"]).as_py()
+        # tasks nobody dated (created_at unknown) have no period: not a crash
+        lo = (first and first.date()) if p is None or not p.start else p.start
+        hi = (last and last.date()) if p is None or not p.end else p.end
     else:
         lo = hi = None
     starts = _period_starts(lo, hi, freq) if lo and hi else []

@@ -85,7 +85,7 @@ def spend_by_tier(tasks: pd.DataFrame) -> Figure:
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    bars = ax.bar(table["tier"].astype(str).tolist(), _floats(table["cost_usd"]))
+    bars = ax.bar(table["tier"].fillna("unknown").astype(str).tolist(), _floats(table["cost_usd"]))
     ax.bar_label(bars, labels=[f"{n} tasks" for n in table["tasks"].tolist()], fontsize=7)
     ax.set_ylabel("USD")
     return fig

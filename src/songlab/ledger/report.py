@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from songlab.ledger import export, plots, tables
+from songlab.ledger import export, plots, reconcile, tables
 from songlab.ledger.periods import NAMED_PERIODS, Period, parse_budgets, period
 from songlab.ledger.tasks import tasks_frame
 
@@ -102,8 +102,10 @@ def _budget_table(frame: pd.DataFrame) -> str:
     return out
 
 
-def render_report(d: tables.ReportData, *, title: str = "songlab cost report") -> str:
-    """The report of ``d`` as one HTML document (plots embedded as base64 PNG)."""
+def render_report(d: tables.ReportData, *, title: str = "songlab cost report",
+                  reconciliation: pd.DataFrame | None = None) -> str:
+    """The report of ``d`` as one HTML document (plots embedded as base64 PNG);
+    ``reconciliation``: ``songlab.ledger.reconcile.reconcile_store`` of its ledger."""
     fc, t = d.forecast, d.tables
     counts = d.tasks["cost_source"].value_counts().to_dict()
     subs = int(d.tasks["parent_task_id"].notna().sum())
@@ -158,6 +160,10 @@ def render_report(d: tables.ReportData, *, title: str = "songlab cost report") -
         _img(plots.agent_cost_per_step(d.trace), "Agent One cost per step"),
         _details("Every step", _table(t["agent_steps"])), "</section>",
         '<section id="tasks"><h2>Tasks</h2>', _table(t["tasks"]), "</section>",
+        '<section id="reconciliation"><h2>Reconciliation with the balance</h2>',
+        f'<p class="note">{html.escape(reconcile.NOTE)}</p>',
+        _table(reconciliation) if reconciliation is not None and len(reconciliation) else
+        f'<p class="note">{html.escape(reconcile.NO_LEDGER)}</p>', "</section>",
     ]
     body = "\n".join(sections)
     return (
@@ -198,6 +204,7 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
                  xlsx: str | None = None) -> Path:
     """Build the frames from ``source`` (a client, task dicts or a tasks frame), write the HTML report
     atomically and, if asked, the CSV files and the Excel workbook of its tables."""
+    store = None
     if isinstance(source, pd.DataFrame):  # a tasks frame already built
         tasks = source
     elif ledger is not None:
@@ -209,7 +216,8 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
     else:
         tasks = tasks_frame(source)
     d = tables.build(tasks, p=period, as_of=as_of, budgets=budgets)
-    path = _write_text(Path(out), render_report(d))
+    recon = reconcile.reconcile_store(store) if store is not None else None
+    path = _write_text(Path(out), render_report(d, reconciliation=recon))
     if csv_dir is not None:
         export.export_csv(d.tables, csv_dir)
     if xlsx is not None:
@@ -223,7 +231,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo", action="store_true",
                    help="first run the demo: six weeks of work on the sandbox clock")
     p.add_argument("--ledger", help="a Parquet ledger directory to refresh and report from "
-                   "(its labels.sqlite holds the projects and tags)")
+                   "(joined with the client's record; each refresh snapshots the balance, "
+                   "for the reconciliation section)")
     p.add_argument("--from", dest="start", metavar="DATE", help="first day (YYYY-MM-DD, UTC)")
     p.add_argument("--to", dest="end", metavar="DATE", help="last day, inclusive (YYYY-MM-DD)")
     p.add_argument("--period", metavar="NAME",

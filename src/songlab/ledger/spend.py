@@ -1,6 +1,8 @@
 """Spend: totals of a tasks frame grouped by any of operation, model, tier, day, ...
 
-Sums are Arrow decimal sums (exact); counts are int64. ``day`` and ``month``
+Sums are Arrow decimal sums (exact); counts are int64. A task of unknown cost
+(``cost_source`` unknown: songlab did not make it and the service does not
+describe it) adds nothing to the sums and is counted in ``unknown_tasks``. ``day`` and ``month``
 are the UTC date and ``YYYY-MM`` of ``created_at``.
 
 Only top-level tasks count: a task with a ``parent_task_id`` (an Agent One
@@ -81,33 +83,33 @@ def explode_tags(table: pa.Table) -> pa.Table:
 def spend_table(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pa.Table:
     keys = _keys(by)
     t = with_keys(top_level(as_table(tasks)), keys)
-    billed = pc.equal(t["cost_source"], _schema.BILLED)
-    estimated = pc.if_else(
-        pc.equal(t["cost_source"], _schema.ESTIMATE), t["cost_usd"], pa.scalar(None, _schema.MONEY)
-    )
+    source = t["cost_source"]
+    estimated = pc.equal(source, _schema.ESTIMATE)
     work = pa.table(
         {k: t[k] for k in keys}
         | {
             "_one": pa.repeat(pa.scalar(1, pa.int64()), t.num_rows),
-            "_billed": pc.cast(billed, pa.int64()),
+            "_billed": pc.cast(pc.equal(source, _schema.BILLED), pa.int64()),
+            "_estimated": pc.cast(estimated, pa.int64()),
+            "_unknown": pc.cast(pc.equal(source, _schema.UNKNOWN), pa.int64()),
             "cost_usd": t["cost_usd"],
             "billed_usd": t["billed_usd"],
-            "estimated_usd": estimated,
+            "estimated_usd": pc.if_else(estimated, t["cost_usd"], pa.scalar(None, _schema.MONEY)),
         }
     )
-    aggs = [("_one", "sum"), ("_billed", "sum")] + [
-        (c, "sum") for c in ("cost_usd", "billed_usd", "estimated_usd")
-    ]
+    counts = ("_one", "_billed", "_estimated", "_unknown")
+    money = ("cost_usd", "billed_usd", "estimated_usd")
+    aggs = [(c, "sum") for c in (*counts, *money)]
     g = work.group_by(keys, use_threads=False).aggregate(aggs) if keys else _total(work, aggs)
     zero = pa.scalar(0, _schema.MONEY_SUM)
-    cols = [g[k] for k in keys] + [
-        pc.fill_null(pc.cast(g["_one_sum"], pa.int64()), 0),
-        pc.fill_null(pc.cast(g["_billed_sum"], pa.int64()), 0),
-    ]
-    cols += [
-        pc.fill_null(pc.cast(g[f"{c}_sum"], _schema.MONEY_SUM), zero)
-        for c in ("cost_usd", "billed_usd", "estimated_usd")
-    ]
+
+    def count(c: str) -> pa.Array:
+        return pc.fill_null(pc.cast(g[f"{c}_sum"], pa.int64()), 0)
+
+    # in SPEND_VALUES' order: tasks, billed_tasks, the sums, estimated_tasks, unknown_tasks
+    cols = [g[k] for k in keys] + [count("_one"), count("_billed")]
+    cols += [pc.fill_null(pc.cast(g[f"{c}_sum"], _schema.MONEY_SUM), zero) for c in money]
+    cols += [count("_estimated"), count("_unknown")]
     fields = [pa.field(k, _schema.GROUP_KEYS[k]) for k in keys] + list(_schema.SPEND_VALUES)
     out = pa.Table.from_arrays(
         [pc.cast(c, f.type) for c, f in zip(cols, fields, strict=True)], schema=pa.schema(fields)
@@ -122,7 +124,9 @@ def _total(work: pa.Table, aggs: list[tuple[str, str]]) -> pa.Table:
 def spend(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pd.DataFrame:
     """Totals by ``by`` (any of ``_schema.GROUP_KEYS``; ``()`` for one grand total).
 
-    Columns: the keys, then ``tasks``, ``billed_tasks``, ``cost_usd``,
-    ``billed_usd``, ``estimated_usd`` (decimal128(38, 8)). Rows sorted by the keys.
+    Columns: the keys, then ``tasks``, ``billed_tasks``, ``cost_usd``, ``billed_usd``,
+    ``estimated_usd`` (decimal128(38, 8)), ``estimated_tasks``, ``unknown_tasks`` (int64:
+    every table can say how many rows are estimates and how many of unknown cost, which
+    ``cost_usd`` leaves out). Rows sorted by the keys.
     """
     return _schema.to_frame(spend_table(tasks, by))

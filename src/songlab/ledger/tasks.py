@@ -11,6 +11,15 @@ A client with ``generations.raw_pages()`` is read from the listing's page
 bytes instead (``_pages``: Arrow's JSON reader, no Python dict per task); both
 ways end in :func:`assemble`, so they give the same frame.
 
+**The service first, the record second.** :func:`assemble` reads what the service
+shows; :func:`resolve` then fills what it does not show from the client's record
+of the creates songlab made (``songlab.client.RecordStore``: tool, operation, model,
+license, labels, the client's clock at acceptance, the list-price estimate) and the
+tool listing (a tool id names its operation and model: Agent One runs are known by
+it). Each fact column has a ``*_source`` column (service / record / unknown);
+``cost_source`` says whether ``cost_usd`` was billed, estimated, unbilled (failed)
+or is unknown (null: never 0).
+
 Rows keep the source's order (the listing's: newest first).
 """
 
@@ -29,73 +38,132 @@ import pyarrow.compute as pc
 
 from songlab._vocab import LICENSE_NAMES_WITH_UNSET
 from songlab.ledger import _estimate, _pages, _schema
-from songlab.ledger._source import as_dict, iter_tasks, raw_pages
+from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
+from songlab.ledger.labels import record_table
 
-__all__ = ["RAW_TASK", "tasks_frame", "tasks_frame_from_pages", "tasks_table",
-           "tasks_table_from_pages"]
+__all__ = ["NAMES", "RAW_TASK", "assemble", "fact", "first", "resolve", "tasks_frame", "tasks_frame_from_pages",
+           "tasks_table", "tasks_table_from_pages"]
 
 CHUNK: Final[int] = 131_072
+
+
+def _task_names() -> dict[str, tuple[str, ...]]:
+    """The names tried for each fact of a snapshot the spec does not show, first present
+    wins: ``songlab.client._fields`` (one line per fact, shared with the client) when this
+    songlab has it, else the sandbox's names."""
+    names = {f: (f,) for f in _FACTS} | {"failure": ("failure",), "failure.error": ("error",)}
+    try:
+        from songlab.client import _fields  # type: ignore[attr-defined]
+    except ImportError:
+        return names
+    given = {
+        "tool_id": "TASK_TOOL_ID", "operation": "TASK_OPERATION", "model": "TASK_MODEL",
+        "license": "TASK_LICENSE", "created_at": "TASK_CREATED_AT",
+        "updated_at": "TASK_UPDATED_AT", "cost_usd": "TASK_COST_USD",
+        "parent_task_id": "TASK_PARENT_ID", "failure": "TASK_FAILURE",
+        "failure.error": "FAILURE_CODE",
+    }  # fmt: skip
+    for fact, attr in given.items():
+        value = getattr(_fields, attr, None)
+        if isinstance(value, tuple) and value and all(isinstance(n, str) for n in value):
+            names[fact] = value
+    return names
+
+
+# The facts of a snapshot the ledger reads besides task_id and status (both shown), and
+# their types; each is read under every name NAMES gives it.
+_FACTS: Final[dict[str, pa.DataType]] = {
+    "tool_id": pa.string(), "operation": pa.string(), "model": pa.string(),
+    "license": pa.int64(), "created_at": pa.string(), "updated_at": pa.string(),
+    "cost_usd": pa.string(), "parent_task_id": pa.string(),
+}  # fmt: skip
+NAMES: Final[dict[str, tuple[str, ...]]] = _task_names()
+_FAILURE: Final[pa.DataType] = pa.struct([(n, pa.string()) for n in NAMES["failure.error"]])
 
 # The part of a snapshot the ledger reads; other keys are ignored.
 RAW_TASK: Final[pa.DataType] = pa.struct(
     [
         ("task_id", pa.string()),
-        ("tool_id", pa.string()),
-        ("operation", pa.string()),
-        ("model", pa.string()),
-        ("license", pa.int64()),
         ("status", pa.string()),
-        ("created_at", pa.string()),
-        ("updated_at", pa.string()),
-        ("cost_usd", pa.string()),
-        ("parent_task_id", pa.string()),
-        ("failure", pa.struct([("error", pa.string())])),
+        *((name, type_) for fact, type_ in _FACTS.items() for name in NAMES[fact]),
+        *((name, _FAILURE) for name in NAMES["failure"]),
     ]
 )
+
+
+def fact(raw: pa.StructArray, name: str) -> pa.Array:
+    """A fact's column of RAW_TASK rows: the first of its names that is present, per row."""
+    columns = [raw.field(n) for n in NAMES[name]]
+    return columns[0] if len(columns) == 1 else pc.coalesce(*columns)
+
+
+def _failure_column(raw: pa.StructArray) -> pa.Array:
+    codes = [pc.struct_field(raw.field(outer), [i]) for outer in NAMES["failure"]
+             for i in range(len(NAMES["failure.error"]))]  # fmt: skip
+    return codes[0] if len(codes) == 1 else pc.coalesce(*codes)
+
+
+def first(rec: Mapping[str, Any], name: str) -> Any:
+    """The value of a fact in one snapshot: its first name present (not null), else None."""
+    for n in NAMES[name]:
+        value = rec.get(n)
+        if value is not None:
+            return value
+    return None
+
+
 # Read only where they matter, from the records themselves: failure.error of
 # failed tasks and output.metadata_json of Agent One runs (nested structs for
 # every row would double the conversion time).
 _TIER_NAMES = pa.array([LICENSE_NAMES_WITH_UNSET[i] for i in range(6)], pa.string())
 
 
-_TEXT_FIELDS: Final = ("task_id", "tool_id", "operation", "model", "status", "parent_task_id")
+_TEXT_FACTS: Final = ("tool_id", "operation", "model", "parent_task_id", "created_at",
+                      "updated_at")
 
 
 def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
     """One record coerced to RAW_TASK's types; errors name the task and field."""
     tid = rec.get("task_id")
-    out: dict[str, Any] = {k: rec.get(k) for k in ("task_id", "tool_id", "operation", "model")}
-    out.update(status=rec.get("status"), parent_task_id=rec.get("parent_task_id"))
-    out["failure"] = {"error": _failure_error(rec)}
-    for k in ("created_at", "updated_at"):
-        v = rec.get(k)
-        out[k] = v.isoformat() if isinstance(v, datetime) else v
-    lic = rec.get("license")
-    if isinstance(lic, float) and lic.is_integer():
-        lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused below
-    if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
-        raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}")
-    try:
-        out["license"] = None if lic is None else int(lic)
-    except ValueError:
-        raise ValueError(f"task {tid}: license must be an integer 0-5, got {lic!r}") from None
-    for k in (*_TEXT_FIELDS, "created_at", "updated_at"):
+    out: dict[str, Any] = {"task_id": tid, "status": rec.get("status")}
+    for k in ("task_id", "status"):
         if out[k] is not None and not isinstance(out[k], str):
             raise ValueError(f"task {tid}: {k} must be a string, got {type(out[k]).__name__} "
                              f"{out[k]!r}")  # fmt: skip
-    if out["failure"]["error"] is not None and not isinstance(out["failure"]["error"], str):
-        raise ValueError(f"task {tid}: failure.error must be a string, got "
-                         f"{out['failure']['error']!r}")  # fmt: skip
-    cost = rec.get("cost_usd")
-    if isinstance(cost, float):
-        raise ValueError(f"task {tid}: cost_usd must be a decimal string, got float {cost!r}")
-    out["cost_usd"] = None if cost is None else str(cost)
+    for name in _TEXT_FACTS:
+        for k in NAMES[name]:
+            v = rec.get(k)
+            if isinstance(v, datetime) and name in ("created_at", "updated_at"):
+                v = v.isoformat()
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"task {tid}: {k} must be a string, got {type(v).__name__} "
+                                 f"{v!r}")  # fmt: skip
+            out[k] = v
+    for k in NAMES["license"]:
+        lic = rec.get(k)
+        if isinstance(lic, float) and lic.is_integer():
+            lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused
+        if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
+            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}")
+        try:
+            out[k] = None if lic is None else int(lic)
+        except ValueError:
+            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}") from None
+    for k in NAMES["cost_usd"]:
+        cost = rec.get(k)
+        if isinstance(cost, float):
+            raise ValueError(f"task {tid}: {k} must be a decimal string, got float {cost!r}")
+        out[k] = None if cost is None else str(cost)
+    for outer in NAMES["failure"]:
+        failure = rec.get(outer)
+        codes = {}
+        for code in NAMES["failure.error"]:
+            v = failure.get(code) if isinstance(failure, Mapping) else None
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"task {tid}: {outer}.{code} must be a string, got {v!r}")
+            codes[code] = v
+        out[outer] = codes
     return out
-
-
-def _failure_error(rec: Mapping[str, Any]) -> str | None:
-    failure = rec.get("failure")
-    return failure.get("error") if isinstance(failure, Mapping) else None
 
 
 def _metadata_json(rec: Mapping[str, Any]) -> str | None:
@@ -116,7 +184,8 @@ def _sparse(records: Sequence[Mapping[str, Any]], mask: pa.Array, read: Any) -> 
 
 
 def _float_license(records: Sequence[Any]) -> bool:
-    return any(isinstance(r, Mapping) and type(r.get("license")) is float for r in records)
+    return any(isinstance(r, Mapping) and type(r.get(n)) is float
+               for r in records for n in NAMES["license"])  # fmt: skip
 
 
 def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
@@ -163,6 +232,8 @@ def _money(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
 
 
 def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> pa.Array:
+    """The price-list estimate of each row (null where the list has none). An unknown
+    license (null) is priced only where the price is the same in every tier."""
     key = pc.binary_join_element_wise(
         op, model, pc.cast(lic, pa.string()), "\x1f", null_handling="replace"
     )
@@ -170,7 +241,11 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
     est_by_key = []
     for k in enc.dictionary.to_pylist():
         o, m, n = k.split("\x1f")
-        est_by_key.append(_estimate.estimate(o or None, m or None, int(n)))
+        if n:
+            est_by_key.append(_estimate.estimate(o or None, m or None, int(n)))
+        else:
+            low, high = (_estimate.estimate(o or None, m or None, t) for t in (1, 5))
+            est_by_key.append(low if low == high else None)
     est = pc.take(pa.array(est_by_key, _schema.MONEY), enc.indices)
     is_agent = pc.fill_null(pc.equal(op, "agent"), False)
     if pc.any(is_agent).as_py():
@@ -181,23 +256,49 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
     return est
 
 
-def _build(records: Sequence[Mapping[str, Any]]) -> pa.Table:
+def _maybe_agent(op: pa.Array) -> pa.Array:
+    """Rows whose output.metadata_json is kept: Agent One runs, and rows whose operation
+    the service does not show (the client's record or the tool listing may name it)."""
+    return pc.fill_null(pc.equal(op, "agent"), True)
+
+
+def _build(records: Sequence[Mapping[str, Any]], seen_at: datetime | None = None) -> pa.Table:
     raw = _raw_chunk(records)
-    is_agent = pc.fill_null(pc.equal(raw.field("operation"), "agent"), False)
-    return assemble(raw, _sparse(records, is_agent, _metadata_json))
+    meta = _sparse(records, _maybe_agent(fact(raw, "operation")), _metadata_json)
+    return assemble(raw, meta, seen_at=seen_at)
 
 
-def assemble(raw: pa.StructArray, meta: pa.Array) -> pa.Table:
-    """The tasks table of RAW_TASK rows and their metadata_json (null but on agent rows)."""
-    (tid, tool, op, model, lic_raw, status, created_s, updated_s, cost_s, parent,
-     failure_s) = raw.flatten()
+def _fact_source(values: pa.Array) -> pa.Array:
+    """service where the service showed a value, else unknown."""
+    return _schema.source_array(pc.if_else(pc.is_valid(values), 0, 2))
+
+
+def _cost(billed: pa.Array, est: pa.Array, status: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """cost_usd and cost_source: billed if shown, else 0 if failed, else the estimate, else
+    null (unknown: never 0)."""
+    failed = pc.fill_null(pc.equal(status, "failed"), False)
+    zero = pa.scalar(Decimal(0), _schema.MONEY)
+    cost = pc.coalesce(billed, pc.if_else(failed, zero, est))
+    # positions in COST_DICT: billed 0, estimate 1, unbilled 2, unknown 3
+    pos = pc.if_else(pc.is_valid(billed), 0,
+                     pc.if_else(failed, 2, pc.if_else(pc.is_valid(est), 1, 3)))  # fmt: skip
+    return cost, _schema.source_array(pos, _schema.COST_DICT)
+
+
+def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = None) -> pa.Table:
+    """The tasks table of RAW_TASK rows and their metadata_json, from what the service shows
+    (sources ``service`` or ``unknown``; :func:`resolve` adds the record's facts)."""
+    tid, status = raw.field("task_id"), raw.field("status")
+    tool, op, model, lic_raw, created_s, updated_s, cost_s, parent = (
+        fact(raw, name) for name in _FACTS)
     bad = pc.invert(
         pc.fill_null(pc.and_(pc.greater_equal(lic_raw, 0), pc.less_equal(lic_raw, 5)), True)
     )
     if pc.any(bad).as_py():
         i = pc.indices_nonzero(bad)[0].as_py()
         raise ValueError(f"task {tid[i]}: license must be 0-5, got {lic_raw[i]}")
-    lic = pc.cast(pc.if_else(pc.fill_null(pc.equal(lic_raw, 0), True), 1, lic_raw), pa.int8())
+    # 0 is "unset", which the service bills as royalty-free (1); a license not shown is unknown
+    lic = pc.cast(pc.if_else(pc.equal(lic_raw, 0), 1, lic_raw), pa.int8())
     created = _timestamps(created_s, "created_at", tid)
     updated = _timestamps(updated_s, "updated_at", tid)
     failed = pc.fill_null(pc.equal(status, "failed"), False)
@@ -205,28 +306,193 @@ def assemble(raw: pa.StructArray, meta: pa.Array) -> pa.Table:
     duration = pc.if_else(
         terminal, pc.subtract(updated, created), pa.scalar(None, _schema.DURATION)
     )
-    failure = pc.if_else(failed, pc.struct_field(failure_s, [0]), pa.scalar(None, pa.string()))
+    failure = pc.if_else(failed, _failure_column(raw), pa.scalar(None, pa.string()))
     billed = _money(cost_s, "cost_usd", tid)
     est = _estimates(op, model, lic, meta)
-    has_billed = pc.is_valid(billed)
-    zero = pa.scalar(Decimal(0), _schema.MONEY)
-    fallback = pc.if_else(failed, zero, est)
-    cost = pc.coalesce(billed, fallback)
-    source = pc.if_else(
-        has_billed,
-        _schema.BILLED,
-        pc.if_else(
-            failed,
-            _schema.UNBILLED,
-            pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN),
-        ),
-    )
+    cost, source = _cost(billed, est, status)
+    meta = pc.if_else(_maybe_agent(op), meta, pa.scalar(None, pa.string()))
+    n = len(raw)
+    seen = pa.repeat(pa.scalar(seen_at, _schema.TIMESTAMP), n)  # a LedgerStore sets it
     columns = [
         tid, tool, op, model, lic, pc.take(_TIER_NAMES, lic), status, created, updated,
         duration, billed, est, cost, source, failure, parent, meta,
-        *(pa.nulls(len(raw), pa.string()) for _ in _schema.LABEL_COLUMNS),
+        *(pa.nulls(n, pa.string()) for _ in _schema.LABEL_COLUMNS),
+        *(_fact_source(c) for c in (created, tool, op, model, lic)),
+        _schema.source_array(pa.repeat(pa.scalar(2, pa.int8()), n)),  # labels: record only
+        seen,
     ]  # fmt: skip
     return pa.Table.from_arrays(columns, schema=_schema.TASKS)
+
+
+# -- the record second: facts the service does not show, from the client's record ----------
+
+
+def _col(table: pa.Table, name: str) -> pa.Array:
+    col = table[name]
+    if pa.types.is_dictionary(col.type):  # chunks may each have their own dictionary
+        d = _schema.COST_DICT if name == "cost_source" else _schema.FACT_DICT
+        return _schema.source_array(_schema.source_codes(col, d), d)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _fill(cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int) -> tuple[pa.Array,
+                                                                                 pa.Array, pa.Array]:
+    """``cur`` with nulls filled from ``found``; its source set to ``code`` where filled."""
+    filled = pc.and_(pc.is_null(cur), pc.is_valid(found))
+    value = pc.coalesce(cur, found)
+    src = pc.if_else(filled, code, _schema.source_codes(cur_src))
+    return value, _schema.source_array(src), filled
+
+
+def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
+    """Sub-tool tasks of Agent One runs named in a run's trace (``steps[].task_id``, shown
+    by the service in ``output.metadata_json``) get the run as ``parent_task_id``, and the
+    step's tool id and billed cost where the task's own snapshot does not show them."""
+    is_run = pc.and_(pc.fill_null(pc.equal(cols["operation"], "agent"), False),
+                     pc.is_valid(cols["metadata_json"]))  # fmt: skip
+    # only tasks the service does not describe (no operation shown) can be such sub-tasks
+    orphans = pc.and_(pc.is_null(cols["parent_task_id"]), pc.is_null(cols["operation"]))
+    if not pc.any(is_run).as_py() or not pc.any(orphans).as_py():
+        return False
+    runs = pc.indices_nonzero(is_run)
+    steps: dict[str, tuple[str, Any, Any]] = {}
+    for run_id, meta in zip(pc.take(cols["task_id"], runs).to_pylist(),
+                            pc.take(cols["metadata_json"], runs).to_pylist(), strict=True):
+        try:
+            trace = json.loads(meta)
+        except ValueError:
+            continue
+        for step in trace.get("steps") or [] if isinstance(trace, dict) else []:
+            if isinstance(step, dict) and isinstance(step.get("task_id"), str):
+                cost = step.get("cost_usd")
+                steps.setdefault(step["task_id"], (
+                    run_id, str(cost) if isinstance(cost, str | int) else None,
+                    step.get("tool_id") if isinstance(step.get("tool_id"), str) else None))
+    if not steps:
+        return False
+    at = pc.index_in(cols["task_id"], value_set=pa.array(list(steps), pa.string()))
+    found = pc.and_(orphans, pc.is_valid(at))
+    if not pc.any(found).as_py():
+        return False
+    parents, costs, tools = (pa.array(v, pa.string()) for v in zip(*steps.values(), strict=True))
+    cols["parent_task_id"] = pc.if_else(found, pc.take(parents, at), cols["parent_task_id"])
+    try:
+        step_cost = pc.cast(pc.take(costs, at), _schema.MONEY)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        step_cost = pa.nulls(len(at), _schema.MONEY)
+    cols["billed_usd"] = pc.if_else(found, pc.coalesce(cols["billed_usd"], step_cost),
+                                    cols["billed_usd"])  # fmt: skip
+    v, src, _ = _fill(cols["tool_id"], cols["tool_id_source"],
+                      pc.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())), 0)
+    cols["tool_id"], cols["tool_id_source"] = v, src
+    return True
+
+
+def resolve(table: pa.Table, record: pa.Table | None = None,
+            tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
+    """``table`` (schema TASKS) with what the service did not show taken from the client's
+    record (``labels.RECORD`` columns, oldest row first) and the tool listing.
+
+    Per fact: the value the row has (the service's, or an earlier join's) wins; else the
+    record's (``record``); else, for ``operation``/``model``, the tool listing's entry of the
+    row's tool id (``service``); else null (``unknown``). ``created_at`` from the record is
+    the client's clock at acceptance (else at sending). Labels come from the task's own
+    record row, else from its parent run's. Rows that gained a fact are priced again, and
+    every row's ``cost_usd``/``cost_source`` follow: billed, else 0 if failed, else the
+    estimate (the ledger's, else the record's), else null (unknown).
+    """
+    n = table.num_rows
+    if n == 0 or ((record is None or record.num_rows == 0) and not tools):
+        return table
+    cols = _Columns(table)  # each column combined on first use; untouched ones pass through
+    changed = pa.repeat(pa.scalar(False), n)  # rows whose operation, model or license changed
+    recost = False
+    if record is not None and record.num_rows:
+        ids = _col(record, "task_id")
+        own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
+
+        def found(name: str) -> pa.Array:
+            return pc.take(_col(record, name), own)
+
+        for fact in _schema.FACTS:
+            if table[fact].null_count == 0:
+                continue  # the service showed it on every row: nothing to fill (the default)
+            if fact == "created_at":
+                values = pc.coalesce(found("accepted_at"), found("sent_at"))
+            elif fact == "license":  # the record says what was sent; none sent is royalty-free
+                values = pc.cast(found("license"), pa.int8())
+                values = pc.if_else(pc.is_valid(own), pc.coalesce(values, 1), values)
+                values = pc.cast(pc.if_else(pc.equal(values, 0), 1, values), pa.int8())
+            else:
+                values = found(fact)
+            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
+            cols[fact], cols[f"{fact}_source"] = v, src
+            if fact in ("operation", "model", "license"):
+                changed = pc.or_(changed, filled)
+        if table["estimate_usd"].null_count:
+            rec_est = pc.cast(found("estimate_usd"), _schema.MONEY)
+            if rec_est.null_count < n:
+                cols["estimate_usd"] = pc.coalesce(cols["estimate_usd"], rec_est)
+                recost = True
+        via = own
+        if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
+            has_parent = pc.is_valid(cols["parent_task_id"])
+            subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
+            run_row = pc.replace_with_mask(pa.nulls(n, own.type), has_parent,
+                                           pc.cast(pc.index_in(subs, value_set=ids), own.type))
+            via = pc.coalesce(own, run_row)
+        for name in _schema.LABEL_COLUMNS:
+            cols[name] = pc.coalesce(cols[name], pc.take(_col(record, name), via))
+        labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], _schema.RECORD))
+        cols["labels_source"] = _schema.source_array(pc.if_else(pc.fill_null(labelled, False),
+                                                                1, 2))  # fmt: skip
+    if tools and (table["operation"].null_count or table["model"].null_count):
+        tool_ids = pa.array(list(tools), pa.string())
+        at = pc.index_in(cols["tool_id"], value_set=tool_ids)
+        listed = {"operation": pa.array([t[0] for t in tools.values()], pa.string()),
+                  "model": pa.array([t[1] for t in tools.values()], pa.string())}  # fmt: skip
+        for fact, values in listed.items():
+            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
+            cols[fact], cols[f"{fact}_source"] = v, src
+            changed = pc.or_(changed, filled)
+    if cols["operation"].null_count and _sub_tasks_from_traces(cols):
+        recost = True
+    # duration stays the service's (updated_at - created_at on its clock): a created_at from
+    # the record is the client's clock, which need not agree with the service's
+    if pc.any(changed).as_py():
+        cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
+        rows = pc.indices_nonzero(changed)
+        again = _estimates(*(pc.take(cols[c], rows) for c in ("operation", "model", "license",
+                                                               "metadata_json")))  # fmt: skip
+        cols["estimate_usd"] = pc.replace_with_mask(cols["estimate_usd"], changed,
+                                                    pc.coalesce(again, pc.take(
+                                                        cols["estimate_usd"], rows)))
+        known_other = pc.fill_null(pc.not_equal(cols["operation"], "agent"), False)
+        cols["metadata_json"] = pc.if_else(known_other, pa.scalar(None, pa.string()),
+                                           cols["metadata_json"])  # fmt: skip
+        recost = True
+    if recost:
+        cols["cost_usd"], cols["cost_source"] = _cost(cols["billed_usd"], cols["estimate_usd"],
+                                                      cols["status"])  # fmt: skip
+    return cols.table()
+
+
+class _Columns(dict[str, Any]):
+    """A table's columns by name: combined into one array on first access; ``table()``
+    gives the table back with the untouched columns as they were (no copy)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__()
+        self._table = table
+
+    def __missing__(self, name: str) -> pa.Array:
+        value = _col(self._table, name)
+        self[name] = value
+        return value
+
+    def table(self) -> pa.Table:
+        arrays = [self[f.name] if f.name in self else self._table[f.name] for f in _schema.TASKS]
+        return pa.Table.from_arrays(arrays, schema=_schema.TASKS)
 
 
 def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
@@ -240,45 +506,59 @@ def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
         yield chunk
 
 
-def tasks_table(source: Any, *, chunk_size: int = CHUNK) -> pa.Table:
-    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``.
+def tasks_table(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
+                tools: Any = AUTO) -> pa.Table:
+    """The tasks ledger as an Arrow table of schema ``_schema.TASKS``: the service first,
+    the client's record second (:func:`resolve`).
 
-    A client that offers ``generations.raw_pages()`` is read from the listing's
-    page bytes (``_pages``: no Python dict per task), page by page.
+    A client that offers ``generations.raw_pages()`` is read from the listing's page
+    bytes (``_pages``: no Python dict per task), page by page. ``record``: the client's
+    record to join (a ``RecordStore``, a record table, or None for none); by default the
+    source's own (``client.record``). ``tools``: ``{tool_id: (operation, model)}``, or None;
+    by default the source's tool listing (``GET /v1/tools``, cached a few minutes).
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size: must be at least 1, got {chunk_size}")
+    rec = record_table(getattr(source, "record", None) if record is AUTO else record)
+    listing = tool_lookup(source) if tools is AUTO else tools
     pages = raw_pages(source)
     if pages is not None:
-        return tasks_table_from_pages(pages)
+        return tasks_table_from_pages(pages, record=rec, tools=listing)
     parts = [_build(chunk) for chunk in _chunks(source, chunk_size)]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
-    return pa.concat_tables(parts)
+    return resolve(pa.concat_tables(parts), rec, listing)
 
 
-def tasks_table_from_pages(pages: Iterable[bytes]) -> pa.Table:
+def tasks_table_from_pages(pages: Iterable[bytes], *, record: Any = None,
+                           tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
     """The tasks table of listing pages, each the bytes of one ``GET /v1/generations``
-    answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time."""
+    answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time, joined
+    with ``record`` and ``tools`` as :func:`tasks_table` does."""
     parts = [
         assemble(raw, meta) if raw is not None else _build(fallback)
-        for raw, meta, fallback in _pages.batches(pages, RAW_TASK)
+        for raw, meta, fallback in _pages.batches(pages, RAW_TASK, NAMES["operation"])
     ]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
-    return pa.concat_tables(parts)
+    return resolve(pa.concat_tables(parts), record_table(record), tools)
 
 
-def tasks_frame_from_pages(pages: Iterable[bytes]) -> pd.DataFrame:
+def tasks_frame_from_pages(pages: Iterable[bytes], *, record: Any = None,
+                           tools: Mapping[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     """:func:`tasks_frame` of listing page bytes (see :func:`tasks_table_from_pages`)."""
-    return _schema.to_frame(tasks_table_from_pages(pages))
+    return _schema.to_frame(tasks_table_from_pages(pages, record=record, tools=tools))
 
 
-def tasks_frame(source: Any, *, chunk_size: int = CHUNK) -> pd.DataFrame:
+def tasks_frame(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
+                tools: Any = AUTO) -> pd.DataFrame:
     """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
     client with ``generations.list()``; a client with ``generations.raw_pages()``
-    (songlab's) is read from the page bytes, without a dict per task.
+    (songlab's) is read from the page bytes, without a dict per task. What the
+    service does not show is taken from ``record`` (default: the client's record) and
+    the tool listing (``tools``), and each fact column's ``*_source`` says which.
     """
-    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size))
+    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size, record=record,
+                                        tools=tools))

@@ -1,9 +1,11 @@
 """Tier comparison: the same tasks priced in all five license tiers, beside what they cost.
 
-The set compared is every top-level task whose cost the service billed and
-that has a list price in every tier (Agent One runs, whose fee is usage based,
-their sub-tool calls, and tasks of unknown tools are left out;
-``attrs["excluded_tasks"]`` counts them).
+The set compared is every top-level task whose cost the service billed, or
+that completed and songlab estimated at the list price where the service
+shows no cost (its tier known), and that has a list price in every tier (Agent One runs, whose
+fee is usage based, their sub-tool calls, failed tasks, tasks of unknown cost
+or tier are left out; ``attrs["excluded_tasks"]`` counts them,
+``attrs["estimated_tasks"]`` counts the compared tasks whose actual cost is an estimate).
 """
 
 from __future__ import annotations
@@ -42,9 +44,13 @@ def _priced(t: pa.Table) -> tuple[pa.Table, int]:
         )
         for tier, col in zip(LICENSE_NAMES, TIER_COLUMNS, strict=True)
     }
+    # billed, or completed and estimated (the service shows no cost): not still running
+    done = pc.fill_null(pc.equal(t["status"], "completed"), False)
+    costed = pc.or_(pc.equal(t["cost_source"], _schema.BILLED),
+                    pc.and_(pc.equal(t["cost_source"], _schema.ESTIMATE), done))  # fmt: skip
     keep = pc.and_(
-        pc.and_(pc.equal(t["cost_source"], _schema.BILLED), pc.is_null(t["parent_task_id"])),
-        pc.is_valid(per_tier[TIER_COLUMNS[0]]),
+        pc.and_(costed, pc.is_null(t["parent_task_id"])),
+        pc.and_(pc.is_valid(per_tier[TIER_COLUMNS[0]]), pc.is_valid(t["license"])),
     )
     keep = pc.fill_null(keep, False)
     out = t
@@ -60,6 +66,7 @@ def tier_prices(tasks: Any) -> pd.DataFrame:
     cols = ["task_id", "operation", "model", "license", "tier", "cost_usd", *TIER_COLUMNS]
     frame = _schema.to_frame(kept.select(cols))
     frame.attrs["excluded_tasks"] = excluded
+    frame.attrs["estimated_tasks"] = _estimated(kept)
     return frame
 
 
@@ -102,7 +109,13 @@ def tier_comparison(tasks: Any, by: str | Sequence[str] = ()) -> pd.DataFrame:
     out = pa.concat_tables(parts).sort_by([(k, "ascending") for k in [*keys, "license"]])
     frame = _schema.to_frame(out)
     frame.attrs["excluded_tasks"] = excluded
+    frame.attrs["estimated_tasks"] = _estimated(kept)
     return frame
+
+
+def _estimated(kept: pa.Table) -> int:
+    return int(pc.sum(pc.cast(pc.equal(kept["cost_source"], _schema.ESTIMATE), pa.int64()))
+               .as_py() or 0)  # fmt: skip
 
 
 def _agg(col: pa.ChunkedArray, func: str) -> Any:

@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from songlab.ledger import _schema
-from songlab.ledger._source import iter_tasks
 
 __all__ = ["AGENT_FEE", "STEP_KINDS", "trace_frame", "trace_rows", "trace_table"]
 
@@ -88,7 +88,12 @@ def trace_rows(
 
 
 def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
-    """(run id, metadata, model, tool id, status) of each Agent One run with a trace."""
+    """(run id, metadata, model, tool id, status) of each Agent One run with a trace.
+
+    A run is a task whose operation is ``agent`` as the tasks table resolves it: the
+    service's, else the client's record's, else the tool listing's entry of its tool id
+    (Agent One has one tool per tier), never a guess from the snapshot's other fields.
+    """
     if isinstance(source, pd.DataFrame):
         need = ("task_id", "operation", "metadata_json")
         missing = [c for c in need if c not in source.columns]
@@ -103,20 +108,22 @@ def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str |
             strict=True,
         )  # fmt: skip
         return
-    for task in iter_tasks(source):
-        if task.get("operation") != "agent":
-            continue
-        output = task.get("output") or {}
-        meta = output.get("metadata_json") if isinstance(output, Mapping) else None
-        if meta:
-            yield task["task_id"], meta, task.get("model"), task.get("tool_id"), task.get("status")
+    from songlab.ledger.tasks import tasks_table
+
+    table = source if isinstance(source, pa.Table) else tasks_table(source)
+    is_run = pc.and_(pc.fill_null(pc.equal(table["operation"], "agent"), False),
+                     pc.is_valid(table["metadata_json"]))  # fmt: skip
+    runs = table.filter(is_run).select(["task_id", "metadata_json", "model", "tool_id", "status"])
+    yield from zip(*(runs[c].to_pylist() for c in runs.column_names), strict=True)
 
 
 def trace_table(source: Any) -> pa.Table:
     """The trace rows of every Agent One run in ``source`` (schema ``_schema.TRACE``).
 
-    ``source``: a tasks frame (it keeps each run's ``metadata_json``), an
-    iterable of task dicts, or a client. Runs without a trace are skipped.
+    ``source``: a tasks frame or table (it keeps each run's ``metadata_json``), an
+    iterable of task dicts, or a client (read through ``tasks_table``: its record and
+    tool listing say which tasks are runs). Runs without a trace are skipped; a trace is
+    parsed from ``metadata_json`` alone.
     """
     rows: list[dict[str, Any]] = []
     for run_id, meta, model, tool_id, status in _runs(source):
