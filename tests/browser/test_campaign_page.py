@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]  # fmt: skip
+                 "--disable-quic", "--autoplay-policy=no-user-gesture-required"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +51,11 @@ def _open(browser, c, rater: str, tmp_path: Path):
 
 
 def _play(page, trial: int, *labels: str) -> None:
-    """Start the clips of ``labels`` together (as a rater clicking play), wait until each is marked played."""
+    """Play the clips of ``labels`` one after the other (starting one pauses the others, as a
+    rater would hear them), each until it is marked played."""
     rows = [f"section[data-trial='{trial}'] .clip[data-label='{label}']" for label in labels]
     for row in rows:
         page.eval_on_selector(f"{row} audio", "a => a.play()")
-    for row in rows:
         page.wait_for_selector(f"{row}[data-played='1']", timeout=20_000)
 
 
@@ -200,3 +200,43 @@ def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> No
         ctx.close()
     frame = c.collect(saved)
     assert frame["trial"].tolist() == [t] and frame["answer"].tolist() == ["B"]
+
+
+def _media(page, trial: int, label: str) -> dict:
+    return page.eval_on_selector(
+        f"section[data-trial='{trial}'] .clip[data-label='{label}'] audio",
+        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})")
+
+
+def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp_path) -> None:
+    """Real playback: Play starts the media element (time advances), B's Play pauses A,
+    and the answer counts only once both were heard (min_play seconds of each)."""
+    c = campaign("preference", make_clips(1, seconds=4.0), raters=1, seed=2, min_play=2.0)
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        box = f"section[data-trial='{t}']"
+        page.click(f"{box} .clip[data-label='A'] .play-btn")
+        page.wait_for_function(
+            f"(() => {{ const a = document.querySelector(\"{box} .clip[data-label='A'] audio\");"
+            " return !a.paused && a.currentTime > 0.3; })()", timeout=10_000)
+        first = _media(page, t, "A")["t"]
+        page.wait_for_timeout(300)
+        assert _media(page, t, "A")["t"] > first  # its time advances: it is really playing
+        page.click(f"{box} .clip[data-label='B'] .play-btn")
+        page.wait_for_function(
+            f"(() => {{ const a = document.querySelector(\"{box} .clip[data-label='B'] audio\");"
+            " return !a.paused && a.currentTime > 0.1; })()", timeout=10_000)
+        assert _media(page, t, "A")["paused"], "starting B must pause A"
+        assert not _media(page, t, "B")["paused"]
+        page.check(f"{box} input[value='B']")
+        page.click(f"{box} .answer-btn")
+        assert "not played yet: A" in page.inner_text(f"{box} .msg")  # A was cut short (< 2 s)
+        page.wait_for_selector(f"{box} .clip[data-label='B'][data-played='1']", timeout=10_000)
+        page.click(f"{box} .clip[data-label='A'] .play-btn")
+        page.wait_for_selector(f"{box} .clip[data-label='A'][data-played='1']", timeout=10_000)
+        assert _media(page, t, "B")["paused"]
+        page.click(f"{box} .answer-btn")
+        assert page.inner_text("#progress").startswith("1 of 3")
+    finally:
+        ctx.close()

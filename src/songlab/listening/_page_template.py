@@ -22,7 +22,8 @@ input[type=range]{width:16em}
 </style></head>
 <body>
 <h1>__TITLE__</h1>
-<p>Listen to every clip of a trial (to its end, or at least a few seconds) before you answer.
+<p>Listen to every clip of a trial (to its end, or at least a few seconds) before you answer:
+<b>Play</b> starts a clip and stops the one playing.
 Clips are level-matched; use headphones if you can. When you are done, press
 <b>Download answers</b> and send the file to the organiser.</p>
 <p id="progress"></p>
@@ -111,7 +112,13 @@ function buildTrial(tr, n) {
     };
     audio.addEventListener("timeupdate", check); audio.addEventListener("ended", check);
     audio.addEventListener("pause", check);
-    row.append($("b", {}, label === "Ref" ? "Reference" : label), audio, mark);
+    // one clip at a time: starting this one pauses every other clip of the page
+    audio.addEventListener("play", () => {
+      document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
+    });
+    const play = $("button", {"class": "play-btn", type: "button"}, "\u25b6 Play " + (label === "Ref" ? "Reference" : label));
+    play.addEventListener("click", () => { audio.currentTime = 0; audio.play(); });
+    row.append($("b", {}, label === "Ref" ? "Reference" : label), play, audio, mark);
     box.append(row);
   }
   const form = $("div", {"class": "answer"});
