@@ -78,7 +78,7 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
                                            "ci_high"]
     assert panel.summary["offered"].sum() == 2 * len(session.trials)
     assert not panel.players and not panel.answer_box.children and not panel.play_box.children
-    assert panel.reveal_button.layout.display == "none"
+    assert panel.reveal_button not in panel.children
     assert "to answer" not in panel.sink.line.value
     with pytest.raises(AssertionError, match="visible before reveal"):
         assert_blind(panel, MODELS[:2])  # the scan does see what the panel shows

@@ -175,7 +175,8 @@ class ListeningPanel(W.VBox):
         frame = s.reveal()
         self._drop_players()
         self.answer_box.children = ()
-        self.reveal_button.layout.display = "none"
+        self.reveal_button.disabled = True
+        self.children = tuple(c for c in self.children if c is not self.reveal_button)
         self.sink.info("")
         self.header.value = f"<b>Revealed</b> - {len(s.trials)} trials"
         self.summary = self._summary()
