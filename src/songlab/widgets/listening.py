@@ -74,7 +74,8 @@ class ListeningPanel(W.VBox):
     def _drop_players(self) -> None:
         for player in self.players.values():
             player.stop()
-            player.close()  # closed models are not saved with the notebook
+            player.value = b""  # a saved notebook keeps no stale clip (its state is recorded)
+            player.close()
         self.players, self.marks = {}, {}
         self.play_box.children = ()
 
