@@ -153,7 +153,7 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
             expect(page.get_by_text("completed (100%)").first).to_be_attached(timeout=60_000)
             expect(bars.first).to_have_attribute("style", re.compile(r"width: 100%"))
             clone_button = page.locator("button", has_text="Clone voice").first
-            consent = page.locator(".widget-checkbox", has_text="I consent").locator("input")
+            consent = page.locator(".songlab-consent input[type=checkbox]")
             expect(clone_button).to_be_attached(timeout=60_000)  # the run got to the clone panel
             # every bar of the run (those before the clone panel) ended green at 100%
             unfinished = page.locator(".widget-hprogress .progress-bar:not(.progress-bar-success)")
