@@ -46,6 +46,10 @@ LAB_BROWSER ?= yes
 lab: $(STAMP)
 	LAB_PORT=$(LAB_PORT) LAB_IP=$(LAB_IP) LAB_BROWSER=$(LAB_BROWSER) $(PY) scripts/lab.py
 
+## screenshots: the README's pictures (docs/img/*.png), made by headless Chromium driving JupyterLab
+screenshots: $(STAMP) browser-deps
+	$(PY) scripts/screenshots.py
+
 ## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
 ##   then the fast subset on every other supported Python (test-pythons). The other Pythons'
 ##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
