@@ -166,6 +166,12 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
 
             clone_button.scroll_into_view_if_needed()
             expect(clone_button).to_be_disabled(timeout=30_000)
+            # the consent statement is shown whole (wrapped, not cut) and the upload button
+            # counts the reference the notebook loaded from code
+            statement = page.locator(".songlab-consent .widget-html-content").first
+            expect(statement).to_contain_text("attest the statement in rights above")
+            assert statement.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+            expect(page.locator(".widget-upload", has_text="reference (1)").first).to_be_attached()
             consent.check()
             expect(clone_button).to_be_enabled(timeout=15_000)
             page.screenshot(path=str(OUT / "4-consent-ticked.png"), full_page=True)
