@@ -1,7 +1,9 @@
-"""05_ab_listening and 08_listening_campaign as a scheduler runs them: every parameter of
-their `parameters` cell is changed, and each change is found in what the run printed or wrote.
+"""Parameterised notebooks as a scheduler runs them: every parameter of 05_ab_listening and
+08_listening_campaign is changed, and 03_cost_report's DATE_FROM/DATE_TO (the others of 03
+and 04 are changed by tests/ledger/test_notebook_papermill.py and test_papermill_agent_one.py);
+each change is found in what the run printed or wrote.
 
-Both notebooks run at once (two papermill processes, one per core), started by a module
+The runs are papermill processes, two at a time (one per core), started by a module
 fixture; each test then reads its own executed copy. A static check covers every notebook:
 no cell after the parameters cell assigns a parameter again (05 once re-set MODELS and
 PROMPTS right after it, so papermill's values were silently replaced).
@@ -12,8 +14,10 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +33,7 @@ pytestmark = pytest.mark.timeout(300)
 
 AB = {"MODELS": ["v6", "v7"], "PROMPTS": ["calm piano", "dark techno"], "LICENSE": "standard",
       "SEED": 8, "LISTENER_SEED": 2, "REPEATS": 2}
+REPORT = {"DATE_FROM": "2020-01-01", "DATE_TO": "2020-01-31", "TIERS": ["standard"]}
 CAMPAIGN = {"MODELS": ["v6", "v7"], "PROMPTS": ["calm piano", "dark techno"], "RATERS": 6,
             "CARELESS": 1, "LICENSE": "distribution", "CLIP_SECONDS": 2.0, "SEED": 16}
 
@@ -85,25 +90,42 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """Start both papermill runs in parallel; yield {name: output dir} once both ended."""
     pytest.importorskip("papermill")
     base = tmp_path_factory.mktemp("papermill")
-    jobs = {}
-    for name, params in (("05_ab_listening", {**AB, "OUT": str(base / "ab")}),
-                         ("08_listening_campaign", {**CAMPAIGN, "OUT": str(base / "campaign")})):
+    work = base / "notebooks"  # a copy: 03 writes its ledger under its own out/
+    shutil.copytree(NOTEBOOKS, work, ignore=shutil.ignore_patterns("out", "*.ipynb"))
+    shutil.copytree(ROOT / "data", base / "data")
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    env.pop("SONGLAB_API_KEY", None)
+    env.pop("SONGLAB_BASE_URL", None)
+    todo = [("05_ab_listening", {**AB, "OUT": str(base / "ab")}),
+            ("08_listening_campaign", {**CAMPAIGN, "OUT": str(base / "campaign")}),
+            ("03_cost_report", {**REPORT, "OUTPUT_PATH": str(base / "report")})]
+    running: dict[str, tuple[subprocess.Popen[bytes], object]] = {}
+
+    def start(name: str, params: dict) -> None:
         args = [sys.executable, "-m", "papermill", str(NOTEBOOKS / f"{name}.ipynb"),
-                str(base / f"{name}.ipynb"), "--cwd", str(NOTEBOOKS), "-k", "python3",
+                str(base / f"{name}.ipynb"), "--cwd", str(work), "-k", "python3",
                 "--no-progress-bar"]
         for key, value in params.items():
             args += ["-y", json.dumps({key: value})]
         log = (base / f"{name}.log").open("wb")
-        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-        env.pop("SONGLAB_API_KEY", None)
-        env.pop("SONGLAB_BASE_URL", None)
-        jobs[name] = (subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env), log)
-    for name, (proc, log) in jobs.items():
-        code = proc.wait(280)
-        log.close()
-        if code:
-            pytest.fail(f"papermill {name} failed:\n"
-                        + (base / f"{name}.log").read_text(errors="replace")[-4000:])
+        running[name] = (subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env), log)
+
+    for name, params in todo[:2]:
+        start(name, params)
+    queue = todo[2:]
+    while running:
+        done = [n for n, (p, _) in running.items() if p.poll() is not None]
+        for name in done:
+            proc, log = running.pop(name)
+            log.close()  # type: ignore[attr-defined]
+            if proc.returncode:
+                for p, _ in running.values():
+                    p.kill()
+                pytest.fail(f"papermill {name} failed:\n"
+                            + (base / f"{name}.log").read_text(errors="replace")[-4000:])
+            if queue:
+                start(*queue.pop(0))
+        time.sleep(0.2)
     yield {"base": base}
 
 
@@ -177,3 +199,12 @@ def test_08_obeys_every_parameter(runs: dict[str, Path]) -> None:
     # CARELESS: the one careless rater (the last) is the one the screening excludes
     excluded = [line for line in text.splitlines() if " True " in f" {line} " and "r0" in line]
     assert [line.split()[1] for line in excluded] == ["r06"], excluded
+
+
+def test_03_obeys_its_dates(runs: dict[str, Path]) -> None:
+    base = runs["base"]
+    text = _outputs(base / "03_cost_report.ipynb")
+    # the dates replace the named period (all): January 2020 holds none of today's tasks
+    assert "spend in the period: $0 over 0 tasks" in text
+    report = (base / "report.html").read_text(encoding="utf-8")
+    assert "2020-01-01 to 2020-01-31" in report  # both ends, as given
