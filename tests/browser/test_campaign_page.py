@@ -105,10 +105,12 @@ def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_
         t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
         box = f"section[data-trial='{t}']"
         page.check(f"{box} input[value='A']")
-        page.click(f"{box} .answer-btn")
+        assert page.is_disabled(f"{box} .answer-btn")  # nothing played: no answer yet
+        assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
+        page.eval_on_selector(f"{box} .answer-btn", "b => b.click()")  # forced: still refused
         assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
         _play(page, t, "A")
-        page.click(f"{box} .answer-btn")
+        assert page.is_disabled(f"{box} .answer-btn")
         assert "not played yet: B" in page.inner_text(f"{box} .msg")
         assert page.inner_text("#progress").startswith("0 of 3")
         page.click("#download")
@@ -191,7 +193,7 @@ def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> No
         box = f"section[data-trial='{t}']"
         _play(page, t, "A", "B")
         page.check(f"{box} input[value='B']")
-        page.click(f"{box} .answer-btn")
+        assert page.is_disabled(f"{box} .answer-btn")
         assert "not played yet: X" in page.inner_text(f"{box} .msg")
         _play(page, t, "X")
         page.click(f"{box} .answer-btn")
@@ -230,12 +232,15 @@ def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp
         assert _media(page, t, "A")["paused"], "starting B must pause A"
         assert not _media(page, t, "B")["paused"]
         page.check(f"{box} input[value='B']")
-        page.click(f"{box} .answer-btn")
-        assert "not played yet: A" in page.inner_text(f"{box} .msg")  # A was cut short (< 2 s)
+        assert page.is_disabled(f"{box} .answer-btn")  # neither was heard for 2 s yet
         page.wait_for_selector(f"{box} .clip[data-label='B'][data-played='1']", timeout=10_000)
+        assert page.is_disabled(f"{box} .answer-btn")  # A was cut short (< 2 s)
+        assert "not played yet: A" in page.inner_text(f"{box} .msg")
         page.click(f"{box} .clip[data-label='A'] .play-btn")
         page.wait_for_selector(f"{box} .clip[data-label='A'][data-played='1']", timeout=10_000)
         assert _media(page, t, "B")["paused"]
+        assert not page.is_disabled(f"{box} .answer-btn")
+        assert "Every clip played" in page.inner_text(f"{box} .msg")
         page.click(f"{box} .answer-btn")
         assert page.inner_text("#progress").startswith("1 of 3")
     finally:
