@@ -108,6 +108,10 @@ def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
     assert sorted(a_models.values()) == [2, 2]  # each model in position A equally often
     assert x_is_a[True] == x_is_a[False] == 2
     assert frame["correct"].sum() == 2
+    assert "vs" in panel.results.value and "95 % interval" in panel.results.value
+    assert ("No pair was told apart" in panel.results.value) != ("Heard a difference"
+                                                                in panel.results.value)
+    assert not panel.players and panel.reveal_button not in panel.children
 
 
 def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
@@ -128,6 +132,9 @@ def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
     assert session.done
     frame = panel.reveal()
     assert sorted(frame["rating"].tolist()) == [0.0, 20.0, 40.0, 60.0]
+    best = panel.summary.iloc[0]
+    assert best["mean"] == 60.0 and f"Highest score: {best['model']}" in panel.results.value
+    assert not panel.sliders and not panel.answer_box.children
 
 
 def test_clips_reach_the_player_loudness_matched(assert_blind) -> None:
