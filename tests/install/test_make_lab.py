@@ -77,3 +77,20 @@ def test_make_lab_starts_for_this_user_and_serves_lab(tmp_path: Path) -> None:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5)
+
+
+def test_make_lab_on_a_fresh_checkout_first_makes_the_venv(tmp_path: Path) -> None:
+    """On a machine with no .venv, `make lab` creates it and installs before starting (dry run)."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    for name in ("Makefile", "pyproject.toml", "setup.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / ".ci", tmp_path / ".ci")
+    shutil.copytree(ROOT / "scripts", tmp_path / "scripts")
+    out = subprocess.run(["make", "-n", "lab", "LAB_BROWSER=no"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    steps = out.stdout
+    made, installed, started = (steps.find("-m venv .venv"), steps.find("pip install"),
+                                steps.find("scripts/lab.py"))
+    assert -1 < made < installed < started, steps
