@@ -146,12 +146,31 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
                 news.first.click()  # the "official Jupyter news?" toast would cover widgets
             _menu(page, "Edit", "Clear Outputs of All Cells")  # no stale saved widget views
             expect(page.locator(".widget-hprogress")).to_have_count(0)
+            # record every width a progress bar shows while the notebook runs
+            page.evaluate("""() => {
+              window.__widths = [];
+              new MutationObserver(ms => ms.forEach(m => {
+                if (m.target.classList && m.target.classList.contains('progress-bar'))
+                  window.__widths.push([performance.now(), m.target.style.width]);
+              })).observe(document.body, {attributes: true, attributeFilter: ['style'],
+                                          subtree: true});
+            }""")
             _menu(page, "Run", "Run All Cells")
 
             bars = page.locator(".widget-hprogress .progress-bar")  # IntProgress, horizontal
             expect(bars.first).to_be_attached(timeout=60_000)
             expect(page.get_by_text("completed (100%)").first).to_be_attached(timeout=60_000)
             expect(bars.first).to_have_attribute("style", re.compile(r"width: 100%"))
+            # the bar was seen on its way: it showed progress between 0 and 100 % for at
+            # least half a second (at the sandbox speed of the other notebooks, 20, it is
+            # over in about a quarter of a second)
+            widths = [(t, float(w[:-1])) for t, w in page.evaluate("window.__widths")
+                      if w.endswith("%")]
+            moving = [t for t, w in widths if 0 < w < 100]
+            full = [t for t, w in widths if w >= 100 and moving and t > moving[0]]
+            assert moving and full, f"the progress bar never showed progress: {widths}"
+            shown = (full[0] - moving[0]) / 1000
+            assert shown >= 0.5, f"the bar moved for only {shown:.2f} s: {widths}"
             clone_button = page.locator("button", has_text="Clone voice").first
             consent = page.locator(".songlab-consent input[type=checkbox]")
             expect(clone_button).to_be_attached(timeout=60_000)  # the run got to the clone panel
