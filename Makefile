@@ -21,7 +21,7 @@ WORKERS ?= 2
 FAST_SUBSET := tests/client tests/ledger tests/sandbox notebooks/01_quickstart.ipynb --nbval \
 	--nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider -q -n $(WORKERS) --dist loadfile
 
-.PHONY: lab test test-fast test-pythons lint sandbox browser-deps bench clean
+.PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps bench clean
 
 # .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
 $(VENV)/.python-$(PYVER):
@@ -37,9 +37,18 @@ $(STAMP): pyproject.toml setup.py $(VENV)/.python-$(PYVER)
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (songlab)" >/dev/null
 	@touch $(STAMP)
 
-## lab: create .venv, install, open JupyterLab on notebooks/ against the embedded sandbox
+## lab: create .venv, install, start JupyterLab on notebooks/ (any user, root included) and print
+##   the address to open with its token. LAB_PORT=8899 (else the first free one from 8888),
+##   LAB_IP=0.0.0.0 (reach a container from its host), LAB_BROWSER=no (open no browser)
+LAB_PORT    ?=
+LAB_IP      ?= 127.0.0.1
+LAB_BROWSER ?= yes
 lab: $(STAMP)
-	cd notebooks && ../$(PY) -m jupyter lab
+	LAB_PORT=$(LAB_PORT) LAB_IP=$(LAB_IP) LAB_BROWSER=$(LAB_BROWSER) $(PY) scripts/lab.py
+
+## screenshots: the README's pictures (docs/img/*.png), made by headless Chromium driving JupyterLab
+screenshots: $(STAMP) browser-deps
+	$(PY) scripts/screenshots.py
 
 ## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
 ##   then the fast subset on every other supported Python (test-pythons). The other Pythons'

@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-collect_ignore = ["lab_smoke.ipynb"]
+collect_ignore = ["lab_smoke.ipynb", "listening_panel.ipynb"]

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]  # fmt: skip
+                 "--disable-quic", "--autoplay-policy=no-user-gesture-required"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +51,11 @@ def _open(browser, c, rater: str, tmp_path: Path):
 
 
 def _play(page, trial: int, *labels: str) -> None:
-    """Start the clips of ``labels`` together (as a rater clicking play), wait until each is marked played."""
+    """Play the clips of ``labels`` one after the other (starting one pauses the others, as a
+    rater would hear them), each until it is marked played."""
     rows = [f"section[data-trial='{trial}'] .clip[data-label='{label}']" for label in labels]
     for row in rows:
         page.eval_on_selector(f"{row} audio", "a => a.play()")
-    for row in rows:
         page.wait_for_selector(f"{row}[data-played='1']", timeout=20_000)
 
 
@@ -105,10 +105,12 @@ def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_
         t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
         box = f"section[data-trial='{t}']"
         page.check(f"{box} input[value='A']")
-        page.click(f"{box} .answer-btn")
+        assert page.is_disabled(f"{box} .answer-btn")  # nothing played: no answer yet
+        assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
+        page.eval_on_selector(f"{box} .answer-btn", "b => b.click()")  # forced: still refused
         assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
         _play(page, t, "A")
-        page.click(f"{box} .answer-btn")
+        assert page.is_disabled(f"{box} .answer-btn")
         assert "not played yet: B" in page.inner_text(f"{box} .msg")
         assert page.inner_text("#progress").startswith("0 of 3")
         page.click("#download")
@@ -191,7 +193,7 @@ def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> No
         box = f"section[data-trial='{t}']"
         _play(page, t, "A", "B")
         page.check(f"{box} input[value='B']")
-        page.click(f"{box} .answer-btn")
+        assert page.is_disabled(f"{box} .answer-btn")
         assert "not played yet: X" in page.inner_text(f"{box} .msg")
         _play(page, t, "X")
         page.click(f"{box} .answer-btn")
@@ -200,3 +202,46 @@ def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> No
         ctx.close()
     frame = c.collect(saved)
     assert frame["trial"].tolist() == [t] and frame["answer"].tolist() == ["B"]
+
+
+def _media(page, trial: int, label: str) -> dict:
+    return page.eval_on_selector(
+        f"section[data-trial='{trial}'] .clip[data-label='{label}'] audio",
+        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})")
+
+
+def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp_path) -> None:
+    """Real playback: Play starts the media element (time advances), B's Play pauses A,
+    and the answer counts only once both were heard (min_play seconds of each)."""
+    c = campaign("preference", make_clips(1, seconds=4.0), raters=1, seed=2, min_play=2.0)
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        box = f"section[data-trial='{t}']"
+        page.click(f"{box} .clip[data-label='A'] .play-btn")
+        page.wait_for_function(
+            f"(() => {{ const a = document.querySelector(\"{box} .clip[data-label='A'] audio\");"
+            " return !a.paused && a.currentTime > 0.3; })()", timeout=10_000)
+        first = _media(page, t, "A")["t"]
+        page.wait_for_timeout(300)
+        assert _media(page, t, "A")["t"] > first  # its time advances: it is really playing
+        page.click(f"{box} .clip[data-label='B'] .play-btn")
+        page.wait_for_function(
+            f"(() => {{ const a = document.querySelector(\"{box} .clip[data-label='B'] audio\");"
+            " return !a.paused && a.currentTime > 0.1; })()", timeout=10_000)
+        assert _media(page, t, "A")["paused"], "starting B must pause A"
+        assert not _media(page, t, "B")["paused"]
+        page.check(f"{box} input[value='B']")
+        assert page.is_disabled(f"{box} .answer-btn")  # neither was heard for 2 s yet
+        page.wait_for_selector(f"{box} .clip[data-label='B'][data-played='1']", timeout=10_000)
+        assert page.is_disabled(f"{box} .answer-btn")  # A was cut short (< 2 s)
+        assert "not played yet: A" in page.inner_text(f"{box} .msg")
+        page.click(f"{box} .clip[data-label='A'] .play-btn")
+        page.wait_for_selector(f"{box} .clip[data-label='A'][data-played='1']", timeout=10_000)
+        assert _media(page, t, "B")["paused"]
+        assert not page.is_disabled(f"{box} .answer-btn")
+        assert "Every clip played" in page.inner_text(f"{box} .msg")
+        page.click(f"{box} .answer-btn")
+        assert page.inner_text("#progress").startswith("1 of 3")
+    finally:
+        ctx.close()

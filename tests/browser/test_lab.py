@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
+                 "--disable-quic", "--autoplay-policy=no-user-gesture-required"]
 OUT = ROOT / "test-output" / "browser"
 QUICKSTART = ("01_quickstart.ipynb", "quickstart.ipynb")
 # what a notebook must do for this test's checks to apply to it
@@ -71,7 +71,8 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
         root.mkdir()
     if (ROOT / "data").is_dir():  # notebooks read ../data/ fixtures
         shutil.copytree(ROOT / "data", tmp_path / "data")
-    shutil.copy(HERE / "lab_smoke.ipynb", root / "lab_smoke.ipynb")
+    for fixture in HERE.glob("*.ipynb"):  # lab_smoke.ipynb, listening_panel.ipynb
+        shutil.copy(fixture, root / fixture.name)
     name = _notebook_to_open(root)
     assert "kernelspec" in json.loads((root / name).read_text(encoding="utf-8"))["metadata"]
     port, token = _free_port(), secrets.token_hex(16)
@@ -145,14 +146,33 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
                 news.first.click()  # the "official Jupyter news?" toast would cover widgets
             _menu(page, "Edit", "Clear Outputs of All Cells")  # no stale saved widget views
             expect(page.locator(".widget-hprogress")).to_have_count(0)
+            # record every width a progress bar shows while the notebook runs
+            page.evaluate("""() => {
+              window.__widths = [];
+              new MutationObserver(ms => ms.forEach(m => {
+                if (m.target.classList && m.target.classList.contains('progress-bar'))
+                  window.__widths.push([performance.now(), m.target.style.width]);
+              })).observe(document.body, {attributes: true, attributeFilter: ['style'],
+                                          subtree: true});
+            }""")
             _menu(page, "Run", "Run All Cells")
 
             bars = page.locator(".widget-hprogress .progress-bar")  # IntProgress, horizontal
             expect(bars.first).to_be_attached(timeout=60_000)
             expect(page.get_by_text("completed (100%)").first).to_be_attached(timeout=60_000)
             expect(bars.first).to_have_attribute("style", re.compile(r"width: 100%"))
+            # the bar was seen on its way: it showed progress between 0 and 100 % for at
+            # least half a second (at the sandbox speed of the other notebooks, 20, it is
+            # over in about a quarter of a second)
+            widths = [(t, float(w[:-1])) for t, w in page.evaluate("window.__widths")
+                      if w.endswith("%")]
+            moving = [t for t, w in widths if 0 < w < 100]
+            full = [t for t, w in widths if w >= 100 and moving and t > moving[0]]
+            assert moving and full, f"the progress bar never showed progress: {widths}"
+            shown = (full[0] - moving[0]) / 1000
+            assert shown >= 0.5, f"the bar moved for only {shown:.2f} s: {widths}"
             clone_button = page.locator("button", has_text="Clone voice").first
-            consent = page.locator(".widget-checkbox", has_text="I consent").locator("input")
+            consent = page.locator(".songlab-consent input[type=checkbox]")
             expect(clone_button).to_be_attached(timeout=60_000)  # the run got to the clone panel
             # every bar of the run (those before the clone panel) ended green at 100%
             unfinished = page.locator(".widget-hprogress .progress-bar:not(.progress-bar-success)")
@@ -165,6 +185,12 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
 
             clone_button.scroll_into_view_if_needed()
             expect(clone_button).to_be_disabled(timeout=30_000)
+            # the consent statement is shown whole (wrapped, not cut) and the upload button
+            # counts the reference the notebook loaded from code
+            statement = page.locator(".songlab-consent .widget-html-content").first
+            expect(statement).to_contain_text("attest the statement in rights above")
+            assert statement.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+            expect(page.locator(".widget-upload", has_text="reference (1)").first).to_be_attached()
             consent.check()
             expect(clone_button).to_be_enabled(timeout=15_000)
             page.screenshot(path=str(OUT / "4-consent-ticked.png"), full_page=True)
@@ -174,3 +200,75 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
         finally:
             browser.close()
     assert name in url
+
+
+def _audio(page: object, label: str) -> dict:
+    return page.eval_on_selector(  # type: ignore[attr-defined]
+        f"audio.songlab-clip[data-label='{label}']",
+        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})")
+
+
+def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, str]) -> None:
+    """The A/B panel in JupyterLab: its play button starts the <audio> element (time advances),
+    B pauses A, the answers unlock only once the browser reported both clips played through,
+    and the revealed panel shows the summary by model with no controls left."""
+    from playwright.sync_api import expect, sync_playwright
+
+    url, name = lab
+    url = url.replace(f"/lab/tree/{name}", "/lab/tree/listening_panel.ipynb")
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        try:
+            page.goto(url)
+            status = page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle")
+            expect(status.first).to_be_visible(timeout=90_000)
+            news = page.get_by_role("button", name="No", exact=True)
+            if news.count():
+                news.first.click()
+            _menu(page, "Run", "Run All Cells")
+            play_a = page.locator("button.songlab-play", has_text="A")
+            play_b = page.locator("button.songlab-play", has_text="B")
+            expect(play_a).to_be_visible(timeout=60_000)
+            prefer = page.locator(".songlab-listening button", has_text="prefer A")
+            expect(prefer).to_be_disabled()
+
+            play_a.click()
+            page.wait_for_function("(() => { const a = document.querySelector("
+                                   "\"audio.songlab-clip[data-label='A']\");"
+                                   " return a && !a.paused && a.currentTime > 0.2; })()",
+                                   timeout=15_000)
+            first = _audio(page, "A")["t"]
+            page.wait_for_timeout(250)
+            assert _audio(page, "A")["t"] > first  # really playing: its time advances
+            play_b.click()  # B starts, A stops
+            page.wait_for_function("(() => { const a = document.querySelector("
+                                   "\"audio.songlab-clip[data-label='B']\");"
+                                   " return a && !a.paused && a.currentTime > 0.1; })()",
+                                   timeout=15_000)
+            assert _audio(page, "A")["paused"], "starting B must pause A"
+            page.screenshot(path=str(OUT / "listening-playing.png"))
+            # B plays to its end: B counts, A (cut short) does not; the answers stay locked
+            expect(page.locator(".songlab-listening", has_text="played").first).to_be_visible()
+            page.wait_for_function("document.querySelector(\"audio.songlab-clip[data-label='B']\").ended",
+                                   timeout=15_000)
+            expect(page.get_by_text("play A to the end to answer")).to_be_visible(timeout=10_000)
+            expect(prefer).to_be_disabled()
+            play_a.click()
+            expect(prefer).to_be_enabled(timeout=15_000)  # the browser reported A played through
+            prefer.click()
+            expect(page.get_by_text("All 1 trials answered")).to_be_visible(timeout=15_000)
+            page.locator(".songlab-listening button", has_text="Reveal").click()
+            expect(page.get_by_text("Winner:")).to_be_visible(timeout=15_000)
+            summary = page.locator(".songlab-listening").inner_text()
+            assert "low tone" in summary and "high tone" in summary and "95 % interval" in summary
+            expect(page.locator("button.songlab-play")).to_have_count(0)
+            expect(page.locator(".songlab-listening button", has_text="prefer")).to_have_count(0)
+            expect(page.locator(".songlab-listening button", has_text="Reveal")).to_have_count(0)
+            page.screenshot(path=str(OUT / "listening-revealed.png"))
+        except Exception:
+            page.screenshot(path=str(OUT / "listening-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()

@@ -55,6 +55,26 @@ def test_cost_per_point_and_savings_by_hand(ledger) -> None:
     assert len(table) == 15 and isinstance(table["usd_per_clip"].iloc[0], Decimal)
     fig = plot_quality_per_dollar(table)
     assert len(fig.axes) == 1 and fig.axes[0].get_xscale() == "log"
+    _reads_at_a_glance(fig)
+
+
+def _reads_at_a_glance(fig) -> None:
+    """Dollar ticks ($0.10, $0.20, ...; no 10^-1), and a legend that overlaps no data or axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()
+    shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()
+             and lo <= t.get_position()[0] <= hi]
+    assert len(shown) >= 2 and all(t.startswith("$") for t in shown), shown
+    assert "$0.20" in shown and "$1" in shown and not any("10^" in t or "\\times" in t for t in shown)
+    renderer = canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    axes_box = ax.get_window_extent(renderer)
+    assert not legend.overlaps(axes_box), "the legend covers the plot"
+    assert fig.bbox.contains(legend.x1 - 1, legend.y1 - 1)  # and it is inside the figure
 
 
 def test_mixed_tiers_missing_tasks_and_unscored_models_are_refused(ledger) -> None:

@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "04_agent_one.ipynb"
 DOC = ROOT / "docs" / "notebooks.md"
+TASK = "Write lyrics about a summer storm over Porto, then make a 5 second blues song with them."
 
 
 def _cells(nb: dict) -> list[dict]:
@@ -63,8 +64,8 @@ def test_papermill_parameters_change_the_run(tmp_path: Path) -> None:
     papermill.execute_notebook(
         str(NOTEBOOK), str(out), cwd=str(NOTEBOOK.parent), kernel_name="python3",
         progress_bar=False, log_output=False,
-        parameters={"TIERS": ["flash", "pro"], "MAX_BUDGET": 150, "CAPPED_TIER": "pro",
-                    "CAPPED_BUDGET": 10, "OUTPUT": str(trace_path)},
+        parameters={"TASK": TASK, "TIERS": ["flash", "pro"], "MAX_BUDGET": 150,
+                    "CAPPED_TIER": "pro", "CAPPED_BUDGET": 10, "OUTPUT": str(trace_path)},
     )
     nb = json.loads(out.read_text(encoding="utf-8"))
     injected = [c for c in _cells(nb) if "injected-parameters" in c["metadata"].get("tags", [])]
@@ -82,4 +83,7 @@ def test_papermill_parameters_change_the_run(tmp_path: Path) -> None:
     runs = {(r["run_task_id"], r["run_model"]) for r in table.select(["run_task_id", "run_model"]).to_pylist()}
     assert sorted(model for _, model in runs) == ["flash", "pro", "pro"]  # two compared + the capped run
     assert "read back: decimal128(18, 8)[pyarrow] - same total: True" in text
+    # another task: the runs planned it (its subject and genre), not the default Lisbon jazz
+    assert "write lyrics about a summer storm over Porto" in text and "blues song" in text
+    assert "Lisbon" not in text and "jazz" not in text
     assert f"written to {trace_path}" in text

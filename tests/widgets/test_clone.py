@@ -23,13 +23,30 @@ def filled(fake, voice_mp3: bytes, *, consent: bool) -> ClonePanel:
 def test_consent_gate(fake, voice_mp3) -> None:
     panel = filled(fake, voice_mp3, consent=False)
     assert panel.submit.disabled
-    assert "consent: tick the consent box" in panel.reason.value
+    assert "consent: tick the box" in panel.reason.value
     panel.submit.click()  # refused by the panel itself, not only by `disabled`
     assert fake.backend.creates == [] and fake.backend.uploads == []
     panel.consent.value = True
     assert not panel.submit.disabled
     panel.attestation.value = "  "
-    assert panel.submit.disabled and "rights_attestation: required" in panel.reason.value
+    # the message names the box as the screen labels it ("rights"), not the API field
+    assert panel.submit.disabled and "rights: required" in panel.reason.value
+    assert "rights_attestation" not in panel.reason.value
+
+
+def test_words_on_screen_are_whole_and_the_upload_count_is_true(fake, voice_mp3) -> None:
+    from songlab.widgets.clone import ATTESTATION_HINT, CONSENT_TEXT
+
+    panel = ClonePanel(fake)
+    assert panel.upload.description == "reference" and len(panel.upload.value) == 0
+    panel.load_reference(voice_mp3, filename="voice_female.mp3")
+    # the button reads "reference (N)" from its value: a reference loaded from code counts
+    assert len(panel.upload.value) == 1 and panel.upload.value[0]["name"] == "voice_female.mp3"
+    assert "voice_female.mp3" in panel.reference_info.value
+    # the consent statement and the attestation example are shown whole, in wrapping text
+    assert panel.consent.description == "" and CONSENT_TEXT in panel.consent_label.value
+    assert "white-space:normal" in panel.consent_label.value
+    assert ATTESTATION_HINT in panel.attestation_hint.value
 
 
 def test_size_is_shown_and_oversize_refused(fake, voice_mp3) -> None:

@@ -81,8 +81,8 @@ def test_clone_valid_and_flat_price() -> None:
     ("change", "field"),
     [
         ({"consent": False}, "consent:"),
-        ({"attestation": "   "}, "rights_attestation:"),
-        ({"attestation": "x" * 2049}, "rights_attestation:"),
+        ({"attestation": "   "}, "rights:"),
+        ({"attestation": "x" * 2049}, "rights:"),
         ({"filename": None, "size": None}, "reference:"),
         ({"filename": "me.wav"}, "reference: must be mp3 or m4a"),
         ({"filename": "me.m4a"}, "reference: 'me.m4a' is not m4a"),

@@ -38,8 +38,9 @@ def clips(models=MODELS[:2], prompts=2) -> dict[str, list[tuple[np.ndarray, int]
 
 
 def play_all(panel: object) -> None:
-    for label in list(panel.play_buttons):
-        panel.play_buttons[label].click()
+    for label in list(panel.players):
+        panel.play(label)
+        panel.listened(label)  # what the browser's <audio> reports once the clip played through
 
 
 def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> None:
@@ -51,11 +52,18 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
         answer_buttons = list(panel.answer_box.children)
         assert [b.description for b in answer_buttons] == ["prefer A", "prefer B"]
         assert all(b.disabled for b in answer_buttons)
-        panel.play_buttons["A"].click()
-        assert all(b.disabled for b in answer_buttons) and "play B to answer" in panel.sink.line.value
+        count = panel.players["A"].play_count
+        panel.play("A")  # asks the browser to play: not "played" until the browser says so
+        assert panel.players["A"].play_count == count + 1
+        assert all(b.disabled for b in answer_buttons) and "play A, B" in panel.sink.line.value
+        player = panel.players["A"]
+        player.heard = 0.5 * player.duration  # half of it heard: not yet
+        assert all(b.disabled for b in answer_buttons)
+        player.heard = player.duration  # played through (reported by the media element)
+        assert all(b.disabled for b in answer_buttons) and "play B to the end" in panel.sink.line.value
         answer_buttons[0].click()  # click() ignores `disabled`: the session refuses, the panel shows
         assert "NotPlayedError" in panel.sink.line.value
-        panel.play_buttons["B"].click()
+        panel.listened("B")
         assert not any(b.disabled for b in answer_buttons)
         assert_blind(panel, MODELS[:2])
         answer_buttons[0].click()
@@ -64,6 +72,14 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
     panel.reveal_button.click()
     assert session.revealed
     assert all(m in panel.results.value for m in MODELS[:2])
+    # revealed: a summary by model with intervals and the winner, no controls left
+    assert "Winner:" in panel.results.value and "95 % interval" in panel.results.value
+    assert list(panel.summary.columns) == ["model", "chosen", "offered", "share", "ci_low",
+                                           "ci_high"]
+    assert panel.summary["offered"].sum() == 2 * len(session.trials)
+    assert not panel.players and not panel.answer_box.children and not panel.play_box.children
+    assert panel.reveal_button not in panel.children
+    assert "to answer" not in panel.sink.line.value
     with pytest.raises(AssertionError, match="visible before reveal"):
         assert_blind(panel, MODELS[:2])  # the scan does see what the panel shows
 
@@ -81,7 +97,7 @@ def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
     panel = listening_panel(session)
     assert isinstance(panel, ABXPanel) and len(session) == 4
     while panel.trial is not None:
-        assert set(panel.play_buttons) == {"A", "B", "X"}
+        assert set(panel.players) == {"A", "B", "X"}
         play_all(panel)
         assert_blind(panel, MODELS[:2])
         panel.answer_box.children[0].click()  # always "X is A"
@@ -92,6 +108,10 @@ def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
     assert sorted(a_models.values()) == [2, 2]  # each model in position A equally often
     assert x_is_a[True] == x_is_a[False] == 2
     assert frame["correct"].sum() == 2
+    assert "vs" in panel.results.value and "95 % interval" in panel.results.value
+    assert ("No pair was told apart" in panel.results.value) != ("Heard a difference"
+                                                                in panel.results.value)
+    assert not panel.players and panel.reveal_button not in panel.children
 
 
 def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
@@ -100,7 +120,7 @@ def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
     panel = listening_panel(session)
     assert isinstance(panel, MushraPanel)
     labels = session.trials[0].labels
-    assert set(panel.play_buttons) == {*labels, "Ref"}
+    assert set(panel.players) == {*labels, "Ref"}
     assert set(panel.sliders) == set(labels) and len(labels) == 4  # 3 models + anchor
     assert all(s.disabled for s in panel.sliders.values())
     play_all(panel)
@@ -112,6 +132,9 @@ def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
     assert session.done
     frame = panel.reveal()
     assert sorted(frame["rating"].tolist()) == [0.0, 20.0, 40.0, 60.0]
+    best = panel.summary.iloc[0]
+    assert best["mean"] == 60.0 and f"Highest score: {best['model']}" in panel.results.value
+    assert not panel.sliders and not panel.answer_box.children
 
 
 def test_clips_reach_the_player_loudness_matched(assert_blind) -> None:
@@ -119,8 +142,7 @@ def test_clips_reach_the_player_loudness_matched(assert_blind) -> None:
     panel = listening_panel(session)
     loudness = {}
     for label in ("A", "B"):
-        panel.play(label)
-        samples, rate = audio.decode(bytes(panel.player.value))
+        samples, rate = audio.decode(bytes(panel.players[label].value))
         loudness[label] = audio.integrated_loudness(samples, sr=rate)
     assert abs(loudness["A"] - loudness["B"]) < 0.2  # they were 10 LU apart before matching
     assert_blind(panel, MODELS[:2])

@@ -35,6 +35,22 @@ def test_view_created_empty_then_loaded() -> None:
     assert "<audio" in view.player.value and view.waveform.value[:4] == b"\x89PNG"
 
 
+def test_titles_carry_short_ids_not_whole_ones(monkeypatch) -> None:
+    from songlab.widgets import players
+
+    task = "3f2a9c1e-1234-4abc-8def-0123456789ab"
+    assert players.short_ids(f"generate_song v7 - {task}") == "generate_song v7 - 3f2a9c1e\u2026"
+    assert players.short_ids("ballad v7, take 2") == "ballad v7, take 2"
+    titles = []
+    real = players.audio.waveform
+    monkeypatch.setattr(players.audio, "waveform",
+                        lambda *a, **k: titles.append(k["title"]) or real(*a, **k))
+    view = AudioView(None, plots=("waveform",))
+    view.load((clip(440), SR), label=f"ballad v7 - {task}")
+    assert titles == ["waveform ballad v7 - 3f2a9c1e\u2026"]
+    assert task not in view.title.value.split(">", 1)[1]  # shown short; the tooltip has it whole
+
+
 def test_errors_are_shown_in_the_view() -> None:
     view = AudioView(None, "some-file-id")
     assert view.sink.errors == ["audio: ValueError: client: needed to play a file id"]

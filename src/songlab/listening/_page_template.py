@@ -22,7 +22,8 @@ input[type=range]{width:16em}
 </style></head>
 <body>
 <h1>__TITLE__</h1>
-<p>Listen to every clip of a trial (to its end, or at least a few seconds) before you answer.
+<p>Listen to every clip of a trial (to its end, or at least a few seconds) before you answer:
+<b>Play</b> starts a clip and stops the one playing.
 Clips are level-matched; use headphones if you can. When you are done, press
 <b>Download answers</b> and send the file to the organiser.</p>
 <p id="progress"></p>
@@ -100,6 +101,7 @@ function buildTrial(tr, n) {
   const box = $("section", {"class": "trial", "data-trial": tr.trial});
   box.append($("h3", {}, "Trial " + (n + 1) + " of " + design.trials.length + ": " + tr.prompt));
   played[tr.trial] = new Set(((saved.played || {})[tr.trial] || []).filter(l => tr.play.includes(l)));
+  let gate = () => {};  // set below, once the answer button exists
   for (const label of tr.play) {
     const row = $("div", {"class": "clip", "data-label": label});
     const audio = $("audio", {controls: "", preload: "auto", src: tr.audio[label], "data-label": label});
@@ -107,11 +109,17 @@ function buildTrial(tr, n) {
     const done = () => { mark.textContent = "played"; mark.classList.add("ok"); row.setAttribute("data-played", "1"); };
     if (played[tr.trial].has(label)) done();
     const check = () => {
-      if (heard(audio) && !played[tr.trial].has(label)) { played[tr.trial].add(label); done(); persist(); }
+      if (heard(audio) && !played[tr.trial].has(label)) { played[tr.trial].add(label); done(); persist(); gate(); }
     };
     audio.addEventListener("timeupdate", check); audio.addEventListener("ended", check);
     audio.addEventListener("pause", check);
-    row.append($("b", {}, label === "Ref" ? "Reference" : label), audio, mark);
+    // one clip at a time: starting this one pauses every other clip of the page
+    audio.addEventListener("play", () => {
+      document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
+    });
+    const play = $("button", {"class": "play-btn", type: "button"}, "\u25b6 Play " + (label === "Ref" ? "Reference" : label));
+    play.addEventListener("click", () => { audio.currentTime = 0; audio.play(); });
+    row.append($("b", {}, label === "Ref" ? "Reference" : label), play, audio, mark);
     box.append(row);
   }
   const form = $("div", {"class": "answer"});
@@ -130,6 +138,14 @@ function buildTrial(tr, n) {
     }
   }
   const btn = $("button", {"class": "answer-btn"}, "Answer"), msg = $("div", {"class": "msg"});
+  const waiting = "Play every clip before answering; not played yet: ";
+  // the answer stays disabled until every clip of the trial was heard (min_play or its end)
+  gate = () => {
+    const missing = tr.labels.filter(l => !played[tr.trial].has(l));
+    btn.disabled = missing.length > 0;
+    if (missing.length) { msg.className = "msg"; msg.textContent = waiting + missing.join(", "); }
+    else if (msg.textContent.startsWith(waiting)) { msg.className = "msg ok"; msg.textContent = "Every clip played: answer when ready."; }
+  };
   btn.addEventListener("click", () => {
     const missing = tr.labels.filter(l => !played[tr.trial].has(l));
     if (missing.length) {
@@ -145,7 +161,7 @@ function buildTrial(tr, n) {
       value = sel.value === "" ? null : sel.value;
     }
     answers[tr.trial] = [tr.trial, value, Array.from(played[tr.trial]).sort()];
-    box.classList.add("done"); msg.className = "ok"; msg.textContent = "Answered (you may change it).";
+    box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (you may change it).";
     persist(); progress();
   });
   form.append(btn, msg); box.append(form);
@@ -161,8 +177,9 @@ function buildTrial(tr, n) {
       const r = form.querySelector('input[value="' + (before[1] === null ? "" : before[1]) + '"]');
       if (r) r.checked = true;
     }
-    box.classList.add("done"); msg.className = "ok"; msg.textContent = "Answered (restored; you may change it).";
+    box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (restored; you may change it).";
   }
+  gate();
   return box;
 }
 function answerFile() {

@@ -19,6 +19,7 @@ from decimal import Decimal
 import pandas as pd
 from matplotlib.figure import Figure
 
+from songlab._vocab import LICENSE_NAMES
 from songlab.ledger import tier_prices
 from songlab.listening._errors import ListeningError
 
@@ -109,10 +110,26 @@ def quality_per_dollar(
     return out
 
 
+def _dollars(value: float, _pos: object = None) -> str:
+    """A dollar tick: $0.10, $0.25, $1, $2.50 (cents shown below $10)."""
+    if value <= 0:
+        return ""
+    if value < 0.01:
+        return f"${value:.3f}"
+    if value >= 10 or float(value).is_integer():
+        return f"${value:,.0f}"
+    return f"${value:.2f}"
+
+
 def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None) -> Figure:
     """Score (with its interval) against USD per clip: the campaign's tier as filled
-    points, the other tiers of each model as hollow points on the same line."""
-    fig = Figure(figsize=(7, 4))
+    points, the other tiers of each model as hollow points on the same line.
+
+    The dollar axis is logarithmic with ticks in dollars ($0.10, $0.20, $0.50, $1 ...);
+    the legend sits outside the plot, so it covers no line."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fig = Figure(figsize=(8, 4), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     for i, (model, g) in enumerate(table.groupby("model", sort=True)):
         color = f"C{i}"
@@ -124,15 +141,20 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
                    edgecolors=color, s=30)  # fmt: skip
         m = g[g["measured"]].iloc[0]
         yerr = [[m["score"] - m["score_low"]], [m["score_high"] - m["score"]]]
+        per_point = Decimal(str(m["usd_per_point"])).quantize(Decimal("0.0001"))
         ax.errorbar([float(m["usd_per_clip"])], [m["score"]], yerr=yerr, fmt="o", color=color,
-                    capsize=4, label=f"{model}: ${m['usd_per_point']}/point")  # fmt: skip
+                    capsize=4, label=f"{model}: ${per_point} per point")  # fmt: skip
     ax.set_xscale("log")
-    ax.set_xlabel("USD per clip (log scale; hollow: the same clips in other tiers)")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(_dollars))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("price per clip (log scale; hollow: the same clips in other tiers)")
     ax.set_ylabel(f"panel {table.attrs.get('score_column', 'score')} (0-100)")
-    ax.set_title(title or f"Quality per dollar (tier {table.attrs.get('license', '?')})")
-    ax.legend(loc="lower right", fontsize="small")
+    tier = table.attrs.get("license", "?")
+    ax.set_title(title or f"Quality per dollar ({LICENSE_NAMES.get(tier, tier)} tier)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small",
+              title="model (measured tier)")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     return fig
 
 

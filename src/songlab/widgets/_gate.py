@@ -212,11 +212,11 @@ def validate_clone(
         reasons.append(tier_reason)
     limit = int(LIMITS["rights_attestation_chars"])
     if not attestation.strip():
-        reasons.append("rights_attestation: required (state your rights to the voice)")
+        reasons.append("rights: required (state your rights to the voice)")
     elif len(attestation) > limit:
-        reasons.append(f"rights_attestation: at most {limit} characters, got {len(attestation)}")
+        reasons.append(f"rights: at most {limit} characters, got {len(attestation)}")
     if consent is not True:
-        reasons.append("consent: tick the consent box")
+        reasons.append("consent: tick the box \"I consent ...\"")
     amount = None
     if version in SONG_VERSIONS and tier_reason is None:
         amount = pricing.price("vocal_clone", version, license)

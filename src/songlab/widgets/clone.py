@@ -13,7 +13,9 @@ shows the consent id, the flat price, the progress and finally the saved
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,8 @@ __all__ = ["ClonePanel"]
 _WIDE = W.Layout(width="32em")
 ATTESTATION_HINT = ("I am the person speaking in this recording, or I hold written permission "
                     "from them, and I own the rights to the recording.")
+CONSENT_TEXT = "I consent to this voice being cloned and attest the statement in rights above"
+_TEXT = "white-space:normal;max-width:40em;line-height:1.4"
 
 
 class ClonePanel(SubmitOnce, W.VBox):
@@ -49,10 +53,18 @@ class ClonePanel(SubmitOnce, W.VBox):
         self.license = W.Dropdown(options=[n for n, _ in _gate.license_options()],
                                   value="royalty_free", description="license")
         self.attestation = W.Textarea(description="rights", placeholder=ATTESTATION_HINT,
-                                      layout=_WIDE)
-        self.consent = W.Checkbox(value=False, indent=False,
-                                  description="I consent to this voice being cloned and "
-                                              "attest the statement above")
+                                      layout=W.Layout(width="32em", height="5em"))
+        # the statement and the consent are shown whole (a checkbox's own description is cut
+        # to one line): the person must be able to read what they attest
+        self.attestation_hint = W.HTML(
+            f'<div style="{_TEXT}">In <b>rights</b>, state your rights to this voice, for '
+            f"example: <i>{html.escape(ATTESTATION_HINT)}</i></div>")
+        self.consent = W.Checkbox(value=False, indent=False, description="",
+                                  tooltip=CONSENT_TEXT, layout=W.Layout(width="auto"))
+        self.consent_label = W.HTML(f'<div style="{_TEXT}">{html.escape(CONSENT_TEXT)}</div>')
+        consent_row = W.HBox([self.consent, self.consent_label],
+                             layout=W.Layout(align_items="center"))
+        consent_row.add_class("songlab-consent")
         self.price_label = W.HTML()
         self.reason = W.HTML()
         self.submit = W.Button(description="Clone voice", button_style="warning",
@@ -82,7 +94,8 @@ class ClonePanel(SubmitOnce, W.VBox):
         self.progress.on_done(self._clone_done)
         super().__init__(children=[
             W.HBox([self.upload, self.reference_info]), self.name, self.description,
-            W.HBox([self.version, self.license]), self.attestation, self.consent,
+            W.HBox([self.version, self.license]), self.attestation_hint, self.attestation,
+            consent_row,
             self.price_label, self.reason, self.submit, self.consent_info, self.sink.line,
             self.sink.log, self.progress, self.result, self.song_button, self._form_box,
         ])
@@ -110,6 +123,13 @@ class ClonePanel(SubmitOnce, W.VBox):
 
     def _set_reference(self, name: str, content: bytes) -> None:
         self._reference = (name, content)
+        current = self.upload.value
+        if not current or current[0].get("name") != name or len(current) != 1:
+            # a reference given from code is shown on the button too: "reference (1)"
+            mime = "audio/mp4" if name.lower().endswith(".m4a") else "audio/mpeg"
+            self.upload.value = ({"name": name, "type": mime, "size": len(content),
+                                  "content": memoryview(content),
+                                  "last_modified": datetime.now(UTC)},)
         self._refresh()
 
     # -- gate ------------------------------------------------------------------

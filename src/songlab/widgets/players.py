@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -25,6 +26,15 @@ from songlab.widgets._ui import ErrorSink, status_html
 __all__ = ["AudioView", "StemsView", "task_audio"]
 
 _PLOTS = ("waveform", "spectrogram")
+# a task or file id (a UUID, or a prefixed hex/base62 token) inside a label
+_ID = re.compile(r"\b(?:[a-z]+_)?[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b"
+                 r"|\b[a-z]+_[0-9A-Za-z]{16,}\b")
+
+
+def short_ids(text: str) -> str:
+    """``text`` with every whole task or file id cut to its first 8 characters and an ellipsis
+    (plot titles and headings stay readable; the full id stays in the view's ``file_id``)."""
+    return _ID.sub(lambda m: m.group(0)[: 8 + m.group(0).find("_") + 1] + "\u2026", text)
 
 
 def figure_png(fig: Any, *, dpi: int = 80) -> bytes:
@@ -46,7 +56,7 @@ class AudioView(W.VBox):
         self.plots = plots
         self.figsize = figsize
         self.sink = ErrorSink()
-        self.title = W.HTML(value=f"<b>{html.escape(label)}</b>" if label else "")
+        self.title = W.HTML(value=self._title(label))
         self.player = W.HTML(value="")
         self.waveform = W.Image(format="png")
         self.spectrogram = W.Image(format="png")
@@ -61,6 +71,15 @@ class AudioView(W.VBox):
         if source is not None:
             self.load(source, label=label or None)
 
+    @staticmethod
+    def _title(label: str) -> str:
+        if not label:
+            return ""
+        short = short_ids(label)
+        if short == label:
+            return f"<b>{html.escape(label)}</b>"
+        return f'<b title="{html.escape(label)}">{html.escape(short)}</b>'
+
     def load(self, source: Any, *, label: str | None = None) -> AudioView:
         """Show ``source``: a file id (fetched with the client), encoded bytes or ``(array, sr)``."""
         try:
@@ -74,7 +93,9 @@ class AudioView(W.VBox):
                 data = source
             samples, rate = audio.as_audio(data)
             self.duration = samples.shape[-1] / rate
-            name = label or self.file_id or ""
+            name = short_ids(label or self.file_id or "")
+            if label:
+                self.title.value = self._title(label)
             shown = audio.player(data if isinstance(data, bytes) else (samples, rate),
                                  label=name or None)
             self.player.value = shown.html

@@ -1,0 +1,120 @@
+"""A clip player the kernel can start and that reports what the browser really played.
+
+ipywidgets' ``Audio`` cannot be told to play, and says nothing back. :class:`ClipPlayer`
+is an anywidget: an ``<audio>`` element with its own play button. Its button (or
+``play()`` from code) starts playback; starting any songlab clip pauses every other
+``<audio>`` on the page (one clip at a time). The media element's own events
+(``timeupdate``, ``pause``, ``ended``) report back through traits: ``heard`` (seconds
+actually played, summed over ``audio.played`` ranges, so seeking ahead does not count),
+``duration``, ``paused`` and ``ended``. Whoever needs "played through" observes ``heard``.
+"""
+
+from __future__ import annotations
+
+import anywidget
+import traitlets as T
+
+__all__ = ["ClipPlayer"]
+
+_ESM = r"""
+function heardOf(audio) {
+  let t = 0;
+  for (let i = 0; i < audio.played.length; i++) t += audio.played.end(i) - audio.played.start(i);
+  return t;
+}
+function render({ model, el }) {
+  const box = document.createElement("div");
+  box.className = "songlab-clip-player";
+  box.style.cssText = "display:flex;align-items:center;gap:.5em;margin:.2em 0";
+  const button = document.createElement("button");
+  button.className = "songlab-play jupyter-button";
+  const audio = document.createElement("audio");
+  audio.className = "songlab-clip";
+  audio.controls = true;
+  audio.preload = "auto";
+  audio.style.height = "2.2em";
+  let url = null, last = 0, started = model.get("play_count");
+  function label() {
+    button.textContent = "\u25b6 " + model.get("label");
+    audio.dataset.label = model.get("label");
+    button.disabled = !model.get("enabled");
+  }
+  function load() {
+    const v = model.get("value");
+    if (url) { URL.revokeObjectURL(url); url = null; }
+    if (!v || v.byteLength === 0) { audio.removeAttribute("src"); audio.load(); return; }
+    const bytes = new Uint8Array(v.buffer, v.byteOffset || 0, v.byteLength);
+    url = URL.createObjectURL(new Blob([bytes], { type: model.get("mime") }));
+    audio.src = url;
+  }
+  function report(force) {
+    const now = Date.now();
+    if (!force && now - last < 200) return;
+    last = now;
+    model.set("heard", heardOf(audio));
+    if (isFinite(audio.duration)) model.set("duration", audio.duration);
+    model.set("paused", audio.paused);
+    model.save_changes();
+  }
+  function start() {
+    audio.currentTime = 0;
+    const p = audio.play();
+    if (p && p.catch) p.catch(e => { model.set("error", String(e)); model.save_changes(); });
+  }
+  audio.addEventListener("play", () => {
+    // one clip at a time: starting this one pauses every other audio element of the page
+    document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
+    report(true);
+  });
+  audio.addEventListener("timeupdate", () => report(false));
+  audio.addEventListener("pause", () => report(true));
+  audio.addEventListener("ended", () => { model.set("ended", true); report(true); });
+  button.addEventListener("click", () => {
+    start();
+    model.send({ event: "clicked" });
+  });
+  model.on("change:value", load);
+  model.on("change:label", label);
+  model.on("change:enabled", label);
+  model.on("change:play_count", () => { if (model.get("play_count") !== started) { started = model.get("play_count"); start(); } });
+  model.on("change:stop_count", () => audio.pause());
+  label(); load();
+  box.append(button, audio);
+  el.append(box);
+  return () => { audio.pause(); if (url) URL.revokeObjectURL(url); };
+}
+export default { render };
+"""
+
+
+class ClipPlayer(anywidget.AnyWidget):
+    """One clip: a play button and an ``<audio>`` element; ``heard`` says how much really played."""
+
+    _esm = T.Unicode(_ESM).tag(sync=True)
+    value = T.Bytes(b"").tag(sync=True)  # the encoded clip
+    mime = T.Unicode("audio/mpeg").tag(sync=True)
+    label = T.Unicode("").tag(sync=True)
+    enabled = T.Bool(True).tag(sync=True)
+    play_count = T.Int(0).tag(sync=True)  # the kernel asks the browser to play (a counter)
+    stop_count = T.Int(0).tag(sync=True)
+    # reported by the browser's media element
+    heard = T.Float(0.0).tag(sync=True)  # seconds played, seeking ahead excluded
+    duration = T.Float(0.0).tag(sync=True)
+    paused = T.Bool(True).tag(sync=True)
+    ended = T.Bool(False).tag(sync=True)
+    error = T.Unicode("").tag(sync=True)
+
+    def play(self) -> None:
+        """Ask every displayed view to start this clip from its beginning."""
+        self.play_count += 1
+
+    def stop(self) -> None:
+        self.stop_count += 1
+
+    def load(self, data: bytes, *, mime: str = "audio/mpeg", duration: float = 0.0) -> None:
+        """A new clip: what was heard of the previous one no longer counts."""
+        self.heard, self.ended, self.paused, self.error = 0.0, False, True, ""
+        self.duration, self.mime, self.value = float(duration), mime, bytes(data)
+
+    def played_fraction(self) -> float:
+        return min(1.0, self.heard / self.duration) if self.duration > 0 else 0.0
