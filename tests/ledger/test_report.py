@@ -6,6 +6,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,8 @@ def test_render_html(records: list[dict[str, Any]]) -> None:
     _self_contained(document)
     assert "<h1>Q4 &lt;costs&gt;</h1>" in document
     total = tasks.songlab.total()
-    whole, frac = f"{total:,.8f}".split(".")
-    assert f"${whole}.{frac.rstrip('0').ljust(2, '0')}" in document
+    cents = total.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
+    assert f'<dd class="value">${cents:,.2f}</dd>' in document  # the header, to the cent
     for heading in ("Spend by operation", "Tier comparison", "Agent One: cost per step"):
         assert heading in document
 
@@ -114,7 +115,7 @@ def test_cli_periods_budgets_and_exports(
     proj = wb["by_project"]
     assert [c.value for c in proj[2]][:2] == ["radio-ads", 1]
     first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
-    assert first.startswith("radio-ads,1,1,0.02000000")
+    assert first == "radio-ads,1,0.02000000,0,0.00000000,0"  # tasks, cost, estimated, unknown
     # a period with nothing in it: the report still renders, with zero spend
     assert cli.main(["report", "--out", str(out), "--ledger", str(ledger),
                      "--period", "2020-01"]) == 0  # fmt: skip

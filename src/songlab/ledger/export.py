@@ -192,10 +192,21 @@ def _letter(col: int) -> str:
     return str(get_column_letter(col))
 
 
+_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _text_cell(cell: Any, text: str) -> None:
+    quote = is_formula_like(text)
+    # XML keeps tab and LF; it reads a CR back as LF, so CR is written as LF; characters
+    # XML cannot hold at all become OOXML's _xHHHH_
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _ILLEGAL_XML.search(text):
+        from openpyxl.utils.escape import escape
+
+        text = escape(text)
     cell._value = text  # a string cell, whatever it starts with: never a formula
     cell.data_type = "s"
-    if is_formula_like(text):
+    if quote:
         cell.quotePrefix = True
 
 

@@ -41,6 +41,15 @@ BARS_UP_TO: Final[int] = 40
 TOP: Final[int] = 8
 
 
+def _label(value: Any, width: int = 32) -> str:
+    """Text from the data as a chart label: one line, no control characters, no mathtext
+    (``$``), at most ``width`` characters."""
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in str(value)).split())
+    if len(text) > width:
+        text = text[: width - 1] + "\u2026"
+    return text.replace("$", r"\$")
+
+
 def _floats(series: pd.Series) -> list[float]:
     return [float(v) if v is not None and not pd.isna(v) else 0.0 for v in series.tolist()]
 
@@ -81,7 +90,7 @@ def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str =
     if table.empty:
         _empty(ax, "tasks with a date")
         return fig
-    keys = [str(k) if isinstance(k, str) else f"(no {by})" for k in table[by].tolist()]
+    keys = [_label(k) if isinstance(k, str) else f"(no {by})" for k in table[by].tolist()]
     table = table.assign(usd=_floats(table["cost_usd"]), key=keys)
     totals = table.groupby("key")["usd"].sum().to_dict()
     kept = _fold(totals, top)
@@ -129,7 +138,7 @@ def spend_by_tier(tasks: pd.DataFrame) -> Figure:
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    names = [t if isinstance(t, str) else "(unknown)" for t in table["tier"].tolist()]
+    names = [_label(t) if isinstance(t, str) else "(unknown)" for t in table["tier"].tolist()]
     bars = ax.bar(names, _floats(table["cost_usd"]))
     ax.bar_label(bars, labels=[f"{n} tasks" for n in table["tasks"].tolist()], fontsize=7)
     ax.set_ylabel("USD")
@@ -202,6 +211,8 @@ def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
         _empty(ax, "Agent One runs")
         return fig
     usd = _floats(table["cost_usd"])
+    table = table.assign(step=[_label(s, 40) for s in table["step"].tolist()],
+                         tier=[_label(t) for t in table["tier"].tolist()])  # fmt: skip
     per_step: dict[str, float] = {}
     for s, v in zip(table["step"].tolist(), usd, strict=True):
         per_step[s] = per_step.get(s, 0.0) + v
@@ -239,9 +250,14 @@ def spend_by_project(tasks: pd.DataFrame, *, top: int = 12) -> Figure:
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    names = [p if isinstance(p, str) else "(no project)" for p in table["project"].tolist()]
-    values = dict(zip(names, _floats(table["cost_usd"]), strict=True))
-    counts = dict(zip(names, table["tasks"].tolist(), strict=True))
+    names = [_label(p) if isinstance(p, str) else "(no project)"
+             for p in table["project"].tolist()]  # fmt: skip
+    values: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for name, v, n in zip(names, _floats(table["cost_usd"]), table["tasks"].tolist(),
+                          strict=True):  # fmt: skip
+        values[name] = values.get(name, 0.0) + v  # two long names may shorten alike
+        counts[name] = counts.get(name, 0) + int(n)
     kept = _fold(values, top)
     rest = sum(int(c) for n, c in counts.items() if n not in kept)
     labels = [f"{counts[n]} tasks" if n in counts else f"{rest} tasks" for n in kept]

@@ -208,9 +208,10 @@ def _register(con: Any, source: Any) -> None:
     if pattern is None:
         con.register("tasks", _schema.empty_table(_schema.TASKS))
         return
+    glob = pattern.replace("'", "''")
     con.execute(
-        f"CREATE VIEW raw_tasks AS SELECT {cols} FROM read_parquet(?, hive_partitioning = true, "
-        "union_by_name = true)", [pattern]
+        f"CREATE VIEW raw_tasks AS SELECT {cols} FROM read_parquet('{glob}', "
+        "hive_partitioning = true, union_by_name = true)"
     )  # fmt: skip
     labels = getattr(store, "labels", None)
     lab = labels.table() if labels is not None and hasattr(labels, "table") else None
@@ -246,7 +247,7 @@ def _frame(con: Any, sql: str, params: Any = None) -> pd.DataFrame:
 _SPEND_VALUES = """CAST(sum(tasks) AS BIGINT) AS tasks,
   CAST(sum(cost_usd) AS DECIMAL(38, 8)) AS cost_usd,
   CAST(sum(estimated_tasks) AS BIGINT) AS estimated_tasks,
-  CAST(sum(estimated_usd) AS DECIMAL(38, 8)) AS estimated_usd,
+  CAST(coalesce(sum(estimated_usd), 0) AS DECIMAL(38, 8)) AS estimated_usd,
   CAST(sum(unknown_cost_tasks) AS BIGINT) AS unknown_cost_tasks"""
 
 
