@@ -201,7 +201,7 @@ def _paged(frame: pd.DataFrame, name: str, *, exact: Sequence[str] = (), total: 
         rules.append(f"#{pid}:checked ~ .pages .{pid} {{ display: table; }}")
     total = len(frame) if total is None else total
     note = f'<p class="note">{len(shown):,} of {total:,} {what} shown, {PAGE_ROWS} a page'
-    note += "; all of them in the exports.</p>" if total > len(shown) else ".</p>"
+    note += ".</p>"
     return (f"<style>{' '.join(rules)}</style><div class=\"pager\">{''.join(radios)}"
             f"<div class=\"pages\">{''.join(tables)}</div></div>{note}")
 
@@ -375,7 +375,13 @@ def _agent_body(d: tables.ReportData) -> str:
 
 def _tasks_body(d: tables.ReportData) -> str:
     t = d.tables["tasks"]
-    return _paged(t, "tasks", total=t.attrs.get("total_tasks"), what="tasks (newest first)")
+    total = t.attrs.get("total_tasks", len(t))
+    note = ""
+    if total > len(t):
+        note = (f'<p class="note">The exports hold the newest {len(t):,} of the period\'s '
+                f"{total:,} tasks; <code>songlab report --csv DIR --csv-all-tasks</code> writes "
+                "every one to tasks.csv, and the ledger's Parquet files hold them all.</p>")
+    return note + _paged(t, "tasks", total=total, what="tasks (newest first)")
 
 
 # The report's sections, in order. To add one: SECTIONS.append(Section(id, title, body)), or
@@ -441,7 +447,7 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
                  period: Period | None = None, as_of: datetime | None = None,
                  budgets: Any = None, csv_dir: str | None = None, xlsx: str | None = None,
                  title: str = "songlab cost report", sections: Sequence[Section] | None = None,
-                 simulated_clock: bool | None = None) -> Path:
+                 simulated_clock: bool | None = None, all_tasks_csv: bool = False) -> Path:
     """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
     Excel workbook of its tables.
 
@@ -450,6 +456,9 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
     directory), a client or dicts first refresh that ledger, which is then read
     in place. ``simulated_clock`` (default: whether ``source`` is a client on
     the local sandbox) adds the note that the sandbox's clock is simulated.
+    The tasks table (HTML, Excel, CSV) holds the period's newest
+    ``tables.TASK_ROWS`` tasks; ``all_tasks_csv`` writes every task of the
+    period to ``tasks.csv`` instead (streamed: about 1.3 GB for 10M tasks).
     """
     from songlab.ledger.store import LedgerStore
 
@@ -470,9 +479,10 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
     if simulated_clock:
         d.source_note = SANDBOX_NOTE
     path = _write_text(Path(out), render_report(d, title=title, sections=sections))
-    if csv_dir is not None:  # every task of the period in tasks.csv, streamed by DuckDB
-        export.export_csv(d.tables, csv_dir, skip=("tasks",))
-        tables.copy_tasks_csv(data, Path(csv_dir) / "tasks.csv", p=d.period)
+    if csv_dir is not None:
+        export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
+        if all_tasks_csv:  # every task of the period in tasks.csv, streamed by DuckDB
+            tables.copy_tasks_csv(data, Path(csv_dir) / "tasks.csv", p=d.period)
     if xlsx is not None:
         export.export_excel(d.tables, xlsx)
     return path
@@ -495,6 +505,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", action="append", default=[], metavar="[PROJECT=]USD",
                    help="a monthly budget, overall (500) or per project (jingles=120); repeat")
     p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
+    p.add_argument("--csv-all-tasks", dest="all_tasks", action="store_true",
+                   help="with --csv: tasks.csv holds every task of the period (else the newest "
+                   f"{tables.TASK_ROWS:,}, like the report and the workbook)")
     p.add_argument("--xlsx", metavar="PATH", help="also write an Excel workbook, a sheet per table")
     p.add_argument("--speed", type=float, default=None,
                    help="speed of a local sandbox (ignored for the real service; default 20, "
@@ -568,7 +581,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_demo(client, admin=admin, labels=LedgerStore(ledger).labels)
         path = write_report(client, args.out, ledger=ledger, period=p, as_of=as_of,
                             budgets=budgets, csv_dir=args.csv_dir, xlsx=args.xlsx,
-                            simulated_clock=getattr(client, "sandbox", None) is not None)
+                            simulated_clock=getattr(client, "sandbox", None) is not None,
+                            all_tasks_csv=args.all_tasks)
     except Exception as exc:  # noqa: BLE001
         print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -77,10 +77,15 @@ NO_PROJECT, NO_TAG, NO_KEY = "(no project)", "(untagged)", "(not recorded)"
 DATE_UNKNOWN: Final[str] = "date unknown"
 OTHER: Final[str] = "other"
 
-# The one scan of every task: the cube. Standard SQL (Spark SQL and Trino run it as is).
+# The one scan of every task: the cube, two facets of it in one pass (GROUPING SETS): per
+# day and kind of task (operation, model, tier, status, cost source) and per day and label
+# (project, tags, key). Standard SQL (Spark SQL and Trino run it as is).
 CUBE_SQL: Final[str] = """
-SELECT CAST(created_at AS DATE) AS day,
-       project, tags, key_id, operation, model, license, tier, status, cost_source,
+SELECT CASE WHEN GROUPING(operation) = 0 THEN 'kind' ELSE 'label' END AS facet,
+       CAST(created_at AS DATE) AS day,
+       operation, model, license, tier, status,
+       project, tags, key_id,
+       cost_source,
        parent_task_id IS NULL AS top_level,
        CAST(count(*) AS BIGINT) AS tasks,
        CAST(count(*) FILTER (WHERE cost_source = 'billed') AS BIGINT) AS billed_tasks,
@@ -93,9 +98,13 @@ SELECT CAST(created_at AS DATE) AS day,
        min(created_at) AS first_at,
        max(created_at) AS last_at
 FROM tasks
-GROUP BY CAST(created_at AS DATE), project, tags, key_id, operation, model, license, tier,
-         status, cost_source, parent_task_id IS NULL
+GROUP BY GROUPING SETS (
+  (CAST(created_at AS DATE), operation, model, license, tier, status, cost_source,
+   parent_task_id IS NULL),
+  (CAST(created_at AS DATE), project, tags, key_id, cost_source, parent_task_id IS NULL)
+)
 """
+LABEL_KEYS: Final[frozenset[str]] = frozenset({"project", "tags", "key_id", "tag"})
 
 # The month-to-date and trailing-7-day spend per project, for the forecast and budgets.
 WINDOW_SQL: Final[str] = """
@@ -158,9 +167,9 @@ class ReportData:
 # ---------------------------------------------------------------------------------- sources
 
 
-def _dataset_glob(path: Path) -> str | None:
-    files = sorted(path.glob("month=*/*.parquet"))
-    return str(path / "month=*" / "*.parquet") if files else None
+def _dataset_files(path: Path) -> list[str]:
+    """The dataset's files, newest month first (rows are newest first in each)."""
+    return [str(f) for f in sorted(path.glob("month=*/*.parquet"), reverse=True)]
 
 
 @contextmanager
@@ -203,14 +212,14 @@ def _register(con: Any, source: Any) -> None:
         table = as_table(source)
         con.register("tasks", table)
         return
-    pattern = _dataset_glob(Path(store.path))
+    files = _dataset_files(Path(store.path))
     cols = ", ".join(_schema.TASKS.names)
-    if pattern is None:
+    if not files:
         con.register("tasks", _schema.empty_table(_schema.TASKS))
         return
-    glob = pattern.replace("'", "''")
+    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     con.execute(
-        f"CREATE VIEW raw_tasks AS SELECT {cols} FROM read_parquet('{glob}', "
+        f"CREATE VIEW raw_tasks AS SELECT {cols} FROM read_parquet([{listed}], "
         "hive_partitioning = true, union_by_name = true)"
     )  # fmt: skip
     labels = getattr(store, "labels", None)
@@ -251,8 +260,8 @@ _SPEND_VALUES = """CAST(sum(tasks) AS BIGINT) AS tasks,
   CAST(sum(unknown_cost_tasks) AS BIGINT) AS unknown_cost_tasks"""
 
 
-def _spend(con: Any, keys: Sequence[str], *, order: str | None = None,
-           source: str = "pc") -> pd.DataFrame:
+def _spend(con: Any, keys: Sequence[str], *, order: str | None = None) -> pd.DataFrame:
+    source = _view_for(keys)
     cols = ", ".join(keys)
     order = order or ", ".join(f"{k} NULLS LAST" for k in keys)
     sql = (f"SELECT {cols}, {_SPEND_VALUES} FROM {source} WHERE top_level "
@@ -297,7 +306,9 @@ def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.Data
              "month": "CAST(date_trunc('month', day) AS DATE)"}[freq]  # fmt: skip
     keys = f"{trunc} AS period" + (f", {by}" if by else "")
     group = "1" + (", 2" if by else "")
-    g = _frame(con, f"SELECT {keys}, {_SPEND_VALUES} FROM pc WHERE top_level GROUP BY {group}")
+    view = _view_for([by] if by else [])
+    g = _frame(con, f"SELECT {keys}, {_SPEND_VALUES} FROM {view} WHERE top_level "
+               f"GROUP BY {group}")  # fmt: skip
     dated = g[g["period"].notna()]
     if p.start and p.end:
         lo, hi = p.start, p.end
@@ -350,9 +361,28 @@ def spend_over_time_table(source: Any, *, by: str = "project", freq: str = "day"
         return _rollup(con, freq, p or period("all"), by=by)
 
 
-def _cube_views(con: Any, p: Period) -> None:
-    con.execute(f"CREATE OR REPLACE TEMP TABLE cube AS {CUBE_SQL}")
-    con.execute(f"CREATE OR REPLACE TEMP VIEW pc AS SELECT * FROM cube WHERE {_day_filter(p)}")
+def _cube_views(con: Any, p: Period, *, make: bool = True) -> None:
+    """``cube`` (made once), and the period's views of it: ``pc`` (kinds), ``pl`` (labels),
+    ``pl_tags`` (a row per tag) and ``pl_month`` (labels with the month)."""
+    if make:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE cube AS {CUBE_SQL}")
+    days = _day_filter(p)
+    con.execute("CREATE OR REPLACE TEMP VIEW pc AS SELECT * FROM cube WHERE facet = 'kind' "
+                f"AND {days}")  # fmt: skip
+    con.execute("CREATE OR REPLACE TEMP VIEW pl AS SELECT * FROM cube WHERE facet = 'label' "
+                f"AND {days}")  # fmt: skip
+    con.execute("CREATE OR REPLACE TEMP VIEW pl_tags AS SELECT *, NULLIF(unnest(string_split("
+                "coalesce(tags, ''), ',')), '') AS tag FROM pl")  # fmt: skip
+    con.execute("CREATE OR REPLACE TEMP VIEW pl_month AS SELECT *, coalesce(strftime(day, "
+                f"'%Y-%m'), '{DATE_UNKNOWN}') AS month FROM pl")  # fmt: skip
+
+
+def _view_for(keys: Sequence[str]) -> str:
+    if "tag" in keys:
+        return "pl_tags"
+    if "month" in keys:
+        return "pl_month" if LABEL_KEYS & set(keys) else "pc_month"
+    return "pl" if LABEL_KEYS & set(keys) else "pc"
 
 
 def _day_filter(p: Period) -> str:
@@ -384,7 +414,7 @@ def _ts_filter(p: Period) -> str:
 
 def _as_of(con: Any, now: datetime | None = None) -> datetime:
     now = now or datetime.now(UTC)
-    (newest,) = _one(con, "SELECT max(last_at) FROM cube")
+    (newest,) = _one(con, "SELECT max(last_at) FROM cube WHERE facet = 'kind'")
     if newest is None:
         return now
     newest = newest.astimezone(UTC) if newest.tzinfo else newest.replace(tzinfo=UTC)
@@ -502,11 +532,12 @@ def build(source: Any, *, p: Period | None = None, as_of: datetime | None = None
         if _day_filter(p) != "TRUE":  # a dated period cannot place a task of unknown date
             (outside_n, outside_usd) = _one(con,
                 "SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT), CAST(coalesce(sum(cost_usd), 0)"
-                " AS DECIMAL(38, 8)) FROM cube WHERE top_level AND day IS NULL")
+                " AS DECIMAL(38, 8)) FROM cube WHERE facet = 'kind' AND top_level AND day IS NULL")
         (mtd_est_n, mtd_est, mtd_unknown) = _one(con,
             "SELECT CAST(coalesce(sum(estimated_tasks), 0) AS BIGINT), "
             "CAST(coalesce(sum(estimated_usd), 0) AS DECIMAL(38, 8)), "
-            "CAST(coalesce(sum(unknown_cost_tasks), 0) AS BIGINT) FROM cube WHERE top_level "
+            "CAST(coalesce(sum(unknown_cost_tasks), 0) AS BIGINT) FROM cube WHERE facet = 'kind' "
+            "AND top_level "
             f"AND day >= DATE '{as_of.date().replace(day=1)}' AND day <= DATE '{as_of.date()}'"
         )  # fmt: skip
         d.figures = {
@@ -523,16 +554,12 @@ def build(source: Any, *, p: Period | None = None, as_of: datetime | None = None
             t[f"by_{freq}"] = _rollup(con, freq, p)
         t["by_project"] = _named(_spend(con, ["project"], order="cost_usd DESC NULLS LAST, "
                                         "project NULLS LAST"), "project", NO_PROJECT)
-        con.execute("CREATE TEMP VIEW pc_tags AS SELECT *, NULLIF(unnest(string_split("
-                    "coalesce(tags, ''), ',')), '') AS tag FROM pc")
         t["by_tag"] = _named(_spend(con, ["tag"], order="cost_usd DESC NULLS LAST, tag NULLS "
-                                    "LAST", source="pc_tags"), "tag", NO_TAG)  # fmt: skip
+                                    "LAST"), "tag", NO_TAG)  # fmt: skip
         t["by_key"] = _named(_spend(con, ["key_id"], order="cost_usd DESC NULLS LAST, key_id "
                                     "NULLS LAST"), "key_id", NO_KEY)  # fmt: skip
-        con.execute("CREATE TEMP VIEW pc_month AS SELECT *, coalesce(strftime(day, '%Y-%m'), "
-                    f"'{DATE_UNKNOWN}') AS month FROM pc")  # fmt: skip
-        t["by_project_month"] = _named(_spend(con, ["month", "project"], source="pc_month"),
-                                       "project", NO_PROJECT)  # fmt: skip
+        t["by_project_month"] = _named(_spend(con, ["month", "project"]), "project",
+                                       NO_PROJECT)  # fmt: skip
         t["by_operation"] = _spend(con, ["operation"])
         t["by_model_tier"] = _spend(con, ["model", "tier"],
                                     order="model NULLS LAST, min(license) NULLS LAST")
@@ -547,10 +574,9 @@ def build(source: Any, *, p: Period | None = None, as_of: datetime | None = None
         t["tasks"].attrs["total_tasks"] = int(totals[0]) + int(subs)
         c = d.charts
         month = Period(as_of.date().replace(day=1), as_of.date(), "month to date")
-        con.execute(f"CREATE OR REPLACE TEMP VIEW pc AS SELECT * FROM cube WHERE "
-                    f"{_day_filter(month)}")  # fmt: skip
+        _cube_views(con, month, make=False)
         c["month_days"] = _rollup(con, "day", month)
-        con.execute(f"CREATE OR REPLACE TEMP VIEW pc AS SELECT * FROM cube WHERE {_day_filter(p)}")
+        _cube_views(con, p, make=False)
         days = len(t["by_day"])
         freq = "day" if days <= 92 else "week" if days <= 750 else "month"
         c["project_days"] = _rollup(con, freq, p, by="project")
@@ -628,8 +654,9 @@ def _inert(column: str) -> str:
 
 
 def copy_tasks_csv(source: Any, path: str | os.PathLike[str], *, p: Period | None = None) -> Path:
-    """Every task of the period as CSV (newest first), streamed by DuckDB: money as exact
-    8-place decimals, times in UTC to the microsecond, text made inert for spreadsheets."""
+    """Every task of the period as CSV, streamed by DuckDB in the source's order (a ledger's
+    and ``tasks_frame``'s: newest first): money as exact 8-place decimals, times in UTC to
+    the microsecond, text made inert for spreadsheets."""
     from songlab.ledger.export import atomic
 
     p = p or period("all")
@@ -646,9 +673,11 @@ def copy_tasks_csv(source: Any, path: str | os.PathLike[str], *, p: Period | Non
     def write(tmp: Path) -> None:
         target = str(tmp).replace("'", "''")
         with connect(source) as con:
+            # the source's order (a ledger's: newest first), streamed: a sort of every task
+            # would cost more than the whole rest of the report
+            con.execute("SET preserve_insertion_order = true")
             con.execute(
-                f"COPY (SELECT {', '.join(cols)} FROM tasks WHERE {_ts_filter(p)} ORDER BY "
-                f"created_at DESC NULLS LAST, task_id DESC) TO '{target}' (FORMAT csv, "
-                "HEADER true)")  # fmt: skip
+                f"COPY (SELECT {', '.join(cols)} FROM tasks WHERE {_ts_filter(p)}) TO "
+                f"'{target}' (FORMAT csv, HEADER true)")  # fmt: skip
 
     return atomic(Path(path), write)
