@@ -331,15 +331,31 @@ def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int =
             t = synthetic_table(size, seed=seed, labels=labels, offset=n - c * chunk - size,
                                 start=start + timedelta(microseconds=lo),
                                 span_us=hi - lo)  # fmt: skip
-            months = pc.strftime(t["created_at"], format="%Y-%m")
-            for month in sorted(set(pc.unique(months).to_pylist()), reverse=True):
-                part = _parquet.to_parquet_table(t.filter(pc.equal(months, month)))
+            for month, part in _by_month(t):  # newest first: slices, no copy
+                part = _parquet.to_parquet_table(part)
                 if month not in writers:
                     target = root / f"month={month}" / PART
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    writers[month] = pq.ParquetWriter(target, part.schema, compression="zstd")
+                    writers[month] = pq.ParquetWriter(target, part.schema, compression="snappy")
                 writers[month].write_table(part)
     finally:
         for w in writers.values():
             w.close()
     return root
+
+
+def _by_month(t: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    """(``YYYY-MM``, rows) of a table sorted newest first, as zero-copy slices."""
+    us = t["created_at"].combine_chunks().cast(pa.int64()).to_numpy()
+    if not len(us):
+        return
+    first = np.datetime64(int(us[-1]), "us").astype("datetime64[M]")
+    last = np.datetime64(int(us[0]), "us").astype("datetime64[M]")
+    months = np.arange(first, last + 1)  # oldest first
+    starts = months.astype("datetime64[us]").astype(np.int64)
+    asc = us[::-1]  # ascending
+    cuts = np.searchsorted(asc, starts, side="left").tolist() + [len(us)]
+    for i in range(len(months) - 1, -1, -1):
+        lo, hi = cuts[i], cuts[i + 1]
+        if hi > lo:  # rows [lo, hi) of the ascending order: the table's tail end
+            yield str(months[i]), t.slice(len(us) - hi, hi - lo)
