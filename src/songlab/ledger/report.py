@@ -68,7 +68,10 @@ dl.figures > div { border: 1px solid #ccc; border-radius: 4px; padding: 0.5em 0.
 dl.figures dt { font-size: 0.8em; color: #555; }
 dl.figures dd { margin: 0.2em 0 0; font-size: 1.3em; font-variant-numeric: tabular-nums; }
 dl.figures dd.detail { font-size: 0.8em; color: #555; }
-.pager > input { position: absolute; opacity: 0; }
+.pager > input { position: absolute; opacity: 0; width: 0; height: 0; margin: 0;
+  pointer-events: none; }
+.pager > input:checked + label { background: #e0e0e0; font-weight: bold; }
+.pager > input:focus-visible + label { outline: 2px solid #4a90d9; }
 .pager > label { display: inline-block; padding: 0 0.4em; border: 1px solid #ccc;
   margin: 0 0.15em 0.3em 0; cursor: pointer; font-size: 0.8em; }
 .pager .page { display: none; }
