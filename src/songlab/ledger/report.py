@@ -42,6 +42,7 @@ DEMO_BUDGETS = {None: Decimal("25"), "jingles": Decimal("2"), "podcast": Decimal
 # Rows of a table shown in the HTML (the exports hold the table whole); pages of a paged table.
 MAX_ROWS: Final[int] = 60
 PAGE_ROWS: Final[int] = 50
+TEXT_CHARS: Final[int] = 160
 MAX_PAGES: Final[int] = 20
 SANDBOX_NOTE: Final[str] = (
     "Made from the local sandbox: its clock is simulated (the demo moves it ahead through "
@@ -105,9 +106,20 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _is_money(frame: pd.DataFrame, column: str) -> bool:
+def _is_decimal(frame: pd.DataFrame, column: str) -> bool:
     t = frame[column].dtype
     return isinstance(t, pd.ArrowDtype) and pa.types.is_decimal(t.pyarrow_dtype)
+
+
+def _is_money(frame: pd.DataFrame, column: str) -> bool:
+    """A USD amount: a decimal column named ``*_usd`` (``used_pct`` is a decimal too)."""
+    return _is_decimal(frame, column) and str(column).endswith("_usd")
+
+
+def _is_number(frame: pd.DataFrame, column: str) -> bool:
+    t = frame[column].dtype
+    return isinstance(t, pd.ArrowDtype) and (pa.types.is_integer(t.pyarrow_dtype)
+                                             or pa.types.is_decimal(t.pyarrow_dtype))
 
 
 def _is_time(frame: pd.DataFrame, column: str) -> bool:
@@ -128,8 +140,6 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _header(frame: pd.DataFrame, column: str) -> str:
-    if _is_money(frame, column):
-        return f"{column} (USD)" if not column.endswith("_usd") else column
     if _is_time(frame, column):
         return f"{column} (UTC)"
     return column
@@ -137,14 +147,16 @@ def _header(frame: pd.DataFrame, column: str) -> str:
 
 def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
     money = [_is_money(frame, c) for c in frame.columns]
-    numeric = [isinstance(frame[c].dtype, pd.ArrowDtype)
-               and pa.types.is_integer(frame[c].dtype.pyarrow_dtype) for c in frame.columns]
+    numeric = [_is_number(frame, c) for c in frame.columns]
     cols = [frame[c].tolist() for c in frame.columns]
     out = []
     for row in zip(*cols, strict=True):
         cells = []
         for c, v, is_money, is_num in zip(frame.columns, row, money, numeric, strict=True):
-            text = html.escape(_text(v))
+            raw = _text(v) if is_money or not isinstance(v, Decimal) else f"{v:f}"
+            if c == "text" and len(raw) > TEXT_CHARS:  # prose of a step: the exports have it all
+                raw = raw[: TEXT_CHARS - 1] + "\u2026"
+            text = html.escape(raw)
             if c == "period" and (v is None or pd.isna(v)):
                 text = DATE_UNKNOWN
             if is_money:
@@ -164,9 +176,7 @@ def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
 def _head_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
     cells = []
     for c in frame.columns:
-        num = _is_money(frame, c) or (isinstance(frame[c].dtype, pd.ArrowDtype)
-                                      and pa.types.is_integer(frame[c].dtype.pyarrow_dtype))
-        cls = ' class="num"' if num else ""
+        cls = ' class="num"' if _is_money(frame, c) or _is_number(frame, c) else ""
         cells.append(f"<th{cls}>{html.escape(_header(frame, c))}</th>")
         if c in exact:
             cells.append('<th class="exact">exact, sub-cent (per-token fees)</th>')
@@ -255,8 +265,10 @@ def _budget_state(d: tables.ReportData) -> tuple[str, str]:
     top = overall or min(rows, key=lambda r: worst.index(r["status"]))
     state = f"{top['status']}: ${_cents(top['spent_usd'])} of ${_cents(top['budget_usd'])}"
     others = [r for r in rows if r is not top and r["status"] != "ok"]
-    detail = top["scope"] + (f"; {len(others)} other budget(s) not ok" if others else "")
-    return state, detail
+    named = ", ".join(f"{r['scope']} {r['status']}" for r in others[:3])
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    detail = top["scope"] + (f"; also {named}{more}" if others else "")
+    return state, html.escape(detail)
 
 
 def _headline(d: tables.ReportData) -> str:
