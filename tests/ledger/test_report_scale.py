@@ -237,6 +237,11 @@ def test_unknown_dates_and_costs_are_counted_never_dropped_or_zero(tmp_path: Pat
     document = out.read_text(encoding="utf-8")
     assert "<td>date unknown</td>" in document
     assert "1 of unknown cost" in document and "$0.12 estimated" in document
+    # the frame-level roll-up a notebook calls does not stumble on them either
+    from songlab.ledger.periods import rollup
+
+    assert rollup(frame, "month")["tasks"].tolist() == [3]  # the dated top-level tasks
+    assert rollup(frame.iloc[1:3], "day").empty  # only undated tasks: no period at all
     # a dated period cannot place them: counted apart, not in its totals
     nov20 = tables.build(frame, p=period(start="2026-11-20", end="2026-11-20"))
     assert nov20.figures["tasks"] == 1 and nov20.figures["undated_outside_tasks"] == 2
