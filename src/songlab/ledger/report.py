@@ -491,6 +491,7 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
     else:
         data = tasks_table(source)
     d = tables.build(data, p=period, as_of=as_of, budgets=budgets)
+    d.store = data if isinstance(data, LedgerStore) else None
     if simulated_clock:
         d.source_note = SANDBOX_NOTE
     path = _write_text(Path(out), render_report(d, title=title, sections=sections))

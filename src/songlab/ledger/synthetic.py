@@ -292,10 +292,29 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
         label_cols = [_pick(rng, PROJECTS, n), _pick(rng, TAGS, n), _pick(rng, KEYS, n)]
     else:
         label_cols = [pa.nulls(n, pa.string()) for _ in range(3)]
-    columns = [task_id, tool_ids, ops, models, pa.array(lic, pa.int8()), tiers, status,
-               created_a, updated_a, duration, billed, est, cost, source, failure,
-               pa.nulls(n, pa.string()), meta, *label_cols]  # fmt: skip
-    return pa.Table.from_arrays(columns, schema=_schema.TASKS)
+    made = dict(zip(
+        ["task_id", "tool_id", "operation", "model", "license", "tier", "status", "created_at",
+         "updated_at", "duration", "billed_usd", "estimate_usd", "cost_usd", "cost_source",
+         "failure_error", "parent_task_id", "metadata_json", "project", "tags", "key_id"],
+        [task_id, tool_ids, ops, models, pa.array(lic, pa.int8()), tiers, status, created_a,
+         updated_a, duration, billed, est, cost, source, failure, pa.nulls(n, pa.string()), meta,
+         *label_cols], strict=True))  # fmt: skip
+    return pa.Table.from_arrays([_column(made, f, n) for f in _schema.TASKS],
+                                schema=_schema.TASKS)  # fmt: skip
+
+
+def _column(made: dict[str, Any], field: pa.Field, n: int) -> Any:
+    """The schema's column ``field`` from the columns made (a ``*_source`` column says where
+    each fact came from: the service, as in a listing; labels: unknown if none)."""
+    if field.name in made:
+        return made[field.name].cast(field.type)
+    fact = field.name.removesuffix("_source")
+    if field.name.endswith("_source"):
+        values = made.get(fact) if fact != "labels" else made["project"]
+        mark = "record" if fact == "labels" else "service"
+        where = pc.is_valid(values) if values is not None else pa.repeat(pa.scalar(False), n)
+        return pc.if_else(where, mark, "unknown").cast(field.type)
+    return pa.nulls(n, field.type)
 
 
 def _scatter(base: Any, where: pa.Array, values: pa.Array, n: int) -> pa.Array:

@@ -158,6 +158,7 @@ class ReportData:
     agent_by_step: pd.DataFrame | None = None  # Agent One cost by tier and step (for the chart)
     charts: dict[str, pd.DataFrame] = field(default_factory=dict)  # what the charts draw
     source_note: str | None = None
+    store: Any = None  # the LedgerStore reported from, if any (for sections that need it)
 
     @property
     def total(self) -> Decimal:
@@ -649,8 +650,9 @@ FORMULA_START: Final[str] = "^[=+\\-@\t\r]"
 
 def _inert(column: str) -> str:
     """SQL: ``column`` with a leading ``'`` if a spreadsheet would read it as a formula."""
-    return (f"CASE WHEN regexp_matches({column}, '{FORMULA_START}') THEN '''' || {column} "
-            f"ELSE {column} END")
+    text = f"CAST({column} AS VARCHAR)"
+    return (f"CASE WHEN regexp_matches({text}, '{FORMULA_START}') THEN '''' || {text} "
+            f"ELSE {text} END")
 
 
 def copy_tasks_csv(source: Any, path: str | os.PathLike[str], *, p: Period | None = None) -> Path:
@@ -665,7 +667,7 @@ def copy_tasks_csv(source: Any, path: str | os.PathLike[str], *, p: Period | Non
         f = _schema.TASKS.field(c)
         if pa.types.is_timestamp(f.type):
             cols.append(f"strftime({c}, '%Y-%m-%d %H:%M:%S.%f') AS \"{c} (UTC)\"")
-        elif pa.types.is_string(f.type):
+        elif pa.types.is_string(f.type) or pa.types.is_dictionary(f.type):
             cols.append(f"{_inert(c)} AS {c}")
         else:
             cols.append(c)
