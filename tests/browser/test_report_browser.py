@@ -181,12 +181,12 @@ def _check_money_aligned_to_the_cent(page: Any) -> None:
       }
       return out;
     }""")
-    assert len(columns) >= 10, columns
+    assert sum(1 for col in columns if any(c["text"] for c in col["cells"])) >= 10, columns
     for col in columns:
-        cells = [c for c in col["cells"] if c["text"]]
-        assert cells, col
+        cells = [c for c in col["cells"] if c["text"]]  # blank: an amount nobody knows
         for c in cells:
             assert re.match(r"^-?[\d,]+\.\d\d$", c["text"]), (col["table"], c)
             assert c["align"] == "right", (col["table"], c)
         points = [c["point"] for c in cells]
-        assert max(points) - min(points) < 0.5, (col["table"], col["col"], points)
+        if points:
+            assert max(points) - min(points) < 0.5, (col["table"], col["col"], points)
