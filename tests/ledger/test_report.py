@@ -136,3 +136,29 @@ def test_cli_refuses_bad_options_before_connecting(
     assert cli.main(["report", "--out", str(tmp_path / "r.html"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_notebook_tables_read_to_the_cent() -> None:
+    """display.finance: money to the cent and right aligned, the exact amount only where cents
+    hide part of it, tiers by name, times to the second, no empty estimate column."""
+    from songlab.ledger import display, spend
+    from tests.ledger._util import snap
+
+    tasks = tasks_frame([
+        snap("a", cost_usd="8.18", created_at="2027-01-14T14:09:29.213Z"),
+        snap("b", cost_usd="1.56590392", license=3),
+        snap("c", cost_usd="0.474876", license=3),
+    ])  # fmt: skip
+    by_tier = spend(tasks, ["license", "tier"])
+    assert {"license", "estimated_usd"} <= set(by_tier.columns)
+    document = display.finance(by_tier).to_html()
+    assert ">license<" not in document and ">estimated_usd<" not in document  # shown only if any
+    assert ">royalty_free<" in document and ">8.18<" in document and ">2.04<" in document
+    assert "text-align: right" in document
+    assert document == display.finance(by_tier).to_html()  # no random ids: nbval can compare
+    rows = display.finance(tasks[["created_at", "task_id", "cost_usd"]],
+                           exact_columns=["cost_usd"]).to_html()  # fmt: skip
+    assert ">created_at (UTC)<" in rows and ">2027-01-14 14:09:29<" in rows and ".213" not in rows
+    assert ">1.57<" in rows and ">1.56590392<" in rows and ">0.474876<" in rows
+    assert f"cost_usd ({display.EXACT_LABEL})" in rows
+    assert tasks["cost_usd"].tolist()[1] == Decimal("1.56590392")  # the frame stays exact

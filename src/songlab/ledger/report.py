@@ -22,14 +22,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
 
-from songlab.ledger import export, plots, tables
+from songlab.ledger import display, export, plots, tables
 from songlab.ledger.periods import NAMED_PERIODS, Period, parse_budgets, period
 from songlab.ledger.tables import DATE_UNKNOWN
 from songlab.ledger.tasks import tasks_table
@@ -82,67 +82,9 @@ dl.figures dd.detail { font-size: 0.8em; color: #555; }
 # ----------------------------------------------------------------------------- formatting
 
 
-def _cents(value: Decimal) -> str:
-    """An amount to the cent (half-even), thousands separated: ``1,234.50``."""
-    return f"{value.quantize(Decimal('0.01'), ROUND_HALF_EVEN):,.2f}"
-
-
-def _exact(value: Decimal) -> str:
-    """The exact amount: 2 to 8 decimals (``0.00158225``)."""
-    whole, frac = f"{value:,.8f}".split(".")
-    return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
-
-
-def _text(value: Any) -> str:
-    """A cell's text: money to the cent, times to the second (UTC), dates ISO, null empty."""
-    if value is None or (not isinstance(value, list | tuple) and pd.isna(value)):
-        return ""
-    if isinstance(value, Decimal):
-        return _cents(value)
-    if isinstance(value, datetime):
-        return f"{value.astimezone(UTC):%Y-%m-%d %H:%M:%S}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
-
-
-def _is_decimal(frame: pd.DataFrame, column: str) -> bool:
-    t = frame[column].dtype
-    return isinstance(t, pd.ArrowDtype) and pa.types.is_decimal(t.pyarrow_dtype)
-
-
-def _is_money(frame: pd.DataFrame, column: str) -> bool:
-    """A USD amount: a decimal column named ``*_usd`` (``used_pct`` is a decimal too)."""
-    return _is_decimal(frame, column) and str(column).endswith("_usd")
-
-
-def _is_number(frame: pd.DataFrame, column: str) -> bool:
-    t = frame[column].dtype
-    return isinstance(t, pd.ArrowDtype) and (pa.types.is_integer(t.pyarrow_dtype)
-                                             or pa.types.is_decimal(t.pyarrow_dtype))
-
-
-def _is_time(frame: pd.DataFrame, column: str) -> bool:
-    t = frame[column].dtype
-    return isinstance(t, pd.ArrowDtype) and pa.types.is_timestamp(t.pyarrow_dtype)
-
-
-def _shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """The columns a reader needs: no tier number beside its name, and the estimate and
-    unknown-cost columns only when they hold something."""
-    drop = [c for c in ("license",) if c in frame.columns and "tier" in frame.columns]
-    for c in ("estimated_usd", "estimated_tasks", "unknown_cost_tasks", "unknown_cost_steps"):
-        if c in frame.columns:
-            values = [v for v in frame[c].tolist() if v is not None and not pd.isna(v)]
-            if not any(values):
-                drop.append(c)
-    return frame.drop(columns=drop)
-
-
-def _header(frame: pd.DataFrame, column: str) -> str:
-    if _is_time(frame, column):
-        return f"{column} (UTC)"
-    return column
+_cents, _exact, _text = display.cents, display.exact, display.text
+_is_money, _is_number, _shown, _header = (display.is_money, display.is_number, display.shown,
+                                          display.header)
 
 
 def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
@@ -162,8 +104,7 @@ def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
             if is_money:
                 cells.append(f'<td class="num money">{text}</td>')
                 if c in exact:  # the exact amount where cents hide part of it
-                    hidden = v is not None and not pd.isna(v) and v != v.quantize(Decimal("0.01"))
-                    e = _exact(v) if hidden else ""
+                    e = _exact(v) if display.hidden_by_cents(v) else ""
                     cells.append(f'<td class="exact">{html.escape(e)}</td>')
             elif is_num:
                 cells.append(f'<td class="num">{text}</td>')
@@ -179,7 +120,7 @@ def _head_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
         cls = ' class="num"' if _is_money(frame, c) or _is_number(frame, c) else ""
         cells.append(f"<th{cls}>{html.escape(_header(frame, c))}</th>")
         if c in exact:
-            cells.append('<th class="exact">exact, sub-cent (per-token fees)</th>')
+            cells.append(f'<th class="exact">{html.escape(display.EXACT_LABEL)}</th>')
     return "<thead><tr>" + "".join(cells) + "</tr></thead>"
 
 
