@@ -162,3 +162,8 @@ def test_notebook_tables_read_to_the_cent() -> None:
     assert ">1.57<" in rows and ">1.56590392<" in rows and ">0.474876<" in rows
     assert f"cost_usd ({display.EXACT_LABEL})" in rows
     assert tasks["cost_usd"].tolist()[1] == Decimal("1.56590392")  # the frame stays exact
+    from songlab.ledger.periods import budget_status
+
+    budgets = display.finance(budget_status(tasks, ["5"], as_of=tasks["created_at"].max()))
+    assert ">used_pct<" in budgets.to_html() and ">5.00<" in budgets.to_html()
+    assert ">163.6<" in budgets.to_html()  # a percentage stays as it is (8.18 of 5.00)

@@ -63,6 +63,11 @@ def text(value: Any) -> str:
     return str(value)
 
 
+def _plain(value: Any) -> str:
+    """A decimal that is not money (a percentage): as it is."""
+    return "" if value is None or pd.isna(value) else f"{value:f}"
+
+
 def _arrow(frame: pd.DataFrame, column: Any) -> pa.DataType | None:
     t = frame[column].dtype
     return t.pyarrow_dtype if isinstance(t, pd.ArrowDtype) else None
@@ -120,7 +125,8 @@ def finance(frame: pd.DataFrame, *, exact_columns: Sequence[str] = (),
             view = view.assign(**{f"{c} ({EXACT_LABEL})": [
                 exact(v) if hidden_by_cents(v) else "" for v in view[c].tolist()]})
     view = view.rename(columns={c: header(view, c) for c in view.columns if is_time(view, c)})
-    formats = {c: text for c in view.columns}
+    formats = {c: text if is_money(view, c) or not is_decimal(view, c) else _plain
+               for c in view.columns}  # fmt: skip
     right = [c for c in view.columns if is_number(view, c) or str(c).endswith(f"({EXACT_LABEL})")]
     styler = view.reset_index(drop=True).style
     styler.set_uuid("songlab")  # the same HTML on every run (no random element ids)
