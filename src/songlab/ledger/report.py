@@ -99,7 +99,7 @@ def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
             if c == "text" and len(raw) > TEXT_CHARS:  # prose of a step: the exports have it all
                 raw = raw[: TEXT_CHARS - 1] + "\u2026"
             text = html.escape(raw)
-            if c == "period" and (v is None or pd.isna(v)):
+            if c in ("period", "created_at", "run_created_at") and (v is None or pd.isna(v)):
                 text = DATE_UNKNOWN
             if is_money:
                 cells.append(f'<td class="num money">{text}</td>')
