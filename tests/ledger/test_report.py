@@ -127,8 +127,9 @@ def test_cli_periods_budgets_and_exports(
     [(["--from", "2026-13-01"], "from: a date"), (["--period", "soon"], "period: one of"),
      (["--budget", "x=lots"], "budget: an amount"),
      (["--period", "this-month", "--from", "2026-11-01"], "not both"),
-     (["--as-of", "yesterday"], "--as-of: a date")],
-    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of"],
+     (["--as-of", "yesterday"], "--as-of: a date"),
+     (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR")],
+    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of", "all-tasks-no-csv"],
 )
 def test_cli_refuses_bad_options_before_connecting(
     args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

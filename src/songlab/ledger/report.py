@@ -1,7 +1,8 @@
 """``songlab report``: a self-contained HTML cost report (tables + embedded PNG plots).
 
 ``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
-[--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR] [--xlsx PATH]``
+[--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
+[--xlsx PATH]``
 connects with ``songlab.connect()`` (the real service when ``SONGLAB_API_KEY``
 and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
 builds the ledger frames from the task listing (or refreshes the Parquet
@@ -496,6 +497,8 @@ def _options(args: argparse.Namespace) -> tuple[Period, datetime | None, Any]:
         except ValueError:
             raise ValueError(f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, "
                              f"got {args.as_of!r}") from None
+    if args.all_tasks and not args.csv_dir:
+        raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
     if args.period and (args.start or args.end):
         raise ValueError("--period: give a named period or --from/--to, not both")
     if args.period:
