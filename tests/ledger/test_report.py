@@ -101,7 +101,7 @@ def test_cli_periods_budgets_and_exports(
     out, xlsx, csv_dir = tmp_path / "r.html", tmp_path / "r.xlsx", tmp_path / "csv"
     argv = ["report", "--out", str(out), "--ledger", str(ledger), "--from", str(day),
             "--to", str(day), "--budget", "0.01", "--budget", "radio-ads=5",
-            "--xlsx", str(xlsx), "--csv", str(csv_dir)]  # fmt: skip
+            "--xlsx", str(xlsx), "--csv", str(csv_dir), "--csv-all-tasks"]  # fmt: skip
     assert cli.main(argv) == 0, capsys.readouterr().err
     document = out.read_text(encoding="utf-8")
     _self_contained(document)
@@ -114,6 +114,9 @@ def test_cli_periods_budgets_and_exports(
         wb.sheetnames)
     proj = wb["by_project"]
     assert [c.value for c in proj[2]][:2] == ["radio-ads", 1]
+    header, *rows = (csv_dir / "tasks.csv").read_text().splitlines()  # every task, by DuckDB
+    assert header.startswith("created_at (UTC),task_id,project") and len(rows) == 1
+    assert task.task_id in rows[0] and ",radio-ads,spring," in rows[0]
     first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
     assert first == "radio-ads,1,0.02000000,0,0.00000000,0"  # tasks, cost, estimated, unknown
     # a period with nothing in it: the report still renders, with zero spend
