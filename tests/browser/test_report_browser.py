@@ -10,11 +10,13 @@ nothing tried to load from anywhere else.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,7 +103,90 @@ def test_chromium_renders_every_section_and_chart(demo_report: tuple[Path, float
             # the long per-day table is folded; it opens without a script
             page.locator("#over-time details summary").click()
             assert page.locator("#over-time details table tr").count() >= 40
+            _check_headline(page)
+            _check_money_aligned_to_the_cent(page)
+            # the per-step table of Agent One pages without a script
+            pages = page.locator("#agent .pager > label")
+            if pages.count() > 1:
+                first = page.locator("#agent .pager table.page").first
+                assert first.is_visible()
+                pages.nth(1).click()
+                assert not first.is_visible()
+                assert page.locator("#agent .pager table.page").nth(1).is_visible()
             assert not errors, errors
         finally:
             browser.close()
     assert requests == [path.as_uri()]  # self-contained: nothing else was fetched
+
+
+MONEY = r"^\$-?[\d,]+\.\d\d$"
+
+
+def _check_headline(page: Any) -> None:
+    """The five numbers a reader wants first, to the cent, and the sandbox's clock named."""
+    figures = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#headline > div')).map(d => ({"
+        "key: d.dataset.figure, label: d.querySelector('dt').innerText, "
+        "value: d.querySelector('dd.value').innerText, "
+        "detail: d.querySelector('dd.detail').innerText}))"
+    )
+    assert [f["key"] for f in figures] == ["period-spend", "month-to-date", "forecast", "budget",
+                                           "estimated-unknown"], figures  # fmt: skip
+    by_key = {f["key"]: f for f in figures}
+    for key in ("period-spend", "month-to-date", "forecast"):
+        assert re.match(MONEY, by_key[key]["value"]), by_key[key]
+    # the demo's overall budget is $25.00; its state and the amounts, to the cent
+    assert re.match(r"^(ok|near|forecast over|over): \$[\d,]+\.\d\d of \$25\.00$",
+                    by_key["budget"]["value"]), by_key["budget"]  # fmt: skip
+    est = by_key["estimated-unknown"]
+    assert re.match(r"^\$[\d,]+\.\d\d estimated$", est["value"]), est
+    assert re.search(r"[\d,]+ tasks estimated; [\d,]+ of unknown cost", est["detail"]), est
+    # the header's period spend is the summary's, and the summary table's rows agree
+    rows = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#summary table tbody tr')).map(r => "
+        "Array.from(r.cells).map(c => c.innerText))"
+    )
+    spent = next(r for r in rows if r[0] == "spent in the period")
+    assert "$" + spent[2] == by_key["period-spend"]["value"]
+    mtd = next(r for r in rows if r[0].startswith("month to date"))
+    assert "$" + mtd[2] == by_key["month-to-date"]["value"]
+    # made from the sandbox: the report says its clock is simulated
+    assert "clock is simulated" in page.locator("p.sandbox").inner_text()
+    assert "(sandbox clock)" in page.locator("body > p.note").first.inner_text()
+
+
+def _check_money_aligned_to_the_cent(page: Any) -> None:
+    """Every money column shows cents (two decimals), right aligned, decimal points in line."""
+    columns = page.evaluate("""() => {
+      const out = [];
+      for (const table of document.querySelectorAll('table')) {
+        if (!table.offsetParent) continue;  // a folded or hidden page
+        const cols = {};
+        for (const td of table.querySelectorAll('tbody td.money')) {
+          const text = td.innerText;
+          const node = td.firstChild;
+          let point = null;
+          if (node && text.includes('.')) {
+            const r = document.createRange();
+            const i = node.textContent.indexOf('.');
+            r.setStart(node, i); r.setEnd(node, i + 1);
+            point = r.getBoundingClientRect().left;
+          }
+          (cols[td.cellIndex] ||= []).push({text, point,
+            align: getComputedStyle(td).textAlign});
+        }
+        for (const [i, cells] of Object.entries(cols)) {
+          out.push({table: table.closest('section')?.id, col: i, cells});
+        }
+      }
+      return out;
+    }""")
+    assert sum(1 for col in columns if any(c["text"] for c in col["cells"])) >= 10, columns
+    for col in columns:
+        cells = [c for c in col["cells"] if c["text"]]  # blank: an amount nobody knows
+        for c in cells:
+            assert re.match(r"^-?[\d,]+\.\d\d$", c["text"]), (col["table"], c)
+            assert c["align"] == "right", (col["table"], c)
+        points = [c["point"] for c in cells]
+        if points:
+            assert max(points) - min(points) < 0.5, (col["table"], col["col"], points)

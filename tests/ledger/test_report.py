@@ -6,6 +6,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,8 @@ def test_render_html(records: list[dict[str, Any]]) -> None:
     _self_contained(document)
     assert "<h1>Q4 &lt;costs&gt;</h1>" in document
     total = tasks.songlab.total()
-    whole, frac = f"{total:,.8f}".split(".")
-    assert f"${whole}.{frac.rstrip('0').ljust(2, '0')}" in document
+    cents = total.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
+    assert f'<dd class="value">${cents:,.2f}</dd>' in document  # the header, to the cent
     for heading in ("Spend by operation", "Tier comparison", "Agent One: cost per step"):
         assert heading in document
 
@@ -100,7 +101,7 @@ def test_cli_periods_budgets_and_exports(
     out, xlsx, csv_dir = tmp_path / "r.html", tmp_path / "r.xlsx", tmp_path / "csv"
     argv = ["report", "--out", str(out), "--ledger", str(ledger), "--from", str(day),
             "--to", str(day), "--budget", "0.01", "--budget", "radio-ads=5",
-            "--xlsx", str(xlsx), "--csv", str(csv_dir)]  # fmt: skip
+            "--xlsx", str(xlsx), "--csv", str(csv_dir), "--csv-all-tasks"]  # fmt: skip
     assert cli.main(argv) == 0, capsys.readouterr().err
     document = out.read_text(encoding="utf-8")
     _self_contained(document)
@@ -113,8 +114,11 @@ def test_cli_periods_budgets_and_exports(
         wb.sheetnames)
     proj = wb["by_project"]
     assert [c.value for c in proj[2]][:2] == ["radio-ads", 1]
+    header, *rows = (csv_dir / "tasks.csv").read_text().splitlines()  # every task, by DuckDB
+    assert header.startswith("created_at (UTC),task_id,project") and len(rows) == 1
+    assert task.task_id in rows[0] and ",radio-ads,spring," in rows[0]
     first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
-    assert first.startswith("radio-ads,1,1,0.02000000")
+    assert first == "radio-ads,1,0.02000000,0,0.00000000,0"  # tasks, cost, estimated, unknown
     # a period with nothing in it: the report still renders, with zero spend
     assert cli.main(["report", "--out", str(out), "--ledger", str(ledger),
                      "--period", "2020-01"]) == 0  # fmt: skip
@@ -126,8 +130,9 @@ def test_cli_periods_budgets_and_exports(
     [(["--from", "2026-13-01"], "from: a date"), (["--period", "soon"], "period: one of"),
      (["--budget", "x=lots"], "budget: an amount"),
      (["--period", "this-month", "--from", "2026-11-01"], "not both"),
-     (["--as-of", "yesterday"], "--as-of: a date")],
-    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of"],
+     (["--as-of", "yesterday"], "--as-of: a date"),
+     (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR")],
+    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of", "all-tasks-no-csv"],
 )
 def test_cli_refuses_bad_options_before_connecting(
     args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -135,3 +140,34 @@ def test_cli_refuses_bad_options_before_connecting(
     assert cli.main(["report", "--out", str(tmp_path / "r.html"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_notebook_tables_read_to_the_cent() -> None:
+    """display.finance: money to the cent and right aligned, the exact amount only where cents
+    hide part of it, tiers by name, times to the second, no empty estimate column."""
+    from songlab.ledger import display, spend
+    from tests.ledger._util import snap
+
+    tasks = tasks_frame([
+        snap("a", cost_usd="8.18", created_at="2027-01-14T14:09:29.213Z"),
+        snap("b", cost_usd="1.56590392", license=3),
+        snap("c", cost_usd="0.474876", license=3),
+    ])  # fmt: skip
+    by_tier = spend(tasks, ["license", "tier"])
+    assert {"license", "estimated_usd"} <= set(by_tier.columns)
+    document = display.finance(by_tier).to_html()
+    assert ">license<" not in document and ">estimated_usd<" not in document  # shown only if any
+    assert ">royalty_free<" in document and ">8.18<" in document and ">2.04<" in document
+    assert "text-align: right" in document
+    assert document == display.finance(by_tier).to_html()  # no random ids: nbval can compare
+    rows = display.finance(tasks[["created_at", "task_id", "cost_usd"]],
+                           exact_columns=["cost_usd"]).to_html()  # fmt: skip
+    assert ">created_at (UTC)<" in rows and ">2027-01-14 14:09:29<" in rows and ".213" not in rows
+    assert ">1.57<" in rows and ">1.56590392<" in rows and ">0.474876<" in rows
+    assert f"cost_usd ({display.EXACT_LABEL})" in rows
+    assert tasks["cost_usd"].tolist()[1] == Decimal("1.56590392")  # the frame stays exact
+    from songlab.ledger.periods import budget_status
+
+    budgets = display.finance(budget_status(tasks, ["5"], as_of=tasks["created_at"].max()))
+    assert ">used_pct<" in budgets.to_html() and ">5.00<" in budgets.to_html()
+    assert ">163.6<" in budgets.to_html()  # a percentage stays as it is (8.18 of 5.00)

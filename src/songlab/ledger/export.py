@@ -13,6 +13,15 @@ Money is never a float on the way out:
 Timestamps are written in UTC without an offset (Excel has no time zones; the
 column header says UTC), durations as seconds, list columns joined by ``,``.
 Files are written to a temporary name and renamed into place.
+
+**Safe to open.** Labels are set by anyone on the team and tool names, prompts
+and Agent One text come from the service, so no text is ever written as a
+formula (CWE-1236, OWASP "CSV injection"): songlab writes no formula cell at
+all. In Excel every text cell is a string cell, and one that starts with
+``=``, ``+``, ``-``, ``@``, tab or CR also carries the *quote prefix* style
+(Excel shows the text as typed and never evaluates it, even once edited); in
+CSV such text gets a leading ``'`` (OWASP's advice), which a spreadsheet shows
+as text. Numbers (money, counts, negative differences) stay numbers.
 """
 
 from __future__ import annotations
@@ -30,11 +39,25 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["MONEY_FORMAT", "export_csv", "export_excel", "sheet_name"]
+__all__ = ["FORMULA_START", "MONEY_FORMAT", "atomic", "export_csv", "export_excel", "inert",
+           "is_formula_like", "sheet_name"]
 
 # Excel number format of money cells: thousands, at least 2 and up to 8 decimals.
 MONEY_FORMAT = "#,##0.00######"
 _BAD_SHEET = re.compile(r"[\[\]:*?/\\]")
+# Text a spreadsheet would evaluate: it starts with one of these (OWASP, CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def is_formula_like(text: str) -> bool:
+    """Whether a spreadsheet would read ``text`` as a formula (or a DDE command)."""
+    return text.startswith(FORMULA_START)
+
+
+def inert(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet evaluates: a leading ``'`` if it looks like a
+    formula (OWASP), else unchanged."""
+    return "'" + text if is_formula_like(text) else text
 
 
 def _money_text(d: Decimal) -> str:
@@ -75,7 +98,7 @@ def _headers(frame: pd.DataFrame) -> list[str]:
     return out
 
 
-def _atomic(target: Path, write: Callable[[Path], None]) -> Path:
+def atomic(target: Path, write: Callable[[Path], None]) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
@@ -87,20 +110,36 @@ def _atomic(target: Path, write: Callable[[Path], None]) -> Path:
     return target
 
 
-def export_csv(tables: Mapping[str, pd.DataFrame], directory: str | os.PathLike[str]) -> list[Path]:
-    """One ``NAME.csv`` per table in ``directory``; money as exact 8-place decimal text."""
+def export_csv(tables: Mapping[str, pd.DataFrame], directory: str | os.PathLike[str], *,
+               skip: tuple[str, ...] = ()) -> list[Path]:
+    """One ``NAME.csv`` per table in ``directory`` (but ``skip``); money as exact 8-place
+    decimal text; text that looks like a formula made inert."""
     out = []
     for name, frame in tables.items():
+        if name in skip:
+            continue
+
         def write(tmp: Path, frame: pd.DataFrame = frame) -> None:
             with open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
                 w.writerow(_headers(frame))
                 for row in _rows(frame):
-                    w.writerow(["" if v is None else v.isoformat(sep=" ")
-                                if isinstance(v, datetime) else v for v in row])  # fmt: skip
+                    w.writerow([_csv_cell(v) for v in row])
 
-        out.append(_atomic(Path(directory) / f"{sheet_name(name)}.csv", write))
+        out.append(atomic(Path(directory) / f"{sheet_name(name)}.csv", write))
     return out
+
+
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, Money):  # a number (it may start with "-")
+        return str(v)
+    if isinstance(v, str):
+        return inert(v)
+    return v
 
 
 def sheet_name(name: str) -> str:
@@ -109,40 +148,79 @@ def sheet_name(name: str) -> str:
 
 
 def export_excel(tables: Mapping[str, pd.DataFrame], path: str | os.PathLike[str]) -> Path:
-    """One sheet per table (header row frozen, money formatted) in an ``.xlsx`` workbook."""
+    """One sheet per table (header row frozen, money formatted) in an ``.xlsx`` workbook.
+
+    Written in openpyxl's streaming mode; no cell is a formula, text is a string cell
+    (quote-prefixed when it looks like a formula), money an exact number.
+    """
     from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font
 
-    wb = Workbook()
-    wb.remove(wb.active)
+    wb = Workbook(write_only=True)
     seen: set[str] = set()
-    for name, frame in tables.items():
+    for name in tables:
         title = sheet_name(name)
         if title in seen:
             raise ValueError(f"tables: two tables map to the sheet name {title!r}")
         seen.add(title)
-        ws = wb.create_sheet(title)
-        ws.append(_headers(frame))
-        for cell in ws[1]:
-            cell.font = Font(bold=True)
-        ws.freeze_panes = "A2"
-        for r, row in enumerate(_rows(frame), start=2):
-            for c, value in enumerate(row, start=1):
-                cell = ws.cell(row=r, column=c)
-                if isinstance(value, Money):
-                    cell._value = str(value)  # exact text, stored as a number below
-                    cell.data_type = "n"
-                    cell.number_format = MONEY_FORMAT
-                elif isinstance(value, Decimal):
-                    cell._value = f"{value:f}"
-                    cell.data_type = "n"
-                elif isinstance(value, date | datetime | int | float | bool) or value is None:
-                    cell.value = value
-                else:
-                    cell.value = str(value)
-        for col, header in enumerate(_headers(frame), start=1):
+    bold = Font(bold=True)
+    for name, frame in tables.items():
+        ws = wb.create_sheet(sheet_name(name))
+        headers = _headers(frame)
+        for col, header in enumerate(headers, start=1):
             width = min(40, max(10, len(header) + 2))
-            ws.column_dimensions[ws.cell(row=1, column=col).column_letter].width = width
-    if not wb.sheetnames:
+            ws.column_dimensions[_letter(col)].width = width
+        ws.freeze_panes = "A2"
+        head = []
+        for h in headers:
+            cell = WriteOnlyCell(ws)
+            _text_cell(cell, h)
+            cell.font = bold
+            head.append(cell)
+        ws.append(head)
+        for row in _rows(frame):
+            ws.append([_excel_cell(ws, WriteOnlyCell, v) for v in row])
+    if not tables:
         wb.create_sheet("empty")
-    return _atomic(Path(path), lambda tmp: wb.save(tmp))
+    return atomic(Path(path), lambda tmp: wb.save(tmp))
+
+
+def _letter(col: int) -> str:
+    from openpyxl.utils import get_column_letter
+
+    return str(get_column_letter(col))
+
+
+_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _text_cell(cell: Any, text: str) -> None:
+    quote = is_formula_like(text)
+    # XML keeps tab and LF; it reads a CR back as LF, so CR is written as LF; characters
+    # XML cannot hold at all become OOXML's _xHHHH_
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _ILLEGAL_XML.search(text):
+        from openpyxl.utils.escape import escape
+
+        text = escape(text)
+    cell._value = text  # a string cell, whatever it starts with: never a formula
+    cell.data_type = "s"
+    if quote:
+        cell.quotePrefix = True
+
+
+def _excel_cell(ws: Any, make: Any, value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | date | datetime):
+        return value
+    cell = make(ws)
+    if isinstance(value, Money):
+        cell._value = str(value)  # exact text, stored as a number
+        cell.data_type = "n"
+        cell.number_format = MONEY_FORMAT
+    elif isinstance(value, Decimal):
+        cell._value = f"{value:f}"
+        cell.data_type = "n"
+    else:
+        _text_cell(cell, str(value))
+    return cell

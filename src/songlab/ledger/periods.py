@@ -39,11 +39,14 @@ __all__ = [
     "Forecast",
     "Period",
     "as_of_for",
+    "budget_rows",
     "budget_status",
     "forecast",
+    "forecast_of",
     "in_period",
     "parse_budgets",
     "period",
+    "period_starts",
     "rollup",
 ]
 
@@ -139,7 +142,7 @@ def _filter(t: pa.Table, p: Period) -> pa.Table:
     return t.filter(pc.fill_null(mask, False))
 
 
-def _period_starts(lo: date, hi: date, freq: str) -> list[date]:
+def period_starts(lo: date, hi: date, freq: str) -> list[date]:
     if freq == "day":
         cur, step = lo, None
     elif freq == "week":
@@ -170,21 +173,20 @@ def rollup(tasks: Any, freq: str = "day", *, by: str | None = None,
     key = {"day": "day", "week": "week", "month": "month"}[freq]
     keys = [key] + ([by] if by else [])
     g = _schema.to_frame(spend_table(t, keys))
+    g = g[g[key].notna()]  # tasks of unknown date: not in any period (the report counts them)
     if freq == "month":
-        g[key] = pd.array([None if pd.isna(m) else datetime.strptime(m, "%Y-%m").date()
-                           for m in g[key]],
+        g[key] = pd.array([datetime.strptime(m, "%Y-%m").date() for m in g[key]],
                           dtype=pd.ArrowDtype(pa.date32()))  # fmt: skip
     tops = top_level(t)
+    first, last = pc.min(tops["created_at"]).as_py(), pc.max(tops["created_at"]).as_py()
     if p is not None and p.start and p.end:
         lo, hi = p.start, p.end
-    elif tops.num_rows:
-        first, last = pc.min(tops["created_at"]).as_py(), pc.max(tops["created_at"]).as_py()
-        # tasks nobody dated (created_at unknown) have no period: not a crash
-        lo = (first and first.date()) if p is None or not p.start else p.start
-        hi = (last and last.date()) if p is None or not p.end else p.end
+    elif first is not None and last is not None:  # tasks of unknown date have no period
+        lo = first.date() if p is None or not p.start else p.start
+        hi = last.date() if p is None or not p.end else p.end
     else:
         lo = hi = None
-    starts = _period_starts(lo, hi, freq) if lo and hi else []
+    starts = period_starts(lo, hi, freq) if lo and hi else []
     groups = sorted(g[by].dropna().unique().tolist()) if by else [None]
     if by and g[by].isna().any():
         groups.append(None)
@@ -250,11 +252,18 @@ def forecast(tasks: Any, *, as_of: datetime, project: str | None = None) -> Fore
     if project is not None:
         t = t.filter(pc.fill_null(pc.equal(t["project"], project), False))
     start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
+    return forecast_of(_sum(_between(t, start, as_of)),
+                       _sum(_between(t, as_of - timedelta(days=7), as_of)), as_of)
+
+
+def forecast_of(mtd: Decimal, last_7_days: Decimal, as_of: datetime) -> Forecast:
+    """The forecast from the month-to-date spend and the spend of the 7 days to ``as_of``."""
+    as_of = as_of.astimezone(UTC)
+    start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
     ndays = calendar.monthrange(as_of.year, as_of.month)[1]
     elapsed = Decimal((as_of - start) // timedelta(microseconds=1)) / Decimal(86_400_000_000)
-    mtd = _sum(_between(t, start, as_of))
     rate = (mtd / elapsed).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else Decimal(0)
-    trailing = _sum(_between(t, as_of - timedelta(days=7), as_of)) / 7
+    trailing = last_7_days / 7
     fc = (mtd / elapsed * ndays).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else mtd
     return Forecast(
         month=f"{as_of:%Y-%m}", as_of=as_of, days_in_month=ndays,
@@ -300,9 +309,19 @@ def budget_status(tasks: Any, budgets: Any, *, as_of: datetime,
     ``status``: ``over`` (spent more than the budget), ``forecast over`` (on course
     to), ``near`` (``near`` of it used or more, default 80%), else ``ok``.
     """
+    parsed = parse_budgets(budgets)
+    overall = forecast(tasks, as_of=as_of)
+    per_project = {s: forecast(tasks, as_of=as_of, project=s) for s in parsed if s is not None}
+    return budget_rows(parsed, overall, per_project, near=near)
+
+
+def budget_rows(budgets: Mapping[str | None, Decimal], overall: Forecast,
+                per_project: Mapping[str, Forecast], *, near: Decimal = NEAR) -> pd.DataFrame:
+    """The budget table from forecasts already made (overall, and per project)."""
     rows = []
-    for scope, limit in parse_budgets(budgets).items():
-        fc = forecast(tasks, as_of=as_of, project=scope)
+    for scope, limit in budgets.items():
+        fc = overall if scope is None else per_project.get(scope) or forecast_of(
+            Decimal(0), Decimal(0), overall.as_of)
         spent = fc.month_to_date_usd
         used = (spent / limit * 100).quantize(Decimal("0.1")) if limit else None
         if spent > limit:

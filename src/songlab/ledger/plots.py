@@ -1,25 +1,30 @@
-"""Plots of the ledger frames, as matplotlib Figures (no pyplot state, no GUI backend).
+"""Plots of the ledger, as matplotlib Figures (no pyplot state, no GUI backend).
 
-Amounts are exact Decimals in the frames; they become floats here only to be
-drawn. Each function takes the frame it plots and returns a new ``Figure``;
-``png_bytes`` renders one with the Agg canvas.
+Every chart summarises: its number of marks is bounded whatever the number of
+tasks (the top ``TOP`` groups and "other", one series per group over the
+periods, Agent One cost by tier and step kind). Each function takes a tasks
+frame (aggregated in DuckDB by ``songlab.ledger.tables``) or the aggregate
+table the report already made, and returns a new ``Figure``. Amounts are exact
+Decimals in the tables; they become floats here only to be drawn.
+``png_bytes`` renders a figure with the Agg canvas.
 """
 
 from __future__ import annotations
 
 import io
-from typing import Any
+from decimal import Decimal
+from typing import Any, Final
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from songlab.ledger.periods import period, rollup
-from songlab.ledger.spend import spend
-from songlab.ledger.tiers import tier_comparison
+from songlab.ledger.periods import period as make_period
 from songlab.ledger.trace import AGENT_FEE
 
 __all__ = [
+    "BARS_UP_TO",
+    "TOP",
     "agent_cost_per_step",
     "month_forecast",
     "png_bytes",
@@ -30,9 +35,19 @@ __all__ = [
     "tier_comparison_plot",
 ]
 
-
 # Up to this many periods, spend over time is drawn as stacked bars, else as areas.
-BARS_UP_TO = 40
+BARS_UP_TO: Final[int] = 40
+# Groups drawn by name; the rest are one "other" group.
+TOP: Final[int] = 8
+
+
+def _label(value: Any, width: int = 32) -> str:
+    """Text from the data as a chart label: one line, no control characters, no mathtext
+    (``$``), at most ``width`` characters."""
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in str(value)).split())
+    if len(text) > width:
+        text = text[: width - 1] + "\u2026"
+    return text.replace("$", r"\$")
 
 
 def _floats(series: pd.Series) -> list[float]:
@@ -44,21 +59,47 @@ def _empty(ax: Any, what: str) -> None:
     ax.set_axis_off()
 
 
-def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str = "day") -> Figure:
-    """Cost per ``period`` (day, week or month; empty periods drawn as 0), stacked by ``by``:
-    bars, or areas past 40 periods."""
+def _is_tasks(frame: pd.DataFrame) -> bool:
+    return "task_id" in frame.columns and "cost_source" in frame.columns
+
+
+def _fold(values: dict[str, float], n: int = TOP) -> dict[str, float]:
+    """The ``n`` largest of ``values`` by name, the rest as one ``other (k)`` entry."""
+    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(ranked) <= n + 1:
+        return dict(ranked)
+    rest = ranked[n:]
+    return dict(ranked[:n]) | {f"other ({len(rest)})": sum(v for _, v in rest)}
+
+
+def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str = "day",
+                    top: int = TOP) -> Figure:
+    """Cost per ``period`` (day, week or month; empty periods drawn as 0), stacked by ``by``
+    (its ``top`` groups and "other"): bars, or areas past ``BARS_UP_TO`` periods.
+
+    ``tasks``: a tasks frame, or a roll-up by ``by`` (``period``, ``by``, ``cost_usd``).
+    """
+    from songlab.ledger.tables import spend_over_time_table
+
     fig = Figure(figsize=(9, 4), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"Spend per {period} by {by} (USD)")
-    table = rollup(tasks, period, by=by)
+    table = spend_over_time_table(tasks, by=by, freq=period) if _is_tasks(tasks) else tasks
+    undated = table[table["period"].isna()]
+    table = table[table["period"].notna()]
     if table.empty:
-        _empty(ax, "tasks")
+        _empty(ax, "tasks with a date")
         return fig
-    table = table.assign(usd=_floats(table["cost_usd"]),
-                         key=[str(k) if isinstance(k, str) else f"(no {by})"
-                              for k in table[by].tolist()])  # fmt: skip
+    keys = [_label(k) if isinstance(k, str) else f"(no {by})" for k in table[by].tolist()]
+    table = table.assign(usd=_floats(table["cost_usd"]), key=keys)
+    totals = table.groupby("key")["usd"].sum().to_dict()
+    kept = _fold(totals, top)
+    other = next((k for k in kept if k not in totals), None)  # "other (k)", if folded
+    table = table.assign(key=[k if k in kept else other for k in table["key"]])
     wide = table.pivot_table(index="period", columns="key", values="usd", aggfunc="sum",
                              fill_value=0.0)  # fmt: skip
+    order = [k for k in kept if k in wide.columns]
+    wide = wide[order]
     x = list(range(len(wide.index)))
     series = [wide[c].astype(float).tolist() for c in wide.columns]
     if len(x) <= BARS_UP_TO:  # few periods: stacked bars (an area needs two points)
@@ -73,37 +114,57 @@ def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str =
     ax.set_ylabel("USD")
     ax.tick_params(axis="x", rotation=60, labelsize=7)
     ax.legend(fontsize=7, ncols=2, loc="upper left")
+    if len(undated):
+        n = int(undated["tasks"].sum())
+        ax.set_xlabel(f"not drawn: {n} tasks of unknown date", fontsize=7)
     return fig
 
 
+def _bar_table(tasks: pd.DataFrame, key: str) -> pd.DataFrame:
+    from songlab.ledger.tables import spend_of
+
+    if not _is_tasks(tasks):
+        return tasks
+    order = "min(license) NULLS LAST" if key == "tier" else "cost_usd DESC NULLS LAST"
+    return spend_of(tasks, [key], order=order)
+
+
 def spend_by_tier(tasks: pd.DataFrame) -> Figure:
-    """Bars of cost and task counts per license tier."""
+    """Bars of cost and task counts per license tier (by name)."""
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("Spend by license tier (USD)")
-    table = spend(tasks, ["license", "tier"])
+    table = _bar_table(tasks, "tier")
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    bars = ax.bar(table["tier"].fillna("unknown").astype(str).tolist(), _floats(table["cost_usd"]))
+    names = [_label(t) if isinstance(t, str) else "(unknown)" for t in table["tier"].tolist()]
+    bars = ax.bar(names, _floats(table["cost_usd"]))
     ax.bar_label(bars, labels=[f"{n} tasks" for n in table["tasks"].tolist()], fontsize=7)
     ax.set_ylabel("USD")
+    ax.tick_params(axis="x", labelsize=8)
     return fig
 
 
 def tier_comparison_plot(tasks: pd.DataFrame) -> Figure:
-    """The compared tasks priced in each tier, with a line at what they actually cost."""
+    """The compared tasks priced in each tier, with a line at what they actually cost.
+
+    ``tasks``: a tasks frame or the tier comparison table (``tier``, ``priced_usd`` ...).
+    """
+    from songlab.ledger.tables import tier_comparison_of
+
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("The same tasks in every license tier (USD)")
-    comp = tier_comparison(tasks)
+    comp = tier_comparison_of(tasks) if _is_tasks(tasks) else tasks
     if comp.empty or int(comp["tasks"].iloc[0]) == 0:
         _empty(ax, "billed tasks to compare")
         return fig
     ax.bar(comp["tier"].astype(str).tolist(), _floats(comp["priced_usd"]), label="priced in tier")
     actual = float(comp["actual_usd"].iloc[0])
-    ax.axhline(actual, color="black", linestyle="--", label=f"actually spent ({actual:.2f})")
+    ax.axhline(actual, color="black", linestyle="--", label=f"actually spent ({actual:,.2f})")
     ax.set_ylabel("USD")
+    ax.tick_params(axis="x", labelsize=8)
     ax.legend(fontsize=8)
     return fig
 
@@ -121,54 +182,108 @@ def step_label(kind: str, tool: Any) -> str:
     return str(kind)
 
 
-def agent_cost_per_step(trace: pd.DataFrame) -> Figure:
-    """One bar per step of each Agent One run, labelled in words ("run 2 (pro): called
-    generate_song"); the run's own fee in red."""
-    fig = Figure(figsize=(9, 4), layout="constrained")
+def _by_step(trace: pd.DataFrame) -> pd.DataFrame:
+    """A trace frame summed by tier and step (what the report's SQL makes)."""
+    if "step" in trace.columns and "tier" in trace.columns:
+        return trace
+    steps = [step_label(k, t) for k, t in zip(trace["kind"], trace["tool"], strict=True)]
+    tiers = [m if isinstance(m, str) else "(unknown)" for m in trace["run_model"].tolist()]
+    rows: dict[tuple[str, str], Decimal] = {}
+    for key, cost in zip(zip(tiers, steps, strict=True), trace["cost_usd"].tolist(),
+                         strict=True):  # fmt: skip
+        rows[key] = rows.get(key, Decimal(0)) + (cost if cost is not None and not pd.isna(cost)
+                                                 else Decimal(0))  # fmt: skip
+    return pd.DataFrame({"tier": [k[0] for k in rows], "step": [k[1] for k in rows],
+                         "cost_usd": list(rows.values())})  # fmt: skip
+
+
+def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
+    """Agent One cost by tier (one bar each) and step kind: its own fee (red), then the calls
+    by tool (the ``top`` costliest and "other"), prose and checks.
+
+    ``trace``: a trace frame (``trace_frame``) or the report's cost by tier and step.
+    """
+    fig = Figure(figsize=(9, 3.5), layout="constrained")
     ax = fig.add_subplot()
-    ax.set_title("Agent One cost per step (USD)")
-    if trace.empty:
+    ax.set_title("Agent One cost by tier and step (USD)")
+    table = _by_step(trace)
+    if table.empty:
         _empty(ax, "Agent One runs")
         return fig
-    runs: dict[str, int] = {}
-    labels, values, colours = [], [], []
-    for row in trace.itertuples(index=False):
-        n = runs.setdefault(row.run_task_id, len(runs) + 1)
-        labels.append(f"run {n} ({row.run_model}): {step_label(row.kind, row.tool)}")
-        values.append(float(row.cost_usd) if not pd.isna(row.cost_usd) else 0.0)
-        colours.append("tab:red" if row.kind == AGENT_FEE else "tab:blue")
-    y = list(range(len(values)))[::-1]
-    ax.barh(y, values, color=colours)
-    ax.set_yticks(y, labels, fontsize=6)
-    ax.set_xlabel("USD (red: the run's own fee; blue: a step)")
-    fig.set_figheight(min(12.0, max(3.0, 0.16 * len(values) + 1.2)))
+    usd = _floats(table["cost_usd"])
+    table = table.assign(step=[_label(s, 40) for s in table["step"].tolist()],
+                         tier=[_label(t) for t in table["tier"].tolist()])  # fmt: skip
+    per_step: dict[str, float] = {}
+    for s, v in zip(table["step"].tolist(), usd, strict=True):
+        per_step[s] = per_step.get(s, 0.0) + v
+    fee = per_step.pop("own fee", None)
+    kept = _fold(per_step, top)
+    steps = (["own fee"] if fee is not None else []) + list(kept)
+    tiers = sorted(set(table["tier"].tolist()), key=lambda t: ("flash", "standard", "pro",
+                                                               t).index(t))  # fmt: skip
+    cells: dict[tuple[str, str], float] = {}
+    for t, s, v in zip(table["tier"].tolist(), table["step"].tolist(), usd, strict=True):
+        s = s if s in steps else next(k for k in kept if k.startswith("other ("))
+        cells[(t, s)] = cells.get((t, s), 0.0) + v
+    y = list(range(len(tiers)))[::-1]
+    left = [0.0] * len(tiers)
+    palette = ["tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:cyan", "tab:olive",
+               "tab:brown", "tab:pink", "tab:gray"]  # fmt: skip
+    for i, s in enumerate(steps):
+        widths = [cells.get((t, s), 0.0) for t in tiers]
+        colour = "tab:red" if s == "own fee" else palette[(i - (fee is not None)) % len(palette)]
+        ax.barh(y, widths, left=left, label=s, color=colour)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    ax.set_yticks(y, tiers)
+    ax.set_xlabel("USD (red: the runs' own fee, usage-priced; then the calls they made)")
+    ax.legend(fontsize=7, ncols=3, loc="lower right")
     return fig
 
 
-def spend_by_project(tasks: pd.DataFrame) -> Figure:
-    """Horizontal bars of cost per project (tasks without a project as "(no project)")."""
+def spend_by_project(tasks: pd.DataFrame, *, top: int = 12) -> Figure:
+    """Horizontal bars of cost per project, the ``top`` costliest and "other" (tasks without a
+    project as "(no project)")."""
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("Spend by project (USD)")
-    table = spend(tasks, "project")
+    table = _bar_table(tasks, "project")
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    names = [p if isinstance(p, str) else "(no project)" for p in table["project"].tolist()]
-    bars = ax.barh(names, _floats(table["cost_usd"]))
-    ax.bar_label(bars, labels=[f"{n} tasks" for n in table["tasks"].tolist()], fontsize=7)
+    names = [_label(p) if isinstance(p, str) else "(no project)"
+             for p in table["project"].tolist()]  # fmt: skip
+    values: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for name, v, n in zip(names, _floats(table["cost_usd"]), table["tasks"].tolist(),
+                          strict=True):  # fmt: skip
+        values[name] = values.get(name, 0.0) + v  # two long names may shorten alike
+        counts[name] = counts.get(name, 0) + int(n)
+    kept = _fold(values, top)
+    rest = sum(int(c) for n, c in counts.items() if n not in kept)
+    labels = [f"{counts[n]} tasks" if n in counts else f"{rest} tasks" for n in kept]
+    bars = ax.barh(list(kept)[::-1], list(kept.values())[::-1])
+    ax.bar_label(bars, labels=labels[::-1], fontsize=7)
     ax.set_xlabel("USD")
     return fig
 
 
 def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figure:
     """Cumulative spend of ``fc.month`` to ``fc.as_of``, the straight-line forecast to the
-    month's end (dashed) and the overall budget (red), if any."""
+    month's end (dashed) and the overall budget (red), if any.
+
+    ``tasks``: a tasks frame, or the daily roll-up of the month (``period``, ``cumulative_usd``).
+    """
+    from songlab.ledger.tables import spend_over_time_table
+
     fig = Figure(figsize=(7, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"{fc.as_of:%B %Y}: month to date and forecast (USD)")
-    p = period(start=fc.as_of.date().replace(day=1), end=fc.as_of.date())
-    daily = rollup(tasks, "day", p=p)
+    if _is_tasks(tasks):
+        p = make_period(start=fc.as_of.date().replace(day=1), end=fc.as_of.date())
+        daily = spend_over_time_table(tasks, by=None, freq="day", p=p)
+    else:
+        daily = tasks
+    daily = daily[daily["period"].notna()]
     days = [d.day for d in daily["period"].tolist()]
     ax.plot(days, _floats(daily["cumulative_usd"]), marker="o", markersize=3,
             label=f"spent: {float(fc.month_to_date_usd):,.2f}")  # fmt: skip

@@ -1,7 +1,8 @@
 """``songlab report``: a self-contained HTML cost report (tables + embedded PNG plots).
 
 ``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
-[--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR] [--xlsx PATH]``
+[--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
+[--xlsx PATH]``
 connects with ``songlab.connect()`` (the real service when ``SONGLAB_API_KEY``
 and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
 builds the ledger frames from the task listing (or refreshes the Parquet
@@ -19,67 +20,145 @@ import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
+import pyarrow as pa
 
-from songlab.ledger import export, plots, reconcile, tables
+from songlab.ledger import display, export, plots, tables
 from songlab.ledger.periods import NAMED_PERIODS, Period, parse_budgets, period
-from songlab.ledger.tasks import tasks_frame
+from songlab.ledger.tables import DATE_UNKNOWN
+from songlab.ledger.tasks import tasks_table
 
-__all__ = ["DEMO_BUDGETS", "main", "render_html", "render_report", "write_report"]
+__all__ = ["DEMO_BUDGETS", "SECTIONS", "Section", "main", "render_html", "render_report",
+           "write_report"]
 
 # Budgets the demo reports against when none is given (jingles has a launch week: over).
 DEMO_BUDGETS = {None: Decimal("25"), "jingles": Decimal("2"), "podcast": Decimal("4")}
+# Rows of a table shown in the HTML (the exports hold the table whole); pages of a paged table.
+MAX_ROWS: Final[int] = 60
+PAGE_ROWS: Final[int] = 50
+TEXT_CHARS: Final[int] = 160
+MAX_PAGES: Final[int] = 20
+SANDBOX_NOTE: Final[str] = (
+    "Made from the local sandbox: its clock is simulated (the demo moves it ahead through "
+    "weeks of work), so every date and the as-of time are the sandbox's, not today's."
+)
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.exact { font-variant-numeric: tabular-nums; text-align: right; color: #555; }
 th { background: #f3f3f3; }
 img { max-width: 100%; }
 .note { color: #666; font-size: 0.85em; }
+.sandbox { background: #fff4d6; border: 1px solid #e6c65c; padding: 0.4em 0.8em; }
 td.status.over, td.status.forecast-over { background: #fdd; font-weight: bold; }
 td.status.near { background: #ffe9b3; }
 td.status.ok { background: #e3f5e3; }
 details { margin: 0.5em 0 1.5em; }
+dl.figures { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 1em 0 1.5em; }
+dl.figures > div { border: 1px solid #ccc; border-radius: 4px; padding: 0.5em 0.9em;
+  min-width: 11em; }
+dl.figures dt { font-size: 0.8em; color: #555; }
+dl.figures dd { margin: 0.2em 0 0; font-size: 1.3em; font-variant-numeric: tabular-nums; }
+dl.figures dd.detail { font-size: 0.8em; color: #555; }
+.pager > input { position: absolute; opacity: 0; width: 0; height: 0; margin: 0;
+  pointer-events: none; }
+.pager > input:checked + label { background: #e0e0e0; font-weight: bold; }
+.pager > input:focus-visible + label { outline: 2px solid #4a90d9; }
+.pager > label { display: inline-block; padding: 0 0.4em; border: 1px solid #ccc;
+  margin: 0 0.15em 0.3em 0; cursor: pointer; font-size: 0.8em; }
+.pager .page { display: none; }
 """
 
 
-def _cell(value: Any) -> str:
-    if value is None or (not isinstance(value, list | tuple) and pd.isna(value)):
-        return ""
-    if isinstance(value, Decimal):
-        return _money(value)
-    return str(value)
+# ----------------------------------------------------------------------------- formatting
 
 
-def _money(value: Decimal) -> str:
-    """Exact text of an amount: thousands separated, 2 to 8 decimals (``1,234.50``, ``0.00158225``)."""
-    whole, frac = f"{value:,.8f}".split(".")
-    return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
+_cents, _exact, _text = display.cents, display.exact, display.text
+_is_money, _is_number, _shown, _header = (display.is_money, display.is_number, display.shown,
+                                          display.header)
 
 
-def _table(frame: pd.DataFrame, *, max_rows: int = 200) -> str:
-    """An HTML table of ``frame`` with money as exact decimal text (never a float)."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    rows = []
-    for record in frame.head(max_rows).itertuples(index=False):
+def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
+    money = [_is_money(frame, c) for c in frame.columns]
+    numeric = [_is_number(frame, c) for c in frame.columns]
+    cols = [frame[c].tolist() for c in frame.columns]
+    out = []
+    for row in zip(*cols, strict=True):
         cells = []
-        for v in record:
-            num = isinstance(v, Decimal | int) and not isinstance(v, bool)
-            cls = ' class="num"' if num else ""
-            cells.append(f"<td{cls}>{html.escape(_cell(v))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+        for c, v, is_money, is_num in zip(frame.columns, row, money, numeric, strict=True):
+            raw = _text(v) if is_money or not isinstance(v, Decimal) else f"{v:f}"
+            if c == "text" and len(raw) > TEXT_CHARS:  # prose of a step: the exports have it all
+                raw = raw[: TEXT_CHARS - 1] + "\u2026"
+            text = html.escape(raw)
+            if c in ("period", "created_at", "run_created_at") and (v is None or pd.isna(v)):
+                text = DATE_UNKNOWN
+            if is_money:
+                cells.append(f'<td class="num money">{text}</td>')
+                if c in exact:  # the exact amount where cents hide part of it
+                    e = _exact(v) if display.hidden_by_cents(v) else ""
+                    cells.append(f'<td class="exact">{html.escape(e)}</td>')
+            elif is_num:
+                cells.append(f'<td class="num">{text}</td>')
+            else:
+                cells.append(f"<td>{text}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "".join(out)
+
+
+def _head_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
+    cells = []
+    for c in frame.columns:
+        cls = ' class="num"' if _is_money(frame, c) or _is_number(frame, c) else ""
+        cells.append(f"<th{cls}>{html.escape(_header(frame, c))}</th>")
+        if c in exact:
+            cells.append(f'<th class="exact">{html.escape(display.EXACT_LABEL)}</th>')
+    return "<thead><tr>" + "".join(cells) + "</tr></thead>"
+
+
+def _table(frame: pd.DataFrame, *, max_rows: int = MAX_ROWS, exact: Sequence[str] = (),
+           what: str = "rows") -> str:
+    """An HTML table of ``frame``: money to the cent, right aligned; at most ``max_rows``."""
+    frame = _shown(frame)
+    body = _rows_html(frame.head(max_rows), exact=exact)
     more = ""
     if len(frame) > max_rows:
-        more = f'<p class="note">{len(frame) - max_rows} more rows not shown.</p>'
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+        more = (f'<p class="note">{len(frame) - max_rows:,} more {what} in the exports '
+                "(CSV, Excel).</p>")
+    return f"<table>{_head_html(frame, exact=exact)}<tbody>{body}</tbody></table>{more}"
+
+
+def _paged(frame: pd.DataFrame, name: str, *, exact: Sequence[str] = (), total: int | None = None,
+           what: str = "rows") -> str:
+    """A table in pages of ``PAGE_ROWS`` (radio buttons and CSS, no script), bounded."""
+    frame = _shown(frame)
+    shown = frame.head(PAGE_ROWS * MAX_PAGES)
+    pages = max(1, -(-len(shown) // PAGE_ROWS))
+    head = _head_html(frame, exact=exact)
+    radios, tables, rules = [], [], []
+    for i in range(pages):
+        pid = f"{name}-p{i + 1}"
+        checked = " checked" if i == 0 else ""
+        radios.append(f'<input type="radio" name="{name}" id="{pid}"{checked}>'
+                      f'<label for="{pid}">{i + 1}</label>')  # fmt: skip
+        part = shown.iloc[i * PAGE_ROWS:(i + 1) * PAGE_ROWS]
+        tables.append(f'<table class="page {pid}">{head}<tbody>'
+                      f"{_rows_html(part, exact=exact)}</tbody></table>")  # fmt: skip
+        rules.append(f"#{pid}:checked ~ .pages .{pid} {{ display: table; }}")
+    total = len(frame) if total is None else total
+    note = f'<p class="note">{len(shown):,} of {total:,} {what} shown, {PAGE_ROWS} a page'
+    note += ".</p>"
+    return (f"<style>{' '.join(rules)}</style><div class=\"pager\">{''.join(radios)}"
+            f"<div class=\"pages\">{''.join(tables)}</div></div>{note}")
 
 
 def _img(fig: Any, alt: str) -> str:
@@ -102,70 +181,206 @@ def _budget_table(frame: pd.DataFrame) -> str:
     return out
 
 
-def render_report(d: tables.ReportData, *, title: str = "songlab cost report",
-                  reconciliation: pd.DataFrame | None = None) -> str:
-    """The report of ``d`` as one HTML document (plots embedded as base64 PNG);
-    ``reconciliation``: ``songlab.ledger.reconcile.reconcile_store`` of its ledger."""
-    fc, t = d.forecast, d.tables
-    counts = d.tasks["cost_source"].value_counts().to_dict()
-    subs = int(d.tasks["parent_task_id"].notna().sum())
-    overall = d.budgets.get(None)
-    summary = (
-        f"<p>{len(d.tasks) - subs} tasks in {html.escape(d.period.label)} (plus {subs} sub-tool "
-        f"tasks of Agent One runs, counted inside their run); total cost <b>${_cell(d.total)}</b> "
-        f"(billed by the service: ${_cell(d.tasks.songlab.total('billed_usd'))}). Rows by cost "
-        "source: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + ".</p>"
-        f"<p>Month to date ({fc.as_of:%B %Y}, {fc.days_elapsed} of {fc.days_in_month} days): "
-        f"<b>${_cell(fc.month_to_date_usd)}</b>; run rate ${_cell(fc.run_rate_usd_per_day)} a day "
-        f"(trailing 7 days: ${_cell(fc.trailing_7d_usd_per_day)} a day); forecast for the month "
-        f"<b>${_cell(fc.forecast_usd)}</b>.</p>"
-        f'<p class="note">Forecast method: {html.escape(fc.method)}, rounded half-even to 8 '
-        "decimals. It assumes the rest of the month goes like the part already gone.</p>"
+# -------------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the report: its anchor id, its heading and how to render its body."""
+
+    id: str
+    title: str
+    body: Callable[[tables.ReportData], str]
+
+    def html(self, d: tables.ReportData) -> str:
+        return (f'<section id="{html.escape(self.id)}"><h2>{html.escape(self.title)}</h2>\n'
+                f"{self.body(d)}\n</section>")
+
+
+def _budget_state(d: tables.ReportData) -> tuple[str, str]:
+    b = d.tables["budgets"]
+    if b.empty:
+        return "no budget set", "--budget 500 sets one"
+    rows = b.to_dict("records")
+    overall = next((r for r in rows if r["scope"] == "overall"), None)
+    worst = ["over", "forecast over", "near", "ok"]
+    top = overall or min(rows, key=lambda r: worst.index(r["status"]))
+    state = f"{top['status']}: ${_cents(top['spent_usd'])} of ${_cents(top['budget_usd'])}"
+    others = [r for r in rows if r is not top and r["status"] != "ok"]
+    named = ", ".join(f"{r['scope']} {r['status']}" for r in others[:3])
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    detail = top["scope"] + (f"; also {named}{more}" if others else "")
+    return state, html.escape(detail)
+
+
+def _headline(d: tables.ReportData) -> str:
+    """The five numbers a reader wants first."""
+    f, fc = d.figures, d.forecast
+    state, state_detail = _budget_state(d)
+    unknown = f["unknown_tasks"]
+    est_text = f"${_cents(f['estimated'])} estimated"
+    est_detail = f"{f['estimated_tasks']:,} tasks estimated; {unknown:,} of unknown cost"
+    if f["undated_outside_tasks"]:
+        est_detail += f"; {f['undated_outside_tasks']:,} of {DATE_UNKNOWN} outside the period"
+    spend_detail = f"{f['tasks']:,} tasks, {html.escape(d.period.label)}"
+    if unknown:
+        spend_detail += f" ({unknown:,} of unknown cost not included)"
+    items = [
+        ("period-spend", "Spent in the period", f"${_cents(f['spend'])}", spend_detail),
+        ("month-to-date", f"Month to date ({fc.as_of:%B %Y})", f"${_cents(fc.month_to_date_usd)}",
+         f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC"),
+        ("forecast", f"Forecast for {fc.as_of:%B %Y}", f"${_cents(fc.forecast_usd)}",
+         f"straight line over {fc.days_elapsed} of {fc.days_in_month} days"),
+        ("budget", "Budget", state, state_detail),
+        ("estimated-unknown", "Estimated or unknown", est_text, est_detail),
+    ]  # fmt: skip
+    cells = "".join(
+        f'<div data-figure="{key}"><dt>{html.escape(label)}</dt><dd class="value">'
+        f'{html.escape(value)}</dd><dd class="detail">{detail}</dd></div>'
+        for key, label, value, detail in items
     )
-    sections = [
-        f"<h1>{html.escape(title)}</h1>",
-        f'<p class="note">Period: {html.escape(d.period.label)}. As of {d.as_of:%Y-%m-%d %H:%M} '
-        f"UTC; generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Money in USD, exact decimals "
-        "(the price list has up to 8). Forecast and budgets cover the month of the as-of date."
-        "</p>",
-        '<section id="summary"><h2>Summary</h2>', summary, _table(t["summary"]), "</section>",
-        '<section id="budgets"><h2>Budgets</h2>', _budget_table(t["budgets"]),
-        _img(plots.month_forecast(d.all_tasks, fc, budget=overall), "month to date and forecast"),
-        "</section>",
-        '<section id="over-time"><h2>Spend over time</h2>',
-        _img(plots.spend_over_time(d.tasks, by="project", period="day"), "spend per day by project"),
-        "<h3>Per week (weeks start on Monday)</h3>", _table(t["by_week"]),
-        "<h3>Per month</h3>", _table(t["by_month"]),
-        _details("Per day", _table(t["by_day"], max_rows=400)), "</section>",
-        '<section id="attribution"><h2>By project, tag and API key</h2>',
+    return f'<dl class="figures" id="headline">{cells}</dl>'
+
+
+def _summary_body(d: tables.ReportData) -> str:
+    f, fc = d.figures, d.forecast
+    counts = d.tables["by_cost_source"]
+    by_source = ", ".join(f"{html.escape(str(k))}: {n:,}" for k, n in zip(
+        counts["cost_source"].tolist(), counts["tasks"].tolist(), strict=True))
+    return (
+        f"<p>{f['tasks']:,} tasks in {html.escape(d.period.label)} (plus {f['sub_tasks']:,} "
+        "sub-tool tasks of Agent One runs, counted inside their run); spent "
+        f"<b>${_cents(f['spend'])}</b> (billed by the service: ${_cents(f['billed'])}). Tasks "
+        f"by cost source: {by_source}.</p>"
+        f"<p>Month to date ({fc.as_of:%B %Y}, {fc.days_elapsed} of {fc.days_in_month} days): "
+        f"<b>${_cents(fc.month_to_date_usd)}</b>; run rate ${_cents(fc.run_rate_usd_per_day)} a "
+        f"day (trailing 7 days: ${_cents(fc.trailing_7d_usd_per_day)} a day); forecast for the "
+        f"month <b>${_cents(fc.forecast_usd)}</b>.</p>"
+        f'<p class="note">Forecast method: {html.escape(fc.method)}, rounded half-even to 8 '
+        "decimals. It assumes the rest of the month goes like the part already gone. Tasks "
+        "of unknown cost are counted, never summed as 0; tasks whose snapshot shows no "
+        f"creation time are counted under &quot;{DATE_UNKNOWN}&quot;.</p>"
+        + _table(d.tables["summary"])
+    )
+
+
+def _budgets_body(d: tables.ReportData) -> str:
+    daily = d.charts["month_days"]
+    return _budget_table(d.tables["budgets"]) + _img(
+        plots.month_forecast(daily, d.forecast, budget=d.budgets.get(None)),
+        "month to date and forecast")
+
+
+def _over_time_body(d: tables.ReportData) -> str:
+    t = d.tables
+    days = d.charts["project_days"]
+    freq = days.attrs.get("freq", "day")
+    return (_img(plots.spend_over_time(days, by="project", period=freq),
+                 f"spend per {freq} by project")
+        + "<h3>Per week (weeks start on Monday)</h3>" + _table(t["by_week"])
+        + "<h3>Per month</h3>" + _table(t["by_month"])
+        + _details("Per day", _table(t["by_day"], max_rows=400)))  # fmt: skip
+
+
+def _attribution_body(d: tables.ReportData) -> str:
+    t = d.tables
+    return (
         '<p class="note">Projects and tags are recorded on the client side when each task is '
         "created (never sent to the service); API keys by a non-secret id (a hash). Tasks "
         "created without songlab's tracking show none. A task with two tags counts under "
-        "both, so the tag table does not add up to the total.</p>",
-        _img(plots.spend_by_project(d.tasks), "spend by project"),
-        _table(t["by_project"]), "<h3>Per month and project</h3>", _table(t["by_project_month"]),
-        "<h3>By tag</h3>", _table(t["by_tag"]), "<h3>By API key</h3>", _table(t["by_key"]),
-        "</section>",
-        '<section id="operations"><h2>Spend by operation</h2>', _table(t["by_operation"]),
-        "<h2>Spend by model and tier</h2>", _table(t["by_model_tier"]),
-        _img(plots.spend_by_tier(d.tasks), "spend by license tier"), "</section>",
-        '<section id="tiers"><h2>Tier comparison</h2>',
-        f'<p class="note">The {_compared(t["tier_comparison"])} billed tasks that have a list '
-        "price in every tier, priced in each "
-        f"({t['tier_comparison'].attrs.get('excluded_tasks', 0)} other tasks left out: Agent "
-        "One runs, their sub-tool calls, unbilled ones).</p>",
-        _img(plots.tier_comparison_plot(d.tasks), "tier comparison"), _table(t["tier_comparison"]),
-        "</section>",
-        '<section id="agent"><h2>Agent One: cost per step</h2>',
-        _img(plots.agent_cost_per_step(d.trace), "Agent One cost per step"),
-        _details("Every step", _table(t["agent_steps"])), "</section>",
-        '<section id="tasks"><h2>Tasks</h2>', _table(t["tasks"]), "</section>",
-        '<section id="reconciliation"><h2>Reconciliation with the balance</h2>',
-        f'<p class="note">{html.escape(reconcile.NOTE)}</p>',
-        _table(reconciliation) if reconciliation is not None and len(reconciliation) else
-        f'<p class="note">{html.escape(reconcile.NO_LEDGER)}</p>', "</section>",
+        "both, so the tag table does not add up to the total. Long lists show the costliest "
+        "and the rest as one &quot;other&quot; line.</p>"
+        + _img(plots.spend_by_project(t["by_project"]), "spend by project")
+        + _table(tables.top_n(t["by_project"], "project", 20, missing=tables.NO_PROJECT))
+        + "<h3>Per month and project</h3>" + _table(t["by_project_month"])
+        + "<h3>By tag</h3>" + _table(tables.top_n(t["by_tag"], "tag", 20, missing=tables.NO_TAG))
+        + "<h3>By API key</h3>"
+        + _table(tables.top_n(t["by_key"], "key_id", 20, missing=tables.NO_KEY))
+    )
+
+
+def _operations_body(d: tables.ReportData) -> str:
+    t = d.tables
+    return (_table(t["by_operation"]) + "<h2>Spend by model and tier</h2>"
+            + _table(t["by_model_tier"])
+            + _img(plots.spend_by_tier(d.charts["by_tier"]), "spend by license tier"))  # fmt: skip
+
+
+def _tiers_body(d: tables.ReportData) -> str:
+    comp = d.tables["tier_comparison"]
+    n = int(comp["tasks"].iloc[0]) if len(comp) else 0
+    return (f'<p class="note">The {n:,} billed tasks that have a list price in every tier, '
+            f"priced in each ({comp.attrs.get('excluded_tasks', 0):,} other tasks left out: "
+            "Agent One runs, their sub-tool calls, unbilled ones).</p>"
+            + _img(plots.tier_comparison_plot(comp), "tier comparison") + _table(comp))
+
+
+def _agent_body(d: tables.ReportData) -> str:
+    t = d.tables
+    steps = t["agent_steps"]
+    return (
+        '<p class="note">What Agent One runs cost, by tier: the run\'s own fee (priced per '
+        "token, often a fraction of a cent) and the calls it made, by tool. Every step of the "
+        "newest runs is in the table below, in pages.</p>"
+        + _img(plots.agent_cost_per_step(t["agent_by_step"]), "Agent One cost per step")
+        + _table(t["agent_by_step"], exact=("cost_usd",))
+        + "<h3>Every step of the newest runs</h3>"
+        + _paged(steps, "steps", exact=("cost_usd",),
+                 total=steps.attrs.get("total_steps"), what="steps")
+    )
+
+
+def _tasks_body(d: tables.ReportData) -> str:
+    t = d.tables["tasks"]
+    total = t.attrs.get("total_tasks", len(t))
+    note = ""
+    if total > len(t):
+        note = (f'<p class="note">The exports hold the newest {len(t):,} of the period\'s '
+                f"{total:,} tasks; <code>songlab report --csv DIR --csv-all-tasks</code> writes "
+                "every one to tasks.csv, and the ledger's Parquet files hold them all.</p>")
+    return note + _paged(t, "tasks", total=total, what="tasks (newest first)")
+
+
+def _reconciliation_body(d: tables.ReportData) -> str:
+    from songlab.ledger import reconcile
+
+    recon = reconcile.reconcile_store(d.store) if d.store is not None else None
+    shown = (_table(recon) if recon is not None and len(recon)
+             else f'<p class="note">{html.escape(reconcile.NO_LEDGER)}</p>')
+    return f'<p class="note">{html.escape(reconcile.NOTE)}</p>' + shown
+
+
+# The report's sections, in order. To add one: SECTIONS.append(Section(id, title, body)), or
+# pass sections=[*SECTIONS, Section(...)] to render_report / write_report.
+SECTIONS: list[Section] = [
+    Section("summary", "Summary", _summary_body),
+    Section("budgets", "Budgets", _budgets_body),
+    Section("over-time", "Spend over time", _over_time_body),
+    Section("attribution", "By project, tag and API key", _attribution_body),
+    Section("operations", "Spend by operation", _operations_body),
+    Section("tiers", "Tier comparison", _tiers_body),
+    Section("agent", "Agent One: cost per step", _agent_body),
+    Section("tasks", "Tasks", _tasks_body),
+    Section("reconciliation", "Reconciliation with the balance", _reconciliation_body),
+]
+
+
+def render_report(d: tables.ReportData, *, title: str = "songlab cost report",
+                  sections: Sequence[Section] | None = None) -> str:
+    """The report of ``d`` as one HTML document (plots embedded as base64 PNG, no script)."""
+    clock = f'<p class="note sandbox">{html.escape(d.source_note)}</p>' if d.source_note else ""
+    parts = [
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="note">Period: {html.escape(d.period.label)}. As of '
+        f"{d.as_of:%Y-%m-%d %H:%M:%S} UTC{' (sandbox clock)' if d.source_note else ''}; "
+        f"generated {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC. Money in USD to the cent "
+        "(rounded half-even); the exports keep every amount exact (the price list has up to 8 "
+        "decimals). Forecast and budgets cover the month of the as-of date.</p>",
+        clock,
+        _headline(d),
+        *(s.html(d) for s in (SECTIONS if sections is None else sections)),
     ]
-    body = "\n".join(sections)
+    body = "\n".join(p for p in parts if p)
     return (
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>"
@@ -173,14 +388,11 @@ def render_report(d: tables.ReportData, *, title: str = "songlab cost report",
     )
 
 
-def _compared(comp: pd.DataFrame) -> int:
-    return int(comp["tasks"].iloc[0]) if len(comp) else 0
-
-
-def render_html(tasks: pd.DataFrame, trace: pd.DataFrame | None = None, *,
+def render_html(tasks: Any, trace: pd.DataFrame | None = None, *,
                 title: str = "songlab cost report", period: Period | None = None,
                 as_of: datetime | None = None, budgets: Any = None) -> str:
-    """The report of a tasks frame (``trace`` is rebuilt from the period's tasks)."""
+    """The report of a tasks frame, Arrow table or ledger (``trace`` is rebuilt from the
+    period's tasks)."""
     del trace
     return render_report(tables.build(tasks, p=period, as_of=as_of, budgets=budgets),
                          title=title)
@@ -200,26 +412,45 @@ def _write_text(path: Path, document: str) -> Path:
 
 def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None = None,
                  period: Period | None = None, as_of: datetime | None = None,
-                 budgets: Any = None, csv_dir: str | None = None,
-                 xlsx: str | None = None) -> Path:
-    """Build the frames from ``source`` (a client, task dicts or a tasks frame), write the HTML report
-    atomically and, if asked, the CSV files and the Excel workbook of its tables."""
-    store = None
-    if isinstance(source, pd.DataFrame):  # a tasks frame already built
-        tasks = source
-    elif ledger is not None:
-        from songlab.ledger.store import LedgerStore
+                 budgets: Any = None, csv_dir: str | None = None, xlsx: str | None = None,
+                 title: str = "songlab cost report", sections: Sequence[Section] | None = None,
+                 simulated_clock: bool | None = None, all_tasks_csv: bool = False) -> Path:
+    """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
+    Excel workbook of its tables.
 
-        store = LedgerStore(ledger)
-        store.refresh(source)
-        tasks = store.read()
+    ``source``: a tasks frame, an Arrow table, a ``LedgerStore`` or its directory
+    (read in place by DuckDB), a client or task dicts. With ``ledger`` (a
+    directory), a client or dicts first refresh that ledger, which is then read
+    in place. ``simulated_clock`` (default: whether ``source`` is a client on
+    the local sandbox) adds the note that the sandbox's clock is simulated.
+    The tasks table (HTML, Excel, CSV) holds the period's newest
+    ``tables.TASK_ROWS`` tasks; ``all_tasks_csv`` writes every task of the
+    period to ``tasks.csv`` instead (streamed: about 1.3 GB for 10M tasks).
+    """
+    from songlab.ledger.store import LedgerStore
+
+    if simulated_clock is None:
+        simulated_clock = getattr(source, "sandbox", None) is not None
+    data: Any
+    if isinstance(source, pd.DataFrame | pa.Table | LedgerStore):
+        data = source
+    elif isinstance(source, str | os.PathLike):
+        data = LedgerStore(source)
+    elif ledger is not None:
+        data = LedgerStore(ledger)
+        if source is not None:
+            data.refresh(source)
     else:
-        tasks = tasks_frame(source)
-    d = tables.build(tasks, p=period, as_of=as_of, budgets=budgets)
-    recon = reconcile.reconcile_store(store) if store is not None else None
-    path = _write_text(Path(out), render_report(d, reconciliation=recon))
+        data = tasks_table(source)
+    d = tables.build(data, p=period, as_of=as_of, budgets=budgets)
+    d.store = data if isinstance(data, LedgerStore) else None
+    if simulated_clock:
+        d.source_note = SANDBOX_NOTE
+    path = _write_text(Path(out), render_report(d, title=title, sections=sections))
     if csv_dir is not None:
-        export.export_csv(d.tables, csv_dir)
+        export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
+        if all_tasks_csv:  # every task of the period in tasks.csv, streamed by DuckDB
+            tables.copy_tasks_csv(data, Path(csv_dir) / "tasks.csv", p=d.period)
     if xlsx is not None:
         export.export_excel(d.tables, xlsx)
     return path
@@ -243,6 +474,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", action="append", default=[], metavar="[PROJECT=]USD",
                    help="a monthly budget, overall (500) or per project (jingles=120); repeat")
     p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
+    p.add_argument("--csv-all-tasks", dest="all_tasks", action="store_true",
+                   help="with --csv: tasks.csv holds every task of the period (else the newest "
+                   f"{tables.TASK_ROWS:,}, like the report and the workbook)")
     p.add_argument("--xlsx", metavar="PATH", help="also write an Excel workbook, a sheet per table")
     p.add_argument("--speed", type=float, default=None,
                    help="speed of a local sandbox (ignored for the real service; default 20, "
@@ -274,6 +508,8 @@ def _options(args: argparse.Namespace) -> tuple[Period, datetime | None, Any]:
         except ValueError:
             raise ValueError(f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, "
                              f"got {args.as_of!r}") from None
+    if args.all_tasks and not args.csv_dir:
+        raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
     if args.period and (args.start or args.end):
         raise ValueError("--period: give a named period or --from/--to, not both")
     if args.period:
@@ -315,7 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ledger = scratch.name
             run_demo(client, admin=admin, labels=LedgerStore(ledger).labels)
         path = write_report(client, args.out, ledger=ledger, period=p, as_of=as_of,
-                            budgets=budgets, csv_dir=args.csv_dir, xlsx=args.xlsx)
+                            budgets=budgets, csv_dir=args.csv_dir, xlsx=args.xlsx,
+                            simulated_clock=getattr(client, "sandbox", None) is not None,
+                            all_tasks_csv=args.all_tasks)
     except Exception as exc:  # noqa: BLE001
         print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,206 @@
+"""The cost report (HTML + Excel + CSV) of 1,000,000 and 10,000,000 synthetic tasks.
+
+Each case runs in its own child process, so its whole-process peak RSS
+(``ru_maxrss``) is honest and no case inherits another's heap:
+
+- ``frame``: the child makes the tasks frame (``synthetic_table`` then pandas,
+  not timed), then ``write_report(frame, out, xlsx=..., csv_dir=...)``. At 10M
+  it runs last, only if the budget has room (the frame alone is about 2 GiB);
+- ``dataset``: the report of a month-partitioned ``LedgerStore`` directory,
+  read in place by DuckDB (``write_report(LedgerStore(dir), ...)``). The
+  directory is written once per run by ``write_synthetic_dataset`` (a chunk at
+  a time) under a temporary directory, and removed at the end;
+- ``old``: the report as it was before issue 21 (the modules of commit
+  ``OLD_COMMIT``, read from git history into a temporary package), at a
+  smaller N: at 1,000,000 tasks it took 505.8 s (issue 21's measurement),
+  longer than this whole benchmark may run. The same N is run the new way too,
+  for a measured ratio.
+
+Each child prints its seconds (the report only) and two peaks: the whole
+process, and the report's own (the peak reset after the input was made, with
+``/proc/self/clear_refs``). The benchmark keeps to about a minute: cases that
+would not fit are skipped and say so. The last line is
+``report_scale: <seconds for 10M>`` (the dataset source; "not measured" if it
+did not fit).
+
+Usage: python benchmarks/report_scale.py [--n 1000000] [--big 10000000] [--old-n 10000]
+[--budget 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GiB = 1024**3
+OLD_COMMIT = "74f5643"  # the last commit before issue 21's report
+OLD_MODULES = ("report", "tables", "plots", "export")
+ISSUE_OLD_1M_SECONDS = 505.8  # issue 21: write_report of 1M tasks, HTML + Excel, old path
+
+CHILD = r"""
+import json, os, sys, time
+GiB = 1024**3
+kind, n, src, out, old = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+if old != "-":
+    sys.path.insert(0, old)
+from songlab.ledger import LedgerStore, _schema
+from songlab.ledger.synthetic import synthetic_table
+if kind == "dataset":
+    data = LedgerStore(src)
+else:
+    data = _schema.to_frame(synthetic_table(n, seed=1, labels=True))
+def peak():  # VmHWM: this process's own peak (ru_maxrss would keep the parent's past exec)
+    with open("/proc/self/status") as fh:
+        return [int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM")][0]
+input_peak = peak()
+try:
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    reset = True
+except OSError:
+    reset = False
+if old != "-":
+    from songlab_old_report.report import write_report
+else:
+    from songlab.ledger.report import write_report
+t0 = time.perf_counter()
+write_report(data, os.path.join(out, "r.html"), xlsx=os.path.join(out, "r.xlsx"),
+             csv_dir=os.path.join(out, "csv"), budgets=["100000"])
+seconds = time.perf_counter() - t0
+own = peak() if reset else None
+print(json.dumps({"seconds": seconds, "peak": max(input_peak, own or 0) if reset else peak(),
+                  "input_peak": input_peak, "report_peak": own}))
+"""
+
+
+def _old_package(root: Path) -> str | None:
+    """The old report modules as the package ``songlab_old_report`` under ``root``."""
+    repo = Path(__file__).resolve().parent.parent
+    pkg = root / "songlab_old_report"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    for name in OLD_MODULES:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "show", f"{OLD_COMMIT}:src/songlab/ledger/{name}.py"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if done.returncode != 0:
+            return None
+        text = done.stdout.replace(
+            "from songlab.ledger import export, plots, tables",
+            "from songlab_old_report import export, plots, tables",
+        ).replace("from songlab.ledger.plots import", "from songlab_old_report.plots import")
+        (pkg / f"{name}.py").write_text(text)
+    return str(root)
+
+
+def _run(kind: str, n: int, src: str, work: Path, old: str | None, timeout: float) -> dict:
+    out = Path(tempfile.mkdtemp(dir=work, prefix=f"{kind}-{n}-"))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, kind, str(n), src, str(out), old or "-"],
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"error": f"over its time box of {timeout:.0f} s"}
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _row(label: str, r: dict) -> str:
+    if "error" in r:
+        return f"  {label:<34} not measured: {r['error']}"
+    own = f"{r['report_peak'] / GiB:.2f}" if r.get("report_peak") else "n/a"
+    return (f"  {label:<34} {r['seconds']:7.1f} s   peak {r['peak'] / GiB:5.2f} GiB "
+            f"(the input alone {r['input_peak'] / GiB:4.2f}; the report's own {own})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--big", type=int, default=10_000_000)
+    ap.add_argument("--old-n", type=int, default=10_000)
+    ap.add_argument("--budget", type=float, default=60.0, help="seconds the whole run may take")
+    args = ap.parse_args()
+    from songlab.ledger.synthetic import write_synthetic_dataset
+
+    start = time.perf_counter()
+
+    def left() -> float:
+        return args.budget - (time.perf_counter() - start)
+
+    print(f"report_scale: HTML + Excel + CSV of synthetic tasks on {os.cpu_count()} cores "
+          f"(time budget {args.budget:.0f} s)")  # fmt: skip
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="songlab-report-scale-") as tmp:
+        work = Path(tmp)
+        old = _old_package(work / "old")
+        # the old path and the new at the same small N: the measured ratio
+        if old is not None:
+            results["old"] = _run("frame", args.old_n, "-", work, old, timeout=20)
+        else:
+            results["old"] = {"error": f"git history (commit {OLD_COMMIT}) not available"}
+        results["new_small"] = _run("frame", args.old_n, "-", work, None, timeout=30)
+        results["frame_1m"] = _run("frame", args.n, "-", work, None, timeout=60)
+        if left() > 40:  # leave room for the headline (10M)
+            write_synthetic_dataset(work / "d1m", args.n, seed=1, days=30)
+            results["dataset_1m"] = _run("dataset", args.n, str(work / "d1m"), work, None,
+                                         timeout=max(10, left()))  # fmt: skip
+        else:
+            results["dataset_1m"] = {"error": f"skipped: {max(0, left()):.0f} s of the "
+                                     f"{args.budget:.0f} s budget left"}  # fmt: skip
+        # 10M as a dataset (a year), written once a chunk at a time: the headline
+        t0 = time.perf_counter()
+        write_synthetic_dataset(work / "dbig", args.big, seed=1, days=365)
+        gen_big = time.perf_counter() - t0
+        results["dataset_big"] = _run("dataset", args.big, str(work / "dbig"), work, None,
+                                      timeout=max(30, left()))  # fmt: skip
+        shutil.rmtree(work / "dbig", ignore_errors=True)
+        if left() > 18:  # making the 10M frame takes ~9 s and ~3 GiB in the child
+            results["frame_big"] = _run("frame", args.big, "-", work, None,
+                                        timeout=max(5, left()))  # fmt: skip
+        else:
+            results["frame_big"] = {"error": f"skipped: {max(0, left()):.0f} s of the "
+                                    f"{args.budget:.0f} s budget left (the frame alone is "
+                                    "about 2 GiB of Arrow strings and decimals)"}  # fmt: skip
+    total = time.perf_counter() - start
+
+    def ratio(a: str, b: str) -> str:
+        ra, rb = results[a], results[b]
+        if "error" in ra or "error" in rb:
+            return "n/a"
+        return f"{ra['seconds'] / rb['seconds']:.1f}x"
+
+    print(f"old path vs new, {args.old_n:,} tasks (frame):")
+    print(_row("old (commit " + OLD_COMMIT + ")", results["old"]))
+    print(_row("new", results["new_small"]))
+    print(f"  speed-up: {ratio('old', 'new_small')}")
+    print(f"{args.n:,} tasks:")
+    print(_row("frame", results["frame_1m"]))
+    print(_row("LedgerStore dataset", results["dataset_1m"]))
+    f1 = results["frame_1m"]
+    if "error" not in f1:
+        print(f"  old path at {args.n:,}: {ISSUE_OLD_1M_SECONDS} s (issue 21's measurement, not "
+              f"re-run: longer than this benchmark may take); ratio "
+              f"{ISSUE_OLD_1M_SECONDS / f1['seconds']:.0f}x")  # fmt: skip
+    print(f"{args.big:,} tasks (the dataset written in {gen_big:.1f} s, not timed):")
+    print(_row("LedgerStore dataset", results["dataset_big"]))
+    print(_row("frame", results["frame_big"]))
+    print(f"whole run: {total:.0f} s")
+    big = results["dataset_big"]
+    print(f"report_scale: {big['seconds']:.1f}" if "error" not in big
+          else "report_scale: not measured")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
