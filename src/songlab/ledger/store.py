@@ -60,7 +60,6 @@ UNKNOWN_MONTH: Final[str] = "unknown"
 # What a refresh needs to know of the stored rows, kept small (Arrow IPC, "_" name as above):
 # the newest service timestamp, the ids at it, and the rows not terminal yet.
 STATE_FILE: Final[str] = "_state.arrow"
-SCAN_BATCH: Final[int] = 1 << 17  # rows per batch when the month files are scanned
 LOOKUP_BATCH: Final[int] = 1024  # undated listed tasks looked up together, at most
 PENDING: Final[pa.Schema] = pa.schema([
     pa.field("task_id", pa.string()), pa.field("month", pa.string()),
@@ -441,7 +440,9 @@ class LedgerStore:
 
     def _stored_ids(self, ids: list[str], months: set[str] | None) -> set[str]:
         """Which of ``ids`` are stored (in ``months``' files, or any): the ``task_id``
-        column read a batch at a time and matched in Arrow."""
+        column read a row group at a time and matched in Arrow. (Row groups, not
+        ``iter_batches``: pyarrow 26 aborts at the end of a batch iterator over an
+        extension column.)"""
         if not ids:
             return set()
         files = (self.files() if months is None
@@ -449,8 +450,9 @@ class LedgerStore:
         wanted = pa.array(ids, pa.string())
         found: set[str] = set()
         for f in files:
-            for batch in pq.ParquetFile(f).iter_batches(batch_size=SCAN_BATCH, columns=["task_id"]):
-                col = batch.column(0)
+            pf = pq.ParquetFile(f)
+            for group in range(pf.metadata.num_row_groups):
+                col = pf.read_row_group(group, columns=["task_id"]).column(0)
                 found.update(col.filter(pc.is_in(col, value_set=wanted)).to_pylist())
         return found
 
@@ -484,7 +486,7 @@ class LedgerStore:
 
     def _state(self) -> tuple[_State, bool]:
         """The refresh state, from ``_state.arrow`` if it matches the month files, else
-        rebuilt by one streaming pass over their ``task_id, status, created_at`` columns."""
+        rebuilt by one pass, a row group at a time, over their ``task_id, status, created_at`` columns."""
         target = self.path / STATE_FILE
         signature = self._signature()
         if target.exists():
@@ -507,8 +509,8 @@ class LedgerStore:
             names = pf.schema_arrow.names
             cols = [c for c in ("task_id", "status", "created_at", "created_at_source")
                     if c in names]  # fmt: skip
-            for batch in pf.iter_batches(batch_size=SCAN_BATCH, columns=cols):
-                t = _plain(pa.Table.from_batches([batch]))
+            for group in range(pf.metadata.num_row_groups):
+                t = _plain(pf.read_row_group(group, columns=cols))
                 created = t["created_at"] if "created_at" in t.column_names else pa.nulls(
                     t.num_rows, _schema.TIMESTAMP)
                 if "created_at_source" in t.column_names:

@@ -210,7 +210,7 @@ def _agent_templates() -> dict[str, list[tuple[list[str], Decimal, Decimal | Non
 
 def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: int = 100,
                     labels: bool = False, offset: int = 0,
-                    span_us: int | None = None) -> pa.Table:
+                    span_us: int | None = None, settled_before: datetime | None = None) -> pa.Table:
     """``n`` tasks as a tasks table (``_schema.TASKS``), newest first, over ``days`` days.
 
     The same workload as :func:`synthetic_tasks` (catalog, statuses, tiers, list
@@ -219,6 +219,8 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     made with numpy and Arrow column by column. ``labels`` fills project, tags
     and key_id as a busy account's would be. ``offset`` numbers the task ids
     (``write_synthetic_dataset`` makes a large ledger a chunk at a time).
+    ``settled_before``: tasks created before it are all finished (queued and processing
+    ones completed), as in a real account where only the last minutes are in flight.
     """
     from songlab.ledger import _estimate, _schema
 
@@ -233,6 +235,9 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     span = span_us if span_us is not None else days * 86400 * 10**6
     offsets = np.sort(rng.integers(0, max(1, span), size=n))[::-1]  # newest first
     created = t0 + offsets.astype("timedelta64[us]")
+    if settled_before is not None:
+        cutoff = np.datetime64(settled_before.astimezone(UTC).replace(tzinfo=None), "us")
+        statuses = np.where((created < cutoff) & (statuses >= 2), 0, statuses)
     runtimes = rng.integers(2_000_000, 90_000_000, size=n).astype("timedelta64[us]")
     terminal = statuses < 2  # completed, failed
     ids = pc.utf8_lpad(pc.cast(pa.array(np.arange(offset, offset + n)), pa.string()), 8, "0")
@@ -327,7 +332,8 @@ def _scatter(base: Any, where: pa.Array, values: pa.Array, n: int) -> pa.Array:
 
 def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int = 0,
                             days: int = 365, start: datetime = _EPOCH, labels: bool = True,
-                            chunk: int = 1_000_000) -> Path:
+                            chunk: int = 1_000_000,
+                            settled_before: datetime | None = None) -> Path:
     """A ``LedgerStore`` directory of ``n`` synthetic tasks over ``days`` days, newest first.
 
     Written a chunk at a time (each chunk a time slice, so a month's file gets
@@ -349,7 +355,7 @@ def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int =
             hi = span - c * span // chunks
             t = synthetic_table(size, seed=seed, labels=labels, offset=n - c * chunk - size,
                                 start=start + timedelta(microseconds=lo),
-                                span_us=hi - lo)  # fmt: skip
+                                span_us=hi - lo, settled_before=settled_before)  # fmt: skip
             for month, part in _by_month(t):  # newest first: slices, no copy
                 part = _parquet.to_parquet_table(part)
                 if month not in writers:
