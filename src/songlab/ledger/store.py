@@ -555,13 +555,15 @@ class LedgerStore:
             stored = self._read_month(month)
             if stored.num_rows:
                 stored = resolve(stored, record, self._tools)
-                stored = stored.filter(pc.invert(pc.is_in(stored["task_id"], value_set=ids)))
-            part = pa.concat_tables([stored, changed.filter(pc.equal(changed_months, month))])
+                leaving = pc.is_in(stored["task_id"], value_set=ids)
+                if pc.any(leaving).as_py():
+                    stored = stored.filter(pc.invert(leaving))
+            part = _put_in(stored, changed.filter(pc.equal(changed_months, month)))
             target = self.path / f"month={month}" / PART
             if part.num_rows == 0:
                 target.unlink(missing_ok=True)
                 continue
-            self._write_atomic(target, _newest_first(part))
+            self._write_atomic(target, part)
         return tuple(touched)
 
     @staticmethod
@@ -627,6 +629,30 @@ def _months(table: pa.Table) -> pa.Array:
         return pa.array([], pa.string())
     months = pc.strftime(table["created_at"], format="%Y-%m")
     return pc.fill_null(months, UNKNOWN_MONTH).combine_chunks()
+
+
+def _put_in(stored: pa.Table, rows: pa.Table) -> pa.Table:
+    """``stored`` (a month's rows) with ``rows`` added, newest first. The common case, rows
+    newer than every stored one that is in order already, is a concatenation: no copy of
+    the month is sorted."""
+    rows = _newest_first(rows)
+    if stored.num_rows == 0 or rows.num_rows == 0:
+        return stored if rows.num_rows == 0 and _in_order(stored) else _newest_first(
+            pa.concat_tables([rows, stored]))
+    created = stored["created_at"]
+    if (rows["created_at"].null_count == 0 and _in_order(stored)
+            and pc.min(rows["created_at"]).as_py() > pc.max(created).as_py()):
+        return pa.concat_tables([rows, stored])
+    return _newest_first(pa.concat_tables([rows, stored]))
+
+
+def _in_order(table: pa.Table) -> bool:
+    """Dated rows, newest first, each ``created_at`` strictly older than the one before (so
+    no tie whose order by ``task_id`` would need checking)."""
+    created = table["created_at"].combine_chunks()
+    if created.null_count or len(created) < 2:
+        return created.null_count == 0
+    return bool(pc.all(pc.greater(created[:-1], created[1:])).as_py())
 
 
 def _newest_first(table: pa.Table) -> pa.Table:
