@@ -6,6 +6,7 @@ Layout (Hive style, readable by DuckDB, pyarrow.dataset, Spark, polars ...)::
     PATH/month=2026-12/part.parquet
     PATH/month=unknown/part.parquet   tasks whose creation time nobody knows
     PATH/_balance.arrow               the account balance at each refresh (Arrow IPC)
+    PATH/_state.arrow                 what refresh needs of the rows: newest, not terminal
 
 Each month file holds the tasks created in that UTC month with ``_schema.TASKS``
 (the ``month`` key lives only in the directory name). ``created_at`` is the
@@ -17,6 +18,9 @@ new pages; rows that were not terminal are re-fetched (``generations.get`` when
 the source has it, else by walking the listing back to the oldest of them). Only
 the months that changed are rewritten, each through a temporary file renamed over
 the old one (``os.replace``), so an error never leaves a half-written file behind.
+No refresh reads every row: ``_state.arrow`` steers the walk, stored ids are looked up
+in the ``task_id`` column, and a month is rewritten one at a time (memory grows with the
+largest month, not the dataset).
 
 The client's record (``songlab.client.RecordStore``) is joined at every refresh
 and read (``tasks.resolve``): labels and the facts the service does not show.
