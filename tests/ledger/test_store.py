@@ -266,3 +266,39 @@ def test_a_state_that_no_longer_matches_the_files_is_rebuilt(tmp_path: Path) -> 
     # the state was made again from the files: "p" is finished, nothing to fetch
     assert (result.added, result.updated, result.months_written) == (0, 0, ())
     assert client.generations.read == 1 and client.generations.got == []
+
+
+def test_reconcile_store_a_month_at_a_time_equals_the_whole_table(tmp_path: Path) -> None:
+    from songlab.ledger.reconcile import reconcile, reconcile_store
+
+    class _Account:
+        def __init__(self) -> None:
+            self.left = 100_000
+
+        def balance(self) -> dict[str, Any]:
+            return {"total_effective": self.left, "base_effective": self.left}
+
+    class _Billed(_Client):
+        account = _Account()
+
+    store = LedgerStore(tmp_path, record=None)
+    tasks: list[dict[str, Any]] = []
+    for round_, days in enumerate(((1, 2), (33, 40), (70, 71, 72))):  # three months
+        tasks = [*(snap(f"r{round_}_{d}", created_at=_ts(d), cost_usd="0.12000000")
+                   for d in reversed(days)), *tasks]  # fmt: skip
+        client = _Billed(tasks)
+        client.account.left -= 12 * len(days) + round_  # a cent unexplained from round 1
+        store.refresh(client)
+    assert len(store.files()) == 3 and len(store.balance_table()) == 3
+    whole = reconcile(store.read_table(), store.balance_table())
+    pd.testing.assert_frame_equal(reconcile_store(store), whole)
+    assert whole["tasks"].tolist() == [2, 2, 3]
+    assert whole["status"].tolist() == ["baseline", "unexplained", "unexplained"]
+    monthly = reconcile_store(store, freq="month")
+    pd.testing.assert_frame_equal(monthly, reconcile(store.read_table(), store.balance_table(),
+                                                     freq="month"))  # fmt: skip
+    # no snapshot: nothing to reconcile, and no task is read
+    bare = LedgerStore(tmp_path / "bare", record=None)
+    bare.refresh(tasks)
+    bare.iter_tables = None  # type: ignore[method-assign]
+    assert reconcile_store(bare).empty

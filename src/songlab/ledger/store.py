@@ -36,7 +36,7 @@ import json
 import os
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -292,6 +292,15 @@ class LedgerStore:
         if stored.num_rows == 0:
             return stored
         return _newest_first(resolve(stored, self.record_table(), self._tools))
+
+    def iter_tables(self) -> Iterator[pa.Table]:
+        """The rows of each month file in turn, joined with the client's record as
+        :meth:`read_table` joins them (schema ``_schema.TASKS``; one month in memory)."""
+        record = self.record_table()
+        for f in self.files():
+            t = _older_sources(_parquet.read_table(f, _schema.TASKS))
+            if t.num_rows:
+                yield resolve(t, record, self._tools)
 
     def read(self) -> pd.DataFrame:
         """The tasks frame kept on disk (same columns as ``tasks_frame``)."""
