@@ -263,3 +263,34 @@ def test_a_ledger_directory_reports_in_place_like_its_frame(tmp_path: Path) -> N
                  "agent_by_step", "budgets"):  # fmt: skip
         pd.testing.assert_frame_equal(from_dir.tables[name], from_frame.tables[name], obj=name)
     assert from_dir.figures["spend"] == frame.songlab.total()
+
+
+def test_a_compact_frame_holds_the_same_tasks_and_reports_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pyarrow as pa
+
+    from songlab.ledger import synthetic
+
+    plain = synthetic_table(20_000, seed=4, labels=True)
+    compact = synthetic_table(20_000, seed=4, labels=True, compact=True)
+    repeated = ("tool_id", "operation", "model", "tier", "status", "failure_error", "project",
+                "tags", "key_id")  # fmt: skip
+    for name in repeated:
+        assert pa.types.is_dictionary(compact.schema.field(name).type), name
+    assert compact.cast(_schema.TASKS).equals(plain)  # the same values
+    assert compact.nbytes < 0.6 * plain.nbytes
+    frame = _schema.to_frame(compact)
+    assert all(isinstance(frame[c].dtype, pd.ArrowDtype) for c in frame.columns)  # no object
+    a = tables.build(_schema.to_frame(plain), budgets=["100"])
+    b = tables.build(frame, budgets=["100"])
+    assert a.tables.keys() == b.tables.keys()
+    for key in a.tables:
+        pd.testing.assert_frame_equal(a.tables[key], b.tables[key])
+    # over COMPACT_CHUNK rows: made a slice of time at a time, newest first, every id once
+    monkeypatch.setattr(synthetic, "COMPACT_CHUNK", 3_000)
+    sliced = synthetic_table(10_000, seed=4, compact=True)
+    created = sliced["created_at"].to_numpy()
+    assert sliced.num_rows == 10_000 and (created[:-1] >= created[1:]).all()
+    ids = sliced["task_id"].to_pylist()
+    assert sorted(ids) == [f"task_4_{i:08d}" for i in range(10_000)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,156 @@ def test_duckdb_reads_the_dataset(tmp_path: Path) -> None:
     assert by_op == dict(
         frame.songlab.spend("operation")[["operation", "cost_usd"]].itertuples(index=False)
     )
+
+
+class _Service:
+    """A fake client over a written dataset: ``list()`` yields ``new`` then the newest stored
+    tasks as the service shows them now (finished); ``get`` answers for those."""
+
+    def __init__(self, path: Path, new: list[dict[str, Any]]) -> None:
+        head: list[dict[str, Any]] = []
+        for month in sorted(path.glob("month=2*/part.parquet"))[-2:]:
+            head += pq.ParquetFile(month).read_row_group(0).slice(0, 500).to_pylist()
+        self.shown = {
+            r["task_id"]: snap(r["task_id"], tool_id=r["tool_id"], model=r["model"],
+                               operation=r["operation"], license=r["license"],
+                               created_at=r["created_at"].isoformat(),
+                               updated_at=r["updated_at"].isoformat(),
+                               cost_usd=str(r["cost_usd"]) if r["cost_usd"] is not None else None)
+            for r in head
+        }  # fmt: skip
+        self.listed = [*new, *sorted(self.shown.values(), key=lambda r: r["created_at"],
+                                     reverse=True)]  # fmt: skip
+        self.generations = self
+
+    def list(self, *, limit: int = 100) -> Any:
+        yield from self.listed
+
+    def get(self, task_id: str) -> dict[str, Any]:
+        return self.shown[task_id]
+
+
+def _stamp(store: LedgerStore) -> dict[str, tuple[int, int]]:
+    return {f.parent.name: (f.stat().st_ino, f.stat().st_mtime_ns) for f in store.files()}
+
+
+def test_refresh_of_a_large_dataset_rewrites_only_the_changed_month(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    from songlab.ledger import store as store_module
+    from songlab.ledger.synthetic import _EPOCH, write_synthetic_dataset
+
+    root = tmp_path / "big"
+    end = _EPOCH + timedelta(days=365)
+    write_synthetic_dataset(root, 1_000_000, seed=2, days=365,
+                            settled_before=end - timedelta(minutes=30))  # fmt: skip
+    store = LedgerStore(root, record=None)
+    glob = str(root / "**" / "*.parquet")
+    con = duckdb.connect()
+    (waiting,) = con.execute(f"SELECT list(task_id) FROM read_parquet('{glob}') "
+                             "WHERE status IN ('queued', 'processing')").fetchone()  # fmt: skip
+    assert 0 < len(waiting) < 100  # only the last half hour is in flight
+    newest = con.execute(f"SELECT max(created_at) FROM read_parquet('{glob}')").fetchone()[0]
+    month = f"month={newest:%Y-%m}"
+    read_months: list[str] = []
+    real_read = LedgerStore._read_month
+
+    def spy(self: LedgerStore, m: str) -> Any:
+        read_months.append(m)
+        return real_read(self, m)
+
+    def never(self: LedgerStore) -> Any:
+        raise AssertionError("refresh read every stored row")
+
+    monkeypatch.setattr(LedgerStore, "_read_month", spy)
+    monkeypatch.setattr(LedgerStore, "_read_stored", never)
+    for round_, count in enumerate((5, 3)):
+        new = [snap(f"new{round_}_{i}", created_at=(newest + timedelta(milliseconds=9 - i))
+                    .isoformat()) for i in range(count)]  # fmt: skip
+        before = _stamp(store)
+        read_months.clear()
+        result = store.refresh(_Service(root, new))
+        assert result.added == count
+        assert result.updated == (len(waiting) if round_ == 0 else 0)
+        assert result.months_written == (month.removeprefix("month="),)
+        assert read_months == [month.removeprefix("month=")]  # no other month is read
+        after = _stamp(store)
+        assert after[month] != before[month]  # replaced (os.replace: a new inode)
+        assert {m: s for m, s in after.items() if m != month} == {
+            m: s for m, s in before.items() if m != month}
+        assert (root / store_module.STATE_FILE).exists()
+        newest = max(newest, *(datetime.fromisoformat(t["created_at"]) for t in new))
+    rows, ids, still = con.execute(
+        f"SELECT count(*), count(DISTINCT task_id), count(*) FILTER (WHERE status IN "
+        f"('queued', 'processing')) FROM read_parquet('{glob}')").fetchone()  # fmt: skip
+    assert rows == ids == 1_000_000 + 8  # every task once
+    assert still == 0  # the tasks in flight were fetched again, now finished
+    (mine,) = con.execute(f"SELECT list(task_id ORDER BY task_id) FROM read_parquet('{glob}') "
+                          "WHERE task_id LIKE 'new%'").fetchone()  # fmt: skip
+    assert mine == sorted([f"new0_{i}" for i in range(5)] + [f"new1_{i}" for i in range(3)])
+    # the same listing again: nothing new, nothing written, one snapshot read
+    before = _stamp(store)
+    again = store.refresh(_Service(root, []))
+    assert (again.added, again.updated, again.months_written, again.read) == (0, 0, (), 1)
+    assert _stamp(store) == before
+
+
+def test_a_state_that_no_longer_matches_the_files_is_rebuilt(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from songlab.ledger import _parquet
+
+    store = LedgerStore(tmp_path)
+    store.refresh([snap("p", status="processing", cost_usd=None, created_at=_ts(5)),
+                   snap("o", created_at=_ts(1))])  # fmt: skip
+    assert (tmp_path / "_state.arrow").exists()  # "p" is pending in it
+    # another writer (an older songlab, a copy from a backup) finishes "p" in the file
+    (part,) = [f for f in store.files() if "p" in pq.read_table(f)["task_id"].to_pylist()]
+    table = _parquet.read_table(part)
+    done = pc.if_else(pc.equal(table["task_id"], "p"), "completed", table["status"])
+    _parquet.write_atomic(part, table.set_column(table.schema.get_field_index("status"),
+                                                 "status", pa.array(done)))  # fmt: skip
+    client = _Client([snap("p", created_at=_ts(5)), snap("o", created_at=_ts(1))])
+    result = store.refresh(client)
+    # the state was made again from the files: "p" is finished, nothing to fetch
+    assert (result.added, result.updated, result.months_written) == (0, 0, ())
+    assert client.generations.read == 1 and client.generations.got == []
+
+
+def test_reconcile_store_a_month_at_a_time_equals_the_whole_table(tmp_path: Path) -> None:
+    from songlab.ledger.reconcile import reconcile, reconcile_store
+
+    class _Account:
+        def __init__(self) -> None:
+            self.left = 100_000
+
+        def balance(self) -> dict[str, Any]:
+            return {"total_effective": self.left, "base_effective": self.left}
+
+    class _Billed(_Client):
+        account = _Account()
+
+    store = LedgerStore(tmp_path, record=None)
+    tasks: list[dict[str, Any]] = []
+    for round_, days in enumerate(((1, 2), (33, 40), (70, 71, 72))):  # three months
+        tasks = [*(snap(f"r{round_}_{d}", created_at=_ts(d), cost_usd="0.12000000")
+                   for d in reversed(days)), *tasks]  # fmt: skip
+        client = _Billed(tasks)
+        client.account.left -= 12 * len(days) + round_  # a cent unexplained from round 1
+        store.refresh(client)
+    assert len(store.files()) == 3 and len(store.balance_table()) == 3
+    whole = reconcile(store.read_table(), store.balance_table())
+    pd.testing.assert_frame_equal(reconcile_store(store), whole)
+    assert whole["tasks"].tolist() == [2, 2, 3]
+    assert whole["status"].tolist() == ["baseline", "unexplained", "unexplained"]
+    monthly = reconcile_store(store, freq="month")
+    pd.testing.assert_frame_equal(monthly, reconcile(store.read_table(), store.balance_table(),
+                                                     freq="month"))  # fmt: skip
+    # no snapshot: nothing to reconcile, and no task is read
+    bare = LedgerStore(tmp_path / "bare", record=None)
+    bare.refresh(tasks)
+    bare.iter_tables = None  # type: ignore[method-assign]
+    assert reconcile_store(bare).empty

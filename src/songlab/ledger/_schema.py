@@ -166,13 +166,25 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     return table.to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
 
 
-def to_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    """A frame's columns of ``schema`` as a table of exactly that schema."""
+def to_table(frame: pd.DataFrame, schema: pa.Schema, *,
+             keep_dictionary: bool = False) -> pa.Table:
+    """A frame's columns of ``schema`` as a table of exactly that schema; with
+    ``keep_dictionary``, a dictionary-of-strings column where the schema says string is
+    kept as it is (zero-copy: the same values, not spelled out row by row)."""
     missing = [n for n in schema.names if n not in frame.columns]
     if missing:
         raise ValueError(f"frame: missing column(s) {', '.join(missing)}")
-    arrays = [pa.array(frame[n], type=schema.field(n).type, from_pandas=True) for n in schema.names]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    arrays, fields = [], []
+    for field in schema:
+        dtype = frame[field.name].dtype
+        kept = (keep_dictionary and isinstance(dtype, pd.ArrowDtype)
+                and pa.types.is_dictionary(dtype.pyarrow_dtype)
+                and pa.types.is_string(dtype.pyarrow_dtype.value_type)
+                and pa.types.is_string(field.type))  # fmt: skip
+        type_ = dtype.pyarrow_dtype if kept else field.type
+        arrays.append(pa.array(frame[field.name], type=type_, from_pandas=True))
+        fields.append(field.with_type(type_))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
 
 
 def empty_table(schema: pa.Schema) -> pa.Table:

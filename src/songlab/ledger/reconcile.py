@@ -110,11 +110,19 @@ def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataF
     if freq not in FREQS:
         raise ValueError(f"freq: one of None, 'day', 'month', got {freq!r}")
     snaps = _snapshots(balances)
-    t = top_level(as_table(tasks))
     if snaps.num_rows == 0:
         return _schema.to_frame(RECONCILE.empty_table())
-    taken = snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
-    totals = [int(v) for v in snaps["total_effective"].to_pylist()]
+    taken = _taken(snaps)
+    return _rows(_per_period(top_level(as_table(tasks)), taken), snaps, freq)
+
+
+def _taken(snaps: pa.Table) -> np.ndarray:
+    return snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
+
+
+def _per_period(t: pa.Table, taken: np.ndarray) -> dict[int, dict[str, Any]]:
+    """Per period (between snapshots): tasks seen, estimated, unknown; billed and estimated
+    sums (exact ``Decimal``)."""
     seen = t["seen_at"].to_numpy().astype("datetime64[us]")
     # period k holds tasks seen in (taken[k-1], taken[k]]; k = 0 (and never seen) is the baseline
     period = np.searchsorted(taken, seen, side="left")
@@ -133,7 +141,20 @@ def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataF
     g = work.group_by("period", use_threads=False).aggregate(
         [(c, "sum") for c in ("one", "estimated", "unknown", "billed", "estimate")]
     )
-    per: dict[int, dict[str, Any]] = {row["period"]: row for row in g.to_pylist()}
+    return {row["period"]: row for row in g.to_pylist()}
+
+
+def _merge(into: dict[int, dict[str, Any]], more: dict[int, dict[str, Any]]) -> None:
+    for k, row in more.items():
+        acc = into.setdefault(k, {})
+        for name, value in row.items():
+            if name != "period" and value is not None:
+                acc[name] = acc.get(name, 0) + value
+
+
+def _rows(per: dict[int, dict[str, Any]], snaps: pa.Table, freq: str | None) -> pd.DataFrame:
+    taken = _taken(snaps)
+    totals = [int(v) for v in snaps["total_effective"].to_pylist()]
     rows: list[dict[str, Any]] = []
     for k in range(len(totals)):  # tasks seen after the last snapshot wait for the next one
         got = per.get(k, {})
@@ -199,5 +220,18 @@ def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
 
 
 def reconcile_store(store: Any, *, freq: str | None = None) -> pd.DataFrame:
-    """:func:`reconcile` of a ``LedgerStore``'s tasks and balance snapshots."""
-    return reconcile(store.read_table(), store.balance_table(), freq=freq)
+    """:func:`reconcile` of a ``LedgerStore``'s tasks and balance snapshots, read a month
+    at a time (``store.iter_tables()``): memory grows with the largest month, not with
+    the ledger; nothing is read when there is no snapshot."""
+    if freq not in FREQS:
+        raise ValueError(f"freq: one of None, 'day', 'month', got {freq!r}")
+    snaps = _snapshots(store.balance_table())
+    if snaps.num_rows == 0:
+        return _schema.to_frame(RECONCILE.empty_table())
+    if not hasattr(store, "iter_tables"):
+        return reconcile(store.read_table(), snaps, freq=freq)
+    taken = _taken(snaps)
+    per: dict[int, dict[str, Any]] = {}
+    for month in store.iter_tables():
+        _merge(per, _per_period(top_level(month), taken))
+    return _rows(per, snaps, freq)

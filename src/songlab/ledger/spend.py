@@ -25,12 +25,13 @@ from songlab.ledger import _schema
 __all__ = ["as_table", "spend", "spend_table", "top_level", "with_keys"]
 
 
-def as_table(tasks: Any) -> pa.Table:
-    """A tasks frame or table as an Arrow table with the tasks schema."""
+def as_table(tasks: Any, *, keep_dictionary: bool = False) -> pa.Table:
+    """A tasks frame or table as an Arrow table with the tasks schema (``keep_dictionary``:
+    see ``_schema.to_table``; for readers that take dictionary columns, like DuckDB)."""
     if isinstance(tasks, pa.Table):
         return tasks
     if isinstance(tasks, pd.DataFrame):
-        return _schema.to_table(tasks, _schema.TASKS)
+        return _schema.to_table(tasks, _schema.TASKS, keep_dictionary=keep_dictionary)
     raise TypeError(f"tasks: expected a tasks DataFrame or Arrow table, got {type(tasks).__name__}")
 
 

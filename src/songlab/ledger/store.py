@@ -6,6 +6,7 @@ Layout (Hive style, readable by DuckDB, pyarrow.dataset, Spark, polars ...)::
     PATH/month=2026-12/part.parquet
     PATH/month=unknown/part.parquet   tasks whose creation time nobody knows
     PATH/_balance.arrow               the account balance at each refresh (Arrow IPC)
+    PATH/_state.arrow                 what refresh needs of the rows: newest, not terminal
 
 Each month file holds the tasks created in that UTC month with ``_schema.TASKS``
 (the ``month`` key lives only in the directory name). ``created_at`` is the
@@ -17,6 +18,9 @@ new pages; rows that were not terminal are re-fetched (``generations.get`` when
 the source has it, else by walking the listing back to the oldest of them). Only
 the months that changed are rewritten, each through a temporary file renamed over
 the old one (``os.replace``), so an error never leaves a half-written file behind.
+No refresh reads every row: ``_state.arrow`` steers the walk, stored ids are looked up
+in the ``task_id`` column, and a month is rewritten one at a time (memory grows with the
+largest month, not the dataset).
 
 The client's record (``songlab.client.RecordStore``) is joined at every refresh
 and read (``tasks.resolve``): labels and the facts the service does not show.
@@ -28,17 +32,21 @@ between snapshots with the ledger's cost of the tasks each refresh added).
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import uuid
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from songlab._vocab import Status
 from songlab.ledger import _parquet, _schema
@@ -53,6 +61,14 @@ PART: Final[str] = "part.parquet"
 # PATH/**/*.parquet glob, pyarrow.dataset and Spark, which skip "_" and "." names)
 BALANCE_FILE: Final[str] = "_balance.arrow"
 UNKNOWN_MONTH: Final[str] = "unknown"
+# What a refresh needs to know of the stored rows, kept small (Arrow IPC, "_" name as above):
+# the newest service timestamp, the ids at it, and the rows not terminal yet.
+STATE_FILE: Final[str] = "_state.arrow"
+LOOKUP_BATCH: Final[int] = 1024  # undated listed tasks looked up together, at most
+PENDING: Final[pa.Schema] = pa.schema([
+    pa.field("task_id", pa.string()), pa.field("month", pa.string()),
+    pa.field("created_at", _schema.TIMESTAMP), pa.field("created_at_source", pa.string()),
+])  # fmt: skip
 _TERMINAL = [s.value for s in Status if s.terminal]
 
 BALANCE: Final[pa.Schema] = pa.schema(
@@ -75,6 +91,80 @@ class RefreshResult:
     read: int  # task snapshots read from the source
     months_written: tuple[str, ...]
     balance: dict[str, Any] | None = None  # the snapshot taken (None: the source has no balance)
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    """What a refresh knows of the stored rows without reading them: the rows not terminal
+    (``PENDING``), the newest ``created_at`` the service showed and the ids at it, and the
+    month files it describes (``LedgerStore._signature``)."""
+
+    pending: pa.Table
+    newest: datetime | None
+    newest_ids: frozenset[str]
+    files: dict[str, list[int]]
+
+    def after(self, changed: pa.Table, months: pa.Array, files: dict[str, list[int]]) -> _State:
+        """This state once ``changed`` (rows written, in ``months``) is stored."""
+        pending = self.pending.filter(pc.invert(pc.is_in(self.pending["task_id"],
+                                                         value_set=changed["task_id"])))
+        waiting = pc.invert(pc.fill_null(pc.is_in(changed["status"], pa.array(_TERMINAL)), False))
+        src = pc.cast(changed["created_at_source"], pa.string())
+        rows = _pending_rows(changed["task_id"].filter(waiting),
+                             changed["created_at"].filter(waiting), src.filter(waiting),
+                             months.filter(waiting))  # fmt: skip
+        newest, ids = self.newest, set(self.newest_ids)
+        by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
+        top = pc.max(changed["created_at"].filter(by_service)).as_py()
+        if top is not None and (newest is None or top >= newest):
+            at = pc.fill_null(pc.and_(by_service, pc.equal(changed["created_at"],
+                                                           pa.scalar(top, _schema.TIMESTAMP))),
+                              False)  # fmt: skip
+            found = set(changed["task_id"].filter(at).to_pylist())
+            ids = found if newest is None or top > newest else ids | found
+            newest = top
+        return _State(pa.concat_tables([pending, rows]), newest, frozenset(ids), files)
+
+    def to_table(self) -> pa.Table:
+        meta = {"newest": self.newest.isoformat() if self.newest else None,
+                "newest_ids": sorted(self.newest_ids), "files": self.files}  # fmt: skip
+        return self.pending.replace_schema_metadata({"songlab.state": json.dumps(meta)})
+
+    @classmethod
+    def from_table(cls, table: pa.Table) -> _State:
+        meta = json.loads((table.schema.metadata or {})[b"songlab.state"])
+        newest = datetime.fromisoformat(meta["newest"]) if meta["newest"] else None
+        return cls(table.cast(PENDING), newest, frozenset(meta["newest_ids"]),
+                   {k: list(v) for k, v in meta["files"].items()})
+
+
+def _pending_rows(task_id: Any, created: Any, source: Any, month: Any) -> pa.Table:
+    n = len(task_id)
+    months = month if not isinstance(month, str) else pa.repeat(pa.scalar(month), n)
+    return pa.Table.from_arrays([task_id, months, created, source], schema=PENDING)
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """Extension columns (``songlab.decimal``, ``songlab.source``) as their storage."""
+    cols = [pa.chunked_array([c.storage for c in col.chunks], type=col.type.storage_type)
+            if isinstance(col.type, pa.BaseExtensionType) else col
+            for col in table.columns]  # fmt: skip
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def _write_ipc(target: Path, table: pa.Table) -> None:
+    """An Arrow IPC file written through a temporary name, fsynced, renamed over ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _created(rec: Mapping[str, Any]) -> datetime | None:
@@ -203,6 +293,15 @@ class LedgerStore:
             return stored
         return _newest_first(resolve(stored, self.record_table(), self._tools))
 
+    def iter_tables(self) -> Iterator[pa.Table]:
+        """The rows of each month file in turn, joined with the client's record as
+        :meth:`read_table` joins them (schema ``_schema.TASKS``; one month in memory)."""
+        record = self.record_table()
+        for f in self.files():
+            t = _older_sources(_parquet.read_table(f, _schema.TASKS))
+            if t.num_rows:
+                yield resolve(t, record, self._tools)
+
     def read(self) -> pd.DataFrame:
         """The tasks frame kept on disk (same columns as ``tasks_frame``)."""
         return _schema.to_frame(self.read_table())
@@ -226,103 +325,258 @@ class LedgerStore:
         ``source``: a client (``generations.list()``, optionally ``.get``,
         ``account.balance()``, ``tools.list()``) or an iterable of task dicts, newest first
         (a listing).
+
+        Memory stays bounded by the month files it rewrites, not by the dataset: the
+        walk is steered by the small state in ``_state.arrow`` (the newest service
+        timestamp, the ids at it, the rows not terminal yet), and whether a listed task
+        is already stored is looked up in the month files' ``task_id`` column, a batch
+        at a time, never as a Python set of every id.
         """
         src_record = getattr(source, "record", None)
         if src_record is not None and src_record is not False:
             self._source_record = src_record
         self._tools = tool_lookup(source) or self._tools
         record = self.record_table()
-        stored, stored_months = self._read_stored()
-        old = resolve(stored, record, self._tools) if stored.num_rows else stored
-        known = set(old["task_id"].to_pylist())
-        pending_mask = pc.invert(pc.fill_null(pc.is_in(old["status"], pa.array(_TERMINAL)), False))
-        pending = old.filter(pending_mask)
-        pending_ids = set(pending["task_id"].to_pylist())
-        # the service's clock only: a created_at from the record is the client's
-        by_service = pc.equal(old["created_at_source"], _schema.SERVICE) if old.num_rows else None
-        served = old.filter(by_service) if by_service is not None else old
-        newest = pc.max(served["created_at"]).as_py() if served.num_rows else None
+        state, rebuilt = self._state()
+        pending_ids = set(state.pending["task_id"].to_pylist())
+        newest = state.newest
         get = getter(source)
         boundary = newest
-        served_pending = pending.filter(pc.equal(pending["created_at_source"], _schema.SERVICE))
-        if served_pending.num_rows and get is None:
-            oldest_pending = pc.min(served_pending["created_at"]).as_py()
+        served = state.pending.filter(pc.equal(state.pending["created_at_source"],
+                                               _schema.SERVICE))  # fmt: skip
+        if served.num_rows and get is None:
+            oldest_pending = pc.min(served["created_at"]).as_py()
             boundary = min(boundary, oldest_pending) if boundary else oldest_pending
         # Walking back for pending rows, only their age stops the walk; otherwise
         # the first known, finished task does (all past it is known already).
         stop_at_known = get is not None or not pending_ids
         fetched: dict[str, Mapping[str, Any]] = {}
+        dated: dict[str, datetime | None] = {}  # created_at of each fetched task, as listed
+        known: set[str] = set()  # undated listed tasks found stored (a batch's worth)
+        checked: set[str] = set()
+        ahead: deque[Mapping[str, Any]] = deque()
+        listing = iter_tasks(source)
+        batch = 1
         read = 0
-        for rec in iter_tasks(source):
+        while True:
+            if ahead:
+                rec = ahead.popleft()
+            else:
+                rec = next(listing, None)
+                if rec is None:
+                    break
             read += 1
             created = _created(rec)
             if boundary is not None and created is not None and created < boundary:
                 break
             tid = rec.get("task_id")
-            if tid in known and tid not in pending_ids:
+            if tid in pending_ids:
+                fetched.setdefault(tid, rec)
+                continue
+            if created is not None and created == newest and tid in state.newest_ids:
                 if stop_at_known:
                     break
                 continue
-            fetched.setdefault(tid, rec)
+            if stop_at_known and created is None and tid not in checked:
+                # no timestamp to stop at: is it stored? Look this one up with the next
+                # few (1, 2, 4 ... at most LOOKUP_BATCH), one scan of the ids per batch
+                ahead.extend(islice(listing, batch - 1))
+                ids = [tid, *(r.get("task_id") for r in ahead if _created(r) is None)]
+                ids = [i for i in ids if i not in checked and i not in pending_ids]
+                known |= self._stored_ids(ids, None)
+                checked.update(ids)
+                batch = min(batch * 2, LOOKUP_BATCH)
+            if tid in known:
+                if stop_at_known:
+                    break
+                continue
+            if tid not in fetched:
+                fetched[tid] = rec
+                dated[tid] = created
+        # listed tasks not looked up yet (dated ones, or a walk back): drop those stored
+        # already (finished: a refresh never fetches a finished task again)
+        unchecked = [t for t in fetched if t not in pending_ids and t not in checked]
+        if unchecked:
+            by_month: dict[str | None, list[str]] = {}
+            for t in unchecked:
+                at = dated.get(t)
+                by_month.setdefault(at.strftime("%Y-%m") if at else None, []).append(t)
+            stored: set[str] = set()
+            if None in by_month:
+                stored |= self._stored_ids(unchecked, None)
+            else:
+                for month, ids in by_month.items():
+                    stored |= self._stored_ids(ids, {str(month), UNKNOWN_MONTH})
+            for t in stored:
+                del fetched[t]
         if get is not None:
             for tid in pending_ids - fetched.keys():
                 fetched[tid] = get(tid)
-        added = sum(1 for tid in fetched if tid not in known)
-        updated = len(fetched) - added
+        updated = sum(1 for tid in fetched if tid in pending_ids)
+        added = len(fetched) - updated
         snapshot, taken = _balance(source, added)
         # rows filed under month=unknown that the record now dates move to their month
-        moved = old.filter(pc.and_(pc.equal(stored_months, UNKNOWN_MONTH),
-                                   pc.is_valid(old["created_at"]))) if old.num_rows else old
+        unknown_file = self.path / f"month={UNKNOWN_MONTH}" / PART
+        moved = _schema.empty_table(_schema.TASKS)
+        if unknown_file.exists() and record is not None:
+            undated = resolve(self._read_month(UNKNOWN_MONTH), record, self._tools)
+            moved = undated.filter(pc.is_valid(undated["created_at"]))
         if not fetched and moved.num_rows == 0:
             if snapshot is not None:
                 self._append_balance(snapshot)
+            if rebuilt:
+                self._save_state(state)
             return RefreshResult(0, 0, read, (), snapshot)
         parts = []
         if fetched:
             new = resolve(tasks_table(list(fetched.values()), record=None, tools=None),
                           record, self._tools)
-            parts.append(_keep_seen(new, old, taken))
+            parts.append(self._keep_seen(new, state, taken))
             moved = moved.filter(pc.invert(pc.is_in(moved["task_id"], new["task_id"])))
         changed = pa.concat_tables([moved, *parts])
-        was = pc.is_in(old["task_id"], changed["task_id"]) if old.num_rows else None
-        keep = old.filter(pc.invert(was)) if was is not None else old
         # the partitions the changed rows leave are rewritten too (a row may change month)
-        extra = set(stored_months.filter(was).to_pylist()) if was is not None else set()
-        months = self._write_months(keep, changed, extra)
+        leaving = pc.is_in(state.pending["task_id"], changed["task_id"])
+        extra = set(state.pending["month"].filter(leaving).to_pylist())
+        if moved.num_rows:
+            extra.add(UNKNOWN_MONTH)
+        months = self._write_months(changed, extra, record)
         if snapshot is not None:
             self._append_balance(snapshot)
+        self._save_state(state.after(changed, _months(changed), self._signature()))
         return RefreshResult(added, updated, read, months, snapshot)
+
+    def _read_month(self, month: str) -> pa.Table:
+        target = self.path / f"month={month}" / PART
+        if not target.exists():
+            return _schema.empty_table(_schema.TASKS)
+        return _older_sources(_parquet.read_table(target, _schema.TASKS))
+
+    def _stored_ids(self, ids: list[str], months: set[str] | None) -> set[str]:
+        """Which of ``ids`` are stored (in ``months``' files, or any): the ``task_id``
+        column read a row group at a time and matched in Arrow. (Row groups, not
+        ``iter_batches``: pyarrow 26 aborts at the end of a batch iterator over an
+        extension column.)"""
+        if not ids:
+            return set()
+        files = (self.files() if months is None
+                 else [p for m in sorted(months) if (p := self.path / f"month={m}" / PART).exists()])
+        wanted = pa.array(ids, pa.string())
+        found: set[str] = set()
+        for f in files:
+            pf = pq.ParquetFile(f)
+            for group in range(pf.metadata.num_row_groups):
+                col = pf.read_row_group(group, columns=["task_id"]).column(0)
+                found.update(col.filter(pc.is_in(col, value_set=wanted)).to_pylist())
+        return found
+
+    def _keep_seen(self, new: pa.Table, state: _State, taken: datetime) -> pa.Table:
+        """``seen_at``: the refresh that first added a task (``taken``), kept across updates."""
+        seen_at = pa.repeat(pa.scalar(taken, _schema.TIMESTAMP), new.num_rows)
+        again = state.pending.filter(pc.is_in(state.pending["task_id"], new["task_id"]))
+        if again.num_rows:
+            ids = again["task_id"].combine_chunks()
+            rows = []
+            for month in set(again["month"].to_pylist()):
+                target = self.path / f"month={month}" / PART
+                if target.exists() and "seen_at" in pq.read_schema(target).names:
+                    t = _plain(pq.read_table(target, columns=["task_id", "seen_at"]))
+                    rows.append(t.filter(pc.is_in(t["task_id"], value_set=ids)))
+            if rows:
+                old = pa.concat_tables(rows)
+                at = pc.index_in(new["task_id"], value_set=old["task_id"].combine_chunks())
+                seen_at = pc.coalesce(pc.take(old["seen_at"], at), seen_at)
+        i = new.schema.get_field_index("seen_at")
+        return new.set_column(i, _schema.TASKS.field("seen_at"), seen_at)
+
+    def _signature(self) -> dict[str, list[int]]:
+        """What the month files are now (size, mtime, inode): a state made for other files is
+        stale (a refresh that failed half way, a dataset written by someone else)."""
+        out = {}
+        for f in self.files():
+            st = f.stat()
+            out[f.parent.name] = [st.st_size, st.st_mtime_ns, st.st_ino]
+        return out
+
+    def _state(self) -> tuple[_State, bool]:
+        """The refresh state, from ``_state.arrow`` if it matches the month files, else
+        rebuilt by one pass, a row group at a time, over their ``task_id, status, created_at`` columns."""
+        target = self.path / STATE_FILE
+        signature = self._signature()
+        if target.exists():
+            try:
+                with pa.memory_map(str(target)) as source:
+                    table = pa.ipc.open_file(source).read_all()
+                state = _State.from_table(table)
+            except (pa.ArrowInvalid, OSError, KeyError, ValueError):
+                state = None
+            if state is not None and state.files == signature:
+                return state, False
+        return self._scan_state(signature), True
+
+    def _scan_state(self, signature: dict[str, list[int]]) -> _State:
+        pending, newest, newest_ids = [], None, set()
+        terminal = pa.array(_TERMINAL)
+        for f in self.files():
+            month = f.parent.name.removeprefix("month=")
+            pf = pq.ParquetFile(f)
+            names = pf.schema_arrow.names
+            cols = [c for c in ("task_id", "status", "created_at", "created_at_source")
+                    if c in names]  # fmt: skip
+            for group in range(pf.metadata.num_row_groups):
+                t = _plain(pf.read_row_group(group, columns=cols))
+                created = t["created_at"] if "created_at" in t.column_names else pa.nulls(
+                    t.num_rows, _schema.TIMESTAMP)
+                if "created_at_source" in t.column_names:
+                    src = pc.cast(t["created_at_source"], pa.string())
+                    src = pc.if_else(pc.is_null(src), pc.if_else(pc.is_valid(created),
+                                                                 _schema.SERVICE, _schema.UNKNOWN),
+                                     src)  # fmt: skip
+                else:
+                    src = pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN)
+                waiting = pc.invert(pc.fill_null(pc.is_in(t["status"], terminal), False))
+                if pc.any(waiting).as_py():
+                    pending.append(_pending_rows(t["task_id"].filter(waiting),
+                                                 pc.filter(created, waiting),
+                                                 pc.filter(src, waiting), month))  # fmt: skip
+                by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
+                top = pc.max(pc.filter(created, by_service)).as_py()
+                if top is not None and (newest is None or top >= newest):
+                    at = pc.fill_null(pc.and_(by_service, pc.equal(created, pa.scalar(
+                        top, _schema.TIMESTAMP))), False)
+                    ids = set(t["task_id"].filter(at).to_pylist())
+                    newest_ids = ids if newest is None or top > newest else newest_ids | ids
+                    newest = top
+        table = pa.concat_tables(pending) if pending else PENDING.empty_table()
+        return _State(table, newest, frozenset(newest_ids), signature)
+
+    def _save_state(self, state: _State) -> None:
+        _write_ipc(self.path / STATE_FILE, state.to_table())
 
     def _append_balance(self, snapshot: dict[str, Any]) -> None:
         row = pa.Table.from_pylist([snapshot], schema=BALANCE)
-        table = pa.concat_tables([self.balance_table(), row])
-        target = self.path / BALANCE_FILE
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, BALANCE) as writer:
-                writer.write_table(table)
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        _write_ipc(self.path / BALANCE_FILE, pa.concat_tables([self.balance_table(), row]))
 
-    def _write_months(self, keep: pa.Table, new: pa.Table,
-                      extra: set[str] | None = None) -> tuple[str, ...]:
-        touched = sorted(set(_months(new).to_pylist()) | (extra or set()))
-        keep_months = _months(keep)
-        new_months = _months(new)
+    def _write_months(self, changed: pa.Table, extra: set[str],
+                      record: pa.Table | None) -> tuple[str, ...]:
+        """Rewrite the months ``changed`` rows go to and those in ``extra`` (that rows leave),
+        one month in memory at a time: its stored rows (joined with the record again) less
+        the changed ones, plus the changed rows of that month."""
+        touched = sorted(set(_months(changed).to_pylist()) | extra)
+        changed_months = _months(changed)
+        ids = changed["task_id"].combine_chunks()
         for month in touched:
-            part = pa.concat_tables(
-                [keep.filter(pc.equal(keep_months, month)), new.filter(pc.equal(new_months, month))]
-            )
+            stored = self._read_month(month)
+            if stored.num_rows:
+                stored = resolve(stored, record, self._tools)
+                leaving = pc.is_in(stored["task_id"], value_set=ids)
+                if pc.any(leaving).as_py():
+                    stored = stored.filter(pc.invert(leaving))
+            part = _put_in(stored, changed.filter(pc.equal(changed_months, month)))
             target = self.path / f"month={month}" / PART
             if part.num_rows == 0:
                 target.unlink(missing_ok=True)
                 continue
-            self._write_atomic(target, _newest_first(part))
+            self._write_atomic(target, part)
         return tuple(touched)
 
     @staticmethod
@@ -368,16 +622,6 @@ def _balance(source: Any, added: int) -> tuple[dict[str, Any] | None, datetime]:
     return snap, taken
 
 
-def _keep_seen(new: pa.Table, old: pa.Table, taken: datetime) -> pa.Table:
-    """``seen_at``: the refresh that first added a task (``taken``), kept across updates."""
-    seen_at = pa.repeat(pa.scalar(taken, _schema.TIMESTAMP), new.num_rows)
-    if old.num_rows:
-        at = pc.index_in(new["task_id"], value_set=old["task_id"].combine_chunks())
-        seen_at = pc.coalesce(pc.take(old["seen_at"], at), seen_at)
-    i = new.schema.get_field_index("seen_at")
-    return new.set_column(i, _schema.TASKS.field("seen_at"), seen_at)
-
-
 def _older_sources(table: pa.Table) -> pa.Table:
     """A file written before the ``*_source`` columns: its facts came from the service (the
     labels, where present, from the label store)."""
@@ -398,6 +642,30 @@ def _months(table: pa.Table) -> pa.Array:
         return pa.array([], pa.string())
     months = pc.strftime(table["created_at"], format="%Y-%m")
     return pc.fill_null(months, UNKNOWN_MONTH).combine_chunks()
+
+
+def _put_in(stored: pa.Table, rows: pa.Table) -> pa.Table:
+    """``stored`` (a month's rows) with ``rows`` added, newest first. The common case, rows
+    newer than every stored one that is in order already, is a concatenation: no copy of
+    the month is sorted."""
+    rows = _newest_first(rows)
+    if stored.num_rows == 0 or rows.num_rows == 0:
+        return stored if rows.num_rows == 0 and _in_order(stored) else _newest_first(
+            pa.concat_tables([rows, stored]))
+    created = stored["created_at"]
+    if (rows["created_at"].null_count == 0 and _in_order(stored)
+            and pc.min(rows["created_at"]).as_py() > pc.max(created).as_py()):
+        return pa.concat_tables([rows, stored])
+    return _newest_first(pa.concat_tables([rows, stored]))
+
+
+def _in_order(table: pa.Table) -> bool:
+    """Dated rows, newest first, each ``created_at`` strictly older than the one before (so
+    no tie whose order by ``task_id`` would need checking)."""
+    created = table["created_at"].combine_chunks()
+    if created.null_count or len(created) < 2:
+        return created.null_count == 0
+    return bool(pc.all(pc.greater(created[:-1], created[1:])).as_py())
 
 
 def _newest_first(table: pa.Table) -> pa.Table:

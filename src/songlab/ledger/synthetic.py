@@ -182,14 +182,32 @@ KEYS: tuple[tuple[str | None, float], ...] = (
     ("key_0a1b2c3d4e5f", 0.5), ("key_1234567890ab", 0.3), ("key_fedcba987654", 0.15),
     (None, 0.05),
 )  # fmt: skip
+COMPACT_CHUNK = 1_000_000  # rows made at once by synthetic_table(compact=True)
 _VARIANTS = 16  # Agent One traces per tier (usage differs); the run's id is spliced in
 _RUN = "\x00RUN\x00"
 
 
-def _pick(rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int) -> pa.Array:
+def _pick(rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int,
+          compact: bool = False) -> pa.Array:
     w = np.array([x for _, x in items])
     idx = rng.choice(len(items), size=n, p=w / w.sum())
-    return pc.take(pa.array([v for v, _ in items], pa.string()), pa.array(idx))
+    values = [v for v, _ in items]
+    if not compact:
+        return pc.take(pa.array(values, pa.string()), pa.array(idx))
+    none = [i for i, v in enumerate(values) if v is None]
+    mask = np.isin(idx, none) if none else None
+    return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int8), mask=mask),
+                                          pa.array(values, pa.string()))
+
+
+def _taken(idx: pa.Array, values: list[str]) -> pa.Array:
+    return pc.take(pa.array(values, pa.string()), idx)
+
+
+def _dictionary(idx: pa.Array, values: list[str]) -> pa.Array:
+    """``values[idx]`` as a dictionary column (int8 indices when they fit)."""
+    index = pa.int8() if len(values) < 128 else pa.int32()
+    return pa.DictionaryArray.from_arrays(pc.cast(idx, index), pa.array(values, pa.string()))
 
 
 def _agent_templates() -> dict[str, list[tuple[list[str], Decimal, Decimal | None]]]:
@@ -210,7 +228,8 @@ def _agent_templates() -> dict[str, list[tuple[list[str], Decimal, Decimal | Non
 
 def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: int = 100,
                     labels: bool = False, offset: int = 0,
-                    span_us: int | None = None) -> pa.Table:
+                    span_us: int | None = None, settled_before: datetime | None = None,
+                    compact: bool = False) -> pa.Table:
     """``n`` tasks as a tasks table (``_schema.TASKS``), newest first, over ``days`` days.
 
     The same workload as :func:`synthetic_tasks` (catalog, statuses, tiers, list
@@ -219,9 +238,31 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     made with numpy and Arrow column by column. ``labels`` fills project, tags
     and key_id as a busy account's would be. ``offset`` numbers the task ids
     (``write_synthetic_dataset`` makes a large ledger a chunk at a time).
+    ``settled_before``: tasks created before it are all finished (queued and processing
+    ones completed), as in a real account where only the last minutes are in flight.
+    ``compact``: the strings that repeat (tool_id, operation, model, tier, status,
+    failure_error, project, tags, key_id) as dictionary columns (``dictionary<int8,
+    string>``: the same values, a byte a row instead of the text), made so directly;
+    ``_schema.to_frame`` keeps them (``pd.ArrowDtype``, zero-copy) and the report reads
+    them in place. The other columns are as ``_schema.TASKS`` says. Over
+    ``COMPACT_CHUNK`` rows a compact table is made a slice of time at a time, as
+    ``write_synthetic_dataset`` does (the same workload; other random draws than one
+    table of ``n`` rows), so what it holds while it is made stays small.
     """
     from songlab.ledger import _estimate, _schema
 
+    if compact and n > COMPACT_CHUNK:  # a slice of time at a time: small temporaries
+        span = span_us if span_us is not None else days * 86400 * 10**6
+        chunks = -(-n // COMPACT_CHUNK)
+        parts = []
+        for c in range(chunks):  # chunk 0 is the newest slice
+            size = min(COMPACT_CHUNK, n - c * COMPACT_CHUNK)
+            lo, hi = span - (c + 1) * span // chunks, span - c * span // chunks
+            parts.append(synthetic_table(
+                size, seed=seed, start=start + timedelta(microseconds=lo), labels=labels,
+                offset=offset + n - c * COMPACT_CHUNK - size, span_us=hi - lo,
+                settled_before=settled_before, compact=True))  # fmt: skip
+        return pa.concat_tables(parts)
     rng = np.random.default_rng([seed, offset])
     weights = np.array([w for *_, w in CATALOG])
     kinds = rng.choice(len(CATALOG), size=n, p=weights / weights.sum())
@@ -233,16 +274,20 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     span = span_us if span_us is not None else days * 86400 * 10**6
     offsets = np.sort(rng.integers(0, max(1, span), size=n))[::-1]  # newest first
     created = t0 + offsets.astype("timedelta64[us]")
+    if settled_before is not None:
+        cutoff = np.datetime64(settled_before.astimezone(UTC).replace(tzinfo=None), "us")
+        statuses = np.where((created < cutoff) & (statuses >= 2), 0, statuses)
     runtimes = rng.integers(2_000_000, 90_000_000, size=n).astype("timedelta64[us]")
     terminal = statuses < 2  # completed, failed
     ids = pc.utf8_lpad(pc.cast(pa.array(np.arange(offset, offset + n)), pa.string()), 8, "0")
     task_id = pc.binary_join_element_wise(f"task_{seed}_", ids, "")
     kinds_a = pa.array(kinds)
-    ops = pc.take(pa.array([op for op, _, _ in CATALOG]), kinds_a)
-    models = pc.take(pa.array([m for _, m, _ in CATALOG]), kinds_a)
-    tool_ids = pc.take(pa.array([f"tool_{op}_{m}" for op, m, _ in CATALOG]), kinds_a)
-    status = pc.take(pa.array([s for s, _ in STATUSES]), pa.array(statuses))
-    tiers = pc.take(pa.array(["royalty_free", *LICENSE_NAMES.values()]), pa.array(lic))
+    pick = _dictionary if compact else _taken
+    ops = pick(kinds_a, [op for op, _, _ in CATALOG])
+    models = pick(kinds_a, [m for _, m, _ in CATALOG])
+    tool_ids = pick(kinds_a, [f"tool_{op}_{m}" for op, m, _ in CATALOG])
+    status = pick(pa.array(statuses), [s for s, _ in STATUSES])
+    tiers = pick(pa.array(lic), ["royalty_free", *LICENSE_NAMES.values()])
     ts = _schema.TIMESTAMP
     created_a = pa.array(created, pa.timestamp("us")).cast(ts)
     updated_a = pa.array(np.where(terminal, created + runtimes, created),
@@ -288,8 +333,12 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
         failed_a, _schema.UNBILLED,
         pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN)))  # fmt: skip
     failure = pc.if_else(failed_a, "GenerationFailed", pa.scalar(None, pa.string()))
+    if compact:
+        failure = pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(n, np.int8), mask=~failed), pa.array(["GenerationFailed"]))
     if labels:
-        label_cols = [_pick(rng, PROJECTS, n), _pick(rng, TAGS, n), _pick(rng, KEYS, n)]
+        label_cols = [_pick(rng, PROJECTS, n, compact), _pick(rng, TAGS, n, compact),
+                      _pick(rng, KEYS, n, compact)]  # fmt: skip
     else:
         label_cols = [pa.nulls(n, pa.string()) for _ in range(3)]
     made = dict(zip(
@@ -299,15 +348,21 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
         [task_id, tool_ids, ops, models, pa.array(lic, pa.int8()), tiers, status, created_a,
          updated_a, duration, billed, est, cost, source, failure, pa.nulls(n, pa.string()), meta,
          *label_cols], strict=True))  # fmt: skip
-    return pa.Table.from_arrays([_column(made, f, n) for f in _schema.TASKS],
-                                schema=_schema.TASKS)  # fmt: skip
+    cols = [_column(made, f, n) for f in _schema.TASKS]
+    if not compact:
+        return pa.Table.from_arrays(cols, schema=_schema.TASKS)
+    fields = [f.with_type(c.type) for f, c in zip(_schema.TASKS, cols, strict=True)]
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
 
 
 def _column(made: dict[str, Any], field: pa.Field, n: int) -> Any:
     """The schema's column ``field`` from the columns made (a ``*_source`` column says where
     each fact came from: the service, as in a listing; labels: unknown if none)."""
     if field.name in made:
-        return made[field.name].cast(field.type)
+        col = made[field.name]
+        if pa.types.is_dictionary(col.type) and pa.types.is_string(field.type):
+            return col  # compact: kept as a dictionary of the same strings
+        return col.cast(field.type)
     fact = field.name.removesuffix("_source")
     if field.name.endswith("_source"):
         values = made.get(fact) if fact != "labels" else made["project"]
@@ -327,7 +382,8 @@ def _scatter(base: Any, where: pa.Array, values: pa.Array, n: int) -> pa.Array:
 
 def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int = 0,
                             days: int = 365, start: datetime = _EPOCH, labels: bool = True,
-                            chunk: int = 1_000_000) -> Path:
+                            chunk: int = 1_000_000,
+                            settled_before: datetime | None = None) -> Path:
     """A ``LedgerStore`` directory of ``n`` synthetic tasks over ``days`` days, newest first.
 
     Written a chunk at a time (each chunk a time slice, so a month's file gets
@@ -349,7 +405,7 @@ def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int =
             hi = span - c * span // chunks
             t = synthetic_table(size, seed=seed, labels=labels, offset=n - c * chunk - size,
                                 start=start + timedelta(microseconds=lo),
-                                span_us=hi - lo)  # fmt: skip
+                                span_us=hi - lo, settled_before=settled_before)  # fmt: skip
             for month, part in _by_month(t):  # newest first: slices, no copy
                 part = _parquet.to_parquet_table(part)
                 if month not in writers:

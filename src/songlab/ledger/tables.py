@@ -210,7 +210,7 @@ def _register(con: Any, source: Any) -> None:
     elif hasattr(source, "files") and hasattr(source, "path"):
         store = source
     if store is None:
-        table = as_table(source)
+        table = as_table(source, keep_dictionary=True)  # DuckDB reads dictionaries in place
         con.register("tasks", table)
         return
     files = _dataset_files(Path(store.path))
