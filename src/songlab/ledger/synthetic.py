@@ -292,7 +292,7 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     created_a = pa.array(created, pa.timestamp("us")).cast(ts)
     updated_a = pa.array(np.where(terminal, created + runtimes, created),
                          pa.timestamp("us")).cast(ts)  # fmt: skip
-    duration = pa.array(np.where(terminal, runtimes, np.timedelta64("NaT")), _schema.DURATION)
+    duration = pa.array(np.where(terminal, runtimes, np.timedelta64("NaT", "us")), _schema.DURATION)
     # list prices per (catalog entry, tier): one lookup per row
     price = [[_estimate.estimate(op, m, t) for t in range(6)] for op, m, _ in CATALOG]
     flat = pa.array([p for row in price for p in row], _schema.MONEY)
