@@ -426,7 +426,7 @@ def _by_month(t: pa.Table) -> Iterator[tuple[str, pa.Table]]:
         return
     first = np.datetime64(int(us[-1]), "us").astype("datetime64[M]")
     last = np.datetime64(int(us[0]), "us").astype("datetime64[M]")
-    months = np.arange(first, last + 1)  # oldest first
+    months = np.arange(first, last + np.timedelta64(1, "M"))  # oldest first
     starts = months.astype("datetime64[us]").astype(np.int64)
     asc = us[::-1]  # ascending
     cuts = np.searchsorted(asc, starts, side="left").tolist() + [len(us)]
