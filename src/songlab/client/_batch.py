@@ -389,6 +389,16 @@ def _spent(items: list[BatchItem]) -> Decimal:
                 and i.estimate_usd is not None), Decimal(0))
 
 
+def _settle(state: BatchState, item: BatchItem, fut: Any) -> None:
+    """A finished create (a thread's or an asyncio future) told to the batch's state."""
+    try:
+        handle = fut.result()
+    except SonglabError as exc:
+        state.on_error(item, exc, time.monotonic())
+    else:
+        state.on_created(item, handle.task_id, bool(handle.raw.get("reused")))
+
+
 def run_batch(client: Any, requests: Iterable[Any], opts: Options) -> Any:
     """The sync driver: a thread pool sends what :class:`BatchState` releases."""
     items = [client._drive(_prepare(client, n, r)) for n, r in enumerate(requests)]
@@ -409,13 +419,7 @@ def run_batch(client: Any, requests: Iterable[Any], opts: Options) -> Any:
                     continue
                 done, _ = cf.wait(running, timeout=wait, return_when=cf.FIRST_COMPLETED)
                 for fut in done:
-                    item = running.pop(fut)
-                    try:
-                        handle = fut.result()
-                    except SonglabError as exc:
-                        state.on_error(item, exc, time.monotonic())
-                    else:
-                        state.on_created(item, handle.task_id, bool(handle.raw.get("reused")))
+                    _settle(state, running.pop(fut), fut)
             bar.update("creating", state.created + state.failed, force=True)
             if opts.wait:
                 follow = [i for i in items if i.task_id is not None]
@@ -458,13 +462,7 @@ async def run_batch_async(client: Any, requests: Iterable[Any], opts: Options) -
             done, _ = await asyncio.wait(running, timeout=wait,
                                          return_when=asyncio.FIRST_COMPLETED)
             for fut in done:
-                item = running.pop(fut)
-                try:
-                    handle = fut.result()
-                except SonglabError as exc:
-                    state.on_error(item, exc, time.monotonic())
-                else:
-                    state.on_created(item, handle.task_id, bool(handle.raw.get("reused")))
+                _settle(state, running.pop(fut), fut)
         bar.update("creating", state.created + state.failed, force=True)
         if opts.wait:
             sem = asyncio.Semaphore(opts.concurrency)
