@@ -84,21 +84,8 @@ class AsyncClient(BaseClient):
                     timeout: float = 600.0, poll_interval: float = 0.5,
                     progress: bool | None = None, pace_base_s: float = 0.05,
                     pace_max_s: float = 60.0) -> Any:  # a pandas DataFrame
-        """Create many native generations through the record -> a pandas frame, one row per
-        request (``request, task_id, status, reused, take, tool_id, cost_usd, cost_source,
-        file_ids, error``); failures are rows, not exceptions.
-
-        ``requests``: dicts of ``generations.create`` arguments (``tool_id`` or
-        ``operation`` + ``model``, ``payload``, ``license``, ``take``), all checked and
-        priced before anything is sent. ``budget_usd``: refuse to start (``BudgetExceeded``,
-        nothing sent) when the new creates' list price is over it. ``concurrency``: creates
-        in flight at once. A ``RateLimited`` answer slows that tool down (an adaptive
-        spacing from ``pace_base_s`` up to ``pace_max_s``) and the request goes back in line.
-        Run it again after a crash or a kernel restart: tasks already made are re-attached
-        from the record and followed, only the rest are created. ``wait``: follow every
-        task to its end (else status is the one at creation). ``progress``: one bar in a
-        notebook, one line on a terminal (None: when interactive).
-        """
+        """:meth:`songlab.client.Client.batch` for the async client: the same arguments, checks,
+        pacing, resume and result frame; creates and waits run as asyncio tasks."""
         from songlab.client._batch import options, run_batch_async
 
         return await run_batch_async(self, list(requests), options(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["DecimalType", "SourceType", "read_table", "to_parquet_table", "write_atomic", "write_parquet"]
+__all__ = ["DecimalType", "SourceType", "read_table", "replace_atomically", "to_parquet_table", "write_atomic", "write_parquet"]
 
 
 class DecimalType(pa.ExtensionType):
@@ -144,18 +145,25 @@ def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) ->
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def write_atomic(target: Path, table: pa.Table) -> None:
-    """Write through a temporary file in the same directory, fsynced and renamed over ``target``."""
+def replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
+    """``write(tmp)`` to a temporary file in ``target``'s directory, fsynced and renamed over
+    ``target``: a reader sees the old file or the new one, never half of one."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
     try:
-        pq.write_table(to_parquet_table(table), tmp, compression="zstd")
+        write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_atomic(target: Path, table: pa.Table) -> None:
+    """One Parquet file (zstd) written over ``target`` atomically."""
+    replace_atomically(target, lambda tmp: pq.write_table(to_parquet_table(table), tmp,
+                                                          compression="zstd"))
 
 
 def write_parquet(frame: Any, path: str | os.PathLike[str]) -> Path:

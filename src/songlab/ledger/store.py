@@ -34,7 +34,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -153,18 +152,13 @@ def _plain(table: pa.Table) -> pa.Table:
 
 
 def _write_ipc(target: Path, table: pa.Table) -> None:
-    """An Arrow IPC file written through a temporary name, fsynced, renamed over ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    try:
+    """An Arrow IPC file written over ``target`` atomically."""
+
+    def write(tmp: Path) -> None:
         with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    _parquet.replace_atomically(target, write)
 
 
 def _created(rec: Mapping[str, Any]) -> datetime | None:
