@@ -77,8 +77,8 @@ def naive_frame(records: list[dict[str, Any]]) -> tuple[Any, float]:
     import numpy as np
     import pandas as pd
 
-    from songlab._vocab import LICENSE_NAMES_WITH_UNSET
     from songlab.ledger import _estimate
+    from songlab.spec import LICENSE_NAMES_WITH_UNSET
 
     t0 = time.perf_counter()
     df = pd.DataFrame(records)

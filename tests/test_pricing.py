@@ -7,7 +7,7 @@ from decimal import Decimal as D
 import pytest
 
 from songlab import pricing
-from songlab._vocab import INTERNAL_OPERATIONS, OPERATIONS
+from songlab.spec import INTERNAL_OPERATIONS, OPERATIONS
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from typing import Final
 
-from songlab._vocab import (
+from songlab.spec import (
     AGENT_TIERS,
     LICENSE_BY_NAME,
     SONG_VERSIONS,

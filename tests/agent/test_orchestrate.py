@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from songlab._vocab import STEMS
 from songlab.pricing import AGENT_RATES, price
 from songlab.sandbox.agent import AgentRequest, Result, build_plan, run_plan
+from songlab.spec import STEMS
 
 MULTI = "Write lyrics about rain, then make a jazz song with them, split it into stems and check copyright."
 TEXT_OPS = {"write_lyrics", "transcribe", "web_search", "translate_lyrics", "copyright"}

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from songlab._vocab import AGENT_RATE_LIMITS
+from songlab.spec import AGENT_RATE_LIMITS
 from tests.agent._agent_http import api, create
 
 PROSE = "hello there"  # nothing for the tools to do: the cheapest, quickest run

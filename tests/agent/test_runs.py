@@ -233,9 +233,9 @@ def test_agent_tools_are_the_three_tiers_and_there_is_no_default(client: httpx.C
 def test_internal_tools_refused_when_called_directly(
     admin: httpx.Client, acct: Any, client: httpx.Client
 ) -> None:
-    from songlab._vocab import INTERNAL_OPERATIONS
     from songlab.pricing import PRICES
     from songlab.sandbox.catalog import tool_id
+    from songlab.spec import INTERNAL_OPERATIONS
 
     listed = {t["id"] for t in client.get("/v1/tools").json()["data"]}
     internal = {op: tool_id(op, model) for (op, model) in PRICES if op in INTERNAL_OPERATIONS}

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from songlab._vocab import OTHER_ERRORS, PIPELINE_ERRORS, ErrorCode
 from songlab.client import (
     APIError,
     DependencyUnavailable,
@@ -28,6 +27,7 @@ from songlab.client import (
     error_from_response,
 )
 from songlab.client._errors import ERROR_CLASSES
+from songlab.spec import OTHER_ERRORS, PIPELINE_ERRORS, ErrorCode
 
 CLASSES = {
     "UnknownTool": UnknownTool,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from songlab import pricing
-from songlab._vocab import TRANSLATION_STEPS
 from songlab.client import ClampWarning, Client, ResourceNotFound, Task, error_from_response
+from songlab.spec import TRANSLATION_STEPS
 from tests.client.live import LIVE_RETRY, faults, ledger, ledger_total, live_client, tone_mp3
 
 

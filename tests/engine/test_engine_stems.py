@@ -7,8 +7,8 @@ import pytest
 from scipy.signal import stft
 
 import songlab.sandbox.engine as E
-from songlab._vocab import STEMS
 from songlab.sandbox.engine import recipe
+from songlab.spec import STEMS
 from tests.engine._engine_util import SR, as_foreign, as_input, audio_of
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from songlab._vocab import INTERNAL_OPERATIONS
 from songlab.sandbox.catalog import tool_id
+from songlab.spec import INTERNAL_OPERATIONS
 from tests.sandbox._util import assert_invalid, client, create, run, tid, wait
 
 SNAPSHOT_KEYS = {"task_id", "tool_id", "model", "operation", "license", "status", "created_at",

@@ -7,10 +7,10 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
 
-from songlab._vocab import WORKFLOW_ROUTES
 from songlab.sandbox import bodies
 from songlab.sandbox.openapi import ADMIN_TAG, complete, install
 from songlab.sandbox.routes.dedicated import WORKFLOW_MODELS
+from songlab.spec import WORKFLOW_ROUTES
 from tests.sandbox._util import client
 
 UNDOCUMENTED = {"/_signed/{token}", "/_storage/{path:path}"}  # storage locators, not the API

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal as D
 
-from songlab._vocab import MIB
+from songlab.spec import MIB
 from songlab.widgets.clone import ClonePanel
 
 ATTEST = "I am the speaker of this recording and I own its rights."

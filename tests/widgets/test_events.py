@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from songlab._vocab import TRANSLATION_STEPS
+from songlab.spec import TRANSLATION_STEPS
 from songlab.widgets import _events as ev
 
 

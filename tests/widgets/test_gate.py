@@ -6,7 +6,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from songlab._vocab import MIB
+from songlab.spec import MIB
 from songlab.widgets import _gate
 
 GOOD_SONG = dict(

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from songlab._vocab import TRANSLATION_STEPS
 from songlab.client import Client
+from songlab.spec import TRANSLATION_STEPS
 from songlab.widgets.clone import ClonePanel
 from songlab.widgets.cost import CostPanel
 from songlab.widgets.form import GenerationForm

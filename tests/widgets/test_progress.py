@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from songlab._vocab import TRANSLATION_STEPS
+from songlab.spec import TRANSLATION_STEPS
 from songlab.widgets.progress import ProgressPanel
 
 

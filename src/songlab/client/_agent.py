@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab._vocab import AGENT_TIERS
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_agent
 from songlab.client._generations import find_tool, resolve_key
 from songlab.client._models import AgentRun
 from songlab.client._typing import Awaiting, C
 from songlab.client._validate import ValidationError, agent_payload, license_number, payload_json
+from songlab.spec import AGENT_TIERS
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab._vocab import LIMITS, SONG_VERSIONS
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_route
 from songlab.client._generations import resolve_key
@@ -26,6 +25,7 @@ from songlab.client._validate import (
     require,
     text,
 )
+from songlab.spec import LIMITS, SONG_VERSIONS
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab._vocab import LIMITS, SONG_VERSIONS
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_route
 from songlab.client._files import file_id_of
@@ -18,6 +17,7 @@ from songlab.client._generations import resolve_key
 from songlab.client._models import UploadedFile, VoiceClone
 from songlab.client._typing import Awaiting, C
 from songlab.client._validate import check_file, choice, license_name, require, text
+from songlab.spec import LIMITS, SONG_VERSIONS
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient

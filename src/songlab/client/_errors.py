@@ -41,7 +41,7 @@ import json
 import re
 from typing import Any, ClassVar
 
-from songlab._vocab import ErrorCode
+from songlab.spec import ErrorCode
 
 __all__ = [
     "APIConnectionError",

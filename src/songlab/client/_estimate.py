@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from songlab import pricing
-from songlab._vocab import AGENT_TIERS, LICENSE_NAMES, WORKFLOW_ROUTES
 from songlab.client._validate import ValidationError, license_number
+from songlab.spec import AGENT_TIERS, LICENSE_NAMES, WORKFLOW_ROUTES
 
 __all__ = ["Estimate", "estimate_agent", "estimate_operation", "estimate_route"]
 

@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab._vocab import LIMITS
 from songlab.client._base import Call, Op, Work, path_id
 from songlab.client._errors import ResourceNotFound
 from songlab.client._models import (
@@ -30,6 +29,7 @@ from songlab.client._models import (
 )
 from songlab.client._typing import Awaiting, C
 from songlab.client._validate import ValidationError, check_file
+from songlab.spec import LIMITS
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient

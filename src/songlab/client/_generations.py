@@ -6,7 +6,6 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab._vocab import AGENT_TIERS
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, path_id
 from songlab.client._errors import ToolLookupError
 from songlab.client._estimate import Estimate, estimate_agent, estimate_operation
@@ -31,6 +30,7 @@ from songlab.client._validate import (
     payload_for,
     payload_json,
 )
+from songlab.spec import AGENT_TIERS
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
-from songlab._vocab import EventKind, Status
 from songlab.client import _fields as F
 from songlab.client._errors import MalformedResponse
+from songlab.spec import EventKind, Status
 
 if TYPE_CHECKING:
     import numpy as np

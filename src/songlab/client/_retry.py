@@ -36,7 +36,6 @@ from typing import Final
 
 import httpx
 
-from songlab._vocab import RETRYABLE_CODES
 from songlab.client._errors import (
     APIConnectionError,
     APIError,
@@ -45,6 +44,7 @@ from songlab.client._errors import (
     SonglabError,
     UnexpectedResponse,
 )
+from songlab.spec import RETRYABLE_CODES
 
 __all__ = [
     "BACKOFF_BASE_S",

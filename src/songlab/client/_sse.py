@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from songlab._vocab import EventKind
 from songlab.client._models import Event
+from songlab.spec import EventKind
 
 __all__ = ["StreamResume"]
 

@@ -15,7 +15,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from songlab._vocab import (
+from songlab.client._errors import ValidationError
+from songlab.spec import (
     AGENT_TIERS,
     AUDIO_EFFECTS,
     LICENSE_BY_NAME,
@@ -23,7 +24,6 @@ from songlab._vocab import (
     LIMITS,
     SONG_VERSIONS,
 )
-from songlab.client._errors import ValidationError
 
 __all__ = ["ClampWarning", "ValidationError"]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab._vocab import WORKFLOW_ROUTES
 from songlab.client._base import NOT_GIVEN, NotGiven, Op
 from songlab.client._dedicated import license_or_default
 from songlab.client._estimate import estimate_route
@@ -14,6 +13,7 @@ from songlab.client._files import file_id_of
 from songlab.client._generations import resolve_key
 from songlab.client._typing import Awaiting, C
 from songlab.client._validate import WORKFLOW_FIELDS, ValidationError, workflow_body
+from songlab.spec import WORKFLOW_ROUTES
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient

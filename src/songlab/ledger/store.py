@@ -47,11 +47,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from songlab._vocab import Status
 from songlab.ledger import _parquet, _schema
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
 from songlab.ledger.labels import LabelStore, record_table
 from songlab.ledger.tasks import first, resolve, tasks_table
+from songlab.spec import Status
 
 __all__ = ["BALANCE", "LedgerStore", "RefreshResult"]
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from songlab import pricing
-from songlab._vocab import LICENSE_NAMES
+from songlab.spec import LICENSE_NAMES
 
 __all__ = [
     "CATALOG",

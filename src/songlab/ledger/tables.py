@@ -36,7 +36,6 @@ from typing import Any, Final
 import pandas as pd
 import pyarrow as pa
 
-from songlab._vocab import LICENSE_NAMES
 from songlab.ledger import _estimate, _schema
 from songlab.ledger.periods import (
     Forecast,
@@ -47,6 +46,7 @@ from songlab.ledger.periods import (
     period,
     period_starts,
 )
+from songlab.spec import LICENSE_NAMES
 
 __all__ = [
     "AGENT_STEP_ROWS",

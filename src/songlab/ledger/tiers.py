@@ -17,9 +17,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab._vocab import LICENSE_NAMES
 from songlab.ledger import _estimate, _schema
 from songlab.ledger.spend import _keys, as_table, with_keys
+from songlab.spec import LICENSE_NAMES
 
 __all__ = ["TIER_COLUMNS", "tier_comparison", "tier_prices"]
 

@@ -19,9 +19,9 @@ from decimal import Decimal
 import pandas as pd
 from matplotlib.figure import Figure
 
-from songlab._vocab import LICENSE_NAMES
 from songlab.ledger import tier_prices
 from songlab.listening._errors import ListeningError
+from songlab.spec import LICENSE_NAMES
 
 CENT = Decimal("0.00000001")  # the ledger's 8 decimal places
 COLUMNS = [

@@ -1,7 +1,7 @@
 """The tool catalog: every priced (operation, model) pair with a stable id.
 
 Ids are uuid5 of ``model/operation`` in a fixed namespace, so they are the same
-across restarts and re-registrations. Internal-only tools (``_vocab.INTERNAL_OPERATIONS``)
+across restarts and re-registrations. Internal-only tools (``spec.INTERNAL_OPERATIONS``)
 have ids too but are never listed and answer 400 UnknownTool when called
 directly. Admin switches (``PUT /_sandbox/tools/{id}``) are kept in the store.
 """
@@ -12,10 +12,10 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from songlab._vocab import AGENT_TIERS, INTERNAL_OPERATIONS, ErrorCode
 from songlab.pricing import PRICES
 from songlab.sandbox import errors
 from songlab.sandbox.store import Store
+from songlab.spec import AGENT_TIERS, INTERNAL_OPERATIONS, ErrorCode
 
 NAMESPACE = uuid.UUID("6f1c2d0e-4a3b-5c6d-8e9f-a0b1c2d3e4f5")
 ALL_LICENSES: tuple[int, ...] = (1, 2, 3, 4, 5)

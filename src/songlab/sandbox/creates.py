@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from songlab._vocab import IDEMPOTENCY_KEY_PATTERN, ErrorCode
 from songlab.sandbox import billing, errors, ratelimit, storage, tasks
 from songlab.sandbox.ratelimit import Bucket
 from songlab.sandbox.store import Store
 from songlab.sandbox.validation import Resolved
+from songlab.spec import IDEMPOTENCY_KEY_PATTERN, ErrorCode
 
 if TYPE_CHECKING:
     from songlab.sandbox.service import Sandbox

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from songlab._vocab import OTHER_ERRORS, PIPELINE_ERRORS, ErrorCode
+from songlab.spec import OTHER_ERRORS, PIPELINE_ERRORS, ErrorCode
 
 
 class ApiError(Exception):

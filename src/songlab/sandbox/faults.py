@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from songlab._vocab import ErrorCode
 from songlab.sandbox import errors
+from songlab.spec import ErrorCode
 
 _PROBABILITIES = ("rate_limited", "dependency_unavailable", "fail_tasks")
 _COUNTS = ("drop_stream_after", "latency_ms")

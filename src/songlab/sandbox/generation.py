@@ -13,10 +13,10 @@ import json
 import uuid
 from typing import Any
 
-from songlab._vocab import LIMITS
 from songlab.sandbox import engine, storage
 from songlab.sandbox.context import CPU_GATE, Outcome, TaskContext
 from songlab.sandbox.store import Store
+from songlab.spec import LIMITS
 
 SIM_SECONDS: dict[str, float] = {
     "generate_song": 5.0, "similar_song": 5.0, "melody_to_song": 5.0, "midi_to_song": 5.0,

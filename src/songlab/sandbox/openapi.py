@@ -10,7 +10,7 @@ header parameters, the security scheme (bearer key; the admin header for
 ``/_sandbox``) and the documented answers, typed, with the spec's error bodies.
 :func:`install` merges it into ``app.openapi()``; a route missing from the
 table fails the document (and a test) instead of being served undeclared.
-Field rules come from ``_vocab``, ``pricing`` and the route modules' own tables.
+Field rules come from ``spec``, ``pricing`` and the route modules' own tables.
 No example holds a key or token.
 """
 
@@ -21,15 +21,6 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from songlab._vocab import (
-    IDEMPOTENCY_KEY_PATTERN,
-    LICENSE_NAMES,
-    LIMITS,
-    OTHER_ERRORS,
-    PIPELINE_ERRORS,
-    ErrorCode,
-    Status,
-)
 from songlab.sandbox import bodies
 from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
 from songlab.sandbox.events import REPLAYED
@@ -39,6 +30,15 @@ from songlab.sandbox.routes.dedicated import WORKFLOW_FIELDS, WORKFLOW_MODELS
 from songlab.sandbox.routes.native import EVENT_PAGE, MAX_SEQ
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks import CURSOR_PATTERN
+from songlab.spec import (
+    IDEMPOTENCY_KEY_PATTERN,
+    LICENSE_NAMES,
+    LIMITS,
+    OTHER_ERRORS,
+    PIPELINE_ERRORS,
+    ErrorCode,
+    Status,
+)
 
 Schema = dict[str, Any]
 E = ErrorCode

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from songlab._vocab import AUDIO_EFFECTS, LIMITS
 from songlab.sandbox import errors
 from songlab.sandbox.storage import UPLOAD_MAX_BYTES
 from songlab.sandbox.validation import (
@@ -25,6 +24,7 @@ from songlab.sandbox.validation import (
     number,
     string,
 )
+from songlab.spec import AUDIO_EFFECTS, LIMITS
 
 EXTEND_BYTES = int(LIMITS["extend_input_bytes"])
 SEED_MAX = 2**32 - 1  # as bodies.SEED_MAX: numpy takes any non-negative seed

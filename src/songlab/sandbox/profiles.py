@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from songlab._vocab import PIPELINE_ERRORS
+from songlab.spec import PIPELINE_ERRORS
 
 DEFAULT, SPEC, NOISY = "default", "spec", "noisy"
 PROFILES: tuple[str, ...] = (DEFAULT, SPEC, NOISY)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from songlab._vocab import AGENT_RATE_LIMITS, ErrorCode
 from songlab.sandbox import errors
 from songlab.sandbox.store import Store
+from songlab.spec import AGENT_RATE_LIMITS, ErrorCode
 
 HOUR = 3600.0
 DAY = 86400.0

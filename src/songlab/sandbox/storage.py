@@ -19,8 +19,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from songlab._vocab import LIMITS
 from songlab.sandbox.store import Store
+from songlab.spec import LIMITS
 
 SIGNED_URL_SECONDS = int(LIMITS["signed_url_seconds"])
 UPLOAD_MAX_BYTES = int(LIMITS["upload_bytes"])

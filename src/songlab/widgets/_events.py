@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from songlab._vocab import TRANSLATION_STEPS, EventKind, Status
 from songlab.client import _fields as F
+from songlab.spec import TRANSLATION_STEPS, EventKind, Status
 
 __all__ = ["EVENT_FIELDS", "TaskState", "as_event", "describe", "initial", "reduce", "settle"]
 

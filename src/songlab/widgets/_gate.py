@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from songlab import pricing
-from songlab._vocab import LICENSE_NAMES, LIMITS, MIB, SONG_VERSIONS
+from songlab.spec import LICENSE_NAMES, LIMITS, MIB, SONG_VERSIONS
 
 __all__ = [
     "CLONE_SUFFIXES",

@@ -21,7 +21,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from songlab._vocab import SONG_VERSIONS
+from songlab.spec import SONG_VERSIONS
 from songlab.widgets import _api, _gate
 from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html

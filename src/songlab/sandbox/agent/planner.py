@@ -22,10 +22,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from songlab._vocab import TRANSCRIBE_MODEL
 from songlab.sandbox.agent.intents import Intents, read_prompt
 from songlab.sandbox.agent.plan import Call, Plan, Ref, Text, Turn
 from songlab.sandbox.agent.prose import a_or_an, length, narrate, seconds, turn_sentence
+from songlab.spec import TRANSCRIBE_MODEL
 
 __all__ = ["build_plan", "full_calls"]
 

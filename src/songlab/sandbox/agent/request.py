@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from songlab._vocab import LIMITS
+from songlab.spec import LIMITS
 
 __all__ = ["AgentPayloadError", "AgentRequest", "parse_request"]
 

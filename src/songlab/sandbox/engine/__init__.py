@@ -33,7 +33,7 @@ Internal operations: ``mix`` (inputs ``track0``..``trackN``, payload
 and ``metadata["results"]``. ``transcribe`` -> ``text`` (the lyrics) and
 ``metadata = {"language", "segments": [{"start_ms", "end_ms", "text"}]}``.
 ``separate_stems`` -> one asset per stem of the model, named as
-``songlab._vocab.STEMS``. ``write_lyrics`` -> ``text``.
+``songlab.spec.STEMS``. ``write_lyrics`` -> ``text``.
 
 Every output :class:`Asset` carries a ``recipe``: a JSON-able dict the sandbox
 stores with the file and hands back as ``AudioIn.recipe`` when the file is

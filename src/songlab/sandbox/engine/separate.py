@@ -1,7 +1,7 @@
 """Stem separation: exact for sandbox files (re-rendered from the recipe), spectral otherwise.
 
 Fine stems (what a sandbox song is made of) group into each model's stems
-(``songlab._vocab.STEMS``). In the 12-stem model ``drums`` is the rest of the
+(``songlab.spec.STEMS``). In the 12-stem model ``drums`` is the rest of the
 kit (cymbals, claps, shaker, toms) next to ``kick``, ``snare`` and ``hihat``,
 so the twelve stems still add up to the mix.
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from songlab._vocab import LICENSE_BY_NAME, LIMITS, SONG_VERSIONS
 from songlab.pricing import estimate_translation, estimate_workflow, price
 from songlab.sandbox import billing, bodies, errors, ratelimit
 from songlab.sandbox.catalog import tool_id
@@ -34,6 +33,7 @@ from songlab.sandbox.validation import (
     choice,
     string,
 )
+from songlab.spec import LICENSE_BY_NAME, LIMITS, SONG_VERSIONS
 
 CLONE_BYTES = int(LIMITS["voice_clone_reference_bytes"])
 TRANSLATION_BYTES = int(LIMITS["translation_source_bytes"])

@@ -11,7 +11,6 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
-from songlab._vocab import LIMITS
 from songlab.pricing import AGENT_RATES, price
 from songlab.sandbox import billing, bodies, errors, events, jsonrules, payloads, ratelimit, tasks
 from songlab.sandbox.catalog import Tool
@@ -19,6 +18,7 @@ from songlab.sandbox.creates import NewTask
 from songlab.sandbox.routes._common import account, create, json_response, parse_object
 from songlab.sandbox.service import Sandbox
 from songlab.sandbox.validation import Resolver
+from songlab.spec import LIMITS
 
 STREAM_IDLE_SECONDS = 30.0
 LIMIT_MAX = int(LIMITS["list_limit_max"])

@@ -1,4 +1,4 @@
-"""Leaf vocabulary shared by the client and the sandbox.
+"""The spec registry: one leaf module for every rule of the spec the code relies on.
 
 This module imports nothing of songlab: error codes, task statuses, operations,
 license tiers, event kinds and ledger kinds, exactly as the spec and
