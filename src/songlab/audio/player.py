@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 from scipy.signal import resample_poly
 
-from songlab.audio._codec import _MP3_RATES, MIME_TYPES, as_audio, decode, encode, sniff
+from songlab.audio._codec import MIME_TYPES, as_audio, decode, encode, sniff
 from songlab.audio._errors import AudioError
+from songlab.codec import MP3_RATES
 
 MAX_BYTES = 2_000_000
 MAX_SECONDS = 60.0
@@ -128,7 +129,7 @@ def _data_uri(data: bytes, mime: str) -> str:
 
 def _excerpt(audio: np.ndarray, sr: int, *, seconds: float, max_bytes: int) -> tuple[bytes, float]:
     """MP3 of the first ``seconds`` (resampled to 48 kHz if MP3 cannot hold ``sr``), within ``max_bytes``."""
-    if sr not in _MP3_RATES:
+    if sr not in MP3_RATES:
         audio = resample_poly(audio, 48000, sr, axis=-1).astype(np.float32)
         sr = 48000
     audio = audio[:2]
@@ -229,7 +230,7 @@ def player(
         length = audio.shape[1] / rate
         if length <= max_seconds:
             for fmt in ("wav", "mp3"):
-                if fmt == "mp3" and (rate not in _MP3_RATES or audio.shape[0] > 2):
+                if fmt == "mp3" and (rate not in MP3_RATES or audio.shape[0] > 2):
                     continue
                 data = encode(audio, sr=rate, format=fmt)
                 if len(data) <= max_bytes:
