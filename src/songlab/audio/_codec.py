@@ -123,7 +123,7 @@ def as_audio(
     """
     if isinstance(source, bytes | bytearray | memoryview):
         try:
-            return decode(source)
+            return decode(bytes(source))
         except AudioError as exc:
             raise AudioError(argument, exc.rule) from None
     if isinstance(source, tuple) and len(source) == 2 and not isinstance(source[1], np.ndarray):

@@ -18,7 +18,7 @@ import base64
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from scipy.signal import resample_poly
@@ -59,7 +59,7 @@ class Player:
         """An ``IPython.display.HTML`` object showing this player."""
         from IPython.display import HTML
 
-        return HTML(self.html)
+        return HTML(self.html)  # type: ignore[no-untyped-call]  # IPython: not annotated
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,10 @@ def _as_url(value: Any) -> str | None:
     return None
 
 
+@overload
+def _fetch(files: Any, file_id: str, *, want: Literal["bytes"]) -> bytes | str | None: ...
+@overload
+def _fetch(files: Any, file_id: str, *, want: Literal["url"]) -> str | None: ...
 def _fetch(files: Any, file_id: str, *, want: str) -> bytes | str | None:
     """Bytes (``want="bytes"``; a plain callable may answer a URL instead) or a URL
     (``want="url"``) for ``file_id``, or None if the provider cannot give it."""

@@ -32,7 +32,8 @@ DEFAULT_BITRATE = 96_000
 
 
 def _primes(n: int) -> list[int]:
-    out, k = [], 2
+    out: list[int] = []
+    k = 2
     while len(out) < n:
         if all(k % p for p in out if p * p <= k):
             out.append(k)
@@ -111,7 +112,8 @@ def design_text(
     pool: AudioPool,
 ) -> str:
     """The exact JSON text a rater's page embeds (and hashes); deterministic."""
-    trials, uses = [], {}
+    trials: list[dict[str, Any]] = []
+    uses: dict[tuple[str, int], int] = {}
     for t in session.trials:
         playable = session._playable(t)
         audio = {}
