@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
+    "CodecError",
     "FORMATS",
     "KINDS",
     "MIME",
     "MP3_RATES",
-    "CodecError",
     "decode",
     "decode_head",
     "encode",

@@ -30,7 +30,7 @@ import numpy as np
 
 from songlab.ledger.labels import attribution
 
-__all__ = ["COVERAGE", "DAYS", "PROJECTS", "Job", "one_of_each", "plan", "run_demo", "tone_mp3"]
+__all__ = ["COVERAGE", "DAYS", "Job", "PROJECTS", "one_of_each", "plan", "run_demo", "tone_mp3"]
 
 DAYS: Final[int] = 45
 # project -> (key index that mostly works on it, tags it uses)

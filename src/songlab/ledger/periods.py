@@ -35,8 +35,8 @@ from songlab.ledger import _schema
 from songlab.ledger.spend import as_table, spend_table, top_level
 
 __all__ = [
-    "NAMED_PERIODS",
     "Forecast",
+    "NAMED_PERIODS",
     "Period",
     "as_of_for",
     "budget_rows",

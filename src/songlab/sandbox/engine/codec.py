@@ -15,8 +15,17 @@ import numpy as np
 from songlab.codec import MIME, CodecError, decode, decode_head, sniff
 from songlab.codec import encode as _encode
 
-__all__ = ["MIME", "SR", "CodecError", "decode", "decode_head", "encode", "load", "resample",
-           "sniff"]
+__all__ = [
+    "CodecError",
+    "MIME",
+    "SR",
+    "decode",
+    "decode_head",
+    "encode",
+    "load",
+    "resample",
+    "sniff",
+]
 
 SR = 44100
 _M4A_BITRATE = 96000
