@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -86,11 +87,14 @@ def sniff(data: bytes | bytearray | memoryview, /) -> str | None:
 def decode(data: bytes, /) -> tuple[NDArray[np.float32], int]:
     """Decode to float32 ``(channels, samples)`` and the sample rate in Hz.
 
-    m4a goes to PyAV; everything else to soundfile first, and bytes of no known
-    kind that soundfile cannot read to PyAV. A soundfile file with no frames
+    m4a goes to PyAV; everything else to soundfile first, then to PyAV when
+    soundfile cannot read it (mpg123 gives up resyncing after junk such as zero
+    padding, where FFmpeg skips it, as players do; the engine's probe accepts
+    such a file, so it must decode too). A soundfile file with no frames
     decodes to ``(channels, 0)``; a PyAV stream with none is refused.
     """
     kind = _audio_kind(data)
+    refused = None
     if kind != "m4a":
         import numpy as np
         import soundfile as sf
@@ -98,20 +102,21 @@ def decode(data: bytes, /) -> tuple[NDArray[np.float32], int]:
         try:
             frames, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
         except Exception as exc:  # noqa: BLE001 - libsndfile raises several types
-            if kind is not None:
-                raise _undecodable(kind, exc) from None
+            refused = _undecodable(kind, exc)
         else:
             return np.ascontiguousarray(frames.T), int(sr)
-    return _decode_av(data, kind)
+    return _decode_av(data, kind, refused=refused)
 
 
 def decode_head(data: bytes, seconds: float, /) -> tuple[NDArray[np.float32], int]:
     """Decode only the first ``seconds`` (at least) to float32 ``(channels, samples)`` and the rate.
 
     The same samples as ``decode(data)[0][:, :n]``: libsndfile reads ``n`` frames
-    from the start, PyAV stops after the frame that reaches ``n``.
+    from the start, PyAV stops after the frame that reaches ``n`` (where mpg123
+    reads the head but gives up later, PyAV decodes the whole: equal to ~1e-6).
     """
     kind = _audio_kind(data)
+    refused = None
     if kind != "m4a":
         import numpy as np
         import soundfile as sf
@@ -122,11 +127,10 @@ def decode_head(data: bytes, seconds: float, /) -> tuple[NDArray[np.float32], in
                 frames = f.read(n, dtype="float32", always_2d=True)
                 sr = f.samplerate
         except Exception as exc:  # noqa: BLE001 - libsndfile raises several types
-            if kind is not None:
-                raise _undecodable(kind, exc) from None
+            refused = _undecodable(kind, exc)
         else:
             return np.ascontiguousarray(frames.T), int(sr)
-    return _decode_av(data, kind, seconds)
+    return _decode_av(data, kind, seconds, refused=refused)
 
 
 def _audio_kind(data: bytes) -> str | None:
@@ -142,7 +146,20 @@ def _undecodable(kind: str | None, exc: BaseException) -> CodecError:
 
 
 def _decode_av(
-    data: bytes, kind: str | None, seconds: float | None = None
+    data: bytes, kind: str | None, seconds: float | None = None, *,
+    refused: CodecError | None = None,
+) -> tuple[NDArray[np.float32], int]:
+    """PyAV's decode; ``refused``: soundfile's verdict, raised instead of PyAV's if both fail."""
+    try:
+        return _decode_av_only(data, kind, seconds)
+    except CodecError:
+        if refused is None:
+            raise
+        raise refused from None
+
+
+def _decode_av_only(
+    data: bytes, kind: str | None, seconds: float | None
 ) -> tuple[NDArray[np.float32], int]:
     import av
     import numpy as np
@@ -158,7 +175,7 @@ def _decode_av(
             want = None if seconds is None else max(1, math.ceil(seconds * sr))
             # to planar float at the stream's own layout and rate (AAC decodes to it already)
             resampler = av.AudioResampler(format="fltp", layout=stream.layout, rate=sr)
-            for frame in container.decode(stream):
+            for frame in _frames(container, stream):
                 for out in resampler.resample(frame):
                     chunks.append(out.to_ndarray().astype(np.float32, copy=False))
                     got += chunks[-1].shape[1]
@@ -178,6 +195,19 @@ def _decode_av(
     if want is not None:
         audio = audio[:, :want]
     return np.ascontiguousarray(audio, dtype=np.float32), sr
+
+
+def _frames(container: Any, stream: Any) -> Iterator[Any]:
+    """The stream's decoded frames; a packet the decoder refuses is skipped, as players
+    skip it (the probe counts samples the same way), and the last packet flushes."""
+    import av
+
+    for packet in container.demux(stream):
+        try:
+            frames = stream.codec_context.decode(packet)
+        except av.error.InvalidDataError:
+            continue
+        yield from frames
 
 
 def encode(

@@ -147,3 +147,28 @@ def test_importing_the_foundation_imports_no_third_party_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True, env=ENV)
     assert done.stdout.strip() == "[]"
+
+
+def test_what_soundfile_gives_up_on_pyav_decodes_as_the_probe_accepts_it() -> None:
+    # CBR frames without a length header, then zero padding: mpg123 gives up resyncing
+    # after 1 KiB of junk, FFmpeg skips the bad packets; the engine's probe accepts such an
+    # upload, so decoding must not refuse it
+    import io
+
+    import av
+
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp3", options={"id3v2_version": "0", "write_xing": "0"}) as out:
+        st = out.add_stream("libmp3lame", rate=SR, layout="stereo")
+        st.bit_rate = 320_000
+        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(TONE), format="fltp",
+                                           layout="stereo")
+        frame.sample_rate = SR
+        for pkt in [*st.encode(frame), *st.encode(None)]:
+            out.mux(pkt)
+    padded = buf.getvalue() + bytes(100_000)
+    assert codec.sniff(padded) == "mp3"
+    audio, sr = codec.decode(padded)
+    assert sr == SR and audio.shape[0] == 2 and abs(audio.shape[1] - SR) < 2 * 1152
+    head, _ = codec.decode_head(padded, 0.5)  # mpg123 reads the head: equal to ~1e-6
+    np.testing.assert_allclose(head, audio[:, : head.shape[1]], atol=1e-5)
