@@ -26,12 +26,12 @@ from songlab.spec import (
 
 __all__ = [
     "AGENT_RATES",
-    "PRICES",
-    "TRANSLATION_PIPELINE",
-    "WORKFLOW_PIPELINES",
     "AgentRates",
+    "PRICES",
     "PricingError",
     "Step",
+    "TRANSLATION_PIPELINE",
+    "WORKFLOW_PIPELINES",
     "estimate_agent",
     "estimate_translation",
     "estimate_workflow",

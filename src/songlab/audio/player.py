@@ -18,13 +18,14 @@ import base64
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from scipy.signal import resample_poly
 
-from songlab.audio._codec import _MP3_RATES, MIME_TYPES, as_audio, decode, encode, sniff
+from songlab.audio._codec import MIME_TYPES, as_audio, decode, encode, sniff
 from songlab.audio._errors import AudioError
+from songlab.codec import MP3_RATES
 
 MAX_BYTES = 2_000_000
 MAX_SECONDS = 60.0
@@ -58,7 +59,7 @@ class Player:
         """An ``IPython.display.HTML`` object showing this player."""
         from IPython.display import HTML
 
-        return HTML(self.html)
+        return HTML(self.html)  # type: ignore[no-untyped-call]  # IPython: not annotated
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,10 @@ def _as_url(value: Any) -> str | None:
     return None
 
 
+@overload
+def _fetch(files: Any, file_id: str, *, want: Literal["bytes"]) -> bytes | str | None: ...
+@overload
+def _fetch(files: Any, file_id: str, *, want: Literal["url"]) -> str | None: ...
 def _fetch(files: Any, file_id: str, *, want: str) -> bytes | str | None:
     """Bytes (``want="bytes"``; a plain callable may answer a URL instead) or a URL
     (``want="url"``) for ``file_id``, or None if the provider cannot give it."""
@@ -128,7 +133,7 @@ def _data_uri(data: bytes, mime: str) -> str:
 
 def _excerpt(audio: np.ndarray, sr: int, *, seconds: float, max_bytes: int) -> tuple[bytes, float]:
     """MP3 of the first ``seconds`` (resampled to 48 kHz if MP3 cannot hold ``sr``), within ``max_bytes``."""
-    if sr not in _MP3_RATES:
+    if sr not in MP3_RATES:
         audio = resample_poly(audio, 48000, sr, axis=-1).astype(np.float32)
         sr = 48000
     audio = audio[:2]
@@ -229,7 +234,7 @@ def player(
         length = audio.shape[1] / rate
         if length <= max_seconds:
             for fmt in ("wav", "mp3"):
-                if fmt == "mp3" and (rate not in _MP3_RATES or audio.shape[0] > 2):
+                if fmt == "mp3" and (rate not in MP3_RATES or audio.shape[0] > 2):
                     continue
                 data = encode(audio, sr=rate, format=fmt)
                 if len(data) <= max_bytes:

@@ -122,7 +122,7 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is None:
         fig = Figure(figsize=size, layout="constrained")
         return fig, fig.add_subplot()
-    fig = ax.get_figure(root=True)
-    if not isinstance(fig, Figure):
+    owner = ax.get_figure(root=True)
+    if not isinstance(owner, Figure):
         raise AudioError("ax", "must belong to a matplotlib Figure")
-    return fig, ax
+    return owner, ax

@@ -269,7 +269,7 @@ class Progress:
         self._last = 0.0
         self.text = ""
         if self.show and _in_kernel():
-            import ipywidgets as W  # type: ignore[import-untyped]
+            import ipywidgets as W
             from IPython.display import display
 
             self._bar = W.IntProgress(min=0, max=max(total, 1), description="batch")
@@ -330,7 +330,7 @@ def _finish(item: BatchItem, task: Any) -> None:
 def frame(items: list[BatchItem]) -> Any:
     """One row per request: request, task_id, status, reused, take, tool_id, cost_usd
     (Decimal), cost_source (service / estimate / released / unknown), file_ids, error."""
-    import pandas as pd  # type: ignore[import-untyped]
+    import pandas as pd
 
     rows = [{
         "request": i.index, "task_id": i.task_id, "status": i.status, "reused": i.reused,

@@ -29,6 +29,7 @@ from songlab.client._models import (
 )
 from songlab.client._typing import Awaiting, C
 from songlab.client._validate import ValidationError, check_file
+from songlab.codec import sniff
 from songlab.spec import LIMITS
 
 if TYPE_CHECKING:
@@ -56,14 +57,8 @@ def _ext_for(mime: str | None) -> str:
 
 def _sniff_ext(content: bytes) -> str:
     """The extension the bytes' own signature names (the download route carries no mime type)."""
-    head = content[:12]
-    if head[:3] == b"ID3" or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
-        return ".mp3"
-    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
-        return ".wav"
-    if head[4:8] == b"ftyp":
-        return ".m4a"
-    return {b"fLaC": ".flac", b"OggS": ".ogg", b"MThd": ".mid"}.get(head[:4], "")
+    kind = sniff(content)
+    return f".{kind}" if kind else ""
 
 
 def _read_upload(path: Path) -> bytes:

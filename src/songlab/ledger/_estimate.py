@@ -77,7 +77,7 @@ def estimate_agent_run(tier: str | None, metadata_json: str | None) -> Decimal |
     sub_cost = Decimal(0)
     for s in calls:
         op, model = s.get("operation"), s.get("model")
-        if (op, model) in pricing.PRICES:
+        if isinstance(op, str) and isinstance(model, str) and (op, model) in pricing.PRICES:
             sub_cost += pricing.price(op, model, s.get("license") or 1)
         else:
             sub_cost += _dec(s.get("cost_usd"))

@@ -31,7 +31,8 @@ BATCH_BYTES: Final[int] = 16 * 1024 * 1024  # ~500 pages of 100 tasks
 _MIN_BLOCK: Final[int] = 1024 * 1024  # Arrow parses a batch in blocks, on its threads
 
 # What a batch yields: (raw, metadata_json, None) from Arrow, or (None, None, dicts).
-Batch = tuple[pa.StructArray | None, pa.Array | None, list[Mapping[str, Any]] | None]
+# (raw, metadata_json, None) read by Arrow, or (None, None, task dicts)
+Batch = tuple[pa.StructArray, pa.Array, None] | tuple[None, None, list[Mapping[str, Any]]]
 
 
 def _schema(raw_task: pa.DataType) -> pa.Schema:

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 __all__ = ["DecimalType", "SourceType", "read_table", "replace_atomically", "to_parquet_table", "write_atomic", "write_parquet"]
 
 
-class DecimalType(pa.ExtensionType):
+class DecimalType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information
     """``songlab.decimal``: exact money over ``decimal128(p, s)`` storage."""
 
     def __init__(self, precision: int = 18, scale: int = 8) -> None:
@@ -49,7 +49,7 @@ class DecimalType(pa.ExtensionType):
         return pd.ArrowDtype(self.storage_type)
 
 
-class SourceType(pa.ExtensionType):
+class SourceType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information
     """``songlab.source``: a dictionary-encoded string column (the ledger's ``*_source``
     columns) that pandas reads back as the same ``pd.ArrowDtype`` (pandas cannot parse a
     dictionary dtype's name from the metadata); other readers see plain strings."""

@@ -41,10 +41,12 @@ def _listing(source: Any) -> Iterable[Any] | None:
     lister = getattr(gens, "list", None)
     if not callable(lister):
         return None
+    listed: Iterable[Any]
     try:
-        return lister(limit=100)  # fewest pages, where the client takes a page size
+        listed = lister(limit=100)  # fewest pages, where the client takes a page size
     except TypeError:
-        return lister()
+        listed = lister()
+    return listed
 
 
 def raw_pages(source: Any) -> Iterable[bytes] | None:
@@ -83,9 +85,9 @@ def getter(source: Any) -> Callable[[str], Mapping[str, Any]] | None:
     get = getattr(gens, "get", None)
     if gens is not None and callable(get):
         return lambda task_id: as_dict(get(task_id))
-    get = getattr(source, "get_task", None)
-    if callable(get):
-        return lambda task_id: as_dict(get(task_id))
+    get_task = getattr(source, "get_task", None)
+    if callable(get_task):
+        return lambda task_id: as_dict(get_task(task_id))
     return None
 
 
@@ -130,7 +132,8 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
     def get_task(self, task_id: str) -> dict[str, Any]:
         resp = self._http.get(f"/v1/generations/{task_id}")
         resp.raise_for_status()
-        return resp.json()
+        task: dict[str, Any] = resp.json()
+        return task
 
 
 class _Auto:
@@ -154,7 +157,7 @@ def _tool_entry(item: Any) -> tuple[str, str, str] | None:
         else (getattr(item, "id", None), getattr(item, "operation", None),
               getattr(item, "model", None))
     )  # fmt: skip
-    if all(isinstance(v, str) and v for v in (tid, op, model)):
+    if isinstance(tid, str) and isinstance(op, str) and isinstance(model, str) and tid and op and model:
         return tid, op, model
     return None
 

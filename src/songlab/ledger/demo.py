@@ -24,13 +24,13 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
-from songlab.ledger.labels import LabelStore, attribution
+from songlab.ledger.labels import attribution
 
-__all__ = ["COVERAGE", "DAYS", "PROJECTS", "Job", "one_of_each", "plan", "run_demo", "tone_mp3"]
+__all__ = ["COVERAGE", "DAYS", "Job", "PROJECTS", "one_of_each", "plan", "run_demo", "tone_mp3"]
 
 DAYS: Final[int] = 45
 # project -> (key index that mostly works on it, tags it uses)
@@ -222,12 +222,20 @@ def _session(clients: list[Any], admin: Any, jobs: list[Job], day0: datetime, no
     return now
 
 
+class _Labels(Protocol):
+    """What the demo needs of a label store: a ``LabelStore`` or ``LedgerStore.labels``."""
+
+    def track(self, client: Any) -> object: ...
+
+    def untrack(self) -> None: ...
+
+
 def run_demo(
     client: Any,
     *,
     admin: Any = None,
     account_id: str = "acct_demo",
-    labels: LabelStore | None = None,
+    labels: _Labels | None = None,
     days: int = DAYS,
     seed: int = 0,
     timeout: float = 300.0,

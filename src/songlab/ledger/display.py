@@ -86,8 +86,8 @@ def is_money(frame: pd.DataFrame, column: Any) -> bool:
 def is_number(frame: pd.DataFrame, column: Any) -> bool:
     t = _arrow(frame, column)
     if t is not None:
-        return pa.types.is_integer(t) or pa.types.is_decimal(t)
-    return pd.api.types.is_integer_dtype(frame[column].dtype)
+        return bool(pa.types.is_integer(t) or pa.types.is_decimal(t))
+    return bool(pd.api.types.is_integer_dtype(frame[column].dtype))
 
 
 def is_time(frame: pd.DataFrame, column: Any) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -145,7 +145,9 @@ class LabelStore:
             ).fetchall()
         finally:
             con.close()
-        cols = list(zip(*rows, strict=True)) if rows else [[] for _ in _COLUMNS]
+        cols: list[Sequence[Any]] = (
+            list(zip(*rows, strict=True)) if rows else [[] for _ in _COLUMNS]
+        )
         return pa.Table.from_arrays(
             [pa.array(list(c), f.type) for c, f in zip(cols, LABELS, strict=True)], schema=LABELS
         )

@@ -35,8 +35,8 @@ from songlab.ledger import _schema
 from songlab.ledger.spend import as_table, spend_table, top_level
 
 __all__ = [
-    "NAMED_PERIODS",
     "Forecast",
+    "NAMED_PERIODS",
     "Period",
     "as_of_for",
     "budget_rows",
@@ -179,6 +179,8 @@ def rollup(tasks: Any, freq: str = "day", *, by: str | None = None,
                           dtype=pd.ArrowDtype(pa.date32()))  # fmt: skip
     tops = top_level(t)
     first, last = pc.min(tops["created_at"]).as_py(), pc.max(tops["created_at"]).as_py()
+    lo: date | None
+    hi: date | None
     if p is not None and p.start and p.end:
         lo, hi = p.start, p.end
     elif first is not None and last is not None:  # tasks of unknown date have no period
@@ -283,8 +285,8 @@ def parse_budgets(items: Any) -> dict[str | None, Decimal]:
     else:
         for item in [items] if isinstance(items, str | int | Decimal) else list(items or ()):
             text = str(item)
-            scope, _, amount = text.rpartition("=")
-            pairs.append((scope or None, amount))
+            name, _, amount = text.rpartition("=")
+            pairs.append((name or None, amount))
     out: dict[str | None, Decimal] = {}
     for scope, amount in pairs:
         try:

@@ -117,7 +117,8 @@ def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataF
 
 
 def _taken(snaps: pa.Table) -> np.ndarray:
-    return snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
+    taken: np.ndarray = snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
+    return taken
 
 
 def _per_period(t: pa.Table, taken: np.ndarray) -> dict[int, dict[str, Any]]:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -159,6 +159,11 @@ def _write_ipc(target: Path, table: pa.Table) -> None:
             writer.write_table(table)
 
     _parquet.replace_atomically(target, write)
+
+
+def _task_id(rec: Mapping[str, Any]) -> str:
+    """A listed task's ``task_id`` (the spec's task object always carries one)."""
+    return cast(str, rec.get("task_id"))
 
 
 def _created(rec: Mapping[str, Any]) -> datetime | None:
@@ -356,14 +361,15 @@ class LedgerStore:
             if ahead:
                 rec = ahead.popleft()
             else:
-                rec = next(listing, None)
-                if rec is None:
+                listed = next(listing, None)
+                if listed is None:
                     break
+                rec = listed
             read += 1
             created = _created(rec)
             if boundary is not None and created is not None and created < boundary:
                 break
-            tid = rec.get("task_id")
+            tid = _task_id(rec)
             if tid in pending_ids:
                 fetched.setdefault(tid, rec)
                 continue
@@ -375,7 +381,7 @@ class LedgerStore:
                 # no timestamp to stop at: is it stored? Look this one up with the next
                 # few (1, 2, 4 ... at most LOOKUP_BATCH), one scan of the ids per batch
                 ahead.extend(islice(listing, batch - 1))
-                ids = [tid, *(r.get("task_id") for r in ahead if _created(r) is None)]
+                ids = [tid, *(_task_id(r) for r in ahead if _created(r) is None)]
                 ids = [i for i in ids if i not in checked and i not in pending_ids]
                 known |= self._stored_ids(ids, None)
                 checked.update(ids)
@@ -581,7 +587,7 @@ class LedgerStore:
 def _record_store(path: Any) -> Any:
     """``songlab.client.RecordStore(path)``; None when this songlab's client has none."""
     try:
-        from songlab.client import RecordStore  # type: ignore[attr-defined]
+        from songlab.client import RecordStore
     except ImportError:
         return None
     return RecordStore(path)
@@ -658,7 +664,7 @@ def _in_order(table: pa.Table) -> bool:
     no tie whose order by ``task_id`` would need checking)."""
     created = table["created_at"].combine_chunks()
     if created.null_count or len(created) < 2:
-        return created.null_count == 0
+        return bool(created.null_count == 0)
     return bool(pc.all(pc.greater(created[:-1], created[1:])).as_py())
 
 

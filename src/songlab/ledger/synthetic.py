@@ -90,7 +90,8 @@ def agent_trace(
     steps.append({"index": len(steps), "kind": "verification", "text": "Checked both songs."})
     calls = sum(s["kind"] == "tool_call" for s in steps)
     usage = {"input_tokens": 500 + seed * 7919 % 4500, "output_tokens": 100 + seed * 104729 % 800}
-    fee = pricing.estimate_agent(tier, sub_tool_calls=calls, **usage)
+    fee = pricing.estimate_agent(tier, sub_tool_calls=calls, input_tokens=usage["input_tokens"],
+                                 output_tokens=usage["output_tokens"])
     total = fee + sum((Decimal(s.get("cost_usd", "0")) for s in steps), Decimal(0))
     for s in steps:
         s.setdefault("tool", None)
@@ -254,7 +255,7 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     if compact and n > COMPACT_CHUNK:  # a slice of time at a time: small temporaries
         span = span_us if span_us is not None else days * 86400 * 10**6
         chunks = -(-n // COMPACT_CHUNK)
-        parts = []
+        parts: list[Any] = []
         for c in range(chunks):  # chunk 0 is the newest slice
             size = min(COMPACT_CHUNK, n - c * COMPACT_CHUNK)
             lo, hi = span - (c + 1) * span // chunks, span - c * span // chunks
@@ -314,7 +315,7 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
         flat_t = [t for name in names for t in templates[name]]
         pieces = len(flat_t[0][0])
         run_ids = pc.take(task_id, pa.array(agent_rows))
-        parts: list[Any] = []
+        parts = []
         for j in range(pieces):
             parts.append(pc.take(pa.array([t[0][j] for t in flat_t]), pick))
             if j < pieces - 1:

@@ -54,9 +54,9 @@ __all__ = [
     "NO_KEY",
     "NO_PROJECT",
     "NO_TAG",
+    "ReportData",
     "TASK_COLUMNS",
     "TASK_ROWS",
-    "ReportData",
     "build",
     "copy_tasks_csv",
     "spend_of",
@@ -311,6 +311,8 @@ def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.Data
     g = _frame(con, f"SELECT {keys}, {_SPEND_VALUES} FROM {view} WHERE top_level "
                f"GROUP BY {group}")  # fmt: skip
     dated = g[g["period"].notna()]
+    lo: date | None
+    hi: date | None
     if p.start and p.end:
         lo, hi = p.start, p.end
     elif len(dated):
@@ -354,7 +356,7 @@ def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.Data
     return merged
 
 
-def spend_over_time_table(source: Any, *, by: str = "project", freq: str = "day",
+def spend_over_time_table(source: Any, *, by: str | None = "project", freq: str = "day",
                           p: Period | None = None) -> pd.DataFrame:
     """Spend per ``freq`` by ``by`` of a source (what the spend-over-time chart draws)."""
     with connect(source) as con:
@@ -418,8 +420,8 @@ def _as_of(con: Any, now: datetime | None = None) -> datetime:
     (newest,) = _one(con, "SELECT max(last_at) FROM cube WHERE facet = 'kind'")
     if newest is None:
         return now
-    newest = newest.astimezone(UTC) if newest.tzinfo else newest.replace(tzinfo=UTC)
-    return max(now, newest)
+    at: datetime = newest.astimezone(UTC) if newest.tzinfo else newest.replace(tzinfo=UTC)
+    return max(now, at)
 
 
 def _window(con: Any, as_of: datetime) -> pd.DataFrame:

@@ -51,9 +51,10 @@ def _task_names() -> dict[str, tuple[str, ...]]:
     """The names tried for each fact of a snapshot the spec does not show, first present
     wins: ``songlab.client._fields`` (one line per fact, shared with the client) when this
     songlab has it, else the sandbox's names."""
-    names = {f: (f,) for f in _FACTS} | {"failure": ("failure",), "failure.error": ("error",)}
+    names: dict[str, tuple[str, ...]] = {f: (f,) for f in _FACTS}
+    names |= {"failure": ("failure",), "failure.error": ("error",)}
     try:
-        from songlab.client import _fields  # type: ignore[attr-defined]
+        from songlab.client import _fields
     except ImportError:
         return names
     given = {
@@ -204,7 +205,7 @@ def _timestamps(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
         return pc.cast(strings, _schema.TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
-    out = []
+    out: list[datetime | None] = []
     for i, s in enumerate(strings.to_pylist()):
         if s is None:
             out.append(None)
@@ -536,7 +537,7 @@ def tasks_table_from_pages(pages: Iterable[bytes], *, record: Any = None,
     answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time, joined
     with ``record`` and ``tools`` as :func:`tasks_table` does."""
     parts = [
-        assemble(raw, meta) if raw is not None else _build(fallback)
+        _build(fallback) if fallback is not None else assemble(raw, meta)
         for raw, meta, fallback in _pages.batches(pages, RAW_TASK, NAMES["operation"])
     ]
     if not parts:

@@ -102,7 +102,9 @@ def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str |
         runs = source[
             (source["operation"] == "agent").fillna(False) & source["metadata_json"].notna()
         ]
-        get = lambda c: runs[c].tolist() if c in runs.columns else [None] * len(runs)  # noqa: E731
+        def get(c: str) -> list[Any]:
+            return runs[c].tolist() if c in runs.columns else [None] * len(runs)
+
         yield from zip(
             get("task_id"), get("metadata_json"), get("model"), get("tool_id"), get("status"),
             strict=True,

@@ -49,7 +49,9 @@ def token(secret: bytes, campaign: str, rater: str, design: str) -> str:
     return hmac.new(secret, msg, hashlib.sha256).hexdigest()
 
 
-def mac(tok: str, campaign: str, rater: str, kind: str, design: str, answers: list) -> str:
+def mac(
+    tok: str, campaign: str, rater: str, kind: str, design: str, answers: list[Any]
+) -> str:
     body = canonical([ANSWERS_FORMAT, campaign, rater, kind, design, answers])
     return hmac.new(tok.encode("ascii"), body, hashlib.sha256).hexdigest()
 
@@ -76,7 +78,7 @@ def decode_answer(kind: str, value: Any) -> Any:
 
 
 def document(
-    *, campaign: str, rater: str, kind: str, design: str, answers: list, tok: str
+    *, campaign: str, rater: str, kind: str, design: str, answers: list[Any], tok: str
 ) -> dict[str, Any]:
     """An answer file as the page writes it (used by scripted raters and tests)."""
     return {
@@ -90,7 +92,7 @@ def document(
     }
 
 
-def parse(data: bytes | str | dict | OSError) -> dict[str, Any]:
+def parse(data: bytes | str | dict[str, Any] | OSError) -> dict[str, Any]:
     """The answer file as a dict, its shape checked (not yet against a campaign)."""
     if isinstance(data, OSError):
         raise Refused(f"cannot be read ({data.strerror or data})")

@@ -78,4 +78,5 @@ def lowpass_anchor(
     if not 0 < cutoff < sr / 2:
         raise ListeningError("cutoff", f"must be between 0 and sr/2 = {sr / 2} Hz; got {cutoff!r}")
     sos = butter(8, cutoff, btype="lowpass", fs=sr, output="sos")
-    return sosfiltfilt(sos, np.asarray(audio, dtype=np.float64), axis=-1).astype(np.float32)
+    low: np.ndarray = sosfiltfilt(sos, np.asarray(audio, dtype=np.float64), axis=-1)
+    return low.astype(np.float32)

@@ -59,7 +59,7 @@ class PreferenceSession(ListeningSession):
 
     kind = "preference"
 
-    def _check_options(self, models, options):
+    def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         _no_extra(options, {"design", "allow_tie"})
         design = options.get("design", "pairs")
         if design not in ("pairs", "all"):
@@ -71,7 +71,9 @@ class PreferenceSession(ListeningSession):
             raise ListeningError("allow_tie", f"must be a bool; got {allow_tie!r}")
         return {"design": design, "allow_tie": allow_tie}
 
-    def _design(self, models, n_prompts, options, rng):
+    def _design(
+        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
+    ) -> list[Plan]:
         make = pair_plans if options["design"] == "pairs" else latin_plans
         return make(models, n_prompts=n_prompts, repeats=options["repeats"], rng=rng)
 
@@ -88,7 +90,9 @@ class PreferenceSession(ListeningSession):
             raise ListeningError("choice", f"must be one of {allowed}; got {value!r}")
         return value
 
-    def _rows(self, trial, plan, answer, revealed):
+    def _rows(
+        self, trial: Trial, plan: Plan, answer: Any, revealed: bool
+    ) -> list[dict[str, Any]]:
         return [
             {
                 "trial": trial.index,
@@ -101,10 +105,12 @@ class PreferenceSession(ListeningSession):
             for i, label in enumerate(trial.labels)
         ]
 
-    def _frame(self, rows):
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         return _frame(rows, ["trial", "prompt", "label", "chosen", "tie"], ["model"], self.revealed)
 
-    def stats(self, *, ci: str = "wilson", confidence: float = 0.95) -> dict[str, pd.DataFrame]:
+    def stats(  # type: ignore[override]  # each kind has its own options; the base takes any
+        self, *, ci: str = "wilson", confidence: float = 0.95
+    ) -> dict[str, pd.DataFrame]:
         """``{"pairs": per-pair wins, share, CI, two-sided binomial p; "models": choice share per model}``."""
         self._require_revealed("statistics by model")
         frame = self.results()
@@ -123,11 +129,13 @@ class ABXSession(ListeningSession):
 
     kind = "abx"
 
-    def _check_options(self, models, options):
+    def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         _no_extra(options, set())
         return {}
 
-    def _design(self, models, n_prompts, options, rng):
+    def _design(
+        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
+    ) -> list[Plan]:
         return abx_plans(models, n_prompts=n_prompts, repeats=options["repeats"], rng=rng)
 
     def _labels(self, plan: Plan) -> tuple[str, ...]:
@@ -138,8 +146,10 @@ class ABXSession(ListeningSession):
             raise ListeningError("choice", f"must be 'A' or 'B' (which one X is); got {value!r}")
         return value
 
-    def _rows(self, trial, plan, answer, revealed):
-        x = "AB"[plan.x]
+    def _rows(
+        self, trial: Trial, plan: Plan, answer: Any, revealed: bool
+    ) -> list[dict[str, Any]]:
+        x = "AB"[plan.x_at]
         return [
             {
                 "trial": trial.index,
@@ -148,12 +158,12 @@ class ABXSession(ListeningSession):
                 "model_a": plan.models[0],
                 "model_b": plan.models[1],
                 "x": x,
-                "x_model": plan.models[plan.x],
+                "x_model": plan.models[plan.x_at],
                 "correct": answer == x,
             }
         ]
 
-    def _frame(self, rows):
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         return _frame(
             rows,
             ["trial", "prompt", "answer"],
@@ -161,7 +171,7 @@ class ABXSession(ListeningSession):
             self.revealed,
         )
 
-    def stats(
+    def stats(  # type: ignore[override]  # each kind has its own options; the base takes any
         self,
         *,
         ci: str = "wilson",
@@ -190,7 +200,7 @@ class MushraSession(ListeningSession):
 
     kind = "mushra"
 
-    def _check_options(self, models, options):
+    def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         _no_extra(options, {"reference", "anchor", "mid_anchor"})
         reference, anchor = options.get("reference"), options.get("anchor", False)
         mid = options.get("mid_anchor", False)
@@ -209,7 +219,9 @@ class MushraSession(ListeningSession):
             raise ListeningError("clips", f"at most {len(LETTERS)} stimuli in one trial")
         return {"reference": reference, "anchor": anchor, "mid_anchor": mid}
 
-    def _conditions(self, decoded, options):
+    def _conditions(
+        self, decoded: dict[str, list[tuple[np.ndarray, int]]], options: dict[str, Any]
+    ) -> dict[str, list[tuple[np.ndarray, int]]]:
         out = dict(decoded)
         for name, on, cutoff in self._anchors(options):
             if on:
@@ -218,13 +230,15 @@ class MushraSession(ListeningSession):
         return out
 
     @staticmethod
-    def _anchors(options):
+    def _anchors(options: dict[str, Any]) -> tuple[tuple[str, bool, float], ...]:
         return (
             (ANCHOR, options["anchor"], 3500.0),
             (MID_ANCHOR, options.get("mid_anchor", False), 7000.0),
         )
 
-    def _design(self, models, n_prompts, options, rng):
+    def _design(
+        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
+    ) -> list[Plan]:
         conditions = list(models) + [name for name, on, _ in self._anchors(options) if on]
         return latin_plans(conditions, n_prompts=n_prompts, repeats=options["repeats"], rng=rng)
 
@@ -251,7 +265,9 @@ class MushraSession(ListeningSession):
             out[label] = float(r)
         return out
 
-    def _rows(self, trial, plan, answer, revealed):
+    def _rows(
+        self, trial: Trial, plan: Plan, answer: Any, revealed: bool
+    ) -> list[dict[str, Any]]:
         return [
             {
                 "trial": trial.index,
@@ -263,10 +279,12 @@ class MushraSession(ListeningSession):
             for i, label in enumerate(trial.labels)
         ]
 
-    def _frame(self, rows):
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         return _frame(rows, ["trial", "prompt", "label", "rating"], ["model"], self.revealed)
 
-    def stats(self, *, test: str = "paired-t", confidence: float = 0.95) -> dict[str, pd.DataFrame]:
+    def stats(  # type: ignore[override]  # each kind has its own options; the base takes any
+        self, *, test: str = "paired-t", confidence: float = 0.95
+    ) -> dict[str, pd.DataFrame]:
         """``{"models": mean, sd, t interval per model; "pairs": paired tests, Holm-adjusted}``."""
         self._require_revealed("statistics by model")
         frame = self.results()

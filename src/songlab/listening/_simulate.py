@@ -7,7 +7,7 @@ was told to follow); nothing of the key is exposed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,7 @@ def simulate(
         for label in session._playable(trial):
             session.mark_played(trial.index, label)
         plan = plans[trial.index]
+        answer: str | dict[str, float] | None
         if isinstance(session, PreferenceSession):
             answer = _prefer(
                 trial.labels,
@@ -95,7 +96,10 @@ def simulate(
     return session
 
 
-def _prefer(labels, models, prefer, p, p_tie, rng) -> str | None:
+def _prefer(
+    labels: Sequence[str], models: Sequence[str], prefer: str | Mapping[str, float] | None,
+    p: float, p_tie: float, rng: np.random.Generator,
+) -> str | None:
     if p_tie and rng.random() < p_tie:
         return None
     if isinstance(prefer, Mapping):

@@ -34,7 +34,8 @@ def seal_text(secret: dict[str, Any]) -> str:
 
 
 def unseal_text(text: str) -> dict[str, Any]:
-    return json.loads(zlib.decompress(base64.b64decode(text)).decode("utf-8"))
+    secret: dict[str, Any] = json.loads(zlib.decompress(base64.b64decode(text)).decode("utf-8"))
+    return secret
 
 
 def read_clips(

@@ -38,6 +38,13 @@ class Plan:
     models: tuple[str, ...]
     x: int | None = None
 
+    @property
+    def x_at(self) -> int:
+        """ABX: the position X repeats (every ABX plan has one)."""
+        if self.x is None:
+            raise ValueError("not an ABX plan: X repeats no position")
+        return self.x
+
 
 def tournament(n: int, /) -> list[tuple[int, int]]:
     """Every pair of ``range(n)`` once, oriented (first, second) so that each

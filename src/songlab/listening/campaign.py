@@ -16,7 +16,7 @@ import json
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,8 @@ from songlab.listening._intake import CollectError, Received, rater_ids, sources
 from songlab.listening._protocols import KINDS, MID_ANCHOR
 from songlab.listening._simulate import simulate
 from songlab.listening.session import ListeningSession
+
+__all__ = ["CAMPAIGN_FORMAT", "Campaign", "CollectError", "campaign", "load_campaign"]
 
 CAMPAIGN_FORMAT = "songlab.campaign/1"
 
@@ -53,7 +55,7 @@ class Campaign:
         if kind not in KINDS:
             raise ListeningError("kind", f"must be one of {', '.join(KINDS)}; got {kind!r}")
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
+            seed = cast(int, np.random.SeedSequence().entropy) % (2**63)  # fresh: an int
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ListeningError("seed", f"must be a non-negative int or None; got {seed!r}")
         if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):

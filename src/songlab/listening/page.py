@@ -15,13 +15,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import io
 import json
 import math
 from typing import Any
 
 import numpy as np
 
+from songlab.codec import encode
 from songlab.listening._answers import PAGE_FORMAT, design_digest
 from songlab.listening._errors import ListeningError
 from songlab.listening._page_template import TEMPLATE
@@ -32,7 +32,8 @@ DEFAULT_BITRATE = 96_000
 
 
 def _primes(n: int) -> list[int]:
-    out, k = [], 2
+    out: list[int] = []
+    k = 2
     while len(out) < n:
         if all(k % p for p in out if p * p <= k):
             out.append(k)
@@ -61,20 +62,8 @@ def encode_mp3(audio: np.ndarray, /, *, sr: int, bitrate: int = DEFAULT_BITRATE)
     ``audio`` float ``(channels, samples)``, 1 or 2 channels; ``sr`` 32, 44.1 or 48 kHz
     (other rates are resampled to 48 kHz by the caller, :func:`page_audio`).
     """
-    import av
-
     a = np.ascontiguousarray(np.atleast_2d(np.asarray(audio, dtype=np.float32)))
-    layout = "mono" if a.shape[0] == 1 else "stereo"
-    buf = io.BytesIO()
-    with av.open(buf, "w", format="mp3", options={"id3v2_version": "0"}) as out:
-        stream = out.add_stream("libmp3lame", rate=sr, layout=layout)
-        stream.bit_rate = bitrate
-        stream.codec_context.options = {"compression_level": "7", "cutoff": str(sr // 2)}
-        frame = av.AudioFrame.from_ndarray(a[:2], format="fltp", layout=layout)
-        frame.sample_rate = sr
-        for packet in [*stream.encode(frame), *stream.encode(None)]:
-            out.mux(packet)
-    return buf.getvalue()
+    return encode(a[:2], "mp3", sr=sr, bitrate=bitrate)
 
 
 def page_audio(audio: np.ndarray, sr: int, *, lead: int, bitrate: int = DEFAULT_BITRATE) -> str:
@@ -123,7 +112,8 @@ def design_text(
     pool: AudioPool,
 ) -> str:
     """The exact JSON text a rater's page embeds (and hashes); deterministic."""
-    trials, uses = [], {}
+    trials: list[dict[str, Any]] = []
+    uses: dict[tuple[str, int], int] = {}
     for t in session.trials:
         playable = session._playable(t)
         audio = {}

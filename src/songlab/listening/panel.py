@@ -51,16 +51,16 @@ def clustered_mean(
     """
     from statsmodels.regression.linear_model import OLS
 
-    y = np.asarray(y, dtype=float)
+    ys = np.asarray(y, dtype=float)
     codes = pd.factorize(pd.Series(list(groups)))[0]
-    if y.size == 0:
+    if ys.size == 0:
         return (float("nan"),) * 4
-    mean = float(y.mean())
+    mean = float(ys.mean())
     if len(set(codes)) < 2:
         return (mean, float("nan"), float("nan"), float("nan"))
-    if np.all(y == y[0]):
+    if np.all(ys == ys[0]):
         return (mean, mean, mean, 0.0)
-    fit = OLS(y, np.ones((y.size, 1))).fit(
+    fit = OLS(ys, np.ones((ys.size, 1))).fit(
         cov_type="cluster", cov_kwds={"groups": codes}, use_t=True
     )
     low, high = fit.conf_int(alpha=1 - confidence)[0]
@@ -72,7 +72,8 @@ def _holm(p: pd.Series) -> np.ndarray:
 
     if len(p) == 0:
         return np.array([])
-    return multipletests(p.to_numpy(dtype=float), method="holm")[1]
+    adjusted: np.ndarray = multipletests(p.to_numpy(dtype=float), method="holm")[1]
+    return adjusted
 
 
 def comparisons(frame: pd.DataFrame, /) -> pd.DataFrame:
@@ -170,7 +171,10 @@ def bradley_terry(
     return out
 
 
-def _score_draws(models, others, params, cov, confidence, n: int = 4000, seed: int = 0):
+def _score_draws(
+    models: list[str], others: list[str], params: np.ndarray, cov: np.ndarray, confidence: float,
+    n: int = 4000, seed: int = 0,
+) -> dict[str, tuple[float, float]]:
     """Interval of each model's score from draws of the strengths ~ N(estimate, clustered
     covariance) (seeded, so a table repeats exactly)."""
     rng = np.random.default_rng(seed)
@@ -178,7 +182,7 @@ def _score_draws(models, others, params, cov, confidence, n: int = 4000, seed: i
     full = np.zeros((n, len(models)))
     for j, m in enumerate(others):
         full[:, models.index(m)] = sample[:, j]
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for i, m in enumerate(models):
         diff = full[:, [k for k in range(len(models)) if k != i]] - full[:, [i]]
         score = 100 * np.mean(1 / (1 + np.exp(diff)), axis=1)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -78,7 +78,7 @@ class ListeningSession:
         options["repeats"] = repeats
         options["peak_ceiling_db"] = peak_ceiling_db
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))  # drawn, recorded, sealed
+            seed = cast(int, np.random.SeedSequence().entropy) % (2**63)  # drawn, recorded, sealed
         rng = np.random.default_rng(seed)
         plans = self._design(models, n_prompts, options, rng)
         self._setup(models, [str(p) for p in prompts], decoded, options, seed, plans)
@@ -114,7 +114,10 @@ class ListeningSession:
         raise NotImplementedError
 
     # -- construction ------------------------------------------------------------------
-    def _setup(self, models, prompts, decoded, options, seed, plans) -> None:
+    def _setup(
+        self, models: list[str], prompts: list[str], decoded: dict[str, list[tuple[np.ndarray, int]]],
+        options: dict[str, Any], seed: int, plans: list[Plan],
+    ) -> None:
         matched, gains = self._match(prompts, decoded, options)
         self._store(models, prompts, options, seed, plans, matched, gains)
         self._fingerprint = fingerprint(models, decoded)
@@ -139,7 +142,10 @@ class ListeningSession:
         other._answers, other._played, other._revealed = {}, {}, False
         return other
 
-    def _match(self, prompts, decoded, options):
+    def _match(
+        self, prompts: list[str], decoded: dict[str, list[tuple[np.ndarray, int]]],
+        options: dict[str, Any],
+    ) -> tuple[dict[tuple[str, int], tuple[np.ndarray, int]], dict[str, dict[str, float]]]:
         conditions = self._conditions(decoded, options)
         matched: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
         gains: dict[str, dict[str, float]] = {}
@@ -160,7 +166,11 @@ class ListeningSession:
                 gains[c][f"loudness_{p}"] = loud
         return matched, gains
 
-    def _store(self, models, prompts, options, seed, plans, matched, gains) -> None:
+    def _store(
+        self, models: list[str], prompts: list[str], options: dict[str, Any], seed: int,
+        plans: list[Plan], matched: dict[tuple[str, int], tuple[np.ndarray, int]],
+        gains: dict[str, dict[str, float]],
+    ) -> None:
         self.models = tuple(models)
         self.prompts = tuple(prompts)
         self.options = dict(options)
@@ -226,14 +236,16 @@ class ListeningSession:
             raise ListeningError(
                 "label", f"must be one of {', '.join(self._playable(trial))}; got {label!r}"
             )
-        return label
+        checked: str = label
+        return checked
 
     def _model_of(self, trial: Trial, label: str) -> str:
-        plan = self._unseal()["plans"][trial.index]
+        plan: Plan = self._unseal()["plans"][trial.index]
         if label == "X":
-            return plan.models[plan.x]
+            return plan.models[plan.x_at]
         if label == "Ref":
-            return self.options["reference"]
+            reference: str = self.options["reference"]
+            return reference
         return plan.models[trial.labels.index(label)]
 
     def clip(self, trial: int, label: str, /) -> tuple[np.ndarray, int]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -367,5 +368,5 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
     return out
 
 
-def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)

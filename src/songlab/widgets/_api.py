@@ -67,4 +67,5 @@ def get_task(client: Any, task_id: str) -> Any:
 
 def download(client: Any, file_id: str) -> bytes:
     """The bytes of one of the account's files."""
-    return client.files.download(file_id)
+    content: bytes = client.files.download(file_id)
+    return content

@@ -159,13 +159,11 @@ def build_payload(
 
 
 def sniff_audio(content: bytes) -> str | None:
-    """``"mp3"``, ``"m4a"`` or None from the first bytes of a file."""
-    head = bytes(content[:12])
-    if head[:3] == b"ID3" or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
-        return "mp3"
-    if head[4:8] == b"ftyp":
-        return "m4a"
-    return None
+    """``"mp3"``, ``"m4a"`` or None from the first bytes of a file (:func:`songlab.codec.sniff`)."""
+    from songlab.codec import sniff
+
+    kind = sniff(content)
+    return kind if kind in ("mp3", "m4a") else None
 
 
 def validate_clone(

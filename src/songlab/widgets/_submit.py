@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from songlab.ledger.labels import attribution, default_project
 from songlab.widgets import _api
@@ -21,6 +21,8 @@ from songlab.widgets import _api
 # The project a panel's creates are labelled with when neither the panel nor its client names
 # one (labels stay local: see songlab.ledger.attribution).
 DEFAULT_PROJECT = "widgets"
+
+Row = TypeVar("Row")
 
 
 class SubmitOnce:
@@ -44,7 +46,7 @@ class SubmitOnce:
         return self._takes.get(self._fingerprint(), 1)  # type: ignore[attr-defined]
 
     def _submit_once(self, create: Callable[[str | None], Any],
-                     created: Callable[[Any], Any]) -> Any:
+                     created: Callable[[Any], Row]) -> Row | None:
         """``create(key)`` sends the request (key None: the client derives it);
         ``created(handle)`` tracks it and returns its row."""
         self._refresh()  # type: ignore[attr-defined]
@@ -54,7 +56,8 @@ class SubmitOnce:
             return None
         fingerprint = self._fingerprint()  # type: ignore[attr-defined]
         if fingerprint in self._submitted:  # a repeat click of a sent submission
-            return self.progress.rows.get(self._submitted[fingerprint])  # type: ignore[attr-defined]
+            sent: Row | None = self.progress.rows.get(self._submitted[fingerprint])  # type: ignore[attr-defined]
+            return sent
         if not self._busy.acquire(blocking=False):  # a click while the first is in flight
             return None
         try:

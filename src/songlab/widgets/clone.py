@@ -173,7 +173,7 @@ class ClonePanel(SubmitOnce, W.VBox):
         """Upload the reference and create the clone (what the button does); None if refused."""
         f = self._fields()
 
-        def create(key: str) -> Any:
+        def create(key: str | None) -> Any:
             name, content = self._reference  # type: ignore[misc]  # the gate checked it
             digest = hashlib.sha256(content).hexdigest()
             if digest not in self._uploaded:

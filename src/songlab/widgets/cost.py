@@ -31,7 +31,8 @@ def _money_table(frame: pd.DataFrame, keys: list[str]) -> str:
     for col in ("cost_usd", "billed_usd", "estimated_usd"):
         shown[col] = [format_price(Decimal(str(v))) if v is not None and not pd.isna(v) else "-"
                       for v in shown[col].tolist()]
-    return shown.to_html(index=False, border=0)
+    table: str = shown.to_html(index=False, border=0)
+    return table
 
 
 class CostPanel(W.VBox):

@@ -130,10 +130,10 @@ class GenerationForm(SubmitOnce, W.VBox):
         self.model.value = current if current in models else (models[-1] if models else None)
         rule = _gate.FORM_OPERATIONS.get(op or "")
         if rule is not None:
-            has_duration = rule.duration is not None
-            self.duration.disabled = not has_duration
-            if has_duration and not (rule.duration[0] <= self.duration.value <= rule.duration[1]):
-                self.duration.value = rule.duration[2]
+            span = rule.duration
+            self.duration.disabled = span is None
+            if span is not None and not (span[0] <= self.duration.value <= span[1]):
+                self.duration.value = span[2]
             self.lyrics.disabled = rule.lyrics == "none"
             self.vocal_id.disabled = not rule.vocal_id
         self._refresh()

@@ -36,6 +36,7 @@ class ListeningPanel(W.VBox):
     """The shared part: trial header, one player per label, answer row, reveal, summary."""
 
     kind = ""
+    children: tuple[Any, ...]  # ipywidgets' trait, declared for the type checker
 
     def __init__(self, session: Any, *, min_fraction: float = 0.9) -> None:
         if self.kind and getattr(session, "kind", None) != self.kind:

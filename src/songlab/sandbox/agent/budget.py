@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
-__all__ = ["DEFAULT_MAX_STEPS", "Caps"]
+__all__ = ["Caps", "DEFAULT_MAX_STEPS"]
 
 # The worker's default step cap per tier (max_steps = 0).
 DEFAULT_MAX_STEPS: Final[dict[str, int]] = {"flash": 1, "standard": 10, "pro": 20}

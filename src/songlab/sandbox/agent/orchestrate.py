@@ -37,7 +37,7 @@ from songlab.sandbox.agent.request import AgentRequest
 from songlab.sandbox.agent.tokens import Usage
 from songlab.sandbox.agent.trace import Trace, money
 
-__all__ = ["DEFAULT_PERSONA", "AgentOutcome", "SubTools", "run_plan"]
+__all__ = ["AgentOutcome", "DEFAULT_PERSONA", "SubTools", "run_plan"]
 
 DEFAULT_PERSONA = (
     "You are Agent One, a music production assistant. Plan the work, call the tools "

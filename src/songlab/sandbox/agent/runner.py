@@ -34,7 +34,7 @@ from songlab.sandbox.agent.request import parse_request
 from songlab.sandbox.catalog import BY_PAIR
 from songlab.sandbox.context import Outcome, SubtaskRefused, TaskContext
 
-__all__ = ["THINK_SECONDS", "SandboxTools", "run_agent"]
+__all__ = ["SandboxTools", "THINK_SECONDS", "run_agent"]
 
 THINK_SECONDS = 0.4  # simulated model time to plan, and before each call (scaled by --speed)
 
