@@ -8,7 +8,8 @@ import types
 import pytest
 
 import songlab
-from songlab.client import AsyncClient, Client, ValidationError, _connect
+from songlab import _connect
+from songlab.client import AsyncClient, Client, ValidationError
 
 
 class FakeServer:
