@@ -20,8 +20,8 @@ def connect(*, asynchronous: bool = False, **options: Any) -> Client | AsyncClie
     a local sandbox started in a background thread: a :class:`Client`, or an
     :class:`AsyncClient` with ``asynchronous=True``. Options: ``speed``, ``db``,
     ``admin_token``, ``quiet`` and the client's own (``timeout``, ``retry``, ...).
-    See ``songlab.client._connect``."""
-    from songlab.client._connect import connect as _connect
+    See ``songlab._connect`` (the module above both the client and the sandbox)."""
+    from songlab._connect import connect as _connect
 
     if asynchronous:
         return _connect(asynchronous=True, **options)

@@ -1,8 +1,13 @@
-"""The ``songlab`` command: ``songlab sandbox ...``, ``songlab report ...``, ``songlab notebooks DIR``."""
+"""The ``songlab`` command: ``sandbox``, ``report`` (its argparse and its demo run), ``notebooks``."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+import tempfile
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, time
+from typing import Any
 
 USAGE = """usage: songlab COMMAND [ARGS]
 
@@ -10,6 +15,19 @@ commands:
   sandbox   run the embedded service (same flags as `python -m songlab.sandbox`)
   report    a cost report: HTML, and CSV/Excel exports (`songlab report --help`)
   notebooks copy the notebooks and their data into DIR (`songlab notebooks DIR`)
+"""
+
+REPORT_HELP = """``songlab report``: a self-contained HTML cost report (tables + embedded PNG plots).
+
+``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
+[--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
+[--xlsx PATH]``
+connects with ``songlab.connect()`` (the real service when ``SONGLAB_API_KEY``
+and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
+builds the ledger frames from the task listing (or refreshes the Parquet
+ledger ``--ledger`` and reads it, with its labels) and writes one HTML file
+with no external references, plus CSV files and an Excel workbook of the same
+tables when asked. ``--demo`` first runs six weeks of work on the sandbox clock.
 """
 
 
@@ -24,8 +42,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return sandbox_main(rest)
     if command == "report":
-        from songlab.ledger.report import main as report_main
-
         return report_main(rest)
     if command == "notebooks":
         from songlab.notebooks import main as notebooks_main
@@ -33,6 +49,120 @@ def main(argv: list[str] | None = None) -> int:
         return notebooks_main(rest)
     print(f"songlab: unknown command {command!r}\n{USAGE}", end="", file=sys.stderr)
     return 2
+
+
+# -- songlab report -------------------------------------------------------------
+
+
+def _report_parser() -> argparse.ArgumentParser:
+    from songlab.ledger.periods import NAMED_PERIODS
+    from songlab.ledger.tables import TASK_ROWS
+
+    p = argparse.ArgumentParser(prog="songlab report", description=REPORT_HELP.split("\n\n")[0])
+    p.add_argument("--out", required=True, help="where to write the HTML report")
+    p.add_argument("--demo", action="store_true",
+                   help="first run the demo: six weeks of work on the sandbox clock")
+    p.add_argument("--ledger", help="a Parquet ledger directory to refresh and report from "
+                   "(joined with the client's record; each refresh snapshots the balance, "
+                   "for the reconciliation section)")
+    p.add_argument("--from", dest="start", metavar="DATE", help="first day (YYYY-MM-DD, UTC)")
+    p.add_argument("--to", dest="end", metavar="DATE", help="last day, inclusive (YYYY-MM-DD)")
+    p.add_argument("--period", metavar="NAME",
+                   help=f"a named period instead of --from/--to: {', '.join(NAMED_PERIODS)}, "
+                   "or a month YYYY-MM")
+    p.add_argument("--as-of", dest="as_of", metavar="DATE",
+                   help="the report's now (default: the later of now and the newest task)")
+    p.add_argument("--budget", action="append", default=[], metavar="[PROJECT=]USD",
+                   help="a monthly budget, overall (500) or per project (jingles=120); repeat")
+    p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
+    p.add_argument("--csv-all-tasks", dest="all_tasks", action="store_true",
+                   help="with --csv: tasks.csv holds every task of the period (else the newest "
+                   f"{TASK_ROWS:,}, like the report and the workbook)")
+    p.add_argument("--xlsx", metavar="PATH", help="also write an Excel workbook, a sheet per table")
+    p.add_argument("--speed", type=float, default=None,
+                   help="speed of a local sandbox (ignored for the real service; default 20, "
+                   "500 with --demo)")
+    return p
+
+
+def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any]:
+    from songlab.ledger.periods import parse_budgets, period
+
+    as_of = None
+    if args.as_of:
+        try:
+            if len(args.as_of) == 10:  # a day: its last second
+                as_of = datetime.combine(date.fromisoformat(args.as_of), time(23, 59, 59), UTC)
+            else:
+                t = datetime.fromisoformat(args.as_of)
+                as_of = t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
+        except ValueError:
+            raise ValueError(f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, "
+                             f"got {args.as_of!r}") from None
+    if args.all_tasks and not args.csv_dir:
+        raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
+    if args.period and (args.start or args.end):
+        raise ValueError("--period: give a named period or --from/--to, not both")
+    if args.period:
+        p = period(args.period, as_of=as_of)
+    else:
+        p = period(start=args.start, end=args.end)
+    budgets = parse_budgets(args.budget) if args.budget else None
+    return p, as_of, budgets
+
+
+def report_main(argv: Sequence[str] | None = None) -> int:
+    """``songlab report ARGS``: connect, run the demo if asked, write the report; the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _report_parser().parse_args(argv)
+    try:
+        p, as_of, budgets = _report_options(args)
+    except ValueError as exc:
+        print(f"songlab report: {exc}", file=sys.stderr)
+        return 2
+    from songlab.ledger.demo import DEMO_BUDGETS
+
+    if args.demo and budgets is None:
+        budgets = DEMO_BUDGETS
+    from songlab._connect import admin_http, connect
+
+    speed = args.speed if args.speed is not None else (500.0 if args.demo else 20.0)
+    try:
+        client = connect(speed=speed)
+    except Exception as exc:  # noqa: BLE001 - a clear line, not a traceback
+        print(f"songlab report: cannot connect: {exc}", file=sys.stderr)
+        return 1
+    admin = admin_http(client)
+    scratch = None
+    try:
+        from songlab.ledger.report import write_report
+
+        ledger = args.ledger
+        if args.demo:
+            from songlab.ledger.demo import run_demo
+            from songlab.ledger.store import LedgerStore
+
+            if ledger is None:  # the demo's labels need a store; a throwaway one
+                scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
+                ledger = scratch.name
+            run_demo(client, admin=admin, labels=LedgerStore(ledger).labels)
+        path = write_report(client, args.out, ledger=ledger, period=p, as_of=as_of,
+                            budgets=budgets, csv_dir=args.csv_dir, xlsx=args.xlsx,
+                            simulated_clock=getattr(client, "sandbox", None) is not None,
+                            all_tasks_csv=args.all_tasks)
+    except Exception as exc:  # noqa: BLE001
+        print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+        if admin is not None:
+            admin.close()
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+    print(f"songlab report: wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -104,3 +104,26 @@ def test_misuse_is_a_type_error(tmp_path, cache):
     assert status == 1
     assert 'Incompatible types in "await" (actual type "Balance"' in out, out
     assert 'Unexpected keyword argument "after"' in out, out
+
+
+def test_watch_is_typed_on_both_clients(tmp_path, cache):
+    out, _ = _mypy(tmp_path, cache, '''
+        from songlab.client import AsyncClient, Client, WatchUpdate
+
+        def show(u: WatchUpdate) -> None:
+            reveal_type(u.event)
+
+        def f(c: Client, a: AsyncClient) -> None:
+            reveal_type(c.watch("t", show))
+            reveal_type(c.watch(c.task("t"), timeout=None))
+            w = reveal_type(a.watch("t", show))
+            w.close()
+    ''')
+    revealed = [r.replace("builtins.", "") for r in re.findall(r'Revealed type is "([^"]+)"', out)]
+    assert revealed == [
+        "songlab.client._models.Event | None",
+        "songlab.client._models.Task",
+        "songlab.client._models.Task",
+        "typing.Coroutine[Any, Any, songlab.client._models.Task]",
+    ], out
+    assert ": error:" not in out, out

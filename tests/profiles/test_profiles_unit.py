@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from songlab.sandbox import profiles as P
 from songlab.sandbox.config import SandboxConfig
+from songlab.sandbox.http import profiles as P
 
 
 @pytest.mark.parametrize(("method", "path", "kind"), [
@@ -82,7 +82,8 @@ def test_sse_frames_split_across_chunks_are_reshaped_whole() -> None:
 def test_connect_passes_the_profile_to_the_embedded_sandbox(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import songlab
-    from songlab.client import ValidationError, _connect
+    from songlab import _connect
+    from songlab.client import ValidationError
 
     monkeypatch.delenv("SONGLAB_API_KEY", raising=False)
     monkeypatch.delenv("SONGLAB_BASE_URL", raising=False)

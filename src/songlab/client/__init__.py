@@ -2,13 +2,21 @@
 
 ``Client`` and ``AsyncClient`` have the same surface: ``generations``, ``tools``,
 ``files``, ``account``, ``voice_clones``, ``song_translations``, ``workflows``,
-``compat``, ``agent``, plus ``task(id)``, ``estimate(...)`` and ``budget(usd=...)``.
+``compat``, ``agent``, plus ``task(id)``, ``watch(task, callback)``, ``estimate(...)``,
+``budget(usd=...)`` and ``on_create(callback)``. The create hook (:func:`on_create`, a
+:class:`CreateRecord` per accepted create) and the local labels (:func:`label_scope`,
+:func:`set_default_labels`) are how the ledger hears of creates.
 See ``docs/client.md``. The exception tree is drawn in ``songlab.client._errors``.
 """
 
 from __future__ import annotations
 
 from songlab.client._async import AsyncClient
+from songlab.client._attribution import CreateRecord, Labels, make_labels
+from songlab.client._attribution import add_listener as on_create
+from songlab.client._attribution import client_defaults as default_labels
+from songlab.client._attribution import scoped_labels as label_scope
+from songlab.client._attribution import set_client_defaults as set_default_labels
 from songlab.client._base import NOT_GIVEN, NotGiven
 from songlab.client._budget import Budget
 from songlab.client._errors import (
@@ -42,6 +50,7 @@ from songlab.client._errors import (
 )
 from songlab.client._estimate import Estimate
 from songlab.client._handle import TaskHandle
+from songlab.client._loop import WatchUpdate
 from songlab.client._models import (
     AgentRun,
     AgentStep,
@@ -66,6 +75,7 @@ from songlab.client._record import record_schema as _record_schema
 from songlab.client._retry import RetryPolicy
 from songlab.client._sync import Client
 from songlab.client._validate import ClampWarning
+from songlab.client._watch import watch
 
 __all__ = [
     "APIConnectionError",
@@ -83,6 +93,7 @@ __all__ = [
     "BudgetExceeded",
     "ClampWarning",
     "Client",
+    "CreateRecord",
     "CreateUnconfirmed",
     "DependencyUnavailable",
     "Estimate",
@@ -93,6 +104,7 @@ __all__ = [
     "InsufficientFunds",
     "InvalidApiKey",
     "InvalidGenerationInput",
+    "Labels",
     "MalformedResponse",
     "MissingField",
     "NOT_GIVEN",
@@ -122,7 +134,14 @@ __all__ = [
     "ValidationError",
     "VoiceClone",
     "WaitTimeout",
+    "WatchUpdate",
+    "default_labels",
     "error_from_response",
+    "label_scope",
+    "make_labels",
+    "on_create",
+    "set_default_labels",
+    "watch",
 ]
 
 

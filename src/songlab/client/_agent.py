@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab.client._base import NOT_GIVEN, NotGiven, Op
+from songlab.client._call import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_agent
 from songlab.client._generations import find_tool, resolve_key
 from songlab.client._models import AgentRun

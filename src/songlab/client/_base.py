@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import httpx
 
-from songlab.client import _attribution
+import songlab.client._attribution as _attribution
 from songlab.client._assets import AssetCache, resolve_cache
 from songlab.client._budget import Budget, BudgetStack
 from songlab.client._call import (
@@ -45,7 +45,7 @@ from songlab.client._errors import (
     SonglabError,
     error_from_response,
 )
-from songlab.client._loop import StreamLoop, bounded_timeout
+from songlab.client._loop import StreamLoop, WatchUpdate, bounded_timeout
 from songlab.client._models import Tool, UploadedFile, parse_task, parse_tools
 from songlab.client._record import (
     RecordRow,
@@ -213,7 +213,9 @@ class BaseClient:
 
     # -- implemented by the senders (Client, AsyncClient) ------------------------
 
-    sandbox: Any = None  # set by songlab.connect() on a client bound to a local sandbox
+    # An opaque slot the client never reads: ``songlab.connect()`` puts the local service it
+    # started there (``base_url``, ``admin_token``, ``stop()``); None otherwise.
+    sandbox: Any = None
 
     def _drive(self, op: Op, deadline: float | None = None,
                expired: Callable[[], SonglabError] | None = None) -> Any:
@@ -231,6 +233,11 @@ class BaseClient:
 
     def _wait(self, task_id: str, *, timeout: float, on_event: Callable[[Any], Any] | None,
               raise_on_failure: bool, poll_interval: float, use_stream: bool) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def watch(self, task: Any, callback: Callable[[WatchUpdate], object] | None = None, *,
+              timeout: float | None = None, poll_interval: float = 0.5, max_resumes: int = 50,
+              raise_on_failure: bool = True) -> Any:
         raise NotImplementedError  # pragma: no cover
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab.client._base import NOT_GIVEN, NotGiven, Op
+from songlab.client._call import NOT_GIVEN, NotGiven, Op
 from songlab.client._estimate import estimate_route
 from songlab.client._files import file_id_of
 from songlab.client._generations import resolve_key

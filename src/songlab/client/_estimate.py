@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from songlab import pricing
+import songlab.pricing as pricing
 from songlab.client._validate import ValidationError, license_number
 from songlab.spec import AGENT_TIERS, LICENSE_NAMES, WORKFLOW_ROUTES
 

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab.client._base import Call, Op, Work, path_id
+from songlab.client._call import Call, Op, Work, path_id
 from songlab.client._errors import ResourceNotFound
 from songlab.client._models import (
     Asset,

@@ -13,16 +13,23 @@ every decision is here, written once and unit-tested without a server:
   policy's ``max_total_s`` raises :class:`StreamError` carrying the cursor).
 - :class:`WaitLoop`: ``wait()``'s deadline, the polling interval and the
   verdict on each snapshot (done, failed, or poll again).
+- :class:`WatchLoop`: ``watch()``: a :class:`WaitLoop` that also resumes a stream
+  which ended without ``terminal`` (after the last seq it saw, up to
+  ``max_resumes`` times) and tells its caller each step as a :class:`WatchUpdate`.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import random
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 import httpx
 
+import songlab.client._fields as F
 from songlab.client._errors import (
     APIConnectionError,
     StreamError,
@@ -39,8 +46,9 @@ from songlab.client._retry import (
     retry_after_s,
 )
 from songlab.client._sse import StreamResume
+from songlab.spec import EventKind, Status
 
-__all__ = ["POLL_CAP_S", "StreamLoop", "WaitLoop", "bounded_timeout"]
+__all__ = ["POLL_CAP_S", "StreamLoop", "WaitLoop", "WatchLoop", "WatchUpdate", "bounded_timeout"]
 
 log = logging.getLogger("songlab.client")
 
@@ -166,6 +174,10 @@ class WaitLoop:
             if task.status == "failed" and self.raise_on_failure:
                 raise TaskFailed(task)
             return None
+        return self.next_poll(now)
+
+    def next_poll(self, now: float) -> float:
+        """The sleep before the next poll of a task not done yet (raises past the deadline)."""
         remaining = self.deadline - now
         if remaining <= 0:
             raise self.expired()
@@ -173,3 +185,119 @@ class WaitLoop:
         self.interval = min(self.interval * 1.5, POLL_CAP_S)
         return delay
 
+
+
+@dataclass(frozen=True, slots=True)
+class WatchUpdate:
+    """What ``watch()`` tells its callback, in order: each stream ``event``; ``resumed`` when a
+    stream ended without ``terminal`` (``error``: what ended it, None when it just closed;
+    the next connection asks for events ``after`` that seq); each task ``snapshot`` read
+    once the stream is over (``task``; the last one is the final task ``watch`` returns)."""
+
+    kind: Literal["event", "resumed", "snapshot"]
+    task_id: str
+    event: Event | None = None
+    task: Task | None = None
+    error: Exception | None = None
+    after: int = 0
+
+
+def resumable(exc: BaseException) -> bool:
+    """A dropped or abandoned stream (resume it), not an answer such as 403/404 (stop)."""
+    if isinstance(exc, StreamError | APIConnectionError | OSError):
+        return True
+    return bool(getattr(exc, "retryable", False))
+
+
+def _event_facts(event: Any) -> tuple[str | None, int | None, int | None]:
+    """(kind, seq, cursor) of an :class:`Event` or of a mapping with the event's fields."""
+    if isinstance(event, Mapping):
+        kind = F.first(event, F.EVENT_KIND) or event.get("event")
+        seq, cursor = F.first(event, F.EVENT_SEQ), F.first(event, F.EVENT_CURSOR)
+    else:
+        kind = getattr(event, "kind", None)
+        seq, cursor = getattr(event, "seq", None), getattr(event, "cursor", None)
+    if isinstance(cursor, str) and cursor.isdigit():
+        cursor = int(cursor)
+
+    def whole(v: Any) -> int | None:
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    return (None if kind is None else str(getattr(kind, "value", kind))), whole(seq), whole(cursor)
+
+
+def _status_of(task: Any) -> str | None:
+    status = task.get("status") if isinstance(task, Mapping) else getattr(task, "status", None)
+    return None if status is None else str(getattr(status, "value", status))
+
+
+class WatchLoop:
+    """``watch()``: follow the stream, resuming it after the last seq when it ends without
+    ``terminal`` (at most ``max_resumes`` times; a refusal such as 404 is raised, not
+    resumed), then read the task until it is done (the polling and the deadline of
+    :class:`WaitLoop`; no deadline when ``timeout`` is None)."""
+
+    def __init__(self, task_id: str, *, timeout: float | None, poll_interval: float,
+                 max_resumes: int, raise_on_failure: bool, now: float, after: int = 0) -> None:
+        self.task_id = task_id
+        self.wait = WaitLoop(task_id, timeout=math.inf if timeout is None else timeout,
+                             poll_interval=poll_interval, raise_on_failure=raise_on_failure,
+                             now=now)
+        self.max_resumes = max_resumes
+        self.last_seq = after
+        self.resumes = 0
+        self.ended = False  # the terminal event came
+        self.abandoned = False  # the deadline passed while streaming: poll (once) instead
+
+    @property
+    def deadline(self) -> float | None:
+        return None if math.isinf(self.wait.deadline) else self.wait.deadline
+
+    @property
+    def streaming(self) -> bool:
+        """True while the stream should be (re)opened, after :attr:`last_seq`."""
+        return not (self.ended or self.abandoned) and self.resumes <= self.max_resumes
+
+    def expired(self) -> WaitTimeout:
+        return self.wait.expired()
+
+    def on_event(self, event: Any) -> WatchUpdate | None:
+        """An event of the stream -> the update to tell, or None (a repeat or a resume
+        signal, whose cursor becomes the resume point)."""
+        kind, seq, cursor = _event_facts(event)
+        if seq is not None:
+            if seq <= self.last_seq:
+                return None
+            self.last_seq = seq
+        if kind in (EventKind.TIMEOUT, EventKind.ERROR):
+            if cursor is not None:
+                self.last_seq = cursor
+        elif kind == EventKind.TERMINAL:
+            self.ended = True
+        if isinstance(event, Event):
+            self.wait.saw(event)
+        return WatchUpdate("event", self.task_id, event=event)
+
+    def on_stream_end(self, error: Exception | None) -> WatchUpdate | None:
+        """The stream stopped: None once ``terminal`` came; raises ``error`` when no resume
+        can help; else the ``resumed`` update (the last one when resumes are used up)."""
+        if error is not None and isinstance(error, WaitTimeout):
+            self.abandoned = True
+            return None
+        if error is not None and not resumable(error):
+            raise error
+        if self.ended:
+            return None
+        self.resumes += 1
+        return WatchUpdate("resumed", self.task_id, error=error, after=self.last_seq)
+
+    def on_task(self, task: Any, now: float) -> float | None:
+        """A snapshot: None when it is the answer, else the sleep before the next read.
+        Raises :class:`TaskFailed` (``raise_on_failure``) or :class:`WaitTimeout`."""
+        if isinstance(task, Task):
+            return self.wait.on_task(task, now)
+        status = _status_of(task)  # a duck-typed client's snapshot (a mapping or an object)
+        self.wait.last_status = status
+        if status in (Status.COMPLETED, Status.FAILED):
+            return None
+        return self.wait.next_poll(now)

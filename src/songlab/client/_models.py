@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
-from songlab.client import _fields as F
+import songlab.client._fields as F
 from songlab.client._errors import MalformedResponse
 from songlab.spec import EventKind, Status
 

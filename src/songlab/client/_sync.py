@@ -15,11 +15,12 @@ from httpx_sse import EventSource, SSEError
 from songlab.client._assets import AssetCache
 from songlab.client._base import NOT_GIVEN, BaseClient, Call, NotGiven, Op, Step, Work
 from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
-from songlab.client._loop import WaitLoop
+from songlab.client._loop import WaitLoop, WatchUpdate
 from songlab.client._models import Event, Task
 from songlab.client._pagination import CursorIterator
 from songlab.client._record import RecordStore
 from songlab.client._retry import RetryPolicy
+from songlab.client._watch import follow, watch_loop
 
 if TYPE_CHECKING:
     from songlab.client._agent import Agent
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from songlab.client._estimate import Estimate
     from songlab.client._files import Files
     from songlab.client._generations import Account, Generations, Tools
+    from songlab.client._handle import TaskHandle
     from songlab.client._workflows import Workflows
 
 __all__ = ["Client"]
@@ -150,6 +152,30 @@ class Client(BaseClient):
         return CursorIterator(self._drive, page_op)
 
     # -- streams ---------------------------------------------------------------
+
+    def watch(self, task: str | TaskHandle[Any],
+              callback: Callable[[WatchUpdate], object] | None = None, *,
+              timeout: float | None = None, poll_interval: float = 0.5, max_resumes: int = 50,
+              raise_on_failure: bool = True) -> Task:
+        """Follow ``task`` (a task id or a handle) to its end -> the final :class:`Task`.
+
+        ``callback(update)`` gets a :class:`WatchUpdate` for each stream event, each resume
+        (a stream that ended without ``terminal`` is reopened after the last seq it saw, at
+        most ``max_resumes`` times; a refusal such as ``NotFound`` is raised) and each task
+        snapshot read once the stream is over (polled every ``poll_interval`` s, growing,
+        until the task is done). ``timeout``: None follows until the end, else past it
+        raises :class:`WaitTimeout`. A failed task raises :class:`TaskFailed` unless
+        ``raise_on_failure=False``. What the callback raises ends the watch.
+        """
+        w = watch_loop(task, timeout=timeout, poll_interval=poll_interval,
+                       max_resumes=max_resumes, raise_on_failure=raise_on_failure)
+        task_id = w.task_id
+        final: Task = follow(
+            w, callback,
+            open_stream=lambda after: self._stream(task_id, after=after, deadline=w.deadline),
+            get=lambda: self._drive(self.generations._get_op(task_id), w.deadline, w.expired),
+            sleep=self._sleep)
+        return final
 
     def _stream(self, task_id: str, *, after: int = 0,
                 deadline: float | None = None) -> Generator[Event, None, None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from songlab.client._base import NOT_GIVEN, NotGiven, Op
+from songlab.client._call import NOT_GIVEN, NotGiven, Op
 from songlab.client._dedicated import license_or_default
 from songlab.client._estimate import estimate_route
 from songlab.client._files import file_id_of

@@ -19,7 +19,7 @@ Columns are documented in ``docs/ledger.md`` and defined once in ``_schema``.
 
 from __future__ import annotations
 
-from songlab.ledger import accessor as _accessor  # noqa: F401  (registers df.songlab)
+import songlab.ledger.accessor as _accessor  # noqa: F401  (registers df.songlab)
 from songlab.ledger._parquet import write_parquet
 from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
 from songlab.ledger._source import http_listing

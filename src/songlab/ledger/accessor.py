@@ -13,7 +13,7 @@ from decimal import Decimal
 import pandas as pd
 import pyarrow.compute as pc
 
-from songlab.ledger import _schema
+import songlab.ledger._schema as _schema
 from songlab.ledger.spend import as_table, spend, top_level
 from songlab.ledger.tiers import tier_comparison
 from songlab.ledger.trace import trace_frame

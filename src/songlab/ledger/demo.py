@@ -24,13 +24,21 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any, Final, Protocol
 
 import numpy as np
 
 from songlab.ledger.labels import attribution
 
-__all__ = ["COVERAGE", "DAYS", "Job", "PROJECTS", "one_of_each", "plan", "run_demo", "tone_mp3"]
+__all__ = ["COVERAGE", "DAYS", "DEMO_BUDGETS", "Job", "PROJECTS", "one_of_each", "plan", "run_demo",
+           "tone_mp3"]
+
+# Budgets ``songlab report --demo`` reports against when none is given (jingles has a launch
+# week: over).
+DEMO_BUDGETS: Final[dict[str | None, Decimal]] = {
+    None: Decimal("25"), "jingles": Decimal("2"), "podcast": Decimal("4"),
+}
 
 DAYS: Final[int] = 45
 # project -> (key index that mostly works on it, tags it uses)

@@ -26,10 +26,17 @@ from pathlib import Path
 from typing import Any, Final
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from songlab.client import _attribution as _client_attr
-from songlab.ledger import _schema
+from songlab.client import (
+    CreateRecord,
+    Labels,
+    default_labels,
+    label_scope,
+    make_labels,
+    on_create,
+    set_default_labels,
+)
+from songlab.ledger._record import record_table
 
 __all__ = [
     "LABEL_FILE",
@@ -44,8 +51,7 @@ __all__ = [
 LABEL_FILE: Final[str] = "labels.sqlite"
 
 
-# the rule lives with the client (songlab.connect(project=...) applies it too)
-make_labels = _client_attr.make_labels
+# make_labels: the rule lives with the client (songlab.connect(project=...) applies it too)
 
 
 @contextmanager
@@ -55,7 +61,7 @@ def attribution(project: str | None = None, tags: Iterable[str] | str = ()) -> I
     Nested blocks merge: the inner project wins, tags add up. Labels stay
     local: they are recorded by a tracking :class:`LabelStore`, never sent.
     """
-    with _client_attr.scoped_labels(make_labels(project, tags)) as active:
+    with label_scope(make_labels(project, tags)) as active:
         yield active
 
 
@@ -64,12 +70,12 @@ def set_default_attribution(client: Any, project: str | None = None,
     """Labels every create of ``client`` carries outside any ``attribution`` block (and under one,
     merged). ``project=None`` with no tags removes the default."""
     lab = make_labels(project, tags)
-    _client_attr.set_client_defaults(client, None if lab == _client_attr.Labels() else lab)
+    set_default_labels(client, None if lab == Labels() else lab)
 
 
 def default_project(client: Any) -> str | None:
     """The project ``client`` labels its creates with by default (None if it has none)."""
-    return _client_attr.client_defaults(client).project
+    return default_labels(client).project
 
 
 _COLUMNS = ("task_id", "key_id", "project", "tags", "idempotency_key", "route", "tool_id",
@@ -106,7 +112,7 @@ class LabelStore:
         con.execute(_DDL)
         return con
 
-    def record(self, rec: _client_attr.CreateRecord) -> None:
+    def record(self, rec: CreateRecord) -> None:
         """Store one create's labels (an idempotent repeat overwrites its own row)."""
         row = (
             rec.task_id, rec.key_id, rec.project, ",".join(sorted(rec.tags)) or None,
@@ -125,8 +131,9 @@ class LabelStore:
                 con.close()
 
     def track(self, client: Any) -> LabelStore:
-        """Record every create ``client`` makes from now on (until :meth:`untrack`)."""
-        self._removers.append(_client_attr.add_listener(self.record, client=client))
+        """Record every create ``client`` makes from now on (until :meth:`untrack`), through
+        the client's public create hook (``songlab.client.on_create``)."""
+        self._removers.append(on_create(self.record, client=client))
         return self
 
     def untrack(self) -> None:
@@ -151,62 +158,6 @@ class LabelStore:
         return pa.Table.from_arrays(
             [pa.array(list(c), f.type) for c, f in zip(cols, LABELS, strict=True)], schema=LABELS
         )
-
-
-# The columns of the client's record (``songlab.client.RECORD_SCHEMA``) the ledger joins.
-RECORD: Final[pa.Schema] = pa.schema(
-    [
-        pa.field("task_id", pa.string()), pa.field("key_id", pa.string()),
-        pa.field("tool_id", pa.string()), pa.field("operation", pa.string()),
-        pa.field("model", pa.string()), pa.field("license", pa.int8()),
-        pa.field("estimate_usd", _schema.MONEY), pa.field("project", pa.string()),
-        pa.field("tags", pa.string()), pa.field("sent_at", _schema.TIMESTAMP),
-        pa.field("accepted_at", _schema.TIMESTAMP),
-    ]
-)  # fmt: skip
-
-
-def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
-    if col.type == type_:
-        return col
-    if pa.types.is_timestamp(type_) and pa.types.is_string(col.type):
-        col = pc.strptime(pc.utf8_slice_codeunits(col, 0, 19), format="%Y-%m-%dT%H:%M:%S",
-                          unit="us")  # fmt: skip
-        return pc.assume_timezone(col, "UTC") if col.type.tz is None else col
-    try:
-        return pc.cast(col, type_)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise ValueError(f"record: column {name} is {col.type}, not {type_} ({exc})") from None
-
-
-def record_table(record: Any) -> pa.Table | None:
-    """The client's record as a table of the :data:`RECORD` columns, oldest row first.
-
-    ``record``: a ``songlab.client.RecordStore`` (or anything with ``.table()``), an Arrow
-    table with the record's columns (``RECORD_SCHEMA``: extra columns are ignored, missing
-    ones are null), a legacy :class:`LabelStore` (``labels.sqlite``: its ``recorded_at``
-    reads as ``accepted_at``), or None / False for no record.
-    """
-    if record is None or record is False:
-        return None
-    if not isinstance(record, pa.Table):
-        reader = getattr(record, "table", None)
-        if not callable(reader):
-            raise TypeError("record: expected a RecordStore (with .table()), an Arrow table or "
-                            f"None, got {type(record).__name__}")
-        record = reader()
-        if not isinstance(record, pa.Table):
-            raise TypeError(f"record: .table() gave {type(record).__name__}, not an Arrow table")
-    if "task_id" not in record.column_names:
-        raise ValueError("record: the table has no task_id column")
-    if "accepted_at" not in record.column_names and "recorded_at" in record.column_names:
-        record = record.append_column("accepted_at", record["recorded_at"])
-    cols = [
-        _cast(record[f.name], f.name, f.type) if f.name in record.column_names
-        else pa.nulls(record.num_rows, f.type)
-        for f in RECORD
-    ]  # fmt: skip
-    return pa.Table.from_arrays(cols, schema=RECORD)
 
 
 def attach(tasks: pa.Table, record: Any) -> pa.Table:

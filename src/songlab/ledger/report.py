@@ -1,28 +1,21 @@
-"""``songlab report``: a self-contained HTML cost report (tables + embedded PNG plots).
+"""The cost report: ledger tables rendered as one self-contained HTML file (embedded PNG plots).
 
-``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
-[--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
-[--xlsx PATH]``
-connects with ``songlab.connect()`` (the real service when ``SONGLAB_API_KEY``
-and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
-builds the ledger frames from the task listing (or refreshes the Parquet
-ledger ``--ledger`` and reads it, with its labels) and writes one HTML file
+:func:`write_report` builds the ledger frames of a client's task listing (or
+refreshes a Parquet ledger and reads it, with its labels) and writes one HTML file
 with no external references, plus CSV files and an Excel workbook of the same
-tables when asked. ``--demo`` first runs six weeks of work on the sandbox clock.
+tables when asked; :func:`render_report` / :func:`render_html` only render. The
+``songlab report`` command (argparse, connecting, the demo) is ``songlab.cli``'s.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import os
-import sys
-import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
@@ -30,16 +23,16 @@ from typing import Any, Final
 import pandas as pd
 import pyarrow as pa
 
-from songlab.ledger import display, export, plots, tables
-from songlab.ledger.periods import NAMED_PERIODS, Period, parse_budgets, period
+import songlab.ledger.display as display
+import songlab.ledger.export as export
+import songlab.ledger.plots as plots
+import songlab.ledger.tables as tables
+from songlab.ledger.periods import Period
 from songlab.ledger.tables import DATE_UNKNOWN
 from songlab.ledger.tasks import tasks_table
 
-__all__ = ["DEMO_BUDGETS", "SECTIONS", "Section", "main", "render_html", "render_report",
-           "write_report"]
+__all__ = ["SANDBOX_NOTE", "SECTIONS", "Section", "render_html", "render_report", "write_report"]
 
-# Budgets the demo reports against when none is given (jingles has a launch week: over).
-DEMO_BUDGETS = {None: Decimal("25"), "jingles": Decimal("2"), "podcast": Decimal("4")}
 # Rows of a table shown in the HTML (the exports hold the table whole); pages of a paged table.
 MAX_ROWS: Final[int] = 60
 PAGE_ROWS: Final[int] = 50
@@ -342,7 +335,7 @@ def _tasks_body(d: tables.ReportData) -> str:
 
 
 def _reconciliation_body(d: tables.ReportData) -> str:
-    from songlab.ledger import reconcile
+    import songlab.ledger.reconcile as reconcile
 
     recon = reconcile.reconcile_store(d.store) if d.store is not None else None
     shown = (_table(recon) if recon is not None and len(recon)
@@ -454,116 +447,3 @@ def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None
     if xlsx is not None:
         export.export_excel(d.tables, xlsx)
     return path
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="songlab report", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", required=True, help="where to write the HTML report")
-    p.add_argument("--demo", action="store_true",
-                   help="first run the demo: six weeks of work on the sandbox clock")
-    p.add_argument("--ledger", help="a Parquet ledger directory to refresh and report from "
-                   "(joined with the client's record; each refresh snapshots the balance, "
-                   "for the reconciliation section)")
-    p.add_argument("--from", dest="start", metavar="DATE", help="first day (YYYY-MM-DD, UTC)")
-    p.add_argument("--to", dest="end", metavar="DATE", help="last day, inclusive (YYYY-MM-DD)")
-    p.add_argument("--period", metavar="NAME",
-                   help=f"a named period instead of --from/--to: {', '.join(NAMED_PERIODS)}, "
-                   "or a month YYYY-MM")
-    p.add_argument("--as-of", dest="as_of", metavar="DATE",
-                   help="the report's now (default: the later of now and the newest task)")
-    p.add_argument("--budget", action="append", default=[], metavar="[PROJECT=]USD",
-                   help="a monthly budget, overall (500) or per project (jingles=120); repeat")
-    p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
-    p.add_argument("--csv-all-tasks", dest="all_tasks", action="store_true",
-                   help="with --csv: tasks.csv holds every task of the period (else the newest "
-                   f"{tables.TASK_ROWS:,}, like the report and the workbook)")
-    p.add_argument("--xlsx", metavar="PATH", help="also write an Excel workbook, a sheet per table")
-    p.add_argument("--speed", type=float, default=None,
-                   help="speed of a local sandbox (ignored for the real service; default 20, "
-                   "500 with --demo)")
-    return p
-
-
-def _admin(client: Any) -> Any:
-    """An admin httpx client on the sandbox that connect() started, else None."""
-    srv = getattr(client, "sandbox", None)
-    if srv is None or not getattr(srv, "admin_token", None):
-        return None
-    import httpx
-
-    return httpx.Client(
-        base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": srv.admin_token}, timeout=30.0
-    )
-
-
-def _options(args: argparse.Namespace) -> tuple[Period, datetime | None, Any]:
-    as_of = None
-    if args.as_of:
-        try:
-            if len(args.as_of) == 10:  # a day: its last second
-                as_of = datetime.combine(date.fromisoformat(args.as_of), time(23, 59, 59), UTC)
-            else:
-                t = datetime.fromisoformat(args.as_of)
-                as_of = t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
-        except ValueError:
-            raise ValueError(f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, "
-                             f"got {args.as_of!r}") from None
-    if args.all_tasks and not args.csv_dir:
-        raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
-    if args.period and (args.start or args.end):
-        raise ValueError("--period: give a named period or --from/--to, not both")
-    if args.period:
-        p = period(args.period, as_of=as_of)
-    else:
-        p = period(start=args.start, end=args.end)
-    budgets = parse_budgets(args.budget) if args.budget else None
-    return p, as_of, budgets
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
-    try:
-        p, as_of, budgets = _options(args)
-    except ValueError as exc:
-        print(f"songlab report: {exc}", file=sys.stderr)
-        return 2
-    if args.demo and budgets is None:
-        budgets = DEMO_BUDGETS
-    import songlab
-
-    speed = args.speed if args.speed is not None else (500.0 if args.demo else 20.0)
-    try:
-        client = songlab.connect(speed=speed)
-    except Exception as exc:  # noqa: BLE001 - a clear line, not a traceback
-        print(f"songlab report: cannot connect: {exc}", file=sys.stderr)
-        return 1
-    admin = _admin(client)
-    scratch = None
-    try:
-        ledger = args.ledger
-        if args.demo:
-            from songlab.ledger.demo import run_demo
-            from songlab.ledger.store import LedgerStore
-
-            if ledger is None:  # the demo's labels need a store; a throwaway one
-                scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
-                ledger = scratch.name
-            run_demo(client, admin=admin, labels=LedgerStore(ledger).labels)
-        path = write_report(client, args.out, ledger=ledger, period=p, as_of=as_of,
-                            budgets=budgets, csv_dir=args.csv_dir, xlsx=args.xlsx,
-                            simulated_clock=getattr(client, "sandbox", None) is not None,
-                            all_tasks_csv=args.all_tasks)
-    except Exception as exc:  # noqa: BLE001
-        print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
-        if admin is not None:
-            admin.close()
-        close = getattr(client, "close", None)
-        if callable(close):
-            close()
-    print(f"songlab report: wrote {path}")
-    return 0

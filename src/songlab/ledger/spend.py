@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab.ledger import _schema
+import songlab.ledger._schema as _schema
 
 __all__ = ["as_table", "spend", "spend_table", "top_level", "with_keys"]
 

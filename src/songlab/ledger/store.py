@@ -47,7 +47,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from songlab.ledger import _parquet, _schema
+import songlab.ledger._parquet as _parquet
+import songlab.ledger._schema as _schema
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
 from songlab.ledger.labels import LabelStore, record_table
 from songlab.ledger.tasks import first, resolve, tasks_table

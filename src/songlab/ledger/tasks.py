@@ -36,9 +36,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab.ledger import _estimate, _pages, _schema
+import songlab.ledger._estimate as _estimate
+import songlab.ledger._pages as _pages
+import songlab.ledger._schema as _schema
+from songlab.ledger._record import record_table
 from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
-from songlab.ledger.labels import record_table
 from songlab.spec import LICENSE_NAMES_WITH_UNSET
 
 __all__ = ["NAMES", "RAW_TASK", "assemble", "fact", "first", "resolve", "tasks_frame", "tasks_frame_from_pages",

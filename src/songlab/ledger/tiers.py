@@ -17,7 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab.ledger import _estimate, _schema
+import songlab.ledger._estimate as _estimate
+import songlab.ledger._schema as _schema
 from songlab.ledger.spend import _keys, as_table, with_keys
 from songlab.spec import LICENSE_NAMES
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab.ledger import _schema
+import songlab.ledger._schema as _schema
 
 __all__ = ["AGENT_FEE", "STEP_KINDS", "trace_frame", "trace_rows", "trace_table"]
 

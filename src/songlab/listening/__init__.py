@@ -8,7 +8,8 @@ resume with :func:`load`; :func:`simulate` answers them unattended.
 
 from __future__ import annotations
 
-from songlab.listening import panel, stats
+import songlab.listening.panel as panel
+import songlab.listening.stats as stats
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._match import Matched, lowpass_anchor, match_loudness
 from songlab.listening._protocols import (

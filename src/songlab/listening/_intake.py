@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from songlab.listening import _answers as ans
+import songlab.listening._answers as ans
 from songlab.listening._errors import ListeningError
 
 

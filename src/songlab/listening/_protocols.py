@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from songlab.listening import stats as st
+import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
 from songlab.listening._match import lowpass_anchor
 from songlab.listening._trials import Plan, abx_plans, latin_plans, pair_plans
-from songlab.listening.session import ListeningSession, Trial
+from songlab.listening.session import KINDS, ListeningSession, Trial
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWYZ"  # no X: it is ABX's reference
 ANCHOR = "anchor (3.5 kHz low-pass)"
@@ -294,9 +294,7 @@ class MushraSession(ListeningSession):
         }
 
 
-KINDS: dict[str, type[ListeningSession]] = {
-    c.kind: c for c in (PreferenceSession, ABXSession, MushraSession)
-}
+KINDS.update({c.kind: c for c in (PreferenceSession, ABXSession, MushraSession)})
 
 
 _COMMON = """``clips``: model -> one clip per prompt (encoded bytes, ``(array, sr)``, or arrays

@@ -21,9 +21,9 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from songlab.listening import _answers as ans
-from songlab.listening import page as pg
-from songlab.listening import panel
+import songlab.listening._answers as ans
+import songlab.listening.page as pg
+import songlab.listening.panel as panel
 from songlab.listening._errors import ListeningError
 from songlab.listening._intake import CollectError, Received, rater_ids, sources
 from songlab.listening._protocols import KINDS, MID_ANCHOR

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from songlab.listening import stats as st
+import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
 from songlab.listening._protocols import MID_ANCHOR
 

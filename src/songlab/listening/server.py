@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from songlab.listening import _answers as ans
+import songlab.listening._answers as ans
 from songlab.listening._errors import ListeningError, SessionError
 
 

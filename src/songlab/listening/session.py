@@ -414,12 +414,15 @@ class ListeningSession:
         return self
 
 
+# The session kinds by the name a saved file gives (``"kind"``), for load(). Filled in by
+# songlab.listening._protocols, where the kinds are defined (the package imports it).
+KINDS: dict[str, type[ListeningSession]] = {}
+
+
 def load(
     path: str | Path, clips: Mapping[str, Sequence[Any]], /, *, sr: int | None = None
 ) -> ListeningSession:
     """Resume a saved session; ``clips`` must be the same clips it was made with."""
-    from songlab.listening._protocols import KINDS
-
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import songlab.widgets._api as _api
 from songlab.ledger.labels import attribution, default_project
-from songlab.widgets import _api
 
 # The project a panel's creates are labelled with when neither the panel nor its client names
 # one (labels stay local: see songlab.ledger.attribution).

@@ -21,8 +21,9 @@ from typing import Any
 
 import ipywidgets as W
 
+import songlab.widgets._api as _api
+import songlab.widgets._gate as _gate
 from songlab.spec import SONG_VERSIONS
-from songlab.widgets import _api, _gate
 from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html
 from songlab.widgets.form import GenerationForm

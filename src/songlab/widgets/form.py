@@ -22,7 +22,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from songlab.widgets import _api, _gate
+import songlab.widgets._api as _api
+import songlab.widgets._gate as _gate
 from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html
 from songlab.widgets.players import AudioView

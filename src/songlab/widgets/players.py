@@ -19,8 +19,8 @@ from typing import Any
 import ipywidgets as W
 from matplotlib.figure import Figure
 
+import songlab.widgets._api as _api
 from songlab import audio
-from songlab.widgets import _api
 from songlab.widgets._ui import ErrorSink, status_html
 
 __all__ = ["AudioView", "StemsView", "task_audio"]

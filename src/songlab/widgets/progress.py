@@ -1,14 +1,14 @@
 """Live progress of many tasks in one panel, driven by their SSE streams.
 
 Each tracked task gets a row (a progress bar, a status line and, for pipelines
-such as song translation, its named steps). A background thread per task reads
-``client.generations.stream(task_id, after=...)``, folds every event through the
+such as song translation, its named steps). A background thread per task follows
+it with the client's own loop, ``songlab.client.watch(client, task_id, callback)``
+(stream, resume after the last seq when a stream ends without a terminal event,
+then read the task snapshot until it is done), folds every update through the
 pure reducer of :mod:`songlab.widgets._events` and sets the row's widget values
-(never ``with output:``, which ipykernel 7 drops from threads). When a stream
-ends without a terminal event (a dropped connection, a ``timeout``) the row
-resumes after the last sequence it saw; at the end it reads the task snapshot
-(one GET) for the final status or the error message. Errors are shown in the row
-and in the panel's log, never lost.
+(never ``with output:``, which ipykernel 7 drops from threads). At the end the
+snapshot (one GET) gives the final status or the error message. Errors are shown
+in the row and in the panel's log, never lost.
 
 Events that carry only their kind and seq (all the spec promises) leave the row
 indeterminate: a full grey bar and "progress not reported", never a stuck "0%";
@@ -27,8 +27,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from songlab.client import APIConnectionError, StreamError
-from songlab.widgets import _events
+import songlab.widgets._events as _events
+from songlab.client import WatchUpdate, watch
 from songlab.widgets._ui import ErrorSink, describe_error, status_html
 
 __all__ = ["ProgressPanel", "TaskRow"]
@@ -44,13 +44,6 @@ def _steps_html(steps: tuple[tuple[str, str], ...]) -> str:
         text = f"{_STEP_MARK.get(phase, '')} {i} {html.escape(name)}"
         parts.append(f"<b>{text}</b>" if phase == "started" else text)
     return '<span style="font-size:90%">' + " &nbsp; ".join(parts) + "</span>"
-
-
-def _resumable(exc: BaseException) -> bool:
-    """A dropped or abandoned stream (resume it), not an answer such as 403/404 (stop)."""
-    if isinstance(exc, StreamError | APIConnectionError | OSError):
-        return True
-    return bool(getattr(exc, "retryable", False))
 
 
 class TaskRow(W.VBox):
@@ -163,10 +156,9 @@ class ProgressPanel(W.VBox):
     def _follow(self, row: TaskRow) -> None:
         try:
             try:
-                self._read_stream(row)
-                task = None if row.state.done else self._poll(row)
-                row.task = task if task is not None else self.client.generations.get(row.task_id)
-                row.settle(row.task)
+                row.task = watch(self.client, row.task_id, lambda u: self._show(row, u),
+                                 max_resumes=self.max_resumes, poll_interval=self.poll_interval,
+                                 raise_on_failure=False)
             except Exception as exc:  # noqa: BLE001 - the thread must show, not raise
                 text = self.sink.error(exc, context=row.state.label)
                 if row.state.done:  # the stream said how it ended; only the snapshot is missing
@@ -181,31 +173,13 @@ class ProgressPanel(W.VBox):
         finally:
             row.finished.set()
 
-    def _read_stream(self, row: TaskRow) -> None:
-        """Read the stream; on a drop resume after the last seq; give up after max_resumes."""
-        attempts = 0
-        while not (row.state.done or row.state.ended) and attempts <= self.max_resumes:
-            after = row.state.last_seq
-            try:
-                for event in self.client.generations.stream(row.task_id, after=after):
-                    state = row.apply(event)
-                    if state.done or state.ended:  # terminal: the outcome is known or a GET away
-                        return
-            except Exception as exc:  # noqa: BLE001 - a broken stream is resumed
-                if not _resumable(exc):
-                    raise
-                last = describe_error(exc)
-            else:
-                last = "stream closed"
-            attempts += 1
+    @staticmethod
+    def _show(row: TaskRow, update: WatchUpdate) -> None:
+        """One update of the client's watch loop, folded into the row."""
+        if update.kind == "event":
+            row.apply(update.event)
+        elif update.kind == "resumed":
+            last = "stream closed" if update.error is None else describe_error(update.error)
             row.note(f"{last}; resuming after seq {row.state.last_seq}", resumed=True)
-
-    def _poll(self, row: TaskRow) -> Any:
-        """The stream could not finish the row (or ended without the outcome): read the task
-        until it is done (once, when it already is); returns the final snapshot."""
-        while True:
-            task = self.client.generations.get(row.task_id)
-            row.settle(task)
-            if row.state.done:
-                return task
-            time.sleep(self.poll_interval)
+        else:
+            row.settle(update.task)

@@ -1,11 +1,15 @@
-"""``songlab.connect()``: the real service when configured, else the embedded sandbox.
+"""``songlab.connect()``: a client on the real service when configured, else on a local sandbox.
 
-The environment is read when ``connect()`` is called, never at import. Without
-``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL`` it starts the sandbox in a
-background thread (its own event loop, so it works inside Jupyter's running
+This module sits above both the client and the sandbox: the client never knows
+what a sandbox is. The environment is read when ``connect()`` is called, never at
+import. Without ``SONGLAB_API_KEY`` and ``SONGLAB_BASE_URL`` it starts the sandbox
+in a background thread (its own event loop, so it works inside Jupyter's running
 loop) on a free loopback port, once per process and options, stops it at
-interpreter exit, and returns a client on the demo account. This is the only
-place outside ``songlab.sandbox`` that imports it, lazily.
+interpreter exit, and returns a client on the demo account with the running
+sandbox in the client's opaque ``sandbox`` slot. :func:`admin_http` gives the
+admin handle of that sandbox (what the ledger's demo moves the clock with). This
+is the only module outside ``songlab.sandbox`` that imports it (lazily), besides
+the ``songlab sandbox`` command of ``songlab.cli``.
 """
 
 from __future__ import annotations
@@ -16,14 +20,19 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from songlab.client._attribution import Labels, make_labels, set_client_defaults
-from songlab.client._errors import ValidationError
+from songlab.client import (
+    AsyncClient,
+    Client,
+    Labels,
+    ValidationError,
+    make_labels,
+    set_default_labels,
+)
 
 if TYPE_CHECKING:
-    from songlab.client._async import AsyncClient
-    from songlab.client._sync import Client
+    import httpx
 
-__all__ = ["DEMO_API_KEY", "connect"]
+__all__ = ["DEMO_API_KEY", "admin_http", "connect"]
 
 DEMO_API_KEY = "sk-sandbox-demo"  # the sandbox's seeded demo account; not a secret
 _SANDBOXES: dict[tuple[Any, ...], Any] = {}
@@ -44,7 +53,7 @@ def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "def
     with _LOCK:
         srv = _SANDBOXES.get(key)
         if srv is None:
-            from songlab.sandbox.server import serve_in_thread
+            from songlab.sandbox.http.server import serve_in_thread
 
             shown: dict[str, Any] = {} if profile == "default" else {"profile": profile}
             srv = serve_in_thread(db=db, speed=speed, admin_token=admin_token,
@@ -97,15 +106,12 @@ def connect(
     ``docs/client.md``.
     """
     labels = make_labels(project, tags)
-    from songlab.client._async import AsyncClient
-    from songlab.client._sync import Client
-
     cls: type[Client] | type[AsyncClient] = AsyncClient if asynchronous else Client
     api_key = os.environ.get("SONGLAB_API_KEY") or None
     base_url = os.environ.get("SONGLAB_BASE_URL") or None
     if api_key and base_url:
         client = cls(api_key, base_url=base_url, **{"quiet": quiet, **client_options})
-        set_client_defaults(client, labels if labels != Labels() else None)
+        set_default_labels(client, labels if labels != Labels() else None)
         if not quiet:
             print(f"songlab: connected to {client.base_url} (key from SONGLAB_API_KEY)")
         return client
@@ -119,10 +125,23 @@ def connect(
         raise ValidationError("profile", f"one of default, spec, noisy, got {profile!r}")
     srv = _sandbox(float(speed), db, admin_token, profile)
     client = cls(DEMO_API_KEY, base_url=srv.base_url, **{"quiet": quiet, **client_options})
-    client.sandbox = srv  # the running sandbox (base_url, admin_token, stop())
-    set_client_defaults(client, labels if labels != Labels() else None)
+    client.sandbox = srv  # the client's opaque slot: the running sandbox (base_url, admin_token)
+    set_default_labels(client, labels if labels != Labels() else None)
     if not quiet:
         print(f"songlab: no SONGLAB_API_KEY/SONGLAB_BASE_URL set; using the local sandbox at "
               f"{srv.base_url} (demo account, speed {speed:g}"
               f"{'' if profile == 'default' else ', profile ' + profile})")
     return client
+
+
+def admin_http(client: Any, *, timeout: float = 30.0) -> httpx.Client | None:
+    """An ``httpx.Client`` on the admin routes (``/_sandbox/...``) of the sandbox that
+    :func:`connect` started for ``client``, or None (the real service, or a sandbox
+    without an admin token). The caller closes it."""
+    srv = getattr(client, "sandbox", None)
+    if srv is None or not getattr(srv, "admin_token", None):
+        return None
+    import httpx
+
+    return httpx.Client(base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": srv.admin_token},
+                        timeout=timeout)
