@@ -49,8 +49,9 @@ import pyarrow.parquet as pq
 
 import songlab.ledger._parquet as _parquet
 import songlab.ledger._schema as _schema
+from songlab.ledger._record import record_table
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
-from songlab.ledger.labels import LabelStore, record_table
+from songlab.ledger.labels import LabelStore
 from songlab.ledger.tasks import first, resolve, tasks_table
 from songlab.spec import Status
 

@@ -26,9 +26,9 @@ import songlab.listening.page as pg
 import songlab.listening.panel as panel
 from songlab.listening._errors import ListeningError
 from songlab.listening._intake import CollectError, Received, rater_ids, sources
-from songlab.listening._protocols import KINDS, MID_ANCHOR
+from songlab.listening._protocols import MID_ANCHOR
 from songlab.listening._simulate import simulate
-from songlab.listening.session import ListeningSession
+from songlab.listening.session import KINDS, ListeningSession
 
 __all__ = ["CAMPAIGN_FORMAT", "Campaign", "CollectError", "campaign", "load_campaign"]
 
