@@ -32,7 +32,7 @@ from songlab.client import (
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["DEMO_API_KEY", "admin_http", "connect"]
+__all__ = ["DEMO_API_KEY", "admin_http", "connect", "run_sandbox"]
 
 DEMO_API_KEY = "sk-sandbox-demo"  # the sandbox's seeded demo account; not a secret
 _SANDBOXES: dict[tuple[Any, ...], Any] = {}
@@ -145,3 +145,10 @@ def admin_http(client: Any, *, timeout: float = 30.0) -> httpx.Client | None:
 
     return httpx.Client(base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": srv.admin_token},
                         timeout=timeout)
+
+
+def run_sandbox(argv: list[str]) -> int:
+    """``songlab sandbox ARGS``: the sandbox in the foreground, as ``python -m songlab.sandbox``."""
+    from songlab.sandbox.__main__ import main
+
+    return main(argv)

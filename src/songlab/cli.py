@@ -38,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = args[0], args[1:]
     if command == "sandbox":
-        from songlab.sandbox.__main__ import main as sandbox_main
+        from songlab._connect import run_sandbox
 
-        return sandbox_main(rest)
+        return run_sandbox(rest)
     if command == "report":
         return report_main(rest)
     if command == "notebooks":
