@@ -9,7 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import analysis, codec, recipe, song
+import songlab.sandbox.engine.analysis as analysis
+import songlab.sandbox.engine.codec as codec
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._types import Asset, AudioIn, EngineInputError, RenderError, Voice
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.voice import DEFAULT_VOICES, analyse_voice

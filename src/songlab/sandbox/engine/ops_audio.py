@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from songlab.sandbox.engine import effects, recipe, separate, sfx, text
-from songlab.sandbox.engine import fprint as fp
+import songlab.sandbox.engine.effects as effects
+import songlab.sandbox.engine.fprint as fp
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.separate as separate
+import songlab.sandbox.engine.sfx as sfx
+import songlab.sandbox.engine.text as text
 from songlab.sandbox.engine._common import (
     SR,
     Src,

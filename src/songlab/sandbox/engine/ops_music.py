@@ -13,7 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import arrange, melody, midi, recipe, song
+import songlab.sandbox.engine.arrange as arrange
+import songlab.sandbox.engine.melody as melody
+import songlab.sandbox.engine.midi as midi
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._common import (
     Src,
     clamp,

@@ -21,7 +21,8 @@ import json
 
 import numpy as np
 
-from songlab.sandbox.engine import effects, song
+import songlab.sandbox.engine.effects as effects
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine.synth import SR
 
 # stereo position per stem (-1 left .. 1 right) at full width; v6 plays them narrower

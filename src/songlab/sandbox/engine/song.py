@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from songlab.sandbox.engine import arrange, synth
+import songlab.sandbox.engine.arrange as arrange
+import songlab.sandbox.engine.synth as synth
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.text import consonant_of, line_syllables, vowel_of
 from songlab.sandbox.engine.theory import SCALES, hz_to_midi
