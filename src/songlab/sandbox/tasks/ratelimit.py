@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.db import Store
 from songlab.spec import AGENT_RATE_LIMITS, ErrorCode
 
