@@ -28,7 +28,7 @@ def append(
         row = store.one("SELECT next_seq FROM tasks WHERE id = ?", (task_id,))
         if row is None:
             raise KeyError(task_id)
-        seq = row[0]
+        seq: int = row[0]
         store.execute("UPDATE tasks SET next_seq = ? WHERE id = ?", (seq + 1, task_id))
         if persist:
             body = {"seq": seq, "kind": kind, "task_id": task_id, **data}

@@ -85,11 +85,19 @@ def _partial(ctx: TaskContext, asset: engine.Asset) -> None:
     ctx.emit("partial_output", asset=stored, signed_url=ctx.signed_url(stored["file_id"]))
 
 
+def _meta(store: Store, file_id: str) -> dict[str, Any]:
+    """A task's input file (it exists: validation resolved it and files are never deleted)."""
+    meta = storage.meta(store, file_id)
+    if meta is None:
+        raise KeyError(file_id)
+    return meta
+
+
 # --- transcription cache -------------------------------------------------------------
 
 
-def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict] | None:
-    sha = storage.meta(store, file_id)["sha256"]
+def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict[str, Any]] | None:
+    sha = _meta(store, file_id)["sha256"]
     row = store.one("SELECT text, metadata FROM transcripts WHERE account_id = ? AND sha256 = ?",
                     (account_id, sha))
     return None if row is None else (row[0], json.loads(row[1]))
@@ -97,7 +105,7 @@ def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict] 
 
 def remember_transcript(store: Store, account_id: str, file_id: str,
                         result: engine.RenderResult) -> None:
-    sha = storage.meta(store, file_id)["sha256"]
+    sha = _meta(store, file_id)["sha256"]
     store.execute(
         "INSERT OR REPLACE INTO transcripts (account_id, sha256, text, metadata) VALUES (?,?,?,?)",
         (account_id, sha, result.text or "", json.dumps(result.metadata, default=str)))
@@ -109,7 +117,7 @@ def remember_transcript(store: Store, account_id: str, file_id: str,
 def copyright_check(ctx: TaskContext) -> dict[str, Any]:
     """Match the input against earlier outputs: exact bytes, then a near-copy fingerprint."""
     store, fid = ctx.store, ctx.inputs["audio"]
-    meta = storage.meta(store, fid)
+    meta = _meta(store, fid)
     rows = store.all(
         "SELECT id, account_id, task_id, sha256, duration_s, fingerprint FROM files "
         "WHERE origin = 'output' AND created_at <= ? AND mime_type LIKE 'audio/%'",

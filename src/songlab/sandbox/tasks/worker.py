@@ -213,7 +213,7 @@ class Worker:
             self._events.emit(task_id, "terminal", {"status": "failed", "message": message})
 
     def _cost(self, task_id: str) -> int:
-        (units,) = self._store.one(
+        units: int = self._store.value(
             "SELECT COALESCE(SUM(amount_units), 0) FROM ledger WHERE task_id = ? OR "
             "parent_task_id = ?", (task_id, task_id))
         return units

@@ -43,7 +43,7 @@ async def _body(request: Request) -> dict[str, Any]:
     try:
         body = jsonrules.loads(raw, "body")
     except ApiError as exc:  # the sandbox's JSON rules, in the admin error shape
-        raise _bad("body", exc.body["message"].split(": ", 1)[1]) from None
+        raise _bad("body", str(exc.body["message"]).split(": ", 1)[1]) from None
     if not isinstance(body, dict):
         raise _bad("body", "must be a JSON object")
     # JSON has one number type: 100.0 is the integer 100 (as the document's schemas say)
@@ -51,7 +51,7 @@ async def _body(request: Request) -> dict[str, Any]:
             for k, v in body.items()}
 
 
-def _int(body: dict, name: str, default: int | None = None, lo: int = 0,
+def _int(body: dict[str, Any], name: str, default: int | None = None, lo: int = 0,
          hi: int = MAX_TOKENS) -> int:
     v = body.get(name)
     v = default if v is None else v  # null is absent, as for the other optional fields

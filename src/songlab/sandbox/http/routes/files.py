@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -25,7 +27,7 @@ class _TooLarge(Exception):
     pass
 
 
-async def _probe(data: bytes, declared: str | None) -> tuple[str, dict]:
+async def _probe(data: bytes, declared: str | None) -> tuple[str, dict[str, Any]]:
     """The upload's probe verdict (decoded once, in a worker thread) and its media type."""
     verdict = await run_in_threadpool(validation.probe_verdict, data)
     if "info" in verdict:
@@ -36,14 +38,14 @@ async def _probe(data: bytes, declared: str | None) -> tuple[str, dict]:
 def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> APIRouter:
     r = APIRouter()
 
-    def _owned_or_404(account_id: str, file_id: str) -> dict:
+    def _owned_or_404(account_id: str, file_id: str) -> dict[str, Any]:
         meta = storage.owned(store, account_id, file_id)
         if meta is None:
             raise errors.RESOURCE_NOT_FOUND
         return meta
 
     def _stored(account_id: str, data: bytes, mime: str, name: str | None,
-                verdict: dict | None) -> Response:
+                verdict: dict[str, Any] | None) -> Response:
         meta = storage.put(store, account_id=account_id, data=data, mime_type=mime,
                            origin="upload", now=clock.now(), name=name, probe=verdict)
         return json_response({"file_id": meta["id"], "mime_type": mime,
@@ -102,7 +104,8 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
             parts = [v for v in form.values() if isinstance(v, UploadFile)]
             if not parts:
                 raise errors.invalid("file", "is required: a multipart file part")
-            part = form.get("file") if isinstance(form.get("file"), UploadFile) else parts[0]
+            named = form.get("file")
+            part = named if isinstance(named, UploadFile) else parts[0]
             data = await part.read(UPLOAD_MAX_BYTES + 1)
             if len(data) > UPLOAD_MAX_BYTES:
                 raise errors.invalid("file", TOO_LARGE)

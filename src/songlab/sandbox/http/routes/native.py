@@ -175,7 +175,7 @@ async def _events(log: EventLog, store: Store, clock: Now, faults: FaultGate, ta
                     return
             if batch:
                 continue
-            status = store.one("SELECT status FROM tasks WHERE id = ?", (task_id,))[0]
+            status = store.value("SELECT status FROM tasks WHERE id = ?", (task_id,))
             if status in ("completed", "failed"):
                 return  # a finished task: nothing follows ``after``
             idle = clock.now() - idle_since
