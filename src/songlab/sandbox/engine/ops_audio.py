@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import songlab.sandbox.engine.effects as effects
@@ -25,7 +27,7 @@ from songlab.sandbox.engine._types import AudioIn, RenderError, RenderResult
 from songlab.sandbox.engine.voice import f0_track
 
 
-def separate_stems(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def separate_stems(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     if model not in separate.GROUPS:
         raise RenderError(f"model: stem separation models are {', '.join(separate.GROUPS)}, got {model!r}")
     src = get_input(inputs, "audio", "song")
@@ -49,7 +51,7 @@ def separate_stems(model: str, payload: dict, inputs: dict[str, AudioIn] | None)
     return RenderResult(assets=assets, metadata={"stems": list(separate.GROUPS[model]), "method": method})
 
 
-def audio_effect(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def audio_effect(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     eff = payload.get("effect", "normalize")
@@ -83,7 +85,7 @@ def audio_effect(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -
     return RenderResult(assets=[asset("mix", y, rec, out_format(payload))], metadata=meta)
 
 
-def mix(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def mix(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     """Sum ``track0..trackN`` with optional linear ``gains``; exact in the recipe when all are sandbox files."""
     names = sorted((k for k in (inputs or {}) if k.startswith("track")), key=lambda k: int(k[5:] or 0))
     if not names:
@@ -119,7 +121,7 @@ def mix(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderR
                         metadata={"tracks": len(names), "method": "audio"})
 
 
-def transcribe(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def transcribe(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     lang = payload.get("language")
@@ -136,7 +138,7 @@ def transcribe(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult
     return RenderResult(text=out, metadata={"language": language, "segments": segs, "source": source})
 
 
-def _estimate_segments(src: Src) -> list[dict]:
+def _estimate_segments(src: Src) -> list[dict[str, Any]]:
     """Voiced stretches of foreign audio, labelled with plausible lines (the engine cannot listen)."""
     times, f0 = f0_track(src.audio[:, : SR * 240])
     if len(f0) == 0:
@@ -156,7 +158,7 @@ def _estimate_segments(src: Src) -> list[dict]:
     return [{"start_ms": int(s * 1000), "end_ms": int(e * 1000), "text": ln} for (s, e), ln in zip(segs, lines, strict=True)]
 
 
-def copyright_check(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def copyright_check(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     f = fp.encode_bits(fp.bits(src.audio))
@@ -167,7 +169,7 @@ def copyright_check(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderR
     )
 
 
-def sound_effect(payload: dict, seed: int) -> RenderResult:
+def sound_effect(payload: dict[str, Any], seed: int) -> RenderResult:
     prompt = str(payload.get("prompt") or "")
     dur = clamp(payload.get("duration_seconds"), 0.5, 30, 5.0, "duration_seconds")
     audio, used = sfx.render(prompt, dur, rng_of("sfx", prompt, payload.get("seed", seed)))
@@ -176,7 +178,7 @@ def sound_effect(payload: dict, seed: int) -> RenderResult:
                         metadata={"layers": used, "duration_s": dur})
 
 
-def text_op(operation: str, payload: dict, seed: int) -> RenderResult:
+def text_op(operation: str, payload: dict[str, Any], seed: int) -> RenderResult:
     if operation == "write_lyrics":
         prompt = str(payload.get("prompt") or "")
         lyr = text.write_lyrics(prompt, seed=int(payload.get("seed", 0)))

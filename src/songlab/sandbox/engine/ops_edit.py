@@ -10,6 +10,7 @@ are edited as audio with the same crossfades.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ XFADE = 0.3  # s, extend joins
 EXTEND_MIN_MS, EXTEND_MAX_MS = 8000, 420000
 
 
-def clip_layer(ly: dict, lo: float, hi: float, fade: float) -> dict | None:
+def clip_layer(ly: dict[str, Any], lo: float, hi: float, fade: float) -> dict[str, Any] | None:
     new = copy.deepcopy(ly)
     if new["start_s"] < lo:
         new["start_s"], new["fade_in_s"] = lo, fade
@@ -34,12 +35,12 @@ def clip_layer(ly: dict, lo: float, hi: float, fade: float) -> dict | None:
     return new if new["end_s"] > new["start_s"] + 1e-6 else None
 
 
-def _main_layer(rec: dict) -> dict:
+def _main_layer(rec: dict[str, Any]) -> dict[str, Any]:
     return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])
 
 
-def _variant(score: dict, *, model: str, seed: int, lyrics: str | None, vocal_start_s: float,
-             rotate: int = 0) -> dict:
+def _variant(score: dict[str, Any], *, model: str, seed: int, lyrics: str | None, vocal_start_s: float,
+             rotate: int = 0) -> dict[str, Any]:
     """The same song's plan with a new seed (new melody, fills) and, if asked, rotated chords."""
     sc = copy.deepcopy(score)
     plan = song.plan_of(sc)
@@ -55,7 +56,7 @@ def _variant(score: dict, *, model: str, seed: int, lyrics: str | None, vocal_st
     return sc
 
 
-def extend(operation: str, model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None):
+def extend(operation: str, model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None):
     if operation == "extend_song":
         etype = payload.get("extend_type", "tail")
         if etype not in ("tail", "head"):
@@ -111,7 +112,7 @@ def _before_fade_out(audio: np.ndarray) -> float:
     return min(len(m), end) / SR
 
 
-def _extend_layered(rec: dict, model: str, etype: str, x: float, length: float, lyrics: str, key: int) -> dict:
+def _extend_layered(rec: dict[str, Any], model: str, etype: str, x: float, length: float, lyrics: str, key: int) -> dict[str, Any]:
     main = _main_layer(rec)
     sc = main["score"]
     bl = arrange.bar_len(song.plan_of(sc))
@@ -148,7 +149,7 @@ def _extend_layered(rec: dict, model: str, etype: str, x: float, length: float, 
     return recipe.make(layers, model=rec["model"], duration_s=total, channels=max(rec["channels"], recipe.channels_of(model)))
 
 
-def _new_part(src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float) -> tuple[dict, np.ndarray]:
+def _new_part(src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float) -> tuple[dict[str, Any], np.ndarray]:
     """A layered recipe for new material at the foreign input's tempo and key."""
     plan = plan_from_prompt(prompt, np.random.default_rng(key), base=src.plan())
     parts = song.ALL_PARTS if lyrics else ("drums", "bass", "harmony", "lead")
@@ -192,7 +193,7 @@ def _extend_foreign(src: Src, model, payload, etype, x, length, lyrics, key) -> 
     return out
 
 
-def inpaint(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None):
+def inpaint(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None):
     src = get_input(inputs, "song", "audio")
     assert src is not None
     try:
@@ -236,7 +237,7 @@ def inpaint(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | N
     return audio, meta
 
 
-def remix_foreign(src: Src, model: str, payload: dict, seed: int) -> tuple[np.ndarray, dict]:
+def remix_foreign(src: Src, model: str, payload: dict[str, Any], seed: int) -> tuple[np.ndarray, dict[str, Any]]:
     """Foreign remix: the input's (spectrally separated) vocals over a new arrangement."""
     prompt = str(payload.get("prompt") or payload.get("genre") or "")
     key = seed_of("remix-foreign", prompt, seed, len(src.data))

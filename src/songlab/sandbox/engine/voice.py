@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from scipy import fft as sfft
@@ -113,7 +114,7 @@ _BREATH = np.random.default_rng(99).standard_normal(1 << 16).astype(np.float32)
 LEVEL = 0.55  # fixed output scale (no per-call normalisation: renders stay time-local)
 
 
-def sing(phrases: list[list[SungNote]], voice: dict, model: str, n: int, seed: int,
+def sing(phrases: list[list[SungNote]], voice: dict[str, Any], model: str, n: int, seed: int,
          t0: float = 0.0) -> np.ndarray:
     """Render phrases of sung notes (onsets in score seconds) into ``n`` samples starting at ``t0``.
 
@@ -133,7 +134,7 @@ def sing(phrases: list[list[SungNote]], voice: dict, model: str, n: int, seed: i
     return out
 
 
-def _phrase(notes: list[SungNote], voice: dict, model: str, seed: int) -> tuple[int, np.ndarray]:
+def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int) -> tuple[int, np.ndarray]:
     band = model_params(model)[0]
     first = int(np.floor((notes[0].onset - 0.1) * SR / HOP)) * HOP  # absolute sample index
     last = int(round((notes[-1].onset + notes[-1].dur + 0.25) * SR))
@@ -308,7 +309,7 @@ def lpc_formants(x: np.ndarray, sr: int = SR, *, order: int = 12, max_frames: in
     return float(med[0]), float(med[1]), float(med[2])
 
 
-def analyse_voice(x: np.ndarray, sr: int = SR) -> dict | None:
+def analyse_voice(x: np.ndarray, sr: int = SR) -> dict[str, Any] | None:
     """Pitch range, median, formants and gender of a voice recording, or None if unvoiced."""
     _, f0 = f0_track(x, sr)
     v = f0[f0 > 0]
