@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -67,7 +67,7 @@ class Src:
     def duration_s(self) -> float:
         if self.layered:
             return float(self.recipe["duration_s"])  # type: ignore[index]
-        return self.audio.shape[1] / SR
+        return float(self.audio.shape[1] / SR)
 
     def score(self) -> dict[str, Any] | None:
         return recipe.main_score(self.recipe)
@@ -84,7 +84,7 @@ class Src:
         """The singer of the input: its recipe's voice, else analysed from the audio."""
         sc = recipe.vocal_score(self.recipe)
         if sc is not None:
-            return sc["voice"]
+            return cast("dict[str, Any] | None", sc["voice"])
         return analyse_voice(self.audio)
 
 
@@ -149,5 +149,5 @@ def fit_channels(x: np.ndarray, ch: int) -> np.ndarray:
     if x.shape[0] == ch:
         return x
     if ch == 1:
-        return x.mean(axis=0, keepdims=True)
+        return cast(np.ndarray, x.mean(axis=0, keepdims=True))
     return np.repeat(x[:1], ch, axis=0) if x.shape[0] == 1 else x[:ch]

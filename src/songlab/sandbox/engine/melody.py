@@ -28,7 +28,7 @@ def notes_from_audio(x: np.ndarray, sr: int = SR, *, min_dur: float = 0.08) -> l
     for i in range(len(sm) + 1):  # one pass over frames (100 per second), not samples
         v = voiced[i] if i < len(sm) else False
         p = sm[i] if i < len(sm) else 0.0
-        if v and start is not None and abs(p - cur) < 0.7:
+        if v and start is not None and cur is not None and abs(p - cur) < 0.7:
             vals.append(p)
             cur = float(np.median(vals[-5:]))
             continue

@@ -64,7 +64,8 @@ def audio_effect(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn]
     if eff == "normalize":
         g = effects.normalize_gain(x)
         y = x * np.float32(g)
-        rec = recipe.derive(src.recipe, gain=g) if src.layered else recipe.foreign(model, x.shape[1] / SR)
+        rec = (recipe.derive(src.recipe, gain=g) if src.layered and src.recipe is not None
+               else recipe.foreign(model, x.shape[1] / SR))
         lufs = effects.loudness(y) if np.abs(y).max() > 1e-6 else float("-inf")
         meta = {"effect": eff, "gain_db": round(float(20 * np.log10(max(g, 1e-9))), 2),
                 "loudness_lufs": round(lufs, 2) if np.isfinite(lufs) else None}
@@ -134,7 +135,7 @@ def transcribe(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> Re
         segs = _estimate_segments(src)
         language = lang or "en"
         source = "estimated"
-    out = "\n".join(s["text"] for s in segs)
+    out = "\n".join(str(s["text"]) for s in segs)
     return RenderResult(text=out, metadata={"language": language, "segments": segs, "source": source})
 
 

@@ -56,7 +56,8 @@ def _variant(score: dict[str, Any], *, model: str, seed: int, lyrics: str | None
     return sc
 
 
-def extend(operation: str, model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None):
+def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
+           inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
     if operation == "extend_song":
         etype = payload.get("extend_type", "tail")
         if etype not in ("tail", "head"):
@@ -109,7 +110,7 @@ def _before_fade_out(audio: np.ndarray) -> float:
     if len(loud) == 0:
         return len(m) / SR
     end = (tail + loud[-1] + 1) * blk
-    return min(len(m), end) / SR
+    return float(min(len(m), end) / SR)
 
 
 def _extend_layered(rec: dict[str, Any], model: str, etype: str, x: float, length: float, lyrics: str, key: int) -> dict[str, Any]:
@@ -164,7 +165,8 @@ def _level_match(new: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return new * np.float32(r_ref / r_new) if r_new > 1e-7 and r_ref > 1e-7 else new
 
 
-def _extend_foreign(src: Src, model, payload, etype, x, length, lyrics, key) -> np.ndarray:
+def _extend_foreign(src: Src, model: str, payload: dict[str, Any], etype: str, x: float, length: float,
+                    lyrics: str, key: int) -> np.ndarray:
     audio = src.audio
     ch = max(audio.shape[0], recipe.channels_of(model))
     audio = fit_channels(audio, ch)
@@ -193,7 +195,8 @@ def _extend_foreign(src: Src, model, payload, etype, x, length, lyrics, key) -> 
     return out
 
 
-def inpaint(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None):
+def inpaint(model: str, payload: dict[str, Any], seed: int,
+            inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
     src = get_input(inputs, "song", "audio")
     assert src is not None
     try:
@@ -210,6 +213,7 @@ def inpaint(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
     meta = {"start_ms": int(round(a * 1000)), "end_ms": int(round(b * 1000))}
     if src.layered:
         rec = src.recipe
+        assert rec is not None  # layered
         main = _main_layer(rec)
         layers = []
         for ly in rec["layers"]:
@@ -227,13 +231,13 @@ def inpaint(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
         return recipe.make(layers, model=rec["model"], duration_s=d, channels=rec["channels"]), meta
     audio = src.audio.copy()
     an, bn, xn = int(round(a * SR)), int(round(b * SR)), int(round(xf * SR))
-    _, new = _new_part(src, model, str(payload.get("prompt") or ""), str(lyrics or ""), key, b - a)
-    new = _level_match(fit_channels(new, audio.shape[0])[:, : bn - an], audio[:, an:bn])
+    _, fresh = _new_part(src, model, str(payload.get("prompt") or ""), str(lyrics or ""), key, b - a)
+    fresh = _level_match(fit_channels(fresh, audio.shape[0])[:, : bn - an], audio[:, an:bn])
     w = np.ones(bn - an, dtype=np.float32)
     if xn:
         w[:xn] = np.linspace(0, 1, xn)
         w[-xn:] = np.linspace(1, 0, xn)
-    audio[:, an:bn] = audio[:, an:bn] * (1 - w) + new[:, : bn - an] * w
+    audio[:, an:bn] = audio[:, an:bn] * (1 - w) + fresh[:, : bn - an] * w
     return audio, meta
 
 

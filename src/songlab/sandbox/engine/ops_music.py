@@ -95,6 +95,7 @@ def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
     lang = payload.get("language")
     if ref is not None and ref.layered and recipe.vocal_score(ref.recipe) is not None:
         vs = recipe.vocal_score(ref.recipe)
+        assert vs is not None and ref.recipe is not None
         ly = next(x for x in ref.recipe["layers"] if x["score"] is vs)
         sc = copy.deepcopy(vs)
         sc.update(model=model, parts=["vocal"], lyrics=str(lyrics or vs["lyrics"]),
@@ -230,7 +231,7 @@ def midi_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, 
     plan.tempo = bpm  # the file's tempo wins: its notes are timed by it
     dur = clamp(payload.get("duration_seconds"), 5, 240, max(5.0, length + 1.5), "duration_seconds")
     lyrics = str(payload.get("lyrics") or "")
-    parts = ("drums", "vocal") if lyrics else ("drums",)
+    parts: tuple[str, ...] = ("drums", "vocal") if lyrics else ("drums",)
     if not plan.drums:
         parts = tuple(p for p in parts if p != "drums")
     sky = song.skyline(notes)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -53,12 +54,14 @@ def make(layers: list[dict[str, Any]], *, model: str, duration_s: float, channel
             "duration_s": float(duration_s), "layers": layers}
 
 
-def foreign(model: str, duration_s: float, **extra) -> dict[str, Any]:
+def foreign(model: str, duration_s: float, **extra: Any) -> dict[str, Any]:
     return {"engine": 1, "kind": "foreign", "model": model, "duration_s": float(duration_s), **extra}
 
 
 def is_layered(rec: dict[str, Any] | None) -> bool:
-    return bool(rec) and rec.get("engine") == 1 and rec.get("kind") == "layers" and bool(rec.get("layers"))
+    if not rec:
+        return False
+    return rec.get("engine") == 1 and rec.get("kind") == "layers" and bool(rec.get("layers"))
 
 
 def derive(rec: dict[str, Any], *, gain: float = 1.0, stems: list[str] | None = None,
@@ -96,7 +99,7 @@ def _fade(x: np.ndarray, fi: int, fo: int, cut_in: int, cut_out: int) -> None:
             x[m - len(ramp) :] *= ramp
 
 
-def _placed(rec: dict[str, Any]):
+def _placed(rec: dict[str, Any]) -> Iterator[tuple[str, np.ndarray, int, int, float]]:
     """Yield ``(stem, mono float32, a, b, pan)`` of every layer: the stem's samples for
     output ``[a, b)`` (gain, fades and effects applied) and its pan position."""
     n = int(round(rec["duration_s"] * SR))
@@ -167,6 +170,7 @@ def sung(rec: dict[str, Any] | None) -> list[tuple[float, float, str, str]]:
     """Lines sung in a layered recipe: ``(start_s, end_s, text, language)`` in output time."""
     if not is_layered(rec):
         return []
+    assert rec is not None
     out = []
     for ly in rec["layers"]:
         if ly["stems"] is not None and "lead_vocals" not in ly["stems"]:
@@ -186,15 +190,19 @@ def main_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
     """The score of the layer that sounds longest (its plan, voice and lyrics describe the file)."""
     if not is_layered(rec):
         return None
-    return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    assert rec is not None
+    score: dict[str, Any] = max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    return score
 
 
 def vocal_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
     """The score that sings in a recipe (the longest layer with a lead vocal), if any."""
     if not is_layered(rec):
         return None
+    assert rec is not None
     cands = [ly for ly in rec["layers"] if ly["score"].get("voice") and "vocal" in ly["score"]["parts"]
              and (ly["stems"] is None or "lead_vocals" in ly["stems"])]
     if not cands:
         return None
-    return max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    score: dict[str, Any] = max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    return score

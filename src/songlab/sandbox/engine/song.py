@@ -129,12 +129,13 @@ def sung_lines(score: dict[str, Any]) -> list[Line]:
     if not lines:
         lines = [("oh", False)] * 4
     for i, (text, chorus) in enumerate(lines):
-        sylls = line_syllables(text, lang) or ["oh"]
-        n_bars = 2 if len(sylls) <= 14 else 4
-        mel = arrange.melody_line(plan, bar, len(sylls), n_bars, score["seed"], low=lo, high=hi,
+        syllables = line_syllables(text, lang) or ["oh"]
+        n_bars = 2 if len(syllables) <= 14 else 4
+        mel = arrange.melody_line(plan, bar, len(syllables), n_bars, score["seed"], low=lo, high=hi,
                                   center=center, lift=2 if chorus else 0)
-        notes = tuple(SungNote(o, d, m, vowel_of(s), consonant_of(s)) for (o, d, m), s in zip(mel, sylls, strict=True))
-        out.append(Line(notes[0].onset, notes[-1].onset + notes[-1].dur, text, chorus, notes))
+        sung = tuple(SungNote(o, d, m, vowel_of(s), consonant_of(s))
+                     for (o, d, m), s in zip(mel, syllables, strict=True))
+        out.append(Line(sung[0].onset, sung[-1].onset + sung[-1].dur, text, chorus, sung))
         bar += n_bars + (2 if i % 4 == 3 else 0)
     return out
 
@@ -219,8 +220,8 @@ def render(score: dict[str, Any], t0: float, t1: float) -> dict[str, np.ndarray]
     if has_vocal:
         lines = [ln for ln in sung_lines(score) if ln.end > t0 - 0.5 and ln.start < t1 + 0.5]
         if lines:
-            v = sing([list(ln.notes) for ln in lines], score["voice"], model, n, seed, t0)
-            buf("lead_vocals")[:] += LEVELS["lead_vocals"] * v
+            vocal = sing([list(ln.notes) for ln in lines], score["voice"], model, n, seed, t0)
+            buf("lead_vocals")[:] += LEVELS["lead_vocals"] * vocal
         backing = []
         lo, hi, _ = _voice_range(score["voice"])
         for ln in lines:

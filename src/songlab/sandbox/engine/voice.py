@@ -9,9 +9,10 @@ the synthesiser sings inside that range with those formants.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import fft as sfft
@@ -78,7 +79,7 @@ NFFT, HOP = 1024, 512
 _WIN = np.sqrt(np.hanning(NFFT + 1)[:-1]).astype(np.float32)  # sqrt periodic Hann, both ways
 
 
-def _shape(x: np.ndarray, gains) -> np.ndarray:
+def _shape(x: np.ndarray, gains: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Filter ``x`` by a time-varying magnitude response: ``gains(frame_starts) -> (frames, bins)``.
 
     Weighted overlap-add STFT (square-root Hann analysis and synthesis windows at
@@ -107,7 +108,7 @@ def _glottal(kmax: int) -> np.ndarray:
     k = np.arange(1, kmax + 1)
     ph_tab = np.arange(2048) / 2048
     table = ((1.0 / k[:, None]) * np.sin(2 * np.pi * k[:, None] * ph_tab)).sum(axis=0)
-    return (table / np.abs(table).max()).astype(np.float32)
+    return cast(np.ndarray, (table / np.abs(table).max()).astype(np.float32))
 
 
 _BREATH = np.random.default_rng(99).standard_normal(1 << 16).astype(np.float32)
@@ -178,13 +179,13 @@ def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int)
     env_c = uniform_filter1d(uniform_filter1d(gate, kk, mode="constant"), kk, mode="constant")
     src *= np.repeat(env_c, CTRL)[:m]
     # vowel formants, frame by frame in the STFT domain (vowels cross-fade over ~30 ms)
-    scale = formant_scale(voice.get("formants", NEUTRAL))
+    scale = formant_scale(cast("list[float]", voice.get("formants", NEUTRAL)))
     envs = _envelopes(scale, band, NFFT // 2 + 1)
     onehot = np.eye(len(VOWEL_ORDER), dtype=np.float32)[vowel_at]
     onehot = uniform_filter1d(onehot, max(1, int(0.03 * SR) // CTRL), axis=0, mode="nearest")
 
     def gains(starts: np.ndarray) -> np.ndarray:
-        return onehot[np.minimum((starts + NFFT // 2) // CTRL, mc - 1)] @ envs
+        return cast(np.ndarray, onehot[np.minimum((starts + NFFT // 2) // CTRL, mc - 1)] @ envs)
 
     y = _shape(src, gains) * LEVEL
     # consonants: short noise bursts at syllable onsets
@@ -193,12 +194,12 @@ def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int)
         "t": bandlimit(rng.standard_normal(int(0.02 * SR)), 1500, band) * np.exp(-np.arange(int(0.02 * SR)) / 200),
     }
     for nt in notes:
-        b = burst.get(nt.consonant)
-        if b is not None:
-            start = int(round(nt.onset * SR)) - first - (len(b) if nt.consonant == "s" else 0) // 2
-            lo, hi = max(start, 0), min(start + len(b), m)
+        noise = burst.get(nt.consonant)
+        if noise is not None:
+            start = int(round(nt.onset * SR)) - first - (len(noise) if nt.consonant == "s" else 0) // 2
+            lo, hi = max(start, 0), min(start + len(noise), m)
             if hi > lo:
-                y[lo:hi] += 0.12 * b[lo - start : hi - start].astype(np.float32)
+                y[lo:hi] += 0.12 * noise[lo - start : hi - start].astype(np.float32)
     return first, y
 
 
