@@ -29,7 +29,7 @@ from songlab.sandbox.engine._common import (
 )
 from songlab.sandbox.engine._types import AudioIn, EngineInputError, RenderError, Voice
 from songlab.sandbox.engine.prompt import Plan, plan_from_prompt
-from songlab.sandbox.engine.text import language_code, write_lyrics
+from songlab.sandbox.engine.text import _INVENTORY, language_code, words, write_lyrics
 from songlab.sandbox.engine.theory import hz_to_midi, key_name
 
 NO_VOCAL = ("drums", "bass", "harmony", "lead")
@@ -128,8 +128,6 @@ def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
 
 def guess_language(lyrics: str, default: str) -> str:
     """Which pseudo-language a text was translated into (by its syllable inventory)."""
-    from songlab.sandbox.engine.text import _INVENTORY, words
-
     ws = [w.lower() for w in words(lyrics)]
     if not ws:
         return default
