@@ -6,8 +6,11 @@ This is the seam for runners (``generation``, ``voice_clone``, ``translation``,
 charges it and writes its ledger lines in ONE transaction (or fails and
 releases it if the runner raised).
 
-For Agent One (``songlab.sandbox.agent``, a module exposing
-``run(ctx: TaskContext) -> Outcome``):
+A context sees the sandbox only through its :class:`TaskEnv` (the store, the clock,
+the event sink, the links, the speed, and the worker's ``sleep`` and ``run_task``),
+which the worker makes from the parts ``assembly.build`` handed it.
+
+For Agent One (``songlab.sandbox.agent.runner.run_agent(ctx: TaskContext) -> Outcome``):
 
 - ``ctx.create_subtask(operation, model, payload, license=None) -> task_id``:
   a sub-task of the same account with ``parent_task_id`` = the run, validated
