@@ -110,3 +110,47 @@ def test_build_wires_the_parts_without_starting_them():
         assert sb.worker.runners["agent"].__name__ == "run_agent"
     finally:
         sb.close()
+
+
+def test_the_hot_path_and_the_route_give_one_answer_for_a_task():
+    """GET /v1/generations/{id} through the raw-ASGI hot path (what uvicorn serves) and
+    through the FastAPI route alone: the same status and bytes, for every case."""
+    import asyncio
+    import json
+
+    import httpx
+
+    from songlab.sandbox.catalog import tool_id
+    from songlab.sandbox.http.app import create_app
+
+    sb = build(SandboxConfig())  # not started: the task stays queued
+    try:
+        _, other_key = sb.accounts.create_account("other", 1000, 0)
+        demo = {"Authorization": f"Bearer {DEMO_API_KEY}"}
+
+        async def calls() -> list[tuple[int, bytes]]:
+            out = []
+            for app in (sb.asgi, create_app(sb)):
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                    if not out:
+                        r = await c.post("/v1/generations", headers=demo, json={
+                            "tool_id": tool_id("write_lyrics", "v5"),
+                            "payload_json": json.dumps({"prompt": "rain"})})
+                        assert r.status_code == 201
+                        task = r.json()["task_id"]
+                    for headers, path in (
+                            (demo, task), ({"Authorization": f"Bearer {other_key}"}, task),
+                            (demo, "no-such-task"), ({}, task),
+                            ({"Authorization": "Bearer sk-wrong"}, task)):
+                        r = await c.get(f"/v1/generations/{path}", headers=headers)
+                        out.append((r.status_code, r.content))
+            return out
+
+        answers = asyncio.run(calls())
+        hot, route = answers[:5], answers[5:]
+        assert hot == route
+        assert [s for s, _ in hot] == [200, 403, 404, 401, 401]
+        assert json.loads(hot[0][1])["status"] == "queued"
+    finally:
+        sb.close()
