@@ -161,7 +161,7 @@ def test_refused_subtask_keeps_no_inline_input(seam_sandbox):
     inline = {"base64": base64.b64encode(tone(0.5)).decode(), "filename": "t.mp3"}
 
     def files(ctx) -> int:
-        return ctx.svc.store.one("SELECT COUNT(*) FROM files WHERE account_id = ? "
+        return ctx.store.one("SELECT COUNT(*) FROM files WHERE account_id = ? "
                                  "AND origin = 'inline'", (ctx.account_id,))[0]
 
     def scripted(ctx):

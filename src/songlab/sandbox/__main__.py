@@ -13,6 +13,7 @@ import threading
 
 from songlab.sandbox.config import SandboxConfig, default_db_path, resolve_admin_token
 from songlab.sandbox.http.profiles import PROFILES
+from songlab.sandbox.http.server import SandboxServer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,8 +42,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"songlab sandbox: {exc}", file=sys.stderr)
         return 2
-    from songlab.sandbox.http.server import SandboxServer
-
     server = SandboxServer(config).start()
     print(f"songlab sandbox listening on {server.base_url}", flush=True)
     if generated:

@@ -12,8 +12,8 @@ import json
 import uuid
 from dataclasses import dataclass
 
+import songlab.sandbox.errors as errors
 from songlab.pricing import PRICES
-from songlab.sandbox import errors
 from songlab.sandbox.storage.db import Store
 from songlab.spec import AGENT_TIERS, INTERNAL_OPERATIONS, ErrorCode
 

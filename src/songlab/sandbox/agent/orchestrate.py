@@ -299,7 +299,7 @@ class _Run:
         return AgentOutcome(text, trace, fee, self.sub_cost, self.calls_made, self.stopped_by)
 
     def build_only(self) -> AgentOutcome:
-        steps = []
+        steps: list[dict[str, Any]] = []
         for call in self.plan.calls:
             tid = self.tools.tool_id(call.operation, call.model)
             steps.append({

@@ -1,7 +1,7 @@
 """Agent One's runner in the sandbox worker: plan, orchestrate through real sub-tasks, bill the fee.
 
-``run_agent(ctx)`` is what the worker calls for an ``agent`` task (through
-``songlab.sandbox.agent.run``). It reads the payload, builds the tier's plan
+``run_agent(ctx)`` is what the worker calls for an ``agent`` task (its entry in the
+runner table of ``songlab.sandbox.assembly.build``). It reads the payload, builds the tier's plan
 and runs it with :class:`SandboxTools`, the :class:`~.orchestrate.SubTools` of
 the sandbox:
 

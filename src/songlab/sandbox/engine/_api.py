@@ -11,8 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import codec, ops_audio, ops_edit, ops_music, probe
-from songlab.sandbox.engine import fprint as _fp
+import songlab.sandbox.engine.codec as codec
+import songlab.sandbox.engine.fprint as _fp
+import songlab.sandbox.engine.ops_audio as ops_audio
+import songlab.sandbox.engine.ops_edit as ops_edit
+import songlab.sandbox.engine.ops_music as ops_music
+import songlab.sandbox.engine.probe as probe
 from songlab.sandbox.engine._common import SR, asset, finish, out_format
 from songlab.sandbox.engine._types import (
     Asset,

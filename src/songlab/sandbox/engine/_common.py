@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from songlab.sandbox.engine import analysis, codec, recipe, song
+import songlab.sandbox.engine.analysis as analysis
+import songlab.sandbox.engine.codec as codec
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._types import Asset, AudioIn, EngineInputError, RenderError, Voice
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.voice import DEFAULT_VOICES, analyse_voice
@@ -44,7 +47,7 @@ class Src:
 
     field: str
     data: bytes
-    recipe: dict | None
+    recipe: dict[str, Any] | None
     _audio: np.ndarray | None = None
 
     @property
@@ -64,9 +67,9 @@ class Src:
     def duration_s(self) -> float:
         if self.layered:
             return float(self.recipe["duration_s"])  # type: ignore[index]
-        return self.audio.shape[1] / SR
+        return float(self.audio.shape[1] / SR)
 
-    def score(self) -> dict | None:
+    def score(self) -> dict[str, Any] | None:
         return recipe.main_score(self.recipe)
 
     def plan(self) -> Plan:
@@ -77,11 +80,11 @@ class Src:
         root, mode = analysis.key(self.audio)
         return Plan(tempo=analysis.tempo(self.audio), root=root, mode=mode)
 
-    def voice(self) -> dict | None:
+    def voice(self) -> dict[str, Any] | None:
         """The singer of the input: its recipe's voice, else analysed from the audio."""
         sc = recipe.vocal_score(self.recipe)
         if sc is not None:
-            return sc["voice"]
+            return cast("dict[str, Any] | None", sc["voice"])
         return analyse_voice(self.audio)
 
 
@@ -95,7 +98,7 @@ def get_input(inputs: dict[str, AudioIn] | None, *names: str, required: bool = T
     return None
 
 
-def voice_dict(voice: Voice | dict | None) -> dict | None:
+def voice_dict(voice: Voice | dict[str, Any] | None) -> dict[str, Any] | None:
     if voice is None:
         return None
     d = voice.to_dict() if isinstance(voice, Voice) else dict(voice)
@@ -103,18 +106,18 @@ def voice_dict(voice: Voice | dict | None) -> dict | None:
     return d
 
 
-def default_voice(gender: str) -> dict:
+def default_voice(gender: str) -> dict[str, Any]:
     return voice_dict(DEFAULT_VOICES[gender])  # type: ignore[return-value]
 
 
-def out_format(payload: dict) -> str:
+def out_format(payload: dict[str, Any]) -> str:
     fmt = str(payload.get("format", "mp3")).lower()
     if fmt not in ("mp3", "wav", "flac", "ogg", "m4a"):
         raise RenderError(f"format: must be mp3, wav, flac, ogg or m4a, got {fmt!r}")
     return fmt
 
 
-def asset(name: str, audio: np.ndarray, rec: dict, fmt: str = "mp3") -> Asset:
+def asset(name: str, audio: np.ndarray, rec: dict[str, Any], fmt: str = "mp3") -> Asset:
     data = codec.encode(audio, fmt)
     return Asset(name, data, codec.MIME[fmt], round(audio.shape[1] / SR, 3), rec)
 
@@ -132,7 +135,7 @@ def loudness_gain(mix: np.ndarray) -> float:
     return float(min(g, PEAK / m))
 
 
-def finish(rec: dict, *, normalise: bool = True) -> tuple[dict, np.ndarray]:
+def finish(rec: dict[str, Any], *, normalise: bool = True) -> tuple[dict[str, Any], np.ndarray]:
     """Render a layered recipe's mix; with ``normalise`` fold a loudness gain into it (exactly)."""
     mix = recipe.render_mix(rec)
     g = loudness_gain(mix) if normalise else min(1.0, PEAK / max(float(np.abs(mix).max()), 1e-9))
@@ -146,5 +149,5 @@ def fit_channels(x: np.ndarray, ch: int) -> np.ndarray:
     if x.shape[0] == ch:
         return x
     if ch == 1:
-        return x.mean(axis=0, keepdims=True)
+        return cast(np.ndarray, x.mean(axis=0, keepdims=True))
     return np.repeat(x[:1], ch, axis=0) if x.shape[0] == 1 else x[:ch]

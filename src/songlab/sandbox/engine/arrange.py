@@ -8,6 +8,8 @@ and drums ``(onset_s, sound, velocity)``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from songlab.sandbox.engine.prompt import Plan
@@ -72,7 +74,7 @@ def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
     return out
 
 
-def bass(plan: Plan, bars: range, seed: int) -> list[tuple]:
+def bass(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
     if not plan.bass:
         return []
     out = []
@@ -99,7 +101,7 @@ def bass(plan: Plan, bars: range, seed: int) -> list[tuple]:
     return out
 
 
-def harmony(plan: Plan, bars: range, seed: int) -> list[tuple]:
+def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
     out = []
     six = 60.0 / plan.tempo / 4
     jazz = plan.genre in ("jazz", "blues", "rnb", "lofi")
@@ -200,7 +202,7 @@ def melody_line(plan: Plan, bar0: int, n_notes: int, n_bars: int, seed: int, *, 
     return out
 
 
-def chords_for_melody(plan: Plan, melody: list, n_bars: int) -> list[int]:
+def chords_for_melody(plan: Plan, melody: list[Any], n_bars: int) -> list[int]:
     """Per bar, the diatonic triad that covers the most melody time (a harmonisation)."""
     bl = bar_len(plan)
     prog = []

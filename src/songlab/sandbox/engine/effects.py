@@ -11,6 +11,7 @@ summing equals applying them to the mix.
 from __future__ import annotations
 
 import warnings
+from typing import cast
 
 import numpy as np
 from scipy.signal import butter, fftconvolve, resample_poly, sosfilt
@@ -50,7 +51,7 @@ def apply(x: np.ndarray, effect: str, amount: float = 0.5, *, semitones: float |
 
 def _butter(x: np.ndarray, hz: float, kind: str) -> np.ndarray:
     sos = butter(4, min(hz, SR / 2 * 0.95), btype=kind, fs=SR, output="sos")
-    return sosfilt(sos, x, axis=-1).astype(np.float32)
+    return cast(np.ndarray, sosfilt(sos, x, axis=-1).astype(np.float32))
 
 
 def reverb(x: np.ndarray, a: float) -> np.ndarray:
@@ -63,7 +64,7 @@ def reverb(x: np.ndarray, a: float) -> np.ndarray:
     irs /= np.sqrt((irs**2).sum(axis=1, keepdims=True))
     wet = 0.12 + 0.45 * a
     tail = fftconvolve(x, irs, axes=-1)[:, : x.shape[1]]
-    return ((1 - wet) * x + wet * tail).astype(np.float32)
+    return cast(np.ndarray, ((1 - wet) * x + wet * tail).astype(np.float32))
 
 
 def echo(x: np.ndarray, a: float) -> np.ndarray:

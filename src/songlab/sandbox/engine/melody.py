@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.ndimage import median_filter
 
@@ -26,7 +28,7 @@ def notes_from_audio(x: np.ndarray, sr: int = SR, *, min_dur: float = 0.08) -> l
     for i in range(len(sm) + 1):  # one pass over frames (100 per second), not samples
         v = voiced[i] if i < len(sm) else False
         p = sm[i] if i < len(sm) else 0.0
-        if v and start is not None and abs(p - cur) < 0.7:
+        if v and start is not None and cur is not None and abs(p - cur) < 0.7:
             vals.append(p)
             cur = float(np.median(vals[-5:]))
             continue
@@ -40,7 +42,7 @@ def notes_from_audio(x: np.ndarray, sr: int = SR, *, min_dur: float = 0.08) -> l
     return notes
 
 
-def key_of(notes: list) -> tuple[int, str]:
+def key_of(notes: list[Any]) -> tuple[int, str]:
     hist = np.zeros(12)
     for _, d, m in notes:
         hist[int(round(m)) % 12] += d
@@ -48,7 +50,7 @@ def key_of(notes: list) -> tuple[int, str]:
     return root, mode
 
 
-def tempo_of(notes: list, default: float = 100.0) -> float:
+def tempo_of(notes: list[Any], default: float = 100.0) -> float:
     """A plausible BPM from the note onsets (median inter-onset interval as an eighth or quarter)."""
     if len(notes) < 3:
         return default

@@ -7,10 +7,11 @@ score can carry it); channel 9 is the General MIDI drum channel.
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import mido
 
-Note = list  # [onset_s, dur_s, pitch, velocity, program, channel]
+Note = list[Any]  # [onset_s, dur_s, pitch, velocity, program, channel]
 
 
 class MidiError(ValueError):

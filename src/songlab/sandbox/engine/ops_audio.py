@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from songlab.sandbox.engine import effects, recipe, separate, sfx, text
-from songlab.sandbox.engine import fprint as fp
+import songlab.sandbox.engine.effects as effects
+import songlab.sandbox.engine.fprint as fp
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.separate as separate
+import songlab.sandbox.engine.sfx as sfx
+import songlab.sandbox.engine.text as text
 from songlab.sandbox.engine._common import (
     SR,
     Src,
@@ -21,7 +27,7 @@ from songlab.sandbox.engine._types import AudioIn, RenderError, RenderResult
 from songlab.sandbox.engine.voice import f0_track
 
 
-def separate_stems(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def separate_stems(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     if model not in separate.GROUPS:
         raise RenderError(f"model: stem separation models are {', '.join(separate.GROUPS)}, got {model!r}")
     src = get_input(inputs, "audio", "song")
@@ -45,7 +51,7 @@ def separate_stems(model: str, payload: dict, inputs: dict[str, AudioIn] | None)
     return RenderResult(assets=assets, metadata={"stems": list(separate.GROUPS[model]), "method": method})
 
 
-def audio_effect(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def audio_effect(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     eff = payload.get("effect", "normalize")
@@ -58,7 +64,8 @@ def audio_effect(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -
     if eff == "normalize":
         g = effects.normalize_gain(x)
         y = x * np.float32(g)
-        rec = recipe.derive(src.recipe, gain=g) if src.layered else recipe.foreign(model, x.shape[1] / SR)
+        rec = (recipe.derive(src.recipe, gain=g) if src.layered and src.recipe is not None
+               else recipe.foreign(model, x.shape[1] / SR))
         lufs = effects.loudness(y) if np.abs(y).max() > 1e-6 else float("-inf")
         meta = {"effect": eff, "gain_db": round(float(20 * np.log10(max(g, 1e-9))), 2),
                 "loudness_lufs": round(lufs, 2) if np.isfinite(lufs) else None}
@@ -79,7 +86,7 @@ def audio_effect(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -
     return RenderResult(assets=[asset("mix", y, rec, out_format(payload))], metadata=meta)
 
 
-def mix(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def mix(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     """Sum ``track0..trackN`` with optional linear ``gains``; exact in the recipe when all are sandbox files."""
     names = sorted((k for k in (inputs or {}) if k.startswith("track")), key=lambda k: int(k[5:] or 0))
     if not names:
@@ -115,7 +122,7 @@ def mix(model: str, payload: dict, inputs: dict[str, AudioIn] | None) -> RenderR
                         metadata={"tracks": len(names), "method": "audio"})
 
 
-def transcribe(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def transcribe(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     lang = payload.get("language")
@@ -128,11 +135,11 @@ def transcribe(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult
         segs = _estimate_segments(src)
         language = lang or "en"
         source = "estimated"
-    out = "\n".join(s["text"] for s in segs)
+    out = "\n".join(str(s["text"]) for s in segs)
     return RenderResult(text=out, metadata={"language": language, "segments": segs, "source": source})
 
 
-def _estimate_segments(src: Src) -> list[dict]:
+def _estimate_segments(src: Src) -> list[dict[str, Any]]:
     """Voiced stretches of foreign audio, labelled with plausible lines (the engine cannot listen)."""
     times, f0 = f0_track(src.audio[:, : SR * 240])
     if len(f0) == 0:
@@ -152,7 +159,7 @@ def _estimate_segments(src: Src) -> list[dict]:
     return [{"start_ms": int(s * 1000), "end_ms": int(e * 1000), "text": ln} for (s, e), ln in zip(segs, lines, strict=True)]
 
 
-def copyright_check(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderResult:
+def copyright_check(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     f = fp.encode_bits(fp.bits(src.audio))
@@ -163,7 +170,7 @@ def copyright_check(payload: dict, inputs: dict[str, AudioIn] | None) -> RenderR
     )
 
 
-def sound_effect(payload: dict, seed: int) -> RenderResult:
+def sound_effect(payload: dict[str, Any], seed: int) -> RenderResult:
     prompt = str(payload.get("prompt") or "")
     dur = clamp(payload.get("duration_seconds"), 0.5, 30, 5.0, "duration_seconds")
     audio, used = sfx.render(prompt, dur, rng_of("sfx", prompt, payload.get("seed", seed)))
@@ -172,7 +179,7 @@ def sound_effect(payload: dict, seed: int) -> RenderResult:
                         metadata={"layers": used, "duration_s": dur})
 
 
-def text_op(operation: str, payload: dict, seed: int) -> RenderResult:
+def text_op(operation: str, payload: dict[str, Any], seed: int) -> RenderResult:
     if operation == "write_lyrics":
         prompt = str(payload.get("prompt") or "")
         lyr = text.write_lyrics(prompt, seed=int(payload.get("seed", 0)))

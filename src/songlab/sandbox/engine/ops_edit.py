@@ -10,10 +10,14 @@ are edited as audio with the same crossfades.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import arrange, recipe, separate, song
+import songlab.sandbox.engine.arrange as arrange
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.separate as separate
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._common import SR, Src, clamp, fit_channels, get_input, seed_of
 from songlab.sandbox.engine._types import AudioIn, RenderError
 from songlab.sandbox.engine.prompt import plan_from_prompt
@@ -22,7 +26,7 @@ XFADE = 0.3  # s, extend joins
 EXTEND_MIN_MS, EXTEND_MAX_MS = 8000, 420000
 
 
-def clip_layer(ly: dict, lo: float, hi: float, fade: float) -> dict | None:
+def clip_layer(ly: dict[str, Any], lo: float, hi: float, fade: float) -> dict[str, Any] | None:
     new = copy.deepcopy(ly)
     if new["start_s"] < lo:
         new["start_s"], new["fade_in_s"] = lo, fade
@@ -31,12 +35,12 @@ def clip_layer(ly: dict, lo: float, hi: float, fade: float) -> dict | None:
     return new if new["end_s"] > new["start_s"] + 1e-6 else None
 
 
-def _main_layer(rec: dict) -> dict:
+def _main_layer(rec: dict[str, Any]) -> dict[str, Any]:
     return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])
 
 
-def _variant(score: dict, *, model: str, seed: int, lyrics: str | None, vocal_start_s: float,
-             rotate: int = 0) -> dict:
+def _variant(score: dict[str, Any], *, model: str, seed: int, lyrics: str | None, vocal_start_s: float,
+             rotate: int = 0) -> dict[str, Any]:
     """The same song's plan with a new seed (new melody, fills) and, if asked, rotated chords."""
     sc = copy.deepcopy(score)
     plan = song.plan_of(sc)
@@ -52,7 +56,8 @@ def _variant(score: dict, *, model: str, seed: int, lyrics: str | None, vocal_st
     return sc
 
 
-def extend(operation: str, model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None):
+def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
+           inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
     if operation == "extend_song":
         etype = payload.get("extend_type", "tail")
         if etype not in ("tail", "head"):
@@ -105,10 +110,10 @@ def _before_fade_out(audio: np.ndarray) -> float:
     if len(loud) == 0:
         return len(m) / SR
     end = (tail + loud[-1] + 1) * blk
-    return min(len(m), end) / SR
+    return float(min(len(m), end) / SR)
 
 
-def _extend_layered(rec: dict, model: str, etype: str, x: float, length: float, lyrics: str, key: int) -> dict:
+def _extend_layered(rec: dict[str, Any], model: str, etype: str, x: float, length: float, lyrics: str, key: int) -> dict[str, Any]:
     main = _main_layer(rec)
     sc = main["score"]
     bl = arrange.bar_len(song.plan_of(sc))
@@ -145,7 +150,7 @@ def _extend_layered(rec: dict, model: str, etype: str, x: float, length: float, 
     return recipe.make(layers, model=rec["model"], duration_s=total, channels=max(rec["channels"], recipe.channels_of(model)))
 
 
-def _new_part(src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float) -> tuple[dict, np.ndarray]:
+def _new_part(src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float) -> tuple[dict[str, Any], np.ndarray]:
     """A layered recipe for new material at the foreign input's tempo and key."""
     plan = plan_from_prompt(prompt, np.random.default_rng(key), base=src.plan())
     parts = song.ALL_PARTS if lyrics else ("drums", "bass", "harmony", "lead")
@@ -160,7 +165,8 @@ def _level_match(new: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return new * np.float32(r_ref / r_new) if r_new > 1e-7 and r_ref > 1e-7 else new
 
 
-def _extend_foreign(src: Src, model, payload, etype, x, length, lyrics, key) -> np.ndarray:
+def _extend_foreign(src: Src, model: str, payload: dict[str, Any], etype: str, x: float, length: float,
+                    lyrics: str, key: int) -> np.ndarray:
     audio = src.audio
     ch = max(audio.shape[0], recipe.channels_of(model))
     audio = fit_channels(audio, ch)
@@ -189,7 +195,8 @@ def _extend_foreign(src: Src, model, payload, etype, x, length, lyrics, key) -> 
     return out
 
 
-def inpaint(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None):
+def inpaint(model: str, payload: dict[str, Any], seed: int,
+            inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
     src = get_input(inputs, "song", "audio")
     assert src is not None
     try:
@@ -206,6 +213,7 @@ def inpaint(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | N
     meta = {"start_ms": int(round(a * 1000)), "end_ms": int(round(b * 1000))}
     if src.layered:
         rec = src.recipe
+        assert rec is not None  # layered
         main = _main_layer(rec)
         layers = []
         for ly in rec["layers"]:
@@ -223,17 +231,17 @@ def inpaint(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | N
         return recipe.make(layers, model=rec["model"], duration_s=d, channels=rec["channels"]), meta
     audio = src.audio.copy()
     an, bn, xn = int(round(a * SR)), int(round(b * SR)), int(round(xf * SR))
-    _, new = _new_part(src, model, str(payload.get("prompt") or ""), str(lyrics or ""), key, b - a)
-    new = _level_match(fit_channels(new, audio.shape[0])[:, : bn - an], audio[:, an:bn])
+    _, fresh = _new_part(src, model, str(payload.get("prompt") or ""), str(lyrics or ""), key, b - a)
+    fresh = _level_match(fit_channels(fresh, audio.shape[0])[:, : bn - an], audio[:, an:bn])
     w = np.ones(bn - an, dtype=np.float32)
     if xn:
         w[:xn] = np.linspace(0, 1, xn)
         w[-xn:] = np.linspace(1, 0, xn)
-    audio[:, an:bn] = audio[:, an:bn] * (1 - w) + new[:, : bn - an] * w
+    audio[:, an:bn] = audio[:, an:bn] * (1 - w) + fresh[:, : bn - an] * w
     return audio, meta
 
 
-def remix_foreign(src: Src, model: str, payload: dict, seed: int) -> tuple[np.ndarray, dict]:
+def remix_foreign(src: Src, model: str, payload: dict[str, Any], seed: int) -> tuple[np.ndarray, dict[str, Any]]:
     """Foreign remix: the input's (spectrally separated) vocals over a new arrangement."""
     prompt = str(payload.get("prompt") or payload.get("genre") or "")
     key = seed_of("remix-foreign", prompt, seed, len(src.data))

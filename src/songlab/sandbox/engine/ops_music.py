@@ -13,7 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import arrange, melody, midi, recipe, song
+import songlab.sandbox.engine.arrange as arrange
+import songlab.sandbox.engine.melody as melody
+import songlab.sandbox.engine.midi as midi
+import songlab.sandbox.engine.recipe as recipe
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._common import (
     Src,
     clamp,
@@ -25,13 +29,13 @@ from songlab.sandbox.engine._common import (
 )
 from songlab.sandbox.engine._types import AudioIn, EngineInputError, RenderError, Voice
 from songlab.sandbox.engine.prompt import Plan, plan_from_prompt
-from songlab.sandbox.engine.text import language_code, write_lyrics
+from songlab.sandbox.engine.text import _INVENTORY, language_code, words, write_lyrics
 from songlab.sandbox.engine.theory import hz_to_midi, key_name
 
 NO_VOCAL = ("drums", "bass", "harmony", "lead")
 
 
-def describe(score: dict, rec: dict) -> dict[str, Any]:
+def describe(score: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     plan = song.plan_of(score)
     meta = {"genre": plan.genre, "tempo_bpm": plan.tempo, "key": key_name(plan.root, plan.mode),
             "mode": plan.mode, "instruments": list(plan.harmony) + (["drums"] if plan.drums else []),
@@ -41,11 +45,11 @@ def describe(score: dict, rec: dict) -> dict[str, Any]:
     return meta
 
 
-def _seed(payload: dict, seed: int) -> int:
+def _seed(payload: dict[str, Any], seed: int) -> int:
     return int(payload.get("seed", seed))
 
 
-def _voice_for(voice: Voice | None, plan: Plan, key: int, *, register: float | None = None) -> dict:
+def _voice_for(voice: Voice | None, plan: Plan, key: int, *, register: float | None = None) -> dict[str, Any]:
     v = voice_dict(voice)
     if v is not None:
         return v
@@ -56,12 +60,12 @@ def _voice_for(voice: Voice | None, plan: Plan, key: int, *, register: float | N
     return default_voice("female" if np.random.default_rng([key, 5]).random() < 0.5 else "male")
 
 
-def _single(score: dict, model: str, dur: float) -> dict:
+def _single(score: dict[str, Any], model: str, dur: float) -> dict[str, Any]:
     return recipe.make([recipe.layer(score, fade_out_s=min(1.5, dur / 6))], model=model, duration_s=dur)
 
 
-def generate(operation: str, model: str, payload: dict, seed: int, voice: Voice | None,
-             inputs: dict[str, AudioIn] | None = None) -> tuple[dict, dict]:
+def generate(operation: str, model: str, payload: dict[str, Any], seed: int, voice: Voice | None,
+             inputs: dict[str, AudioIn] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """generate_song and generate_music (an optional input ``song``/``music`` sets tempo and key)."""
     prompt = str(payload.get("prompt") or "")
     s = _seed(payload, seed)
@@ -80,8 +84,8 @@ def generate(operation: str, model: str, payload: dict, seed: int, voice: Voice 
     return rec, describe(score, rec)
 
 
-def singing(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None,
-            voice: Voice | None) -> tuple[dict, dict, bool]:
+def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None,
+            voice: Voice | None) -> tuple[dict[str, Any], dict[str, Any], bool]:
     """generate_singing: a vocal-only track; with a sandbox ``vocal_reference`` it keeps the
     reference's timing, level and (unless ``voice`` is given) its singer."""
     prompt = str(payload.get("prompt") or payload.get("styleOfMusic") or "")
@@ -91,6 +95,7 @@ def singing(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | N
     lang = payload.get("language")
     if ref is not None and ref.layered and recipe.vocal_score(ref.recipe) is not None:
         vs = recipe.vocal_score(ref.recipe)
+        assert vs is not None and ref.recipe is not None
         ly = next(x for x in ref.recipe["layers"] if x["score"] is vs)
         sc = copy.deepcopy(vs)
         sc.update(model=model, parts=["vocal"], lyrics=str(lyrics or vs["lyrics"]),
@@ -123,8 +128,6 @@ def singing(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | N
 
 def guess_language(lyrics: str, default: str) -> str:
     """Which pseudo-language a text was translated into (by its syllable inventory)."""
-    from songlab.sandbox.engine.text import _INVENTORY, words
-
     ws = [w.lower() for w in words(lyrics)]
     if not ws:
         return default
@@ -146,8 +149,8 @@ def guess_language(lyrics: str, default: str) -> str:
     return best if best != "xx" else default
 
 
-def similar(operation: str, model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None,
-            voice: Voice | None) -> tuple[dict, dict]:
+def similar(operation: str, model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None,
+            voice: Voice | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """similar_song / similar_music: a new piece at the input's tempo and key."""
     src = get_input(inputs, "song" if operation == "similar_song" else "music", "audio", "song", "music")
     assert src is not None
@@ -171,7 +174,7 @@ def similar(operation: str, model: str, payload: dict, seed: int, inputs: dict[s
     return rec, meta
 
 
-def melody_song(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict, dict]:
+def melody_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """melody_to_song: the input melody's notes, harmonised and produced."""
     src = get_input(inputs, "melody", "audio")
     assert src is not None
@@ -208,7 +211,7 @@ def melody_song(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn]
     return rec, meta
 
 
-def midi_song(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict, dict]:
+def midi_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """midi_to_song: the MIDI file's notes on the sandbox's instruments (+ drums, + a singer)."""
     src = get_input(inputs, "midi")
     assert src is not None
@@ -226,7 +229,7 @@ def midi_song(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] |
     plan.tempo = bpm  # the file's tempo wins: its notes are timed by it
     dur = clamp(payload.get("duration_seconds"), 5, 240, max(5.0, length + 1.5), "duration_seconds")
     lyrics = str(payload.get("lyrics") or "")
-    parts = ("drums", "vocal") if lyrics else ("drums",)
+    parts: tuple[str, ...] = ("drums", "vocal") if lyrics else ("drums",)
     if not plan.drums:
         parts = tuple(p for p in parts if p != "drums")
     sky = song.skyline(notes)
@@ -239,7 +242,7 @@ def midi_song(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] |
     return rec, meta
 
 
-def remix(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict, dict] | Src:
+def remix(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any], dict[str, Any]] | Src:
     """remix_song of a sandbox song: same tempo, key, chords, melody, lyrics and singer; the
     prompt's genre and instruments. Foreign input is returned for the audio path."""
     src = get_input(inputs, "song", "audio")
@@ -263,5 +266,5 @@ def remix(model: str, payload: dict, seed: int, inputs: dict[str, AudioIn] | Non
     return rec, meta
 
 
-def voice_midi_range(v: dict) -> tuple[float, float]:
+def voice_midi_range(v: dict[str, Any]) -> tuple[float, float]:
     return float(hz_to_midi(v["f0_low"])), float(hz_to_midi(v["f0_high"]))

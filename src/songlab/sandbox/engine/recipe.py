@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import effects, song
+import songlab.sandbox.engine.effects as effects
+import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine.synth import SR
 
 # stereo position per stem (-1 left .. 1 right) at full width; v6 plays them narrower
@@ -36,31 +39,33 @@ def channels_of(model: str) -> int:
     return CHANNELS.get(model, 2)
 
 
-def layer(score: dict, *, start_s: float = 0.0, end_s: float | None = None, offset_s: float = 0.0,
+def layer(score: dict[str, Any], *, start_s: float = 0.0, end_s: float | None = None, offset_s: float = 0.0,
           fade_in_s: float = 0.01, fade_out_s: float = 0.01, gain: float = 1.0,
-          stems: list[str] | None = None) -> dict:
+          stems: list[str] | None = None) -> dict[str, Any]:
     return {"score": score, "offset_s": float(offset_s), "start_s": float(start_s),
             "end_s": float(score["duration_s"] + offset_s if end_s is None else end_s),
             "fade_in_s": float(fade_in_s), "fade_out_s": float(fade_out_s), "gain": float(gain),
             "stems": stems, "effects": []}
 
 
-def make(layers: list[dict], *, model: str, duration_s: float, channels: int | None = None) -> dict:
+def make(layers: list[dict[str, Any]], *, model: str, duration_s: float, channels: int | None = None) -> dict[str, Any]:
     ch = channels or max([channels_of(model)] + [channels_of(ly["score"]["model"]) for ly in layers])
     return {"engine": 1, "kind": "layers", "model": model, "channels": ch,
             "duration_s": float(duration_s), "layers": layers}
 
 
-def foreign(model: str, duration_s: float, **extra) -> dict:
+def foreign(model: str, duration_s: float, **extra: Any) -> dict[str, Any]:
     return {"engine": 1, "kind": "foreign", "model": model, "duration_s": float(duration_s), **extra}
 
 
-def is_layered(rec: dict | None) -> bool:
-    return bool(rec) and rec.get("engine") == 1 and rec.get("kind") == "layers" and bool(rec.get("layers"))
+def is_layered(rec: dict[str, Any] | None) -> bool:
+    if not rec:
+        return False
+    return rec.get("engine") == 1 and rec.get("kind") == "layers" and bool(rec.get("layers"))
 
 
-def derive(rec: dict, *, gain: float = 1.0, stems: list[str] | None = None,
-           effect: list | None = None) -> dict:
+def derive(rec: dict[str, Any], *, gain: float = 1.0, stems: list[str] | None = None,
+           effect: list[Any] | None = None) -> dict[str, Any]:
     """A copy of ``rec`` with a gain, a stem subset or an effect applied to every layer."""
     out = copy.deepcopy(rec)
     for ly in out["layers"]:
@@ -74,7 +79,7 @@ def derive(rec: dict, *, gain: float = 1.0, stems: list[str] | None = None,
     return out
 
 
-def _window(n: int, ly: dict) -> tuple[int, int, int, int]:
+def _window(n: int, ly: dict[str, Any]) -> tuple[int, int, int, int]:
     """Sample range ``[a, b)`` of a layer and its fade lengths in samples."""
     a = max(0, int(round(ly["start_s"] * SR)))
     b = min(n, int(round(ly["end_s"] * SR)))
@@ -94,7 +99,7 @@ def _fade(x: np.ndarray, fi: int, fo: int, cut_in: int, cut_out: int) -> None:
             x[m - len(ramp) :] *= ramp
 
 
-def _placed(rec: dict):
+def _placed(rec: dict[str, Any]) -> Iterator[tuple[str, np.ndarray, int, int, float]]:
     """Yield ``(stem, mono float32, a, b, pan)`` of every layer: the stem's samples for
     output ``[a, b)`` (gain, fades and effects applied) and its pan position."""
     n = int(round(rec["duration_s"] * SR))
@@ -134,7 +139,7 @@ def _add(dst: np.ndarray, x: np.ndarray, a: int, b: int, pan: float) -> None:
         dst[0, a:b] += x
 
 
-def render(rec: dict) -> dict[str, np.ndarray]:
+def render(rec: dict[str, Any]) -> dict[str, np.ndarray]:
     """Stems of a layered recipe: ``{fine stem: float32 (channels, samples)}``."""
     n = int(round(rec["duration_s"] * SR))
     out: dict[str, np.ndarray] = {}
@@ -145,7 +150,7 @@ def render(rec: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def render_mix(rec: dict) -> np.ndarray:
+def render_mix(rec: dict[str, Any]) -> np.ndarray:
     """The mix of a layered recipe, ``float32 (channels, samples)``: the sum of :func:`render`'s
     stems, panned straight into one buffer (no per-stem arrays)."""
     mix = np.zeros((rec["channels"], int(round(rec["duration_s"] * SR))), dtype=np.float32)
@@ -161,10 +166,11 @@ def mixdown(stems: dict[str, np.ndarray], n: int, ch: int) -> np.ndarray:
     return mix
 
 
-def sung(rec: dict | None) -> list[tuple[float, float, str, str]]:
+def sung(rec: dict[str, Any] | None) -> list[tuple[float, float, str, str]]:
     """Lines sung in a layered recipe: ``(start_s, end_s, text, language)`` in output time."""
     if not is_layered(rec):
         return []
+    assert rec is not None
     out = []
     for ly in rec["layers"]:
         if ly["stems"] is not None and "lead_vocals" not in ly["stems"]:
@@ -180,19 +186,23 @@ def sung(rec: dict | None) -> list[tuple[float, float, str, str]]:
     return out
 
 
-def main_score(rec: dict | None) -> dict | None:
+def main_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
     """The score of the layer that sounds longest (its plan, voice and lyrics describe the file)."""
     if not is_layered(rec):
         return None
-    return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    assert rec is not None
+    score: dict[str, Any] = max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    return score
 
 
-def vocal_score(rec: dict | None) -> dict | None:
+def vocal_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
     """The score that sings in a recipe (the longest layer with a lead vocal), if any."""
     if not is_layered(rec):
         return None
+    assert rec is not None
     cands = [ly for ly in rec["layers"] if ly["score"].get("voice") and "vocal" in ly["score"]["parts"]
              and (ly["stems"] is None or "lead_vocals" in ly["stems"])]
     if not cands:
         return None
-    return max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    score: dict[str, Any] = max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
+    return score

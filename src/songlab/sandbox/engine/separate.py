@@ -14,6 +14,8 @@ rest. It is crude but keeps vocals mostly out of the instrumental.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from scipy.ndimage import median_filter
 from scipy.signal import istft, stft
@@ -59,7 +61,7 @@ def _smooth_band(f: np.ndarray, lo: float, hi: float, soft: float = 1.3) -> np.n
     f = np.maximum(f, 1.0)
     up = 1 / (1 + (lo / f) ** (8 / np.log2(soft * 2)))
     down = 1 / (1 + (f / hi) ** (8 / np.log2(soft * 2)))
-    return up * down
+    return cast(np.ndarray, up * down)
 
 
 def spectral(x: np.ndarray, model: str) -> dict[str, np.ndarray]:

@@ -8,6 +8,8 @@ whoosh and an impact. Deterministic from the prompt and seed.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from scipy.signal import butter, sosfilt
 
@@ -16,7 +18,7 @@ SR = 44100
 
 def _bp(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     sos = butter(2, [lo, min(hi, SR / 2 * 0.95)], btype="bandpass", fs=SR, output="sos")
-    return sosfilt(sos, x)
+    return cast(np.ndarray, sosfilt(sos, x))
 
 
 def _events(n: int, rate_hz: float, rng: np.random.Generator) -> np.ndarray:

@@ -15,10 +15,12 @@ A *score* is a JSON-able dict, the unit a recipe stores::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from songlab.sandbox.engine import arrange, synth
+import songlab.sandbox.engine.arrange as arrange
+import songlab.sandbox.engine.synth as synth
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.text import consonant_of, line_syllables, vowel_of
 from songlab.sandbox.engine.theory import SCALES, hz_to_midi
@@ -38,9 +40,9 @@ _GM_DRUMS = {35: "kick", 36: "kick", 38: "snare", 40: "snare", 37: "clap", 39: "
 
 
 def new_score(plan: Plan, *, model: str, seed: int, duration_s: float, lyrics: str = "",
-              language: str = "en", voice: dict | None = None, melody: list | None = None,
-              midi: list | None = None, parts: tuple[str, ...] = ALL_PARTS,
-              vocal_start_s: float | None = None) -> dict:
+              language: str = "en", voice: dict[str, Any] | None = None, melody: list[Any] | None = None,
+              midi: list[Any] | None = None, parts: tuple[str, ...] = ALL_PARTS,
+              vocal_start_s: float | None = None) -> dict[str, Any]:
     if voice is None and "vocal" in parts:
         rng = np.random.default_rng([seed, 5])
         gender = plan.gender or ("female" if rng.random() < 0.5 else "male")
@@ -53,7 +55,7 @@ def new_score(plan: Plan, *, model: str, seed: int, duration_s: float, lyrics: s
             "melody": melody, "midi": midi, "parts": list(parts), "vocal_start_s": float(vocal_start_s)}
 
 
-def plan_of(score: dict) -> Plan:
+def plan_of(score: dict[str, Any]) -> Plan:
     return Plan.from_dict(score["plan"])
 
 
@@ -66,7 +68,7 @@ class Line:
     notes: tuple[SungNote, ...]
 
 
-def _voice_range(voice: dict) -> tuple[float, float, float]:
+def _voice_range(voice: dict[str, Any]) -> tuple[float, float, float]:
     lo = float(hz_to_midi(voice["f0_low"])) + 0.5
     hi = float(hz_to_midi(voice["f0_high"])) - 0.5
     c = float(hz_to_midi(voice["f0_median"]))
@@ -98,7 +100,7 @@ def _sections(lyrics: str) -> list[tuple[str, bool]]:
     return out
 
 
-def sung_lines(score: dict) -> list[Line]:
+def sung_lines(score: dict[str, Any]) -> list[Line]:
     """The lyric lines as sung: times in score seconds, one SungNote per syllable."""
     if "vocal" not in score["parts"] or score.get("voice") is None:
         return []
@@ -127,17 +129,18 @@ def sung_lines(score: dict) -> list[Line]:
     if not lines:
         lines = [("oh", False)] * 4
     for i, (text, chorus) in enumerate(lines):
-        sylls = line_syllables(text, lang) or ["oh"]
-        n_bars = 2 if len(sylls) <= 14 else 4
-        mel = arrange.melody_line(plan, bar, len(sylls), n_bars, score["seed"], low=lo, high=hi,
+        syllables = line_syllables(text, lang) or ["oh"]
+        n_bars = 2 if len(syllables) <= 14 else 4
+        mel = arrange.melody_line(plan, bar, len(syllables), n_bars, score["seed"], low=lo, high=hi,
                                   center=center, lift=2 if chorus else 0)
-        notes = tuple(SungNote(o, d, m, vowel_of(s), consonant_of(s)) for (o, d, m), s in zip(mel, sylls, strict=True))
-        out.append(Line(notes[0].onset, notes[-1].onset + notes[-1].dur, text, chorus, notes))
+        sung = tuple(SungNote(o, d, m, vowel_of(s), consonant_of(s))
+                     for (o, d, m), s in zip(mel, syllables, strict=True))
+        out.append(Line(sung[0].onset, sung[-1].onset + sung[-1].dur, text, chorus, sung))
         bar += n_bars + (2 if i % 4 == 3 else 0)
     return out
 
 
-def skyline(midi: list) -> list[list[float]]:
+def skyline(midi: list[Any]) -> list[list[float]]:
     """The top melodic line of MIDI notes (no drums): highest note sounding at each onset."""
     tonal = [n for n in midi if n[5] != 9 and not (32 <= n[4] <= 39)]
     out: list[list[float]] = []
@@ -166,7 +169,7 @@ def _family(program: int, channel: int) -> str:
     return "other"
 
 
-def render(score: dict, t0: float, t1: float) -> dict[str, np.ndarray]:
+def render(score: dict[str, Any], t0: float, t1: float) -> dict[str, np.ndarray]:
     """Mono float32 stems (only the non-silent ones) for score time ``[t0, t1)``."""
     plan, model, seed = plan_of(score), score["model"], int(score["seed"])
     parts = set(score["parts"])
@@ -180,7 +183,7 @@ def render(score: dict, t0: float, t1: float) -> dict[str, np.ndarray]:
 
     bl = arrange.bar_len(plan)
     bars = range(int(np.floor((t0 - 2.5) / bl)), int(np.ceil(t1 / bl)) + 1)
-    events: list[tuple] = []
+    events: list[tuple[Any, ...]] = []
     midi = score.get("midi")
     if midi:
         has_drums = any(nt[5] == 9 for nt in midi)
@@ -217,8 +220,8 @@ def render(score: dict, t0: float, t1: float) -> dict[str, np.ndarray]:
     if has_vocal:
         lines = [ln for ln in sung_lines(score) if ln.end > t0 - 0.5 and ln.start < t1 + 0.5]
         if lines:
-            v = sing([list(ln.notes) for ln in lines], score["voice"], model, n, seed, t0)
-            buf("lead_vocals")[:] += LEVELS["lead_vocals"] * v
+            vocal = sing([list(ln.notes) for ln in lines], score["voice"], model, n, seed, t0)
+            buf("lead_vocals")[:] += LEVELS["lead_vocals"] * vocal
         backing = []
         lo, hi, _ = _voice_range(score["voice"])
         for ln in lines:
@@ -243,14 +246,14 @@ def place_drum(dst: np.ndarray, sound: str, model: str, seed: int, onset: float,
     synth.place(dst, synth.drum(sound, model, seed % 1000), int(round(onset * SR)), vel * LEVELS[arrange.DRUM_STEM[sound]])
 
 
-def lead_events(score: dict, plan: Plan, bars: range) -> list[tuple]:
+def lead_events(score: dict[str, Any], plan: Plan, bars: range) -> list[tuple[Any, ...]]:
     """The lead instrument: the fixed melody, else a generated phrase every four bars."""
     fixed = score.get("melody")
     if fixed:
         return [(o, d, m, 0.8, "lead") for o, d, m in fixed]
     if score.get("midi"):
         return []
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     center = 12 * 5 + plan.root + 7
     for b in bars:
         if b % 4 == 0 and b >= 2:

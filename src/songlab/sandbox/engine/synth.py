@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def _note(inst: str, model: str, midi: float, n_on: int, vel_q: int) -> np.ndarr
     mixw = np.exp(-t / bdecay).astype(np.float32)
     wave = dull[idx] + mixw * (bright[idx] - dull[idx])
     out = wave * envelope(n, n_on, attack, decay, sustain, release) * (vel_q / 16.0)
-    return out.astype(np.float32)
+    return cast(np.ndarray, out.astype(np.float32))
 
 
 def tone(inst: str, model: str, midi: float, dur_s: float, vel: float = 0.8) -> np.ndarray:
@@ -142,7 +143,7 @@ def drum(name: str, model: str, seed: int) -> np.ndarray:
     fade = int(0.003 * SR)
     x[-fade:] *= np.linspace(1, 0, fade)
     x = bandlimit(x, 20.0, band)  # attacks and clicks stay inside the model's band too
-    return (x / max(np.abs(x).max(), 1e-9)).astype(np.float32)
+    return cast(np.ndarray, (x / max(np.abs(x).max(), 1e-9)).astype(np.float32))
 
 
 def place(buf: np.ndarray, sound: np.ndarray, start: int, gain: float = 1.0) -> None:

@@ -9,8 +9,10 @@ the synthesiser sings inside that range with those formants.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, cast
 
 import numpy as np
 from scipy import fft as sfft
@@ -77,7 +79,7 @@ NFFT, HOP = 1024, 512
 _WIN = np.sqrt(np.hanning(NFFT + 1)[:-1]).astype(np.float32)  # sqrt periodic Hann, both ways
 
 
-def _shape(x: np.ndarray, gains) -> np.ndarray:
+def _shape(x: np.ndarray, gains: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Filter ``x`` by a time-varying magnitude response: ``gains(frame_starts) -> (frames, bins)``.
 
     Weighted overlap-add STFT (square-root Hann analysis and synthesis windows at
@@ -106,14 +108,14 @@ def _glottal(kmax: int) -> np.ndarray:
     k = np.arange(1, kmax + 1)
     ph_tab = np.arange(2048) / 2048
     table = ((1.0 / k[:, None]) * np.sin(2 * np.pi * k[:, None] * ph_tab)).sum(axis=0)
-    return (table / np.abs(table).max()).astype(np.float32)
+    return cast(np.ndarray, (table / np.abs(table).max()).astype(np.float32))
 
 
 _BREATH = np.random.default_rng(99).standard_normal(1 << 16).astype(np.float32)
 LEVEL = 0.55  # fixed output scale (no per-call normalisation: renders stay time-local)
 
 
-def sing(phrases: list[list[SungNote]], voice: dict, model: str, n: int, seed: int,
+def sing(phrases: list[list[SungNote]], voice: dict[str, Any], model: str, n: int, seed: int,
          t0: float = 0.0) -> np.ndarray:
     """Render phrases of sung notes (onsets in score seconds) into ``n`` samples starting at ``t0``.
 
@@ -133,7 +135,7 @@ def sing(phrases: list[list[SungNote]], voice: dict, model: str, n: int, seed: i
     return out
 
 
-def _phrase(notes: list[SungNote], voice: dict, model: str, seed: int) -> tuple[int, np.ndarray]:
+def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int) -> tuple[int, np.ndarray]:
     band = model_params(model)[0]
     first = int(np.floor((notes[0].onset - 0.1) * SR / HOP)) * HOP  # absolute sample index
     last = int(round((notes[-1].onset + notes[-1].dur + 0.25) * SR))
@@ -177,13 +179,13 @@ def _phrase(notes: list[SungNote], voice: dict, model: str, seed: int) -> tuple[
     env_c = uniform_filter1d(uniform_filter1d(gate, kk, mode="constant"), kk, mode="constant")
     src *= np.repeat(env_c, CTRL)[:m]
     # vowel formants, frame by frame in the STFT domain (vowels cross-fade over ~30 ms)
-    scale = formant_scale(voice.get("formants", NEUTRAL))
+    scale = formant_scale(cast("list[float]", voice.get("formants", NEUTRAL)))
     envs = _envelopes(scale, band, NFFT // 2 + 1)
     onehot = np.eye(len(VOWEL_ORDER), dtype=np.float32)[vowel_at]
     onehot = uniform_filter1d(onehot, max(1, int(0.03 * SR) // CTRL), axis=0, mode="nearest")
 
     def gains(starts: np.ndarray) -> np.ndarray:
-        return onehot[np.minimum((starts + NFFT // 2) // CTRL, mc - 1)] @ envs
+        return cast(np.ndarray, onehot[np.minimum((starts + NFFT // 2) // CTRL, mc - 1)] @ envs)
 
     y = _shape(src, gains) * LEVEL
     # consonants: short noise bursts at syllable onsets
@@ -192,12 +194,12 @@ def _phrase(notes: list[SungNote], voice: dict, model: str, seed: int) -> tuple[
         "t": bandlimit(rng.standard_normal(int(0.02 * SR)), 1500, band) * np.exp(-np.arange(int(0.02 * SR)) / 200),
     }
     for nt in notes:
-        b = burst.get(nt.consonant)
-        if b is not None:
-            start = int(round(nt.onset * SR)) - first - (len(b) if nt.consonant == "s" else 0) // 2
-            lo, hi = max(start, 0), min(start + len(b), m)
+        noise = burst.get(nt.consonant)
+        if noise is not None:
+            start = int(round(nt.onset * SR)) - first - (len(noise) if nt.consonant == "s" else 0) // 2
+            lo, hi = max(start, 0), min(start + len(noise), m)
             if hi > lo:
-                y[lo:hi] += 0.12 * b[lo - start : hi - start].astype(np.float32)
+                y[lo:hi] += 0.12 * noise[lo - start : hi - start].astype(np.float32)
     return first, y
 
 
@@ -308,7 +310,7 @@ def lpc_formants(x: np.ndarray, sr: int = SR, *, order: int = 12, max_frames: in
     return float(med[0]), float(med[1]), float(med[2])
 
 
-def analyse_voice(x: np.ndarray, sr: int = SR) -> dict | None:
+def analyse_voice(x: np.ndarray, sr: int = SR) -> dict[str, Any] | None:
     """Pitch range, median, formants and gender of a voice recording, or None if unvoiced."""
     _, f0 = f0_track(x, sr)
     v = f0[f0 > 0]

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from fastapi import FastAPI, Request, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
+from songlab.sandbox.catalog import Catalog
+from songlab.sandbox.config import SandboxConfig
 from songlab.sandbox.errors import ApiError, UnhandledPayloadError
 from songlab.sandbox.http import profiles, routing
 from songlab.sandbox.http.hotpath import HotPath
 from songlab.sandbox.http.openapi import install as install_openapi
 from songlab.sandbox.http.routes import account, admin, compat, dedicated, files, native
-from songlab.sandbox.service import Sandbox
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.accounts import Accounts
+from songlab.sandbox.storage.clock import Clock
+from songlab.sandbox.storage.db import Store
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES, Links
+from songlab.sandbox.tasks.creates import Creates
+from songlab.sandbox.tasks.events import EventLog
 from songlab.sandbox.tasks.faults import Faults
 
 VENDOR_PREFIXES = ("/v1/", "/v5/", "/v6/", "/v7/")
@@ -116,7 +123,30 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return await _api_error(request, errors.ApiError(exc.status_code, {"error": "HTTP_ERROR"}))
 
 
-def create_app(svc: Sandbox) -> FastAPI:
+class AppParts(Protocol):
+    """The parts the HTTP layer hands its route groups (each group gets only its own)."""
+
+    @property
+    def config(self) -> SandboxConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def faults(self) -> Faults: ...
+    @property
+    def catalog(self) -> Catalog: ...
+    @property
+    def accounts(self) -> Accounts: ...
+    @property
+    def events(self) -> EventLog: ...
+    @property
+    def links(self) -> Links: ...
+    @property
+    def creates(self) -> Creates: ...
+
+
+def create_app(parts: AppParts) -> FastAPI:
     app = FastAPI(
         title="songlab sandbox: Enterprise Audio Generation API",
         version="0.1.0",
@@ -124,21 +154,31 @@ def create_app(svc: Sandbox) -> FastAPI:
         docs_url=None,
         redoc_url=None,
     )
-    app.state.sandbox = svc
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(UnhandledPayloadError, _unhandled)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _internal)
-    for module in (account, native, files, compat, dedicated, admin):
-        app.include_router(module.router(svc))
+    p = parts
+    for router in (
+        account.router(p.accounts, p.store, p.clock, p.catalog),
+        native.router(p.accounts, p.store, p.clock, p.catalog, p.creates, p.events, p.faults,
+                      p.links),
+        files.router(p.accounts, p.store, p.clock, p.links),
+        compat.router(p.accounts, p.catalog, p.creates),
+        dedicated.router(p.accounts, p.clock, p.catalog, p.creates),
+        admin.router(p.config.admin_token, p.accounts, p.store, p.clock, p.faults, p.catalog),
+    ):
+        app.include_router(router)
     install_openapi(app)  # bodies are parsed by hand: declare them, params and answers
-    app.add_middleware(FaultLatency, faults=svc.faults)
+    app.add_middleware(FaultLatency, faults=parts.faults)
     app.add_middleware(routing.Options)
     app.add_middleware(BodyLimit)
     return app
 
 
-def create_asgi(svc: Sandbox) -> ASGIApp:
+def create_asgi(parts: AppParts) -> ASGIApp:
     """What uvicorn serves: the lean task-GET path in front of the FastAPI app, both behind
     the configured answer profile (``profiles.py``; the default profile adds nothing)."""
-    return profiles.apply(HotPath(create_app(svc), svc), svc.config.profile)
+    hot = HotPath(create_app(parts), accounts=parts.accounts, store=parts.store,
+                  faults=parts.faults, links=parts.links)
+    return profiles.apply(hot, parts.config.profile)

@@ -30,7 +30,7 @@ from pydantic import (
     field_validator,
 )
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS
 from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.spec import LICENSE_NAMES, LIMITS, SONG_VERSIONS

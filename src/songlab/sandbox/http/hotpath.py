@@ -10,23 +10,29 @@ same either way (403 FORBIDDEN / 404 NOT_FOUND / 401 bodies included).
 from __future__ import annotations
 
 import asyncio
-import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import songlab.sandbox.errors as errors
 from songlab.sandbox.errors import ApiError
-from songlab.sandbox.service import Sandbox
+from songlab.sandbox.ports import Authenticator, FaultGate, Links
+from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import rows as tasks
 
 PREFIX = "/v1/generations/"
 _JSON = [(b"content-type", b"application/json")]
 _CACHE_MAX = 20_000
+_FORBIDDEN = errors.FORBIDDEN.content()
 
 
 class HotPath:
-    def __init__(self, app: ASGIApp, svc: Sandbox) -> None:
+    def __init__(self, app: ASGIApp, *, accounts: Authenticator, store: Store,
+                 faults: FaultGate, links: Links) -> None:
         self.app = app
-        self.svc = svc
+        self._accounts = accounts
+        self._store = store
+        self._faults = faults
+        self._links = links
         self._done: dict[str, tuple[str, bytes]] = {}  # finished task -> (account, body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -35,7 +41,7 @@ class HotPath:
                 or "/" in path[len(PREFIX):] or len(path) == len(PREFIX)):
             await self.app(scope, receive, send)
             return
-        ms = self.svc.faults.settings.latency_ms
+        ms = self._faults.settings.latency_ms
         if ms:
             await asyncio.sleep(ms / 1000)
         status, body = self._answer(scope, path[len(PREFIX):])
@@ -50,18 +56,14 @@ class HotPath:
                 header = v.decode("latin-1")
                 break
         try:
-            account_id = self.svc.authenticate(header)
+            account_id = self._accounts.authenticate(header)
         except ApiError as exc:
             return exc.status, exc.content()
         done = self._done.get(task_id)
         if done is not None:
-            return (200, done[1]) if done[0] == account_id else (403, b'{"error": "FORBIDDEN"}')
-        row = tasks.get(self.svc.store, task_id)
-        if row is None:
-            return 404, b'{"error": "NOT_FOUND"}'
-        if row["account_id"] != account_id:
-            return 403, b'{"error": "FORBIDDEN"}'
-        body = json.dumps(tasks.snapshot(row, self.svc.base_url)).encode()
-        if row["status"] in ("completed", "failed") and len(self._done) < _CACHE_MAX:
-            self._done[task_id] = (row["account_id"], body)
-        return 200, body
+            return (200, done[1]) if done[0] == account_id else (403, _FORBIDDEN)
+        status, body, final = tasks.answer(self._store, account_id, task_id,
+                                           self._links.base_url)
+        if final and len(self._done) < _CACHE_MAX:
+            self._done[task_id] = (account_id, body)
+        return status, body

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 
 MAX_DEPTH = 32  # objects and arrays inside one another; real payloads use 3 or 4
 MAX_INT_DIGITS = 20  # room for any 64-bit integer; Python's own limit (4300) is configurable

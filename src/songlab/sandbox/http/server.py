@@ -16,9 +16,8 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
+from songlab.sandbox.assembly import build
 from songlab.sandbox.config import MEMORY, SandboxConfig, resolve_admin_token
-from songlab.sandbox.http.app import create_asgi
-from songlab.sandbox.service import Sandbox
 
 STARTUP_TIMEOUT = 30.0
 
@@ -29,8 +28,8 @@ class SandboxServer:
     def __init__(self, config: SandboxConfig, *,
                  wrap: Callable[[ASGIApp], ASGIApp] | None = None) -> None:
         self.config = config
-        self.sandbox = Sandbox(config)
-        self.app = create_asgi(self.sandbox)
+        self.sandbox = build(config)
+        self.app = self.sandbox.asgi
         served = self.app if wrap is None else wrap(self.app)  # e.g. a benchmark's extra route
         self._server = uvicorn.Server(uvicorn.Config(
             served, host=config.host, port=config.port, log_level="warning",

@@ -143,11 +143,20 @@ class Store:
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Row | None:
         with self.lock:
-            return self._conn.execute(sql, args).fetchone()
+            row: sqlite3.Row | None = self._conn.execute(sql, args).fetchone()
+            return row
+
+    def value(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """The first column of a query that always returns a row (``COUNT``, ``SUM``...)."""
+        row = self.one(sql, args)
+        if row is None:
+            raise LookupError(sql)
+        return row[0]
 
     def all(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self.lock:
-            return self._conn.execute(sql, args).fetchall()
+            rows: list[sqlite3.Row] = self._conn.execute(sql, args).fetchall()
+            return rows
 
     def get_meta(self, key: str) -> str | None:
         row = self.one("SELECT value FROM meta WHERE key = ?", (key,))

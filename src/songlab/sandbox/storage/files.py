@@ -19,6 +19,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
+from songlab.sandbox.ports import Now
+from songlab.sandbox.storage.clock import iso
 from songlab.sandbox.storage.db import Store
 from songlab.spec import LIMITS
 
@@ -75,6 +77,42 @@ class Signer:
         if now >= int(parts[1]):
             raise SignatureError("expired")
         return parts[0]
+
+
+class Links:
+    """The sandbox's own address and its signed URLs (:class:`~songlab.sandbox.ports.Links`).
+
+    The address is the configured one until the server knows its bound port
+    (:meth:`set_address`); a URL is this sandbox's own when its netloc is one of
+    :meth:`netlocs`.
+    """
+
+    def __init__(self, signer: Signer, clock: Now, host: str, port: int) -> None:
+        self._signer = signer
+        self._clock = clock
+        self._base_url = f"http://{host}:{port}"
+        self._netlocs = {f"{host}:{port}"}
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    def set_address(self, host: str, port: int) -> None:
+        self._base_url = f"http://{host}:{port}"
+        self._netlocs = {f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"}
+
+    def netlocs(self) -> set[str]:
+        return self._netlocs
+
+    def signed_url(self, file_id: str) -> tuple[str, str]:
+        """A fresh signed URL of a file and its expiry (ISO 8601)."""
+        expires = int(self._clock.now()) + SIGNED_URL_SECONDS
+        token = self._signer.sign(file_id, expires)
+        return f"{self._base_url}{SIGNED_PREFIX}{token}", iso(expires)
+
+    def verify(self, token: str) -> str:
+        """The file id of a valid token now; raises :class:`SignatureError`."""
+        return self._signer.verify(token, self._clock.now())
 
 
 def token_of_url(url: str, netlocs: set[str]) -> str | None:

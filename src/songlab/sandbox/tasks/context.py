@@ -6,8 +6,11 @@ This is the seam for runners (``generation``, ``voice_clone``, ``translation``,
 charges it and writes its ledger lines in ONE transaction (or fails and
 releases it if the runner raised).
 
-For Agent One (``songlab.sandbox.agent``, a module exposing
-``run(ctx: TaskContext) -> Outcome``):
+A context sees the sandbox only through its :class:`TaskEnv` (the store, the clock,
+the event sink, the links, the speed, and the worker's ``sleep`` and ``run_task``),
+which the worker makes from the parts ``assembly.build`` handed it.
+
+For Agent One (``songlab.sandbox.agent.runner.run_agent(ctx: TaskContext) -> Outcome``):
 
 - ``ctx.create_subtask(operation, model, payload, license=None) -> task_id``:
   a sub-task of the same account with ``parent_task_id`` = the run, validated
@@ -36,18 +39,20 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import songlab.sandbox.errors as errors
 from songlab.pricing import price
-from songlab.sandbox import errors
 from songlab.sandbox.catalog import BY_PAIR, tool_id
+from songlab.sandbox.ports import EventSink, Links, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage import files as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import payloads
-from songlab.sandbox.tasks.validation import Resolver
+from songlab.sandbox.tasks import rows as tasks
+from songlab.sandbox.tasks.creates import NewTask, insert
+from songlab.sandbox.tasks.validation import InputSource, Resolver
 
 if TYPE_CHECKING:
-    from songlab.sandbox import engine
-    from songlab.sandbox.service import Sandbox
+    import songlab.sandbox.engine as engine
 
 
 @dataclass(slots=True)
@@ -84,9 +89,25 @@ class SubtaskRefused(Exception):
         self.body = body
 
 
+@dataclass(frozen=True, slots=True)
+class TaskEnv:
+    """What every task context of one worker shares: the parts a runner may call on."""
+
+    store: Store
+    clock: Now
+    events: EventSink
+    links: Links
+    speed: float
+    sleep: Callable[[float], None]  # real seconds, cut short when the worker stops
+    run_task: Callable[[str], None]  # run a queued (sub-)task now, in this thread
+
+
 class TaskContext:
-    def __init__(self, svc: Sandbox, row: Any) -> None:
-        self.svc = svc
+    """One task as its runner sees it: its row's fields, and what the runner may do."""
+
+    def __init__(self, env: TaskEnv, row: Any) -> None:
+        self.env = env
+        self.store = env.store
         self.task_id: str = row["id"]
         self.account_id: str = row["account_id"]
         self.operation: str = row["operation"]
@@ -105,37 +126,46 @@ class TaskContext:
 
     # --- pacing and events -------------------------------------------------------
 
+    def now(self) -> float:
+        """The sandbox clock."""
+        return self.env.clock.now()
+
+    @property
+    def base_url(self) -> str:
+        """The sandbox's address (an asset's ``url`` is a locator below it)."""
+        return self.env.links.base_url
+
     def sleep(self, sim_seconds: float) -> None:
-        self.svc.worker.sleep(sim_seconds / self.svc.config.speed)
+        self.env.sleep(sim_seconds / self.env.speed)
 
     def emit(self, kind: str, **data: Any) -> int:
-        return self.svc.emit(self.task_id, kind, data)
+        return self.env.events.emit(self.task_id, kind, data)
 
     def progress(self, fraction: float, **data: Any) -> None:
         fraction = round(min(max(fraction, 0.0), 1.0), 4)
-        with self.svc.store.tx():
-            self.svc.store.execute("UPDATE tasks SET progress = ?, updated_at = ? WHERE id = ?",
-                                   (fraction, self.svc.clock.now(), self.task_id))
+        with self.store.tx():
+            self.store.execute("UPDATE tasks SET progress = ?, updated_at = ? WHERE id = ?",
+                                   (fraction, self.env.clock.now(), self.task_id))
             self.emit("progress", status="processing", progress=fraction, **data)
 
     # --- audio ---------------------------------------------------------------------
 
     def audio_in(self, name: str) -> engine.AudioIn:
-        return file_audio(self.svc.store, self.inputs[name])
+        return file_audio(self.store, self.inputs[name])
 
     def voice(self, vocal_id: str | None = None) -> engine.Voice | None:
         vid = vocal_id or self.vocal_id
         if vid is None:
             return None
-        from songlab.sandbox import engine
+        import songlab.sandbox.engine as engine
 
-        row = self.svc.store.one("SELECT timbre FROM voices WHERE id = ?", (vid,))
+        row = self.store.one("SELECT timbre FROM voices WHERE id = ?", (vid,))
         return None if row is None else engine.Voice.from_dict(json.loads(row[0]))
 
     def render(self, operation: str, model: str, payload: dict[str, Any], *,
                inputs: dict[str, engine.AudioIn] | None = None,
                voice: engine.Voice | None = None) -> engine.RenderResult:
-        from songlab.sandbox import engine
+        import songlab.sandbox.engine as engine
 
         with CPU_GATE:
             return engine.render(operation, model, payload, seed=self.seed,
@@ -143,8 +173,8 @@ class TaskContext:
 
     def store_asset(self, asset: engine.Asset, *, origin: str = "output") -> dict[str, Any]:
         meta = storage.put(
-            self.svc.store, account_id=self.account_id, data=asset.data,
-            mime_type=asset.mime_type, origin=origin, now=self.svc.clock.now(),
+            self.store, account_id=self.account_id, data=asset.data,
+            mime_type=asset.mime_type, origin=origin, now=self.env.clock.now(),
             task_id=self.task_id, name=asset.name, recipe=asset.recipe,
             duration_s=asset.duration_s,
         )
@@ -153,7 +183,7 @@ class TaskContext:
                 "mime_type": asset.mime_type, "duration_s": round(asset.duration_s, 3)}
 
     def signed_url(self, file_id: str) -> str:
-        return self.svc.signed_url(file_id)[0]
+        return self.env.links.signed_url(file_id)[0]
 
     # --- money ---------------------------------------------------------------------
 
@@ -173,17 +203,15 @@ class TaskContext:
 
     def create_subtask(self, operation: str, model: str, payload: dict[str, Any], *,
                        license: int | None = None) -> str:
-        from songlab.sandbox.tasks.creates import NewTask, insert
-
         lic = self.license if license is None else license
         tool = BY_PAIR.get((operation, model))
         try:
             if tool is None or operation == "agent":
                 raise errors.invalid("tool", f"no sub-tool ({operation!r}, {model!r})")
-            # Validation runs before the insert's transaction (as in creates.submit): it may
+            # Validation runs before the insert's transaction (as in Creates.submit): it may
             # decode an input file, which must not hold the store's lock; it writes nothing.
-            resolved = payloads.validate(operation, payload, Resolver(self.svc, self.account_id))
-            with self.svc.store.tx():
+            resolved = payloads.validate(operation, payload, Resolver(InputSource(self.store, self.env.links), self.account_id))
+            with self.store.tx():
                 spec = NewTask(
                     operation=operation, model=model, tool_id=tool.id, license=lic,
                     kind="voice_clone" if operation == "vocal_clone" else "generation",
@@ -191,21 +219,20 @@ class TaskContext:
                     price_units=billing.to_units(price(operation, model, lic)),
                     parent_task_id=self.task_id,
                 )
-                task_id, _ = insert(self.svc, self.account_id, spec, self.svc.clock.now())
+                task_id, _ = insert(self.store, self.env.events, self.account_id, spec, self.env.clock.now())
         except errors.ApiError as exc:
             raise SubtaskRefused(exc.status, exc.body) from None
         return task_id
 
     def run_subtask(self, task_id: str) -> dict[str, Any]:
-        from songlab.sandbox.tasks import rows as tasks
-
-        self.svc.worker.run(task_id)
-        row = tasks.get(self.svc.store, task_id)
-        return tasks.snapshot(row, self.svc.base_url)
+        self.env.run_task(task_id)
+        row = tasks.get(self.store, task_id)
+        assert row is not None  # a task row is never deleted
+        return tasks.snapshot(row, self.env.links.base_url)
 
 
 def file_audio(store: Store, file_id: str) -> engine.AudioIn:
-    from songlab.sandbox import engine
+    import songlab.sandbox.engine as engine
 
     m = storage.meta(store, file_id)
     if m is None:

@@ -14,6 +14,7 @@ import json
 import threading
 from typing import Any
 
+from songlab.sandbox.ports import Now
 from songlab.sandbox.storage.db import Store
 
 REPLAYED = ("progress", "streaming_url", "partial_output", "terminal")
@@ -27,7 +28,7 @@ def append(
         row = store.one("SELECT next_seq FROM tasks WHERE id = ?", (task_id,))
         if row is None:
             raise KeyError(task_id)
-        seq = row[0]
+        seq: int = row[0]
         store.execute("UPDATE tasks SET next_seq = ? WHERE id = ?", (seq + 1, task_id))
         if persist:
             body = {"seq": seq, "kind": kind, "task_id": task_id, **data}
@@ -84,6 +85,28 @@ class EventHub:
             entries = [e for ws in self._waiters.values() for e in ws]
         for loop, ev in entries:
             _wake(loop, ev)
+
+
+class EventLog:
+    """The events of every task: appended in the writer's transaction, readers woken after it.
+
+    Satisfies :class:`~songlab.sandbox.ports.EventSink` (the worker, creates and runners
+    emit) and is what the stream route reads and subscribes to.
+    """
+
+    def __init__(self, store: Store, clock: Now) -> None:
+        self._store = store
+        self._clock = clock
+        self.hub = EventHub()
+
+    def emit(self, task_id: str, kind: str, data: dict[str, Any], *, persist: bool = True) -> int:
+        """Append an event and wake the task's stream readers after the commit."""
+        seq = append(self._store, task_id, kind, data, self._clock.now(), persist=persist)
+        self._store.after_commit(lambda: self.hub.notify(task_id))
+        return seq
+
+    def after(self, task_id: str, seq: int) -> list[tuple[int, str, str]]:
+        return after(self._store, task_id, seq)
 
 
 def _wake(loop: asyncio.AbstractEventLoop, ev: asyncio.Event) -> None:

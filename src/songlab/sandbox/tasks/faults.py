@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 from songlab.spec import ErrorCode
 
 _PROBABILITIES = ("rate_limited", "dependency_unavailable", "fail_tasks")

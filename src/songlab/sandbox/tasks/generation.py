@@ -13,7 +13,7 @@ import json
 import uuid
 from typing import Any
 
-from songlab.sandbox import engine
+import songlab.sandbox.engine as engine
 from songlab.sandbox.storage import files as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks.context import CPU_GATE, Outcome, TaskContext
@@ -52,14 +52,14 @@ def run_generation(ctx: TaskContext) -> Outcome:
         payload["extend_at_ms"] = applied
     ctx.sleep(total * 0.1)
     inputs = {name: ctx.audio_in(name) for name in ctx.inputs}
-    cached = transcript(ctx.svc.store, ctx.account_id, ctx.inputs["audio"]) \
+    cached = transcript(ctx.store, ctx.account_id, ctx.inputs["audio"]) \
         if op == "transcribe" else None
     if cached is not None:
         result = engine.RenderResult(text=cached[0], metadata={**cached[1], "cache_hit": True})
     else:
         result = ctx.render(op, ctx.model, payload, inputs=inputs, voice=ctx.voice())
         if op == "transcribe":
-            remember_transcript(ctx.svc.store, ctx.account_id, ctx.inputs["audio"], result)
+            remember_transcript(ctx.store, ctx.account_id, ctx.inputs["audio"], result)
     assets = [ctx.store_asset(a) for a in result.assets]
     if assets:
         ctx.emit("streaming_url", url=ctx.signed_url(assets[0]["file_id"]),
@@ -81,15 +81,23 @@ def _partial(ctx: TaskContext, asset: engine.Asset) -> None:
         data = engine.excerpt(asset.data, seconds)
     part = engine.Asset(f"{asset.name}-partial", data, "audio/mpeg", seconds, {})
     stored = ctx.store_asset(part, origin="partial")
-    stored["url"] = ctx.svc.base_url + stored["url"]
+    stored["url"] = ctx.base_url + stored["url"]
     ctx.emit("partial_output", asset=stored, signed_url=ctx.signed_url(stored["file_id"]))
+
+
+def _meta(store: Store, file_id: str) -> dict[str, Any]:
+    """A task's input file (it exists: validation resolved it and files are never deleted)."""
+    meta = storage.meta(store, file_id)
+    if meta is None:
+        raise KeyError(file_id)
+    return meta
 
 
 # --- transcription cache -------------------------------------------------------------
 
 
-def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict] | None:
-    sha = storage.meta(store, file_id)["sha256"]
+def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict[str, Any]] | None:
+    sha = _meta(store, file_id)["sha256"]
     row = store.one("SELECT text, metadata FROM transcripts WHERE account_id = ? AND sha256 = ?",
                     (account_id, sha))
     return None if row is None else (row[0], json.loads(row[1]))
@@ -97,7 +105,7 @@ def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict] 
 
 def remember_transcript(store: Store, account_id: str, file_id: str,
                         result: engine.RenderResult) -> None:
-    sha = storage.meta(store, file_id)["sha256"]
+    sha = _meta(store, file_id)["sha256"]
     store.execute(
         "INSERT OR REPLACE INTO transcripts (account_id, sha256, text, metadata) VALUES (?,?,?,?)",
         (account_id, sha, result.text or "", json.dumps(result.metadata, default=str)))
@@ -108,12 +116,12 @@ def remember_transcript(store: Store, account_id: str, file_id: str,
 
 def copyright_check(ctx: TaskContext) -> dict[str, Any]:
     """Match the input against earlier outputs: exact bytes, then a near-copy fingerprint."""
-    store, fid = ctx.svc.store, ctx.inputs["audio"]
-    meta = storage.meta(store, fid)
+    store, fid = ctx.store, ctx.inputs["audio"]
+    meta = _meta(store, fid)
     rows = store.all(
         "SELECT id, account_id, task_id, sha256, duration_s, fingerprint FROM files "
         "WHERE origin = 'output' AND created_at <= ? AND mime_type LIKE 'audio/%'",
-        (ctx.svc.clock.now(),))
+        (ctx.now(),))
     exact = [r for r in rows if r["sha256"] == meta["sha256"]]
     best: tuple[float, Any] = (0.0, None)
     if exact:
@@ -159,7 +167,7 @@ def run_voice_clone(ctx: TaskContext) -> Outcome:
     total = SIM_SECONDS["vocal_clone"]
     ctx.sleep(total * 0.2)
     ctx.progress(0.3)
-    reference = storage.data(ctx.svc.store, ctx.inputs["reference"])
+    reference = storage.data(ctx.store, ctx.inputs["reference"])
     with CPU_GATE:
         timbre = engine.extract_voice(reference)
     ctx.sleep(total * 0.4)
@@ -176,7 +184,7 @@ def run_voice_clone(ctx: TaskContext) -> Outcome:
             "timbre, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
             (vocal_id, ctx.account_id, consent_id, ctx.task_id, payload.get("name"),
              payload.get("description"), ctx.model, json.dumps(timbre.to_dict()),
-             ctx.svc.clock.now()))
+             ctx.now()))
 
     return Outcome(
         metadata={"vocal_id": vocal_id, "consent_id": consent_id, "version": ctx.model,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.validation import (
     AUDIO_FORMATS,
@@ -138,7 +138,7 @@ def _vocal_clone(p: dict, r: Resolver, operation: str) -> Resolved:
     consent_id = p.get("consent_id")
     if not isinstance(consent_id, str) or not UUID_RE.match(consent_id):
         raise errors.invalid("consent_id", "is required: a consent id issued by POST /v1/voice-clones")
-    row = r.svc.store.one("SELECT account_id, reference_file_id, active FROM consents WHERE id = ?",
+    row = r.store.one("SELECT account_id, reference_file_id, active FROM consents WHERE id = ?",
                           (consent_id,))
     if row is None or row[0] != r.account_id or not row[2]:
         raise errors.invalid("consent_id", "is not an active consent record of this account")

@@ -73,13 +73,13 @@ def run_translation(ctx: TaskContext) -> Outcome:
     st: State = {}
 
     def transcribe(c: TaskContext, s: State) -> RenderResult:
-        cached = transcript(c.svc.store, c.account_id, c.inputs["song"])
+        cached = transcript(c.store, c.account_id, c.inputs["song"])
         if cached is not None:
             s["_free"] = True
             s["cache_hit"] = True
             return RenderResult(text=cached[0], metadata=cached[1])
         r = c.render("transcribe", "whisper-transcribe-v1", {}, inputs={"audio": song})
-        remember_transcript(c.svc.store, c.account_id, c.inputs["song"], r)
+        remember_transcript(c.store, c.account_id, c.inputs["song"], r)
         return r
 
     fns: dict[str, StepFn] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.db import Store
 from songlab.spec import AGENT_RATE_LIMITS, ErrorCode
 
@@ -47,7 +47,7 @@ def check(store: Store, account_id: str, buckets: list[Bucket], now: float) -> N
     """Raise 429 RateLimited if any bucket is full (call inside the create transaction)."""
     for b in buckets:
         for window, limit, name in ((HOUR, b.per_hour, "hour"), (DAY, b.per_day, "day")):
-            (count,) = store.one(
+            count = store.value(
                 "SELECT COUNT(*) FROM rate_hits WHERE account_id = ? AND bucket = ? AND at > ?",
                 (account_id, b.key, now - window),
             )

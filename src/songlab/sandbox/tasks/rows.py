@@ -1,4 +1,8 @@
-"""Task rows: insertion, the snapshot shape of design.md, and listing pages."""
+"""Task rows: insertion, the snapshot shape of design.md, and listing pages.
+
+:func:`answer` is the one answer of ``GET /v1/generations/{id}``, used by both the
+raw-ASGI hot path (``http/hotpath.py``) and the FastAPI route (``http/routes/native.py``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import re
 import sqlite3
 from typing import Any
 
+import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.billing import usd
 from songlab.sandbox.storage.clock import iso
 from songlab.sandbox.storage.db import Store
@@ -20,6 +25,30 @@ def insert(store: Store, row: dict[str, Any]) -> None:
 
 def get(store: Store, task_id: str) -> sqlite3.Row | None:
     return store.one("SELECT * FROM tasks WHERE id = ?", (task_id,))
+
+
+def own(store: Store, account_id: str, task_id: str) -> sqlite3.Row:
+    """The caller's task, or raise 404 NOT_FOUND (no such task) / 403 FORBIDDEN (another's)."""
+    row = get(store, task_id)
+    if row is None:
+        raise errors.NOT_FOUND
+    if row["account_id"] != account_id:
+        raise errors.FORBIDDEN
+    return row
+
+
+def answer(store: Store, account_id: str, task_id: str, base_url: str) -> tuple[int, bytes, bool]:
+    """``GET /v1/generations/{id}`` of an authenticated caller: (status, JSON body, final).
+
+    ``final``: the body is a finished task's snapshot, which never changes again (the
+    hot path caches it).
+    """
+    try:
+        row = own(store, account_id, task_id)
+    except errors.ApiError as exc:
+        return exc.status, exc.content(), False
+    final = row["status"] in ("completed", "failed")
+    return 200, json.dumps(snapshot(row, base_url)).encode(), final
 
 
 def snapshot(row: sqlite3.Row, base_url: str) -> dict[str, Any]:

@@ -17,13 +17,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
+from songlab.sandbox.ports import Links
 from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.db import Store
 from songlab.sandbox.storage.files import SignatureError
 
 if TYPE_CHECKING:
-    from songlab.sandbox import engine
-    from songlab.sandbox.service import Sandbox
+    import songlab.sandbox.engine as engine
 
 AUDIO_FORMATS = ("mp3", "m4a", "wav", "flac", "ogg")
 MP3_M4A = ("mp3", "m4a")
@@ -52,7 +53,7 @@ def probe_verdict(data: bytes) -> dict[str, Any]:
     CPU-bound (a whole decode): call it from a worker thread, never while holding the
     store's lock.
     """
-    from songlab.sandbox import engine  # lazy: the engine loads after the server answers
+    import songlab.sandbox.engine as engine  # lazy: the engine loads after the server answers
 
     try:
         info = engine.check_audio(data, field="file")
@@ -156,13 +157,29 @@ def choice(p: dict, name: str, options: tuple[str, ...], *, default: str | None 
 # --- files and voices --------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class InputSource:
+    """Where file inputs resolve: the store, and this sandbox's own signed URLs."""
+
+    store: Store
+    links: Links
+
+
 class Resolver:
     """Resolves file inputs, owned file ids and saved voices for one account."""
 
-    def __init__(self, svc: Sandbox, account_id: str) -> None:
-        self.svc = svc
+    def __init__(self, source: InputSource, account_id: str) -> None:
+        self._source = source
         self.account_id = account_id
         self.new_files: list[dict[str, Any]] = []  # inline inputs, stored with the task
+
+    @property
+    def store(self) -> Store:
+        return self._source.store
+
+    @property
+    def links(self) -> Links:
+        return self._source.links
 
     def file_input(self, name: str, value: Any, *, max_bytes: int, formats: tuple[str, ...],
                    limit_label: str | None = None) -> tuple[str, engine.AudioInfo]:
@@ -176,20 +193,20 @@ class Resolver:
                 name, "must be a file input: {\"url\": ...}, a URL string, "
                 "{\"base64\": ...} or \"file_id:<id>\"")
         if value.startswith("file_id:"):
-            meta = storage.owned(self.svc.store, self.account_id, value[len("file_id:"):])
+            meta = storage.owned(self.store, self.account_id, value[len("file_id:"):])
             if meta is None:
                 raise errors.invalid(name, "file_id is not a file of this account")
         else:
-            token = storage.token_of_url(value, self.svc.netlocs())
+            token = storage.token_of_url(value, self.links.netlocs())
             if token is None:
                 raise errors.invalid(
                     name, "URL is not resolvable: only this sandbox's signed file URLs "
                     "(GET /v1/files/{id}/url) are accepted")
             try:
-                fid = self.svc.signer.verify(token, self.svc.clock.now())
+                fid = self.links.verify(token)
             except SignatureError as exc:
                 raise errors.invalid(name, f"signed URL is {exc}") from None
-            meta = storage.meta(self.svc.store, fid)
+            meta = storage.meta(self.store, fid)
             if meta is None:
                 raise errors.invalid(name, "signed URL names no file")
         return meta["id"], self._check(name, meta, max_bytes, formats, limit_label)
@@ -201,7 +218,7 @@ class Resolver:
             raise errors.invalid(name, "is required (a file id from POST /v1/files)")
         if not isinstance(file_id, str) or not UUID_RE.match(file_id):
             raise errors.invalid(name, "must be a file id (uuid) from POST /v1/files")
-        meta = storage.owned(self.svc.store, self.account_id, file_id)
+        meta = storage.owned(self.store, self.account_id, file_id)
         if meta is None:
             raise errors.invalid(name, "is not an active file of this account")
         return file_id, self._check(name, meta, max_bytes, formats, limit_label)
@@ -235,7 +252,7 @@ class Resolver:
         if meta["size_bytes"] > max_bytes:
             raise errors.invalid(
                 name, f"file is {meta['size_bytes']} bytes, the limit is {limit_label or max_bytes}")
-        return audio_info(name, cached_verdict(self.svc.store, meta["id"]), formats)
+        return audio_info(name, cached_verdict(self.store, meta["id"]), formats)
 
     def voice(self, name: str, vocal_id: Any) -> str | None:
         """A saved voice of this account with active consent, or 422 naming the field."""
@@ -243,7 +260,7 @@ class Resolver:
             return None
         if not isinstance(vocal_id, str):
             raise errors.invalid(name, "must be a string (a vocal_id from a voice clone)")
-        row = self.svc.store.one(
+        row = self.store.one(
             "SELECT v.account_id, c.active FROM voices v JOIN consents c ON c.id = v.consent_id "
             "WHERE v.id = ?", (vocal_id,))
         if row is None or row[0] != self.account_id:

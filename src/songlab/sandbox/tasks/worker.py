@@ -1,8 +1,7 @@
 """The task state machine: queued -> processing -> completed | failed, in background threads.
 
 Work goes on whether or not anyone polls or streams. A runner per task kind
-(:data:`RUNNERS`; Agent One's comes from ``songlab.sandbox.agent.run`` when that
-module exists) does the work; completion, the charge and the ledger lines are
+(the runner table handed in by :func:`songlab.sandbox.assembly.build`) does the work; completion, the charge and the ledger lines are
 one transaction, and so are failure and the release of the reservation, so a
 task is never billed twice. On start, tasks left in flight by a previous
 process are recovered: queued and processing top-level tasks run again from the
@@ -18,43 +17,38 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from songlab.sandbox.ports import EventSink, FaultGate, Links, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.billing import Reservation
+from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import rows as tasks
-from songlab.sandbox.tasks.context import Outcome, TaskContext
-
-if TYPE_CHECKING:
-    from songlab.sandbox.service import Sandbox
+from songlab.sandbox.tasks.context import Charge, Outcome, TaskContext, TaskEnv
 
 log = logging.getLogger("songlab.sandbox.tasks.worker")
 Runner = Callable[[TaskContext], Outcome]
 FAILED = "GenerationFailed"
 
 
-def _runners() -> dict[str, Runner]:
-    from songlab.sandbox.tasks import generation, pipelines
-
-    return {
-        "generation": generation.run_generation,
-        "voice_clone": generation.run_voice_clone,
-        "translation": pipelines.run_translation,
-        "workflow": pipelines.run_workflow,
-        "agent": agent_runner(),
-    }
-
-
-def agent_runner() -> Runner:
-    """Agent One's runner (``songlab.sandbox.agent.run``), imported when first needed."""
-    from songlab.sandbox.agent import run
-
-    return run
-
-
 class Worker:
-    def __init__(self, svc: Sandbox) -> None:
-        self.svc = svc
+    """Runs queued tasks in ``workers`` threads with the runner of each task's kind.
+
+    ``load_runners`` returns the runner table (task kind -> runner); it is called once,
+    in the background at start (the runners load the audio engine), or by the first task.
+    """
+
+    def __init__(self, *, store: Store, clock: Now, events: EventSink, links: Links,
+                 faults: FaultGate, load_runners: Callable[[], dict[str, Runner]],
+                 workers: int, speed: float) -> None:
+        self._store = store
+        self._clock = clock
+        self._events = events
+        self._faults = faults
+        self._load_runners = load_runners
+        self._workers = workers
+        self.env = TaskEnv(store=store, clock=clock, events=events, links=links, speed=speed,
+                           sleep=self.sleep, run_task=self.run)
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -65,7 +59,7 @@ class Worker:
     def runners(self) -> dict[str, Runner]:
         with self._runners_lock:
             if self._runners is None:
-                self._runners = _runners()
+                self._runners = self._load_runners()
             return self._runners
 
     def start(self) -> None:
@@ -74,7 +68,7 @@ class Worker:
         threading.Thread(target=lambda: self.runners, name="songlab-preload", daemon=True).start()
         for tid in self._recover():
             self._queue.put(tid)
-        for i in range(self.svc.config.workers):
+        for i in range(self._workers):
             t = threading.Thread(target=self._loop, name=f"songlab-worker-{i}", daemon=True)
             t.start()
             self._threads.append(t)
@@ -95,7 +89,7 @@ class Worker:
             self._stop.wait(seconds)
 
     def _recover(self) -> list[str]:
-        store = self.svc.store
+        store = self._store
         rows = store.all(
             "SELECT id, status, kind, parent_task_id FROM tasks "
             "WHERE status IN ('queued', 'processing') ORDER BY rowid")
@@ -107,8 +101,8 @@ class Worker:
             if r["status"] == "processing":
                 with store.tx():
                     store.execute("UPDATE tasks SET status = 'queued', progress = NULL, "
-                                  "updated_at = ? WHERE id = ?", (self.svc.clock.now(), r["id"]))
-                    self.svc.emit(r["id"], "progress", {
+                                  "updated_at = ? WHERE id = ?", (self._clock.now(), r["id"]))
+                    self._events.emit(r["id"], "progress", {
                         "status": "queued", "progress": 0.0,
                         "message": "resumed after a sandbox restart"})
             requeue.append(r["id"])
@@ -130,10 +124,12 @@ class Worker:
         row = self._claim(task_id)
         if row is None:
             return
-        from songlab.sandbox import engine
+        # the engine's error types: the engine (numpy) is loaded by now (the runners import
+        # it); imported here so that importing the worker does not load it at start-up
+        import songlab.sandbox.engine as engine
 
-        ctx = TaskContext(self.svc, row)
-        if self.svc.faults.fail_task():
+        ctx = TaskContext(self.env, row)
+        if self._faults.fail_task():
             ctx.sleep(0.5)
             self.fail(task_id, "the generation failed (injected fault)")
             return
@@ -153,26 +149,24 @@ class Worker:
         self.complete(task_id, outcome)
 
     def _claim(self, task_id: str) -> Any:
-        store = self.svc.store
+        store = self._store
         with store.tx():
             row = tasks.get(store, task_id)
             if row is None or row["status"] != "queued":
                 return None
             store.execute("UPDATE tasks SET status = 'processing', progress = 0.0, updated_at = ? "
-                          "WHERE id = ?", (self.svc.clock.now(), task_id))
-            self.svc.emit(task_id, "progress", {"status": "processing", "progress": 0.0})
+                          "WHERE id = ?", (self._clock.now(), task_id))
+            self._events.emit(task_id, "progress", {"status": "processing", "progress": 0.0})
             return tasks.get(store, task_id)
 
     def complete(self, task_id: str, outcome: Outcome) -> None:
-        store, now = self.svc.store, self.svc.clock.now()
+        store, now = self._store, self._clock.now()
         with store.tx():
             row = tasks.get(store, task_id)
             if row is None or row["status"] != "processing":
                 return
             charges = outcome.charges
             if charges is None:
-                from songlab.sandbox.tasks.context import Charge
-
                 charges = [Charge(row["ledger_kind"], row["operation"], row["model"],
                                   row["price_units"], row["tool_id"])]
             total = sum(c.units for c in charges)
@@ -201,10 +195,10 @@ class Worker:
                 (outcome.text, json.dumps(outcome.metadata or {}),
                  None if not outcome.assets else json.dumps(outcome.assets),
                  self._cost(task_id), now, task_id))
-            self.svc.emit(task_id, "terminal", {"status": "completed", "progress": 1.0})
+            self._events.emit(task_id, "terminal", {"status": "completed", "progress": 1.0})
 
     def fail(self, task_id: str, message: str) -> None:
-        store, now = self.svc.store, self.svc.clock.now()
+        store, now = self._store, self._clock.now()
         with store.tx():
             row = tasks.get(store, task_id)
             if row is None or row["status"] in ("completed", "failed"):
@@ -216,10 +210,10 @@ class Worker:
                 "reserved_base = 0, reserved_extra = 0, updated_at = ? WHERE id = ?",
                 (json.dumps({"error": FAILED, "message": message}), self._cost(task_id), now,
                  task_id))
-            self.svc.emit(task_id, "terminal", {"status": "failed", "message": message})
+            self._events.emit(task_id, "terminal", {"status": "failed", "message": message})
 
     def _cost(self, task_id: str) -> int:
-        (units,) = self.svc.store.one(
+        units: int = self._store.value(
             "SELECT COALESCE(SUM(amount_units), 0) FROM ledger WHERE task_id = ? OR "
             "parent_task_id = ?", (task_id, task_id))
         return units

@@ -10,8 +10,8 @@ from fastapi import Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from songlab.sandbox.http import jsonrules
-from songlab.sandbox.service import Sandbox
-from songlab.sandbox.tasks.creates import NewTask, submit
+from songlab.sandbox.ports import Authenticator
+from songlab.sandbox.tasks.creates import Creates, NewTask
 
 
 def json_response(body: Any, status: int = 200) -> Response:
@@ -24,8 +24,8 @@ def parse_object(raw: bytes) -> dict[str, Any]:
     return jsonrules.loads_object(raw, "body")
 
 
-def account(svc: Sandbox, request: Request) -> str:
-    return svc.authenticate(request.headers.get("authorization"))
+def account(accounts: Authenticator, request: Request) -> str:
+    return accounts.authenticate(request.headers.get("authorization"))
 
 
 def idempotency_key(request: Request) -> str | None:
@@ -37,8 +37,8 @@ def create_answer(result: tuple[int, dict[str, Any]]) -> Response:
     return json_response(body, status)
 
 
-async def create(svc: Sandbox, request: Request, account_id: str,
+async def create(creates: Creates, request: Request, account_id: str,
                  build: Callable[[], NewTask]) -> Response:
-    """Run a create in a worker thread: validation may decode input audio (creates.submit)."""
+    """Run a create in a worker thread: validation may decode input audio (Creates.submit)."""
     return create_answer(await run_in_threadpool(
-        submit, svc, account_id, idempotency_key(request), build))
+        creates.submit, account_id, idempotency_key(request), build))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from songlab.sandbox.catalog import Catalog
 from songlab.sandbox.http.routes._common import account, json_response
-from songlab.sandbox.service import Sandbox
+from songlab.sandbox.ports import Authenticator, Now
 from songlab.sandbox.storage import billing
+from songlab.sandbox.storage.db import Store
 
 
-def router(svc: Sandbox) -> APIRouter:
+def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog) -> APIRouter:
     r = APIRouter()
 
     @r.get("/health")
@@ -18,12 +20,12 @@ def router(svc: Sandbox) -> APIRouter:
 
     @r.get("/v1/account/balance")
     async def balance(request: Request) -> Response:
-        account_id = account(svc, request)
-        return json_response(billing.balance(svc.store, account_id, svc.clock.now()))
+        account_id = account(accounts, request)
+        return json_response(billing.balance(store, account_id, clock.now()))
 
     @r.get("/v1/tools")
     async def tools(request: Request) -> Response:
-        account(svc, request)
-        return json_response({"data": svc.catalog.listing()})
+        account(accounts, request)
+        return json_response({"data": catalog.listing()})
 
     return r

@@ -12,14 +12,16 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from songlab.sandbox.catalog import TOOLS
+from songlab.sandbox.catalog import TOOLS, Catalog
 from songlab.sandbox.errors import ApiError
 from songlab.sandbox.http import bodies, jsonrules
 from songlab.sandbox.http.routes._common import json_response
-from songlab.sandbox.service import Sandbox
 from songlab.sandbox.storage import billing
-from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS, iso
+from songlab.sandbox.storage.accounts import Accounts
+from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS, Clock, iso
+from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import faults
+from songlab.sandbox.tasks.faults import Faults
 
 ADMIN_HEADER = "x-sandbox-admin-token"
 # Token amounts of one admin call ($10 million): balances stay far inside SQLite's integers.
@@ -41,7 +43,7 @@ async def _body(request: Request) -> dict[str, Any]:
     try:
         body = jsonrules.loads(raw, "body")
     except ApiError as exc:  # the sandbox's JSON rules, in the admin error shape
-        raise _bad("body", exc.body["message"].split(": ", 1)[1]) from None
+        raise _bad("body", str(exc.body["message"]).split(": ", 1)[1]) from None
     if not isinstance(body, dict):
         raise _bad("body", "must be a JSON object")
     # JSON has one number type: 100.0 is the integer 100 (as the document's schemas say)
@@ -49,7 +51,7 @@ async def _body(request: Request) -> dict[str, Any]:
             for k, v in body.items()}
 
 
-def _int(body: dict, name: str, default: int | None = None, lo: int = 0,
+def _int(body: dict[str, Any], name: str, default: int | None = None, lo: int = 0,
          hi: int = MAX_TOKENS) -> int:
     v = body.get(name)
     v = default if v is None else v  # null is absent, as for the other optional fields
@@ -58,9 +60,11 @@ def _int(body: dict, name: str, default: int | None = None, lo: int = 0,
     return v
 
 
-def router(svc: Sandbox) -> APIRouter:
+def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Clock,
+           injected: Faults, catalog: Catalog) -> APIRouter:
+    """The admin routes; they alone move the clock, the faults, balances and tool switches."""
     r = APIRouter(prefix="/_sandbox", tags=["sandbox-admin"])
-    token = svc.config.admin_token.encode()
+    token = admin_token.encode()
 
     def admin(request: Request) -> None:
         given = request.headers.get(ADMIN_HEADER, "").encode()
@@ -69,7 +73,7 @@ def router(svc: Sandbox) -> APIRouter:
                                  "message": "X-Sandbox-Admin-Token is missing or wrong"})
 
     def known(account_id: str) -> None:
-        if not svc.account_exists(account_id):
+        if not accounts.account_exists(account_id):
             raise _not_found("account")
 
     @r.post("/accounts", status_code=201)
@@ -77,7 +81,7 @@ def router(svc: Sandbox) -> APIRouter:
         admin(request)
         body = bodies.check(bodies.AdminAccount, await _body(request), _bad)
         name = body.get("name")
-        account_id, key = svc.create_account(
+        account_id, key = accounts.create_account(
             name, _int(body, "balance_tokens", 100_000), _int(body, "extra_tokens", 0))
         return json_response({"account_id": account_id, "api_key": key}, 201)
 
@@ -85,12 +89,12 @@ def router(svc: Sandbox) -> APIRouter:
     async def add_key(account_id: str, request: Request) -> Response:
         admin(request)
         known(account_id)
-        return json_response({"api_key": svc.add_key(account_id)}, 201)
+        return json_response({"api_key": accounts.add_key(account_id)}, 201)
 
     @r.delete("/keys/{api_key}", status_code=204)
     async def revoke(api_key: str, request: Request) -> Response:
         admin(request)
-        if not svc.revoke_key(api_key):
+        if not accounts.revoke_key(api_key):
             raise _not_found("active key")
         return Response(status_code=204)
 
@@ -100,21 +104,21 @@ def router(svc: Sandbox) -> APIRouter:
         known(account_id)
         tokens = _int(bodies.check(bodies.AdminTopup, await _body(request), _bad), "tokens",
                       None, lo=1)
-        with svc.store.tx():
-            billing.top_up(svc.store, account_id, tokens)
-        return json_response(billing.balance(svc.store, account_id, svc.clock.now()))
+        with store.tx():
+            billing.top_up(store, account_id, tokens)
+        return json_response(billing.balance(store, account_id, sandbox_clock.now()))
 
     @r.get("/accounts/{account_id}/balance")
     async def balance(account_id: str, request: Request) -> Response:
         admin(request)
         known(account_id)
-        return json_response(billing.balance(svc.store, account_id, svc.clock.now()))
+        return json_response(billing.balance(store, account_id, sandbox_clock.now()))
 
     @r.get("/accounts/{account_id}/ledger")
     async def ledger(account_id: str, request: Request) -> Response:
         admin(request)
         known(account_id)
-        return json_response({"entries": billing.ledger(svc.store, account_id)})
+        return json_response({"entries": billing.ledger(store, account_id)})
 
     @r.put("/faults")
     async def put_faults(request: Request) -> Response:
@@ -124,18 +128,18 @@ def router(svc: Sandbox) -> APIRouter:
         except ValueError as exc:
             field, _, rule = str(exc).partition(": ")
             raise _bad(field, rule) from None
-        svc.faults.set(settings)
+        injected.set(settings)
         return json_response(settings.as_dict())
 
     @r.get("/faults")
     async def get_faults(request: Request) -> Response:
         admin(request)
-        return json_response(svc.faults.settings.as_dict())
+        return json_response(injected.settings.as_dict())
 
     @r.delete("/faults", status_code=204)
     async def clear_faults(request: Request) -> Response:
         admin(request)
-        svc.faults.clear()
+        injected.clear()
         return Response(status_code=204)
 
     @r.post("/clock")
@@ -146,14 +150,14 @@ def router(svc: Sandbox) -> APIRouter:
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_ADVANCE_SECONDS:
             raise _bad("advance_seconds", f"must be a number 0-{MAX_ADVANCE_SECONDS}")
         try:
-            return json_response({"now": iso(svc.advance_clock(float(v)))})
+            return json_response({"now": iso(sandbox_clock.advance(float(v)))})
         except ValueError as exc:  # past the latest date the clock can show
             raise _bad("advance_seconds", str(exc).split(": ", 1)[-1]) from None
 
     @r.get("/clock")
     async def get_clock(request: Request) -> Response:
         admin(request)
-        return json_response({"now": iso(svc.clock.now())})
+        return json_response({"now": iso(sandbox_clock.now())})
 
     @r.put("/tools/{tool_id}")
     async def tool_switch(tool_id: str, request: Request) -> Response:
@@ -168,7 +172,7 @@ def router(svc: Sandbox) -> APIRouter:
         if priced is not None and (not isinstance(priced, list) or any(
                 isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 5 for x in priced)):
             raise _bad("priced_licenses", "must be a list of license tiers 1-5")
-        return json_response(svc.catalog.set_state(tool_id, active, priced))
+        return json_response(catalog.set_state(tool_id, active, priced))
 
     return r
 

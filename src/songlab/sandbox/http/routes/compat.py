@@ -12,13 +12,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+import songlab.sandbox.errors as errors
 from songlab.pricing import license_number
-from songlab.sandbox import errors
+from songlab.sandbox.catalog import Catalog
 from songlab.sandbox.http import bodies
 from songlab.sandbox.http.routes._common import account, create, parse_object
 from songlab.sandbox.http.routes.native import generation_task
-from songlab.sandbox.service import Sandbox
-from songlab.sandbox.tasks.creates import NewTask
+from songlab.sandbox.ports import Authenticator
+from songlab.sandbox.tasks.creates import Creates, NewTask
 
 VERSIONS = ("v5", "v6", "v7")
 MODELS = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
@@ -48,14 +49,14 @@ def _payload_extend_music(body: dict) -> dict:
     return p
 
 
-def router(svc: Sandbox) -> APIRouter:
+def router(accounts: Authenticator, catalog: Catalog, creates: Creates) -> APIRouter:
     r = APIRouter()
 
     def route(path: str, operation: str, version: str, to_payload: Any, needs_audio: bool) -> None:
         model = MODELS[operation]
 
         async def handler(request: Request) -> Response:
-            account_id = account(svc, request)
+            account_id = account(accounts, request)
             raw = await request.body()
 
             def build() -> NewTask:
@@ -63,11 +64,12 @@ def router(svc: Sandbox) -> APIRouter:
                 if needs_audio and not body.get("audio_url"):
                     raise errors.MISSING_FIELD
                 body = bodies.check(model, body)
-                tool = svc.catalog.by_pair(operation, version)
+                tool = catalog.by_pair(operation, version)
                 lic = compat_license(body.get("license"))
-                return generation_task(svc, account_id, tool, lic, to_payload(body))
+                return generation_task(catalog, creates.resolver(account_id), tool, lic,
+                                       to_payload(body))
 
-            return await create(svc, request, account_id, build)
+            return await create(creates, request, account_id, build)
 
         handler.__name__ = f"compat_{operation}_{version}_{path.strip('/').replace('/', '_')}"
         r.add_api_route(path, handler, methods=["POST"], status_code=201, name=handler.__name__)

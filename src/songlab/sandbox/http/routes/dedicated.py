@@ -14,17 +14,17 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+import songlab.sandbox.errors as errors
 from songlab.pricing import estimate_translation, estimate_workflow, price
-from songlab.sandbox import errors
-from songlab.sandbox.catalog import tool_id
+from songlab.sandbox.catalog import Catalog, tool_id
 from songlab.sandbox.http import bodies
 from songlab.sandbox.http.routes._common import account, create, parse_object
-from songlab.sandbox.service import Sandbox
+from songlab.sandbox.ports import Authenticator, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks import ratelimit
-from songlab.sandbox.tasks.creates import NewTask
+from songlab.sandbox.tasks.creates import Creates, NewTask
 from songlab.sandbox.tasks.payloads import check_range
 from songlab.sandbox.tasks.validation import (
     AUDIO_FORMATS,
@@ -73,27 +73,29 @@ def tier_license(value: Any) -> int:
     return LICENSE_BY_NAME[value]
 
 
-def router(svc: Sandbox) -> APIRouter:
+def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creates) -> APIRouter:
     r = APIRouter()
 
     async def dedicated(request: Request, build: Callable[[dict, str], NewTask]) -> Response:
-        account_id = account(svc, request)
+        account_id = account(accounts, request)
         raw = await request.body()
-        return await create(svc, request, account_id,
+        return await create(creates, request, account_id,
                             lambda: build(parse_object(raw), account_id))
 
     @r.post("/v1/voice-clones", status_code=201)
     async def voice_clones(request: Request) -> Response:
-        return await dedicated(request, lambda b, a: _clone(svc, b, a))
+        return await dedicated(
+            request, lambda b, a: _clone(catalog, clock, creates.resolver(a), b, a))
 
     @r.post("/v1/song-translations", status_code=201)
     async def song_translations(request: Request) -> Response:
-        return await dedicated(request, lambda b, a: _translation(svc, b, a))
+        return await dedicated(request, lambda b, a: _translation(creates.resolver(a), b, a))
 
     for route in WORKFLOW_FIELDS:
         def make(route: str = route) -> Callable:
             async def handler(request: Request) -> Response:
-                return await dedicated(request, lambda b, a: _workflow(svc, route, b, a))
+                return await dedicated(
+                    request, lambda b, a: _workflow(creates.resolver(a), route, b, a))
             handler.__name__ = "workflow_" + route.replace("-", "_")
             return handler
 
@@ -101,9 +103,8 @@ def router(svc: Sandbox) -> APIRouter:
     return r
 
 
-def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
+def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict, account_id: str) -> NewTask:
     b = bodies.check(bodies.VoiceClone, b)
-    res = Resolver(svc, account_id)
     fid, _ = res.owned_file("reference_file_id", b.get("reference_file_id"),
                             max_bytes=CLONE_BYTES, formats=MP3_M4A, limit_label="15 MiB")
     name = string(b, "name", max_len=int(LIMITS["voice_clone_name_chars"]))
@@ -114,15 +115,15 @@ def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
         raise errors.invalid("consent", "must be true (consent of the voice's owner)")
     attestation = string(b, "rights_attestation", required=True,
                          max_len=int(LIMITS["rights_attestation_chars"]))
-    tool = svc.catalog.by_pair("vocal_clone", version)
-    svc.catalog.check_priced(tool, lic)
+    tool = catalog.by_pair("vocal_clone", version)
+    catalog.check_priced(tool, lic)
     consent_id = str(uuid.uuid4())
 
     def record_consent(store: Store, task_id: str) -> dict[str, Any]:
         store.execute(
             "INSERT INTO consents (id, account_id, reference_file_id, rights_attestation, active, "
             "created_at) VALUES (?,?,?,?,1,?)",
-            (consent_id, account_id, fid, attestation, svc.clock.now()))
+            (consent_id, account_id, fid, attestation, clock.now()))
         return {"consent_id": consent_id}
 
     payload = {"reference_file_id": fid, "name": name, "description": description,
@@ -134,9 +135,8 @@ def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
         buckets=ratelimit.for_tool(tool.id, "vocal_clone", version), before_insert=record_consent)
 
 
-def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
+def _translation(res: Resolver, b: dict, account_id: str) -> NewTask:
     b = bodies.check(bodies.SongTranslation, b)
-    res = Resolver(svc, account_id)
     fid, info = res.owned_file("song_file_id", b.get("song_file_id"), max_bytes=TRANSLATION_BYTES,
                                formats=AUDIO_FORMATS, limit_label="60 MiB")
     target = string(b, "target_language", required=True, max_len=100)
@@ -154,9 +154,8 @@ def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
         buckets=ratelimit.for_route("song-translations"))
 
 
-def _workflow(svc: Sandbox, route: str, b: dict, account_id: str) -> NewTask:
+def _workflow(res: Resolver, route: str, b: dict, account_id: str) -> NewTask:
     b = bodies.check(WORKFLOW_MODELS[route], b)
-    res = Resolver(svc, account_id)
     files, strings = WORKFLOW_FIELDS[route]
     resolved = Resolved()
     payload: dict[str, Any] = {}

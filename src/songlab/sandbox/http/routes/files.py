@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.types import Message
 
-from songlab.sandbox import errors
+import songlab.sandbox.errors as errors
 from songlab.sandbox.http import bodies, jsonrules
 from songlab.sandbox.http.routes._common import account, json_response
-from songlab.sandbox.service import Sandbox
+from songlab.sandbox.ports import Authenticator, Links, Now
 from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.db import Store
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES, SignatureError
 from songlab.sandbox.tasks import validation
 
@@ -24,7 +27,7 @@ class _TooLarge(Exception):
     pass
 
 
-async def _probe(data: bytes, declared: str | None) -> tuple[str, dict]:
+async def _probe(data: bytes, declared: str | None) -> tuple[str, dict[str, Any]]:
     """The upload's probe verdict (decoded once, in a worker thread) and its media type."""
     verdict = await run_in_threadpool(validation.probe_verdict, data)
     if "info" in verdict:
@@ -32,26 +35,25 @@ async def _probe(data: bytes, declared: str | None) -> tuple[str, dict]:
     return declared or "application/octet-stream", verdict
 
 
-def router(svc: Sandbox) -> APIRouter:
+def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> APIRouter:
     r = APIRouter()
-    store = svc.store
 
-    def _owned_or_404(account_id: str, file_id: str) -> dict:
+    def _owned_or_404(account_id: str, file_id: str) -> dict[str, Any]:
         meta = storage.owned(store, account_id, file_id)
         if meta is None:
             raise errors.RESOURCE_NOT_FOUND
         return meta
 
     def _stored(account_id: str, data: bytes, mime: str, name: str | None,
-                verdict: dict | None) -> Response:
+                verdict: dict[str, Any] | None) -> Response:
         meta = storage.put(store, account_id=account_id, data=data, mime_type=mime,
-                           origin="upload", now=svc.clock.now(), name=name, probe=verdict)
+                           origin="upload", now=clock.now(), name=name, probe=verdict)
         return json_response({"file_id": meta["id"], "mime_type": mime,
                               "size_bytes": meta["size_bytes"], "sha256": meta["sha256"]}, 201)
 
     @r.post("/v1/files", status_code=201)
     async def upload(request: Request) -> Response:
-        account_id = account(svc, request)
+        account_id = account(accounts, request)
         ctype = request.headers.get("content-type", "")
         length = request.headers.get("content-length")
         if ctype.startswith("multipart/form-data"):
@@ -65,11 +67,11 @@ def router(svc: Sandbox) -> APIRouter:
         if not isinstance(body, dict) or "source_url" not in body:
             raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
         url = bodies.check(bodies.SourceUrl, body)["source_url"]
-        token = storage.token_of_url(url, svc.netlocs()) if isinstance(url, str) else None
+        token = storage.token_of_url(url, links.netlocs()) if isinstance(url, str) else None
         if token is None:
             raise errors.invalid("source_url", "must be one of this sandbox's signed file URLs; other URLs are never fetched")
         try:
-            file_id = svc.signer.verify(token, svc.clock.now())
+            file_id = links.verify(token)
         except SignatureError as exc:
             raise errors.invalid("source_url", f"signed URL is {exc}") from None
         meta = storage.meta(store, file_id)
@@ -102,7 +104,8 @@ def router(svc: Sandbox) -> APIRouter:
             parts = [v for v in form.values() if isinstance(v, UploadFile)]
             if not parts:
                 raise errors.invalid("file", "is required: a multipart file part")
-            part = form.get("file") if isinstance(form.get("file"), UploadFile) else parts[0]
+            named = form.get("file")
+            part = named if isinstance(named, UploadFile) else parts[0]
             data = await part.read(UPLOAD_MAX_BYTES + 1)
             if len(data) > UPLOAD_MAX_BYTES:
                 raise errors.invalid("file", TOO_LARGE)
@@ -114,21 +117,21 @@ def router(svc: Sandbox) -> APIRouter:
 
     @r.get("/v1/files/{file_id}/url")
     async def file_link(file_id: str, request: Request) -> Response:
-        meta = _owned_or_404(account(svc, request), file_id)
-        url, expires = svc.signed_url(file_id)
+        meta = _owned_or_404(account(accounts, request), file_id)
+        url, expires = links.signed_url(file_id)
         return json_response({"file_id": file_id, "url": url, "mime_type": meta["mime_type"],
                               "expires_at": expires})
 
     @r.get("/v1/files/{file_id}/download")
     async def file_download(file_id: str, request: Request) -> Response:
-        _owned_or_404(account(svc, request), file_id)
-        url, expires = svc.signed_url(file_id)
+        _owned_or_404(account(accounts, request), file_id)
+        url, expires = links.signed_url(file_id)
         return json_response({"file_id": file_id, "url": url, "expires_at": expires})
 
     @r.get("/_signed/{token}", include_in_schema=False)
     async def signed(token: str) -> Response:
         try:
-            file_id = svc.signer.verify(token, svc.clock.now())
+            file_id = links.verify(token)
         except SignatureError:
             return Response(storage.FORBIDDEN_XML, 403, media_type="application/xml")
         meta = storage.meta(store, file_id)

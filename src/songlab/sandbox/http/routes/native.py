@@ -11,16 +11,18 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
+import songlab.sandbox.errors as errors
 from songlab.pricing import AGENT_RATES, price
-from songlab.sandbox import errors
-from songlab.sandbox.catalog import Tool
+from songlab.sandbox.catalog import Catalog, Tool
 from songlab.sandbox.http import bodies, jsonrules
 from songlab.sandbox.http.routes._common import account, create, json_response, parse_object
-from songlab.sandbox.service import Sandbox
+from songlab.sandbox.ports import Authenticator, FaultGate, Links, Now
 from songlab.sandbox.storage import billing
+from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import events, payloads, ratelimit
 from songlab.sandbox.tasks import rows as tasks
-from songlab.sandbox.tasks.creates import NewTask
+from songlab.sandbox.tasks.creates import Creates, NewTask
+from songlab.sandbox.tasks.events import EventLog
 from songlab.sandbox.tasks.validation import Resolver
 from songlab.spec import LIMITS
 
@@ -52,11 +54,11 @@ def native_license(value: Any) -> int:
     return value or 1
 
 
-def generation_task(svc: Sandbox, account_id: str, tool: Tool, license: int,
+def generation_task(catalog: Catalog, resolver: Resolver, tool: Tool, license: int,
                     payload: Any) -> NewTask:
     """Validate a payload for ``tool`` and price it (native and compat creates)."""
-    svc.catalog.check_priced(tool, license)
-    resolved = payloads.validate(tool.operation, payload, Resolver(svc, account_id))
+    catalog.check_priced(tool, license)
+    resolved = payloads.validate(tool.operation, payload, resolver)
     if tool.operation == "agent":
         units = billing.to_units(AGENT_RATES[tool.model].reserve_floor)
         kind, ledger_kind = "agent", "agent_fee"
@@ -71,18 +73,18 @@ def generation_task(svc: Sandbox, account_id: str, tool: Tool, license: int,
     )
 
 
-def router(svc: Sandbox) -> APIRouter:
+def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
+           creates: Creates, event_log: EventLog, faults: FaultGate, links: Links) -> APIRouter:
     r = APIRouter()
-    store = svc.store
 
     @r.post("/v1/generations", status_code=201)
     async def create_generation(request: Request) -> Response:
-        account_id = account(svc, request)
+        account_id = account(accounts, request)
         body = await request.body()
 
         def build() -> NewTask:
             req = parse_object(body)
-            tool = svc.catalog.resolve(req.get("tool_id"))  # absent or unknown: 400 UnknownTool
+            tool = catalog.resolve(req.get("tool_id"))  # absent or unknown: 400 UnknownTool
             req = bodies.check(bodies.NativeCreate, req)  # the raw-object 500 included
             lic = native_license(req.get("license"))
             pj = req.get("payload_json")
@@ -93,24 +95,19 @@ def router(svc: Sandbox) -> APIRouter:
             if not isinstance(pj, str):
                 raise errors.invalid("payload_json", "must be a string of JSON text")
             payload = jsonrules.loads(pj, "payload_json")
-            return generation_task(svc, account_id, tool, lic, payload)
+            return generation_task(catalog, creates.resolver(account_id), tool, lic, payload)
 
-        return await create(svc, request, account_id, build)
+        return await create(creates, request, account_id, build)
 
     @r.get("/v1/generations/{task_id}")
     async def get_generation(task_id: str, request: Request) -> Response:
-        account_id = svc.authenticate(request.headers.get("authorization"))
-        row = tasks.get(store, task_id)
-        if row is None:
-            raise errors.NOT_FOUND
-        if row["account_id"] != account_id:
-            raise errors.FORBIDDEN
-        return Response(json.dumps(tasks.snapshot(row, svc.base_url)),
-                        media_type="application/json")
+        account_id = accounts.authenticate(request.headers.get("authorization"))
+        status, body, _ = tasks.answer(store, account_id, task_id, links.base_url)
+        return Response(body, status_code=status, media_type="application/json")
 
     @r.get("/v1/generations")
     async def list_generations(request: Request) -> Response:
-        account_id = account(svc, request)
+        account_id = account(accounts, request)
         q = request.query_params
         limit = query_int(q.get("limit"), "limit", lo=1, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
         before = None
@@ -121,18 +118,13 @@ def router(svc: Sandbox) -> APIRouter:
                 raise errors.invalid("cursor", str(exc).split(": ", 1)[1]) from None
         rows, nxt = tasks.page(store, account_id, limit, before)
         return json_response({
-            "data": [tasks.snapshot(row, svc.base_url) for row in rows],
+            "data": [tasks.snapshot(row, links.base_url) for row in rows],
             "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
         })
 
     def own_task_and_after(task_id: str, request: Request) -> tuple[Any, int]:
         """The caller's task (403 another's, 404 none) and the ``after`` cursor (stream, page)."""
-        account_id = account(svc, request)
-        row = tasks.get(store, task_id)
-        if row is None:
-            raise errors.NOT_FOUND
-        if row["account_id"] != account_id:
-            raise errors.FORBIDDEN
+        row = tasks.own(store, account(accounts, request), task_id)
         return row, query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ,
                               default=0)
 
@@ -141,7 +133,7 @@ def router(svc: Sandbox) -> APIRouter:
         """The stored events after ``after`` as one JSON page, at once (for clients that
         cannot read a stream, such as generated ones)."""
         row, after = own_task_and_after(task_id, request)
-        rows = events.after(store, task_id, after)[:EVENT_PAGE]
+        rows = event_log.after(task_id, after)[:EVENT_PAGE]
         data = [json.loads(d) for _, _, d in rows]
         done = row["status"] in ("completed", "failed") and (
             not rows or rows[-1][1] == "terminal" or len(rows) < EVENT_PAGE)
@@ -152,41 +144,43 @@ def router(svc: Sandbox) -> APIRouter:
     async def stream(task_id: str, request: Request) -> Response:
         _, after = own_task_and_after(task_id, request)
         return StreamingResponse(
-            _events(svc, task_id, after), media_type="text/event-stream",
+            _events(event_log, store, clock, faults, task_id, after),
+            media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     return r
 
 
-async def _events(svc: Sandbox, task_id: str, after: int) -> AsyncIterator[bytes]:
+async def _events(log: EventLog, store: Store, clock: Now, faults: FaultGate, task_id: str,
+                  after: int) -> AsyncIterator[bytes]:
     """Replay what follows ``after``, then follow live events until terminal/timeout/drop."""
-    entry = svc.hub.subscribe(task_id)
+    entry = log.hub.subscribe(task_id)
     _, wake = entry
     last, sent = after, 0
-    drop_after = svc.faults.settings.drop_stream_after
-    idle_since = svc.clock.now()
+    drop_after = faults.settings.drop_stream_after
+    idle_since = clock.now()
     try:
         while True:
             wake.clear()
-            batch = events.after(svc.store, task_id, last)
+            batch = log.after(task_id, last)
             for seq, kind, data in batch:
                 if drop_after is not None and sent >= drop_after:
-                    yield _ephemeral(svc, task_id, "error", last,
+                    yield _ephemeral(log, task_id, "error", last,
                                      "stream dropped (injected fault); resume with after=cursor")
                     return
                 yield events.frame(seq, kind, data)
                 last, sent = seq, sent + 1
-                idle_since = svc.clock.now()
+                idle_since = clock.now()
                 if kind == "terminal":
                     return
             if batch:
                 continue
-            status = svc.store.one("SELECT status FROM tasks WHERE id = ?", (task_id,))[0]
+            status = store.value("SELECT status FROM tasks WHERE id = ?", (task_id,))
             if status in ("completed", "failed"):
                 return  # a finished task: nothing follows ``after``
-            idle = svc.clock.now() - idle_since
+            idle = clock.now() - idle_since
             if idle >= STREAM_IDLE_SECONDS:
-                yield _ephemeral(svc, task_id, "timeout", last,
+                yield _ephemeral(log, task_id, "timeout", last,
                                  f"no event for {STREAM_IDLE_SECONDS:.0f} s; resume with after=cursor")
                 return
             try:
@@ -194,10 +188,10 @@ async def _events(svc: Sandbox, task_id: str, after: int) -> AsyncIterator[bytes
             except TimeoutError:
                 pass
     finally:
-        svc.hub.unsubscribe(task_id, entry)
+        log.hub.unsubscribe(task_id, entry)
 
 
-def _ephemeral(svc: Sandbox, task_id: str, kind: str, cursor: int, message: str) -> bytes:
-    seq = svc.emit(task_id, kind, {}, persist=False)
+def _ephemeral(log: EventLog, task_id: str, kind: str, cursor: int, message: str) -> bytes:
+    seq = log.emit(task_id, kind, {}, persist=False)
     data = {"seq": seq, "kind": kind, "task_id": task_id, "cursor": cursor, "message": message}
     return events.frame(seq, kind, json.dumps(data))
