@@ -69,7 +69,7 @@ def test_private_modules_stay_in_their_package(graph: Graph) -> None:
     for name, targets in graph.edges.items():
         for target in targets:
             parts = target.split(".")
-            private = any(p.startswith("_") and p != "__init__" for p in parts[2:])
+            private = any(p.startswith("_") and not p.startswith("__") for p in parts[2:])
             if private and _package(target) != _package(name):
                 leaks.setdefault(name, []).append(target)
     assert leaks == {}

@@ -1,5 +1,5 @@
 """The client on what the spec shows: spec-only answers parse, unknown fields are ignored,
-guessed fields are read through ``_fields`` (one line per fact) and never required."""
+guessed fields are read through ``field_names`` (one line per fact) and never required."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from songlab.client import _fields as F
+import songlab.client.field_names as F
 from songlab.client._models import (
     parse_event,
     parse_task,

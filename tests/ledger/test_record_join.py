@@ -237,13 +237,13 @@ def test_a_ledger_written_before_the_source_columns_reads_with_them(tmp_path: Pa
 
 NAMES_PROBE = r"""
 import json, sys, types
-fields = types.ModuleType("songlab.client._fields")
+fields = types.ModuleType("songlab.client.field_names")
 fields.TASK_CREATED_AT = ("created_at", "createdAt")
 fields.TASK_COST_USD = ("cost_usd", "cost")
 fields.TASK_OPERATION = ("operation", "op")
-sys.modules["songlab.client._fields"] = fields
+sys.modules["songlab.client.field_names"] = fields
 import songlab.client
-songlab.client._fields = fields
+songlab.client.field_names = fields
 from songlab.ledger import tasks_frame, tasks_frame_from_pages
 tasks = [{"task_id": "a", "status": "completed", "createdAt": "2026-11-02T10:00:00Z",
           "cost": "0.12000000", "op": "generate_song", "model": "v7", "license": 1},
@@ -257,7 +257,7 @@ for frame in (tasks_frame(tasks), tasks_frame_from_pages([page])):
 
 
 def test_names_from_the_mapping_module_are_read_first_present_wins() -> None:
-    """A user who learns the service's real name for a fact adds it to ``_fields``: the
+    """A user who learns the service's real name for a fact adds it to ``field_names``: the
     ledger reads it on both paths (run in its own interpreter: names are read at import)."""
     import subprocess
     import sys

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from songlab import codec
+import songlab.codec as codec
 from songlab.audio._errors import AudioError
 
 FORMATS = codec.FORMATS

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CACHE_ENV", "DEFAULT_MAX_BYTES", "AssetCache", "resolve_cache"]
+__all__ = ["AssetCache", "CACHE_ENV", "DEFAULT_MAX_BYTES", "resolve_cache"]
 
 CACHE_ENV: Final = "SONGLAB_CACHE_DIR"
 DEFAULT_MAX_BYTES: Final = 2 * 1024**3  # 2 GiB: a few hundred songs

@@ -68,8 +68,10 @@ if TYPE_CHECKING:
     from songlab.client._workflows import Workflows
 
 # Call, Work, NOT_GIVEN ... live in _call; re-exported here, where the operations import them.
-__all__ = ["NOT_GIVEN", "BaseClient", "Call", "NotGiven", "Op", "Step", "Work",
-           "new_idempotency_key", "path_id"]
+__all__ = [
+    "BaseClient", "Call", "NOT_GIVEN", "NotGiven", "Op", "Step", "Work", "new_idempotency_key",
+    "path_id"
+]
 
 _Self = TypeVar("_Self", bound="BaseClient")
 

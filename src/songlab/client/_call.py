@@ -12,8 +12,7 @@ from urllib.parse import quote
 from songlab.client._retry import CallKind
 from songlab.client._validate import require
 
-__all__ = ["NOT_GIVEN", "Call", "NotGiven", "Op", "Step", "Work", "new_idempotency_key",
-           "path_id"]
+__all__ = ["Call", "NOT_GIVEN", "NotGiven", "Op", "Step", "Work", "new_idempotency_key", "path_id"]
 
 
 class NotGiven:

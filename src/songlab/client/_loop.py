@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 
 import httpx
 
-import songlab.client._fields as F
+import songlab.client.field_names as F
 from songlab.client._errors import (
     APIConnectionError,
     StreamError,

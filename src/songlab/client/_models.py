@@ -11,7 +11,7 @@ it is the hot path measured by ``benchmarks/client_overhead.py``.
 
 Only what the spec shows is required (a task's ``task_id`` and ``status``, an
 event's kind and seq, a tool's ``id``/``model``/``operation`` ...). Every other
-attribute is read through the names of :mod:`songlab.client._fields` and is
+attribute is read through the names of :mod:`songlab.client.field_names` and is
 ``None`` when the service does not send it; unknown fields are ignored (kept in
 ``raw``).
 """
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
-import songlab.client._fields as F
+import songlab.client.field_names as F
 from songlab.client._errors import MalformedResponse
 from songlab.spec import EventKind, Status
 
@@ -217,7 +217,7 @@ def _fraction(value: Any) -> float | None:
 @_parser("task snapshot")
 def parse_task(d: dict[str, Any]) -> Task:
     """A snapshot: ``task_id`` and ``status`` are required (the spec shows them), every
-    other fact is read through :mod:`songlab.client._fields` or left ``None``."""
+    other fact is read through :mod:`songlab.client.field_names` or left ``None``."""
     first = F.first
     return Task(
         d["task_id"],
@@ -246,7 +246,7 @@ class Page:
 
 @_parser("task page")
 def parse_page(d: dict[str, Any]) -> Page:
-    """A listing page; its envelope's names are guesses (:mod:`songlab.client._fields`)."""
+    """A listing page; its envelope's names are guesses (:mod:`songlab.client.field_names`)."""
     items = F.first(d, F.LISTING_ITEMS) or ()
     return Page(tuple(parse_task(t) for t in items), F.first(d, F.LISTING_NEXT_CURSOR))
 
@@ -270,7 +270,7 @@ _CURSOR = msgspec.json.Decoder(str | None)
 
 def parse_raw_page(content: bytes) -> RawPage:
     """The page's bytes and its next cursor, read without decoding the tasks (the
-    envelope's names: :mod:`songlab.client._fields`)."""
+    envelope's names: :mod:`songlab.client.field_names`)."""
     try:
         shape = _PAGE_SHAPE.decode(content)
         if F.first(shape, F.LISTING_ITEMS) is None:

@@ -47,19 +47,9 @@ from songlab.client._errors import (
 from songlab.spec import RETRYABLE_CODES
 
 __all__ = [
-    "BACKOFF_BASE_S",
-    "BACKOFF_CAP_S",
-    "CONNECT_ERRORS",
-    "CREATE_DEADLINE_S",
-    "GATEWAY_STATUSES",
-    "MAX_TOTAL_S",
-    "RETRYABLE_TRANSPORT_ERRORS",
-    "CallKind",
-    "RetryPolicy",
-    "Retrier",
-    "backoff_delay",
-    "is_retryable",
-    "retry_after_s",
+    "BACKOFF_BASE_S", "BACKOFF_CAP_S", "CONNECT_ERRORS", "CREATE_DEADLINE_S", "CallKind",
+    "GATEWAY_STATUSES", "MAX_TOTAL_S", "RETRYABLE_TRANSPORT_ERRORS", "Retrier", "RetryPolicy",
+    "backoff_delay", "is_retryable", "retry_after_s"
 ]
 
 BACKOFF_BASE_S: Final = 0.25

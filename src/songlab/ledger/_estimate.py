@@ -18,7 +18,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from songlab import pricing
+import songlab.pricing as pricing
 
 __all__ = ["TRANSLATION_OPERATIONS", "estimate", "estimate_agent_run", "priceable_in_tiers"]
 

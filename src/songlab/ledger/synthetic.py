@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab import pricing
+import songlab.pricing as pricing
 from songlab.spec import LICENSE_NAMES
 
 __all__ = [

@@ -51,12 +51,12 @@ CHUNK: Final[int] = 131_072
 
 def _task_names() -> dict[str, tuple[str, ...]]:
     """The names tried for each fact of a snapshot the spec does not show, first present
-    wins: ``songlab.client._fields`` (one line per fact, shared with the client) when this
+    wins: ``songlab.client.field_names`` (one line per fact, shared with the client) when this
     songlab has it, else the sandbox's names."""
     names: dict[str, tuple[str, ...]] = {f: (f,) for f in _FACTS}
     names |= {"failure": ("failure",), "failure.error": ("error",)}
     try:
-        from songlab.client import _fields
+        import songlab.client.field_names as _fields
     except ImportError:
         return names
     given = {

@@ -8,7 +8,7 @@ duplicate events after a resume) is tested without widgets, threads or HTTP.
 
 The spec promises an event's kind and seq only. Everything else (status,
 progress, step, phase, message) is read through the names of
-:mod:`songlab.client._fields` when present. Without them a row is
+:mod:`songlab.client.field_names` when present. Without them a row is
 *indeterminate* (``determinate`` False: no percentage is claimed) until the
 ``terminal`` event, which then only says the stream ``ended``: the panel reads the
 outcome with one GET and :func:`settle` finishes the row.
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from songlab.client import _fields as F
+import songlab.client.field_names as F
 from songlab.spec import TRANSLATION_STEPS, EventKind, Status
 
 __all__ = ["EVENT_FIELDS", "TaskState", "as_event", "describe", "initial", "reduce", "settle"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from songlab import pricing
+import songlab.pricing as pricing
 from songlab.spec import LICENSE_NAMES, LIMITS, MIB, SONG_VERSIONS
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as W
 import pandas as pd
 
-from songlab import ledger
+import songlab.ledger as ledger
 from songlab.ledger import plots as ledger_plots
 from songlab.widgets._gate import format_price
 from songlab.widgets._ui import ErrorSink

@@ -19,8 +19,8 @@ from typing import Any
 import ipywidgets as W
 from matplotlib.figure import Figure
 
+import songlab.audio as audio
 import songlab.widgets._api as _api
-from songlab import audio
 from songlab.widgets._ui import ErrorSink, status_html
 
 __all__ = ["AudioView", "StemsView", "task_audio"]
@@ -139,7 +139,7 @@ class StemsView(W.HBox):
     def from_task(cls, client: Any, task: Any, **options: Any) -> StemsView:
         """The output assets of a completed task (e.g. ``separate_stems``), named as the
         service names them (an asset's ``name``), else by position."""
-        from songlab.client._fields import ASSET_NAME, first  # a name the spec does not show
+        from songlab.client.field_names import ASSET_NAME, first  # a name the spec does not show
 
         assets = getattr(getattr(task, "output", None), "assets", ()) or ()
         if not assets:
