@@ -2,7 +2,7 @@
 
 1. Throughput against the limit. A sandbox process (``python -m songlab.sandbox``, speed
    1000, ``:memory:``) limits one tool to 100 creates an hour and 500 a day (its defaults,
-   ``sandbox/ratelimit.py``). A thread moves the sandbox clock one hour every ``--tick``
+   ``sandbox/tasks/ratelimit.py``). A thread moves the sandbox clock one hour every ``--tick``
    real seconds, so an hour of the limit passes quickly. ``client.batch`` sends 1,000
    ``write_lyrics`` creates (one tool) and paces itself on RateLimited. A client that
    knew the limit and wasted nothing would finish in the fewest ticks the windows allow

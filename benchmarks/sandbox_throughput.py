@@ -48,7 +48,7 @@ def serve(speed: float) -> None:
     import threading
 
     from songlab.sandbox.config import SandboxConfig
-    from songlab.sandbox.server import SandboxServer
+    from songlab.sandbox.http.server import SandboxServer
 
     srv = SandboxServer(SandboxConfig(db=":memory:", speed=speed, admin_token=ADMIN),
                         wrap=_minimal_wrap).start()

@@ -52,7 +52,7 @@ class Account:
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Any]:
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     srv = serve_in_thread(db=":memory:", speed=SANDBOX_SPEED, admin_token="test-admin-token")
     try:

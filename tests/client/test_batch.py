@@ -26,7 +26,7 @@ PRICE = Decimal("0.02")
 
 @pytest.fixture(scope="module")
 def srv():
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     s = serve_in_thread(db=":memory:", speed=2000.0, admin_token="batch-admin")
     try:

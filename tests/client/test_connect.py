@@ -30,9 +30,9 @@ def fake_sandbox(monkeypatch):
         started.append(FakeServer(**kwargs))
         return started[-1]
 
-    mod = types.ModuleType("songlab.sandbox.server")
+    mod = types.ModuleType("songlab.sandbox.http.server")
     mod.serve_in_thread = serve_in_thread
-    monkeypatch.setitem(sys.modules, "songlab.sandbox.server", mod)
+    monkeypatch.setitem(sys.modules, "songlab.sandbox.http.server", mod)
     monkeypatch.setattr(_connect, "_SANDBOXES", {})
     monkeypatch.delenv("SONGLAB_API_KEY", raising=False)
     monkeypatch.delenv("SONGLAB_BASE_URL", raising=False)

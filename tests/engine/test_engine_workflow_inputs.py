@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import analysis, recipe
-from songlab.sandbox.pipelines import _workflow_fns
+from songlab.sandbox.tasks.pipelines import _workflow_fns
 from tests.engine._engine_util import as_input
 
 

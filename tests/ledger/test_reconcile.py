@@ -50,7 +50,7 @@ class Workload:
 
 @pytest.fixture(scope="module")
 def own_sandbox() -> Iterator[Any]:
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     srv = serve_in_thread(db=":memory:", speed=500, admin_token="reconcile-admin")
     try:

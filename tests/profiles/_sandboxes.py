@@ -118,7 +118,7 @@ def _process(profile: str) -> ProfileSandbox:
 
 
 def _thread(profile: str) -> ProfileSandbox:
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     srv = serve_in_thread(db=":memory:", speed=SPEED, admin_token=ADMIN_TOKEN, profile=profile)
     return ProfileSandbox(profile, srv.base_url, ADMIN_TOKEN, _stop=srv.stop)

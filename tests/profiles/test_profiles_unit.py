@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from songlab.sandbox import profiles as P
 from songlab.sandbox.config import SandboxConfig
+from songlab.sandbox.http import profiles as P
 
 
 @pytest.mark.parametrize(("method", "path", "kind"), [

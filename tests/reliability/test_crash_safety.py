@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from songlab.pricing import price
-from songlab.sandbox.billing import to_units, usd
+from songlab.sandbox.storage.billing import to_units, usd
 from tests.reliability._util import (
     SandboxProcess,
     admin_client,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from songlab.client import Client, InvalidApiKey, NotFound, RetryPolicy, UnknownTool
-from songlab.sandbox.server import serve_in_thread
+from songlab.sandbox.http.server import serve_in_thread
 from tests.reliability._proxy import FaultProxy
 from tests.reliability._storm import STORM_RETRY, events_from_store, run_storm
 

@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from songlab.sandbox.server import serve_in_thread
+from songlab.sandbox.http.server import serve_in_thread
 from tests.reliability._storm import DEFAULT_FAULTS, events_from_store, run_storm
 
 STORM_N = 48

@@ -1,7 +1,7 @@
 """Fuzzing: schemathesis over every operation of the sandbox's ``/openapi.json``, as served.
 
 The sandbox declares its own request bodies, query and header parameters,
-security and answers (``songlab.sandbox.openapi``); the document is fuzzed as
+security and answers (``songlab.sandbox.http.openapi``); the document is fuzzed as
 it is, with no overlay. schemathesis generates positive and negative requests
 for every operation, derandomized and bounded, against a sandbox of this
 module's own (the admin routes change faults, the clock and tool switches, so
@@ -41,7 +41,7 @@ def _documented_500(case: Any) -> bool:
 
 @pytest.fixture(scope="module")
 def fuzz_target() -> Iterator[dict[str, Any]]:
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(db=":memory:", speed=500.0, admin_token=ADMIN_TOKEN) as srv:
         with httpx.Client(base_url=srv.base_url, timeout=30,

@@ -19,8 +19,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from songlab.sandbox.app import MAX_BODY_BYTES, BodyLimit
-from songlab.sandbox.storage import UPLOAD_MAX_BYTES
+from songlab.sandbox.http.app import MAX_BODY_BYTES, BodyLimit
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
 from tests.reliability._util import Snapshot, assert_invalid, create, key_client, tone, upload
 
 
@@ -384,7 +384,7 @@ def test_source_url_is_refused_for_anything_but_own_signed_urls(sandbox, admin, 
 
 
 def test_expired_signed_url_is_refused_as_source(sandbox, admin, new_account):
-    from songlab.sandbox.storage import SIGNED_URL_SECONDS
+    from songlab.sandbox.storage.files import SIGNED_URL_SECONDS
 
     acct = new_account()
     with key_client(sandbox.base_url, acct.api_key) as c:

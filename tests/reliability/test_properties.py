@@ -20,10 +20,10 @@ from songlab.client import ValidationError
 from songlab.client._base import new_idempotency_key, path_id
 from songlab.client._validate import idempotency_key, license_number, payload_for, payload_json
 from songlab.sandbox import errors as sandbox_errors
-from songlab.sandbox import payloads as sandbox_payloads
-from songlab.sandbox.creates import valid_key
-from songlab.sandbox.routes.native import native_license
-from songlab.sandbox.validation import Resolver
+from songlab.sandbox.http.routes.native import native_license
+from songlab.sandbox.tasks import payloads as sandbox_payloads
+from songlab.sandbox.tasks.creates import valid_key
+from songlab.sandbox.tasks.validation import Resolver
 
 PROPS = settings(max_examples=150, derandomize=True, database=None, deadline=None)
 KEY_ALPHABET = "ABCXYZabcxyz0189_.:-"

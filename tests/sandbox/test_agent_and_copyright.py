@@ -72,14 +72,14 @@ def test_agent_run_answers_with_text_trace_and_fee_line(acct, admin):
 
 @pytest.fixture
 def seam_sandbox():
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(speed=1000, admin_token="seam-admin") as srv:
         yield srv
 
 
 def test_runner_seam_subtasks_and_agent_fee(seam_sandbox):
-    from songlab.sandbox.context import Outcome, SubtaskRefused
+    from songlab.sandbox.tasks.context import Outcome, SubtaskRefused
 
     seen: dict = {}
 
@@ -155,7 +155,7 @@ def test_refused_subtask_keeps_no_inline_input(seam_sandbox):
     """Validation runs in the insert's transaction: the stored inline file is rolled back."""
     import base64
 
-    from songlab.sandbox.context import Outcome, SubtaskRefused
+    from songlab.sandbox.tasks.context import Outcome, SubtaskRefused
 
     seen: dict = {}
     inline = {"base64": base64.b64encode(tone(0.5)).decode(), "filename": "t.mp3"}

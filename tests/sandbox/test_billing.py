@@ -98,7 +98,7 @@ def test_base_is_spent_before_extra_and_expires_after_a_year(sandbox, admin, new
 def own_sandbox():
     """A sandbox of its own: this test moves the clock a year (the session one's demo
     account, used by other areas' tests, must keep its base balance)."""
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(speed=1000, admin_token="year-admin") as srv:
         yield srv

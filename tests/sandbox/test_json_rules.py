@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from songlab.sandbox import jsonrules
 from songlab.sandbox.errors import ApiError
+from songlab.sandbox.http import jsonrules
 from tests.sandbox._util import assert_invalid, tid
 
 DEPTH = jsonrules.MAX_DEPTH

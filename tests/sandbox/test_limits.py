@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from songlab.sandbox.ratelimit import MODEL_LIMIT, TOOL_LIMIT
+from songlab.sandbox.tasks.ratelimit import MODEL_LIMIT, TOOL_LIMIT
 from tests.sandbox._util import balance, client, create, ledger, tid, wait
 
 # The windows count creates, so the limit tests run on their own sandbox whose worker
@@ -17,7 +17,7 @@ from tests.sandbox._util import balance, client, create, ledger, tid, wait
 def sandbox():
     import httpx
 
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(speed=1000, admin_token="limits-admin") as srv:
         with httpx.Client(base_url=srv.base_url, verify=False,
@@ -200,7 +200,7 @@ def test_clock_refuses_an_advance_it_could_not_show(admin, body):
 
 
 def test_clock_never_passes_the_year_9000():
-    from songlab.sandbox.clock import MAX_ADVANCE_SECONDS, Clock
+    from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS, Clock
 
     clock = Clock(offset=250 * 365 * 86400 * 28)  # about the year 9000 already
     with pytest.raises(ValueError, match="year 9000"):

@@ -7,9 +7,9 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
 
-from songlab.sandbox import bodies
-from songlab.sandbox.openapi import ADMIN_TAG, complete, install
-from songlab.sandbox.routes.dedicated import WORKFLOW_MODELS
+from songlab.sandbox.http import bodies
+from songlab.sandbox.http.openapi import ADMIN_TAG, complete, install
+from songlab.sandbox.http.routes.dedicated import WORKFLOW_MODELS
 from songlab.spec import WORKFLOW_ROUTES
 from tests.sandbox._util import client
 

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from songlab.sandbox import validation
+from songlab.sandbox.tasks import validation
 from tests.sandbox._util import assert_invalid, create, tone, upload
 
 

@@ -72,8 +72,8 @@ def test_an_unexpected_error_is_a_whole_json_500():
     dropped connection or a text page."""
     import asyncio
 
-    from songlab.sandbox.app import create_app
     from songlab.sandbox.config import SandboxConfig
+    from songlab.sandbox.http.app import create_app
     from songlab.sandbox.service import Sandbox
 
     svc = Sandbox(SandboxConfig())

@@ -53,7 +53,7 @@ def test_bad_after(acct):
 @pytest.fixture
 def slow_sandbox():
     """A separate sandbox so slow (speed 0.001) that a task sits between events."""
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(speed=0.001, admin_token="slow-admin") as srv:
         yield srv

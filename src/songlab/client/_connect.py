@@ -44,7 +44,7 @@ def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "def
     with _LOCK:
         srv = _SANDBOXES.get(key)
         if srv is None:
-            from songlab.sandbox.server import serve_in_thread
+            from songlab.sandbox.http.server import serve_in_thread
 
             shown: dict[str, Any] = {} if profile == "default" else {"profile": profile}
             srv = serve_in_thread(db=db, speed=speed, admin_token=admin_token,

@@ -2,15 +2,15 @@
 
 Start it with ``python -m songlab.sandbox`` (or ``songlab sandbox``), or in-process::
 
-    from songlab.sandbox.server import serve_in_thread
+    from songlab.sandbox.http.server import serve_in_thread
     with serve_in_thread(db=":memory:", speed=100) as srv:
         ...  # srv.base_url, srv.admin_token; demo key "sk-sandbox-demo"
 
-Modules: ``server`` (uvicorn), ``app`` (FastAPI factory), ``routes/`` (one route
-group each), ``service`` (the core object), ``store`` (SQLite), ``billing``,
-``clock``, ``faults``, ``catalog``, ``storage``, ``events``, ``worker``,
-``generation`` and ``pipelines`` (runners), ``context`` (the runner seam),
-``validation``/``payloads`` (input rules), ``engine/`` (audio).
+Folders, one role each: ``http/`` (the ASGI app, the uvicorn server, the hot path,
+profiles, request bodies, the OpenAPI document, ``routes/``), ``tasks/`` (creates,
+the worker and its runners, task rows, payload rules, events, faults, rate limits),
+``storage/`` (``db`` SQLite, ``files``, ``billing``, ``clock``), ``engine/`` (audio),
+``agent/`` (Agent One). At the top: ``config``, ``errors``, ``catalog``, ``service``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import sys
 import threading
 
 from songlab.sandbox.config import SandboxConfig, default_db_path, resolve_admin_token
-from songlab.sandbox.profiles import PROFILES
+from songlab.sandbox.http.profiles import PROFILES
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"songlab sandbox: {exc}", file=sys.stderr)
         return 2
-    from songlab.sandbox.server import SandboxServer
+    from songlab.sandbox.http.server import SandboxServer
 
     server = SandboxServer(config).start()
     print(f"songlab sandbox listening on {server.base_url}", flush=True)

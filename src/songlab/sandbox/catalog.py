@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from songlab.pricing import PRICES
 from songlab.sandbox import errors
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage.db import Store
 from songlab.spec import AGENT_TIERS, INTERNAL_OPERATIONS, ErrorCode
 
 NAMESPACE = uuid.UUID("6f1c2d0e-4a3b-5c6d-8e9f-a0b1c2d3e4f5")

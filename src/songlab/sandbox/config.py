@@ -9,7 +9,7 @@ from pathlib import Path
 
 import platformdirs
 
-from songlab.sandbox.profiles import check as check_profile
+from songlab.sandbox.http.profiles import check as check_profile
 
 ADMIN_TOKEN_ENV = "SONGLAB_SANDBOX_ADMIN_TOKEN"
 DEMO_API_KEY = "sk-sandbox-demo"

@@ -12,14 +12,16 @@ import secrets
 import uuid
 from typing import Any
 
-from songlab.sandbox import billing, errors, events
+from songlab.sandbox import errors
 from songlab.sandbox.catalog import Catalog
-from songlab.sandbox.clock import Clock, iso
 from songlab.sandbox.config import DEMO_ACCOUNT_ID, DEMO_API_KEY, DEMO_TOKENS, SandboxConfig
-from songlab.sandbox.events import EventHub
-from songlab.sandbox.faults import Faults
-from songlab.sandbox.storage import SIGNED_PREFIX, SIGNED_URL_SECONDS, Signer
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage import billing
+from songlab.sandbox.storage.clock import Clock, iso
+from songlab.sandbox.storage.db import Store
+from songlab.sandbox.storage.files import SIGNED_PREFIX, SIGNED_URL_SECONDS, Signer
+from songlab.sandbox.tasks import events
+from songlab.sandbox.tasks.events import EventHub
+from songlab.sandbox.tasks.faults import Faults
 
 
 def _hash(key: str) -> str:
@@ -28,7 +30,7 @@ def _hash(key: str) -> str:
 
 class Sandbox:
     def __init__(self, config: SandboxConfig) -> None:
-        from songlab.sandbox.worker import Worker
+        from songlab.sandbox.tasks.worker import Worker
 
         self.config = config
         self.store = Store(config.db)

@@ -27,7 +27,7 @@ from songlab.sandbox.agent.planner import build_plan
 from songlab.sandbox.agent.request import AgentPayloadError, AgentRequest, parse_request
 
 if TYPE_CHECKING:
-    from songlab.sandbox.context import Outcome, TaskContext
+    from songlab.sandbox.tasks.context import Outcome, TaskContext
 
 __all__ = [
     "AgentOutcome",

@@ -32,7 +32,7 @@ from songlab.sandbox.agent.plan import Result
 from songlab.sandbox.agent.planner import build_plan
 from songlab.sandbox.agent.request import parse_request
 from songlab.sandbox.catalog import BY_PAIR
-from songlab.sandbox.context import Outcome, SubtaskRefused, TaskContext
+from songlab.sandbox.tasks.context import Outcome, SubtaskRefused, TaskContext
 
 __all__ = ["THINK_SECONDS", "SandboxTools", "run_agent"]
 

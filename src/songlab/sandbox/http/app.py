@@ -8,14 +8,15 @@ from fastapi import FastAPI, Request, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from songlab.sandbox import errors, profiles, routing
+from songlab.sandbox import errors
 from songlab.sandbox.errors import ApiError, UnhandledPayloadError
-from songlab.sandbox.faults import Faults
-from songlab.sandbox.hotpath import HotPath
-from songlab.sandbox.openapi import install as install_openapi
-from songlab.sandbox.routes import account, admin, compat, dedicated, files, native
+from songlab.sandbox.http import profiles, routing
+from songlab.sandbox.http.hotpath import HotPath
+from songlab.sandbox.http.openapi import install as install_openapi
+from songlab.sandbox.http.routes import account, admin, compat, dedicated, files, native
 from songlab.sandbox.service import Sandbox
-from songlab.sandbox.storage import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.tasks.faults import Faults
 
 VENDOR_PREFIXES = ("/v1/", "/v5/", "/v6/", "/v7/")
 # Any request body: room for a 64 MiB file inline as base64 in a JSON body, plus 1 MiB.

@@ -15,15 +15,18 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from songlab.pricing import estimate_translation, estimate_workflow, price
-from songlab.sandbox import billing, bodies, errors, ratelimit
+from songlab.sandbox import errors
 from songlab.sandbox.catalog import tool_id
-from songlab.sandbox.creates import NewTask
-from songlab.sandbox.payloads import check_range
-from songlab.sandbox.routes._common import account, create, parse_object
+from songlab.sandbox.http import bodies
+from songlab.sandbox.http.routes._common import account, create, parse_object
 from songlab.sandbox.service import Sandbox
-from songlab.sandbox.storage import UPLOAD_MAX_BYTES
-from songlab.sandbox.store import Store
-from songlab.sandbox.validation import (
+from songlab.sandbox.storage import billing
+from songlab.sandbox.storage.db import Store
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.tasks import ratelimit
+from songlab.sandbox.tasks.creates import NewTask
+from songlab.sandbox.tasks.payloads import check_range
+from songlab.sandbox.tasks.validation import (
     AUDIO_FORMATS,
     MIDI,
     MP3_M4A,

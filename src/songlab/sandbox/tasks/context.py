@@ -37,10 +37,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from songlab.pricing import price
-from songlab.sandbox import billing, errors, payloads, storage
+from songlab.sandbox import errors
 from songlab.sandbox.catalog import BY_PAIR, tool_id
-from songlab.sandbox.store import Store
-from songlab.sandbox.validation import Resolver
+from songlab.sandbox.storage import billing
+from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.db import Store
+from songlab.sandbox.tasks import payloads
+from songlab.sandbox.tasks.validation import Resolver
 
 if TYPE_CHECKING:
     from songlab.sandbox import engine
@@ -170,7 +173,7 @@ class TaskContext:
 
     def create_subtask(self, operation: str, model: str, payload: dict[str, Any], *,
                        license: int | None = None) -> str:
-        from songlab.sandbox.creates import NewTask, insert
+        from songlab.sandbox.tasks.creates import NewTask, insert
 
         lic = self.license if license is None else license
         tool = BY_PAIR.get((operation, model))
@@ -194,7 +197,7 @@ class TaskContext:
         return task_id
 
     def run_subtask(self, task_id: str) -> dict[str, Any]:
-        from songlab.sandbox import tasks
+        from songlab.sandbox.tasks import rows as tasks
 
         self.svc.worker.run(task_id)
         row = tasks.get(self.svc.store, task_id)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from songlab.sandbox import billing
-from songlab.sandbox.routes._common import account, json_response
+from songlab.sandbox.http.routes._common import account, json_response
 from songlab.sandbox.service import Sandbox
+from songlab.sandbox.storage import billing
 
 
 def router(svc: Sandbox) -> APIRouter:

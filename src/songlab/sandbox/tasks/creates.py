@@ -24,10 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from songlab.sandbox import billing, errors, ratelimit, storage, tasks
-from songlab.sandbox.ratelimit import Bucket
-from songlab.sandbox.store import Store
-from songlab.sandbox.validation import Resolved
+from songlab.sandbox import errors
+from songlab.sandbox.storage import billing
+from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.db import Store
+from songlab.sandbox.tasks import ratelimit
+from songlab.sandbox.tasks import rows as tasks
+from songlab.sandbox.tasks.ratelimit import Bucket
+from songlab.sandbox.tasks.validation import Resolved
 from songlab.spec import IDEMPOTENCY_KEY_PATTERN, ErrorCode
 
 if TYPE_CHECKING:

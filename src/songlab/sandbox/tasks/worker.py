@@ -20,20 +20,21 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from songlab.sandbox import billing, tasks
-from songlab.sandbox.billing import Reservation
-from songlab.sandbox.context import Outcome, TaskContext
+from songlab.sandbox.storage import billing
+from songlab.sandbox.storage.billing import Reservation
+from songlab.sandbox.tasks import rows as tasks
+from songlab.sandbox.tasks.context import Outcome, TaskContext
 
 if TYPE_CHECKING:
     from songlab.sandbox.service import Sandbox
 
-log = logging.getLogger("songlab.sandbox.worker")
+log = logging.getLogger("songlab.sandbox.tasks.worker")
 Runner = Callable[[TaskContext], Outcome]
 FAILED = "GenerationFailed"
 
 
 def _runners() -> dict[str, Runner]:
-    from songlab.sandbox import generation, pipelines
+    from songlab.sandbox.tasks import generation, pipelines
 
     return {
         "generation": generation.run_generation,
@@ -170,7 +171,7 @@ class Worker:
                 return
             charges = outcome.charges
             if charges is None:
-                from songlab.sandbox.context import Charge
+                from songlab.sandbox.tasks.context import Charge
 
                 charges = [Charge(row["ledger_kind"], row["operation"], row["model"],
                                   row["price_units"], row["tool_id"])]

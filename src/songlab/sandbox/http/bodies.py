@@ -31,8 +31,8 @@ from pydantic import (
 )
 
 from songlab.sandbox import errors
-from songlab.sandbox.clock import MAX_ADVANCE_SECONDS
-from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
+from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS
+from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.spec import LICENSE_NAMES, LIMITS, SONG_VERSIONS
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"

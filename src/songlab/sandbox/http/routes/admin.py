@@ -2,7 +2,7 @@
 
 Accounts and keys, top-ups, the billing ledger, faults, the sandbox clock and
 tool switches. Not part of the vendor API: never in /v1/tools; in the OpenAPI
-document under the ``sandbox-admin`` tag (declared in ``sandbox/openapi.py``).
+document under the ``sandbox-admin`` tag (declared in ``sandbox/http/openapi.py``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from songlab.sandbox import billing, bodies, faults, jsonrules
 from songlab.sandbox.catalog import TOOLS
-from songlab.sandbox.clock import MAX_ADVANCE_SECONDS, iso
 from songlab.sandbox.errors import ApiError
-from songlab.sandbox.routes._common import json_response
+from songlab.sandbox.http import bodies, jsonrules
+from songlab.sandbox.http.routes._common import json_response
 from songlab.sandbox.service import Sandbox
+from songlab.sandbox.storage import billing
+from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS, iso
+from songlab.sandbox.tasks import faults
 
 ADMIN_HEADER = "x-sandbox-admin-token"
 # Token amounts of one admin call ($10 million): balances stay far inside SQLite's integers.

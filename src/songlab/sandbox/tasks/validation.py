@@ -17,8 +17,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from songlab.sandbox import errors, storage
-from songlab.sandbox.storage import SignatureError
+from songlab.sandbox import errors
+from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.files import SignatureError
 
 if TYPE_CHECKING:
     from songlab.sandbox import engine

@@ -16,8 +16,8 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from songlab.sandbox.app import create_asgi
 from songlab.sandbox.config import MEMORY, SandboxConfig, resolve_admin_token
+from songlab.sandbox.http.app import create_asgi
 from songlab.sandbox.service import Sandbox
 
 STARTUP_TIMEOUT = 30.0
@@ -110,7 +110,7 @@ def serve_in_thread(
 
     ``profile``: what the vendor surface shows: ``"default"`` (design.md's generous
     answers), ``"spec"`` (only what the spec shows) or ``"noisy"`` (default plus unknown
-    fields everywhere); see ``songlab.sandbox.profiles``.
+    fields everywhere); see ``songlab.sandbox.http.profiles``.
     """
     token, _ = resolve_admin_token(admin_token)
     config = SandboxConfig(host=host, port=port, db=db, speed=speed, admin_token=token,

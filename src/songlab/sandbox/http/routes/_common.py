@@ -9,9 +9,9 @@ from typing import Any
 from fastapi import Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from songlab.sandbox import jsonrules
-from songlab.sandbox.creates import NewTask, submit
+from songlab.sandbox.http import jsonrules
 from songlab.sandbox.service import Sandbox
+from songlab.sandbox.tasks.creates import NewTask, submit
 
 
 def json_response(body: Any, status: int = 200) -> Response:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from songlab.sandbox import errors
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage.db import Store
 from songlab.spec import AGENT_RATE_LIMITS, ErrorCode
 
 HOUR = 3600.0

@@ -7,9 +7,9 @@ import re
 import sqlite3
 from typing import Any
 
-from songlab.sandbox.billing import usd
-from songlab.sandbox.clock import iso
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage.billing import usd
+from songlab.sandbox.storage.clock import iso
+from songlab.sandbox.storage.db import Store
 
 
 def insert(store: Store, row: dict[str, Any]) -> None:

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from songlab.pricing import TRANSLATION_PIPELINE, WORKFLOW_PIPELINES, Step
-from songlab.sandbox.billing import usd
-from songlab.sandbox.context import Charge, Outcome, TaskContext
 from songlab.sandbox.engine import Asset, AudioIn, RenderResult
-from songlab.sandbox.generation import remember_transcript, transcript
+from songlab.sandbox.storage.billing import usd
+from songlab.sandbox.tasks.context import Charge, Outcome, TaskContext
+from songlab.sandbox.tasks.generation import remember_transcript, transcript
 
 STEP_SECONDS = 1.0
 State = dict[str, Any]

@@ -13,11 +13,12 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from songlab.pricing import license_number
-from songlab.sandbox import bodies, errors
-from songlab.sandbox.creates import NewTask
-from songlab.sandbox.routes._common import account, create, parse_object
-from songlab.sandbox.routes.native import generation_task
+from songlab.sandbox import errors
+from songlab.sandbox.http import bodies
+from songlab.sandbox.http.routes._common import account, create, parse_object
+from songlab.sandbox.http.routes.native import generation_task
 from songlab.sandbox.service import Sandbox
+from songlab.sandbox.tasks.creates import NewTask
 
 VERSIONS = ("v5", "v6", "v7")
 MODELS = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,

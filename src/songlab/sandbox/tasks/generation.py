@@ -13,9 +13,10 @@ import json
 import uuid
 from typing import Any
 
-from songlab.sandbox import engine, storage
-from songlab.sandbox.context import CPU_GATE, Outcome, TaskContext
-from songlab.sandbox.store import Store
+from songlab.sandbox import engine
+from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.db import Store
+from songlab.sandbox.tasks.context import CPU_GATE, Outcome, TaskContext
 from songlab.spec import LIMITS
 
 SIM_SECONDS: dict[str, float] = {

@@ -12,12 +12,16 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
 from songlab.pricing import AGENT_RATES, price
-from songlab.sandbox import billing, bodies, errors, events, jsonrules, payloads, ratelimit, tasks
+from songlab.sandbox import errors
 from songlab.sandbox.catalog import Tool
-from songlab.sandbox.creates import NewTask
-from songlab.sandbox.routes._common import account, create, json_response, parse_object
+from songlab.sandbox.http import bodies, jsonrules
+from songlab.sandbox.http.routes._common import account, create, json_response, parse_object
 from songlab.sandbox.service import Sandbox
-from songlab.sandbox.validation import Resolver
+from songlab.sandbox.storage import billing
+from songlab.sandbox.tasks import events, payloads, ratelimit
+from songlab.sandbox.tasks import rows as tasks
+from songlab.sandbox.tasks.creates import NewTask
+from songlab.sandbox.tasks.validation import Resolver
 from songlab.spec import LIMITS
 
 STREAM_IDLE_SECONDS = 30.0

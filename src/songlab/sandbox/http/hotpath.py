@@ -14,9 +14,9 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from songlab.sandbox import tasks
 from songlab.sandbox.errors import ApiError
 from songlab.sandbox.service import Sandbox
+from songlab.sandbox.tasks import rows as tasks
 
 PREFIX = "/v1/generations/"
 _JSON = [(b"content-type", b"application/json")]

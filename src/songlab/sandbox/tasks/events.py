@@ -14,7 +14,7 @@ import json
 import threading
 from typing import Any
 
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage.db import Store
 
 REPLAYED = ("progress", "streaming_url", "partial_output", "terminal")
 

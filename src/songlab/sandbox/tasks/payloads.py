@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from songlab.sandbox import errors
-from songlab.sandbox.storage import UPLOAD_MAX_BYTES
-from songlab.sandbox.validation import (
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.tasks.validation import (
     AUDIO_FORMATS,
     MIDI,
     MP3_M4A,

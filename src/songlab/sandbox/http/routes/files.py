@@ -8,10 +8,13 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.types import Message
 
-from songlab.sandbox import bodies, errors, jsonrules, storage, validation
-from songlab.sandbox.routes._common import account, json_response
+from songlab.sandbox import errors
+from songlab.sandbox.http import bodies, jsonrules
+from songlab.sandbox.http.routes._common import account, json_response
 from songlab.sandbox.service import Sandbox
-from songlab.sandbox.storage import UPLOAD_MAX_BYTES, SignatureError
+from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES, SignatureError
+from songlab.sandbox.tasks import validation
 
 MULTIPART_SLACK = 64 * 1024  # room for multipart headers and boundaries
 TOO_LARGE = f"must be at most {UPLOAD_MAX_BYTES} bytes (64 MiB)"

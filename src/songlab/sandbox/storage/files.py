@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage.db import Store
 from songlab.spec import LIMITS
 
 SIGNED_URL_SECONDS = int(LIMITS["signed_url_seconds"])

@@ -21,15 +21,15 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from songlab.sandbox import bodies
 from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
-from songlab.sandbox.events import REPLAYED
-from songlab.sandbox.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
-from songlab.sandbox.routes.compat import VERSIONS
-from songlab.sandbox.routes.dedicated import WORKFLOW_FIELDS, WORKFLOW_MODELS
-from songlab.sandbox.routes.native import EVENT_PAGE, MAX_SEQ
-from songlab.sandbox.storage import UPLOAD_MAX_BYTES
-from songlab.sandbox.tasks import CURSOR_PATTERN
+from songlab.sandbox.http import bodies
+from songlab.sandbox.http.routes.compat import VERSIONS
+from songlab.sandbox.http.routes.dedicated import WORKFLOW_FIELDS, WORKFLOW_MODELS
+from songlab.sandbox.http.routes.native import EVENT_PAGE, MAX_SEQ
+from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.tasks.events import REPLAYED
+from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
+from songlab.sandbox.tasks.rows import CURSOR_PATTERN
 from songlab.spec import (
     IDEMPOTENCY_KEY_PATTERN,
     LICENSE_NAMES,

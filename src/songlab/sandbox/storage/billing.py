@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from songlab.sandbox.clock import iso
-from songlab.sandbox.store import Store
+from songlab.sandbox.storage.clock import iso
+from songlab.sandbox.storage.db import Store
 
 UNITS_PER_USD = 100_000_000
 UNITS_PER_TOKEN = 1_000_000

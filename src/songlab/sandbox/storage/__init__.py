@@ -1,0 +1,1 @@
+"""What the sandbox keeps: the SQLite store, files, money and the clock."""

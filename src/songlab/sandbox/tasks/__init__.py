@@ -1,0 +1,1 @@
+"""Task execution: creates, the worker, its runners and the rules of a task's payload."""
