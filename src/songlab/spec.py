@@ -72,14 +72,18 @@ class LicenseError(ValueError):
         super().__init__(f"{field}: {rule}")
 
 
-def parse_license(value: Any, *, field: str = "license", names_only: bool = False) -> int:
+def parse_license(value: Any, *, field: str = "license", names_only: bool = False,
+                  ints_only: bool = False) -> int:
     """THE license parser: an integer 0-5 or a tier name -> the integer 0-5 (0 = unset).
 
-    ``names_only``: the dedicated and workflow routes take a tier name only.
+    ``names_only``: the dedicated and workflow routes take a tier name only;
+    ``ints_only``: the native route takes the integer only.
     ``None`` is not a license here (callers apply their default first).
     Raises :class:`LicenseError` naming the field and the rule.
     """
     names = ", ".join(LICENSE_BY_NAME)
+    if ints_only and (isinstance(value, bool) or not isinstance(value, int)):
+        raise LicenseError(field, f"must be an integer 0-5, got {type(value).__name__}")
     if isinstance(value, str):
         if value not in LICENSE_BY_NAME:
             raise LicenseError(field, f"must be one of {names}, got {value!r}")
