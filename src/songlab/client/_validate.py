@@ -84,6 +84,8 @@ def text(value: Any, field: str, *, max_chars: int | None = None, required: bool
 
 
 def integer(value: Any, field: str, lo: int | None = None, hi: int | None = None) -> None:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        value = int(value)  # JSON has one number type: 245.0 is the integer 245 (as the service)
     require(isinstance(value, int) and not isinstance(value, bool), field,
             f"must be an integer, got {type(value).__name__}")
     if lo is not None and hi is not None:
