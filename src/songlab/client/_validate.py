@@ -24,6 +24,7 @@ from songlab.spec import (
     LICENSE_NAMES_WITH_UNSET,
     LIMITS,
     REGISTRY,
+    ROUTES,
     SONG_VERSIONS,
     STUDIO_FIELDS,
     WORKFLOWS,
@@ -36,7 +37,9 @@ __all__ = ["ClampWarning", "ValidationError"]
 
 _KEY_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
 AUDIO_MIME = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/mp4": "m4a", "audio/x-m4a": "m4a",
-              "audio/m4a": "m4a", "audio/aac": "m4a"}
+              "audio/m4a": "m4a", "audio/aac": "m4a", "audio/wav": "wav", "audio/x-wav": "wav",
+              "audio/wave": "wav", "audio/flac": "flac", "audio/x-flac": "flac",
+              "audio/ogg": "ogg", "audio/midi": "mid", "audio/x-midi": "mid"}
 
 
 class ClampWarning(UserWarning):
@@ -117,15 +120,18 @@ def file_input(value: Any, field: str, *, required: bool = True) -> None:
 
 
 def check_file(field: str, *, size: int | None, mime_type: str | None, filename: str | None,
-               max_bytes: int, limit_text: str, formats: tuple[str, ...] | None = None) -> None:
-    """Size and (optionally) format of a file the client knows about."""
+               max_bytes: int, limit_text: str, formats: tuple[str, ...] | None = None,
+               strict: bool = True) -> None:
+    """Size and (optionally) format of a file the client knows about.
+
+    ``strict``: a type the client cannot name is refused too (else only a known wrong kind)."""
     if size is not None:
         require(size <= max_bytes, field, f"at most {limit_text} ({max_bytes} bytes), got {size}")
     if formats:
         fmt = AUDIO_MIME.get((mime_type or "").split(";")[0].strip().lower())
         if fmt is None and filename and "." in filename:
             fmt = filename.rsplit(".", 1)[1].lower()
-        if fmt is not None or mime_type:
+        if fmt is not None or (mime_type and strict):
             require(fmt in formats, field,
                     f"must be {' or '.join(formats)}, got {mime_type or filename}")
 
@@ -256,19 +262,50 @@ def payload_for(operation: str | None, payload: Any, known_files: Mapping[str, A
     if operation is None or not isinstance(payload, Mapping):
         return
     _payload_rules(operation, payload)
-    if operation in FILE_LIMITS:
-        field, max_bytes, limit_text, formats = FILE_LIMITS[operation]
-        known_file_input(payload.get(field), "payload." + field, known_files or {},
-                         max_bytes=max_bytes, limit_text=limit_text, formats=formats)
+    op = REGISTRY.get(operation)
+    for f in op.fields if op is not None and not op.internal else ():
+        if f.type == "file" and f.max_bytes:
+            known_file_input(payload.get(f.name), "payload." + f.name, known_files or {},
+                             **file_limits(f))
+
+
+def file_limits(f: Field) -> dict[str, Any]:
+    """A registry file field's limits as ``check_file`` takes them (its own size limit, as the
+    spec writes it, makes the format check strict)."""
+    return {"max_bytes": int(f.max_bytes or 0), "formats": f.formats,
+            "limit_text": f.size_label or f"{f.max_bytes} bytes",
+            "strict": f.size_label is not None}
 
 
 def known_file_input(value: Any, field: str, known_files: Mapping[str, Any], *, max_bytes: int,
-                     limit_text: str, formats: tuple[str, ...]) -> None:
+                     limit_text: str, formats: tuple[str, ...], strict: bool = True) -> None:
     fid = referenced_file_id(value)
     info = known_files.get(fid) if fid else None
     if info is not None:
         check_file(field, size=info.size_bytes, mime_type=info.mime_type, filename=None,
-                   max_bytes=max_bytes, limit_text=limit_text, formats=formats)
+                   max_bytes=max_bytes, limit_text=limit_text, formats=formats, strict=strict)
+
+
+def route_body(path: str, body: Mapping[str, Any],
+               known_files: Mapping[str, Any] | None = None) -> None:
+    """A dedicated route's body (voice clones, song translations) against the registry:
+    its fields' rules, then what the client knows of its files (size, kind)."""
+    r = ROUTES[path]
+    for f in r.fields:
+        value = body.get(f.name)
+        if f.type in ("file_id", "tier") or (value is None and not f.required):
+            continue
+        if f.type == "boolean" and f.choices:
+            require(value in f.choices, f.name, f"must be {f.choices[0]}")
+        else:
+            field_rule(f, value, f.name)
+    known_files = known_files or {}
+    for f in r.fields:
+        if f.type == "file_id" and isinstance(body.get(f.name), str):
+            info = known_files.get(body[f.name])
+            if info is not None:
+                check_file(f.name, size=info.size_bytes, mime_type=info.mime_type, filename=None,
+                           **file_limits(f))
 
 
 def time_range(start: Any, end: Any, start_field: str, end_field: str) -> None:
@@ -299,7 +336,10 @@ WORKFLOW_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def workflow_body(route: str, fields: Mapping[str, Any]) -> None:
+def workflow_body(route: str, fields: Mapping[str, Any],
+                  known_files: Mapping[str, Any] | None = None) -> None:
+    """A workflow route's fields against the registry (``license`` aside: sent by the caller),
+    and what the client knows of its files."""
     r = WORKFLOWS[route]
     required, optional = WORKFLOW_FIELDS[route]
     for name, rule in r.forbidden:
@@ -319,3 +359,8 @@ def workflow_body(route: str, fields: Mapping[str, Any]) -> None:
             text(value, f.name, nonempty=f.required, max_chars=f.max_len)
     if route == "audio-inpainting":
         time_range(fields.get("start_ms"), fields.get("end_ms"), "start_ms", "end_ms")
+    for f in r.fields:
+        info = (known_files or {}).get(fields.get(f.name)) if f.type == "file_id" else None
+        if info is not None:
+            check_file(f.name, size=info.size_bytes, mime_type=info.mime_type, filename=None,
+                       **file_limits(f))
