@@ -237,7 +237,10 @@ def _annotation(f: Rule) -> tuple[Any, Any]:
     """A registry field as (pydantic type, default): ``...`` when required."""
     t: Any
     if f.type == "file_id":
-        t = FileId
+        t = Annotated[str, StringConstraints(pattern=UUID_PATTERN), Field(
+            description="a file id of the caller (from POST /v1/files or a task output)",
+            json_schema_extra={"format": "uuid", "x-file-kinds": list(f.formats),
+                               "x-max-bytes": f.max_bytes})]
     elif f.type in ("string", "voice"):
         t = text(f.max_len, required=f.required)
     elif f.type == "integer":
