@@ -566,7 +566,7 @@ _SONG = _file_id("song_file_id", "song")
 _SEP2 = Step("separate", "separate_stems", "2stem")
 _MIX = Step("mix", "mix", "v5")
 _RENDER = Step("render", "audio_effect", "v5")
-_MS = dict(min=0, max=LIMITS["ms_max"])
+_MS_MAX = LIMITS["ms_max"]
 
 _ROUTES: tuple[Route, ...] = (
     Route("voice-clones", "dedicated", (
@@ -623,10 +623,10 @@ _ROUTES: tuple[Route, ...] = (
         (Step("sing", "generate_singing", "v5"), _MIX)),
     _wf("audio-inpainting", (
         _SONG,
-        Field("start_ms", "integer", required=True, description="ms from the song's start",
-              **_MS),
-        Field("end_ms", "integer", required=True,
-              description="ms, greater than start_ms, inside the song", **_MS),
+        Field("start_ms", "integer", required=True, min=0, max=_MS_MAX,
+              description="ms from the song's start"),
+        Field("end_ms", "integer", required=True, min=0, max=_MS_MAX,
+              description="ms, greater than start_ms, inside the song"),
         _text("lyrics")),
         (Step("inpaint", "inpaint", "v5"),)),
 )

@@ -360,7 +360,9 @@ def workflow_body(route: str, fields: Mapping[str, Any],
     if route == "audio-inpainting":
         time_range(fields.get("start_ms"), fields.get("end_ms"), "start_ms", "end_ms")
     for f in r.fields:
-        info = (known_files or {}).get(fields.get(f.name)) if f.type == "file_id" else None
+        fid = fields.get(f.name)
+        info = (known_files or {}).get(fid) if f.type == "file_id" and isinstance(fid, str) \
+            else None
         if info is not None:
             check_file(f.name, size=info.size_bytes, mime_type=info.mime_type, filename=None,
                        **file_limits(f))
