@@ -156,33 +156,6 @@ class LedgerKind(StrEnum):
     AGENT_SUB_TOOL = "agent_sub_tool"
 
 
-# Operations named in the spec's catalog.
-OPERATIONS: Final[tuple[str, ...]] = (
-    "generate_song",
-    "similar_song",
-    "melody_to_song",
-    "midi_to_song",
-    "generate_music",
-    "similar_music",
-    "generate_singing",
-    "extend_song",
-    "extend_music",
-    "remix_song",
-    "vocal_clone",
-    "inpaint",
-    "separate_stems",
-    "copyright",
-    "write_lyrics",
-    "transcribe",
-    "sfx_gen",
-    "audio_effect",
-    "agent",
-)
-
-# Tools that exist only for Agent One and the fixed pipelines: absent from
-# /v1/tools, 400 UnknownTool when called directly (the operation names are songlab's).
-INTERNAL_OPERATIONS: Final[tuple[str, ...]] = ("web_search", "mix", "translate_lyrics")
-
 AGENT_TIERS: Final[tuple[str, ...]] = ("flash", "standard", "pro")
 SONG_VERSIONS: Final[tuple[str, ...]] = ("v5", "v6", "v7")
 STEM_MODELS: Final[tuple[str, ...]] = ("2stem", "6-stem", "12stem")
@@ -206,14 +179,6 @@ STEMS: Final[dict[str, tuple[str, ...]]] = {
 }
 TRANSCRIBE_MODEL: Final[str] = "whisper-transcribe-v1"
 
-TRANSLATION_STEPS: Final[tuple[str, ...]] = (
-    "transcribe",
-    "translate",
-    "separate",
-    "revoice",
-    "layer",
-    "render",
-)
 
 AUDIO_EFFECTS: Final[tuple[str, ...]] = (
     "reverb",
@@ -273,20 +238,6 @@ AGENT_RATE_LIMITS: Final[dict[str, tuple[int, int]]] = {
     "pro": (10, 50),
 }
 
-WORKFLOW_ROUTES: Final[tuple[str, ...]] = (
-    "beat-swaps",
-    "karaoke-tracks",
-    "drumless-mixes",
-    "revoicings",
-    "instrument-layers",
-    "hummed-songs",
-    "trending-songs",
-    "voice-songs",
-    "genre-remixes",
-    "midi-songs",
-    "vocal-layers",
-    "audio-inpainting",
-)
 
 # --- the registry: operations and routes ---------------------------------------------------
 
@@ -524,8 +475,12 @@ _OPERATIONS: tuple[Operation, ...] = (
               internal=True),
 )
 REGISTRY: Final[dict[str, Operation]] = {op.name: op for op in _OPERATIONS}
-assert tuple(n for n, op in REGISTRY.items() if not op.internal) == OPERATIONS
-assert tuple(n for n, op in REGISTRY.items() if op.internal) == INTERNAL_OPERATIONS
+# Operations named in the spec's catalog.
+OPERATIONS: Final[tuple[str, ...]] = tuple(n for n, op in REGISTRY.items() if not op.internal)
+# Tools that exist only for Agent One and the fixed pipelines: absent from
+# /v1/tools, 400 UnknownTool when called directly (the operation names are songlab's).
+INTERNAL_OPERATIONS: Final[tuple[str, ...]] = tuple(
+    n for n, op in REGISTRY.items() if op.internal)
 
 
 def operation(name: str) -> Operation:
@@ -632,8 +587,10 @@ _ROUTES: tuple[Route, ...] = (
 )
 ROUTES: Final[dict[str, Route]] = {r.path: r for r in _ROUTES}
 WORKFLOWS: Final[dict[str, Route]] = {p: r for p, r in ROUTES.items() if r.kind == "workflow"}
-assert tuple(WORKFLOWS) == WORKFLOW_ROUTES
-assert tuple(s.name for s in ROUTES["song-translations"].steps) == TRANSLATION_STEPS
+WORKFLOW_ROUTES: Final[tuple[str, ...]] = tuple(WORKFLOWS)
+# Song translation's progress steps (design.md): transcribe ... render.
+TRANSLATION_STEPS: Final[tuple[str, ...]] = tuple(
+    s.name for s in ROUTES["song-translations"].steps)
 
 
 def route(path: str) -> Route:
