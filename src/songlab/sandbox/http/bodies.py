@@ -22,7 +22,7 @@ documented 500, kept on purpose.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -67,12 +67,27 @@ def text(max_len: int | None = None, *, required: bool = False) -> Any:
     return Annotated[str, StringConstraints(max_length=max_len)]
 
 
+# The bodies' strings as type aliases (what text() builds; mypy reads an alias, not a call).
+_NONBLANK = r"\S"
+Filled: TypeAlias = Annotated[str, StringConstraints(min_length=1, pattern=_NONBLANK)]
+IdText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=ID,
+                                                     pattern=_NONBLANK)]
+LongText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=TEXT,
+                                                       pattern=_NONBLANK)]
+OptText: TypeAlias = Annotated[str, StringConstraints(max_length=TEXT)]
+ExtendLyrics: TypeAlias = Annotated[str, StringConstraints(
+    max_length=int(LIMITS["extend_lyrics_chars"]))]
+ExtendType: TypeAlias = Annotated[str, StringConstraints(max_length=100)]
+SourceText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=4096,
+                                                         pattern=_NONBLANK)]
+
 FileId = Annotated[str, StringConstraints(pattern=UUID_PATTERN),
                    Field(json_schema_extra={"format": "uuid"},
                          description="a file id of the caller (from POST /v1/files or a task output)")]
 NativeLicense = Annotated[Int, Field(ge=int(LIMITS["license_min"]), le=int(LIMITS["license_max"]),
                                      description="license tier 0-5; 0 or absent = royalty-free")]
-CompatLicense = Annotated[NativeLicense | TierName, Field(description="license tier 0-5 or its name")]
+CompatLicense = Annotated[NativeLicense | TierName,  # type: ignore[valid-type]
+                          Field(description="license tier 0-5 or its name")]
 Duration = Annotated[float, Field(ge=float(LIMITS["song_seconds_min"]),
                                    le=float(LIMITS["song_seconds_max"]), description="seconds")]
 Seed = Annotated[Int, Field(ge=0, le=SEED_MAX)]
@@ -80,17 +95,17 @@ Seed = Annotated[Int, Field(ge=0, le=SEED_MAX)]
 
 class FileInputUrl(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", title="FileInputUrl")
-    url: text(required=True)
+    url: Filled
 
 
 class FileInputInline(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", title="FileInputInline")
-    base64: text(required=True)
+    base64: Filled
     filename: str | None = None
 
 
 FileInput = Annotated[
-    text(required=True) | FileInputUrl | FileInputInline,
+    Filled | FileInputUrl | FileInputInline,
     Field(description="a file input: one of this sandbox's signed URLs, \"file_id:<id>\", "
                       "{\"url\": ...} or {\"base64\": ..., \"filename\"?: ...}")]
 
@@ -109,15 +124,15 @@ def payload_schema_name(operation: str) -> str:
     return f"Payload_{operation}"
 
 
-PAYLOAD_SCHEMAS = [payload_schema_name(n) for n, op in REGISTRY.items() if not op.internal]
+PAYLOAD_SCHEMAS: list[Any] = [payload_schema_name(n) for n, op in REGISTRY.items() if not op.internal]
 
 
 class NativeCreate(Body):
     """``POST /v1/generations``."""
 
-    tool_id: text(ID, required=True) = Field(description="an id from GET /v1/tools")
+    tool_id: IdText = Field(description="an id from GET /v1/tools")
     license: NativeLicense | None = None
-    payload_json: text(required=True) = Field(
+    payload_json: Filled = Field(
         description="the tool's input as a STRING of JSON text holding an object; a raw JSON "
                     "object here is the spec's documented unhandled error (500)",
         json_schema_extra={"contentMediaType": "application/json",
@@ -135,9 +150,9 @@ class NativeCreate(Body):
 class CompatSong(Body):
     """``POST /v{5,6,7}/generate/song``."""
 
-    prompt: text(TEXT, required=True)
-    lyrics: text(TEXT) | None = None
-    vocal_id: text(ID, required=True) | None = None
+    prompt: LongText
+    lyrics: OptText | None = None
+    vocal_id: IdText | None = None
     duration_seconds: Duration | None = None
     seed: Seed | None = None
     license: CompatLicense | None = None
@@ -146,10 +161,10 @@ class CompatSong(Body):
 class CompatSinging(Body):
     """``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``)."""
 
-    lyrics: text(TEXT, required=True)
-    prompt: text(TEXT) | None = None
-    styleOfMusic: text(TEXT) | None = None  # noqa: N815 (the compat field's own name)
-    vocal_id: text(ID, required=True) | None = None
+    lyrics: LongText
+    prompt: OptText | None = None
+    styleOfMusic: OptText | None = None  # noqa: N815 (the compat field's own name)
+    vocal_id: IdText | None = None
     vocal_reference: FileInput | None = None
     duration_seconds: Duration | None = None
     seed: Seed | None = None
@@ -160,10 +175,10 @@ class CompatExtendSong(Body):
     """``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD."""
 
     audio_url: FileInput = Field(description="the song to extend (a file input, mp3 or m4a, up to 40 MB)")
-    lyrics: text(int(LIMITS["extend_lyrics_chars"])) | None = None
+    lyrics: ExtendLyrics | None = None
     extend_at_ms: Annotated[Int, Field(ge=-INT64, le=INT64)] | None = Field(
         None, description="0 continues from the end, else 8000-420000; clamped at generation time")
-    extend_type: text(100) | None = Field(
+    extend_type: ExtendType | None = Field(
         None, description="tail or head; another value fails during generation, as the spec says")
     duration_seconds: Duration | None = None
     license: CompatLicense | None = None
@@ -173,7 +188,7 @@ class CompatExtendMusic(Body):
     """``POST /v5/extend/music`` and ``/v1/generate/extend``."""
 
     audio_url: FileInput = Field(description="the music to extend (a file input, mp3 or m4a, up to 40 MB)")
-    prompt: text(TEXT) | None = None
+    prompt: OptText | None = None
     extend_seconds: Annotated[float, Field(ge=float(LIMITS["extend_seconds_min"]),
                                            le=float(LIMITS["extend_seconds_max"]))] | None = None
     side: Literal["tail", "head"] | None = None
@@ -183,7 +198,7 @@ class CompatExtendMusic(Body):
 class SourceUrl(Body):
     """``POST /v1/files`` as JSON: copy one of this sandbox's signed files."""
 
-    source_url: text(4096, required=True) = Field(
+    source_url: SourceText = Field(
         description="one of this sandbox's signed file URLs (GET /v1/files/{id}/url); nothing "
                     "else is fetched")
 

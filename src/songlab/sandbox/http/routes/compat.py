@@ -21,7 +21,7 @@ from songlab.sandbox.tasks.creates import NewTask
 from songlab.spec import SONG_VERSIONS, LicenseError, effective_license, parse_license
 
 VERSIONS = SONG_VERSIONS
-MODELS = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
+MODELS: dict[str, type[bodies.Body]] = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
           "extend_song": bodies.CompatExtendSong, "extend_music": bodies.CompatExtendMusic}
 
 
