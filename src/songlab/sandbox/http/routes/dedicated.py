@@ -27,7 +27,7 @@ from songlab.sandbox.tasks import ratelimit
 from songlab.sandbox.tasks.creates import NewTask
 from songlab.sandbox.tasks.payloads import check_inside
 from songlab.sandbox.tasks.validation import Resolved, Resolver
-from songlab.spec import LICENSE_BY_NAME, ROUTES, WORKFLOWS, Field
+from songlab.spec import ROUTES, WORKFLOWS, Field, parse_license
 
 # The workflow routes' body models (from the registry's route fields).
 WORKFLOW_MODELS = {path: bodies.ROUTE_MODELS[path] for path in WORKFLOWS}
@@ -72,7 +72,7 @@ def _clone(svc: Sandbox, b: dict, account_id: str) -> NewTask:
     b = bodies.check_route(r.path, b)
     fid, _ = _owned(Resolver(svc, account_id), r.field("reference_file_id"),
                     b["reference_file_id"])
-    version, lic = b["version"], LICENSE_BY_NAME[b["license"]]
+    version, lic = b["version"], parse_license(b["license"], names_only=True)
     attestation = b["rights_attestation"]
     tool = svc.catalog.by_pair("vocal_clone", version)
     svc.catalog.check_priced(tool, lic)
@@ -99,7 +99,7 @@ def _translation(svc: Sandbox, b: dict, account_id: str) -> NewTask:
     r = ROUTES["song-translations"]
     b = bodies.check_route(r.path, b)
     fid, info = _owned(Resolver(svc, account_id), r.field("song_file_id"), b["song_file_id"])
-    lic = LICENSE_BY_NAME[b["license"]]
+    lic = parse_license(b["license"], names_only=True)
     payload = {"song_file_id": fid, "target_language": b["target_language"],
                "syllable_matched": b["syllable_matched"], "song_style": b["song_style"]}
     return NewTask(
@@ -132,7 +132,7 @@ def _workflow(svc: Sandbox, route: str, b: dict, account_id: str) -> NewTask:
             payload[f.name] = b.get(f.name)
     if route == "audio-inpainting":  # the one rule that needs the song: inside it
         check_inside(b["start_ms"], b["end_ms"], resolved.durations["song"])
-    lic = LICENSE_BY_NAME[b["license"]]
+    lic = parse_license(b["license"], names_only=True)
     return NewTask(
         operation=route, model="workflow", tool_id=tool_id(route, "workflow"), license=lic,
         kind="workflow", ledger_kind="workflow_step", payload=payload, resolved=resolved,
