@@ -27,13 +27,13 @@ from songlab.spec import (
 
 __all__ = [
     "AGENT_RATES",
+    "AgentRates",
     "PRICES",
     "PRICE_LIST",
-    "TRANSLATION_PIPELINE",
-    "WORKFLOW_PIPELINES",
-    "AgentRates",
     "PricingError",
     "Step",
+    "TRANSLATION_PIPELINE",
+    "WORKFLOW_PIPELINES",
     "estimate_agent",
     "estimate_translation",
     "estimate_workflow",
