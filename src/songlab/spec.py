@@ -274,6 +274,7 @@ LIMITS: Final[dict[str, int | float]] = {
     "license_min": 0,
     "license_max": 5,
     "signed_url_seconds": 600,
+    "list_limit_min": 1,
     "list_limit_max": 100,
     "list_limit_default": 20,
 }

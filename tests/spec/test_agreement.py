@@ -36,7 +36,7 @@ import pytest
 from songlab.client import ClampWarning, Client, ValidationError
 from songlab.sandbox.catalog import tool_id
 from songlab.sandbox.http.server import serve_in_thread
-from songlab.spec import REGISTRY, ROUTES, Field
+from songlab.spec import LIMITS, REGISTRY, ROUTES, Field
 from tests.sandbox._util import m4a_tone, midi_file, tone
 
 ADMIN = "agreement-admin-token"
@@ -353,3 +353,24 @@ def test_sandbox_client_and_document_agree(world: World, case: Case) -> None:
         assert handle.task_id and acct.recorder.posts()
         clamped = [w for w in caught if issubclass(w.category, ClampWarning)]
         assert bool(clamped) == (case.bound == "clamp"), [str(w.message) for w in caught]
+
+
+LIST_LIMIT = [("min", int(LIMITS["list_limit_min"]), -1), ("max", int(LIMITS["list_limit_max"]), 1)]
+
+
+@pytest.mark.parametrize(("bound", "edge", "step"), LIST_LIMIT,
+                         ids=[f"limits.list_limit.{b}" for b, _, _ in LIST_LIMIT])
+def test_the_list_limit_agrees(world: World, bound: str, edge: int, step: int) -> None:
+    """The limits table's listing bound: GET /v1/generations?limit=..."""
+    acct = world.refuse
+    param = next(p for p in world.doc["paths"]["/v1/generations"]["get"]["parameters"]
+                 if p["name"] == "limit")
+    assert param["schema"]["minimum" if bound == "min" else "maximum"] == edge
+    assert acct.http.get("/v1/generations", params={"limit": edge}).status_code == 200
+    r = acct.http.get("/v1/generations", params={"limit": edge + step})
+    assert r.status_code == 422 and "limit" in r.json()["message"], r.text
+    acct.client.generations.page(limit=edge)
+    acct.recorder.sent.clear()
+    with pytest.raises(ValidationError) as info:
+        acct.client.generations.page(limit=edge + step)
+    assert info.value.field == "limit" and acct.recorder.sent == []

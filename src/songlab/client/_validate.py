@@ -324,7 +324,7 @@ def tier(value: Any) -> None:
 
 
 def list_limit(value: Any) -> None:
-    integer(value, "limit", 1, int(LIMITS["list_limit_max"]))
+    integer(value, "limit", int(LIMITS["list_limit_min"]), int(LIMITS["list_limit_max"]))
 
 
 # Workflow routes: (required fields, optional fields) of the registry's route bodies

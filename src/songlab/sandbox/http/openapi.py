@@ -206,7 +206,8 @@ IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
                               "no dedup (the spec: a malformed key is not an error)"}
 LIST_QUERY = [
     {"name": "limit", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}},
+     "schema": {"type": "integer", "minimum": int(LIMITS["list_limit_min"]), "maximum": LIMIT_MAX,
+                "default": LIMIT_DEFAULT}},
     {"name": "cursor", "in": "query", "required": False,
      "schema": s(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")},
 ]
