@@ -17,17 +17,19 @@ from typing import Final
 
 from songlab.spec import (
     AGENT_TIERS,
-    LICENSE_BY_NAME,
-    SONG_VERSIONS,
-    STEM_MODELS,
-    TRANSCRIBE_MODEL,
+    REGISTRY,
+    ROUTES,
+    WORKFLOWS,
+    Step,
     effective_license,
+    parse_license,
 )
 
 __all__ = [
     "AGENT_RATES",
     "AgentRates",
     "PRICES",
+    "PRICE_LIST",
     "PricingError",
     "Step",
     "TRANSLATION_PIPELINE",
@@ -58,40 +60,49 @@ def _flat(value: str) -> tuple[Decimal, ...]:
     return (D(value),) * 5
 
 
-_SONG = {
-    "v5": _tiers("0.07", "0.11", "0.14", "0.28", "0.70"),
-    "v6": _tiers("0.10", "0.15", "0.20", "0.39", "0.98"),
-    "v7": _tiers("0.12", "0.25", "0.27", "0.67", "1.67"),
+# The price list: pricing key (``spec.Operation.pricing_key``) -> model -> prices for
+# license 1..5 (royalty_free .. master); "*" prices every model of the operation.
+_SONG_MUSIC = _tiers("0.07", "0.11", "0.14", "0.28", "0.70")
+PRICE_LIST: Final[dict[str, dict[str, tuple[Decimal, ...]]]] = {
+    "song": {
+        "v5": _tiers("0.07", "0.11", "0.14", "0.28", "0.70"),
+        "v6": _tiers("0.10", "0.15", "0.20", "0.39", "0.98"),
+        "v7": _tiers("0.12", "0.25", "0.27", "0.67", "1.67"),
+    },
+    "music": {"*": _SONG_MUSIC},
+    "singing": {"*": _tiers("0.09", "0.14", "0.18", "0.36", "0.90")},
+    "extend": {"*": _flat("0.07")},
+    "remix": {"*": _flat("0.30")},
+    "clone": {"*": _flat("12.00")},
+    "stems": {"*": _flat("0.10")},
+    "lyrics": {"*": _flat("0.02")},
+    "transcribe": {"*": _flat("0.03")},
+    "effect": {"*": _flat("0.03")},
+    "inpaint": {"*": _flat("1.00")},
+    "copyright": {"*": _flat("0.03")},
+    "sfx": {"*": _flat("0.54")},
+    # Internal-only tools (Agent One and the fixed pipelines). web_search is the
+    # spec's 0.01 flat; mix and translate_lyrics are songlab's, priced like the
+    # catalog tools they resemble (audio_effect, write_lyrics).
+    "web_search": {"*": _flat("0.01")},
+    "mix": {"*": _flat("0.03")},
+    "translate": {"*": _flat("0.02")},
 }
-_MUSIC = _tiers("0.07", "0.11", "0.14", "0.28", "0.70")
-_SINGING = _tiers("0.09", "0.14", "0.18", "0.36", "0.90")
 
-# (operation, model) -> prices for license 1..5 (royalty_free .. master).
-PRICES: Final[dict[tuple[str, str], tuple[Decimal, ...]]] = {}
-for _v in SONG_VERSIONS:
-    for _op in ("generate_song", "similar_song", "melody_to_song", "midi_to_song"):
-        PRICES[(_op, _v)] = _SONG[_v]
-    for _op in ("generate_music", "similar_music"):
-        PRICES[(_op, _v)] = _MUSIC
-    PRICES[("generate_singing", _v)] = _SINGING
-    PRICES[("extend_song", _v)] = _flat("0.07")
-    PRICES[("remix_song", _v)] = _flat("0.30")
-    PRICES[("vocal_clone", _v)] = _flat("12.00")
-PRICES[("extend_music", "v5")] = _flat("0.07")
-for _m in STEM_MODELS:
-    PRICES[("separate_stems", _m)] = _flat("0.10")
-PRICES[("write_lyrics", "v5")] = _flat("0.02")
-PRICES[("transcribe", TRANSCRIBE_MODEL)] = _flat("0.03")
-PRICES[("audio_effect", "v5")] = _flat("0.03")
-PRICES[("inpaint", "v5")] = _flat("1.00")
-PRICES[("copyright", "v5")] = _flat("0.03")
-PRICES[("sfx_gen", "v5")] = _flat("0.54")
-# Internal-only tools (Agent One and the fixed pipelines). web_search is the
-# spec's 0.01 flat; mix and translate_lyrics are songlab's, priced like the
-# catalog tools they resemble (audio_effect, write_lyrics).
-PRICES[("web_search", "internal")] = _flat("0.01")
-PRICES[("mix", "v5")] = _flat("0.03")
-PRICES[("translate_lyrics", "v5")] = _flat("0.02")
+
+def _prices() -> dict[tuple[str, str], tuple[Decimal, ...]]:
+    out: dict[tuple[str, str], tuple[Decimal, ...]] = {}
+    for op in REGISTRY.values():
+        if op.pricing_key is None:
+            continue  # Agent One: billed from tokens (AGENT_RATES)
+        row = PRICE_LIST[op.pricing_key]
+        for model in op.models:
+            out[(op.name, model)] = row[model] if model in row else row["*"]
+    return out
+
+
+# (operation, model) -> prices for license 1..5: the registry's operations x models.
+PRICES: Final[dict[tuple[str, str], tuple[Decimal, ...]]] = _prices()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,24 +124,9 @@ assert tuple(AGENT_RATES) == AGENT_TIERS
 def license_number(license: int | str | None) -> int:
     """Accept 0-5, a tier name (``"master"``) or None; return 1-5.
 
-    Raises ValueError naming the rule for anything else.
+    Raises ValueError (``spec.LicenseError``) naming the rule for anything else.
     """
-    if license is None:
-        return 1
-    if isinstance(license, bool):
-        raise ValueError("license: must be an integer 0-5 or a tier name, not a bool")
-    if isinstance(license, int):
-        if not 0 <= license <= 5:
-            raise ValueError(f"license: must be 0-5 (0 = unset = royalty_free), got {license}")
-        return effective_license(license)
-    if isinstance(license, str):
-        try:
-            return LICENSE_BY_NAME[license]
-        except KeyError:
-            raise ValueError(
-                f"license: must be one of {', '.join(LICENSE_BY_NAME)}, got {license!r}"
-            ) from None
-    raise ValueError(f"license: must be an integer 0-5 or a tier name, got {type(license).__name__}")
+    return effective_license(None if license is None else parse_license(license))
 
 
 def price(operation: str, model: str, license: int | str | None = 1) -> Decimal:
@@ -142,73 +138,11 @@ def price(operation: str, model: str, license: int | str | None = 1) -> Decimal:
         raise PricingError(f"no price for operation {operation!r} on model {model!r}") from None
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One billed step of a fixed pipeline: its name and the tool it runs."""
-
-    name: str
-    operation: str
-    model: str
-
-
-# Song translation: six steps, each billed at the catalog tool it uses.
-TRANSLATION_PIPELINE: Final[tuple[Step, ...]] = (
-    Step("transcribe", "transcribe", TRANSCRIBE_MODEL),
-    Step("translate", "translate_lyrics", "v5"),
-    Step("separate", "separate_stems", "2stem"),
-    Step("revoice", "generate_singing", "v5"),
-    Step("layer", "mix", "v5"),
-    Step("render", "audio_effect", "v5"),
-)
-
-# The twelve workflow routes (path after /v1/) and their fixed pipelines.
+# Song translation's six steps and the twelve workflow routes' fixed pipelines (path
+# after /v1/), from the registry's routes; each step is billed at the catalog tool it uses.
+TRANSLATION_PIPELINE: Final[tuple[Step, ...]] = ROUTES["song-translations"].steps
 WORKFLOW_PIPELINES: Final[dict[str, tuple[Step, ...]]] = {
-    "beat-swaps": (
-        Step("separate", "separate_stems", "2stem"),
-        Step("beat", "generate_music", "v5"),
-        Step("mix", "mix", "v5"),
-    ),
-    "karaoke-tracks": (
-        Step("separate", "separate_stems", "2stem"),
-        Step("render", "audio_effect", "v5"),
-    ),
-    "drumless-mixes": (
-        Step("separate", "separate_stems", "6-stem"),
-        Step("mix", "mix", "v5"),
-    ),
-    "revoicings": (
-        Step("separate", "separate_stems", "2stem"),
-        Step("sing", "generate_singing", "v5"),
-        Step("mix", "mix", "v5"),
-    ),
-    "instrument-layers": (
-        Step("part", "generate_music", "v5"),
-        Step("mix", "mix", "v5"),
-    ),
-    "hummed-songs": (
-        Step("song", "melody_to_song", "v5"),
-        Step("render", "audio_effect", "v5"),
-    ),
-    "trending-songs": (
-        Step("search", "web_search", "internal"),
-        Step("lyrics", "write_lyrics", "v5"),
-        Step("song", "generate_song", "v5"),
-    ),
-    "voice-songs": (
-        Step("song", "similar_song", "v5"),
-        Step("render", "audio_effect", "v5"),
-    ),
-    "genre-remixes": (Step("remix", "remix_song", "v5"),),
-    "midi-songs": (
-        Step("song", "midi_to_song", "v5"),
-        Step("render", "audio_effect", "v5"),
-    ),
-    "vocal-layers": (
-        Step("sing", "generate_singing", "v5"),
-        Step("mix", "mix", "v5"),
-    ),
-    "audio-inpainting": (Step("inpaint", "inpaint", "v5"),),
-}
+    path: r.steps for path, r in WORKFLOWS.items()}
 
 
 def estimate_workflow(route: str, license: int | str | None = "royalty_free") -> Decimal:

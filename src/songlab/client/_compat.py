@@ -19,13 +19,13 @@ from songlab.client._validate import (
     ValidationError,
     choice,
     extend_at_ms,
+    field_rule,
     known_file_input,
     license_number,
-    number,
     require,
     text,
 )
-from songlab.spec import LIMITS, SONG_VERSIONS
+from songlab.spec import LIMITS, REGISTRY, SONG_VERSIONS
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from songlab.client._sync import Client
 
 __all__ = ["Compat"]
+
+# the registry's extend payloads: their ranges and choices, as the service checks them
+_EXTEND_SONG, _EXTEND_MUSIC = REGISTRY["extend_song"], REGISTRY["extend_music"]
 
 
 class Compat(Generic[C]):
@@ -115,7 +118,7 @@ class Compat(Generic[C]):
         known_file_input(audio_url, "audio_url", self._c._uploads, max_bytes=max_bytes,
                          limit_text=limit_text, formats=formats)
         if fields.get("extend_type") is not None:
-            choice(fields["extend_type"], "extend_type", ("tail", "head"))
+            field_rule(_EXTEND_SONG.field("extend_type"), fields["extend_type"], "extend_type")
         if fields.get("extend_at_ms") is not None:
             extend_at_ms(fields["extend_at_ms"])
         return self._send(f"/{version}/extend/song",
@@ -138,10 +141,9 @@ class Compat(Generic[C]):
         """``POST /v5/extend/music`` (``alias=True``: ``/v1/generate/extend``), v5 only."""
         text(audio_url, "audio_url", required=True)
         text(prompt, "prompt")
-        if extend_seconds is not None:
-            number(extend_seconds, "extend_seconds", 1.0, 120.0)
-        if side is not None:
-            choice(side, "side", ("tail", "head"))
+        for name, value in (("extend_seconds", extend_seconds), ("side", side)):
+            if value is not None:
+                field_rule(_EXTEND_MUSIC.field(name), value, name)
         _, max_bytes, limit_text, formats = FILE_LIMITS["extend_music"]
         known_file_input(audio_url, "audio_url", self._c._uploads, max_bytes=max_bytes,
                          limit_text=limit_text, formats=formats)

@@ -16,26 +16,22 @@ from songlab.client._files import file_id_of
 from songlab.client._generations import resolve_key
 from songlab.client._models import UploadedFile, VoiceClone
 from songlab.client._typing import Awaiting, C
-from songlab.client._validate import check_file, choice, license_name, require, text
-from songlab.spec import LIMITS, SONG_VERSIONS
+from songlab.client._validate import license_name, require, route_body
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient
     from songlab.client._handle import TaskHandle
     from songlab.client._sync import Client
 
-__all__ = ["SongTranslations", "VoiceClones", "known_file", "license_or_default"]
+__all__ = ["SongTranslations", "VoiceClones", "license_or_default"]
 
 
-def known_file(client: Any, value: Any, field: str, *, max_bytes: int, limit_text: str,
-               formats: tuple[str, ...] | None = None) -> str:
-    """The file id of ``value``, after checking the limits of what the client knows of it."""
-    fid = file_id_of(value, field)
-    info = value if isinstance(value, UploadedFile) else client._uploads.get(fid)
-    if info is not None:
-        check_file(field, size=info.size_bytes, mime_type=info.mime_type, filename=None,
-                   max_bytes=max_bytes, limit_text=limit_text, formats=formats)
-    return fid
+def _known(client: Any, value: Any) -> dict[str, Any]:
+    """The files the client knows (its uploads, and ``value`` if it is an UploadedFile)."""
+    known = dict(client._uploads)
+    if isinstance(value, UploadedFile):
+        known[value.file_id] = value
+    return known
 
 
 def license_or_default(license: Any) -> str:
@@ -51,18 +47,13 @@ class VoiceClones(Generic[C]):
                    take: Any = 1, fresh: Any = False) -> Op:
         key = resolve_key(key)
         require(consent is True, "consent", "must be True (the speaker consented to the clone)")
-        text(rights_attestation, "rights_attestation", required=True,
-             max_chars=int(LIMITS["rights_attestation_chars"]))
-        text(name, "name", max_chars=int(LIMITS["voice_clone_name_chars"]))
-        text(description, "description", max_chars=int(LIMITS["voice_clone_description_chars"]))
-        choice(version, "version", SONG_VERSIONS)
         lic = license_or_default(license)
-        fid = known_file(self._c, reference_file_id, "reference_file_id",
-                         max_bytes=int(LIMITS["voice_clone_reference_bytes"]),
-                         limit_text="15 MiB", formats=("mp3", "m4a"))
+        fid = file_id_of(reference_file_id, "reference_file_id")
         body: dict[str, Any] = {"reference_file_id": fid, "consent": True,
                                 "rights_attestation": rights_attestation, "version": version,
                                 "license": lic}
+        route_body("voice-clones", {**body, "name": name, "description": description},
+                   _known(self._c, reference_file_id))
         if name is not None:
             body["name"] = name
         if description is not None:
@@ -129,14 +120,11 @@ class SongTranslations(Generic[C]):
                    syllable_matched: Any, license: Any, key: Any, take: Any = 1,
                    fresh: Any = False) -> Op:
         key = resolve_key(key)
-        text(target_language, "target_language", required=True)
-        text(song_style, "song_style", required=True)
-        require(isinstance(syllable_matched, bool), "syllable_matched", "must be a boolean")
         lic = license_or_default(license)
-        fid = known_file(self._c, song_file_id, "song_file_id",
-                         max_bytes=int(LIMITS["translation_source_bytes"]), limit_text="60 MiB")
+        fid = file_id_of(song_file_id, "song_file_id")
         body = {"song_file_id": fid, "target_language": target_language,
                 "song_style": song_style, "syllable_matched": syllable_matched, "license": lic}
+        route_body("song-translations", body, _known(self._c, song_file_id))
         est = estimate_route("/v1/song-translations", lic)
         return (yield from self._c._create_op("/v1/song-translations", body, est, key, take,
                                               fresh))

@@ -3,7 +3,10 @@
 Each check raises :class:`ValidationError` (a ``ValueError``) naming the field and
 the rule, before any request is built. The one thing the service clamps rather
 than rejects (``extend_at_ms``) is a :class:`ClampWarning` saying what will be
-applied. Rules come from the spec's Limits table and design.md's payload tables.
+applied. The rules are derived from the spec registry (``songlab.spec``): its
+limits table, each operation's payload fields and each route's body fields, the
+very descriptions the sandbox validates with; only the client's own messages and
+the few cross-field rules are code here.
 """
 
 from __future__ import annotations
@@ -18,18 +21,25 @@ from typing import Any
 from songlab.client._errors import ValidationError
 from songlab.spec import (
     AGENT_TIERS,
-    AUDIO_EFFECTS,
-    LICENSE_BY_NAME,
     LICENSE_NAMES_WITH_UNSET,
     LIMITS,
+    REGISTRY,
+    ROUTES,
     SONG_VERSIONS,
+    STUDIO_FIELDS,
+    WORKFLOWS,
+    Field,
+    LicenseError,
+    parse_license,
 )
 
 __all__ = ["ClampWarning", "ValidationError"]
 
 _KEY_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
 AUDIO_MIME = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/mp4": "m4a", "audio/x-m4a": "m4a",
-              "audio/m4a": "m4a", "audio/aac": "m4a"}
+              "audio/m4a": "m4a", "audio/aac": "m4a", "audio/wav": "wav", "audio/x-wav": "wav",
+              "audio/wave": "wav", "audio/flac": "flac", "audio/x-flac": "flac",
+              "audio/ogg": "ogg", "audio/midi": "mid", "audio/x-midi": "mid"}
 
 
 class ClampWarning(UserWarning):
@@ -52,16 +62,10 @@ def idempotency_key(key: Any) -> str:
 
 def license_number(value: Any, field: str = "license") -> int:
     """Native routes: 0-5 (0 = unset = royalty-free) or a tier name -> the integer sent."""
-    if isinstance(value, bool):
-        raise ValidationError(field, "an integer 0-5 or a tier name, not a bool")
-    if isinstance(value, int):
-        require(0 <= value <= 5, field, f"an integer 0-5 (0 = unset = royalty_free), got {value}")
-        return value
-    if isinstance(value, str):
-        require(value in LICENSE_BY_NAME, field,
-                f"one of {', '.join(LICENSE_BY_NAME)}, got {value!r}")
-        return LICENSE_BY_NAME[value]
-    raise ValidationError(field, f"an integer 0-5 or a tier name, got {type(value).__name__}")
+    try:
+        return parse_license(value, field=field)
+    except LicenseError as exc:
+        raise ValidationError(exc.field, exc.rule) from None
 
 
 def license_name(value: Any, field: str = "license") -> str:
@@ -83,6 +87,8 @@ def text(value: Any, field: str, *, max_chars: int | None = None, required: bool
 
 
 def integer(value: Any, field: str, lo: int | None = None, hi: int | None = None) -> None:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        value = int(value)  # JSON has one number type: 245.0 is the integer 245 (as the service)
     require(isinstance(value, int) and not isinstance(value, bool), field,
             f"must be an integer, got {type(value).__name__}")
     if lo is not None and hi is not None:
@@ -114,15 +120,18 @@ def file_input(value: Any, field: str, *, required: bool = True) -> None:
 
 
 def check_file(field: str, *, size: int | None, mime_type: str | None, filename: str | None,
-               max_bytes: int, limit_text: str, formats: tuple[str, ...] | None = None) -> None:
-    """Size and (optionally) format of a file the client knows about."""
+               max_bytes: int, limit_text: str, formats: tuple[str, ...] | None = None,
+               strict: bool = True) -> None:
+    """Size and (optionally) format of a file the client knows about.
+
+    ``strict``: a type the client cannot name is refused too (else only a known wrong kind)."""
     if size is not None:
         require(size <= max_bytes, field, f"at most {limit_text} ({max_bytes} bytes), got {size}")
     if formats:
         fmt = AUDIO_MIME.get((mime_type or "").split(";")[0].strip().lower())
         if fmt is None and filename and "." in filename:
             fmt = filename.rsplit(".", 1)[1].lower()
-        if fmt is not None or mime_type:
+        if fmt is not None or (mime_type and strict):
             require(fmt in formats, field,
                     f"must be {' or '.join(formats)}, got {mime_type or filename}")
 
@@ -151,107 +160,88 @@ def payload_json(payload: Any, field: str = "payload") -> str:
         raise ValidationError(field, f"must be JSON-serialisable ({e})") from None
 
 
-def extend_at_ms(value: Any) -> None:
-    integer(value, "payload.extend_at_ms")
-    lo, hi = LIMITS["extend_at_ms_min"], LIMITS["extend_at_ms_max"]
+def extend_at_ms(value: Any, name: str = "payload.extend_at_ms",
+                 rule: Field = REGISTRY["extend_song"].field("extend_at_ms"),
+                 stacklevel: int = 4) -> None:
+    integer(value, name)
+    lo, hi = int(rule.min or 0), int(rule.max or 0)
     if value == 0 or lo <= value <= hi:
         return
-    applied = int(lo) if value < lo else int(hi)
+    applied = lo if value < lo else hi
     warnings.warn(
-        ClampWarning(f"payload.extend_at_ms={value} is outside 0 or {lo}-{hi}; "
+        ClampWarning(f"{name}={value} is outside 0 or {lo}-{hi}; "
                      f"the service clamps it and will apply {applied}"),
-        stacklevel=4,
+        stacklevel=stacklevel,
     )
 
 
 def no_studio_fields(payload: Mapping[str, Any], field: str = "payload") -> None:
     for key in payload:
-        require(not (key == "studio" or str(key).startswith("visualizer_")), f"{field}.{key}",
+        require(not str(key).startswith(STUDIO_FIELDS), f"{field}.{key}",
                 "studio and visualizer_* fields belong to the studio surface; leave them unset")
 
 
 def agent_payload(p: Mapping[str, Any]) -> None:
-    text(p.get("prompt"), "payload.prompt", required=True)
-    text(p.get("system_prompt"), "payload.system_prompt")
-    if p.get("max_steps") is not None:
-        integer(p["max_steps"], "payload.max_steps", 0, int(LIMITS["agent_max_steps_max"]))
-    if p.get("max_budget") is not None:
-        integer(p["max_budget"], "payload.max_budget", lo=0)
-    if p.get("workflow_build_only") is not None:
-        require(isinstance(p["workflow_build_only"], bool), "payload.workflow_build_only",
-                "must be a boolean")
+    check_fields(REGISTRY["agent"].fields, p)
     no_studio_fields(p)
 
 
-def _song_like(p: Mapping[str, Any]) -> None:
-    text(p.get("prompt"), "payload.prompt", required=True)
-    text(p.get("lyrics"), "payload.lyrics")
-    if p.get("duration_seconds") is not None:
-        number(p["duration_seconds"], "payload.duration_seconds", 5.0, 240.0)
+def field_rule(f: Field, value: Any, name: str) -> None:
+    """One registry field's rules, in the client's words (``name`` as reported)."""
+    if value is None:
+        if f.type == "file":
+            file_input(value, name, required=f.required)
+        else:
+            require(not f.required, name, "required")
+        return
+    if f.type in ("string", "voice"):
+        text(value, name, max_chars=f.max_len, required=f.required)
+    elif f.type == "integer" and f.clamp:
+        extend_at_ms(value, name, f, stacklevel=6)  # the caller of payload_for's caller
+    elif f.type == "integer":
+        integer(value, name, None if f.min is None else int(f.min),
+                None if f.max is None else int(f.max))
+    elif f.type == "number":
+        number(value, name, float(f.min or 0.0), float(f.max or math.inf))
+    elif f.type == "boolean":
+        require(isinstance(value, bool), name, "must be a boolean")
+    elif f.type in ("choice", "tier"):
+        choice(value, name, f.choices)  # a late choice too: refused before it can fail
+    elif f.type == "file":
+        file_input(value, name, required=f.required)
+
+
+def check_fields(rules: tuple[Field, ...], p: Mapping[str, Any], prefix: str = "payload.") -> None:
+    for f in rules:
+        field_rule(f, p.get(f.name), prefix + f.name)
 
 
 def _payload_rules(operation: str, p: Mapping[str, Any]) -> None:
-    f = "payload."
-    if operation in ("generate_song", "generate_music"):
-        _song_like(p)
-        if operation == "generate_song":
-            text(p.get("vocal_id"), f + "vocal_id")
-            require("melody_url" not in p or "vocal_id" not in p, f + "vocal_id",
-                    "a saved voice does not work with melody_url")
-    elif operation == "generate_singing":
-        text(p.get("lyrics"), f + "lyrics", required=True)
-        file_input(p.get("vocal_reference"), f + "vocal_reference", required=False)
-    elif operation in ("similar_song", "similar_music"):
-        key = "song" if operation == "similar_song" else "music"
-        file_input(p.get(key), f + key)
-    elif operation == "melody_to_song":
-        file_input(p.get("melody"), f + "melody")
-        require("vocal_id" not in p, f + "vocal_id",
-                "a saved voice does not work with melody_to_song (melody_url)")
-    elif operation == "midi_to_song":
-        file_input(p.get("midi"), f + "midi")
-    elif operation == "remix_song":
-        file_input(p.get("song"), f + "song")
-    elif operation == "extend_song":
-        file_input(p.get("song"), f + "song")
-        text(p.get("lyrics"), f + "lyrics", max_chars=int(LIMITS["extend_lyrics_chars"]))
-        if p.get("extend_type") is not None:
-            choice(p["extend_type"], f + "extend_type", ("tail", "head"))
-        if p.get("extend_at_ms") is not None:
-            extend_at_ms(p["extend_at_ms"])
-    elif operation == "extend_music":
-        file_input(p.get("music"), f + "music")
-        if p.get("extend_seconds") is not None:
-            number(p["extend_seconds"], f + "extend_seconds", 1.0, 120.0)
-        if p.get("side") is not None:
-            choice(p["side"], f + "side", ("tail", "head"))
-    elif operation == "inpaint":
-        file_input(p.get("song"), f + "song")
-        time_range(p.get("start_ms"), p.get("end_ms"), f + "start_ms", f + "end_ms")
-    elif operation in ("separate_stems", "copyright", "transcribe"):
-        file_input(p.get("audio"), f + "audio")
-    elif operation == "audio_effect":
-        file_input(p.get("audio"), f + "audio")
-        choice(p.get("effect"), f + "effect", AUDIO_EFFECTS)
-        if p.get("amount") is not None:
-            number(p["amount"], f + "amount", 0.0, 1.0)
-    elif operation == "sfx_gen":
-        text(p.get("prompt"), f + "prompt", required=True)
-        if p.get("duration_seconds") is not None:
-            number(p["duration_seconds"], f + "duration_seconds", 0.5, 30.0)
-    elif operation == "write_lyrics":
-        text(p.get("prompt"), f + "prompt")  # optional (design.md), as the service has it
-    elif operation == "agent":
-        agent_payload(p)
-    elif operation == "vocal_clone":
+    if operation == "vocal_clone":
         raise ValidationError("tool_id", "voice clones are created with client.voice_clones.create "
                               "(POST /v1/voice-clones), which records consent first")
+    op = REGISTRY.get(operation)
+    if op is None or op.internal:
+        return
+    if operation == "agent":
+        agent_payload(p)
+        return
+    for name, rule in op.forbidden:
+        require(p.get(name) is None, "payload." + name, rule)  # null is absent, as the service reads it
+    check_fields(op.fields, p)
+    if operation == "generate_song":
+        require("melody_url" not in p or "vocal_id" not in p, "payload.vocal_id",
+                "a saved voice does not work with melody_url")
+    if operation == "inpaint":
+        time_range(p.get("start_ms"), p.get("end_ms"), "payload.start_ms", "payload.end_ms")
 
 
-# Native file fields with a size/format limit: operation -> (field, bytes, text, formats).
+# Native file fields with a size/format limit of their own (the registry's size_label):
+# operation -> (field, bytes, text, formats).
 FILE_LIMITS: dict[str, tuple[str, int, str, tuple[str, ...]]] = {
-    "extend_song": ("song", int(LIMITS["extend_input_bytes"]), "40 MB", ("mp3", "m4a")),
-    "extend_music": ("music", int(LIMITS["extend_input_bytes"]), "40 MB", ("mp3", "m4a")),
+    op.name: (f.name, int(f.max_bytes or 0), f.size_label, f.formats)
+    for op in REGISTRY.values() for f in op.fields
+    if f.type == "file" and f.size_label is not None
 }
 
 
@@ -272,19 +262,50 @@ def payload_for(operation: str | None, payload: Any, known_files: Mapping[str, A
     if operation is None or not isinstance(payload, Mapping):
         return
     _payload_rules(operation, payload)
-    if operation in FILE_LIMITS:
-        field, max_bytes, limit_text, formats = FILE_LIMITS[operation]
-        known_file_input(payload.get(field), "payload." + field, known_files or {},
-                         max_bytes=max_bytes, limit_text=limit_text, formats=formats)
+    op = REGISTRY.get(operation)
+    for f in op.fields if op is not None and not op.internal else ():
+        if f.type == "file" and f.max_bytes:
+            known_file_input(payload.get(f.name), "payload." + f.name, known_files or {},
+                             **file_limits(f))
+
+
+def file_limits(f: Field) -> dict[str, Any]:
+    """A registry file field's limits as ``check_file`` takes them (its own size limit, as the
+    spec writes it, makes the format check strict)."""
+    return {"max_bytes": int(f.max_bytes or 0), "formats": f.formats,
+            "limit_text": f.size_label or f"{f.max_bytes} bytes",
+            "strict": f.size_label is not None}
 
 
 def known_file_input(value: Any, field: str, known_files: Mapping[str, Any], *, max_bytes: int,
-                     limit_text: str, formats: tuple[str, ...]) -> None:
+                     limit_text: str, formats: tuple[str, ...], strict: bool = True) -> None:
     fid = referenced_file_id(value)
     info = known_files.get(fid) if fid else None
     if info is not None:
         check_file(field, size=info.size_bytes, mime_type=info.mime_type, filename=None,
-                   max_bytes=max_bytes, limit_text=limit_text, formats=formats)
+                   max_bytes=max_bytes, limit_text=limit_text, formats=formats, strict=strict)
+
+
+def route_body(path: str, body: Mapping[str, Any],
+               known_files: Mapping[str, Any] | None = None) -> None:
+    """A dedicated route's body (voice clones, song translations) against the registry:
+    its fields' rules, then what the client knows of its files (size, kind)."""
+    r = ROUTES[path]
+    for f in r.fields:
+        value = body.get(f.name)
+        if f.type in ("file_id", "tier") or (value is None and not f.required):
+            continue
+        if f.type == "boolean" and f.choices:
+            require(value in f.choices, f.name, f"must be {f.choices[0]}")
+        else:
+            field_rule(f, value, f.name)
+    known_files = known_files or {}
+    for f in r.fields:
+        if f.type == "file_id" and isinstance(body.get(f.name), str):
+            info = known_files.get(body[f.name])
+            if info is not None:
+                check_file(f.name, size=info.size_bytes, mime_type=info.mime_type, filename=None,
+                           **file_limits(f))
 
 
 def time_range(start: Any, end: Any, start_field: str, end_field: str) -> None:
@@ -303,35 +324,45 @@ def tier(value: Any) -> None:
 
 
 def list_limit(value: Any) -> None:
-    integer(value, "limit", 1, int(LIMITS["list_limit_max"]))
+    integer(value, "limit", int(LIMITS["list_limit_min"]), int(LIMITS["list_limit_max"]))
 
 
-# Workflow routes: (required fields, optional fields), from design.md.
+# Workflow routes: (required fields, optional fields) of the registry's route bodies
+# (``license`` aside: the workflow methods send it).
 WORKFLOW_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "beat-swaps": (("song_file_id", "prompt"), ()),
-    "karaoke-tracks": (("song_file_id",), ()),
-    "drumless-mixes": (("song_file_id",), ()),
-    "revoicings": (("song_file_id", "vocal_id"), ()),
-    "instrument-layers": (("song_file_id", "instrument"), ()),
-    "hummed-songs": (("hum_file_id", "prompt"), ("lyrics",)),
-    "trending-songs": (("genre",), ("prompt", "lyrics")),
-    "voice-songs": (("recording_file_id", "prompt"), ("lyrics",)),
-    "genre-remixes": (("song_file_id", "genre"), ()),
-    "midi-songs": (("midi_file_id", "prompt"), ("lyrics",)),
-    "vocal-layers": (("song_file_id", "lyrics"), ("vocal_id",)),
-    "audio-inpainting": (("song_file_id", "start_ms", "end_ms"), ("lyrics",)),
+    path: (tuple(f.name for f in r.fields if f.required and f.name != "license"),
+           tuple(f.name for f in r.fields if not f.required and f.name != "license"))
+    for path, r in WORKFLOWS.items()
 }
 
 
-def workflow_body(route: str, fields: Mapping[str, Any]) -> None:
+def workflow_body(route: str, fields: Mapping[str, Any],
+                  known_files: Mapping[str, Any] | None = None) -> None:
+    """A workflow route's fields against the registry (``license`` aside: sent by the caller),
+    and what the client knows of its files."""
+    r = WORKFLOWS[route]
     required, optional = WORKFLOW_FIELDS[route]
+    for name, rule in r.forbidden:
+        require(name not in fields, name, rule)
     for name in fields:
         require(name in required or name in optional, name,
                 f"not a field of /v1/{route} (fields: {', '.join(required + optional)})")
     for name in required:
         require(fields.get(name) is not None, name, f"required by /v1/{route}")
-    for name, value in fields.items():
-        if value is not None and name not in ("start_ms", "end_ms"):
-            text(value, name, nonempty=name in required)
+    for f in r.fields:
+        value = fields.get(f.name)
+        if value is None or f.name == "license":
+            continue
+        if f.type == "integer":
+            integer(value, f.name, int(f.min or 0), None if f.max is None else int(f.max))
+        else:
+            text(value, f.name, nonempty=f.required, max_chars=f.max_len)
     if route == "audio-inpainting":
         time_range(fields.get("start_ms"), fields.get("end_ms"), "start_ms", "end_ms")
+    for f in r.fields:
+        fid = fields.get(f.name)
+        info = (known_files or {}).get(fid) if f.type == "file_id" and isinstance(fid, str) \
+            else None
+        if info is not None:
+            check_file(f.name, size=info.size_bytes, mime_type=info.mime_type, filename=None,
+                       **file_limits(f))

@@ -42,7 +42,7 @@ class Workflows(Generic[C]):
         for f in _FILE_FIELDS:
             if f in fields:
                 fields[f] = file_id_of(fields[f], f)
-        workflow_body(route, fields)
+        workflow_body(route, fields, self._c._uploads)
         lic = license_or_default(license)
         est = estimate_route(route, lic)
         return (yield from self._c._create_op(f"/v1/{route}", {**fields, "license": lic}, est, key,

@@ -1,4 +1,4 @@
-"""The tool catalog: every priced (operation, model) pair with a stable id.
+"""The tool catalog: every (operation, model) pair of the spec registry with a stable id.
 
 Ids are uuid5 of ``model/operation`` in a fixed namespace, so they are the same
 across restarts and re-registrations. Internal-only tools (``spec.INTERNAL_OPERATIONS``)
@@ -15,36 +15,10 @@ from dataclasses import dataclass
 import songlab.sandbox.errors as errors
 from songlab.pricing import PRICES
 from songlab.sandbox.storage.db import Store
-from songlab.spec import AGENT_TIERS, INTERNAL_OPERATIONS, ErrorCode
+from songlab.spec import REGISTRY, ErrorCode
 
 NAMESPACE = uuid.UUID("6f1c2d0e-4a3b-5c6d-8e9f-a0b1c2d3e4f5")
 ALL_LICENSES: tuple[int, ...] = (1, 2, 3, 4, 5)
-
-_NAMES = {
-    "generate_song": "Song generation",
-    "similar_song": "Similar song",
-    "melody_to_song": "Melody to song",
-    "midi_to_song": "MIDI to song",
-    "generate_music": "Music generation",
-    "similar_music": "Similar music",
-    "generate_singing": "Singing generation",
-    "extend_song": "Extend song",
-    "extend_music": "Extend music",
-    "remix_song": "Remix",
-    "vocal_clone": "Voice clone",
-    "inpaint": "Audio inpainting",
-    "separate_stems": "Stem separation",
-    "copyright": "Copyright check",
-    "write_lyrics": "Lyrics",
-    "transcribe": "Transcription",
-    "sfx_gen": "Sound effects",
-    "audio_effect": "Audio effect",
-    "agent": "Agent One",
-    "web_search": "Web search (internal)",
-    "mix": "Mix (internal)",
-    "translate_lyrics": "Lyrics translation (internal)",
-}
-
 
 def tool_id(operation: str, model: str) -> str:
     return str(uuid.uuid5(NAMESPACE, f"{model}/{operation}"))
@@ -63,14 +37,14 @@ class Tool:
 
 
 def _build() -> dict[str, Tool]:
+    """One tool per (operation, model) of the registry; a billed operation's models are
+    those of the price list (every one of them, checked at import)."""
     tools: dict[str, Tool] = {}
-    pairs = list(PRICES) + [("agent", tier) for tier in AGENT_TIERS]
-    for operation, model in pairs:
-        tid = tool_id(operation, model)
-        tools[tid] = Tool(
-            tid, operation, model, f"{_NAMES.get(operation, operation)} {model}",
-            operation in INTERNAL_OPERATIONS,
-        )
+    for op in REGISTRY.values():
+        for model in op.models:
+            assert op.pricing_key is None or (op.name, model) in PRICES, (op.name, model)
+            tid = tool_id(op.name, model)
+            tools[tid] = Tool(tid, op.name, model, f"{op.title} {model}", op.internal)
     return tools
 
 

@@ -14,7 +14,14 @@ from decimal import Decimal
 from typing import Any, Final
 
 import songlab.pricing as pricing
-from songlab.spec import LICENSE_NAMES, LIMITS, MIB, SONG_VERSIONS
+from songlab.spec import (
+    LICENSE_NAMES,
+    MIB,
+    REGISTRY,
+    ROUTES,
+    LicenseError,
+    parse_license,
+)
 
 __all__ = [
     "CLONE_SUFFIXES",
@@ -52,17 +59,27 @@ class _OpRule:
     vocal_id: bool
 
 
+def _form_rule(name: str) -> _OpRule:
+    op = REGISTRY[name]
+    form = op.form
+    assert form is not None
+    duration = None
+    if form.duration:
+        f = op.field("duration_seconds")
+        duration = (float(f.min or 0.0), float(f.max or 0.0), float(f.default or 0.0))
+    return _OpRule(form.prompt, form.lyrics, duration, form.vocal_id)
+
+
 # The operations the form can express with prompt / lyrics / duration alone (the
-# others need a file input: use the client). Field rules of design.md's payload table.
+# others need a file input: use the client): the registry's operations with a form rule.
 FORM_OPERATIONS: Final[dict[str, _OpRule]] = {
-    "generate_song": _OpRule(True, "optional", (5.0, 240.0, 30.0), True),
-    "generate_music": _OpRule(True, "none", (5.0, 240.0, 30.0), False),
-    "generate_singing": _OpRule(False, "required", None, True),
-    "write_lyrics": _OpRule(True, "none", None, False),
-    "sfx_gen": _OpRule(True, "none", (0.5, 30.0, 5.0), False),
+    name: _form_rule(name) for name, op in REGISTRY.items() if op.form is not None
 }
 
-CLONE_SUFFIXES: Final[dict[str, str]] = {".mp3": "mp3", ".m4a": "m4a"}
+# The voice-clone reference's file kinds (the registry's route field), by file suffix.
+CLONE_SUFFIXES: Final[dict[str, str]] = {
+    "." + kind: kind for kind in ROUTES["voice-clones"].field("reference_file_id").formats
+}
 
 
 def format_price(amount: Decimal | None) -> str:
@@ -84,9 +101,11 @@ def format_size(size: int) -> str:
 
 
 def _tier_reason(license: Any) -> str | None:
+    if license is None:
+        return None  # unset: royalty-free
     try:
-        pricing.license_number(license)
-    except ValueError as exc:
+        parse_license(license)
+    except LicenseError as exc:
         return str(exc)
     return None
 
@@ -180,7 +199,7 @@ def validate_clone(
 ) -> Gate:
     """Can this voice clone be requested? (the spec's voice-clone field rules)."""
     reasons: list[str] = []
-    max_bytes = int(LIMITS["voice_clone_reference_bytes"])
+    max_bytes = int(ROUTES["voice-clones"].field("reference_file_id").max_bytes or 0)
     if not filename or size is None:
         reasons.append("reference: upload an mp3 or m4a recording")
     else:
@@ -196,19 +215,18 @@ def validate_clone(
             )
         elif size == 0:
             reasons.append("reference: the file is empty")
-    for field, value, key in (
-        ("name", name, "voice_clone_name_chars"),
-        ("description", description, "voice_clone_description_chars"),
-    ):
-        limit = int(LIMITS[key])
+    clone = ROUTES["voice-clones"]
+    for field, value in (("name", name), ("description", description)):
+        limit = int(clone.field(field).max_len or 0)
         if len(value) > limit:
             reasons.append(f"{field}: at most {limit} characters, got {len(value)}")
-    if version not in SONG_VERSIONS:
-        reasons.append(f"version: must be one of {', '.join(SONG_VERSIONS)}, got {version!r}")
+    versions = clone.field("version").choices
+    if version not in versions:
+        reasons.append(f"version: must be one of {', '.join(versions)}, got {version!r}")
     tier_reason = _tier_reason(license)
     if tier_reason:
         reasons.append(tier_reason)
-    limit = int(LIMITS["rights_attestation_chars"])
+    limit = int(clone.field("rights_attestation").max_len or 0)
     if not attestation.strip():
         reasons.append("rights: required (state your rights to the voice)")
     elif len(attestation) > limit:
@@ -216,7 +234,7 @@ def validate_clone(
     if consent is not True:
         reasons.append("consent: tick the box \"I consent ...\"")
     amount = None
-    if version in SONG_VERSIONS and tier_reason is None:
+    if version in versions and tier_reason is None:
         amount = pricing.price("vocal_clone", version, license)
     return Gate(not reasons, tuple(reasons), amount)
 

@@ -12,6 +12,8 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from songlab.spec import LIMITS
+
 __all__ = ["AudioOp", "Intents", "read_prompt"]
 
 GENRES = (
@@ -71,6 +73,9 @@ _LANG_IN = re.compile(r"\btranscri\w*\b[^.;]*?\bin\s+([A-Z][a-z]+)\b")
 
 DEFAULT_SONG_SECONDS = 8.0  # keeps sandbox runs short; "N seconds" in the prompt overrides
 DEFAULT_SFX_SECONDS = 3.0
+# the ranges of duration_seconds in the spec registry (generate_song, sfx_gen)
+SONG_RANGE = (float(LIMITS["song_seconds_min"]), float(LIMITS["song_seconds_max"]))
+SFX_RANGE = (float(LIMITS["sfx_seconds_min"]), float(LIMITS["sfx_seconds_max"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,8 +237,8 @@ def read_prompt(prompt: str) -> Intents:
         genre=_first(GENRES, plain),
         mood=_first(MOODS, plain),
         version=f"v{version.group(1)}" if version else "v5",
-        song_seconds=_seconds(plain, 5.0, 240.0, DEFAULT_SONG_SECONDS, sfx=False),
-        sfx_seconds=_seconds(plain, 0.5, 30.0, DEFAULT_SFX_SECONDS, sfx=True),
+        song_seconds=_seconds(plain, *SONG_RANGE, DEFAULT_SONG_SECONDS, sfx=False),
+        sfx_seconds=_seconds(plain, *SFX_RANGE, DEFAULT_SFX_SECONDS, sfx=True),
         stems_model=_stems_model(plain),
         effect=_effect(plain),
         effect_amount=min(100, int(amount.group(1))) / 100 if amount else 0.5,

@@ -1,12 +1,14 @@
 """Engine entry points (see the package docstring for the contract).
 
-:func:`render` dispatches an operation to its module (``ops_music``,
-``ops_edit``, ``ops_audio``) and encodes the result; the other functions are
+:func:`render` dispatches an operation through :data:`RENDERERS` (keyed by the
+spec registry's operation names) to its module (``ops_music``, ``ops_edit``,
+``ops_audio``) and encodes the result; the other functions are
 the worker's helpers for uploads, voices and copyright matching.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,13 +31,92 @@ from songlab.sandbox.engine._types import (
 )
 from songlab.sandbox.engine.recipe import foreign
 from songlab.sandbox.engine.voice import analyse_voice
+from songlab.spec import REGISTRY
 
 SAMPLE_RATE = SR
 
 __all__ = ["Asset", "AudioIn", "AudioInfo", "EngineInputError", "RenderError", "RenderResult", "Voice",
            "check_audio", "decode", "excerpt", "extract_voice", "fingerprint", "render", "similarity"]
 
-_TEXT_OPS = ("write_lyrics", "translate_lyrics", "web_search")
+Inputs = dict[str, AudioIn] | None
+Renderer = Callable[[str, dict[str, Any], int, Inputs, Voice | None], RenderResult]
+# what a music renderer makes: (recipe, or foreign audio as an array), metadata, normalise
+Made = tuple[Any, dict[str, Any], bool]
+
+
+def _text(operation: str) -> Renderer:
+    return lambda model, p, seed, inputs, voice: ops_audio.text_op(operation, p, seed)
+
+
+def _music(make: Callable[[str, dict[str, Any], int, Inputs, Voice | None], Made]) -> Renderer:
+    """A renderer from a music maker: a recipe is finished and encoded, foreign audio kept."""
+
+    def run(model: str, payload: dict[str, Any], seed: int, inputs: Inputs,
+            voice: Voice | None) -> RenderResult:
+        fmt = out_format(payload)
+        out, meta, normalise = make(model, payload, seed, inputs, voice)
+        if isinstance(out, np.ndarray):
+            return _foreign_result(out, model, meta, fmt)
+        rec, mix = finish(out, normalise=normalise)
+        meta.setdefault("duration_s", rec["duration_s"])
+        meta["model"] = model
+        return RenderResult(assets=[asset("mix", mix, rec, fmt)], metadata=meta)
+
+    return run
+
+
+def _made(pair: tuple[Any, dict[str, Any]], normalise: bool = True) -> Made:
+    return pair[0], pair[1], normalise
+
+
+def _remix(model: str, p: dict[str, Any], seed: int, inputs: Inputs, voice: Voice | None) -> Made:
+    got = ops_music.remix(model, p, seed, inputs)
+    if not isinstance(got, tuple):
+        return (*ops_edit.remix_foreign(got, model, p, seed), True)
+    return _made(got)
+
+
+def _edit(out: Any, meta: dict[str, Any]) -> Made:
+    """An edit (extend, inpaint) is not normalised again: its source's level is kept."""
+    return out, meta, False
+
+
+def _vocal_clone(model: str, p: dict[str, Any], seed: int, inputs: Inputs,
+                 voice: Voice | None) -> RenderResult:
+    raise RenderError("operation: vocal_clone makes no audio; the worker calls extract_voice")
+
+
+# operation (the spec registry's names) -> its renderer: the code that really differs.
+RENDERERS: dict[str, Renderer] = {
+    "generate_song": _music(lambda m, p, s, i, v: _made(
+        ops_music.generate("generate_song", m, p, s, v, i))),
+    "generate_music": _music(lambda m, p, s, i, v: _made(
+        ops_music.generate("generate_music", m, p, s, v, i))),
+    "generate_singing": _music(lambda m, p, s, i, v: ops_music.singing(m, p, s, i, v)),
+    "similar_song": _music(lambda m, p, s, i, v: _made(
+        ops_music.similar("similar_song", m, p, s, i, v))),
+    "similar_music": _music(lambda m, p, s, i, v: _made(
+        ops_music.similar("similar_music", m, p, s, i, v))),
+    "melody_to_song": _music(lambda m, p, s, i, v: _made(ops_music.melody_song(m, p, s, i))),
+    "midi_to_song": _music(lambda m, p, s, i, v: _made(ops_music.midi_song(m, p, s, i))),
+    "remix_song": _music(_remix),
+    "extend_song": _music(lambda m, p, s, i, v: _edit(*ops_edit.extend("extend_song", m, p, s, i))),
+    "extend_music": _music(lambda m, p, s, i, v: _edit(
+        *ops_edit.extend("extend_music", m, p, s, i))),
+    "inpaint": _music(lambda m, p, s, i, v: _edit(*ops_edit.inpaint(m, p, s, i))),
+    "vocal_clone": _vocal_clone,
+    "separate_stems": lambda m, p, s, i, v: ops_audio.separate_stems(m, p, i),
+    "copyright": lambda m, p, s, i, v: ops_audio.copyright_check(p, i),
+    "transcribe": lambda m, p, s, i, v: ops_audio.transcribe(p, i),
+    "audio_effect": lambda m, p, s, i, v: ops_audio.audio_effect(m, p, i),
+    "sfx_gen": lambda m, p, s, i, v: ops_audio.sound_effect(p, s),
+    "write_lyrics": _text("write_lyrics"),
+    "web_search": _text("web_search"),
+    "mix": lambda m, p, s, i, v: ops_audio.mix(m, p, i),
+    "translate_lyrics": _text("translate_lyrics"),
+}
+# every operation of the registry but Agent One (run by its runner, not rendered)
+assert set(RENDERERS) == set(REGISTRY) - {"agent"}
 
 
 def render(
@@ -48,57 +129,10 @@ def render(
     voice: Voice | None = None,
 ) -> RenderResult:
     """Render one operation; deterministic in all its arguments."""
-    payload = dict(payload or {})
-    if operation in _TEXT_OPS:
-        return ops_audio.text_op(operation, payload, seed)
-    if operation == "transcribe":
-        return ops_audio.transcribe(payload, inputs)
-    if operation == "copyright":
-        return ops_audio.copyright_check(payload, inputs)
-    if operation == "separate_stems":
-        return ops_audio.separate_stems(model, payload, inputs)
-    if operation == "audio_effect":
-        return ops_audio.audio_effect(model, payload, inputs)
-    if operation == "mix":
-        return ops_audio.mix(model, payload, inputs)
-    if operation == "sfx_gen":
-        return ops_audio.sound_effect(payload, seed)
-    fmt = out_format(payload)
-    normalise = True
-    if operation in ("generate_song", "generate_music"):
-        rec, meta = ops_music.generate(operation, model, payload, seed, voice, inputs)
-    elif operation == "generate_singing":
-        rec, meta, normalise = ops_music.singing(model, payload, seed, inputs, voice)
-    elif operation in ("similar_song", "similar_music"):
-        rec, meta = ops_music.similar(operation, model, payload, seed, inputs, voice)
-    elif operation == "melody_to_song":
-        rec, meta = ops_music.melody_song(model, payload, seed, inputs)
-    elif operation == "midi_to_song":
-        rec, meta = ops_music.midi_song(model, payload, seed, inputs)
-    elif operation == "remix_song":
-        got = ops_music.remix(model, payload, seed, inputs)
-        if not isinstance(got, tuple):
-            audio, meta = ops_edit.remix_foreign(got, model, payload, seed)
-            return _foreign_result(audio, model, meta, fmt)
-        rec, meta = got
-    elif operation in ("extend_song", "extend_music"):
-        out, meta = ops_edit.extend(operation, model, payload, seed, inputs)
-        if isinstance(out, np.ndarray):
-            return _foreign_result(out, model, meta, fmt)
-        rec, normalise = out, False
-    elif operation == "inpaint":
-        out, meta = ops_edit.inpaint(model, payload, seed, inputs)
-        if isinstance(out, np.ndarray):
-            return _foreign_result(out, model, meta, fmt)
-        rec, normalise = out, False
-    elif operation == "vocal_clone":
-        raise RenderError("operation: vocal_clone makes no audio; the worker calls extract_voice")
-    else:
+    renderer = RENDERERS.get(operation)
+    if renderer is None:
         raise RenderError(f"operation: the engine cannot render {operation!r}")
-    rec, mix = finish(rec, normalise=normalise)
-    meta.setdefault("duration_s", rec["duration_s"])
-    meta["model"] = model
-    return RenderResult(assets=[asset("mix", mix, rec, fmt)], metadata=meta)
+    return renderer(model, dict(payload or {}), seed, inputs, voice)
 
 
 def _foreign_result(audio: np.ndarray, model: str, meta: dict, fmt: str) -> RenderResult:

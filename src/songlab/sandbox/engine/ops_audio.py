@@ -25,6 +25,7 @@ from songlab.sandbox.engine._common import (
 )
 from songlab.sandbox.engine._types import AudioIn, RenderError, RenderResult
 from songlab.sandbox.engine.voice import f0_track
+from songlab.spec import LIMITS
 
 
 def separate_stems(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
@@ -172,7 +173,9 @@ def copyright_check(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) 
 
 def sound_effect(payload: dict[str, Any], seed: int) -> RenderResult:
     prompt = str(payload.get("prompt") or "")
-    dur = clamp(payload.get("duration_seconds"), 0.5, 30, 5.0, "duration_seconds")
+    dur = clamp(payload.get("duration_seconds"), float(LIMITS["sfx_seconds_min"]),
+                float(LIMITS["sfx_seconds_max"]), float(LIMITS["sfx_seconds_default"]),
+                "duration_seconds")
     audio, used = sfx.render(prompt, dur, rng_of("sfx", prompt, payload.get("seed", seed)))
     rec = recipe.foreign("v5", dur, sfx=used)
     return RenderResult(assets=[asset("mix", audio[None, :], rec, out_format(payload))],

@@ -21,6 +21,10 @@ import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._common import SR, Src, clamp, fit_channels, get_input, seed_of
 from songlab.sandbox.engine._types import AudioIn, RenderError
 from songlab.sandbox.engine.prompt import plan_from_prompt
+from songlab.spec import LIMITS
+
+# the ranges of the registry's duration fields (design.md's payload table)
+SONG_MIN, SONG_MAX = float(LIMITS["song_seconds_min"]), float(LIMITS["song_seconds_max"])
 
 XFADE = 0.3  # s, extend joins
 EXTEND_MIN_MS, EXTEND_MAX_MS = 8000, 420000
@@ -68,7 +72,8 @@ def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
         except (TypeError, ValueError):
             raise RenderError(f"extend_at_ms: must be an integer, got {raw!r}") from None
         applied = 0 if at_ms == 0 else int(min(max(at_ms, EXTEND_MIN_MS), EXTEND_MAX_MS))
-        length = clamp(payload.get("duration_seconds"), 5, 240, 30.0, "duration_seconds")
+        length = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX,
+                       float(LIMITS["song_seconds_default"]), "duration_seconds")
         lyrics = str(payload.get("lyrics") or "")
         src = get_input(inputs, "song", "audio")
     else:
@@ -76,7 +81,8 @@ def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
         if etype not in ("tail", "head"):
             raise RenderError(f"side: must be 'tail' or 'head', got {etype!r}")
         applied = 0
-        length = clamp(payload.get("extend_seconds"), 1, 120, 30.0, "extend_seconds")
+        length = clamp(payload.get("extend_seconds"), float(LIMITS["extend_seconds_min"]),
+                       float(LIMITS["extend_seconds_max"]), 30.0, "extend_seconds")
         lyrics = ""
         src = get_input(inputs, "music", "audio", "song")
     assert src is not None

@@ -31,6 +31,10 @@ from songlab.sandbox.engine._types import AudioIn, EngineInputError, RenderError
 from songlab.sandbox.engine.prompt import Plan, plan_from_prompt
 from songlab.sandbox.engine.text import _INVENTORY, language_code, words, write_lyrics
 from songlab.sandbox.engine.theory import hz_to_midi, key_name
+from songlab.spec import LIMITS
+
+# the ranges of the registry's duration fields (design.md's payload table)
+SONG_MIN, SONG_MAX = float(LIMITS["song_seconds_min"]), float(LIMITS["song_seconds_max"])
 
 NO_VOCAL = ("drums", "bass", "harmony", "lead")
 
@@ -72,7 +76,7 @@ def generate(operation: str, model: str, payload: dict[str, Any], seed: int, voi
     ref = get_input(inputs, "song", "music", required=False)
     key = seed_of("compose", prompt, payload.get("lyrics"), s, None if ref is None else len(ref.data))
     plan = plan_from_prompt(prompt, rng_of("plan", prompt, s), base=None if ref is None else ref.plan())
-    dur = clamp(payload.get("duration_seconds"), 5, 240, 30.0, "duration_seconds")
+    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, float(LIMITS["song_seconds_default"]), "duration_seconds")
     if operation == "generate_music":
         score = song.new_score(plan, model=model, seed=key, duration_s=dur, parts=NO_VOCAL)
     else:
@@ -120,7 +124,7 @@ def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
                         language=language_code(lang) if lang else guess_language(str(lyrics), "en"))
     lines = song.sung_lines(sc)
     end = lines[-1].end if lines else 4.0
-    dur = clamp(payload.get("duration_seconds"), 1, 240, end + 1.0, "duration_seconds")
+    dur = clamp(payload.get("duration_seconds"), 1, SONG_MAX, end + 1.0, "duration_seconds")
     sc["duration_s"] = dur
     rec = recipe.make([recipe.layer(sc, offset_s=0.5, end_s=dur, fade_out_s=0.3)], model=model, duration_s=dur)
     return rec, describe(sc, rec), True
@@ -161,7 +165,7 @@ def similar(operation: str, model: str, payload: dict[str, Any], seed: int, inpu
     plan = plan_from_prompt(prompt, rng_of("plan", prompt, s, key), base=base)
     if not prompt:
         plan.genre, plan.harmony, plan.drum_style, plan.drums = base.genre, list(base.harmony), base.drum_style, base.drums
-    dur = clamp(payload.get("duration_seconds"), 5, 240, min(max(src.duration_s, 5.0), 240.0), "duration_seconds")
+    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, min(max(src.duration_s, SONG_MIN), SONG_MAX), "duration_seconds")
     if operation == "similar_music":
         sc = song.new_score(plan, model=model, seed=key, duration_s=dur, parts=NO_VOCAL)
     else:
@@ -197,7 +201,7 @@ def melody_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str
     end = notes[-1][0] + notes[-1][1]
     n_bars = int(np.ceil((end + 0.5) / arrange.bar_len(plan))) + 1
     plan.progression = arrange.chords_for_melody(plan, notes, n_bars)
-    dur = clamp(payload.get("duration_seconds"), 5, 240, max(5.0, n_bars * arrange.bar_len(plan)), "duration_seconds")
+    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, max(SONG_MIN, n_bars * arrange.bar_len(plan)), "duration_seconds")
     lyrics = str(payload.get("lyrics") or "")
     register = float(np.median([m for _, _, m in notes]))
     if lyrics:
@@ -227,7 +231,7 @@ def midi_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, 
     bpm = midi.tempo_of(src.data) or 120.0
     plan = plan_from_prompt(prompt, rng_of("plan", prompt, s, key), base=Plan(tempo=bpm, root=root, mode=mode))
     plan.tempo = bpm  # the file's tempo wins: its notes are timed by it
-    dur = clamp(payload.get("duration_seconds"), 5, 240, max(5.0, length + 1.5), "duration_seconds")
+    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, max(SONG_MIN, length + 1.5), "duration_seconds")
     lyrics = str(payload.get("lyrics") or "")
     parts: tuple[str, ...] = ("drums", "vocal") if lyrics else ("drums",)
     if not plan.drums:

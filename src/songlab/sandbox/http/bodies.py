@@ -1,5 +1,9 @@
 """The request bodies of the vendor routes as pydantic models: one source for rules and document.
 
+The dedicated and workflow bodies are built from the spec registry's route fields
+(:func:`route_model`), the compat bodies from its limits; each route checks its body
+once, with :func:`check_route` (its model plus the route's forbidden fields).
+
 Each create route checks its parsed JSON body with :func:`check` before its
 own rules (ownership of files, saved voices, consent records, prices), and
 ``openapi.py`` declares the very same models' JSON Schemas, so the document
@@ -18,7 +22,7 @@ documented 500, kept on purpose.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -33,13 +37,16 @@ from pydantic import (
 import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS
 from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
-from songlab.spec import LICENSE_NAMES, LIMITS, SONG_VERSIONS
+from songlab.spec import LICENSE_NAMES, LIMITS, REGISTRY, ROUTES, SONG_VERSIONS, Route
+from songlab.spec import Field as Rule
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 INT64 = 2**63 - 1
 M = TypeVar("M", bound=BaseModel)
 MAX_TOKENS = 10**9  # per admin call: an account's balance, a top-up
-SEED_MAX = 2**32 - 1  # numpy's generators take any non-negative seed; 32 bits are plenty
+SEED_MAX = int(LIMITS["seed_max"])
+TEXT = int(LIMITS["text_chars"])
+ID = int(LIMITS["id_chars"])
 
 def _integral(value: Any) -> Any:
     """JSON has one number type: 245.0 is the integer 245 (as JSON Schema says); 245.5 is not."""
@@ -60,28 +67,45 @@ def text(max_len: int | None = None, *, required: bool = False) -> Any:
     return Annotated[str, StringConstraints(max_length=max_len)]
 
 
+# The bodies' strings as type aliases (what text() builds; mypy reads an alias, not a call).
+_NONBLANK = r"\S"
+Filled: TypeAlias = Annotated[str, StringConstraints(min_length=1, pattern=_NONBLANK)]
+IdText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=ID,
+                                                     pattern=_NONBLANK)]
+LongText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=TEXT,
+                                                       pattern=_NONBLANK)]
+OptText: TypeAlias = Annotated[str, StringConstraints(max_length=TEXT)]
+ExtendLyrics: TypeAlias = Annotated[str, StringConstraints(
+    max_length=int(LIMITS["extend_lyrics_chars"]))]
+ExtendType: TypeAlias = Annotated[str, StringConstraints(max_length=100)]
+SourceText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=4096,
+                                                         pattern=_NONBLANK)]
+
 FileId = Annotated[str, StringConstraints(pattern=UUID_PATTERN),
                    Field(json_schema_extra={"format": "uuid"},
                          description="a file id of the caller (from POST /v1/files or a task output)")]
-NativeLicense = Annotated[Int, Field(ge=0, le=5, description="license tier 0-5; 0 or absent = royalty-free")]
-CompatLicense = Annotated[NativeLicense | TierName, Field(description="license tier 0-5 or its name")]
-Duration = Annotated[float, Field(ge=5.0, le=240.0, description="seconds")]
+NativeLicense = Annotated[Int, Field(ge=int(LIMITS["license_min"]), le=int(LIMITS["license_max"]),
+                                     description="license tier 0-5; 0 or absent = royalty-free")]
+CompatLicense = Annotated[NativeLicense | TierName,  # type: ignore[valid-type]
+                          Field(description="license tier 0-5 or its name")]
+Duration = Annotated[float, Field(ge=float(LIMITS["song_seconds_min"]),
+                                   le=float(LIMITS["song_seconds_max"]), description="seconds")]
 Seed = Annotated[Int, Field(ge=0, le=SEED_MAX)]
 
 
 class FileInputUrl(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", title="FileInputUrl")
-    url: text(required=True)
+    url: Filled
 
 
 class FileInputInline(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", title="FileInputInline")
-    base64: text(required=True)
+    base64: Filled
     filename: str | None = None
 
 
 FileInput = Annotated[
-    text(required=True) | FileInputUrl | FileInputInline,
+    Filled | FileInputUrl | FileInputInline,
     Field(description="a file input: one of this sandbox's signed URLs, \"file_id:<id>\", "
                       "{\"url\": ...} or {\"base64\": ..., \"filename\"?: ...}")]
 
@@ -95,15 +119,25 @@ class Body(BaseModel):
         return _integral(value)
 
 
+def payload_schema_name(operation: str) -> str:
+    """The document's component schema of an operation's payload (``openapi.payload_schema``)."""
+    return f"Payload_{operation}"
+
+
+PAYLOAD_SCHEMAS: list[Any] = [payload_schema_name(n) for n, op in REGISTRY.items() if not op.internal]
+
+
 class NativeCreate(Body):
     """``POST /v1/generations``."""
 
-    tool_id: text(200, required=True) = Field(description="an id from GET /v1/tools")
+    tool_id: IdText = Field(description="an id from GET /v1/tools")
     license: NativeLicense | None = None
-    payload_json: text(required=True) = Field(
+    payload_json: Filled = Field(
         description="the tool's input as a STRING of JSON text holding an object; a raw JSON "
                     "object here is the spec's documented unhandled error (500)",
-        json_schema_extra={"contentMediaType": "application/json"})
+        json_schema_extra={"contentMediaType": "application/json",
+                           # the components holding each operation's payload fields
+                           "x-payload-schemas": PAYLOAD_SCHEMAS})
 
     @field_validator("payload_json", mode="before")
     @classmethod
@@ -116,9 +150,9 @@ class NativeCreate(Body):
 class CompatSong(Body):
     """``POST /v{5,6,7}/generate/song``."""
 
-    prompt: text(5000, required=True)
-    lyrics: text(5000) | None = None
-    vocal_id: text(200, required=True) | None = None
+    prompt: LongText
+    lyrics: OptText | None = None
+    vocal_id: IdText | None = None
     duration_seconds: Duration | None = None
     seed: Seed | None = None
     license: CompatLicense | None = None
@@ -127,10 +161,10 @@ class CompatSong(Body):
 class CompatSinging(Body):
     """``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``)."""
 
-    lyrics: text(5000, required=True)
-    prompt: text(5000) | None = None
-    styleOfMusic: text(5000) | None = None  # noqa: N815 (the compat field's own name)
-    vocal_id: text(200, required=True) | None = None
+    lyrics: LongText
+    prompt: OptText | None = None
+    styleOfMusic: OptText | None = None  # noqa: N815 (the compat field's own name)
+    vocal_id: IdText | None = None
     vocal_reference: FileInput | None = None
     duration_seconds: Duration | None = None
     seed: Seed | None = None
@@ -141,10 +175,10 @@ class CompatExtendSong(Body):
     """``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD."""
 
     audio_url: FileInput = Field(description="the song to extend (a file input, mp3 or m4a, up to 40 MB)")
-    lyrics: text(int(LIMITS["extend_lyrics_chars"])) | None = None
+    lyrics: ExtendLyrics | None = None
     extend_at_ms: Annotated[Int, Field(ge=-INT64, le=INT64)] | None = Field(
         None, description="0 continues from the end, else 8000-420000; clamped at generation time")
-    extend_type: text(100) | None = Field(
+    extend_type: ExtendType | None = Field(
         None, description="tail or head; another value fails during generation, as the spec says")
     duration_seconds: Duration | None = None
     license: CompatLicense | None = None
@@ -154,39 +188,17 @@ class CompatExtendMusic(Body):
     """``POST /v5/extend/music`` and ``/v1/generate/extend``."""
 
     audio_url: FileInput = Field(description="the music to extend (a file input, mp3 or m4a, up to 40 MB)")
-    prompt: text(5000) | None = None
+    prompt: OptText | None = None
     extend_seconds: Annotated[float, Field(ge=float(LIMITS["extend_seconds_min"]),
                                            le=float(LIMITS["extend_seconds_max"]))] | None = None
     side: Literal["tail", "head"] | None = None
     license: CompatLicense | None = None
 
 
-class VoiceClone(Body):
-    """``POST /v1/voice-clones``."""
-
-    reference_file_id: FileId
-    name: text(int(LIMITS["voice_clone_name_chars"])) | None = None
-    description: text(int(LIMITS["voice_clone_description_chars"])) | None = None
-    version: Version | None = "v5"
-    license: TierName | None = "royalty_free"
-    consent: Literal[True] = Field(description="must be true (consent of the voice's owner)")
-    rights_attestation: text(int(LIMITS["rights_attestation_chars"]), required=True)
-
-
-class SongTranslation(Body):
-    """``POST /v1/song-translations``."""
-
-    song_file_id: FileId
-    target_language: text(100, required=True)
-    syllable_matched: bool | None = True
-    song_style: text(2000, required=True)
-    license: TierName | None = "royalty_free"
-
-
 class SourceUrl(Body):
     """``POST /v1/files`` as JSON: copy one of this sandbox's signed files."""
 
-    source_url: text(4096, required=True) = Field(
+    source_url: SourceText = Field(
         description="one of this sandbox's signed file URLs (GET /v1/files/{id}/url); nothing "
                     "else is fetched")
 
@@ -236,22 +248,61 @@ class AdminToolSwitch(Body):
     priced_licenses: list[Annotated[Int, Field(ge=1, le=5)]] | None = None
 
 
-def workflow_model(route: str, files: list[str], strings: list[tuple[str, bool]],
-                   vocal_id: bool | None) -> type[Body]:
-    """The body model of a workflow route, from design.md's table (``dedicated.WORKFLOW_FIELDS``)."""
-    fields: dict[str, Any] = {name: (FileId, ...) for name in files}
-    for name, required in strings:
-        fields[name] = (text(5000, required=True), ...) if required else (text(5000) | None, None)
-    if vocal_id is not None:
-        vid = text(200, required=True)
-        fields["vocal_id"] = (vid, ...) if vocal_id else (vid | None, None)
-    if route == "audio-inpainting":
-        ms = Annotated[Int, Field(ge=0, le=2**31 - 1, description="ms from the song's start")]
-        fields["start_ms"] = (ms, ...)
-        fields["end_ms"] = (ms, Field(description="ms, greater than start_ms, inside the song"))
-    fields["license"] = (TierName | None, "royalty_free")
-    name = "Workflow" + "".join(w.capitalize() for w in route.split("-"))
-    return create_model(name, __base__=Body, **fields)
+def _annotation(f: Rule) -> tuple[Any, Any]:
+    """A registry field as (pydantic type, default): ``...`` when required."""
+    t: Any
+    if f.type == "file_id":
+        t = Annotated[str, StringConstraints(pattern=UUID_PATTERN), Field(
+            description="a file id of the caller (from POST /v1/files or a task output)",
+            json_schema_extra={"format": "uuid", "x-file-kinds": list(f.formats),
+                               "x-max-bytes": f.max_bytes})]
+    elif f.type in ("string", "voice"):
+        t = text(f.max_len, required=f.required)
+    elif f.type == "integer":
+        t = Annotated[Int, Field(ge=f.min, le=f.max, description=f.description or None)]
+    elif f.type == "number":
+        t = Annotated[float, Field(ge=f.min, le=f.max, description=f.description or None)]
+    elif f.type == "boolean" and f.choices:
+        t = Annotated[Literal[f.choices], Field(description=f.description or None)]  # type: ignore[valid-type]
+    elif f.type == "boolean":
+        t = bool
+    else:  # choice, tier
+        t = Literal[f.choices]  # type: ignore[valid-type]
+    if f.required:
+        return t, ...
+    return t | None, f.default
+
+
+def route_model(r: Route) -> type[Body]:
+    """The body model of a dedicated or workflow route, from the registry's route fields.
+
+    A forbidden field is typed null (the document says so; :func:`check_route` names
+    its rule)."""
+    fields: dict[str, Any] = {f.name: _annotation(f) for f in r.fields}
+    for name, rule in r.forbidden:
+        fields[name] = (None, Field(None, description=rule))
+    title = {"voice-clones": "VoiceClone", "song-translations": "SongTranslation"}.get(r.path)
+    name = title or "Workflow" + "".join(w.capitalize() for w in r.path.split("-"))
+    return create_model(name, __base__=Body, __doc__=f"``POST /v1/{r.path}``.", **fields)
+
+
+ROUTE_MODELS: dict[str, type[Body]] = {path: route_model(r) for path, r in ROUTES.items()}
+VoiceClone = ROUTE_MODELS["voice-clones"]
+SongTranslation = ROUTE_MODELS["song-translations"]
+
+
+def check_route(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A dedicated or workflow body checked once against the registry: the route's
+    forbidden fields, then its model; the fields set (defaults of unset ones applied)."""
+    r = ROUTES[path]
+    for name, rule in r.forbidden:
+        if body.get(name) is not None:
+            raise errors.invalid(name, rule)
+    got = check(ROUTE_MODELS[path], body)
+    for f in r.fields:
+        if got.get(f.name) is None and f.default is not None:
+            got[f.name] = f.default
+    return got
 
 
 def check(model: type[M], body: dict[str, Any],

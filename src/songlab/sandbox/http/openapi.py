@@ -24,7 +24,7 @@ from fastapi.openapi.utils import get_openapi
 from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
 from songlab.sandbox.http import bodies
 from songlab.sandbox.http.routes.compat import VERSIONS
-from songlab.sandbox.http.routes.dedicated import WORKFLOW_FIELDS, WORKFLOW_MODELS
+from songlab.sandbox.http.routes.dedicated import WORKFLOW_MODELS
 from songlab.sandbox.http.routes.native import EVENT_PAGE, MAX_SEQ
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.events import REPLAYED
@@ -32,11 +32,15 @@ from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.sandbox.tasks.rows import CURSOR_PATTERN
 from songlab.spec import (
     IDEMPOTENCY_KEY_PATTERN,
-    LICENSE_NAMES,
     LIMITS,
     OTHER_ERRORS,
     PIPELINE_ERRORS,
+    REGISTRY,
+    STUDIO_FIELDS,
+    WORKFLOWS,
     ErrorCode,
+    Field,
+    Operation,
     Status,
 )
 
@@ -67,13 +71,6 @@ def s(max_len: int | None = None, **more: Any) -> Schema:
     return {"type": "string", **({"maxLength": max_len} if max_len else {}), **more}
 
 
-NATIVE_LICENSE = {"type": "integer", "minimum": 0, "maximum": 5, "default": 0,
-                  "description": "license tier 0-5; 0 or absent = royalty-free"}
-TIER_NAME = {"type": "string", "enum": list(LICENSE_NAMES.values()), "default": "royalty_free"}
-COMPAT_LICENSE = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 5}, TIER_NAME],
-                  "description": "license tier 0-5 or its name"}
-FILE_REF = s(description="a file id of the caller (from POST /v1/files or a task output)")
-DURATION = {"type": "number", "minimum": 5.0, "maximum": 240.0}
 LIMIT_MAX, LIMIT_DEFAULT = int(LIMITS["list_limit_max"]), int(LIMITS["list_limit_default"])
 
 SCHEMAS: dict[str, Schema] = {
@@ -209,7 +206,8 @@ IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
                               "no dedup (the spec: a malformed key is not an error)"}
 LIST_QUERY = [
     {"name": "limit", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}},
+     "schema": {"type": "integer", "minimum": int(LIMITS["list_limit_min"]), "maximum": LIMIT_MAX,
+                "default": LIMIT_DEFAULT}},
     {"name": "cursor", "in": "query", "required": False,
      "schema": s(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")},
 ]
@@ -248,6 +246,59 @@ UPLOAD_NOTE = ("Upload a file as multipart/form-data (part `file`). The spec's o
                "JSON body `{\"source_url\": <one of this sandbox's signed URLs>}`, is accepted "
                "too and copies that file (nothing else is fetched); it is left out of this "
                "document so that generated clients get one request body.")
+
+
+def field_schema(f: Field) -> Schema:
+    """The JSON Schema of one registry field of a payload (what the sandbox checks)."""
+    out: Schema
+    if f.type == "string":
+        out = s(f.max_len, **({"minLength": 1, "pattern": r"\S"} if f.required else {}))
+    elif f.type == "voice":
+        out = s(f.max_len, description="a vocal_id: a saved voice of the caller")
+    elif f.type in ("integer", "number"):
+        out = {"type": f.type}
+        bounds = {"minimum": f.min, "maximum": f.max}
+        if f.clamp:
+            out["x-clamped-to"] = {k: v for k, v in bounds.items() if v is not None}
+        else:
+            out.update({k: v for k, v in bounds.items() if v is not None})
+    elif f.type == "boolean":
+        out = dict(B)
+    elif f.type in ("choice", "tier"):
+        out = {"type": "string", "enum": list(f.choices)}
+    elif f.type == "file_id":
+        out = s(format="uuid", description="a file id of the caller")
+    else:  # file
+        out = {"anyOf": [s(), ref("FileInputUrl"), ref("FileInputInline")],
+               "description": "a file input: one of this sandbox's signed URLs, "
+                              "\"file_id:<id>\", {\"url\": ...} or {\"base64\": ...}"}
+    if f.type in ("file", "file_id"):
+        out["x-file-kinds"] = list(f.formats)
+        if f.max_bytes:
+            out["x-max-bytes"] = f.max_bytes
+    if f.default is not None:
+        out["default"] = f.default
+    if f.description:
+        out["description"] = f.description + (
+            " (another value fails during generation)" if f.late else "")
+    return out
+
+
+def payload_schema(op: Operation) -> Schema:
+    """An operation's ``payload_json`` object, from the registry's payload fields."""
+    props = {f.name: field_schema(f) for f in op.fields}
+    for name, rule in op.forbidden:
+        props[name] = {"not": {}, "description": rule}
+    out = obj(props, *(f.name for f in op.fields if f.required))
+    if op.name == "agent":
+        out["patternProperties"] = {f"^{p}": {"not": {}} for p in STUDIO_FIELDS}
+    return out
+
+
+PAYLOADS: dict[str, Schema] = {
+    bodies.payload_schema_name(name): payload_schema(op)
+    for name, op in REGISTRY.items() if not op.internal}
+assert set(PAYLOADS) == set(bodies.PAYLOAD_SCHEMAS)  # NativeCreate's payload_json refers to them
 
 
 def workflow_body(route: str) -> Schema:
@@ -340,7 +391,7 @@ def table() -> dict[tuple[str, str], Schema]:
         t[("post", f"/{v}/extend/song")] = _create(COMPAT_EXTEND_SONG, E.MISSING_FIELD, tag="compat")
     for path in ("/v5/extend/music", "/v1/generate/extend"):
         t[("post", path)] = _create(COMPAT_EXTEND_MUSIC, E.MISSING_FIELD, tag="compat")
-    for route in WORKFLOW_FIELDS:
+    for route in WORKFLOWS:
         t[("post", f"/v1/{route}")] = _create(workflow_body(route), tag="workflow")
     a = "/_sandbox"
     t.update({
@@ -388,7 +439,7 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
                 op["description"] = " ".join(filter(None, (d.get("description"),
                                                            BODY_LIMIT_NOTE)))
     components = doc.setdefault("components", {})
-    components["schemas"] = {**SCHEMAS, **MODEL_DEFS}  # FastAPI's ValidationError ones are unused
+    components["schemas"] = {**SCHEMAS, **MODEL_DEFS, **PAYLOADS}  # FastAPI's ValidationError ones are unused
     components["securitySchemes"] = SECURITY_SCHEMES
     # answers of no declared operation: an unknown path, or a method a path does not have
     components["responses"] = {

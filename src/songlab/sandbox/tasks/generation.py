@@ -17,16 +17,10 @@ import songlab.sandbox.engine as engine
 from songlab.sandbox.storage import files as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks.context import CPU_GATE, Outcome, TaskContext
-from songlab.spec import LIMITS
+from songlab.spec import LIMITS, REGISTRY
 
-SIM_SECONDS: dict[str, float] = {
-    "generate_song": 5.0, "similar_song": 5.0, "melody_to_song": 5.0, "midi_to_song": 5.0,
-    "generate_music": 4.0, "similar_music": 4.0, "generate_singing": 4.0,
-    "extend_song": 4.0, "extend_music": 4.0, "remix_song": 4.0, "inpaint": 4.0,
-    "separate_stems": 3.0, "vocal_clone": 3.0, "sfx_gen": 2.0, "copyright": 1.5,
-    "transcribe": 1.5, "write_lyrics": 1.0, "audio_effect": 1.5, "agent": 2.0,
-    "web_search": 1.0, "mix": 1.0, "translate_lyrics": 1.0,
-}
+# The registry's simulated seconds of each operation (divided by --speed).
+SIM_SECONDS: dict[str, float] = {name: op.sim_seconds for name, op in REGISTRY.items()}
 PARTIAL_SECONDS = 5.0
 MATCH_THRESHOLD = 0.9
 _AT_MIN, _AT_MAX = int(LIMITS["extend_at_ms_min"]), int(LIMITS["extend_at_ms_max"])

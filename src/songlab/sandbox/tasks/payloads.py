@@ -1,7 +1,9 @@
-"""Per-operation rules for the payload of a generation (native, compat, Agent sub-tasks).
+"""Payload rules of a generation (native, compat, Agent sub-tasks), from the spec registry.
 
-One function per operation family, following the payload tables of the spec
-(extend, Agent One) and of design.md (the operations the spec leaves open).
+One generic pass checks every field of the operation as the registry describes it
+(type, range, length, choices, file kinds and size; a saved voice resolved); only
+what truly differs stays code: the inpainting range inside the song, voice clones'
+consent record, Agent One's studio fields and the internal tools' track inputs.
 """
 
 from __future__ import annotations
@@ -12,9 +14,6 @@ from typing import Any
 import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.validation import (
-    AUDIO_FORMATS,
-    MIDI,
-    MP3_M4A,
     UUID_RE,
     Resolved,
     Resolver,
@@ -24,113 +23,71 @@ from songlab.sandbox.tasks.validation import (
     number,
     string,
 )
-from songlab.spec import AUDIO_EFFECTS, LIMITS
+from songlab.spec import AUDIO_FORMATS, REGISTRY, STUDIO_FIELDS, Field, Operation
 
-EXTEND_BYTES = int(LIMITS["extend_input_bytes"])
-SEED_MAX = 2**32 - 1  # as bodies.SEED_MAX: numpy takes any non-negative seed
 Validator = Callable[[dict, Resolver, str], Resolved]
 
 
-def _file(p: dict, r: Resolver, out: Resolved, name: str, *, required: bool = True,
-          formats: tuple[str, ...] = AUDIO_FORMATS, max_bytes: int = UPLOAD_MAX_BYTES,
-          label: str | None = None) -> None:
-    if p.get(name) is None:
-        if required:
-            raise errors.invalid(name, "is required (a file input)")
-        return
-    fid, info = r.file_input(name, p[name], max_bytes=max_bytes, formats=formats,
-                             limit_label=label)
-    out.inputs[name] = fid
-    out.durations[name] = info.duration_s
+def _field(p: dict, r: Resolver, out: Resolved, f: Field) -> None:
+    """One registry field: checked (and a file input or saved voice resolved) or 422."""
+    if f.type == "file":
+        if p.get(f.name) is None:
+            if f.required:
+                raise errors.invalid(f.name, "is required (a file input)")
+            return
+        fid, info = r.file_input(f.name, p[f.name], max_bytes=int(f.max_bytes or UPLOAD_MAX_BYTES),
+                                 formats=f.formats, limit_label=f.size_label)
+        out.inputs[f.name] = fid
+        out.durations[f.name] = info.duration_s
+    elif f.type == "voice":
+        out.vocal_id = r.voice(f.name, p.get(f.name))
+    elif f.type == "string":
+        string(p, f.name, required=f.required, max_len=f.max_len)
+    elif f.type == "choice" and f.late:
+        string(p, f.name, required=f.required)  # another value fails during generation
+    elif f.type == "choice":
+        choice(p, f.name, f.choices, required=f.required)
+    elif f.type == "integer" and f.clamp:
+        integer(p, f.name, required=f.required)  # the range is clamped at generation time
+    elif f.type == "integer":
+        integer(p, f.name, required=f.required,
+                lo=None if f.min is None else int(f.min), hi=None if f.max is None else int(f.max))
+    elif f.type == "number":
+        number(p, f.name, lo=float(f.min or 0.0), hi=float(f.max or 0.0))
+    elif f.type == "boolean":
+        boolean(p, f.name, required=f.required)
+    else:  # pragma: no cover - the registry's payloads use the types above
+        raise AssertionError(f"payload field {f.name}: type {f.type}")
 
 
-def _song_like(p: dict, r: Resolver, operation: str) -> Resolved:
+def check_fields(op: Operation, p: dict, r: Resolver) -> Resolved:
+    """Every field of ``op`` in the registry's order; its forbidden fields refused."""
     out = Resolved()
-    string(p, "prompt", required=operation in ("generate_song", "generate_music"))
-    string(p, "lyrics")
-    number(p, "duration_seconds", lo=5.0, hi=240.0)
-    integer(p, "seed", lo=0, hi=SEED_MAX)
-    file_field = {"similar_song": "song", "similar_music": "music", "melody_to_song": "melody",
-                  "midi_to_song": "midi", "remix_song": "song"}.get(operation)
-    if file_field is not None:
-        _file(p, r, out, file_field, formats=MIDI if file_field == "midi" else AUDIO_FORMATS)
-    if operation == "melody_to_song" and p.get("vocal_id") is not None:
-        raise errors.invalid("vocal_id", "a saved voice does not work with melody_to_song")
-    if operation in ("generate_song", "similar_song", "midi_to_song", "remix_song"):
-        out.vocal_id = r.voice("vocal_id", p.get("vocal_id"))
+    for f in op.fields:
+        _field(p, r, out, f)
+    for name, rule in op.forbidden:
+        if p.get(name) is not None:
+            raise errors.invalid(name, rule)
     return out
 
 
-def _singing(p: dict, r: Resolver, operation: str) -> Resolved:
-    out = Resolved()
-    string(p, "prompt")
-    string(p, "styleOfMusic")
-    string(p, "lyrics", required=True)
-    integer(p, "seed", lo=0, hi=SEED_MAX)
-    number(p, "duration_seconds", lo=5.0, hi=240.0)
-    _file(p, r, out, "vocal_reference", required=False)
-    out.vocal_id = r.voice("vocal_id", p.get("vocal_id"))
-    return out
-
-
-def _extend_song(p: dict, r: Resolver, operation: str) -> Resolved:
-    out = Resolved()
-    _file(p, r, out, "song", formats=MP3_M4A, max_bytes=EXTEND_BYTES, label="40 MB")
-    string(p, "lyrics", max_len=int(LIMITS["extend_lyrics_chars"]))
-    integer(p, "extend_at_ms")  # range enforced by clamping at generation time
-    number(p, "duration_seconds", lo=5.0, hi=240.0)  # songlab's: length of the new part
-    string(p, "extend_type")  # an unknown value fails during generation
-    return out
-
-
-def _extend_music(p: dict, r: Resolver, operation: str) -> Resolved:
-    out = Resolved()
-    _file(p, r, out, "music", formats=MP3_M4A, max_bytes=EXTEND_BYTES, label="40 MB")
-    string(p, "prompt")
-    number(p, "extend_seconds", lo=float(LIMITS["extend_seconds_min"]),
-           hi=float(LIMITS["extend_seconds_max"]))
-    choice(p, "side", ("tail", "head"))
-    return out
+def _generic(p: dict, r: Resolver, operation: str) -> Resolved:
+    return check_fields(REGISTRY[operation], p, r)
 
 
 def _inpaint(p: dict, r: Resolver, operation: str) -> Resolved:
-    out = Resolved()
-    _file(p, r, out, "song")
-    check_range(p, out.durations["song"])
-    string(p, "lyrics")
+    out = check_fields(REGISTRY[operation], p, r)
+    check_inside(p["start_ms"], p["end_ms"], out.durations["song"])
     return out
 
 
-def check_range(p: dict, duration_s: float) -> None:
-    start = integer(p, "start_ms", lo=0, required=True)
-    end = integer(p, "end_ms", lo=0, required=True)
+def check_inside(start: int, end: int, duration_s: float) -> None:
+    """An inpainting range (its bounds already checked): end after start, inside the song."""
     if end <= start:
         raise errors.invalid("end_ms", f"must be greater than start_ms ({start}), got {end}")
     song_ms = int(duration_s * 1000)
     if song_ms and end > song_ms:
         raise errors.invalid("end_ms", f"must be inside the song ({song_ms} ms), got {end}")
-
-
-def _audio_only(p: dict, r: Resolver, operation: str) -> Resolved:
-    out = Resolved()
-    _file(p, r, out, "audio")
-    if operation == "transcribe":
-        string(p, "language")
-    if operation == "audio_effect":
-        choice(p, "effect", AUDIO_EFFECTS, required=True)
-        number(p, "amount", lo=0.0, hi=1.0)
-    return out
-
-
-def _write_lyrics(p: dict, r: Resolver, operation: str) -> Resolved:
-    string(p, "prompt")
-    return Resolved()
-
-
-def _sfx(p: dict, r: Resolver, operation: str) -> Resolved:
-    string(p, "prompt", required=True)
-    number(p, "duration_seconds", lo=0.5, hi=30.0)
-    return Resolved()
 
 
 def _vocal_clone(p: dict, r: Resolver, operation: str) -> Resolved:
@@ -144,22 +101,18 @@ def _vocal_clone(p: dict, r: Resolver, operation: str) -> Resolved:
         raise errors.invalid("consent_id", "is not an active consent record of this account")
     out = Resolved()
     ref = p.get("reference_file_id", row[1])
-    fid, info = r.owned_file("reference_file_id", ref, max_bytes=int(LIMITS["voice_clone_reference_bytes"]),
-                             formats=MP3_M4A, limit_label="15 MiB")
+    f = REGISTRY["vocal_clone"].field("reference_file_id")
+    fid, info = r.owned_file(f.name, ref, max_bytes=int(f.max_bytes or 0), formats=f.formats,
+                             limit_label=f.size_label)
     out.inputs["reference"] = fid
     return out
 
 
 def _agent(p: dict, r: Resolver, operation: str) -> Resolved:
     for key in p:
-        if key == "studio" or key.startswith("visualizer_"):
+        if key.startswith(STUDIO_FIELDS):
             raise errors.invalid(key, "belongs to the studio editing surface and must be left unset")
-    string(p, "prompt", required=True)
-    string(p, "system_prompt")
-    integer(p, "max_steps", lo=0, hi=int(LIMITS["agent_max_steps_max"]))
-    integer(p, "max_budget", lo=0)
-    boolean(p, "workflow_build_only")
-    return Resolved()
+    return check_fields(REGISTRY[operation], p, r)
 
 
 def _internal(p: dict, r: Resolver, operation: str) -> Resolved:
@@ -171,15 +124,12 @@ def _internal(p: dict, r: Resolver, operation: str) -> Resolved:
     return out
 
 
-VALIDATORS: dict[str, Validator] = {
-    "generate_song": _song_like, "similar_song": _song_like, "melody_to_song": _song_like,
-    "midi_to_song": _song_like, "generate_music": _song_like, "similar_music": _song_like,
-    "remix_song": _song_like, "generate_singing": _singing, "extend_song": _extend_song,
-    "extend_music": _extend_music, "inpaint": _inpaint, "separate_stems": _audio_only,
-    "copyright": _audio_only, "transcribe": _audio_only, "audio_effect": _audio_only,
-    "write_lyrics": _write_lyrics, "sfx_gen": _sfx, "vocal_clone": _vocal_clone, "agent": _agent,
+# The operations whose payload is more than its registry fields; every other one: _generic.
+SPECIAL: dict[str, Validator] = {
+    "inpaint": _inpaint, "vocal_clone": _vocal_clone, "agent": _agent,
     "web_search": _internal, "mix": _internal, "translate_lyrics": _internal,
 }
+VALIDATORS: dict[str, Validator] = {name: SPECIAL.get(name, _generic) for name in REGISTRY}
 
 
 def validate(operation: str, payload: Any, r: Resolver) -> Resolved:

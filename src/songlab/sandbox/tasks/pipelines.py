@@ -19,6 +19,7 @@ from songlab.sandbox.engine import Asset, AudioIn, RenderResult
 from songlab.sandbox.storage.billing import usd
 from songlab.sandbox.tasks.context import Charge, Outcome, TaskContext
 from songlab.sandbox.tasks.generation import remember_transcript, transcript
+from songlab.spec import REGISTRY
 
 STEP_SECONDS = 1.0
 State = dict[str, Any]
@@ -123,8 +124,11 @@ def _master(c: TaskContext, a: Asset) -> RenderResult:
 
 
 def _length(ctx: TaskContext, name: str) -> float:
-    """New parts (a beat, a sung vocal, a layer) last as long as the source, 5-240 s."""
-    return float(min(max(ctx.durations.get(name) or 30.0, 5.0), 240.0))
+    """New parts (a beat, a sung vocal, a layer) last as long as the source, within the song
+    range of the registry (5-240 s; 30 s when the source's length is unknown)."""
+    f = REGISTRY["generate_song"].field("duration_seconds")
+    lo, hi, default = float(f.min or 0.0), float(f.max or 0.0), float(f.default or 0.0)
+    return float(min(max(ctx.durations.get(name) or default, lo), hi))
 
 
 def _workflow_fns(ctx: TaskContext, route: str) -> dict[str, StepFn]:

@@ -26,9 +26,6 @@ from songlab.sandbox.storage.files import SignatureError
 if TYPE_CHECKING:
     import songlab.sandbox.engine as engine
 
-AUDIO_FORMATS = ("mp3", "m4a", "wav", "flac", "ogg")
-MP3_M4A = ("mp3", "m4a")
-MIDI = ("mid",)
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 _MISSING = object()

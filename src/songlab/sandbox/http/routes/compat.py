@@ -13,24 +13,25 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 import songlab.sandbox.errors as errors
-from songlab.pricing import license_number
 from songlab.sandbox.catalog import Catalog
 from songlab.sandbox.http import bodies
 from songlab.sandbox.http.routes._common import account, create, parse_object
 from songlab.sandbox.http.routes.native import generation_task
 from songlab.sandbox.ports import Authenticator
 from songlab.sandbox.tasks.creates import Creates, NewTask
+from songlab.spec import SONG_VERSIONS, LicenseError, effective_license, parse_license
 
-VERSIONS = ("v5", "v6", "v7")
-MODELS = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
+VERSIONS = SONG_VERSIONS
+MODELS: dict[str, type[bodies.Body]] = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
           "extend_song": bodies.CompatExtendSong, "extend_music": bodies.CompatExtendMusic}
 
 
 def compat_license(value: Any) -> int:
+    """0-5 or a tier name (the body model checked it) -> 1-5; unset is royalty-free."""
     try:
-        return license_number(value)
-    except ValueError as exc:
-        raise errors.invalid("license", str(exc).split(": ", 1)[-1]) from None
+        return effective_license(None if value is None else parse_license(value))
+    except LicenseError as exc:
+        raise errors.invalid(exc.field, exc.rule) from None
 
 
 def _payload_song(body: dict) -> dict:

@@ -1,8 +1,10 @@
 """Dedicated routes: voice clones, song translation and the twelve workflow routes.
 
 Their ``license`` is a tier name (``royalty_free`` ... ``master``, default
-``royalty_free``). Bad input is 422 InvalidGenerationInput naming the field,
-and nothing is billed. A voice clone writes its consent record in the create
+``royalty_free``). Each body is checked once, against the spec registry's route
+(``bodies.check_route``); what remains here is resolution (the caller's files and
+saved voices) and the inpainting range inside the song. Bad input is 422
+InvalidGenerationInput naming the field, and nothing is billed. A voice clone writes its consent record in the create
 transaction, before the task row.
 """
 
@@ -14,7 +16,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-import songlab.sandbox.errors as errors
 from songlab.pricing import estimate_translation, estimate_workflow, price
 from songlab.sandbox.catalog import Catalog, tool_id
 from songlab.sandbox.http import bodies
@@ -22,55 +23,20 @@ from songlab.sandbox.http.routes._common import account, create, parse_object
 from songlab.sandbox.ports import Authenticator, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks import ratelimit
 from songlab.sandbox.tasks.creates import Creates, NewTask
-from songlab.sandbox.tasks.payloads import check_range
-from songlab.sandbox.tasks.validation import (
-    AUDIO_FORMATS,
-    MIDI,
-    MP3_M4A,
-    Resolved,
-    Resolver,
-    boolean,
-    choice,
-    string,
-)
-from songlab.spec import LICENSE_BY_NAME, LIMITS, SONG_VERSIONS
+from songlab.sandbox.tasks.payloads import check_inside
+from songlab.sandbox.tasks.validation import Resolved, Resolver
+from songlab.spec import ROUTES, WORKFLOWS, Field, parse_license
 
-CLONE_BYTES = int(LIMITS["voice_clone_reference_bytes"])
-TRANSLATION_BYTES = int(LIMITS["translation_source_bytes"])
-
-# route -> (file fields as (body field, input name, formats), string fields as (name, required))
-WORKFLOW_FIELDS: dict[str, tuple[list[tuple[str, str, tuple[str, ...]]], list[tuple[str, bool]]]] = {
-    "beat-swaps": ([("song_file_id", "song", AUDIO_FORMATS)], [("prompt", True)]),
-    "karaoke-tracks": ([("song_file_id", "song", AUDIO_FORMATS)], []),
-    "drumless-mixes": ([("song_file_id", "song", AUDIO_FORMATS)], []),
-    "revoicings": ([("song_file_id", "song", AUDIO_FORMATS)], [("lyrics", False)]),
-    "instrument-layers": ([("song_file_id", "song", AUDIO_FORMATS)], [("instrument", True)]),
-    "hummed-songs": ([("hum_file_id", "hum", AUDIO_FORMATS)], [("prompt", True), ("lyrics", False)]),
-    "trending-songs": ([], [("genre", True), ("prompt", False), ("lyrics", False)]),
-    "voice-songs": ([("recording_file_id", "recording", AUDIO_FORMATS)],
-                    [("prompt", True), ("lyrics", False)]),
-    "genre-remixes": ([("song_file_id", "song", AUDIO_FORMATS)], [("genre", True)]),
-    "midi-songs": ([("midi_file_id", "midi", MIDI)], [("prompt", True), ("lyrics", False)]),
-    "vocal-layers": ([("song_file_id", "song", AUDIO_FORMATS)], [("lyrics", True)]),
-    "audio-inpainting": ([("song_file_id", "song", AUDIO_FORMATS)], [("lyrics", False)]),
-}
-VOCAL_ID_RULE = {"revoicings": True, "vocal-layers": False}  # route -> required
-WORKFLOW_MODELS = {
-    route: bodies.workflow_model(route, [f for f, _, _ in files], strings, VOCAL_ID_RULE.get(route))
-    for route, (files, strings) in WORKFLOW_FIELDS.items()
-}
+# The workflow routes' body models (from the registry's route fields).
+WORKFLOW_MODELS = {path: bodies.ROUTE_MODELS[path] for path in WORKFLOWS}
 
 
-def tier_license(value: Any) -> int:
-    """A dedicated-route license: a tier name, default royalty_free."""
-    if value is None:
-        return 1
-    if not isinstance(value, str) or value not in LICENSE_BY_NAME:
-        raise errors.invalid("license", f"must be one of {', '.join(LICENSE_BY_NAME)}")
-    return LICENSE_BY_NAME[value]
+def _owned(res: Resolver, f: Field, value: Any) -> tuple[str, Any]:
+    """A ``*_file_id`` field: a file of the caller, within the field's size and kinds."""
+    return res.owned_file(f.name, value, max_bytes=int(f.max_bytes or 0), formats=f.formats,
+                          limit_label=f.size_label)
 
 
 def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creates) -> APIRouter:
@@ -91,7 +57,7 @@ def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creat
     async def song_translations(request: Request) -> Response:
         return await dedicated(request, lambda b, a: _translation(creates.resolver(a), b, a))
 
-    for route in WORKFLOW_FIELDS:
+    for route in WORKFLOWS:
         def make(route: str = route) -> Callable:
             async def handler(request: Request) -> Response:
                 return await dedicated(
@@ -104,17 +70,11 @@ def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creat
 
 
 def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict, account_id: str) -> NewTask:
-    b = bodies.check(bodies.VoiceClone, b)
-    fid, _ = res.owned_file("reference_file_id", b.get("reference_file_id"),
-                            max_bytes=CLONE_BYTES, formats=MP3_M4A, limit_label="15 MiB")
-    name = string(b, "name", max_len=int(LIMITS["voice_clone_name_chars"]))
-    description = string(b, "description", max_len=int(LIMITS["voice_clone_description_chars"]))
-    version = choice(b, "version", SONG_VERSIONS, default="v5")
-    lic = tier_license(b.get("license"))
-    if b.get("consent") is not True:
-        raise errors.invalid("consent", "must be true (consent of the voice's owner)")
-    attestation = string(b, "rights_attestation", required=True,
-                         max_len=int(LIMITS["rights_attestation_chars"]))
+    r = ROUTES["voice-clones"]
+    b = bodies.check_route(r.path, b)
+    fid, _ = _owned(res, r.field("reference_file_id"), b["reference_file_id"])
+    version, lic = b["version"], parse_license(b["license"], names_only=True)
+    attestation = b["rights_attestation"]
     tool = catalog.by_pair("vocal_clone", version)
     catalog.check_priced(tool, lic)
     consent_id = str(uuid.uuid4())
@@ -126,8 +86,9 @@ def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict, account_id: str
             (consent_id, account_id, fid, attestation, clock.now()))
         return {"consent_id": consent_id}
 
-    payload = {"reference_file_id": fid, "name": name, "description": description,
-               "version": version, "consent_id": consent_id}
+    payload = {"reference_file_id": fid, "name": b.get("name"),
+               "description": b.get("description"), "version": version,
+               "consent_id": consent_id}
     return NewTask(
         operation="vocal_clone", model=version, tool_id=tool.id, license=lic, kind="voice_clone",
         ledger_kind="voice_clone", payload=payload, resolved=Resolved(inputs={"reference": fid}),
@@ -136,15 +97,12 @@ def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict, account_id: str
 
 
 def _translation(res: Resolver, b: dict, account_id: str) -> NewTask:
-    b = bodies.check(bodies.SongTranslation, b)
-    fid, info = res.owned_file("song_file_id", b.get("song_file_id"), max_bytes=TRANSLATION_BYTES,
-                               formats=AUDIO_FORMATS, limit_label="60 MiB")
-    target = string(b, "target_language", required=True, max_len=100)
-    syllable = boolean(b, "syllable_matched", default=True)
-    style = string(b, "song_style", required=True, max_len=2000)
-    lic = tier_license(b.get("license"))
-    payload = {"song_file_id": fid, "target_language": target, "syllable_matched": syllable,
-               "song_style": style}
+    r = ROUTES["song-translations"]
+    b = bodies.check_route(r.path, b)
+    fid, info = _owned(res, r.field("song_file_id"), b["song_file_id"])
+    lic = parse_license(b["license"], names_only=True)
+    payload = {"song_file_id": fid, "target_language": b["target_language"],
+               "syllable_matched": b["syllable_matched"], "song_style": b["song_style"]}
     return NewTask(
         operation="song_translation", model="pipeline",
         tool_id=tool_id("song_translation", "pipeline"), license=lic, kind="translation",
@@ -155,27 +113,26 @@ def _translation(res: Resolver, b: dict, account_id: str) -> NewTask:
 
 
 def _workflow(res: Resolver, route: str, b: dict, account_id: str) -> NewTask:
-    b = bodies.check(WORKFLOW_MODELS[route], b)
-    files, strings = WORKFLOW_FIELDS[route]
+    r = WORKFLOWS[route]
+    b = bodies.check_route(route, b)
     resolved = Resolved()
     payload: dict[str, Any] = {}
-    for field, name, formats in files:
-        fid, info = res.owned_file(field, b.get(field), max_bytes=UPLOAD_MAX_BYTES,
-                                   formats=formats)
-        resolved.inputs[name] = fid
-        resolved.durations[name] = info.duration_s
-        payload[field] = fid
-    for field, required in strings:
-        payload[field] = string(b, field, required=required, max_len=5000)
-    if route in VOCAL_ID_RULE:
-        if VOCAL_ID_RULE[route] and b.get("vocal_id") is None:
-            raise errors.invalid("vocal_id", "is required (a vocal_id from a voice clone)")
-        resolved.vocal_id = res.voice("vocal_id", b.get("vocal_id"))
-        payload["vocal_id"] = resolved.vocal_id
-    if route == "audio-inpainting":
-        check_range(b, resolved.durations["song"])
-        payload["start_ms"], payload["end_ms"] = b["start_ms"], b["end_ms"]
-    lic = tier_license(b.get("license"))
+    for f in r.fields:
+        if f.name == "license":
+            continue
+        if f.type == "file_id":
+            fid, info = _owned(res, f, b[f.name])
+            resolved.inputs[f.input or f.name] = fid
+            resolved.durations[f.input or f.name] = info.duration_s
+            payload[f.name] = fid
+        elif f.type == "voice":
+            resolved.vocal_id = res.voice(f.name, b.get(f.name))
+            payload[f.name] = resolved.vocal_id
+        else:
+            payload[f.name] = b.get(f.name)
+    if route == "audio-inpainting":  # the one rule that needs the song: inside it
+        check_inside(b["start_ms"], b["end_ms"], resolved.durations["song"])
+    lic = parse_license(b["license"], names_only=True)
     return NewTask(
         operation=route, model="workflow", tool_id=tool_id(route, "workflow"), license=lic,
         kind="workflow", ledger_kind="workflow_step", payload=payload, resolved=resolved,

@@ -24,7 +24,7 @@ from songlab.sandbox.tasks import rows as tasks
 from songlab.sandbox.tasks.creates import Creates, NewTask
 from songlab.sandbox.tasks.events import EventLog
 from songlab.sandbox.tasks.validation import Resolver
-from songlab.spec import LIMITS
+from songlab.spec import LIMITS, LicenseError, effective_license, parse_license
 
 STREAM_IDLE_SECONDS = 30.0
 LIMIT_MAX = int(LIMITS["list_limit_max"])
@@ -47,11 +47,10 @@ def native_license(value: Any) -> int:
     """The native integer ``license`` (0-5; 0 or absent = royalty-free)."""
     if value is None:
         return 1
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise errors.invalid("license", "must be an integer 0-5")
-    if not 0 <= value <= 5:
-        raise errors.invalid("license", f"must be 0-5 (0 = unset = royalty-free), got {value}")
-    return value or 1
+    try:
+        return effective_license(parse_license(value, ints_only=True))
+    except LicenseError as exc:
+        raise errors.invalid(exc.field, exc.rule) from None
 
 
 def generation_task(catalog: Catalog, resolver: Resolver, tool: Tool, license: int,

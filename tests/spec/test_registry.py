@@ -1,0 +1,89 @@
+"""The spec registry is consistent with itself, and its one license parser."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import songlab.spec as spec
+from songlab import pricing
+from songlab.spec import (
+    LIMITS,
+    REGISTRY,
+    ROUTES,
+    WORKFLOWS,
+    LicenseError,
+    parse_license,
+)
+
+
+def test_the_registry_is_a_leaf() -> None:
+    tree = ast.parse(Path(spec.__file__).read_text())
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m.startswith("songlab")]
+    assert not [m for m in imported if m.split(".")[0] in ("pydantic", "httpx", "numpy")]
+
+
+def test_every_billed_tool_has_a_price_and_every_step_a_tool() -> None:
+    for op in REGISTRY.values():
+        for model in op.models:
+            if op.pricing_key is not None:
+                assert (op.name, model) in pricing.PRICES
+    for route in ROUTES.values():
+        for step in route.steps:
+            assert step.model in REGISTRY[step.operation].models, (route.path, step)
+    assert set(pricing.WORKFLOW_PIPELINES) == set(WORKFLOWS)
+
+
+def test_field_rules_are_well_formed() -> None:
+    for owner, fields in [(op.name, op.fields) for op in REGISTRY.values()] + [
+            (r.path, r.fields) for r in ROUTES.values()]:
+        names = [f.name for f in fields]
+        assert len(names) == len(set(names)), owner
+        for f in fields:
+            if f.min is not None and f.max is not None:
+                assert f.min <= f.max, (owner, f.name)
+            if f.type in ("choice", "tier"):
+                assert f.choices, (owner, f.name)
+            if f.type in ("file", "file_id"):
+                assert f.formats and f.max_bytes, (owner, f.name)
+            if f.default is not None and f.min is not None:
+                assert f.min <= f.default <= (f.max if f.max is not None else f.default)
+
+
+def test_the_limits_table_holds_the_song_and_effect_ranges() -> None:
+    song = REGISTRY["generate_song"].field("duration_seconds")
+    sfx = REGISTRY["sfx_gen"].field("duration_seconds")
+    assert (song.min, song.max, song.default) == (5.0, 240.0, 30.0)
+    assert (sfx.min, sfx.max, sfx.default) == (0.5, 30.0, 5.0)
+    assert LIMITS["song_seconds_max"] == 240.0
+
+
+def test_revoicings_take_no_lyrics() -> None:
+    r = ROUTES["revoicings"]
+    assert [f.name for f in r.fields] == ["song_file_id", "vocal_id", "license"]
+    assert [name for name, _ in r.forbidden] == ["lyrics"] and r.vocal == "required"
+
+
+@pytest.mark.parametrize(("value", "kw", "expected"), [
+    (0, {}, 0), (5, {}, 5), ("master", {}, 5), ("royalty_free", {"names_only": True}, 1),
+    (3, {"ints_only": True}, 3),
+])
+def test_parse_license_accepts(value: object, kw: dict, expected: int) -> None:
+    assert parse_license(value, **kw) == expected
+
+
+@pytest.mark.parametrize(("value", "kw", "rule"), [
+    (6, {}, "0-5"), (-1, {}, "0-5"), (True, {}, "not a bool"), ("gold", {}, "one of"),
+    (2.0, {}, "got float"), (2, {"names_only": True}, "one of"),
+    ("master", {"ints_only": True}, "an integer 0-5"),
+])
+def test_parse_license_refuses_naming_the_field(value: object, kw: dict, rule: str) -> None:
+    with pytest.raises(LicenseError) as info:
+        parse_license(value, field="x.license", **kw)
+    assert info.value.field == "x.license" and rule in info.value.rule
+    assert str(info.value).startswith("x.license: ")
+    assert isinstance(info.value, ValueError)
