@@ -57,8 +57,7 @@ screenshots: $(STAMP) browser-deps
 ##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
 test: $(STAMP) browser-deps
 	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m mypy src/songlab/client src/songlab/ledger src/songlab/listening src/songlab/widgets \
-	  src/songlab/audio src/songlab/spec.py src/songlab/pricing.py src/songlab/codec.py
+	$(PY) -m mypy src/songlab
 	@bash .ci/test-pythons --prepare $(PYVER) "$(PYTHON)" >$(VENV)/prepare-pythons.log 2>&1 </dev/null & prep=$$!; \
 	  $(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg \
 	    -p no:cacheprovider -n $(WORKERS) --dist loadfile; status=$$?; \

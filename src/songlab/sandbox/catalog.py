@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import songlab.sandbox.errors as errors
 from songlab.pricing import PRICES
@@ -66,7 +67,7 @@ class Catalog:
     def state(self, tid: str) -> tuple[bool, tuple[int, ...]]:
         return self._overrides.get(tid, (True, ALL_LICENSES))
 
-    def set_state(self, tid: str, active: bool | None, priced: list[int] | None) -> dict:
+    def set_state(self, tid: str, active: bool | None, priced: list[int] | None) -> dict[str, Any]:
         cur_active, cur_priced = self.state(tid)
         new = (cur_active if active is None else active,
                cur_priced if priced is None else tuple(sorted(set(priced))))

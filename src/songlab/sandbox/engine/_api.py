@@ -135,7 +135,7 @@ def render(
     return renderer(model, dict(payload or {}), seed, inputs, voice)
 
 
-def _foreign_result(audio: np.ndarray, model: str, meta: dict, fmt: str) -> RenderResult:
+def _foreign_result(audio: np.ndarray, model: str, meta: dict[str, Any], fmt: str) -> RenderResult:
     peak = float(np.abs(audio).max()) if audio.size else 0.0
     if peak > 0.98:
         audio = audio * np.float32(0.98 / peak)

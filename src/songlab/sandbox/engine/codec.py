@@ -52,7 +52,8 @@ def resample(audio: np.ndarray, sr: int, target: int = SR) -> np.ndarray:
     from scipy.signal import resample_poly
 
     g = gcd(sr, target)
-    return resample_poly(audio, target // g, sr // g, axis=-1).astype(np.float32)
+    out: np.ndarray = resample_poly(audio, target // g, sr // g, axis=-1).astype(np.float32)
+    return out
 
 
 def load(data: bytes) -> np.ndarray:

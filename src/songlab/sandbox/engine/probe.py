@@ -11,11 +11,15 @@ from __future__ import annotations
 import io
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import soundfile as sf
 
 from songlab.sandbox.engine.codec import CodecError, sniff
+
+if TYPE_CHECKING:
+    from av.audio.stream import AudioStream
 
 
 class Truncated(CodecError):
@@ -100,7 +104,8 @@ def _announced(data: bytes) -> int | None:
     if not _announces_length(data):
         return None
     try:
-        return sf.info(io.BytesIO(data)).frames
+        frames: int = sf.info(io.BytesIO(data)).frames  # soundfile ships no types
+        return frames
     except Exception:
         return None
 
@@ -112,9 +117,10 @@ def _count_av(data: bytes) -> tuple[int, int, int]:
     got = 0
     try:
         with av.open(io.BytesIO(data), "r") as cont:
-            st = next((s for s in cont.streams if s.type == "audio"), None)
-            if st is None:
+            found = next((s for s in cont.streams if s.type == "audio"), None)
+            if found is None:
                 raise CodecError("the container has no audio stream")
+            st = cast("AudioStream", found)  # PyAV makes every stream of type "audio" an AudioStream
             sr, channels = st.codec_context.sample_rate, st.codec_context.channels
             for packet in cont.demux(st):
                 try:

@@ -263,11 +263,11 @@ def _annotation(f: Rule) -> tuple[Any, Any]:
     elif f.type == "number":
         t = Annotated[float, Field(ge=f.min, le=f.max, description=f.description or None)]
     elif f.type == "boolean" and f.choices:
-        t = Annotated[Literal[f.choices], Field(description=f.description or None)]  # type: ignore[valid-type]
+        t = Annotated[Literal[f.choices], Field(description=f.description or None)]
     elif f.type == "boolean":
         t = bool
     else:  # choice, tier
-        t = Literal[f.choices]  # type: ignore[valid-type]
+        t = Literal[f.choices]
     if f.required:
         return t, ...
     return t | None, f.default

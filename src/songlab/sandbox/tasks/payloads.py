@@ -25,10 +25,10 @@ from songlab.sandbox.tasks.validation import (
 )
 from songlab.spec import AUDIO_FORMATS, REGISTRY, STUDIO_FIELDS, Field, Operation
 
-Validator = Callable[[dict, Resolver, str], Resolved]
+Validator = Callable[[dict[str, Any], Resolver, str], Resolved]
 
 
-def _field(p: dict, r: Resolver, out: Resolved, f: Field) -> None:
+def _field(p: dict[str, Any], r: Resolver, out: Resolved, f: Field) -> None:
     """One registry field: checked (and a file input or saved voice resolved) or 422."""
     if f.type == "file":
         if p.get(f.name) is None:
@@ -60,7 +60,7 @@ def _field(p: dict, r: Resolver, out: Resolved, f: Field) -> None:
         raise AssertionError(f"payload field {f.name}: type {f.type}")
 
 
-def check_fields(op: Operation, p: dict, r: Resolver) -> Resolved:
+def check_fields(op: Operation, p: dict[str, Any], r: Resolver) -> Resolved:
     """Every field of ``op`` in the registry's order; its forbidden fields refused."""
     out = Resolved()
     for f in op.fields:
@@ -71,11 +71,11 @@ def check_fields(op: Operation, p: dict, r: Resolver) -> Resolved:
     return out
 
 
-def _generic(p: dict, r: Resolver, operation: str) -> Resolved:
+def _generic(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     return check_fields(REGISTRY[operation], p, r)
 
 
-def _inpaint(p: dict, r: Resolver, operation: str) -> Resolved:
+def _inpaint(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     out = check_fields(REGISTRY[operation], p, r)
     check_inside(p["start_ms"], p["end_ms"], out.durations["song"])
     return out
@@ -90,7 +90,7 @@ def check_inside(start: int, end: int, duration_s: float) -> None:
         raise errors.invalid("end_ms", f"must be inside the song ({song_ms} ms), got {end}")
 
 
-def _vocal_clone(p: dict, r: Resolver, operation: str) -> Resolved:
+def _vocal_clone(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     """Native vocal_clone: only with a consent_id issued by POST /v1/voice-clones."""
     consent_id = p.get("consent_id")
     if not isinstance(consent_id, str) or not UUID_RE.match(consent_id):
@@ -108,14 +108,14 @@ def _vocal_clone(p: dict, r: Resolver, operation: str) -> Resolved:
     return out
 
 
-def _agent(p: dict, r: Resolver, operation: str) -> Resolved:
+def _agent(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     for key in p:
         if key.startswith(STUDIO_FIELDS):
             raise errors.invalid(key, "belongs to the studio editing surface and must be left unset")
     return check_fields(REGISTRY[operation], p, r)
 
 
-def _internal(p: dict, r: Resolver, operation: str) -> Resolved:
+def _internal(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     out = Resolved()
     for name, value in p.items():
         if name in ("audio", "song", "music") or name.startswith("track"):

@@ -85,7 +85,7 @@ def audio_info(name: str, verdict: dict[str, Any], formats: tuple[str, ...]) -> 
 # --- scalar fields ---------------------------------------------------------------
 
 
-def string(p: dict, name: str, *, required: bool = False, max_len: int | None = None,
+def string(p: dict[str, Any], name: str, *, required: bool = False, max_len: int | None = None,
            default: Any = None) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
@@ -101,7 +101,7 @@ def string(p: dict, name: str, *, required: bool = False, max_len: int | None = 
     return v
 
 
-def integer(p: dict, name: str, *, lo: int | None = None, hi: int | None = None,
+def integer(p: dict[str, Any], name: str, *, lo: int | None = None, hi: int | None = None,
             required: bool = False, default: Any = None) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
@@ -117,7 +117,7 @@ def integer(p: dict, name: str, *, lo: int | None = None, hi: int | None = None,
     return v
 
 
-def number(p: dict, name: str, *, lo: float, hi: float, default: float | None = None) -> Any:
+def number(p: dict[str, Any], name: str, *, lo: float, hi: float, default: float | None = None) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         return default
@@ -128,7 +128,7 @@ def number(p: dict, name: str, *, lo: float, hi: float, default: float | None = 
     return float(v)
 
 
-def boolean(p: dict, name: str, *, default: bool | None = None, required: bool = False) -> Any:
+def boolean(p: dict[str, Any], name: str, *, default: bool | None = None, required: bool = False) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -139,7 +139,7 @@ def boolean(p: dict, name: str, *, default: bool | None = None, required: bool =
     return v
 
 
-def choice(p: dict, name: str, options: tuple[str, ...], *, default: str | None = None,
+def choice(p: dict[str, Any], name: str, options: tuple[str, ...], *, default: str | None = None,
            required: bool = False) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
@@ -220,7 +220,7 @@ class Resolver:
             raise errors.invalid(name, "is not an active file of this account")
         return file_id, self._check(name, meta, max_bytes, formats, limit_label)
 
-    def _inline(self, name: str, value: dict, max_bytes: int, formats: tuple[str, ...],
+    def _inline(self, name: str, value: dict[str, Any], max_bytes: int, formats: tuple[str, ...],
                 limit_label: str | None) -> tuple[str, engine.AudioInfo]:
         raw = value["base64"]
         if not isinstance(raw, str):
@@ -244,7 +244,7 @@ class Resolver:
             "name": name_of if isinstance(name_of, str) else None, "probe": verdict})
         return fid, info
 
-    def _check(self, name: str, meta: dict, max_bytes: int, formats: tuple[str, ...],
+    def _check(self, name: str, meta: dict[str, Any], max_bytes: int, formats: tuple[str, ...],
                limit_label: str | None) -> engine.AudioInfo:
         if meta["size_bytes"] > max_bytes:
             raise errors.invalid(

@@ -34,17 +34,17 @@ def compat_license(value: Any) -> int:
         raise errors.invalid(exc.field, exc.rule) from None
 
 
-def _payload_song(body: dict) -> dict:
+def _payload_song(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k != "license"}
 
 
-def _payload_extend_song(body: dict) -> dict:
+def _payload_extend_song(body: dict[str, Any]) -> dict[str, Any]:
     p = {k: v for k, v in body.items() if k not in ("license", "audio_url")}
     p["song"] = body["audio_url"]
     return p
 
 
-def _payload_extend_music(body: dict) -> dict:
+def _payload_extend_music(body: dict[str, Any]) -> dict[str, Any]:
     p = {k: v for k, v in body.items() if k not in ("license", "audio_url")}
     p["music"] = body["audio_url"]
     return p

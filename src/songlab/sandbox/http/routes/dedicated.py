@@ -11,7 +11,7 @@ transaction, before the task row.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -42,7 +42,7 @@ def _owned(res: Resolver, f: Field, value: Any) -> tuple[str, Any]:
 def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creates) -> APIRouter:
     r = APIRouter()
 
-    async def dedicated(request: Request, build: Callable[[dict, str], NewTask]) -> Response:
+    async def dedicated(request: Request, build: Callable[[dict[str, Any], str], NewTask]) -> Response:
         account_id = account(accounts, request)
         raw = await request.body()
         return await create(creates, request, account_id,
@@ -58,7 +58,7 @@ def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creat
         return await dedicated(request, lambda b, a: _translation(creates.resolver(a), b, a))
 
     for route in WORKFLOWS:
-        def make(route: str = route) -> Callable:
+        def make(route: str = route) -> Callable[[Request], Awaitable[Response]]:
             async def handler(request: Request) -> Response:
                 return await dedicated(
                     request, lambda b, a: _workflow(creates.resolver(a), route, b, a))
@@ -69,7 +69,7 @@ def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creat
     return r
 
 
-def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict, account_id: str) -> NewTask:
+def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict[str, Any], account_id: str) -> NewTask:
     r = ROUTES["voice-clones"]
     b = bodies.check_route(r.path, b)
     fid, _ = _owned(res, r.field("reference_file_id"), b["reference_file_id"])
@@ -96,7 +96,7 @@ def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict, account_id: str
         buckets=ratelimit.for_tool(tool.id, "vocal_clone", version), before_insert=record_consent)
 
 
-def _translation(res: Resolver, b: dict, account_id: str) -> NewTask:
+def _translation(res: Resolver, b: dict[str, Any], account_id: str) -> NewTask:
     r = ROUTES["song-translations"]
     b = bodies.check_route(r.path, b)
     fid, info = _owned(res, r.field("song_file_id"), b["song_file_id"])
@@ -112,7 +112,7 @@ def _translation(res: Resolver, b: dict, account_id: str) -> NewTask:
         buckets=ratelimit.for_route("song-translations"))
 
 
-def _workflow(res: Resolver, route: str, b: dict, account_id: str) -> NewTask:
+def _workflow(res: Resolver, route: str, b: dict[str, Any], account_id: str) -> NewTask:
     r = WORKFLOWS[route]
     b = bodies.check_route(route, b)
     resolved = Resolved()
