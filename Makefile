@@ -69,9 +69,15 @@ test: $(STAMP) browser-deps
 test-pythons: $(STAMP)
 	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
 
-## test-fast: pytest without notebooks, the browser test or the slow ones (the wheel test)
+## test-fast: the edit-run loop (about 80 s here): ruff, then pytest without the notebooks, the
+##   browser, install, reliability and external suites or the tests marked slow (those start
+##   kernels, papermill, mypy or sandbox processes); `make test` runs everything
+FAST_SKIP := --ignore=tests/notebooks --ignore=tests/browser --ignore=tests/install \
+	--ignore=tests/reliability --ignore=tests/external
 test-fast: $(STAMP)
-	$(PY) -m pytest tests -m "not browser and not slow" -x -q
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m pytest tests $(FAST_SKIP) -m "not browser and not slow" -x -q -p no:cacheprovider \
+	  -n $(WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks

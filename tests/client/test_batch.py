@@ -78,6 +78,7 @@ class Clock(threading.Thread):
                 self.moved += 1
 
 
+@pytest.mark.slow  # 1000 creates
 def test_a_thousand_creates_against_100_an_hour_all_complete_billed_once(srv, admin, account,
                                                                          capsys):
     clock = Clock(srv.base_url)

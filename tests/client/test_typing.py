@@ -85,6 +85,7 @@ def _mypy(tmp_path, cache, code):
     return out, status
 
 
+@pytest.mark.slow  # runs mypy in a subprocess
 def test_user_code_sees_the_dataclasses_not_any(tmp_path, cache):
     out, _ = _mypy(tmp_path, cache, SNIPPET)
     revealed = re.findall(r'Revealed type is "([^"]+)"', out)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 jupyter_client = pytest.importorskip("jupyter_client")
+pytestmark = pytest.mark.slow  # starts and restarts Jupyter kernels
 
 
 @pytest.fixture

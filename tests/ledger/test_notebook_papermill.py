@@ -17,6 +17,8 @@ import pytest
 
 from songlab import pricing
 
+pytestmark = pytest.mark.slow  # papermill runs a notebook in a kernel
+
 papermill = pytest.importorskip("papermill")
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03_cost_report.ipynb"

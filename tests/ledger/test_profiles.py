@@ -218,6 +218,7 @@ def test_agent_one_trace(journey: Journey, frame: pd.DataFrame) -> None:
     assert run in set(again["run_task_id"])
 
 
+@pytest.mark.slow  # a `songlab report` process per profile
 def test_report_cli_in_its_own_process(journey: Journey, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     env = {**os.environ, **journey.sandbox.env(), "SONGLAB_API_KEY": journey.api_key,

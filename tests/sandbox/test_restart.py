@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.sandbox._util import create, tid, wait
+
+pytestmark = pytest.mark.slow  # starts, kills and restarts sandbox processes
 
 ADMIN = "restart-admin"
 
