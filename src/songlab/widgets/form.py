@@ -24,6 +24,7 @@ import ipywidgets as W
 
 import songlab.widgets._api as _api
 import songlab.widgets._gate as _gate
+from songlab.spec import LIMITS
 from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html
 from songlab.widgets.players import AudioView
@@ -51,7 +52,8 @@ class GenerationForm(SubmitOnce, W.VBox):
         self.model = W.Dropdown(options=[], description="model")
         self.prompt = W.Textarea(description="prompt", layout=_WIDE)
         self.lyrics = W.Textarea(description="lyrics", layout=_WIDE)
-        self.duration = W.FloatText(value=30.0, description="duration (s)")
+        self.duration = W.FloatText(value=float(LIMITS["song_seconds_default"]),
+                                    description="duration (s)")
         self.vocal_id = W.Text(description="vocal_id", placeholder="optional saved voice")
         self.license = W.Dropdown(options=_gate.license_options(), value=1, description="license")
         self.price_label = W.HTML()

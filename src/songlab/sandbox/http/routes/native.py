@@ -27,6 +27,7 @@ from songlab.sandbox.tasks.validation import Resolver
 from songlab.spec import LIMITS, LicenseError, effective_license, parse_license
 
 STREAM_IDLE_SECONDS = 30.0
+LIMIT_MIN = int(LIMITS["list_limit_min"])
 LIMIT_MAX = int(LIMITS["list_limit_max"])
 LIMIT_DEFAULT = int(LIMITS["list_limit_default"])
 MAX_SEQ = 2**63 - 1  # an event seq is an SQLite INTEGER
@@ -108,7 +109,7 @@ def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
     async def list_generations(request: Request) -> Response:
         account_id = account(accounts, request)
         q = request.query_params
-        limit = query_int(q.get("limit"), "limit", lo=1, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
+        limit = query_int(q.get("limit"), "limit", lo=LIMIT_MIN, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
         before = None
         if "cursor" in q:  # present, even empty: it must be one this listing returned
             try:
