@@ -8,18 +8,26 @@ the value just past it (or max_len + 1 characters, a wrong choice, a file of a k
 field does not take, a missing required field, a forbidden field) is refused by the
 sandbox (422 naming the field, nothing billed) and by the client before any request;
 and ``/openapi.json`` states the same bound (minimum / maximum / maxLength / enum /
-required / file kinds).
+required / file kinds / x-max-bytes).
+
+File sizes (``max_bytes`` of every file and file_id field, one case per field): a file of
+exactly ``max_bytes`` (an MP3 behind an ID3v2 tag of zero padding, or a MIDI file followed
+by zeros: a file the probe accepts as the field's kind) is accepted by all, one of
+``max_bytes + 1`` refused by all (the client knows the size of what it uploaded). Where
+``max_bytes`` is the upload limit itself (64 MiB), no larger file can be uploaded: those
+cases (``<...>.max_bytes_via_upload``) check that POST /v1/files and the client's upload
+refuse it (the same request for every field: sent once per kind, then reused) and that the
+document states both limits. Each account uploads each size once, the first time a case
+needs it.
 
 One sandbox for the module, with ``fail_tasks`` at 1 once its saved voice exists:
 accepted creates reserve, fail at once and are released, so nothing is rendered.
 Before each accepted create the sandbox clock moves a day on, so that the rate-limit
 windows never fill (the accounts hold extra tokens, which do not expire).
 
-Left out, and why: the file size limits (15 MiB, 40 MB, 60 MiB: a file that large per
-case is slow; the client's and the sandbox's size checks have their own tests), the
-native ``vocal_clone`` payload (the client refuses every native voice clone on purpose:
-clones go through POST /v1/voice-clones, tested here) and the internal tools (not
-callable).
+Left out, and why: the native ``vocal_clone`` payload (the client refuses every native
+voice clone on purpose: clones go through POST /v1/voice-clones, tested here) and the
+internal tools (not callable).
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ ADMIN = "agreement-admin-token"
 TOKENS = 10**8  # extra tokens: they survive the clock moving on
 KIND_OF_FILE = {"mp3": "clip.mp3", "m4a": "clip.m4a", "wav": "clip.wav", "mid": "clip.mid"}
 MS = 1000  # the inpainting end used by the bases (inside the 2 s test song)
+UPLOAD_BYTES = int(LIMITS["upload_bytes"])  # POST /v1/files refuses a larger file
+SIZED_KINDS = ("mp3", "mid")  # the kinds sized_file builds at any size
 
 
 # --- the cases, from the registry ------------------------------------------------------
@@ -54,7 +64,8 @@ class Case:
     kind: str  # "native" or "route"
     target: str  # operation or route path
     field: str
-    bound: str  # min, max, max_len, required, enum, kinds, forbidden, clamp, late
+    bound: str  # min, max, max_len, required, enum, kinds, forbidden, clamp, late,
+    # max_bytes, max_bytes_via_upload
     good: tuple[Any, ...] = ()  # accepted by all
     bad: tuple[Any, ...] = ()  # refused by all
     rule: Field | None = None
@@ -65,6 +76,11 @@ MISSING = object()
 
 def _wrong_kind(formats: tuple[str, ...]) -> str:
     return next(k for k in ("wav", "mid", "mp3") if k not in formats)
+
+
+def _sized(formats: tuple[str, ...], size: int) -> str:
+    """A file of the field's first kind that :func:`sized_file` builds, of exactly ``size`` bytes."""
+    return f"<file:{next(k for k in formats if k in SIZED_KINDS)}:{size}>"
 
 
 def _cases_of(kind: str, target: str, fields: tuple[Field, ...],
@@ -98,6 +114,14 @@ def _cases_of(kind: str, target: str, fields: tuple[Field, ...],
         if f.type in ("file", "file_id"):
             yield case(f, "kinds", good=(f"<file:{f.formats[0]}>",),
                        bad=(f"<file:{_wrong_kind(f.formats)}>",))
+        if f.type in ("file", "file_id") and f.max_bytes:
+            assert f.max_bytes <= UPLOAD_BYTES, f  # else no file of max_bytes could be uploaded
+            if f.max_bytes < UPLOAD_BYTES:
+                yield case(f, "max_bytes", good=(_sized(f.formats, f.max_bytes),),
+                           bad=(_sized(f.formats, f.max_bytes + 1),))
+            else:  # a file of max_bytes + 1 cannot be uploaded: the upload route's refusal
+                yield case(f, "max_bytes_via_upload", good=(_sized(f.formats, f.max_bytes),),
+                           bad=(_sized(f.formats, f.max_bytes + 1),))
     for name, rule in forbidden:
         f = Field(name, "string", description=rule)
         yield Case(f"{target}.{name}.forbidden", kind, target, name, "forbidden", (), ("la",), f)
@@ -133,6 +157,32 @@ def _base(case: Case) -> dict[str, Any]:
     return {f.name: _base_value(f) for f in fields if f.required}
 
 
+# --- files of an exact size, valid audio of their kind --------------------------------
+
+
+def _syncsafe(n: int) -> bytes:
+    return bytes((n >> shift) & 0x7F for shift in (21, 14, 7, 0))
+
+
+def sized_file(kind: str, size: int) -> bytes:
+    """Bytes of ``kind`` that the probe accepts, exactly ``size`` long: the 2 s test MP3
+    behind an ID3v2 tag of zero padding (decoders skip the tag), or the test MIDI file
+    followed by zeros (readers stop after its last track)."""
+    if kind == "mp3":
+        core = tone(2.0)
+        pad = size - len(core) - 10
+        return b"ID3\x03\x00\x00" + _syncsafe(pad) + bytes(pad) + core
+    assert kind == "mid", kind
+    core = midi_file()
+    return core + bytes(size - len(core))
+
+
+def _size_of(value: str) -> tuple[str, int]:
+    """``<file:kind:size>`` -> (kind, size)."""
+    kind, size = value[6:-1].split(":")
+    return kind, int(size)
+
+
 # --- the world: one sandbox, two accounts, their files, a saved voice -------------------
 
 
@@ -163,6 +213,16 @@ class Account:
     recorder: Recorder
     files: dict[str, str] = field(default_factory=dict)  # kind -> file id
     voice: str = "voice-of-nobody"
+    sized: dict[tuple[str, int], str] = field(default_factory=dict)  # (kind, size) -> file id
+
+    def sized_file_id(self, kind: str, size: int) -> str:
+        """This account's file of ``kind`` and exactly ``size`` bytes, uploaded by its client
+        (so the client knows its size) the first time a case needs it."""
+        if (kind, size) not in self.sized:
+            up = self.client.files.upload(sized_file(kind, size), filename=KIND_OF_FILE[kind])
+            assert up.size_bytes == size, up
+            self.sized[kind, size] = up.file_id
+        return self.sized[kind, size]
 
 
 @dataclass
@@ -171,6 +231,7 @@ class World:
     accept: Account
     refuse: Account
     doc: dict[str, Any]
+    refused_uploads: set[tuple[str, int]] = field(default_factory=set)  # (kind, size) seen refused
 
 
 def _account(base_url: str, admin: httpx.Client) -> Account:
@@ -218,7 +279,8 @@ def world() -> Iterator[World]:
 
 def _resolve(value: Any, acct: Account, native: bool) -> Any:
     if isinstance(value, str) and value.startswith("<file:"):
-        fid = acct.files[value[6:-1]]
+        fid = (acct.sized_file_id(*_size_of(value)) if value.count(":") == 2
+               else acct.files[value[6:-1]])
         return f"file_id:{fid}" if native else fid
     if value == "<voice>":
         return acct.voice
@@ -282,6 +344,27 @@ def _stated(schema: dict[str, Any], key: str) -> list[Any]:
     return out
 
 
+def _upload_refused(world: World, acct: Account, value: str) -> None:
+    """A file past the upload limit: POST /v1/files refuses it (422 naming ``file``, nothing
+    billed) and so does the client's upload, before sending anything. The route does not
+    know the field the file is for: checked once per kind and size, then reused."""
+    kind, size = _size_of(value)
+    if (kind, size) in world.refused_uploads:
+        return
+    blob = sized_file(kind, size)
+    before = _billed(world, acct)
+    r = acct.http.post("/v1/files", files={"file": (KIND_OF_FILE[kind], blob)})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"] == "InvalidGenerationInput"
+    assert r.json()["message"].startswith("file:"), r.json()["message"]
+    assert _billed(world, acct) == before
+    acct.recorder.sent.clear()
+    with pytest.raises(ValidationError) as info:
+        acct.client.files.upload(blob, filename=KIND_OF_FILE[kind])
+    assert info.value.field == "source" and acct.recorder.sent == []
+    world.refused_uploads.add((kind, size))
+
+
 def _clock_on(world: World) -> None:
     r = world.admin.post("/_sandbox/clock", json={"advance_seconds": 86401})
     assert r.status_code == 200, r.text
@@ -315,11 +398,20 @@ def test_sandbox_client_and_document_agree(world: World, case: Case) -> None:
         assert list(f.choices) in stated
     elif case.bound == "kinds":
         assert prop["x-file-kinds"] == list(f.formats)
+    elif case.bound in ("max_bytes", "max_bytes_via_upload"):
+        assert prop["x-max-bytes"] == f.max_bytes
+        if case.bound == "max_bytes_via_upload":  # and the upload route states its own limit
+            upload = world.doc["paths"]["/v1/files"]["post"]["requestBody"]["content"]
+            part = upload["multipart/form-data"]["schema"]["properties"]["file"]
+            assert part["x-max-bytes"] == f.max_bytes == UPLOAD_BYTES
     elif case.bound == "forbidden":
         assert prop.get("not") == {} or prop.get("type") == "null"
 
     for value in case.bad:
         acct = world.refuse
+        if case.bound == "max_bytes_via_upload":
+            _upload_refused(world, acct, value)
+            continue
         body = _body(case, value, acct)
         before = _billed(world, acct)
         # (a) the sandbox refuses it, naming the field, and bills nothing

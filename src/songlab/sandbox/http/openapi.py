@@ -239,7 +239,7 @@ TRANSLATION = model_body(bodies.SongTranslation)
 # accepted; the operation's description says so.
 UPLOAD = {"required": True, "content": {
     "multipart/form-data": {"schema": obj({"file": {
-        "type": "string", "format": "binary",
+        "type": "string", "format": "binary", "x-max-bytes": UPLOAD_MAX_BYTES,
         "description": f"the audio or MIDI file, at most {UPLOAD_MAX_BYTES} bytes"}}, "file")},
 }}
 UPLOAD_NOTE = ("Upload a file as multipart/form-data (part `file`). The spec's other form, a "
