@@ -95,3 +95,12 @@ def test_an_unexpected_error_is_a_whole_json_500():
                             "(RuntimeError); nothing was billed for this request"}
     finally:
         svc.close()
+
+
+def test_an_error_with_headers_is_a_copy_the_shared_one_is_unchanged() -> None:
+    from songlab.sandbox import errors
+
+    shared = errors.MISSING_FIELD
+    answered = shared.with_headers({"Allow": "GET"})
+    assert answered.headers == {"Allow": "GET"} and answered.body == shared.body
+    assert answered.status == shared.status and shared.headers is None

@@ -24,8 +24,11 @@ class ApiError(Exception):
         return json.dumps(self.body).encode()
 
     def with_headers(self, headers: dict[str, str]) -> ApiError:
-        self.headers = headers
-        return self
+        """A copy of this error with ``headers`` (module-level errors such as
+        ``MISSING_FIELD`` are shared: they are never changed in place)."""
+        copy = ApiError(self.status, self.body)
+        copy.headers = dict(headers)
+        return copy
 
 
 def pipeline(code: ErrorCode, message: str) -> ApiError:
