@@ -4,16 +4,18 @@ This module imports nothing of songlab: error codes, task statuses, license tier
 (and the one function that parses a license), event and ledger kinds, the limits
 table, and the registry proper: each operation (:class:`Operation`: its payload
 :class:`Field` s with types, ranges, lengths, choices and file kinds, its models,
-pricing key, simulated seconds and form rule) and each dedicated and workflow
+pricing key, simulated seconds and form rule), each dedicated and workflow
 route (:class:`Route`: its body fields, its billed :class:`Step` s and its vocal
-rule), exactly as the spec and ``shared/design.md`` name them. The sandbox's
+rule) and each compat route (:class:`Compat`: its operation's fields under the old
+names, with the compat body's own rules), exactly as the spec and
+``shared/design.md`` name them. The sandbox's
 bodies and payload rules, its OpenAPI document and catalog, the price list's
 pipelines, the client's validation and the widgets' gates are derived from it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum, StrEnum
 from typing import Any, Final
 
@@ -22,6 +24,9 @@ __all__ = [
     "AGENT_TIERS",
     "AUDIO_EFFECTS",
     "AUDIO_FORMATS",
+    "COMPAT",
+    "COMPAT_ROUTES",
+    "Compat",
     "DEFAULT_LICENSE",
     "EXTEND_SIDES",
     "ErrorCode",
@@ -300,9 +305,11 @@ STUDIO_FIELDS: Final[tuple[str, ...]] = ("studio", "visualizer_")
 # Field types: "string", "integer", "number", "boolean", "choice", "file" (a payload file
 # input: {"url": ...}, a URL, {"base64": ...} or "file_id:<id>"), "file_id" (a body's id of
 # an uploaded file of the caller), "voice" (a vocal_id: a saved voice of the caller),
-# "tier" (a license tier name).
+# "tier" (a license tier name), "license" (a compat body's license: an integer 0-5 or a
+# tier name).
 FIELD_TYPES: Final[tuple[str, ...]] = (
-    "string", "integer", "number", "boolean", "choice", "file", "file_id", "voice", "tier")
+    "string", "integer", "number", "boolean", "choice", "file", "file_id", "voice", "tier",
+    "license")
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +320,10 @@ class Field:
     ``max_bytes`` bound a file (``size_label`` is how the spec writes the limit);
     ``clamp``: out of ``min``-``max`` (and not 0) is clamped at generation, not refused;
     ``late``: a wrong ``choices`` value fails during generation, not at create;
-    ``input``: the name a ``file_id`` field's file has in the pipeline (``song``).
+    ``input``: the name a ``file_id`` field's file has in the pipeline (``song``), or the
+    payload field a compat body's field becomes (``audio_url`` -> ``song``);
+    ``filled``: a string that, when given, must hold a non-space character (a required
+    one must anyway).
     """
 
     name: str
@@ -331,6 +341,7 @@ class Field:
     late: bool = False
     input: str | None = None
     description: str = ""
+    filled: bool = False
 
     def __post_init__(self) -> None:
         assert self.type in FIELD_TYPES, self.type
@@ -645,3 +656,106 @@ TRANSLATION_STEPS: Final[tuple[str, ...]] = tuple(
 def route(path: str) -> Route:
     """The registry's entry of a dedicated or workflow route (``"karaoke-tracks"``)."""
     return ROUTES[path.rsplit("/", 1)[-1]]
+
+
+# --- compat routes --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Compat:
+    """The compat routes of one operation: old-style URLs and field names, tool resolved.
+
+    ``paths``: the URLs (``{v}``: each of ``versions``, the model; a path without it runs
+    ``versions[0]``); ``fields``: the body's fields in the order they are checked, each
+    its operation's field under the body's name (``input``: the payload's name) plus the
+    compat body's own rules (a 5000-character prompt), or the body's ``license`` (0-5 or
+    a tier name); ``missing_field``: absent or empty -> 400 MISSING_FIELD, before any
+    other rule; ``title``/``doc``: the body's schema. The body is the route's only rule
+    pass: its payload (renamed, ``license`` left out) only has its files and voice resolved.
+    """
+
+    operation: str
+    title: str
+    doc: str
+    paths: tuple[str, ...]
+    versions: tuple[str, ...]
+    fields: tuple[Field, ...]
+    missing_field: str | None = None
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.title} has no field {name!r}")
+
+    @property
+    def renames(self) -> tuple[tuple[str, str], ...]:
+        """(body field, payload field) of the fields the payload names otherwise."""
+        return tuple((f.name, f.input) for f in self.fields if f.input)
+
+
+def _c(operation: str, name: str, *, body_name: str | None = None, **rules: Any) -> Field:
+    """``operation``'s field ``name`` as a compat body states it: under ``body_name`` (the
+    payload keeps ``name``), with the body's own ``rules``; no default (the payload's
+    defaults apply at generation)."""
+    f = REGISTRY[operation].field(name)
+    if body_name is not None:
+        rules.update(name=body_name, input=name)
+    return replace(f, default=None, **rules)
+
+
+_COMPAT_LICENSE = Field("license", "license", min=LIMITS["license_min"],
+                        max=LIMITS["license_max"], choices=tuple(LICENSE_NAMES.values()),
+                        description="license tier 0-5 or its name")
+_SECONDS = "seconds"
+_COMPAT: tuple[Compat, ...] = (
+    Compat("generate_song", "CompatSong", "``POST /v{5,6,7}/generate/song``.",
+           ("/{v}/generate/song",), SONG_VERSIONS, (
+               _c("generate_song", "prompt", max_len=_TEXT),
+               _c("generate_song", "lyrics", max_len=_TEXT),
+               _c("generate_song", "vocal_id", max_len=_ID, filled=True),
+               _c("generate_song", "duration_seconds", description=_SECONDS),
+               _c("generate_song", "seed"),
+               _COMPAT_LICENSE)),
+    Compat("generate_singing", "CompatSinging",
+           "``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``).",
+           ("/{v}/generate/singing",), SONG_VERSIONS, (
+               _c("generate_singing", "lyrics", max_len=_TEXT),
+               _c("generate_singing", "prompt", max_len=_TEXT),
+               _c("generate_singing", "styleOfMusic", max_len=_TEXT),
+               _c("generate_singing", "vocal_id", max_len=_ID, filled=True),
+               _c("generate_singing", "vocal_reference"),
+               _c("generate_singing", "duration_seconds", description=_SECONDS),
+               _c("generate_singing", "seed"),
+               _COMPAT_LICENSE)),
+    Compat("extend_song", "CompatExtendSong",
+           "``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD.",
+           ("/{v}/extend/song",), SONG_VERSIONS, (
+               _c("extend_song", "song", body_name="audio_url",
+                  description="the song to extend (a file input, mp3 or m4a, up to 40 MB)"),
+               _c("extend_song", "lyrics"),
+               _c("extend_song", "extend_at_ms", description=(
+                   "0 continues from the end, else 8000-420000; clamped at generation time")),
+               _c("extend_song", "extend_type", max_len=100, description=(
+                   "tail or head; another value fails during generation, as the spec says")),
+               _c("extend_song", "duration_seconds", description=_SECONDS),
+               _COMPAT_LICENSE),
+           missing_field="audio_url"),
+    Compat("extend_music", "CompatExtendMusic",
+           "``POST /v5/extend/music`` and ``/v1/generate/extend``.",
+           ("/v5/extend/music", "/v1/generate/extend"), _V5, (
+               _c("extend_music", "music", body_name="audio_url",
+                  description="the music to extend (a file input, mp3 or m4a, up to 40 MB)"),
+               _c("extend_music", "prompt", max_len=_TEXT),
+               _c("extend_music", "extend_seconds"),
+               _c("extend_music", "side"),
+               _COMPAT_LICENSE),
+           missing_field="audio_url"),
+)
+COMPAT: Final[dict[str, Compat]] = {c.operation: c for c in _COMPAT}
+# path -> (its Compat, the model it runs), in the order the routes are served and documented
+COMPAT_ROUTES: Final[dict[str, tuple[Compat, str]]] = {
+    **{p.format(v=v): (c, v) for v in SONG_VERSIONS for c in _COMPAT for p in c.paths
+       if "{v}" in p and v in c.versions},
+    **{p: (c, c.versions[0]) for c in _COMPAT for p in c.paths if "{v}" not in p},
+}

@@ -56,6 +56,18 @@ def test_compat_payload_rules(acct):
                    "vocal_id")
 
 
+@pytest.mark.parametrize(("path", "field"), [("/v5/generate/song", "prompt"),
+                                             ("/v7/generate/singing", "lyrics")])
+def test_a_required_text_blank_to_python_only_is_empty(acct, path, field):
+    """U+001C-U+001F match the body's \\S pattern but Python strips them: the answer is
+    the payload rule's "must not be empty", after the model's own refusals."""
+    r = acct.post(path, json={field: "\x1c\x1f"})
+    assert_invalid(r, field)
+    assert r.json()["message"] == f"{field}: must not be empty"
+    r = acct.post(path, json={field: "\x1c", "seed": -1})
+    assert r.json()["message"] == "seed: input should be greater than or equal to 0"
+
+
 @pytest.mark.parametrize("path", ["/v5/extend/song", "/v6/extend/song", "/v7/extend/song",
                                   "/v5/extend/music", "/v1/generate/extend"])
 def test_extend_without_audio_url_is_missing_field(acct, path):

@@ -10,6 +10,8 @@ import pytest
 import songlab.spec as spec
 from songlab import pricing
 from songlab.spec import (
+    COMPAT,
+    COMPAT_ROUTES,
     LIMITS,
     REGISTRY,
     ROUTES,
@@ -40,18 +42,37 @@ def test_every_billed_tool_has_a_price_and_every_step_a_tool() -> None:
 
 def test_field_rules_are_well_formed() -> None:
     for owner, fields in [(op.name, op.fields) for op in REGISTRY.values()] + [
-            (r.path, r.fields) for r in ROUTES.values()]:
+            (r.path, r.fields) for r in ROUTES.values()] + [
+            (c.title, c.fields) for c in COMPAT.values()]:
         names = [f.name for f in fields]
         assert len(names) == len(set(names)), owner
         for f in fields:
             if f.min is not None and f.max is not None:
                 assert f.min <= f.max, (owner, f.name)
-            if f.type in ("choice", "tier"):
+            if f.type in ("choice", "tier", "license"):
                 assert f.choices, (owner, f.name)
             if f.type in ("file", "file_id"):
                 assert f.formats and f.max_bytes, (owner, f.name)
             if f.default is not None and f.min is not None:
                 assert f.min <= f.default <= (f.max if f.max is not None else f.default)
+
+
+def test_a_compat_body_states_every_rule_of_its_payload() -> None:
+    """A compat body is its route's one rule pass (its payload only has files and voices
+    resolved): it names every field of its operation, no rule looser than the payload's."""
+    for c in COMPAT.values():
+        op = REGISTRY[c.operation]
+        body = {f.input or f.name: f for f in c.fields if f.type != "license"}
+        assert set(body) == {f.name for f in op.fields}, c.title
+        for f in op.fields:
+            b = body[f.name]
+            assert (b.type, b.required, b.choices, b.late, b.clamp, b.formats, b.max_bytes) == (
+                f.type, f.required, f.choices, f.late, f.clamp, f.formats, f.max_bytes), b
+            assert (b.min, b.max) == (f.min, f.max), b
+            assert f.max_len is None or (b.max_len is not None and b.max_len <= f.max_len), b
+        assert c.missing_field is None or c.field(c.missing_field).required
+    assert len(COMPAT_ROUTES) == 11
+    assert COMPAT_ROUTES["/v1/generate/extend"] == (COMPAT["extend_music"], "v5")
 
 
 def test_the_limits_table_holds_the_song_and_effect_ranges() -> None:

@@ -1,8 +1,9 @@
 """The request bodies of the vendor routes as pydantic models: one source for rules and document.
 
 The dedicated and workflow bodies are built from the spec registry's route fields
-(:func:`route_model`), the compat bodies from its limits; each route checks its body
-once, with :func:`check_route` (its model plus the route's forbidden fields).
+(:func:`route_model`), the compat bodies from its compat fields (:func:`compat_model`);
+each route checks its body once, with :func:`check_route` (its model plus the route's
+forbidden fields) or :func:`check_compat` (MISSING_FIELD, then its model).
 
 Each create route checks its parsed JSON body with :func:`check` before its
 own rules (ownership of files, saved voices, consent records, prices), and
@@ -12,7 +13,7 @@ and the validation cannot disagree: a string the server refuses when empty has
 pattern, every integer its bounds, every choice its enum. A model's failure is
 422 InvalidGenerationInput whose message names the field and the rule
 (``"song_file_id: should match pattern ..."``). Unknown fields are ignored, as
-before (compat bodies pass them on to the payload rules).
+before (compat bodies pass them on to the payload, which checks no field again).
 
 The models are strict (no "5" for 5, no true for 1). ``payload_json`` sent as a
 raw JSON value raises :class:`errors.UnhandledPayloadError`: the spec's
@@ -37,15 +38,13 @@ from pydantic import (
 import songlab.sandbox.errors as errors
 from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS
 from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
-from songlab.spec import LICENSE_NAMES, LIMITS, REGISTRY, ROUTES, SONG_VERSIONS, Route
+from songlab.spec import COMPAT, LIMITS, REGISTRY, ROUTES, SONG_VERSIONS, Compat, Route
 from songlab.spec import Field as Rule
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 INT64 = 2**63 - 1
 M = TypeVar("M", bound=BaseModel)
 MAX_TOKENS = 10**9  # per admin call: an account's balance, a top-up
-SEED_MAX = int(LIMITS["seed_max"])
-TEXT = int(LIMITS["text_chars"])
 ID = int(LIMITS["id_chars"])
 
 def _integral(value: Any) -> Any:
@@ -56,7 +55,6 @@ def _integral(value: Any) -> Any:
 
 
 Int = int  # integral floats become ints in Body._integral (constraints stay minimum/maximum)
-TierName = Literal[tuple(LICENSE_NAMES.values())]  # type: ignore[valid-type]
 Version = Literal[SONG_VERSIONS]  # type: ignore[valid-type]
 
 
@@ -72,12 +70,6 @@ _NONBLANK = r"\S"
 Filled: TypeAlias = Annotated[str, StringConstraints(min_length=1, pattern=_NONBLANK)]
 IdText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=ID,
                                                      pattern=_NONBLANK)]
-LongText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=TEXT,
-                                                       pattern=_NONBLANK)]
-OptText: TypeAlias = Annotated[str, StringConstraints(max_length=TEXT)]
-ExtendLyrics: TypeAlias = Annotated[str, StringConstraints(
-    max_length=int(LIMITS["extend_lyrics_chars"]))]
-ExtendType: TypeAlias = Annotated[str, StringConstraints(max_length=100)]
 SourceText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=4096,
                                                          pattern=_NONBLANK)]
 
@@ -86,11 +78,6 @@ FileId = Annotated[str, StringConstraints(pattern=UUID_PATTERN),
                          description="a file id of the caller (from POST /v1/files or a task output)")]
 NativeLicense = Annotated[Int, Field(ge=int(LIMITS["license_min"]), le=int(LIMITS["license_max"]),
                                      description="license tier 0-5; 0 or absent = royalty-free")]
-CompatLicense = Annotated[NativeLicense | TierName,  # type: ignore[valid-type]
-                          Field(description="license tier 0-5 or its name")]
-Duration = Annotated[float, Field(ge=float(LIMITS["song_seconds_min"]),
-                                   le=float(LIMITS["song_seconds_max"]), description="seconds")]
-Seed = Annotated[Int, Field(ge=0, le=SEED_MAX)]
 
 
 class FileInputUrl(BaseModel):
@@ -147,54 +134,6 @@ class NativeCreate(Body):
         return value
 
 
-class CompatSong(Body):
-    """``POST /v{5,6,7}/generate/song``."""
-
-    prompt: LongText
-    lyrics: OptText | None = None
-    vocal_id: IdText | None = None
-    duration_seconds: Duration | None = None
-    seed: Seed | None = None
-    license: CompatLicense | None = None
-
-
-class CompatSinging(Body):
-    """``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``)."""
-
-    lyrics: LongText
-    prompt: OptText | None = None
-    styleOfMusic: OptText | None = None  # noqa: N815 (the compat field's own name)
-    vocal_id: IdText | None = None
-    vocal_reference: FileInput | None = None
-    duration_seconds: Duration | None = None
-    seed: Seed | None = None
-    license: CompatLicense | None = None
-
-
-class CompatExtendSong(Body):
-    """``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD."""
-
-    audio_url: FileInput = Field(description="the song to extend (a file input, mp3 or m4a, up to 40 MB)")
-    lyrics: ExtendLyrics | None = None
-    extend_at_ms: Annotated[Int, Field(ge=-INT64, le=INT64)] | None = Field(
-        None, description="0 continues from the end, else 8000-420000; clamped at generation time")
-    extend_type: ExtendType | None = Field(
-        None, description="tail or head; another value fails during generation, as the spec says")
-    duration_seconds: Duration | None = None
-    license: CompatLicense | None = None
-
-
-class CompatExtendMusic(Body):
-    """``POST /v5/extend/music`` and ``/v1/generate/extend``."""
-
-    audio_url: FileInput = Field(description="the music to extend (a file input, mp3 or m4a, up to 40 MB)")
-    prompt: OptText | None = None
-    extend_seconds: Annotated[float, Field(ge=float(LIMITS["extend_seconds_min"]),
-                                           le=float(LIMITS["extend_seconds_max"]))] | None = None
-    side: Literal["tail", "head"] | None = None
-    license: CompatLicense | None = None
-
-
 class SourceUrl(Body):
     """``POST /v1/files`` as JSON: copy one of this sandbox's signed files."""
 
@@ -249,15 +188,27 @@ class AdminToolSwitch(Body):
 
 
 def _annotation(f: Rule) -> tuple[Any, Any]:
-    """A registry field as (pydantic type, default): ``...`` when required."""
+    """A registry field as (pydantic type, default): ``...`` when required.
+
+    A compat body's types too: a payload file input (``file``), its ``license`` (0-5 or
+    a tier name), a clamped integer (any 64-bit integer: it is clamped at generation), a
+    choice decided at generation (``late``: a string). Their descriptions, and those of
+    strings, are the field's."""
     t: Any
+    described = f.type in ("file", "string", "voice") or f.clamp or f.late
     if f.type == "file_id":
         t = Annotated[str, StringConstraints(pattern=UUID_PATTERN), Field(
             description="a file id of the caller (from POST /v1/files or a task output)",
             json_schema_extra={"format": "uuid", "x-file-kinds": list(f.formats),
                                "x-max-bytes": f.max_bytes})]
-    elif f.type in ("string", "voice"):
-        t = text(f.max_len, required=f.required)
+    elif f.type == "file":
+        t = FileInput
+    elif f.type == "license":  # the native integer or a tier name
+        t = Annotated[NativeLicense | Literal[f.choices], Field(description=f.description or None)]
+    elif f.type in ("string", "voice") or f.late:
+        t = text(f.max_len, required=f.required or f.filled)
+    elif f.type == "integer" and f.clamp:
+        t = Annotated[Int, Field(ge=-INT64, le=INT64)]
     elif f.type == "integer":
         t = Annotated[Int, Field(ge=f.min, le=f.max, description=f.description or None)]
     elif f.type == "number":
@@ -268,6 +219,9 @@ def _annotation(f: Rule) -> tuple[Any, Any]:
         t = bool
     else:  # choice, tier
         t = Literal[f.choices]
+    if described and f.description:
+        return (t, Field(description=f.description)) if f.required else (
+            t | None, Field(f.default, description=f.description))
     if f.required:
         return t, ...
     return t | None, f.default
@@ -289,6 +243,28 @@ def route_model(r: Route) -> type[Body]:
 ROUTE_MODELS: dict[str, type[Body]] = {path: route_model(r) for path, r in ROUTES.items()}
 VoiceClone = ROUTE_MODELS["voice-clones"]
 SongTranslation = ROUTE_MODELS["song-translations"]
+
+
+def compat_model(c: Compat) -> type[Body]:
+    """The body model of a compat route, from the registry's compat fields (the body's
+    names, the operation's rules plus the compat body's own)."""
+    fields: dict[str, Any] = {f.name: _annotation(f) for f in c.fields}
+    return create_model(c.title, __base__=Body, __doc__=c.doc, **fields)
+
+
+COMPAT_MODELS: dict[str, type[Body]] = {op: compat_model(c) for op, c in COMPAT.items()}
+CompatSong = COMPAT_MODELS["generate_song"]
+CompatSinging = COMPAT_MODELS["generate_singing"]
+CompatExtendSong = COMPAT_MODELS["extend_song"]
+CompatExtendMusic = COMPAT_MODELS["extend_music"]
+
+
+def check_compat(c: Compat, body: dict[str, Any]) -> dict[str, Any]:
+    """A compat body checked once against the registry: its ``missing_field`` (absent or
+    empty: 400 MISSING_FIELD), then its model; the fields set and its unknown ones."""
+    if c.missing_field is not None and not body.get(c.missing_field):
+        raise errors.MISSING_FIELD
+    return check(COMPAT_MODELS[c.operation], body)
 
 
 def check_route(path: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from fastapi.openapi.utils import get_openapi
 
 from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
 from songlab.sandbox.http import bodies
-from songlab.sandbox.http.routes.compat import VERSIONS
 from songlab.sandbox.http.routes.dedicated import WORKFLOW_MODELS
 from songlab.sandbox.http.routes.native import EVENT_PAGE, MAX_SEQ
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
@@ -31,6 +30,7 @@ from songlab.sandbox.tasks.events import REPLAYED
 from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.sandbox.tasks.rows import CURSOR_PATTERN
 from songlab.spec import (
+    COMPAT_ROUTES,
     IDEMPOTENCY_KEY_PATTERN,
     LIMITS,
     OTHER_ERRORS,
@@ -228,10 +228,7 @@ def model_body(model: type) -> Schema:
 
 
 NATIVE_BODY = model_body(bodies.NativeCreate)
-COMPAT_SONG = model_body(bodies.CompatSong)
-COMPAT_SINGING = model_body(bodies.CompatSinging)
-COMPAT_EXTEND_SONG = model_body(bodies.CompatExtendSong)
-COMPAT_EXTEND_MUSIC = model_body(bodies.CompatExtendMusic)
+COMPAT_BODIES = {op: model_body(model) for op, model in bodies.COMPAT_MODELS.items()}
 VOICE_CLONE = model_body(bodies.VoiceClone)
 TRANSLATION = model_body(bodies.SongTranslation)
 # One content type: generators mishandle a required body with two (openapi-python-client
@@ -385,12 +382,9 @@ def table() -> dict[tuple[str, str], Schema]:
         ("post", "/v1/voice-clones"): _create(VOICE_CLONE, tag="dedicated"),
         ("post", "/v1/song-translations"): _create(TRANSLATION, tag="dedicated"),
     }
-    for v in VERSIONS:
-        t[("post", f"/{v}/generate/song")] = _create(COMPAT_SONG, tag="compat")
-        t[("post", f"/{v}/generate/singing")] = _create(COMPAT_SINGING, tag="compat")
-        t[("post", f"/{v}/extend/song")] = _create(COMPAT_EXTEND_SONG, E.MISSING_FIELD, tag="compat")
-    for path in ("/v5/extend/music", "/v1/generate/extend"):
-        t[("post", path)] = _create(COMPAT_EXTEND_MUSIC, E.MISSING_FIELD, tag="compat")
+    for path, (c, _) in COMPAT_ROUTES.items():
+        missing = (E.MISSING_FIELD,) if c.missing_field else ()
+        t[("post", path)] = _create(COMPAT_BODIES[c.operation], *missing, tag="compat")
     for route in WORKFLOWS:
         t[("post", f"/v1/{route}")] = _create(workflow_body(route), tag="workflow")
     a = "/_sandbox"

@@ -1,9 +1,12 @@
 """Compat routes: old-style URLs and field names; the tool is resolved server-side.
 
-``/v{5,6,7}/generate/song`` and ``/generate/singing`` (``styleOfMusic`` in
-place of ``prompt``), ``/v{5,6,7}/extend/song`` and ``/v5/extend/music`` (alias
-``/v1/generate/extend``); the extend routes answer 400 ``{"error":
-"MISSING_FIELD"}`` without ``audio_url``. ``license`` may be 0-5 or a tier name.
+The routes, their operations and their bodies are the registry's (``spec.COMPAT``,
+``spec.COMPAT_ROUTES``): ``/v{5,6,7}/generate/song`` and ``/generate/singing``
+(``styleOfMusic`` in place of ``prompt``), ``/v{5,6,7}/extend/song`` and
+``/v5/extend/music`` (alias ``/v1/generate/extend``); the extend routes answer 400
+``{"error": "MISSING_FIELD"}`` without ``audio_url``. ``license`` may be 0-5 or a tier
+name. Each body is checked once (``bodies.check_compat``); its payload (``audio_url``
+renamed, ``license`` left out) then only has its files and saved voice resolved.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from songlab.sandbox.http.routes._common import account, create, parse_object
 from songlab.sandbox.http.routes.native import generation_task
 from songlab.sandbox.ports import Authenticator
 from songlab.sandbox.tasks.creates import Creates, NewTask
-from songlab.spec import SONG_VERSIONS, LicenseError, effective_license, parse_license
-
-VERSIONS = SONG_VERSIONS
-MODELS: dict[str, type[bodies.Body]] = {"generate_song": bodies.CompatSong, "generate_singing": bodies.CompatSinging,
-          "extend_song": bodies.CompatExtendSong, "extend_music": bodies.CompatExtendMusic}
+from songlab.spec import (
+    COMPAT_ROUTES,
+    Compat,
+    LicenseError,
+    effective_license,
+    parse_license,
+)
 
 
 def compat_license(value: Any) -> int:
@@ -34,51 +39,35 @@ def compat_license(value: Any) -> int:
         raise errors.invalid(exc.field, exc.rule) from None
 
 
-def _payload_song(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k != "license"}
-
-
-def _payload_extend_song(body: dict[str, Any]) -> dict[str, Any]:
-    p = {k: v for k, v in body.items() if k not in ("license", "audio_url")}
-    p["song"] = body["audio_url"]
-    return p
-
-
-def _payload_extend_music(body: dict[str, Any]) -> dict[str, Any]:
-    p = {k: v for k, v in body.items() if k not in ("license", "audio_url")}
-    p["music"] = body["audio_url"]
+def compat_payload(c: Compat, body: dict[str, Any]) -> dict[str, Any]:
+    """The checked body as its operation's payload: renamed fields, no ``license``."""
+    renames = dict(c.renames)
+    p = {k: v for k, v in body.items() if k != "license" and k not in renames}
+    for name, to in renames.items():
+        p[to] = body[name]
     return p
 
 
 def router(accounts: Authenticator, catalog: Catalog, creates: Creates) -> APIRouter:
     r = APIRouter()
 
-    def route(path: str, operation: str, version: str, to_payload: Any, needs_audio: bool) -> None:
-        model = MODELS[operation]
-
+    def route(path: str, c: Compat, version: str) -> None:
         async def handler(request: Request) -> Response:
             account_id = account(accounts, request)
             raw = await request.body()
 
             def build() -> NewTask:
-                body = parse_object(raw)
-                if needs_audio and not body.get("audio_url"):
-                    raise errors.MISSING_FIELD
-                body = bodies.check(model, body)
-                tool = catalog.by_pair(operation, version)
+                body = bodies.check_compat(c, parse_object(raw))
+                tool = catalog.by_pair(c.operation, version)
                 lic = compat_license(body.get("license"))
                 return generation_task(catalog, creates.resolver(account_id), tool, lic,
-                                       to_payload(body))
+                                       compat_payload(c, body), checked=True)
 
             return await create(creates, request, account_id, build)
 
-        handler.__name__ = f"compat_{operation}_{version}_{path.strip('/').replace('/', '_')}"
+        handler.__name__ = f"compat_{c.operation}_{version}_{path.strip('/').replace('/', '_')}"
         r.add_api_route(path, handler, methods=["POST"], status_code=201, name=handler.__name__)
 
-    for v in VERSIONS:
-        route(f"/{v}/generate/song", "generate_song", v, _payload_song, False)
-        route(f"/{v}/generate/singing", "generate_singing", v, _payload_song, False)
-        route(f"/{v}/extend/song", "extend_song", v, _payload_extend_song, True)
-    route("/v5/extend/music", "extend_music", "v5", _payload_extend_music, True)
-    route("/v1/generate/extend", "extend_music", "v5", _payload_extend_music, True)
+    for path, (c, version) in COMPAT_ROUTES.items():
+        route(path, c, version)
     return r

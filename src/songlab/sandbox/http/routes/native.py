@@ -55,10 +55,16 @@ def native_license(value: Any) -> int:
 
 
 def generation_task(catalog: Catalog, resolver: Resolver, tool: Tool, license: int,
-                    payload: Any) -> NewTask:
-    """Validate a payload for ``tool`` and price it (native and compat creates)."""
+                    payload: Any, *, checked: bool = False) -> NewTask:
+    """Validate a payload for ``tool`` and price it (native and compat creates).
+
+    ``checked``: the body model built from the registry checked the payload's fields
+    already (compat routes): only its files and saved voice are resolved."""
     catalog.check_priced(tool, license)
-    resolved = payloads.validate(tool.operation, payload, resolver)
+    if checked:
+        resolved = payloads.resolve(tool.operation, payload, resolver)
+    else:
+        resolved = payloads.validate(tool.operation, payload, resolver)
     if tool.operation == "agent":
         units = billing.to_units(AGENT_RATES[tool.model].reserve_floor)
         kind, ledger_kind = "agent", "agent_fee"
