@@ -56,7 +56,8 @@ screenshots: $(STAMP) browser-deps
 ##   then the fast subset on every other supported Python (test-pythons). The other Pythons'
 ##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
 test: $(STAMP) browser-deps
-	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks scripts
+	$(PY) -m ruff format --check src tests benchmarks scripts
 	$(PY) -m mypy src/songlab
 	@bash .ci/test-pythons --prepare $(PYVER) "$(PYTHON)" >$(VENV)/prepare-pythons.log 2>&1 </dev/null & prep=$$!; \
 	  $(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg \
@@ -75,12 +76,14 @@ test-pythons: $(STAMP)
 FAST_SKIP := --ignore=tests/notebooks --ignore=tests/browser --ignore=tests/install \
 	--ignore=tests/reliability --ignore=tests/external
 test-fast: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks scripts
+	$(PY) -m ruff format --check src tests benchmarks scripts
 	$(PY) -m pytest tests $(FAST_SKIP) -m "not browser and not slow" -x -q -p no:cacheprovider \
 	  -n $(WORKERS) --dist loadfile
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks scripts
+	$(PY) -m ruff format --check src tests benchmarks scripts
 
 ## sandbox: run the embedded service in the foreground
 sandbox: $(STAMP)

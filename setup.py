@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parent
 
 
 def _checkout_files() -> list[Path]:
-    spec = importlib.util.spec_from_file_location("_songlab_lab_files", ROOT / "src/songlab/notebooks.py")
+    spec = importlib.util.spec_from_file_location(
+        "_songlab_lab_files", ROOT / "src/songlab/notebooks.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.checkout_files(ROOT)

@@ -38,9 +38,24 @@ HOUR = 3600
 
 
 def start_sandbox() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "songlab.sandbox", "--port", "0", "--db",
-                             ":memory:", "--speed", "1000", "--admin-token", ADMIN],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "songlab.sandbox",
+            "--port",
+            "0",
+            "--db",
+            ":memory:",
+            "--speed",
+            "1000",
+            "--admin-token",
+            ADMIN,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.startswith("songlab sandbox listening on "):
         proc.kill()
@@ -78,15 +93,23 @@ def throughput(base_url: str, admin: httpx.Client, n: int, tick_s: float) -> flo
                 a.post("/_sandbox/clock", json={"advance_seconds": HOUR}).raise_for_status()
                 ticks.append(time.time())
 
-    reqs = [{"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
-            for i in range(n)]
+    reqs = [
+        {"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
+        for i in range(n)
+    ]
     with Client(new_key(admin), base_url=base_url, record=record, quiet=True) as c:
         runner = threading.Thread(target=clock, daemon=True)
         t0 = time.time()
         runner.start()
         try:
-            df = c.batch(reqs, concurrency=16, wait=False, pace_base_s=0.02,
-                         pace_max_s=tick_s / 4, progress=False)
+            df = c.batch(
+                reqs,
+                concurrency=16,
+                wait=False,
+                pace_base_s=0.02,
+                pace_max_s=tick_s / 4,
+                progress=False,
+            )
         finally:
             stop.set()
             runner.join()
@@ -95,8 +118,10 @@ def throughput(base_url: str, admin: httpx.Client, n: int, tick_s: float) -> flo
     made = int(df["task_id"].notna().sum())
     used = bisect.bisect_right(ticks, max(accepted)) + 1  # the tick the last create fell in
     ideal = ideal_ticks(n)
-    print(f"throughput: {made}/{n} created in {elapsed:.1f} s, {used} sandbox hours "
-          f"(ideal {ideal} at 100/h, 500/day); {int(df['error'].notna().sum())} errors")
+    print(
+        f"throughput: {made}/{n} created in {elapsed:.1f} s, {used} sandbox hours "
+        f"(ideal {ideal} at 100/h, 500/day); {int(df['error'].notna().sum())} errors"
+    )
     return ideal / used
 
 
@@ -109,25 +134,35 @@ def record_overhead(base_url: str, admin: httpx.Client, creates: int) -> float:
     done = 0
     round_no = 0
     while done < creates:
-        clients = {True: Client(new_key(admin), base_url=base_url, quiet=True,
-                                record=RecordStore(tmp / f"r{round_no}.sqlite")),
-                   False: Client(new_key(admin), base_url=base_url, quiet=True, record=False)}
+        clients = {
+            True: Client(
+                new_key(admin),
+                base_url=base_url,
+                quiet=True,
+                record=RecordStore(tmp / f"r{round_no}.sqlite"),
+            ),
+            False: Client(new_key(admin), base_url=base_url, quiet=True, record=False),
+        }
         for c in clients.values():
             c.tools.list()
-            c.generations.create(operation="write_lyrics", model="v5",
-                                 payload={"prompt": "warm up"})
+            c.generations.create(
+                operation="write_lyrics", model="v5", payload={"prompt": "warm up"}
+            )
         for i in range(min(90, creates - done)):
-            for recorded in ((True, False) if i % 2 else (False, True)):
+            for recorded in (True, False) if i % 2 else (False, True):
                 t0 = time.perf_counter()
-                clients[recorded].generations.create(operation="write_lyrics", model="v5",
-                                                     payload={"prompt": f"r{round_no} {i}"})
+                clients[recorded].generations.create(
+                    operation="write_lyrics", model="v5", payload={"prompt": f"r{round_no} {i}"}
+                )
                 spent[recorded] += time.perf_counter() - t0
             done += 1
         for c in clients.values():
             c.close()
         round_no += 1
-    print(f"record: {spent[True] / done * 1000:.2f} ms per create with it, "
-          f"{spent[False] / done * 1000:.2f} ms without ({done} creates each)")
+    print(
+        f"record: {spent[True] / done * 1000:.2f} ms per create with it, "
+        f"{spent[False] / done * 1000:.2f} ms without ({done} creates each)"
+    )
     return spent[True] / spent[False]
 
 
@@ -139,8 +174,9 @@ def main() -> None:
     args = ap.parse_args()
     proc, base_url = start_sandbox()
     try:
-        with httpx.Client(base_url=base_url, headers={"X-Sandbox-Admin-Token": ADMIN},
-                          timeout=30) as admin:
+        with httpx.Client(
+            base_url=base_url, headers={"X-Sandbox-Admin-Token": ADMIN}, timeout=30
+        ) as admin:
             overhead = record_overhead(base_url, admin, args.creates)
             ratio = throughput(base_url, admin, args.n, args.tick)
     finally:

@@ -32,9 +32,23 @@ N_STREAMS = 200
 
 def start_sandbox() -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "songlab.sandbox", "--port", "0", "--db", ":memory:",
-         "--speed", "200", "--admin-token", "bench-admin"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "songlab.sandbox",
+            "--port",
+            "0",
+            "--db",
+            ":memory:",
+            "--speed",
+            "200",
+            "--admin-token",
+            "bench-admin",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if "listening on" not in line:
@@ -45,11 +59,13 @@ def start_sandbox() -> tuple[subprocess.Popen[str], str]:
 
 def bench_get(base_url: str) -> float:
     client = Client(DEMO_KEY, base_url=base_url)
-    task = client.generations.create(operation="write_lyrics", model="v5",
-                                     payload={"prompt": "benchmarks"}).wait(timeout=60)
+    task = client.generations.create(
+        operation="write_lyrics", model="v5", payload={"prompt": "benchmarks"}
+    ).wait(timeout=60)
     url = f"{base_url}/v1/generations/{task.task_id}"
-    raw = httpx.Client(headers={"Authorization": f"Bearer {DEMO_KEY}",
-                                "Content-Type": "application/json"})
+    raw = httpx.Client(
+        headers={"Authorization": f"Bearer {DEMO_KEY}", "Content-Type": "application/json"}
+    )
     ours: list[int] = []
     theirs: list[int] = []
     for i in range(WARMUP + N_GETS):
@@ -72,8 +88,11 @@ def bench_get(base_url: str) -> float:
 
 def fresh_key(base_url: str) -> str:
     """A new account (admin route), so the streams' creates have their own rate windows."""
-    r = httpx.post(f"{base_url}/_sandbox/accounts", json={"name": "bench"},
-                   headers={"X-Sandbox-Admin-Token": "bench-admin"})
+    r = httpx.post(
+        f"{base_url}/_sandbox/accounts",
+        json={"name": "bench"},
+        headers={"X-Sandbox-Admin-Token": "bench-admin"},
+    )
     r.raise_for_status()
     return r.json()["api_key"]
 
@@ -86,14 +105,27 @@ async def bench_streams(base_url: str) -> None:
         # by an hour between the two halves.
         half = N_STREAMS // 2
         t0 = time.perf_counter()
-        handles = await asyncio.gather(*[
-            c.generations.create(operation="write_lyrics", model="v5",
-                                 payload={"prompt": f"song {i}"}) for i in range(half)])
-        httpx.post(f"{base_url}/_sandbox/clock", json={"advance_seconds": 3601},
-                   headers={"X-Sandbox-Admin-Token": "bench-admin"}).raise_for_status()
-        handles += await asyncio.gather(*[
-            c.generations.create(operation="write_lyrics", model="v5",
-                                 payload={"prompt": f"song {i}"}) for i in range(half, N_STREAMS)])
+        handles = await asyncio.gather(
+            *[
+                c.generations.create(
+                    operation="write_lyrics", model="v5", payload={"prompt": f"song {i}"}
+                )
+                for i in range(half)
+            ]
+        )
+        httpx.post(
+            f"{base_url}/_sandbox/clock",
+            json={"advance_seconds": 3601},
+            headers={"X-Sandbox-Admin-Token": "bench-admin"},
+        ).raise_for_status()
+        handles += await asyncio.gather(
+            *[
+                c.generations.create(
+                    operation="write_lyrics", model="v5", payload={"prompt": f"song {i}"}
+                )
+                for i in range(half, N_STREAMS)
+            ]
+        )
         t1 = time.perf_counter()
 
         async def follow(h):  # noqa: ANN001
@@ -105,10 +137,14 @@ async def bench_streams(base_url: str) -> None:
     assert all(s and s[-1].is_terminal for s in streams)
     server = sum((t.updated_at - t.created_at).total_seconds() for t in tasks)
     longest = max((t.updated_at - t.created_at).total_seconds() for t in tasks)
-    print(f"async: {N_STREAMS} creates in {t1 - t0:.2f} s; {N_STREAMS} concurrent streams "
-          f"followed to terminal in {t2 - t1:.2f} s ({sum(map(len, streams))} events)")
-    print(f"async: sum of server-side durations {server:.2f} s (longest {longest:.2f} s); "
-          f"followed/sum = {(t2 - t1) / server:.3f}")
+    print(
+        f"async: {N_STREAMS} creates in {t1 - t0:.2f} s; {N_STREAMS} concurrent streams "
+        f"followed to terminal in {t2 - t1:.2f} s ({sum(map(len, streams))} events)"
+    )
+    print(
+        f"async: sum of server-side durations {server:.2f} s (longest {longest:.2f} s); "
+        f"followed/sum = {(t2 - t1) / server:.3f}"
+    )
 
 
 def main() -> None:

@@ -43,8 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=1000, help="generations (default 1000)")
     p.add_argument("--concurrency", type=int, default=64, help="generations in flight")
     p.add_argument("--speed", type=float, default=2000.0, help="sandbox --speed")
-    p.add_argument("--baseline", type=int, default=100,
-                   help="fault-free generations run first, side by side (0: none)")
+    p.add_argument(
+        "--baseline",
+        type=int,
+        default=100,
+        help="fault-free generations run first, side by side (0: none)",
+    )
     p.add_argument("--restarts", type=int, default=2, help="SIGKILL restarts during the storm")
     p.add_argument("--down", type=float, default=1.0, help="seconds the port stays dark each")
     args = p.parse_args(argv)
@@ -57,24 +61,54 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter() - t0
             base = None
             if args.baseline:  # the same driver with every fault off, for comparison
-                base = asyncio.run(run_storm(sp.base_url, sp.admin_token, args.baseline,
-                                             stored_events=events_from_db(db),
-                                             concurrency=args.concurrency, faults={}))
-            disrupt = restarts(sp, first_after_s=3.0, between_s=4.0, count=args.restarts,
-                               down_s=args.down, faults=DEFAULT_FAULTS) if args.restarts else None
-            res = asyncio.run(run_storm(sp.base_url, sp.admin_token, args.n,
-                                        stored_events=events_from_db(db),
-                                        concurrency=args.concurrency, disrupt=disrupt))
+                base = asyncio.run(
+                    run_storm(
+                        sp.base_url,
+                        sp.admin_token,
+                        args.baseline,
+                        stored_events=events_from_db(db),
+                        concurrency=args.concurrency,
+                        faults={},
+                    )
+                )
+            disrupt = (
+                restarts(
+                    sp,
+                    first_after_s=3.0,
+                    between_s=4.0,
+                    count=args.restarts,
+                    down_s=args.down,
+                    faults=DEFAULT_FAULTS,
+                )
+                if args.restarts
+                else None
+            )
+            res = asyncio.run(
+                run_storm(
+                    sp.base_url,
+                    sp.admin_token,
+                    args.n,
+                    stored_events=events_from_db(db),
+                    concurrency=args.concurrency,
+                    disrupt=disrupt,
+                )
+            )
         total = time.perf_counter() - t0
-    print(f"faults: {DEFAULT_FAULTS}; {len(sp.restarts)} SIGKILL restarts, port dark "
-          f"{', '.join(f'{d:.1f}s' for d in sp.restarts) or '-'}")
+    print(
+        f"faults: {DEFAULT_FAULTS}; {len(sp.restarts)} SIGKILL restarts, port dark "
+        f"{', '.join(f'{d:.1f}s' for d in sp.restarts) or '-'}"
+    )
     if base is not None:
         rate, base_rate = res.requested / res.seconds, base.requested / base.seconds
-        print(f"side by side: no faults {base_rate:.0f} generations/s "
-              f"({base.completed}/{base.requested} ok), faults {rate:.0f} generations/s "
-              f"-> {base_rate / rate:.1f}x slower under faults")
-    print(f"sandbox start {started:.1f} s, storm {res.seconds:.1f} s, total {total:.1f} s "
-          f"({res.requested / max(res.seconds, 1e-9):.0f} generations/s)")
+        print(
+            f"side by side: no faults {base_rate:.0f} generations/s "
+            f"({base.completed}/{base.requested} ok), faults {rate:.0f} generations/s "
+            f"-> {base_rate / rate:.1f}x slower under faults"
+        )
+    print(
+        f"sandbox start {started:.1f} s, storm {res.seconds:.1f} s, total {total:.1f} s "
+        f"({res.requested / max(res.seconds, 1e-9):.0f} generations/s)"
+    )
     print(res.summary())
     for problem in res.problems[:10]:
         print("PROBLEM:", problem)

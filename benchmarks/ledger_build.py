@@ -190,8 +190,10 @@ def record_table(n: int) -> Any:
     ids = pa.array([f"task_0_{i:08d}" for i in range(n - 1, -1, -1)], pa.string())
     rng = np.random.default_rng(1)
     projects = pa.array(["jingles", "podcast", "game-audio", "research"], pa.string())
-    cols: dict[str, Any] = {name: pa.nulls(n, f.type) for name, f in
-                            zip(RECORD_SCHEMA.names, RECORD_SCHEMA, strict=True)}  # fmt: skip
+    cols: dict[str, Any] = {
+        name: pa.nulls(n, f.type)
+        for name, f in zip(RECORD_SCHEMA.names, RECORD_SCHEMA, strict=True)
+    }
     cols["task_id"] = ids
     cols["key_id"] = pa.array(["key_0123456789ab"] * n, pa.string())
     cols["project"] = projects.take(pa.array(rng.integers(0, 4, size=n)))
@@ -199,8 +201,7 @@ def record_table(n: int) -> Any:
     when = np.datetime64("2026-08-01T00:00:00", "us") + np.arange(n).astype("timedelta64[s]")
     cols["accepted_at"] = pa.array(when, pa.timestamp("us", tz="UTC"))
     cols["sent_at"] = cols["accepted_at"]
-    return pa.Table.from_arrays([cols[name] for name in RECORD_SCHEMA.names],
-                                schema=RECORD_SCHEMA)
+    return pa.Table.from_arrays([cols[name] for name in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
 
 
 def child(path: str, n: int, pages_file: str | None) -> None:
@@ -211,8 +212,16 @@ def child(path: str, n: int, pages_file: str | None) -> None:
         source = PagedListing(n)
         t0 = time.perf_counter()
         frame = tasks_frame(source)
-        print(json.dumps({"seconds": time.perf_counter() - t0, "peak": _peak(),
-                          "pages": source.pages, "checks": _checksums(frame)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "seconds": time.perf_counter() - t0,
+                    "peak": _peak(),
+                    "pages": source.pages,
+                    "checks": _checksums(frame),
+                }
+            )
+        )
         return
     if path.startswith("pages_"):
         assert pages_file is not None
@@ -228,9 +237,18 @@ def child(path: str, n: int, pages_file: str | None) -> None:
             build = tasks_frame_from_pages if path == "pages_songlab" else naive_from_pages
             frame = build(pages)
         seconds = time.perf_counter() - t0
-        print(json.dumps({"seconds": seconds, "rss_before": before, "peak": _peak(),
-                          "peak_reset": reset, "pages": len(pages),
-                          "checks": _checksums(frame)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "seconds": seconds,
+                    "rss_before": before,
+                    "peak": _peak(),
+                    "peak_reset": reset,
+                    "pages": len(pages),
+                    "checks": _checksums(frame),
+                }
+            )
+        )
         return
     gc.disable()  # the input is a million dicts: no cyclic GC passes while generating them
     records = list(synthetic_tasks(n, seed=0))
@@ -244,16 +262,28 @@ def child(path: str, n: int, pages_file: str | None) -> None:
     else:
         frame, bare = naive_frame(records)
     seconds = time.perf_counter() - t0
-    print(json.dumps({"seconds": seconds, "bare_seconds": bare, "rss_before": before,
-                      "peak": _peak(), "peak_reset": reset, "checks": _checksums(frame)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "bare_seconds": bare,
+                "rss_before": before,
+                "peak": _peak(),
+                "peak_reset": reset,
+                "checks": _checksums(frame),
+            }
+        )
+    )
 
 
 def _run(path: str, n: int, pages_file: str | None = None) -> dict[str, Any]:
     extra = ["--pages-file", pages_file] if pages_file else []
     out = subprocess.run(
         [sys.executable, __file__, "--child", path, "--n", str(n), *extra],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -266,8 +296,10 @@ def _write_pages(n: int, path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=1_000_000)
-    p.add_argument("--child", choices=("songlab", "naive", "stream", "pages_songlab",
-                                       "pages_naive", "pages_record"))  # fmt: skip
+    p.add_argument(
+        "--child",
+        choices=("songlab", "naive", "stream", "pages_songlab", "pages_naive", "pages_record"),
+    )
     p.add_argument("--pages-file")
     args = p.parse_args(argv)
     if args.child:
@@ -282,15 +314,24 @@ def main(argv: list[str] | None = None) -> int:
         p_ours = _run("pages_songlab", args.n, pages_file)
         p_naive = _run("pages_naive", args.n, pages_file)
         p_rec = _run("pages_record", args.n, pages_file)
-    runs = {"songlab": ours, "naive": naive, "stream": s, "pages_songlab": p_ours,
-            "pages_naive": p_naive, "pages_record": p_rec}  # fmt: skip
+    runs = {
+        "songlab": ours,
+        "naive": naive,
+        "stream": s,
+        "pages_songlab": p_ours,
+        "pages_naive": p_naive,
+        "pages_record": p_rec,
+    }
     if len({json.dumps(r["checks"], sort_keys=True) for r in runs.values()}) != 1:
-        print("MISMATCH: " + "; ".join(f"{k} {r['checks']}" for k, r in runs.items()),
-              file=sys.stderr)  # fmt: skip
+        print(
+            "MISMATCH: " + "; ".join(f"{k} {r['checks']}" for k, r in runs.items()), file=sys.stderr
+        )
         return 1
     mib = 1024**2
-    print(f"tasks frame from {args.n:,} task dicts (same checksums on every path: "
-          f"{ours['checks']['total_cost']} USD total, {ours['checks']['sources']})")  # fmt: skip
+    print(
+        f"tasks frame from {args.n:,} task dicts (same checksums on every path: "
+        f"{ours['checks']['total_cost']} USD total, {ours['checks']['sources']})"
+    )
     print(f"{'path':<46}{'seconds':>9}{'build peak MiB':>16}{'process peak MiB':>18}")
 
     def build(r: dict[str, Any]) -> int:
@@ -301,38 +342,64 @@ def main(argv: list[str] | None = None) -> int:
         ("  pandas.DataFrame(list_of_dicts) only", naive["bare_seconds"], None, None),
         ("  naive pandas, same frame", naive["seconds"], build(naive), naive["peak"]),
         ("  songlab tasks_frame(dicts)", ours["seconds"], build(ours), ours["peak"]),
-        (f"from {p_ours['pages']:,} listing pages ({pages_bytes / mib:,.0f} MiB of JSON):",
-         None, None, None),
-        ("  naive: json.loads each page, then the same", p_naive["seconds"], build(p_naive),
-         p_naive["peak"]),
+        (
+            f"from {p_ours['pages']:,} listing pages ({pages_bytes / mib:,.0f} MiB of JSON):",
+            None,
+            None,
+            None,
+        ),
+        (
+            "  naive: json.loads each page, then the same",
+            p_naive["seconds"],
+            build(p_naive),
+            p_naive["peak"],
+        ),
         ("  songlab tasks_frame_from_pages", p_ours["seconds"], build(p_ours), p_ours["peak"]),
-        ("  songlab from pages + record join (1M rows)", p_rec["seconds"], build(p_rec),
-         p_rec["peak"]),
+        (
+            "  songlab from pages + record join (1M rows)",
+            p_rec["seconds"],
+            build(p_rec),
+            p_rec["peak"],
+        ),
         ("songlab tasks_frame(client), streamed (*)", s["seconds"], None, s["peak"]),
-    ]  # fmt: skip
+    ]
     for name, sec, b, pk in rows:
-        cells = "" if sec is None else (
-            f"{sec:>9.2f}{f'{b / mib:,.0f}' if b is not None else '-':>16}"
-            f"{f'{pk / mib:,.0f}' if pk is not None else '-':>18}"
-        )  # fmt: skip
+        cells = (
+            ""
+            if sec is None
+            else (
+                f"{sec:>9.2f}{f'{b / mib:,.0f}' if b is not None else '-':>16}"
+                f"{f'{pk / mib:,.0f}' if pk is not None else '-':>18}"
+            )
+        )
         print(f"{name:<46}{cells}")
-    print(f"(*) {s['pages']:,} pages of 100 from generations.raw_pages(); its time includes "
-          "making each page (tasks, then JSON)")  # fmt: skip
+    print(
+        f"(*) {s['pages']:,} pages of 100 from generations.raw_pages(); its time includes "
+        "making each page (tasks, then JSON)"
+    )
     if not all(r["peak_reset"] for r in (ours, naive, p_ours, p_naive)):
         print("note: /proc/self/clear_refs unavailable: build peaks include earlier work")
     from_dicts = naive["seconds"] / ours["seconds"]
     from_pages = p_naive["seconds"] / p_ours["seconds"]
-    print(f"speed-up from dicts (input already parsed; bounded by pa.array(list_of_dicts)): "
-          f"{from_dicts:.2f}x; vs the bare DataFrame(list_of_dicts) call alone: "
-          f"{naive['bare_seconds'] / ours['seconds']:.2f}x")  # fmt: skip
+    print(
+        f"speed-up from dicts (input already parsed; bounded by pa.array(list_of_dicts)): "
+        f"{from_dicts:.2f}x; vs the bare DataFrame(list_of_dicts) call alone: "
+        f"{naive['bare_seconds'] / ours['seconds']:.2f}x"
+    )
     print(f"speed-up from listing pages (the API's bytes, how a ledger is fed): {from_pages:.2f}x")
     with_record = p_naive["seconds"] / p_rec["seconds"]
-    print(f"speed-up from listing pages with the record join (every task recorded): "
-          f"{with_record:.2f}x; the join adds {p_rec['seconds'] - p_ours['seconds']:+.2f} s")
-    print(f"build peak memory from pages: songlab {build(p_ours) / GiB:.2f} GiB, naive "
-          f"{build(p_naive) / GiB:.2f} GiB")  # fmt: skip
-    print(f"streamed from the paginated listing: whole-process peak {s['peak'] / GiB:.2f} GiB "
-          f"({'under' if s['peak'] < GiB else 'OVER'} 1 GiB)")  # fmt: skip
+    print(
+        f"speed-up from listing pages with the record join (every task recorded): "
+        f"{with_record:.2f}x; the join adds {p_rec['seconds'] - p_ours['seconds']:+.2f} s"
+    )
+    print(
+        f"build peak memory from pages: songlab {build(p_ours) / GiB:.2f} GiB, naive "
+        f"{build(p_naive) / GiB:.2f} GiB"
+    )
+    print(
+        f"streamed from the paginated listing: whole-process peak {s['peak'] / GiB:.2f} GiB "
+        f"({'under' if s['peak'] < GiB else 'OVER'} 1 GiB)"
+    )
     print(f"wall time of this benchmark: {time.perf_counter() - t0:.0f} s")
     print(f"ledger_build_speedup_from_listing: {from_pages:.2f}")
     return 0

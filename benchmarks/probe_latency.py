@@ -51,7 +51,11 @@ def source(seed: int) -> bytes:
 
 
 def p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 2 else max(values)
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+        if len(values) > 2
+        else max(values)
+    )
 
 
 def probe_gets(base: str, task_id: str, seconds: float) -> list[float]:
@@ -79,9 +83,14 @@ def load(base: str, path: str, stop: Any, done: Any) -> None:
             # each upload is a new file: its own probe (verdicts are cached per file)
             up = c.post("/v1/files", files={"file": (f"song{i}.flac", data, "audio/flac")})
             assert up.status_code == 201, up.text
-            r = c.post("/v1/song-translations", json={
-                "song_file_id": up.json()["file_id"], "target_language": "German",
-                "song_style": "warm female pop vocal"})
+            r = c.post(
+                "/v1/song-translations",
+                json={
+                    "song_file_id": up.json()["file_id"],
+                    "target_language": "German",
+                    "song_style": "warm female pop vocal",
+                },
+            )
             assert r.status_code == 201, r.text
             done.put(time.perf_counter() - t)
             i += 1
@@ -99,17 +108,39 @@ def main() -> None:
     ctx = multiprocessing.get_context("spawn")
     done = ctx.Queue()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "songlab.sandbox", "--port", "0", "--db", ":memory:",
-         "--admin-token", ADMIN, "--speed", "100"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            sys.executable,
+            "-m",
+            "songlab.sandbox",
+            "--port",
+            "0",
+            "--db",
+            ":memory:",
+            "--admin-token",
+            ADMIN,
+            "--speed",
+            "100",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         base = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
         with httpx.Client(base_url=base, timeout=30) as c:
-            c.put("/_sandbox/faults", json={"fail_tasks": 1.0},
-                  headers={"X-Sandbox-Admin-Token": ADMIN}).raise_for_status()
-            tid = c.post("/v1/generations", headers=DEMO, json={
-                "tool_id": c.get("/v1/tools", headers=DEMO).json()["data"][0]["id"],
-                "payload_json": '{"prompt": "x"}'}).json()["task_id"]
+            c.put(
+                "/_sandbox/faults",
+                json={"fail_tasks": 1.0},
+                headers={"X-Sandbox-Admin-Token": ADMIN},
+            ).raise_for_status()
+            tid = c.post(
+                "/v1/generations",
+                headers=DEMO,
+                json={
+                    "tool_id": c.get("/v1/tools", headers=DEMO).json()["data"][0]["id"],
+                    "payload_json": '{"prompt": "x"}',
+                },
+            ).json()["task_id"]
         idle: list[float] = []
         loaded: list[float] = []
         for _ in range(args.rounds):
@@ -129,10 +160,16 @@ def main() -> None:
     while not done.empty():
         creates.append(done.get())
     ms = 1000.0
-    print(f"source: {len(data) / 2**20:.1f} MiB FLAC; {len(creates)} upload+create cycles, "
-          f"median {statistics.median(creates):.2f} s each")
-    print(f"idle GET:   n={len(idle)}  p50 {p(idle, 50) * ms:.2f} ms  p99 {p(idle, 99) * ms:.2f} ms")
-    print(f"loaded GET: n={len(loaded)}  p50 {p(loaded, 50) * ms:.2f} ms  p99 {p(loaded, 99) * ms:.2f} ms")
+    print(
+        f"source: {len(data) / 2**20:.1f} MiB FLAC; {len(creates)} upload+create cycles, "
+        f"median {statistics.median(creates):.2f} s each"
+    )
+    print(
+        f"idle GET:   n={len(idle)}  p50 {p(idle, 50) * ms:.2f} ms  p99 {p(idle, 99) * ms:.2f} ms"
+    )
+    print(
+        f"loaded GET: n={len(loaded)}  p50 {p(loaded, 50) * ms:.2f} ms  p99 {p(loaded, 99) * ms:.2f} ms"
+    )
     print(f"get_p99_ratio_under_probing: {p(loaded, 99) / p(idle, 99):.2f}")
 
 

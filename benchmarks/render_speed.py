@@ -21,10 +21,12 @@ import time  # noqa: E402
 import songlab.sandbox.engine as E  # noqa: E402
 from songlab.sandbox.engine import _common, codec, ops_music  # noqa: E402
 
-LYRICS = ("[Verse]\nHello my love the night is young\nWe sing along under the sun\n"
-          "Every light is calling out your name\nNothing in the world will be the same\n"
-          "[Chorus]\nOh my heart stay with me\nOh my love set me free\n"
-          "Hold me close until the morning comes\nWe are the song the city hums")
+LYRICS = (
+    "[Verse]\nHello my love the night is young\nWe sing along under the sun\n"
+    "Every light is calling out your name\nNothing in the world will be the same\n"
+    "[Chorus]\nOh my heart stay with me\nOh my love set me free\n"
+    "Hold me close until the morning comes\nWe are the song the city hums"
+)
 
 
 def timed(fn, runs: int = 3) -> tuple[float, float, object]:
@@ -38,9 +40,14 @@ def timed(fn, runs: int = 3) -> tuple[float, float, object]:
 
 
 def main() -> None:
-    payload = {"prompt": "upbeat pop song with piano, guitar and strings", "lyrics": LYRICS,
-               "duration_seconds": 30}
-    E.render("generate_song", "v7", {**payload, "duration_seconds": 5}, seed=0)  # warm caches/imports
+    payload = {
+        "prompt": "upbeat pop song with piano, guitar and strings",
+        "lyrics": LYRICS,
+        "duration_seconds": 30,
+    }
+    E.render(
+        "generate_song", "v7", {**payload, "duration_seconds": 5}, seed=0
+    )  # warm caches/imports
 
     def synth():
         rec, _ = ops_music.generate("generate_song", "v7", payload, 1, None)
@@ -49,7 +56,9 @@ def main() -> None:
     c_syn, w_syn, mix = timed(synth)
     c_enc, w_enc, _ = timed(lambda: codec.encode(mix, "mp3"))
     c_all, w_all, res = timed(lambda: E.render("generate_song", "v7", payload, seed=1))
-    c5, w5, _ = timed(lambda: E.render("generate_song", "v5", {**payload, "duration_seconds": 5}, seed=1))
+    c5, w5, _ = timed(
+        lambda: E.render("generate_song", "v5", {**payload, "duration_seconds": 5}, seed=1)
+    )
     c_ex, w_ex, _ = timed(lambda: E.excerpt(res.assets[0].data, 5.0))
     dur = res.assets[0].duration_s
     print(f"30 s v7 song, synthesis:   {c_syn:.3f} s CPU ({w_syn:.3f} s wall)")

@@ -94,8 +94,9 @@ def _old_package(root: Path) -> str | None:
     for name in OLD_MODULES:
         done = subprocess.run(
             ["git", "-C", str(repo), "show", f"{OLD_COMMIT}:src/songlab/ledger/{name}.py"],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             return None
         text = done.stdout.replace(
@@ -111,8 +112,10 @@ def _run(kind: str, n: int, src: str, work: Path, old: str | None, timeout: floa
     try:
         done = subprocess.run(
             [sys.executable, "-c", CHILD, kind, str(n), src, str(out), old or "-"],
-            capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"over its time box of {timeout:.0f} s"}
     finally:
@@ -126,8 +129,10 @@ def _row(label: str, r: dict) -> str:
     if "error" in r:
         return f"  {label:<34} not measured: {r['error']}"
     own = f"{r['report_peak'] / GiB:.2f}" if r.get("report_peak") else "n/a"
-    return (f"  {label:<34} {r['seconds']:7.1f} s   peak {r['peak'] / GiB:5.2f} GiB "
-            f"(the input alone {r['input_peak'] / GiB:4.2f}; the report's own {own})")
+    return (
+        f"  {label:<34} {r['seconds']:7.1f} s   peak {r['peak'] / GiB:5.2f} GiB "
+        f"(the input alone {r['input_peak'] / GiB:4.2f}; the report's own {own})"
+    )
 
 
 def main() -> None:
@@ -144,8 +149,10 @@ def main() -> None:
     def left() -> float:
         return args.budget - (time.perf_counter() - start)
 
-    print(f"report_scale: HTML + Excel + CSV of synthetic tasks on {os.cpu_count()} cores "
-          f"(time budget {args.budget:.0f} s)")  # fmt: skip
+    print(
+        f"report_scale: HTML + Excel + CSV of synthetic tasks on {os.cpu_count()} cores "
+        f"(time budget {args.budget:.0f} s)"
+    )
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="songlab-report-scale-") as tmp:
         work = Path(tmp)
@@ -159,17 +166,20 @@ def main() -> None:
         results["frame_1m"] = _run("frame", args.n, "-", work, None, timeout=60)
         if left() > 40:  # leave room for the headline (10M)
             write_synthetic_dataset(work / "d1m", args.n, seed=1, days=30)
-            results["dataset_1m"] = _run("dataset", args.n, str(work / "d1m"), work, None,
-                                         timeout=max(10, left()))  # fmt: skip
+            results["dataset_1m"] = _run(
+                "dataset", args.n, str(work / "d1m"), work, None, timeout=max(10, left())
+            )
         else:
-            results["dataset_1m"] = {"error": f"skipped: {max(0, left()):.0f} s of the "
-                                     f"{args.budget:.0f} s budget left"}  # fmt: skip
+            results["dataset_1m"] = {
+                "error": f"skipped: {max(0, left()):.0f} s of the {args.budget:.0f} s budget left"
+            }
         # 10M as a dataset (a year), written once a chunk at a time: the headline
         t0 = time.perf_counter()
         write_synthetic_dataset(work / "dbig", args.big, seed=1, days=365)
         gen_big = time.perf_counter() - t0
-        results["dataset_big"] = _run("dataset", args.big, str(work / "dbig"), work, None,
-                                      timeout=max(30, left()))  # fmt: skip
+        results["dataset_big"] = _run(
+            "dataset", args.big, str(work / "dbig"), work, None, timeout=max(30, left())
+        )
         shutil.rmtree(work / "dbig", ignore_errors=True)
         # the 10M frame with its repeated strings as dictionaries (~1.2 GiB, made a
         # million rows at a time); then, if there is room, with plain strings (~2.3 GiB)
@@ -177,8 +187,10 @@ def main() -> None:
             if left() > need:
                 results[key] = _run(kind, args.big, "-", work, None, timeout=max(5, left()))
             else:
-                results[key] = {"error": f"skipped: {max(0, left()):.0f} s of the "
-                                f"{args.budget:.0f} s budget left"}  # fmt: skip
+                results[key] = {
+                    "error": f"skipped: {max(0, left()):.0f} s of the "
+                    f"{args.budget:.0f} s budget left"
+                }
     total = time.perf_counter() - start
 
     def ratio(a: str, b: str) -> str:
@@ -196,17 +208,22 @@ def main() -> None:
     print(_row("LedgerStore dataset", results["dataset_1m"]))
     f1 = results["frame_1m"]
     if "error" not in f1:
-        print(f"  old path at {args.n:,}: {ISSUE_OLD_1M_SECONDS} s (issue 21's measurement, not "
-              f"re-run: longer than this benchmark may take); ratio "
-              f"{ISSUE_OLD_1M_SECONDS / f1['seconds']:.0f}x")  # fmt: skip
+        print(
+            f"  old path at {args.n:,}: {ISSUE_OLD_1M_SECONDS} s (issue 21's measurement, not "
+            f"re-run: longer than this benchmark may take); ratio "
+            f"{ISSUE_OLD_1M_SECONDS / f1['seconds']:.0f}x"
+        )
     print(f"{args.big:,} tasks (the dataset written in {gen_big:.1f} s, not timed):")
     print(_row("LedgerStore dataset", results["dataset_big"]))
     print(_row("frame, compact (dictionary strings)", results["compact_big"]))
     print(_row("frame, plain strings", results["frame_big"]))
     print(f"whole run: {total:.0f} s")
     big = results["dataset_big"]
-    print(f"report_scale: {big['seconds']:.1f}" if "error" not in big
-          else "report_scale: not measured")  # fmt: skip
+    print(
+        f"report_scale: {big['seconds']:.1f}"
+        if "error" not in big
+        else "report_scale: not measured"
+    )
 
 
 if __name__ == "__main__":

@@ -33,9 +33,16 @@ MINIMAL_BODY = json.dumps({"task_id": "x", "status": "completed"}).encode()
 def _minimal_wrap(app):
     async def wrapped(scope, receive, send):
         if scope["type"] == "http" and scope["path"] == "/_bench/minimal":
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(MINIMAL_BODY)).encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(MINIMAL_BODY)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": MINIMAL_BODY})
             return
         await app(scope, receive, send)
@@ -50,8 +57,9 @@ def serve(speed: float) -> None:
     from songlab.sandbox.config import SandboxConfig
     from songlab.sandbox.http.server import SandboxServer
 
-    srv = SandboxServer(SandboxConfig(db=":memory:", speed=speed, admin_token=ADMIN),
-                        wrap=_minimal_wrap).start()
+    srv = SandboxServer(
+        SandboxConfig(db=":memory:", speed=speed, admin_token=ADMIN), wrap=_minimal_wrap
+    ).start()
     print(srv.base_url, flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
@@ -62,7 +70,9 @@ def serve(speed: float) -> None:
 # --- client side ----------------------------------------------------------------------
 
 
-def _request(method: str, path: str, host: str, headers: dict[str, str], body: bytes = b"") -> bytes:
+def _request(
+    method: str, path: str, host: str, headers: dict[str, str], body: bytes = b""
+) -> bytes:
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     if body or method == "POST":
@@ -83,8 +93,9 @@ async def _one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, req: 
     return status
 
 
-async def _load(host: str, port: int, requests: list[bytes], seconds: float,
-                connections: int) -> tuple[float, dict[int, int]]:
+async def _load(
+    host: str, port: int, requests: list[bytes], seconds: float, connections: int
+) -> tuple[float, dict[int, int]]:
     statuses: dict[int, int] = {}
     stop = time.perf_counter() + seconds
     count = 0
@@ -121,8 +132,9 @@ async def _latencies(host: str, port: int, requests: list[bytes]) -> list[float]
 
 
 def _start(speed: float) -> tuple[subprocess.Popen, str]:
-    p = subprocess.Popen([sys.executable, __file__, "--serve", str(speed)],
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(speed)], stdout=subprocess.PIPE, text=True
+    )
     return p, p.stdout.readline().strip()
 
 
@@ -132,25 +144,41 @@ def _setup(base: str, n_accounts: int) -> tuple[str, list[str]]:
     from songlab.sandbox.catalog import tool_id
 
     with httpx.Client(base_url=base, verify=False, timeout=60) as c:
-        r = c.post("/v1/generations", headers={"Authorization": f"Bearer {DEMO}"}, json={
-            "tool_id": tool_id("generate_song", "v7"),
-            "payload_json": json.dumps({"prompt": "bench", "duration_seconds": 5})})
+        r = c.post(
+            "/v1/generations",
+            headers={"Authorization": f"Bearer {DEMO}"},
+            json={
+                "tool_id": tool_id("generate_song", "v7"),
+                "payload_json": json.dumps({"prompt": "bench", "duration_seconds": 5}),
+            },
+        )
         task_id = r.json()["task_id"]
-        while c.get(f"/v1/generations/{task_id}",
-                    headers={"Authorization": f"Bearer {DEMO}"}).json()["status"] != "completed":
+        while (
+            c.get(f"/v1/generations/{task_id}", headers={"Authorization": f"Bearer {DEMO}"}).json()[
+                "status"
+            ]
+            != "completed"
+        ):
             time.sleep(0.05)
-        keys = [c.post("/_sandbox/accounts", headers={"X-Sandbox-Admin-Token": ADMIN},
-                       json={}).json()["api_key"] for _ in range(n_accounts)]
+        keys = [
+            c.post("/_sandbox/accounts", headers={"X-Sandbox-Admin-Token": ADMIN}, json={}).json()[
+                "api_key"
+            ]
+            for _ in range(n_accounts)
+        ]
     return task_id, keys
 
 
 def _creates(host: str, keys: list[str], operation: str, payload: dict) -> list[bytes]:
     from songlab.sandbox.catalog import tool_id
 
-    body = json.dumps({"tool_id": tool_id(operation, "v5"),
-                       "payload_json": json.dumps(payload)}).encode()
-    return [_request("POST", "/v1/generations", host, {"Authorization": f"Bearer {k}"}, body)
-            for k in keys]
+    body = json.dumps(
+        {"tool_id": tool_id(operation, "v5"), "payload_json": json.dumps(payload)}
+    ).encode()
+    return [
+        _request("POST", "/v1/generations", host, {"Authorization": f"Bearer {k}"}, body)
+        for k in keys
+    ]
 
 
 def main() -> int:
@@ -176,16 +204,15 @@ def main() -> int:
         minimal, get, create = [], [], []
         for _ in range(args.rounds):
             for name, reqs, sink in (("minimal", min_req, minimal), ("get", get_req, get)):
-                rps, statuses = asyncio.run(_load(host, port, reqs, args.seconds,
-                                                  args.connections))
+                rps, statuses = asyncio.run(_load(host, port, reqs, args.seconds, args.connections))
                 assert set(statuses) == {200}, (name, statuses)
                 sink.append(rps)
-        rps, statuses = asyncio.run(_load(host, port, create_req, args.seconds,
-                                          args.connections))
+        rps, statuses = asyncio.run(_load(host, port, create_req, args.seconds, args.connections))
         assert set(statuses) == {201}, statuses
         create.append(rps)
-        song = _creates(host_port, keys[:1], "generate_song",
-                        {"prompt": "bench", "duration_seconds": 5})
+        song = _creates(
+            host_port, keys[:1], "generate_song", {"prompt": "bench", "duration_seconds": 5}
+        )
         lat_fast = asyncio.run(_latencies(host, port, song * 60))
     finally:
         fast.terminate()
@@ -194,26 +221,35 @@ def main() -> int:
     try:
         host_port = base.removeprefix("http://")
         host, port = host_port.split(":")[0], int(host_port.split(":")[1])
-        song = _creates(host_port, [DEMO], "generate_song",
-                        {"prompt": "bench", "duration_seconds": 5})
+        song = _creates(
+            host_port, [DEMO], "generate_song", {"prompt": "bench", "duration_seconds": 5}
+        )
         lat_slow = asyncio.run(_latencies(host, port, song * 60))
     finally:
         slow.terminate()
         slow.wait(30)
 
     m, g = statistics.median(minimal), statistics.median(get)
-    print(f"cpus: {os.cpu_count()}, connections: {args.connections}, "
-          f"rounds: {args.rounds} x {args.seconds:.1f} s, server: uvicorn (h11), one process")
+    print(
+        f"cpus: {os.cpu_count()}, connections: {args.connections}, "
+        f"rounds: {args.rounds} x {args.seconds:.1f} s, server: uvicorn (h11), one process"
+    )
     rounds = lambda xs: ", ".join(f"{x:.0f}" for x in xs)  # noqa: E731
     print(f"minimal ASGI JSON endpoint   : {m:8.0f} req/s  (rounds: {rounds(minimal)})")
     print(f"GET /v1/generations/{{id}}    : {g:8.0f} req/s  (rounds: {rounds(get)})")
     print(f"POST /v1/generations (create): {statistics.median(create):8.0f} req/s (write_lyrics)")
-    print(f"create latency, song, speed 1000: median {statistics.median(lat_fast):.1f} ms, "
-          f"p90 {statistics.quantiles(lat_fast, n=10)[-1]:.1f} ms")
-    print(f"create latency, song, speed 1   : median {statistics.median(lat_slow):.1f} ms, "
-          f"p90 {statistics.quantiles(lat_slow, n=10)[-1]:.1f} ms")
-    print(f"load client CPU: {max(CLIENT_CPU):.0%} of one core at most (not the bottleneck "
-          f"below ~90%)")
+    print(
+        f"create latency, song, speed 1000: median {statistics.median(lat_fast):.1f} ms, "
+        f"p90 {statistics.quantiles(lat_fast, n=10)[-1]:.1f} ms"
+    )
+    print(
+        f"create latency, song, speed 1   : median {statistics.median(lat_slow):.1f} ms, "
+        f"p90 {statistics.quantiles(lat_slow, n=10)[-1]:.1f} ms"
+    )
+    print(
+        f"load client CPU: {max(CLIENT_CPU):.0%} of one core at most (not the bottleneck "
+        f"below ~90%)"
+    )
     print(f"get_ratio: {g / m:.2f}")
     return 0
 

@@ -104,8 +104,9 @@ def _old_package(root: Path) -> str | None:
     repo = Path(__file__).resolve().parent.parent
     done = subprocess.run(
         ["git", "-C", str(repo), "show", f"{OLD_COMMIT}:src/songlab/ledger/store.py"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         return None
     root.mkdir(parents=True, exist_ok=True)
@@ -117,8 +118,10 @@ def _run(path: Path, old: str | None, seed: int, timeout: float) -> dict:
     try:
         done = subprocess.run(
             [sys.executable, "-c", CHILD, str(path), old or "-", str(seed)],
-            capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"over its time box of {timeout:.0f} s"}
     if done.returncode != 0:
@@ -142,9 +145,11 @@ def _write(path: Path, n: int) -> float:
 def _row(label: str, r: dict) -> str:
     if "error" in r:
         return f"{label:<34} {r['error']}"
-    return (f"{label:<34} {r['seconds']:7.2f} s  peak {r['peak'] / GiB:5.2f} GiB  "
-            f"added {r['added']}, updated {r['updated']}, read {r['read']}, "
-            f"rewrote {', '.join(r['months']) or 'nothing'}")  # fmt: skip
+    return (
+        f"{label:<34} {r['seconds']:7.2f} s  peak {r['peak'] / GiB:5.2f} GiB  "
+        f"added {r['added']}, updated {r['updated']}, read {r['read']}, "
+        f"rewrote {', '.join(r['months']) or 'nothing'}"
+    )
 
 
 def main() -> None:
@@ -178,9 +183,11 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     o, f, s = (results.get(f"{k} {args.old_n}", {}) for k in ("old", "first", "new"))
     if "seconds" in o and "seconds" in s and "seconds" in f:
-        print(f"at {args.old_n:,}: old / new  {o['seconds'] / s['seconds']:.1f}x time, "
-              f"{o['peak'] / s['peak']:.1f}x peak (first refresh: "
-              f"{o['seconds'] / f['seconds']:.1f}x, {o['peak'] / f['peak']:.1f}x)")
+        print(
+            f"at {args.old_n:,}: old / new  {o['seconds'] / s['seconds']:.1f}x time, "
+            f"{o['peak'] / s['peak']:.1f}x peak (first refresh: "
+            f"{o['seconds'] / f['seconds']:.1f}x, {o['peak'] / f['peak']:.1f}x)"
+        )
     big = [results.get(f"{k} {args.n}", {}) for k in ("first", "new")]
     if all("peak" in r for r in big):
         print(f"store_refresh: {max(r['peak'] for r in big) / GiB:.2f}")

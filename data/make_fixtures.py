@@ -23,12 +23,34 @@ from scipy.signal import lfilter
 
 SR = 44100
 HERE = Path(__file__).parent
-VOWELS = {"a": (730, 1090, 2440), "e": (530, 1840, 2480), "i": (300, 2250, 3000),
-          "o": (570, 840, 2410), "u": (320, 900, 2240), "m": (280, 1100, 2300)}
+VOWELS = {
+    "a": (730, 1090, 2440),
+    "e": (530, 1840, 2480),
+    "i": (300, 2250, 3000),
+    "o": (570, 840, 2410),
+    "u": (320, 900, 2240),
+    "m": (280, 1100, 2300),
+}
 HUM_NOTES = (57, 60, 62, 64, 62, 60, 59, 57)
-MELODY = [(0, 1, 60), (1, 1, 64), (2, 1, 67), (3, 1, 64), (4, 2, 65), (6, 2, 62),
-          (8, 1, 64), (9, 1, 67), (10, 1, 72), (11, 1, 67), (12, 2, 69), (14, 2, 67),
-          (16, 1, 65), (17, 1, 64), (18, 1, 62), (19, 1, 60), (20, 4, 60)]
+MELODY = [
+    (0, 1, 60),
+    (1, 1, 64),
+    (2, 1, 67),
+    (3, 1, 64),
+    (4, 2, 65),
+    (6, 2, 62),
+    (8, 1, 64),
+    (9, 1, 67),
+    (10, 1, 72),
+    (11, 1, 67),
+    (12, 2, 69),
+    (14, 2, 67),
+    (16, 1, 65),
+    (17, 1, 64),
+    (18, 1, 62),
+    (19, 1, 60),
+    (20, 4, 60),
+]
 BASS = [(4 * i, 4, p) for i, p in enumerate((36, 41, 43, 36, 36, 41, 43, 36))]
 
 
@@ -60,7 +82,7 @@ def speak(f0: np.ndarray, vowels: str, scale: float) -> np.ndarray:
         if a > 0:
             w[: len(ramp)] = ramp
         if b < n:
-            w[-len(ramp):] = ramp[::-1]
+            w[-len(ramp) :] = ramp[::-1]
         out[a:b] += y * w
     env = np.minimum(1, np.minimum(np.arange(n), n - np.arange(n)) / (0.05 * SR))
     out *= env
@@ -92,13 +114,25 @@ def midi_file() -> bytes:
     meta = mido.MidiTrack([mido.MetaMessage("set_tempo", tempo=mido.bpm2tempo(120), time=0)])
     mf.tracks.append(meta)
     for channel, program, notes in ((0, 0, MELODY), (1, 33, BASS)):
-        tr = mido.MidiTrack([mido.Message("program_change", channel=channel, program=program, time=0)])
-        events = sorted([(b * 480, 1, p) for b, _, p in notes] + [((b + d) * 480 - 10, 0, p) for b, d, p in notes],
-                        key=lambda e: (e[0], e[1]))
+        tr = mido.MidiTrack(
+            [mido.Message("program_change", channel=channel, program=program, time=0)]
+        )
+        events = sorted(
+            [(b * 480, 1, p) for b, _, p in notes]
+            + [((b + d) * 480 - 10, 0, p) for b, d, p in notes],
+            key=lambda e: (e[0], e[1]),
+        )
         now = 0
         for tick, on, p in events:
-            tr.append(mido.Message("note_on" if on else "note_off", channel=channel, note=p,
-                                   velocity=90 if on else 0, time=tick - now))
+            tr.append(
+                mido.Message(
+                    "note_on" if on else "note_off",
+                    channel=channel,
+                    note=p,
+                    velocity=90 if on else 0,
+                    time=tick - now,
+                )
+            )
             now = tick
         mf.tracks.append(tr)
     buf = io.BytesIO()

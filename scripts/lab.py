@@ -46,21 +46,34 @@ def main() -> None:
     ip = os.environ.get("LAB_IP") or "127.0.0.1"
     port = pick_port(ip, os.environ.get("LAB_PORT", ""))
     token = os.environ.get("LAB_TOKEN") or secrets.token_hex(24)
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                    or sys.platform in ("darwin", "win32"))
+    headless = not (
+        os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+        or sys.platform in ("darwin", "win32")
+    )
     browser = os.environ.get("LAB_BROWSER", "yes").lower() not in ("no", "0", "false", "")
-    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.ip={ip}",
-            f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"]
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.ip={ip}",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")  # a container's user is root: a normal place to run it
     if headless or not browser:
         args.append("--no-browser")
     host = "127.0.0.1" if ip in ("0.0.0.0", "") else ip  # noqa: S104
-    print(f"\nsonglab: JupyterLab on notebooks/ - open this address in a browser:\n\n"
-          f"    http://{host}:{port}/lab?token={token}\n\n"
-          f"(start with 01_quickstart.ipynb; no API key needed: the sandbox runs in the kernel."
-          f" Ctrl-C stops JupyterLab.)\n", flush=True)
+    print(
+        f"\nsonglab: JupyterLab on notebooks/ - open this address in a browser:\n\n"
+        f"    http://{host}:{port}/lab?token={token}\n\n"
+        f"(start with 01_quickstart.ipynb; no API key needed: the sandbox runs in the kernel."
+        f" Ctrl-C stops JupyterLab.)\n",
+        flush=True,
+    )
     os.chdir(root)
     os.execv(sys.executable, args)
 

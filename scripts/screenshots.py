@@ -32,8 +32,13 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-        "--autoplay-policy=no-user-gesture-required"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
 
 
 def _free_port() -> int:
@@ -49,20 +54,39 @@ def _start_lab(work: Path) -> tuple[subprocess.Popen[bytes], str]:
     shutil.copy(ROOT / "tests" / "browser" / "listening_panel.ipynb", root)
     port, token = _free_port(), secrets.token_hex(16)
     state = work / "jupyter"
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
-           "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
-           "JUPYTER_CONFIG_DIR": str(state / "config"), "PYTHONWARNINGS": "ignore"}
+    env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+        "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
+        "JUPYTER_CONFIG_DIR": str(state / "config"),
+        "PYTHONWARNINGS": "ignore",
+    }
     env.pop("SONGLAB_API_KEY", None)
     env.pop("SONGLAB_BASE_URL", None)
-    args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-            "--LabApp.extension_manager=readonly", "--log-level=WARN"]
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.extension_manager=readonly",
+        "--log-level=WARN",
+    ]
     if os.geteuid() == 0:
         args.append("--allow-root")
-    proc = subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -85,7 +109,8 @@ def _open(page, url: str, name: str) -> None:  # noqa: ANN001 - a Playwright pag
 
     page.goto(url.format(name=name))
     expect(page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle").first).to_be_visible(
-        timeout=90_000)
+        timeout=90_000
+    )
     page.wait_for_timeout(1500)  # the notebook settles (its kernel's first idle)
     news = page.get_by_role("button", name="No", exact=True)
     if news.count():
@@ -115,7 +140,9 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1180, "height": 1200})
                 # 1. the quickstart: run it all, photograph the form with its take done
                 _open(page, url, "01_quickstart.ipynb")
-                expect(page.locator("button", has_text="Clone voice").first).to_be_attached(timeout=120_000)
+                expect(page.locator("button", has_text="Clone voice").first).to_be_attached(
+                    timeout=120_000
+                )
                 form = _cell_with(page, "form = GenerationForm").locator(".jp-OutputArea").first
                 expect(form.get_by_text("completed").first).to_be_attached(timeout=60_000)
                 form.scroll_into_view_if_needed()
@@ -127,9 +154,11 @@ def main() -> None:
                 play = page.locator("button.songlab-play", has_text="A")
                 expect(play).to_be_visible(timeout=60_000)
                 play.click()
-                page.wait_for_function("(() => { const a = document.querySelector("
-                                       "\"audio.songlab-clip[data-label='A']\");"
-                                       " return a && !a.paused && a.currentTime > 0.5; })()")
+                page.wait_for_function(
+                    "(() => { const a = document.querySelector("
+                    "\"audio.songlab-clip[data-label='A']\");"
+                    " return a && !a.paused && a.currentTime > 0.5; })()"
+                )
                 page.locator(".songlab-listening").screenshot(path=str(IMG / "listening.png"))
                 # 3. 08's quality per dollar
                 page.close()

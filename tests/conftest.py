@@ -36,8 +36,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _own_record(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-                monkeypatch: pytest.MonkeyPatch) -> None:
+def _own_record(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:60]
     monkeypatch.setenv("SONGLAB_RECORD", str(tmp_path_factory.mktemp("record") / f"{name}.sqlite"))
     monkeypatch.setenv("SONGLAB_ORIGIN", f"test:{request.node.nodeid}")

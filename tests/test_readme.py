@@ -10,12 +10,19 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_leads_with_the_users_path() -> None:
-    first = {word: README.find(word) for word in
-             ("![", "make lab", "SONGLAB_API_KEY", "01_quickstart", "make test", "pyenv")}
+    first = {
+        word: README.find(word)
+        for word in ("![", "make lab", "SONGLAB_API_KEY", "01_quickstart", "make test", "pyenv")
+    }
     assert all(at >= 0 for at in first.values()), first
     # a picture, then how to start, the key, the tour; the test machinery after all of them
-    assert (first["!["] < first["make lab"] < first["SONGLAB_API_KEY"] < first["make test"]
-            < first["pyenv"]), first
+    assert (
+        first["!["]
+        < first["make lab"]
+        < first["SONGLAB_API_KEY"]
+        < first["make test"]
+        < first["pyenv"]
+    ), first
     assert "sandbox needs" in README  # says the sandbox needs no key
 
 

@@ -56,8 +56,9 @@ def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "def
             from songlab.sandbox.http.server import serve_in_thread
 
             shown: dict[str, Any] = {} if profile == "default" else {"profile": profile}
-            srv = serve_in_thread(db=db, speed=speed, admin_token=admin_token,
-                                  host="127.0.0.1", port=0, **shown)
+            srv = serve_in_thread(
+                db=db, speed=speed, admin_token=admin_token, host="127.0.0.1", port=0, **shown
+            )
             if not _SANDBOXES:
                 atexit.register(_stop_all)
             _SANDBOXES[key] = srv
@@ -65,15 +66,31 @@ def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "def
 
 
 @overload
-def connect(*, asynchronous: Literal[False] = ..., speed: float = ..., db: str = ...,
-            admin_token: str | None = ..., quiet: bool = ..., project: str | None = ...,
-            tags: Iterable[str] | str = ..., profile: str = ...,
-            **client_options: Any) -> Client: ...
+def connect(
+    *,
+    asynchronous: Literal[False] = ...,
+    speed: float = ...,
+    db: str = ...,
+    admin_token: str | None = ...,
+    quiet: bool = ...,
+    project: str | None = ...,
+    tags: Iterable[str] | str = ...,
+    profile: str = ...,
+    **client_options: Any,
+) -> Client: ...
 @overload
-def connect(*, asynchronous: Literal[True], speed: float = ..., db: str = ...,
-            admin_token: str | None = ..., quiet: bool = ..., project: str | None = ...,
-            tags: Iterable[str] | str = ..., profile: str = ...,
-            **client_options: Any) -> AsyncClient: ...
+def connect(
+    *,
+    asynchronous: Literal[True],
+    speed: float = ...,
+    db: str = ...,
+    admin_token: str | None = ...,
+    quiet: bool = ...,
+    project: str | None = ...,
+    tags: Iterable[str] | str = ...,
+    profile: str = ...,
+    **client_options: Any,
+) -> AsyncClient: ...
 def connect(
     *,
     asynchronous: bool = False,
@@ -117,8 +134,11 @@ def connect(
         return client
     if api_key or base_url:
         missing = "SONGLAB_BASE_URL" if api_key else "SONGLAB_API_KEY"
-        raise ValidationError(missing, "set both SONGLAB_API_KEY and SONGLAB_BASE_URL for the "
-                              "real service, or neither for the local sandbox")
+        raise ValidationError(
+            missing,
+            "set both SONGLAB_API_KEY and SONGLAB_BASE_URL for the "
+            "real service, or neither for the local sandbox",
+        )
     if not (isinstance(speed, int | float) and speed > 0):
         raise ValidationError("speed", f"a positive number, got {speed!r}")
     if profile not in ("default", "spec", "noisy"):
@@ -128,9 +148,11 @@ def connect(
     client.sandbox = srv  # the client's opaque slot: the running sandbox (base_url, admin_token)
     set_default_labels(client, labels if labels != Labels() else None)
     if not quiet:
-        print(f"songlab: no SONGLAB_API_KEY/SONGLAB_BASE_URL set; using the local sandbox at "
-              f"{srv.base_url} (demo account, speed {speed:g}"
-              f"{'' if profile == 'default' else ', profile ' + profile})")
+        print(
+            f"songlab: no SONGLAB_API_KEY/SONGLAB_BASE_URL set; using the local sandbox at "
+            f"{srv.base_url} (demo account, speed {speed:g}"
+            f"{'' if profile == 'default' else ', profile ' + profile})"
+        )
     return client
 
 
@@ -143,8 +165,9 @@ def admin_http(client: Any, *, timeout: float = 30.0) -> httpx.Client | None:
         return None
     import httpx
 
-    return httpx.Client(base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": srv.admin_token},
-                        timeout=timeout)
+    return httpx.Client(
+        base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": srv.admin_token}, timeout=timeout
+    )
 
 
 def run_sandbox(argv: list[str]) -> int:

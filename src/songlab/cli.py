@@ -60,28 +60,53 @@ def _report_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="songlab report", description=REPORT_HELP.split("\n\n")[0])
     p.add_argument("--out", required=True, help="where to write the HTML report")
-    p.add_argument("--demo", action="store_true",
-                   help="first run the demo: six weeks of work on the sandbox clock")
-    p.add_argument("--ledger", help="a Parquet ledger directory to refresh and report from "
-                   "(joined with the client's record; each refresh snapshots the balance, "
-                   "for the reconciliation section)")
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="first run the demo: six weeks of work on the sandbox clock",
+    )
+    p.add_argument(
+        "--ledger",
+        help="a Parquet ledger directory to refresh and report from "
+        "(joined with the client's record; each refresh snapshots the balance, "
+        "for the reconciliation section)",
+    )
     p.add_argument("--from", dest="start", metavar="DATE", help="first day (YYYY-MM-DD, UTC)")
     p.add_argument("--to", dest="end", metavar="DATE", help="last day, inclusive (YYYY-MM-DD)")
-    p.add_argument("--period", metavar="NAME",
-                   help=f"a named period instead of --from/--to: {', '.join(NAMED_PERIODS)}, "
-                   "or a month YYYY-MM")
-    p.add_argument("--as-of", dest="as_of", metavar="DATE",
-                   help="the report's now (default: the later of now and the newest task)")
-    p.add_argument("--budget", action="append", default=[], metavar="[PROJECT=]USD",
-                   help="a monthly budget, overall (500) or per project (jingles=120); repeat")
+    p.add_argument(
+        "--period",
+        metavar="NAME",
+        help=f"a named period instead of --from/--to: {', '.join(NAMED_PERIODS)}, "
+        "or a month YYYY-MM",
+    )
+    p.add_argument(
+        "--as-of",
+        dest="as_of",
+        metavar="DATE",
+        help="the report's now (default: the later of now and the newest task)",
+    )
+    p.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="[PROJECT=]USD",
+        help="a monthly budget, overall (500) or per project (jingles=120); repeat",
+    )
     p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
-    p.add_argument("--csv-all-tasks", dest="all_tasks", action="store_true",
-                   help="with --csv: tasks.csv holds every task of the period (else the newest "
-                   f"{TASK_ROWS:,}, like the report and the workbook)")
+    p.add_argument(
+        "--csv-all-tasks",
+        dest="all_tasks",
+        action="store_true",
+        help="with --csv: tasks.csv holds every task of the period (else the newest "
+        f"{TASK_ROWS:,}, like the report and the workbook)",
+    )
     p.add_argument("--xlsx", metavar="PATH", help="also write an Excel workbook, a sheet per table")
-    p.add_argument("--speed", type=float, default=None,
-                   help="speed of a local sandbox (ignored for the real service; default 20, "
-                   "500 with --demo)")
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=None,
+        help="speed of a local sandbox (ignored for the real service; default 20, 500 with --demo)",
+    )
     return p
 
 
@@ -97,8 +122,9 @@ def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any
                 t = datetime.fromisoformat(args.as_of)
                 as_of = t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
         except ValueError:
-            raise ValueError(f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, "
-                             f"got {args.as_of!r}") from None
+            raise ValueError(
+                f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, got {args.as_of!r}"
+            ) from None
     if args.all_tasks and not args.csv_dir:
         raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
     if args.period and (args.start or args.end):
@@ -146,10 +172,18 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
                 ledger = scratch.name
             run_demo(client, admin=admin, labels=LedgerStore(ledger).labels)
-        path = write_report(client, args.out, ledger=ledger, period=p, as_of=as_of,
-                            budgets=budgets, csv_dir=args.csv_dir, xlsx=args.xlsx,
-                            simulated_clock=getattr(client, "sandbox", None) is not None,
-                            all_tasks_csv=args.all_tasks)
+        path = write_report(
+            client,
+            args.out,
+            ledger=ledger,
+            period=p,
+            as_of=as_of,
+            budgets=budgets,
+            csv_dir=args.csv_dir,
+            xlsx=args.xlsx,
+            simulated_clock=getattr(client, "sandbox", None) is not None,
+            all_tasks_csv=args.all_tasks,
+        )
     except Exception as exc:  # noqa: BLE001
         print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

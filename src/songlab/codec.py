@@ -146,7 +146,10 @@ def _undecodable(kind: str | None, exc: BaseException) -> CodecError:
 
 
 def _decode_av(
-    data: bytes, kind: str | None, seconds: float | None = None, *,
+    data: bytes,
+    kind: str | None,
+    seconds: float | None = None,
+    *,
     refused: CodecError | None = None,
 ) -> tuple[NDArray[np.float32], int]:
     """PyAV's decode; ``refused``: soundfile's verdict, raised instead of PyAV's if both fail."""

@@ -31,8 +31,11 @@ def checkout_files(root: Path) -> list[PurePosixPath]:
     numbered notebooks, nbval's ``sanitize.cfg`` and every fixture in ``data/`` (not the
     script that made them)."""
     picked = {p for pattern in _NOTEBOOK_GLOBS for p in (root / "notebooks").glob(pattern)}
-    picked |= {p for p in (root / "data").iterdir()
-               if p.is_file() and p.suffix != ".py" and not p.name.startswith(".")}
+    picked |= {
+        p
+        for p in (root / "data").iterdir()
+        if p.is_file() and p.suffix != ".py" and not p.name.startswith(".")
+    }
     return sorted(PurePosixPath(p.relative_to(root).as_posix()) for p in picked)
 
 
@@ -56,7 +59,8 @@ def lab_files() -> list[tuple[PurePosixPath, Traversable]]:
         return [(rel, root / rel) for rel in checkout_files(root)]
     raise FileNotFoundError(
         "this songlab install carries no notebooks (songlab/_lab is missing): "
-        "install a wheel built by `python -m build`, or songlab from its checkout")
+        "install a wheel built by `python -m build`, or songlab from its checkout"
+    )
 
 
 def copy_notebooks(dest: str | os.PathLike[str], *, force: bool = False) -> list[Path]:
@@ -70,8 +74,10 @@ def copy_notebooks(dest: str | os.PathLike[str], *, force: bool = False) -> list
     files = lab_files()
     clashes = [str(rel) for rel, _ in files if (dest / rel).exists()]
     if clashes and not force:
-        raise FileExistsError(f"DIR: {dest} already has {', '.join(clashes)}; "
-                              "pass --force to overwrite them (your edits would be lost)")
+        raise FileExistsError(
+            f"DIR: {dest} already has {', '.join(clashes)}; "
+            "pass --force to overwrite them (your edits would be lost)"
+        )
     written: list[Path] = []
     for rel, source in files:
         target = dest / rel
@@ -87,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="songlab notebooks",
         description="Copy songlab's notebooks and the fixtures they read into DIR "
-                    "(DIR/notebooks, DIR/data), then open them with `jupyter lab DIR`.")
+        "(DIR/notebooks, DIR/data), then open them with `jupyter lab DIR`.",
+    )
     p.add_argument("dir", metavar="DIR", help="where to put them (created if missing)")
     p.add_argument("--force", action="store_true", help="overwrite files that exist already")
     args = p.parse_args(argv)
@@ -98,7 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     notebooks = sum(path.suffix == ".ipynb" for path in written)
     data = sum(path.parent.name == "data" for path in written)
-    print(f"copied {notebooks} notebooks and {data} data files into {args.dir}"
-          f" ({args.dir}/notebooks, {args.dir}/data)")
+    print(
+        f"copied {notebooks} notebooks and {data} data files into {args.dir}"
+        f" ({args.dir}/notebooks, {args.dir}/data)"
+    )
     print(f"next: jupyter lab {args.dir}")
     return 0

@@ -142,7 +142,8 @@ def price(operation: str, model: str, license: int | str | None = 1) -> Decimal:
 # after /v1/), from the registry's routes; each step is billed at the catalog tool it uses.
 TRANSLATION_PIPELINE: Final[tuple[Step, ...]] = ROUTES["song-translations"].steps
 WORKFLOW_PIPELINES: Final[dict[str, tuple[Step, ...]]] = {
-    path: r.steps for path, r in WORKFLOWS.items()}
+    path: r.steps for path, r in WORKFLOWS.items()
+}
 
 
 def estimate_workflow(route: str, license: int | str | None = "royalty_free") -> Decimal:

@@ -125,8 +125,9 @@ class LicenseError(ValueError):
         super().__init__(f"{field}: {rule}")
 
 
-def parse_license(value: Any, *, field: str = "license", names_only: bool = False,
-                  ints_only: bool = False) -> int:
+def parse_license(
+    value: Any, *, field: str = "license", names_only: bool = False, ints_only: bool = False
+) -> int:
     """THE license parser: an integer 0-5 or a tier name -> the integer 0-5 (0 = unset).
 
     ``names_only``: the dedicated and workflow routes take a tier name only;
@@ -148,7 +149,8 @@ def parse_license(value: Any, *, field: str = "license", names_only: bool = Fals
     if isinstance(value, int):
         if not 0 <= value <= 5:
             raise LicenseError(
-                field, f"must be an integer 0-5 (0 = unset = royalty_free), got {value}")
+                field, f"must be an integer 0-5 (0 = unset = royalty_free), got {value}"
+            )
         return value
     raise LicenseError(field, f"must be an integer 0-5 or a tier name, got {type(value).__name__}")
 
@@ -308,8 +310,17 @@ STUDIO_FIELDS: Final[tuple[str, ...]] = ("studio", "visualizer_")
 # "tier" (a license tier name), "license" (a compat body's license: an integer 0-5 or a
 # tier name).
 FIELD_TYPES: Final[tuple[str, ...]] = (
-    "string", "integer", "number", "boolean", "choice", "file", "file_id", "voice", "tier",
-    "license")
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "choice",
+    "file",
+    "file_id",
+    "voice",
+    "tier",
+    "license",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,20 +428,38 @@ class Route:
 
 
 def _num(name: str, lo: str, hi: str, default: str | None = None, **kw: Any) -> Field:
-    return Field(name, "number", min=float(LIMITS[lo]), max=float(LIMITS[hi]),
-                 default=None if default is None else float(LIMITS[default]), **kw)
+    return Field(
+        name,
+        "number",
+        min=float(LIMITS[lo]),
+        max=float(LIMITS[hi]),
+        default=None if default is None else float(LIMITS[default]),
+        **kw,
+    )
 
 
 def _song_seconds(**kw: Any) -> Field:
-    return _num("duration_seconds", "song_seconds_min", "song_seconds_max",
-                "song_seconds_default", **kw)
+    return _num(
+        "duration_seconds", "song_seconds_min", "song_seconds_max", "song_seconds_default", **kw
+    )
 
 
-def _file(name: str, formats: tuple[str, ...] = AUDIO_FORMATS, *, required: bool = True,
-          max_bytes: int | None = None, size_label: str | None = None) -> Field:
-    return Field(name, "file", required=required, formats=formats,
-                 max_bytes=int(LIMITS["upload_bytes"]) if max_bytes is None else max_bytes,
-                 size_label=size_label)
+def _file(
+    name: str,
+    formats: tuple[str, ...] = AUDIO_FORMATS,
+    *,
+    required: bool = True,
+    max_bytes: int | None = None,
+    size_label: str | None = None,
+) -> Field:
+    return Field(
+        name,
+        "file",
+        required=required,
+        formats=formats,
+        max_bytes=int(LIMITS["upload_bytes"]) if max_bytes is None else max_bytes,
+        size_label=size_label,
+    )
 
 
 _SEED = Field("seed", "integer", min=0, max=LIMITS["seed_max"])
@@ -440,107 +469,244 @@ _V5 = ("v5",)
 _EXTEND_BYTES = int(LIMITS["extend_input_bytes"])
 
 
-def _song_like(name: str, title: str, file: Field | None, *, prompt_required: bool = False,
-               pricing_key: str = "song", voice: bool = True, sim: float = 5.0,
-               forbidden: tuple[tuple[str, str], ...] = (), form: Form | None = None
-               ) -> Operation:
-    fields = [Field("prompt", "string", required=prompt_required), _LYRICS, _song_seconds(),
-              _SEED]
+def _song_like(
+    name: str,
+    title: str,
+    file: Field | None,
+    *,
+    prompt_required: bool = False,
+    pricing_key: str = "song",
+    voice: bool = True,
+    sim: float = 5.0,
+    forbidden: tuple[tuple[str, str], ...] = (),
+    form: Form | None = None,
+) -> Operation:
+    fields = [Field("prompt", "string", required=prompt_required), _LYRICS, _song_seconds(), _SEED]
     if file is not None:
         fields.append(file)
     if voice:
         fields.append(_VOCAL_ID)
-    return Operation(name, title, SONG_VERSIONS, tuple(fields), pricing_key, sim,
-                     voice=voice, forbidden=forbidden, form=form)
+    return Operation(
+        name,
+        title,
+        SONG_VERSIONS,
+        tuple(fields),
+        pricing_key,
+        sim,
+        voice=voice,
+        forbidden=forbidden,
+        form=form,
+    )
 
 
 _OPERATIONS: tuple[Operation, ...] = (
-    _song_like("generate_song", "Song generation", None, prompt_required=True,
-               form=Form(prompt=True, lyrics="optional", duration=True, vocal_id=True)),
+    _song_like(
+        "generate_song",
+        "Song generation",
+        None,
+        prompt_required=True,
+        form=Form(prompt=True, lyrics="optional", duration=True, vocal_id=True),
+    ),
     _song_like("similar_song", "Similar song", _file("song")),
-    _song_like("melody_to_song", "Melody to song", _file("melody"), voice=False,
-               forbidden=(("vocal_id", "a saved voice does not work with melody_to_song"),)),
+    _song_like(
+        "melody_to_song",
+        "Melody to song",
+        _file("melody"),
+        voice=False,
+        forbidden=(("vocal_id", "a saved voice does not work with melody_to_song"),),
+    ),
     _song_like("midi_to_song", "MIDI to song", _file("midi", MIDI)),
-    _song_like("generate_music", "Music generation", None, prompt_required=True,
-               pricing_key="music", voice=False, sim=4.0,
-               form=Form(prompt=True, lyrics="none", duration=True, vocal_id=False)),
-    _song_like("similar_music", "Similar music", _file("music"), pricing_key="music",
-               voice=False, sim=4.0),
+    _song_like(
+        "generate_music",
+        "Music generation",
+        None,
+        prompt_required=True,
+        pricing_key="music",
+        voice=False,
+        sim=4.0,
+        form=Form(prompt=True, lyrics="none", duration=True, vocal_id=False),
+    ),
+    _song_like(
+        "similar_music", "Similar music", _file("music"), pricing_key="music", voice=False, sim=4.0
+    ),
     Operation(
-        "generate_singing", "Singing generation", SONG_VERSIONS,
-        (Field("prompt", "string"), Field("styleOfMusic", "string"),
-         Field("lyrics", "string", required=True), _SEED, _song_seconds(),
-         _file("vocal_reference", required=False), _VOCAL_ID),
-        "singing", 4.0, voice=True,
-        form=Form(prompt=False, lyrics="required", duration=False, vocal_id=True)),
+        "generate_singing",
+        "Singing generation",
+        SONG_VERSIONS,
+        (
+            Field("prompt", "string"),
+            Field("styleOfMusic", "string"),
+            Field("lyrics", "string", required=True),
+            _SEED,
+            _song_seconds(),
+            _file("vocal_reference", required=False),
+            _VOCAL_ID,
+        ),
+        "singing",
+        4.0,
+        voice=True,
+        form=Form(prompt=False, lyrics="required", duration=False, vocal_id=True),
+    ),
     Operation(
-        "extend_song", "Extend song", SONG_VERSIONS,
-        (_file("song", MP3_M4A, max_bytes=_EXTEND_BYTES, size_label="40 MB"),
-         Field("lyrics", "string", max_len=int(LIMITS["extend_lyrics_chars"])),
-         Field("extend_at_ms", "integer", min=LIMITS["extend_at_ms_min"],
-               max=LIMITS["extend_at_ms_max"], clamp=True,
-               description="0 continues from the end, else 8000-420000; clamped at generation"),
-         _song_seconds(description="songlab's: the length of the new part"),
-         Field("extend_type", "choice", choices=EXTEND_SIDES, late=True,
-               description="tail or head; another value fails during generation")),
-        "extend", 4.0),
+        "extend_song",
+        "Extend song",
+        SONG_VERSIONS,
+        (
+            _file("song", MP3_M4A, max_bytes=_EXTEND_BYTES, size_label="40 MB"),
+            Field("lyrics", "string", max_len=int(LIMITS["extend_lyrics_chars"])),
+            Field(
+                "extend_at_ms",
+                "integer",
+                min=LIMITS["extend_at_ms_min"],
+                max=LIMITS["extend_at_ms_max"],
+                clamp=True,
+                description="0 continues from the end, else 8000-420000; clamped at generation",
+            ),
+            _song_seconds(description="songlab's: the length of the new part"),
+            Field(
+                "extend_type",
+                "choice",
+                choices=EXTEND_SIDES,
+                late=True,
+                description="tail or head; another value fails during generation",
+            ),
+        ),
+        "extend",
+        4.0,
+    ),
     Operation(
-        "extend_music", "Extend music", _V5,
-        (_file("music", MP3_M4A, max_bytes=_EXTEND_BYTES, size_label="40 MB"),
-         Field("prompt", "string"),
-         _num("extend_seconds", "extend_seconds_min", "extend_seconds_max"),
-         Field("side", "choice", choices=EXTEND_SIDES)),
-        "extend", 4.0),
+        "extend_music",
+        "Extend music",
+        _V5,
+        (
+            _file("music", MP3_M4A, max_bytes=_EXTEND_BYTES, size_label="40 MB"),
+            Field("prompt", "string"),
+            _num("extend_seconds", "extend_seconds_min", "extend_seconds_max"),
+            Field("side", "choice", choices=EXTEND_SIDES),
+        ),
+        "extend",
+        4.0,
+    ),
     _song_like("remix_song", "Remix", _file("song"), pricing_key="remix", sim=4.0),
-    Operation("vocal_clone", "Voice clone", SONG_VERSIONS,
-              (Field("consent_id", "string", required=True,
-                     description="a consent id issued by POST /v1/voice-clones"),
-               Field("reference_file_id", "file_id", formats=MP3_M4A,
-                     max_bytes=int(LIMITS["voice_clone_reference_bytes"]),
-                     size_label="15 MiB")),
-              "clone", 3.0),
     Operation(
-        "inpaint", "Audio inpainting", _V5,
-        (_file("song"), Field("start_ms", "integer", required=True, min=0),
-         Field("end_ms", "integer", required=True, min=0,
-               description="greater than start_ms, inside the song"),
-         _LYRICS),
-        "inpaint", 4.0),
+        "vocal_clone",
+        "Voice clone",
+        SONG_VERSIONS,
+        (
+            Field(
+                "consent_id",
+                "string",
+                required=True,
+                description="a consent id issued by POST /v1/voice-clones",
+            ),
+            Field(
+                "reference_file_id",
+                "file_id",
+                formats=MP3_M4A,
+                max_bytes=int(LIMITS["voice_clone_reference_bytes"]),
+                size_label="15 MiB",
+            ),
+        ),
+        "clone",
+        3.0,
+    ),
+    Operation(
+        "inpaint",
+        "Audio inpainting",
+        _V5,
+        (
+            _file("song"),
+            Field("start_ms", "integer", required=True, min=0),
+            Field(
+                "end_ms",
+                "integer",
+                required=True,
+                min=0,
+                description="greater than start_ms, inside the song",
+            ),
+            _LYRICS,
+        ),
+        "inpaint",
+        4.0,
+    ),
     Operation("separate_stems", "Stem separation", STEM_MODELS, (_file("audio"),), "stems", 3.0),
     Operation("copyright", "Copyright check", _V5, (_file("audio"),), "copyright", 1.5),
-    Operation("write_lyrics", "Lyrics", _V5, (Field("prompt", "string"),), "lyrics", 1.0,
-              form=Form(prompt=True, lyrics="none", duration=False, vocal_id=False)),
-    Operation("transcribe", "Transcription", (TRANSCRIBE_MODEL,),
-              (_file("audio"), Field("language", "string")), "transcribe", 1.5),
-    Operation("sfx_gen", "Sound effects", _V5,
-              (Field("prompt", "string", required=True),
-               _num("duration_seconds", "sfx_seconds_min", "sfx_seconds_max",
-                    "sfx_seconds_default")),
-              "sfx", 2.0, form=Form(prompt=True, lyrics="none", duration=True, vocal_id=False)),
-    Operation("audio_effect", "Audio effect", _V5,
-              (_file("audio"), Field("effect", "choice", required=True, choices=AUDIO_EFFECTS),
-               _num("amount", "effect_amount_min", "effect_amount_max")),
-              "effect", 1.5),
-    Operation("agent", "Agent One", AGENT_TIERS,
-              (Field("prompt", "string", required=True), Field("system_prompt", "string"),
-               Field("max_steps", "integer", min=0, max=LIMITS["agent_max_steps_max"]),
-               Field("max_budget", "integer", min=LIMITS["agent_max_budget_min"]),
-               Field("workflow_build_only", "boolean")),
-              None, 2.0),
+    Operation(
+        "write_lyrics",
+        "Lyrics",
+        _V5,
+        (Field("prompt", "string"),),
+        "lyrics",
+        1.0,
+        form=Form(prompt=True, lyrics="none", duration=False, vocal_id=False),
+    ),
+    Operation(
+        "transcribe",
+        "Transcription",
+        (TRANSCRIBE_MODEL,),
+        (_file("audio"), Field("language", "string")),
+        "transcribe",
+        1.5,
+    ),
+    Operation(
+        "sfx_gen",
+        "Sound effects",
+        _V5,
+        (
+            Field("prompt", "string", required=True),
+            _num("duration_seconds", "sfx_seconds_min", "sfx_seconds_max", "sfx_seconds_default"),
+        ),
+        "sfx",
+        2.0,
+        form=Form(prompt=True, lyrics="none", duration=True, vocal_id=False),
+    ),
+    Operation(
+        "audio_effect",
+        "Audio effect",
+        _V5,
+        (
+            _file("audio"),
+            Field("effect", "choice", required=True, choices=AUDIO_EFFECTS),
+            _num("amount", "effect_amount_min", "effect_amount_max"),
+        ),
+        "effect",
+        1.5,
+    ),
+    Operation(
+        "agent",
+        "Agent One",
+        AGENT_TIERS,
+        (
+            Field("prompt", "string", required=True),
+            Field("system_prompt", "string"),
+            Field("max_steps", "integer", min=0, max=LIMITS["agent_max_steps_max"]),
+            Field("max_budget", "integer", min=LIMITS["agent_max_budget_min"]),
+            Field("workflow_build_only", "boolean"),
+        ),
+        None,
+        2.0,
+    ),
     # internal-only tools: their payloads are built by the pipelines and Agent One
-    Operation("web_search", "Web search (internal)", ("internal",), (), "web_search", 1.0,
-              internal=True),
+    Operation(
+        "web_search", "Web search (internal)", ("internal",), (), "web_search", 1.0, internal=True
+    ),
     Operation("mix", "Mix (internal)", _V5, (), "mix", 1.0, internal=True),
-    Operation("translate_lyrics", "Lyrics translation (internal)", _V5, (), "translate", 1.0,
-              internal=True),
+    Operation(
+        "translate_lyrics",
+        "Lyrics translation (internal)",
+        _V5,
+        (),
+        "translate",
+        1.0,
+        internal=True,
+    ),
 )
 REGISTRY: Final[dict[str, Operation]] = {op.name: op for op in _OPERATIONS}
 # Operations named in the spec's catalog.
 OPERATIONS: Final[tuple[str, ...]] = tuple(n for n, op in REGISTRY.items() if not op.internal)
 # Tools that exist only for Agent One and the fixed pipelines: absent from
 # /v1/tools, 400 UnknownTool when called directly (the operation names are songlab's).
-INTERNAL_OPERATIONS: Final[tuple[str, ...]] = tuple(
-    n for n, op in REGISTRY.items() if op.internal)
+INTERNAL_OPERATIONS: Final[tuple[str, ...]] = tuple(n for n, op in REGISTRY.items() if op.internal)
 
 
 def operation(name: str) -> Operation:
@@ -555,11 +721,23 @@ _ID = int(LIMITS["id_chars"])
 _TIER = Field("license", "tier", default="royalty_free", choices=tuple(LICENSE_NAMES.values()))
 
 
-def _file_id(name: str, input: str, formats: tuple[str, ...] = AUDIO_FORMATS, *,
-             max_bytes: int | None = None, size_label: str | None = None) -> Field:
-    return Field(name, "file_id", required=True, formats=formats, input=input,
-                 max_bytes=int(LIMITS["upload_bytes"]) if max_bytes is None else max_bytes,
-                 size_label=size_label)
+def _file_id(
+    name: str,
+    input: str,
+    formats: tuple[str, ...] = AUDIO_FORMATS,
+    *,
+    max_bytes: int | None = None,
+    size_label: str | None = None,
+) -> Field:
+    return Field(
+        name,
+        "file_id",
+        required=True,
+        formats=formats,
+        input=input,
+        max_bytes=int(LIMITS["upload_bytes"]) if max_bytes is None else max_bytes,
+        size_label=size_label,
+    )
 
 
 def _text(name: str, required: bool = False, max_len: int = _TEXT) -> Field:
@@ -570,10 +748,15 @@ def _vocal(required: bool) -> Field:
     return Field("vocal_id", "voice", required=required, max_len=_ID)
 
 
-def _wf(path: str, fields: tuple[Field, ...], steps: tuple[Step, ...],
-        forbidden: tuple[tuple[str, str], ...] = ()) -> Route:
-    vocal = next(("required" if f.required else "optional" for f in fields
-                  if f.type == "voice"), None)
+def _wf(
+    path: str,
+    fields: tuple[Field, ...],
+    steps: tuple[Step, ...],
+    forbidden: tuple[tuple[str, str], ...] = (),
+) -> Route:
+    vocal = next(
+        ("required" if f.required else "optional" for f in fields if f.type == "voice"), None
+    )
     return Route(path, "workflow", (*fields, _TIER), steps, vocal, forbidden)
 
 
@@ -584,73 +767,141 @@ _RENDER = Step("render", "audio_effect", "v5")
 _MS_MAX = LIMITS["ms_max"]
 
 _ROUTES: tuple[Route, ...] = (
-    Route("voice-clones", "dedicated", (
-        _file_id("reference_file_id", "reference", MP3_M4A,
-                 max_bytes=int(LIMITS["voice_clone_reference_bytes"]), size_label="15 MiB"),
-        _text("name", max_len=int(LIMITS["voice_clone_name_chars"])),
-        _text("description", max_len=int(LIMITS["voice_clone_description_chars"])),
-        Field("version", "choice", default="v5", choices=SONG_VERSIONS),
-        _TIER,
-        Field("consent", "boolean", required=True, choices=(True,),
-              description="must be true (consent of the voice's owner)"),
-        _text("rights_attestation", True, int(LIMITS["rights_attestation_chars"])),
-    )),  # one vocal_clone task on the chosen version's model; no pipeline
-    Route("song-translations", "dedicated", (
-        _file_id("song_file_id", "song", max_bytes=int(LIMITS["translation_source_bytes"]),
-                 size_label="60 MiB"),
-        _text("target_language", True, int(LIMITS["target_language_chars"])),
-        Field("syllable_matched", "boolean", default=True),
-        _text("song_style", True, int(LIMITS["song_style_chars"])),
-        _TIER,
-    ), steps=(
-        Step("transcribe", "transcribe", TRANSCRIBE_MODEL),
-        Step("translate", "translate_lyrics", "v5"),
-        _SEP2,
-        Step("revoice", "generate_singing", "v5"),
-        Step("layer", "mix", "v5"),
-        _RENDER,
-    )),
-    _wf("beat-swaps", (_SONG, _text("prompt", True)),
-        (_SEP2, Step("beat", "generate_music", "v5"), _MIX)),
+    Route(
+        "voice-clones",
+        "dedicated",
+        (
+            _file_id(
+                "reference_file_id",
+                "reference",
+                MP3_M4A,
+                max_bytes=int(LIMITS["voice_clone_reference_bytes"]),
+                size_label="15 MiB",
+            ),
+            _text("name", max_len=int(LIMITS["voice_clone_name_chars"])),
+            _text("description", max_len=int(LIMITS["voice_clone_description_chars"])),
+            Field("version", "choice", default="v5", choices=SONG_VERSIONS),
+            _TIER,
+            Field(
+                "consent",
+                "boolean",
+                required=True,
+                choices=(True,),
+                description="must be true (consent of the voice's owner)",
+            ),
+            _text("rights_attestation", True, int(LIMITS["rights_attestation_chars"])),
+        ),
+    ),  # one vocal_clone task on the chosen version's model; no pipeline
+    Route(
+        "song-translations",
+        "dedicated",
+        (
+            _file_id(
+                "song_file_id",
+                "song",
+                max_bytes=int(LIMITS["translation_source_bytes"]),
+                size_label="60 MiB",
+            ),
+            _text("target_language", True, int(LIMITS["target_language_chars"])),
+            Field("syllable_matched", "boolean", default=True),
+            _text("song_style", True, int(LIMITS["song_style_chars"])),
+            _TIER,
+        ),
+        steps=(
+            Step("transcribe", "transcribe", TRANSCRIBE_MODEL),
+            Step("translate", "translate_lyrics", "v5"),
+            _SEP2,
+            Step("revoice", "generate_singing", "v5"),
+            Step("layer", "mix", "v5"),
+            _RENDER,
+        ),
+    ),
+    _wf(
+        "beat-swaps",
+        (_SONG, _text("prompt", True)),
+        (_SEP2, Step("beat", "generate_music", "v5"), _MIX),
+    ),
     _wf("karaoke-tracks", (_SONG,), (_SEP2, _RENDER)),
     _wf("drumless-mixes", (_SONG,), (Step("separate", "separate_stems", "6-stem"), _MIX)),
     # design.md: song_file_id and vocal_id only; the song is re-sung with its own words,
     # so `lyrics` is refused by the sandbox and the client alike (docs/sandbox.md).
-    _wf("revoicings", (_SONG, _vocal(True)),
+    _wf(
+        "revoicings",
+        (_SONG, _vocal(True)),
         (_SEP2, Step("sing", "generate_singing", "v5"), _MIX),
-        forbidden=(("lyrics", "not a field of /v1/revoicings: the song is re-sung with "
-                    "its own words (fields: song_file_id, vocal_id)"),)),
-    _wf("instrument-layers", (_SONG, _text("instrument", True)),
-        (Step("part", "generate_music", "v5"), _MIX)),
-    _wf("hummed-songs", (_file_id("hum_file_id", "hum"), _text("prompt", True), _text("lyrics")),
-        (Step("song", "melody_to_song", "v5"), _RENDER)),
-    _wf("trending-songs", (_text("genre", True), _text("prompt"), _text("lyrics")),
-        (Step("search", "web_search", "internal"), Step("lyrics", "write_lyrics", "v5"),
-         Step("song", "generate_song", "v5"))),
-    _wf("voice-songs", (_file_id("recording_file_id", "recording"), _text("prompt", True),
-                        _text("lyrics")),
-        (Step("song", "similar_song", "v5"), _RENDER)),
+        forbidden=(
+            (
+                "lyrics",
+                "not a field of /v1/revoicings: the song is re-sung with "
+                "its own words (fields: song_file_id, vocal_id)",
+            ),
+        ),
+    ),
+    _wf(
+        "instrument-layers",
+        (_SONG, _text("instrument", True)),
+        (Step("part", "generate_music", "v5"), _MIX),
+    ),
+    _wf(
+        "hummed-songs",
+        (_file_id("hum_file_id", "hum"), _text("prompt", True), _text("lyrics")),
+        (Step("song", "melody_to_song", "v5"), _RENDER),
+    ),
+    _wf(
+        "trending-songs",
+        (_text("genre", True), _text("prompt"), _text("lyrics")),
+        (
+            Step("search", "web_search", "internal"),
+            Step("lyrics", "write_lyrics", "v5"),
+            Step("song", "generate_song", "v5"),
+        ),
+    ),
+    _wf(
+        "voice-songs",
+        (_file_id("recording_file_id", "recording"), _text("prompt", True), _text("lyrics")),
+        (Step("song", "similar_song", "v5"), _RENDER),
+    ),
     _wf("genre-remixes", (_SONG, _text("genre", True)), (Step("remix", "remix_song", "v5"),)),
-    _wf("midi-songs", (_file_id("midi_file_id", "midi", MIDI), _text("prompt", True),
-                       _text("lyrics")),
-        (Step("song", "midi_to_song", "v5"), _RENDER)),
-    _wf("vocal-layers", (_SONG, _text("lyrics", True), _vocal(False)),
-        (Step("sing", "generate_singing", "v5"), _MIX)),
-    _wf("audio-inpainting", (
-        _SONG,
-        Field("start_ms", "integer", required=True, min=0, max=_MS_MAX,
-              description="ms from the song's start"),
-        Field("end_ms", "integer", required=True, min=0, max=_MS_MAX,
-              description="ms, greater than start_ms, inside the song"),
-        _text("lyrics")),
-        (Step("inpaint", "inpaint", "v5"),)),
+    _wf(
+        "midi-songs",
+        (_file_id("midi_file_id", "midi", MIDI), _text("prompt", True), _text("lyrics")),
+        (Step("song", "midi_to_song", "v5"), _RENDER),
+    ),
+    _wf(
+        "vocal-layers",
+        (_SONG, _text("lyrics", True), _vocal(False)),
+        (Step("sing", "generate_singing", "v5"), _MIX),
+    ),
+    _wf(
+        "audio-inpainting",
+        (
+            _SONG,
+            Field(
+                "start_ms",
+                "integer",
+                required=True,
+                min=0,
+                max=_MS_MAX,
+                description="ms from the song's start",
+            ),
+            Field(
+                "end_ms",
+                "integer",
+                required=True,
+                min=0,
+                max=_MS_MAX,
+                description="ms, greater than start_ms, inside the song",
+            ),
+            _text("lyrics"),
+        ),
+        (Step("inpaint", "inpaint", "v5"),),
+    ),
 )
 ROUTES: Final[dict[str, Route]] = {r.path: r for r in _ROUTES}
 WORKFLOWS: Final[dict[str, Route]] = {p: r for p, r in ROUTES.items() if r.kind == "workflow"}
 WORKFLOW_ROUTES: Final[tuple[str, ...]] = tuple(WORKFLOWS)
 # Song translation's progress steps (design.md): transcribe ... render.
-TRANSLATION_STEPS: Final[tuple[str, ...]] = tuple(
-    s.name for s in ROUTES["song-translations"].steps)
+TRANSLATION_STEPS: Final[tuple[str, ...]] = tuple(s.name for s in ROUTES["song-translations"].steps)
 
 
 def route(path: str) -> Route:
@@ -704,58 +955,112 @@ def _c(operation: str, name: str, *, body_name: str | None = None, **rules: Any)
     return replace(f, default=None, **rules)
 
 
-_COMPAT_LICENSE = Field("license", "license", min=LIMITS["license_min"],
-                        max=LIMITS["license_max"], choices=tuple(LICENSE_NAMES.values()),
-                        description="license tier 0-5 or its name")
+_COMPAT_LICENSE = Field(
+    "license",
+    "license",
+    min=LIMITS["license_min"],
+    max=LIMITS["license_max"],
+    choices=tuple(LICENSE_NAMES.values()),
+    description="license tier 0-5 or its name",
+)
 _SECONDS = "seconds"
 _COMPAT: tuple[Compat, ...] = (
-    Compat("generate_song", "CompatSong", "``POST /v{5,6,7}/generate/song``.",
-           ("/{v}/generate/song",), SONG_VERSIONS, (
-               _c("generate_song", "prompt", max_len=_TEXT),
-               _c("generate_song", "lyrics", max_len=_TEXT),
-               _c("generate_song", "vocal_id", max_len=_ID, filled=True),
-               _c("generate_song", "duration_seconds", description=_SECONDS),
-               _c("generate_song", "seed"),
-               _COMPAT_LICENSE)),
-    Compat("generate_singing", "CompatSinging",
-           "``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``).",
-           ("/{v}/generate/singing",), SONG_VERSIONS, (
-               _c("generate_singing", "lyrics", max_len=_TEXT),
-               _c("generate_singing", "prompt", max_len=_TEXT),
-               _c("generate_singing", "styleOfMusic", max_len=_TEXT),
-               _c("generate_singing", "vocal_id", max_len=_ID, filled=True),
-               _c("generate_singing", "vocal_reference"),
-               _c("generate_singing", "duration_seconds", description=_SECONDS),
-               _c("generate_singing", "seed"),
-               _COMPAT_LICENSE)),
-    Compat("extend_song", "CompatExtendSong",
-           "``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD.",
-           ("/{v}/extend/song",), SONG_VERSIONS, (
-               _c("extend_song", "song", body_name="audio_url",
-                  description="the song to extend (a file input, mp3 or m4a, up to 40 MB)"),
-               _c("extend_song", "lyrics"),
-               _c("extend_song", "extend_at_ms", description=(
-                   "0 continues from the end, else 8000-420000; clamped at generation time")),
-               _c("extend_song", "extend_type", max_len=100, description=(
-                   "tail or head; another value fails during generation, as the spec says")),
-               _c("extend_song", "duration_seconds", description=_SECONDS),
-               _COMPAT_LICENSE),
-           missing_field="audio_url"),
-    Compat("extend_music", "CompatExtendMusic",
-           "``POST /v5/extend/music`` and ``/v1/generate/extend``.",
-           ("/v5/extend/music", "/v1/generate/extend"), _V5, (
-               _c("extend_music", "music", body_name="audio_url",
-                  description="the music to extend (a file input, mp3 or m4a, up to 40 MB)"),
-               _c("extend_music", "prompt", max_len=_TEXT),
-               _c("extend_music", "extend_seconds"),
-               _c("extend_music", "side"),
-               _COMPAT_LICENSE),
-           missing_field="audio_url"),
+    Compat(
+        "generate_song",
+        "CompatSong",
+        "``POST /v{5,6,7}/generate/song``.",
+        ("/{v}/generate/song",),
+        SONG_VERSIONS,
+        (
+            _c("generate_song", "prompt", max_len=_TEXT),
+            _c("generate_song", "lyrics", max_len=_TEXT),
+            _c("generate_song", "vocal_id", max_len=_ID, filled=True),
+            _c("generate_song", "duration_seconds", description=_SECONDS),
+            _c("generate_song", "seed"),
+            _COMPAT_LICENSE,
+        ),
+    ),
+    Compat(
+        "generate_singing",
+        "CompatSinging",
+        "``POST /v{5,6,7}/generate/singing`` (``styleOfMusic`` in place of ``prompt``).",
+        ("/{v}/generate/singing",),
+        SONG_VERSIONS,
+        (
+            _c("generate_singing", "lyrics", max_len=_TEXT),
+            _c("generate_singing", "prompt", max_len=_TEXT),
+            _c("generate_singing", "styleOfMusic", max_len=_TEXT),
+            _c("generate_singing", "vocal_id", max_len=_ID, filled=True),
+            _c("generate_singing", "vocal_reference"),
+            _c("generate_singing", "duration_seconds", description=_SECONDS),
+            _c("generate_singing", "seed"),
+            _COMPAT_LICENSE,
+        ),
+    ),
+    Compat(
+        "extend_song",
+        "CompatExtendSong",
+        "``POST /v{5,6,7}/extend/song``; without ``audio_url``: 400 MISSING_FIELD.",
+        ("/{v}/extend/song",),
+        SONG_VERSIONS,
+        (
+            _c(
+                "extend_song",
+                "song",
+                body_name="audio_url",
+                description="the song to extend (a file input, mp3 or m4a, up to 40 MB)",
+            ),
+            _c("extend_song", "lyrics"),
+            _c(
+                "extend_song",
+                "extend_at_ms",
+                description=(
+                    "0 continues from the end, else 8000-420000; clamped at generation time"
+                ),
+            ),
+            _c(
+                "extend_song",
+                "extend_type",
+                max_len=100,
+                description=(
+                    "tail or head; another value fails during generation, as the spec says"
+                ),
+            ),
+            _c("extend_song", "duration_seconds", description=_SECONDS),
+            _COMPAT_LICENSE,
+        ),
+        missing_field="audio_url",
+    ),
+    Compat(
+        "extend_music",
+        "CompatExtendMusic",
+        "``POST /v5/extend/music`` and ``/v1/generate/extend``.",
+        ("/v5/extend/music", "/v1/generate/extend"),
+        _V5,
+        (
+            _c(
+                "extend_music",
+                "music",
+                body_name="audio_url",
+                description="the music to extend (a file input, mp3 or m4a, up to 40 MB)",
+            ),
+            _c("extend_music", "prompt", max_len=_TEXT),
+            _c("extend_music", "extend_seconds"),
+            _c("extend_music", "side"),
+            _COMPAT_LICENSE,
+        ),
+        missing_field="audio_url",
+    ),
 )
 COMPAT: Final[dict[str, Compat]] = {c.operation: c for c in _COMPAT}
 # path -> (its Compat, the model it runs), in the order the routes are served and documented
 COMPAT_ROUTES: Final[dict[str, tuple[Compat, str]]] = {
-    **{p.format(v=v): (c, v) for v in SONG_VERSIONS for c in _COMPAT for p in c.paths
-       if "{v}" in p and v in c.versions},
+    **{
+        p.format(v=v): (c, v)
+        for v in SONG_VERSIONS
+        for c in _COMPAT
+        for p in c.paths
+        if "{v}" in p and v in c.versions
+    },
     **{p: (c, c.versions[0]) for c in _COMPAT for p in c.paths if "{v}" not in p},
 }

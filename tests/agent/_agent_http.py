@@ -37,8 +37,6 @@ def create(client: httpx.Client, tier: str, **payload: Any) -> httpx.Response:
     )
 
 
-
-
 def run(client: httpx.Client, tier: str, **payload: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Create a run, wait for it; returns (snapshot, parsed trace)."""
     r = create(client, tier, **payload)
@@ -46,8 +44,6 @@ def run(client: httpx.Client, tier: str, **payload: Any) -> tuple[dict[str, Any]
     snap = wait(client, r.json()["task_id"])
     assert snap["status"] == "completed", snap
     return snap, json.loads(snap["output"]["metadata_json"])
-
-
 
 
 def lines_of(admin: httpx.Client, account_id: str, run_id: str) -> list[dict[str, Any]]:

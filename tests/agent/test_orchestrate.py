@@ -103,8 +103,11 @@ def test_progress_events_for_each_call() -> None:
     assert tools.events[0]["message"].startswith("calling write_lyrics")
     assert tools.events[-1]["fraction"] == 1.0
     assert [e["step"] for e in tools.events[::2]] == [
-        "write_lyrics", "generate_song", "separate_stems", "copyright",
-    ]  # fmt: skip
+        "write_lyrics",
+        "generate_song",
+        "separate_stems",
+        "copyright",
+    ]
     assert [e["phase"] for e in tools.events[:2]] == ["started", "finished"]
     assert tools.events[0]["index"] == tools.events[1]["index"] == 1  # after the turn's prose
 
@@ -163,8 +166,13 @@ def test_step_cap(cap: int, made: int) -> None:
 def test_step_cap_inside_a_turn() -> None:
     out, tools = run(MULTI, max_steps=3)
     assert [s["status"] for s in calls_of(out.trace)] == ["completed"] * 3
-    assert out.trace["not_done"] == [{"tool": "copyright", "purpose": "check it for copyright matches",
-                                      "reason": "the step cap of 3 was reached"}]
+    assert out.trace["not_done"] == [
+        {
+            "tool": "copyright",
+            "purpose": "check it for copyright matches",
+            "reason": "the step cap of 3 was reached",
+        }
+    ]
 
 
 def test_default_step_cap_of_flash_is_one_step() -> None:

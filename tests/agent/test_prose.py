@@ -51,33 +51,48 @@ def test_every_sentence_reads_as_written_by_a_person(prompt: str, tier: str) -> 
 
 
 def test_the_anchor() -> None:
-    plan = build_plan("write lyrics about a rainy city, then make a 20 second song in v5 with them",
-                      "standard")
-    assert plan.summary == ("I'll write lyrics about a rainy city first, then make a 20-second "
-                            "song in v5 with those lyrics.")
-    assert [t.prose for t in plan.turns] == ["First, I'll write lyrics about a rainy city.",
-                                             "Then I'll make a 20-second song in v5 with those lyrics."]
+    plan = build_plan(
+        "write lyrics about a rainy city, then make a 20 second song in v5 with them", "standard"
+    )
+    assert plan.summary == (
+        "I'll write lyrics about a rainy city first, then make a 20-second "
+        "song in v5 with those lyrics."
+    )
+    assert [t.prose for t in plan.turns] == [
+        "First, I'll write lyrics about a rainy city.",
+        "Then I'll make a 20-second song in v5 with those lyrics.",
+    ]
 
 
 def test_the_issue_prompt_no_longer_garbles() -> None:
     """Was "generate a 8 s write lyrics and make a short song song (v5)" and "write lyrics
     about write lyrics and make a short song"."""
     plan = build_plan("write lyrics and make a short song", "standard")
-    assert plan.summary == ("I'll write the lyrics first, then make an 8-second song in v5 "
-                            "with those lyrics.")
+    assert plan.summary == (
+        "I'll write the lyrics first, then make an 8-second song in v5 with those lyrics."
+    )
 
 
 def test_a_named_file_is_yours_not_it() -> None:
-    assert build_plan("remix file_id:abc as jazz", "standard").summary == \
-        "I'll remix your file as jazz."
+    assert (
+        build_plan("remix file_id:abc as jazz", "standard").summary
+        == "I'll remix your file as jazz."
+    )
 
 
-@pytest.mark.parametrize(("phrase", "expected"), [
-    ("8-second song", "an 8-second song"), ("11-second song", "an 11-second song"),
-    ("18-second song", "an 18-second song"), ("80-second song", "an 80-second song"),
-    ("20-second song", "a 20-second song"), ("1-second sound", "a 1-second sound"),
-    ("upbeat song", "an upbeat song"), ("jazz song", "a jazz song"),
-])
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("8-second song", "an 8-second song"),
+        ("11-second song", "an 11-second song"),
+        ("18-second song", "an 18-second song"),
+        ("80-second song", "an 80-second song"),
+        ("20-second song", "a 20-second song"),
+        ("1-second sound", "a 1-second sound"),
+        ("upbeat song", "an upbeat song"),
+        ("jazz song", "a jazz song"),
+    ],
+)
 def test_articles_follow_the_sound(phrase: str, expected: str) -> None:
     assert a_or_an(phrase) == expected
 
@@ -90,5 +105,8 @@ def test_lists_and_turns() -> None:
     assert narrate(["x", "y", "z"]) == "I'll x first, then y, and then z."
     assert turn_sentence(1, 1, ["x"]) == "I'll x."
     assert [turn_sentence(i, 3, ["x"]) for i in (1, 2, 3)] == [
-        "First, I'll x.", "Next, I'll x.", "Finally, I'll x."]
+        "First, I'll x.",
+        "Next, I'll x.",
+        "Finally, I'll x.",
+    ]
     assert turn_sentence(2, 2, ["x", "y"]) == "Then I'll x and y."

@@ -47,11 +47,22 @@ def test_all_fields() -> None:
         ([1, 2], "payload_json"),
     ],
     ids=[
-        "no-prompt", "blank-prompt", "int-prompt", "steps-high", "steps-negative", "steps-float",
-        "steps-bool", "budget-negative", "budget-str", "build-only-str", "system-int", "studio",
-        "visualizer", "not-object",
+        "no-prompt",
+        "blank-prompt",
+        "int-prompt",
+        "steps-high",
+        "steps-negative",
+        "steps-float",
+        "steps-bool",
+        "budget-negative",
+        "budget-str",
+        "build-only-str",
+        "system-int",
+        "studio",
+        "visualizer",
+        "not-object",
     ],
-)  # fmt: skip
+)
 def test_refusals_name_the_field(payload: Any, field: str) -> None:
     with pytest.raises(AgentPayloadError) as info:
         parse_request(payload)

@@ -108,7 +108,9 @@ def test_stream_shows_each_step(sandbox: Any, client: httpx.Client) -> None:
         frames = [json.loads(line[5:]) for line in r.iter_lines() if line.startswith("data:")]
     progress = [f for f in frames if f["kind"] == "progress" and "message" in f]
     assert progress[0]["step"] == "plan"
-    assert progress[0]["message"].startswith("I'll write lyrics about a rainy night in Lisbon first, then ")
+    assert progress[0]["message"].startswith(
+        "I'll write lyrics about a rainy night in Lisbon first, then "
+    )
     calls = tool_calls(trace)
     started = [f for f in progress if f.get("phase") == "started"]
     finished = [f for f in progress if f.get("phase") == "finished"]
@@ -163,9 +165,15 @@ def test_step_cap(admin: httpx.Client, acct: Any, client: httpx.Client) -> None:
 
 @pytest.mark.parametrize(
     ("tier", "tokens", "status"),
-    [("flash", 0, 402), ("flash", 1, 201), ("standard", 1, 402), ("standard", 2, 201),
-     ("pro", 4, 402), ("pro", 5, 201)],
-)  # fmt: skip
+    [
+        ("flash", 0, 402),
+        ("flash", 1, 201),
+        ("standard", 1, 402),
+        ("standard", 2, 201),
+        ("pro", 4, 402),
+        ("pro", 5, 201),
+    ],
+)
 def test_reserve_floor(
     sandbox: Any, admin: httpx.Client, new_account: Any, tier: str, tokens: int, status: int
 ) -> None:

@@ -24,9 +24,14 @@ STEP_KEYS = [
 
 @pytest.mark.parametrize(
     ("amount", "text"),
-    [(D("0.07"), "0.07000000"), (D("0.00123456"), "0.00123456"), (D(0), "0.00000000"),
-     (D("0E-8"), "0.00000000"), (D("12"), "12.00000000")],
-)  # fmt: skip
+    [
+        (D("0.07"), "0.07000000"),
+        (D("0.00123456"), "0.00123456"),
+        (D(0), "0.00000000"),
+        (D("0E-8"), "0.00000000"),
+        (D("12"), "12.00000000"),
+    ],
+)
 def test_money(amount: D, text: str) -> None:
     assert money(amount) == text
 
@@ -51,8 +56,12 @@ def test_trace_shape() -> None:
     )
     t.tool_call(tool="generate_song", tool_id="tid2", status="failed", text="failed: boom")
     t.verification("Verification: ok.")
-    out = t.finish(usage={"input_tokens": 10, "output_tokens": 5}, agent_fee=D("0.00001"),
-                   total_cost=D("0.02001"), stopped_by="budget")  # fmt: skip
+    out = t.finish(
+        usage={"input_tokens": 10, "output_tokens": 5},
+        agent_fee=D("0.00001"),
+        total_cost=D("0.02001"),
+        stopped_by="budget",
+    )
     assert list(out) == ["steps", "usage", "agent_fee_usd", "total_cost_usd", "stopped_by"]
     assert [list(s) for s in out["steps"]] == [STEP_KEYS] * 4
     assert [s["index"] for s in out["steps"]] == [0, 1, 2, 3]

@@ -90,8 +90,14 @@ def test_ogg_block_writer_round_trips_a_long_signal() -> None:
         "assert np.corrcoef(x[1], y[1])[0, 1] > 0.99\n"
         "print('ok')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, check=False, env=ENV)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=ENV,
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
@@ -142,10 +148,18 @@ def test_decode_refuses_what_is_not_audio(data: bytes, message: str) -> None:
 
 
 def test_importing_the_foundation_imports_no_third_party_library() -> None:
-    code = ("import sys; import songlab.codec; "
-            "print(sorted(m for m in ('numpy', 'soundfile', 'av') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=True, env=ENV)
+    code = (
+        "import sys; import songlab.codec; "
+        "print(sorted(m for m in ('numpy', 'soundfile', 'av') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=ENV,
+    )
     assert done.stdout.strip() == "[]"
 
 
@@ -161,8 +175,9 @@ def test_what_soundfile_gives_up_on_pyav_decodes_as_the_probe_accepts_it() -> No
     with av.open(buf, "w", format="mp3", options={"id3v2_version": "0", "write_xing": "0"}) as out:
         st = out.add_stream("libmp3lame", rate=SR, layout="stereo")
         st.bit_rate = 320_000
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(TONE), format="fltp",
-                                           layout="stereo")
+        frame = av.AudioFrame.from_ndarray(
+            np.ascontiguousarray(TONE), format="fltp", layout="stereo"
+        )
         frame.sample_rate = SR
         for pkt in [*st.encode(frame), *st.encode(None)]:
             out.mux(pkt)

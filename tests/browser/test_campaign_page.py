@@ -16,9 +16,16 @@ from songlab.listening import campaign
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic", "--autoplay-policy=no-user-gesture-required"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--autoplay-policy=no-user-gesture-required",
+]
 
 
 @pytest.fixture(scope="module")
@@ -159,8 +166,15 @@ def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> 
 
 def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
     ref = MODELS[0]
-    c = campaign("mushra", make_clips(1, seconds=1.0), raters=1, seed=3, reference=ref,
-                 mid_anchor=True, min_play=0.5)  # fmt: skip
+    c = campaign(
+        "mushra",
+        make_clips(1, seconds=1.0),
+        raters=1,
+        seed=3,
+        reference=ref,
+        mid_anchor=True,
+        min_play=0.5,
+    )
     ctx, page, _ = _open(browser, c, "r01", tmp_path)
     try:
         t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
@@ -207,7 +221,8 @@ def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> No
 def _media(page, trial: int, label: str) -> dict:
     return page.eval_on_selector(
         f"section[data-trial='{trial}'] .clip[data-label='{label}'] audio",
-        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})")
+        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})",
+    )
 
 
 def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp_path) -> None:
@@ -221,14 +236,18 @@ def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp
         page.click(f"{box} .clip[data-label='A'] .play-btn")
         page.wait_for_function(
             f"(() => {{ const a = document.querySelector(\"{box} .clip[data-label='A'] audio\");"
-            " return !a.paused && a.currentTime > 0.3; })()", timeout=10_000)
+            " return !a.paused && a.currentTime > 0.3; })()",
+            timeout=10_000,
+        )
         first = _media(page, t, "A")["t"]
         page.wait_for_timeout(300)
         assert _media(page, t, "A")["t"] > first  # its time advances: it is really playing
         page.click(f"{box} .clip[data-label='B'] .play-btn")
         page.wait_for_function(
             f"(() => {{ const a = document.querySelector(\"{box} .clip[data-label='B'] audio\");"
-            " return !a.paused && a.currentTime > 0.1; })()", timeout=10_000)
+            " return !a.paused && a.currentTime > 0.1; })()",
+            timeout=10_000,
+        )
         assert _media(page, t, "A")["paused"], "starting B must pause A"
         assert not _media(page, t, "B")["paused"]
         page.check(f"{box} input[value='B']")

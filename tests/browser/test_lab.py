@@ -33,9 +33,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic", "--autoplay-policy=no-user-gesture-required"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--autoplay-policy=no-user-gesture-required",
+]
 OUT = ROOT / "test-output" / "browser"
 QUICKSTART = ("01_quickstart.ipynb", "quickstart.ipynb")
 # what a notebook must do for this test's checks to apply to it
@@ -77,29 +84,47 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
     assert "kernelspec" in json.loads((root / name).read_text(encoding="utf-8"))["metadata"]
     port, token = _free_port(), secrets.token_hex(16)
     state = tmp_path / "jupyter"
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
-           "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
-           "JUPYTER_CONFIG_DIR": str(state / "config"),
-           "PYTHONWARNINGS": "ignore"}
+    env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+        "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
+        "JUPYTER_CONFIG_DIR": str(state / "config"),
+        "PYTHONWARNINGS": "ignore",
+    }
     env.pop("SONGLAB_API_KEY", None)
     env.pop("SONGLAB_BASE_URL", None)
     log = (tmp_path / "lab.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.extension_manager=readonly", "--log-level=WARN",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--LabApp.extension_manager=readonly",
+            "--log-level=WARN",
+            *(["--allow-root"] if os.geteuid() == 0 else []),
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                pytest.fail("JupyterLab exited early:\n"
-                            + (tmp_path / "lab.log").read_text(errors="replace")[-3000:])
+                pytest.fail(
+                    "JupyterLab exited early:\n"
+                    + (tmp_path / "lab.log").read_text(errors="replace")[-3000:]
+                )
             try:
                 if httpx.get(f"{base}/api/status", params={"token": token}, timeout=2).is_success:
                     break
@@ -164,8 +189,9 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
             # the bar was seen on its way: it showed progress between 0 and 100 % for at
             # least half a second (at the sandbox speed of the other notebooks, 20, it is
             # over in about a quarter of a second)
-            widths = [(t, float(w[:-1])) for t, w in page.evaluate("window.__widths")
-                      if w.endswith("%")]
+            widths = [
+                (t, float(w[:-1])) for t, w in page.evaluate("window.__widths") if w.endswith("%")
+            ]
             moving = [t for t, w in widths if 0 < w < 100]
             full = [t for t, w in widths if w >= 100 and moving and t > moving[0]]
             assert moving and full, f"the progress bar never showed progress: {widths}"
@@ -205,7 +231,8 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
 def _audio(page: object, label: str) -> dict:
     return page.eval_on_selector(  # type: ignore[attr-defined]
         f"audio.songlab-clip[data-label='{label}']",
-        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})")
+        "a => ({paused: a.paused, t: a.currentTime, ended: a.ended})",
+    )
 
 
 def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, str]) -> None:
@@ -235,24 +262,30 @@ def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, st
             expect(prefer).to_be_disabled()
 
             play_a.click()
-            page.wait_for_function("(() => { const a = document.querySelector("
-                                   "\"audio.songlab-clip[data-label='A']\");"
-                                   " return a && !a.paused && a.currentTime > 0.2; })()",
-                                   timeout=15_000)
+            page.wait_for_function(
+                "(() => { const a = document.querySelector("
+                "\"audio.songlab-clip[data-label='A']\");"
+                " return a && !a.paused && a.currentTime > 0.2; })()",
+                timeout=15_000,
+            )
             first = _audio(page, "A")["t"]
             page.wait_for_timeout(250)
             assert _audio(page, "A")["t"] > first  # really playing: its time advances
             play_b.click()  # B starts, A stops
-            page.wait_for_function("(() => { const a = document.querySelector("
-                                   "\"audio.songlab-clip[data-label='B']\");"
-                                   " return a && !a.paused && a.currentTime > 0.1; })()",
-                                   timeout=15_000)
+            page.wait_for_function(
+                "(() => { const a = document.querySelector("
+                "\"audio.songlab-clip[data-label='B']\");"
+                " return a && !a.paused && a.currentTime > 0.1; })()",
+                timeout=15_000,
+            )
             assert _audio(page, "A")["paused"], "starting B must pause A"
             page.screenshot(path=str(OUT / "listening-playing.png"))
             # B plays to its end: B counts, A (cut short) does not; the answers stay locked
             expect(page.locator(".songlab-listening", has_text="played").first).to_be_visible()
-            page.wait_for_function("document.querySelector(\"audio.songlab-clip[data-label='B']\").ended",
-                                   timeout=15_000)
+            page.wait_for_function(
+                "document.querySelector(\"audio.songlab-clip[data-label='B']\").ended",
+                timeout=15_000,
+            )
             expect(page.get_by_text("play A to the end to answer")).to_be_visible(timeout=10_000)
             expect(prefer).to_be_disabled()
             play_a.click()

@@ -23,12 +23,26 @@ import pytest
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]  # fmt: skip
-SECTIONS = ["Summary", "Budgets", "Spend over time", "By project, tag and API key",
-            "Spend by operation", "Spend by model and tier", "Tier comparison",
-            "Agent One: cost per step", "Tasks"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+SECTIONS = [
+    "Summary",
+    "Budgets",
+    "Spend over time",
+    "By project, tag and API key",
+    "Spend by operation",
+    "Spend by model and tier",
+    "Tier comparison",
+    "Agent One: cost per step",
+    "Tasks",
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +51,26 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
         pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
     pytest.importorskip("playwright.sync_api", reason="browser test: playwright is not installed")
     out = tmp_path_factory.mktemp("report")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SONGLAB_API_KEY", "SONGLAB_BASE_URL")}  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("SONGLAB_API_KEY", "SONGLAB_BASE_URL")}
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "songlab.cli", "report", "--demo", "--out", str(out / "r.html"),
-         "--xlsx", str(out / "r.xlsx")],
-        capture_output=True, text=True, timeout=240, env=env, cwd=out,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "songlab.cli",
+            "report",
+            "--demo",
+            "--out",
+            str(out / "r.html"),
+            "--xlsx",
+            str(out / "r.xlsx"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=out,
+    )
     seconds = time.perf_counter() - t0
     assert done.returncode == 0, done.stderr
     assert "sk-sandbox-demo" not in done.stdout + done.stderr
@@ -85,8 +111,11 @@ def test_chromium_renders_every_section_and_chart(demo_report: tuple[Path, float
                 assert img["ok"] and img["w"] >= 300 and img["h"] >= 200, img
                 assert img["shown"] > 100, img
             alts = {i["alt"] for i in images}
-            assert {"month to date and forecast", "spend per day by project",
-                    "Agent One cost per step"} <= alts  # fmt: skip
+            assert {
+                "month to date and forecast",
+                "spend per day by project",
+                "Agent One cost per step",
+            } <= alts
             # the budget lines (the demo's: overall, jingles, podcast) are coloured by status;
             # jingles' launch week puts it over its budget
             statuses = page.locator("#budgets td.status").all_inner_texts()
@@ -130,14 +159,20 @@ def _check_headline(page: Any) -> None:
         "value: d.querySelector('dd.value').innerText, "
         "detail: d.querySelector('dd.detail').innerText}))"
     )
-    assert [f["key"] for f in figures] == ["period-spend", "month-to-date", "forecast", "budget",
-                                           "estimated-unknown"], figures  # fmt: skip
+    assert [f["key"] for f in figures] == [
+        "period-spend",
+        "month-to-date",
+        "forecast",
+        "budget",
+        "estimated-unknown",
+    ], figures
     by_key = {f["key"]: f for f in figures}
     for key in ("period-spend", "month-to-date", "forecast"):
         assert re.match(MONEY, by_key[key]["value"]), by_key[key]
     # the demo's overall budget is $25.00; its state and the amounts, to the cent
-    assert re.match(r"^(ok|near|forecast over|over): \$[\d,]+\.\d\d of \$25\.00$",
-                    by_key["budget"]["value"]), by_key["budget"]  # fmt: skip
+    assert re.match(
+        r"^(ok|near|forecast over|over): \$[\d,]+\.\d\d of \$25\.00$", by_key["budget"]["value"]
+    ), by_key["budget"]
     est = by_key["estimated-unknown"]
     assert re.match(r"^\$[\d,]+\.\d\d estimated$", est["value"]), est
     assert re.search(r"[\d,]+ tasks estimated; [\d,]+ of unknown cost", est["detail"]), est

@@ -17,8 +17,9 @@ def fake() -> Fake:
 
 @pytest.fixture
 def client(fake: Fake) -> Client:
-    c = Client(API_KEY, base_url=BASE, transport=httpx.MockTransport(fake), retry=FAST_RETRY,
-               seed=1)
+    c = Client(
+        API_KEY, base_url=BASE, transport=httpx.MockTransport(fake), retry=FAST_RETRY, seed=1
+    )
     c._sleep = lambda s: None
     yield c
     c.close()
@@ -26,8 +27,9 @@ def client(fake: Fake) -> Client:
 
 @pytest.fixture
 def aclient(fake: Fake) -> AsyncClient:
-    c = AsyncClient(API_KEY, base_url=BASE, transport=httpx.MockTransport(fake), retry=FAST_RETRY,
-                    seed=1)
+    c = AsyncClient(
+        API_KEY, base_url=BASE, transport=httpx.MockTransport(fake), retry=FAST_RETRY, seed=1
+    )
 
     async def nosleep(s: float) -> None:
         return None

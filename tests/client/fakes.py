@@ -34,13 +34,22 @@ TOOLS = [
 
 
 def task_body(task_id: str, status: str = "completed", **extra: Any) -> dict[str, Any]:
-    body = {"task_id": task_id, "tool_id": "t-song-v5", "model": "v5",
-            "operation": "generate_song", "license": 1, "status": status,
-            "created_at": "2026-11-21T10:00:00Z", "updated_at": "2026-11-21T10:00:05Z",
-            "cost_usd": "0.07" if status == "completed" else None,
-            "output": {"assets": [{"file_id": "f-1", "blob_hash": "h1",
-                                   "url": BASE + "/_storage/raw/1"}]} if status == "completed"
-            else {}}
+    body = {
+        "task_id": task_id,
+        "tool_id": "t-song-v5",
+        "model": "v5",
+        "operation": "generate_song",
+        "license": 1,
+        "status": status,
+        "created_at": "2026-11-21T10:00:00Z",
+        "updated_at": "2026-11-21T10:00:05Z",
+        "cost_usd": "0.07" if status == "completed" else None,
+        "output": {
+            "assets": [{"file_id": "f-1", "blob_hash": "h1", "url": BASE + "/_storage/raw/1"}]
+        }
+        if status == "completed"
+        else {},
+    }
     body.update(extra)
     return body
 
@@ -97,21 +106,40 @@ class Fake:
         if path == "/v1/tools":
             return httpx.Response(200, json={"data": TOOLS})
         if path == "/v1/account/balance":
-            return httpx.Response(200, json={"total_effective": 99993, "base_effective": 99993,
-                                             "extra_tokens": 0,
-                                             "base_expires_at": "2027-11-21T00:00:00Z"})
+            return httpx.Response(
+                200,
+                json={
+                    "total_effective": 99993,
+                    "base_effective": 99993,
+                    "extra_tokens": 0,
+                    "base_expires_at": "2027-11-21T00:00:00Z",
+                },
+            )
         if method == "POST" and path == "/v1/files":
             fid = f"file-{len(self.files) + 1}"
             self.files[fid] = request.content
-            return httpx.Response(201, json={"file_id": fid, "mime_type": "audio/mpeg",
-                                             "size_bytes": len(request.content), "sha256": "x"})
+            return httpx.Response(
+                201,
+                json={
+                    "file_id": fid,
+                    "mime_type": "audio/mpeg",
+                    "size_bytes": len(request.content),
+                    "sha256": "x",
+                },
+            )
         if path.startswith("/v1/files/"):
             fid = path.split("/")[3]
             if fid not in self.files:
                 return httpx.Response(404, json={"error": "ResourceNotFound", "message": "no"})
-            return httpx.Response(200, json={"file_id": fid, "url": f"{BASE}/_signed/{fid}",
-                                             "mime_type": "audio/mpeg",
-                                             "expires_at": "2026-11-21T10:10:00Z"})
+            return httpx.Response(
+                200,
+                json={
+                    "file_id": fid,
+                    "url": f"{BASE}/_signed/{fid}",
+                    "mime_type": "audio/mpeg",
+                    "expires_at": "2026-11-21T10:10:00Z",
+                },
+            )
         if method == "POST":
             key = request.headers.get("idempotency-key")
             if key and key in self.by_key:
@@ -136,8 +164,9 @@ class Fake:
             after = int(request.url.params.get("after", 0))
             events = conns.pop(0) if len(conns) > 1 else conns[0]
             events = [e for e in events if e["seq"] > after - (1 if e.get("dup") else 0)]
-            return httpx.Response(200, content=sse(events),
-                                  headers={"content-type": "text/event-stream"})
+            return httpx.Response(
+                200, content=sse(events), headers={"content-type": "text/event-stream"}
+            )
         if path.startswith("/v1/generations/"):
             task_id = path.split("/")[3]
             if task_id == "foreign":
@@ -149,5 +178,3 @@ class Fake:
 
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_s=0.0, cap_s=0.0, max_total_s=5.0)
-
-

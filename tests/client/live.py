@@ -19,7 +19,8 @@ LIVE_RETRY = RetryPolicy(max_attempts=8, base_s=0.005, cap_s=0.05, max_total_s=2
 def tone_mp3(seconds: float = 3.0, rate: int = 22050, freq: float = 220.0) -> bytes:
     t = np.arange(int(seconds * rate)) / rate
     x = (0.3 * np.sin(2 * np.pi * freq * t) * (1 + 0.3 * np.sin(2 * np.pi * 3 * t))).astype(
-        np.float32)
+        np.float32
+    )
     buf = io.BytesIO()
     sf.write(buf, x, rate, format="MP3")
     return buf.getvalue()
@@ -41,9 +42,14 @@ def ledger(admin: httpx.Client, account_id: str) -> list[dict[str, Any]]:
 
 
 def ledger_total(entries: list[dict[str, Any]], task_id: str | None = None) -> Decimal:
-    return sum((Decimal(e["amount_usd"]) for e in entries
-                if task_id is None or e["task_id"] == task_id
-                or e.get("parent_task_id") == task_id), Decimal(0))
+    return sum(
+        (
+            Decimal(e["amount_usd"])
+            for e in entries
+            if task_id is None or e["task_id"] == task_id or e.get("parent_task_id") == task_id
+        ),
+        Decimal(0),
+    )
 
 
 @contextmanager
@@ -63,6 +69,7 @@ def tool_switch(admin: httpx.Client, tool_id: str, **body: Any):
     try:
         yield
     finally:
-        r = admin.put(f"/_sandbox/tools/{tool_id}",
-                      json={"active": True, "priced_licenses": [1, 2, 3, 4, 5]})
+        r = admin.put(
+            f"/_sandbox/tools/{tool_id}", json={"active": True, "priced_licenses": [1, 2, 3, 4, 5]}
+        )
         assert r.status_code == 200, r.text

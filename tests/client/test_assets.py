@@ -15,8 +15,11 @@ from songlab.client._assets import AssetCache
 def song(sandbox, new_account_module):
     acct = new_account_module()
     with Client(acct.api_key, base_url=sandbox.base_url, quiet=True, cache=False) as c:
-        h = c.generations.create(operation="generate_song", model="v5",
-                                 payload={"prompt": "cache me", "duration_seconds": 5})
+        h = c.generations.create(
+            operation="generate_song",
+            model="v5",
+            payload={"prompt": "cache me", "duration_seconds": 5},
+        )
         task = h.wait(timeout=60)
     return acct, task
 
@@ -26,8 +29,9 @@ def new_account_module(sandbox):
     import httpx
 
     def make():
-        with httpx.Client(base_url=sandbox.base_url,
-                          headers={"X-Sandbox-Admin-Token": sandbox.admin_token}) as admin:
+        with httpx.Client(
+            base_url=sandbox.base_url, headers={"X-Sandbox-Admin-Token": sandbox.admin_token}
+        ) as admin:
             r = admin.post("/_sandbox/accounts", json={})
             r.raise_for_status()
             return type("A", (), r.json())

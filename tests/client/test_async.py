@@ -27,8 +27,20 @@ def public_methods(obj):
     return {n for n in dir(obj) if not n.startswith("_")}
 
 
-@pytest.mark.parametrize("attr", ["generations", "tools", "files", "account", "voice_clones",
-                                  "song_translations", "workflows", "compat", "agent"])
+@pytest.mark.parametrize(
+    "attr",
+    [
+        "generations",
+        "tools",
+        "files",
+        "account",
+        "voice_clones",
+        "song_translations",
+        "workflows",
+        "compat",
+        "agent",
+    ],
+)
 def test_same_surface(client, aclient, attr):
     assert public_methods(getattr(client, attr)) == public_methods(getattr(aclient, attr))
     assert public_methods(Client) - {"close"} == public_methods(AsyncClient) - {"aclose"}
@@ -59,8 +71,11 @@ def test_methods_return_awaitables(aclient):
 
 def test_stream_resume_and_wait(aclient, fake):
     fake.tasks["t1"] = task_body("t1")
-    fake.streams["t1"] = [[ev(1), ev(2)], [ev(2, dup=True), ev(3, "error", cursor=2)],
-                          [ev(4, "terminal", status="completed")]]
+    fake.streams["t1"] = [
+        [ev(1), ev(2)],
+        [ev(2, dup=True), ev(3, "error", cursor=2)],
+        [ev(4, "terminal", status="completed")],
+    ]
 
     async def main():
         seqs = [e.seq async for e in aclient.generations.stream("t1")]
@@ -78,8 +93,10 @@ def test_stream_resume_and_wait(aclient, fake):
 
 
 def test_list_is_an_async_iterator(aclient, fake):
-    fake.pages = [{"data": [task_body("a")], "next_cursor": "1"},
-                  {"data": [task_body("b")], "next_cursor": None}]
+    fake.pages = [
+        {"data": [task_body("a")], "next_cursor": "1"},
+        {"data": [task_body("b")], "next_cursor": None},
+    ]
 
     async def main():
         return [t.task_id async for t in aclient.generations.list(limit=1)]
@@ -92,8 +109,7 @@ def test_wait_deadline(aclient, fake):
 
     async def main():
         with pytest.raises(WaitTimeout) as info:
-            await aclient.generations.wait("t1", timeout=0.05, use_stream=False,
-                                           poll_interval=0.01)
+            await aclient.generations.wait("t1", timeout=0.05, use_stream=False, poll_interval=0.01)
         return info.value
 
     aclient._sleep = asyncio.sleep
@@ -101,15 +117,21 @@ def test_wait_deadline(aclient, fake):
 
 
 def test_agent_run_and_budget(aclient, fake):
-    trace = {"steps": [], "usage": {"input_tokens": 1, "output_tokens": 2},
-             "agent_fee_usd": "0.01", "total_cost_usd": "0.01", "stopped_by": "budget"}
+    trace = {
+        "steps": [],
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+        "agent_fee_usd": "0.01",
+        "total_cost_usd": "0.01",
+        "stopped_by": "budget",
+    }
     orig = fake._route
 
     def route(request):
         resp = orig(request)
         if request.method == "POST":
-            fake.tasks["task-1"] = task_body("task-1", output={
-                "text": "stopped: budget", "metadata_json": json.dumps(trace)})
+            fake.tasks["task-1"] = task_body(
+                "task-1", output={"text": "stopped: budget", "metadata_json": json.dumps(trace)}
+            )
         return resp
 
     fake._route = route

@@ -37,8 +37,9 @@ def srv():
 
 @pytest.fixture
 def admin(srv):
-    with httpx.Client(base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": "batch-admin"},
-                      timeout=30) as a:
+    with httpx.Client(
+        base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": "batch-admin"}, timeout=30
+    ) as a:
         yield a
 
 
@@ -50,8 +51,10 @@ def account(admin):
 
 
 def lyrics(n, start=0):
-    return [{"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
-            for i in range(start, start + n)]
+    return [
+        {"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
+        for i in range(start, start + n)
+    ]
 
 
 def billed(admin, account):
@@ -73,21 +76,29 @@ class Clock(threading.Thread):
     def run(self):
         with httpx.Client(headers={"X-Sandbox-Admin-Token": "batch-admin"}) as a:
             while not self.stop.wait(self.every):
-                a.post(self.url + "/_sandbox/clock", json={"advance_seconds": 3600}
-                       ).raise_for_status()
+                a.post(
+                    self.url + "/_sandbox/clock", json={"advance_seconds": 3600}
+                ).raise_for_status()
                 self.moved += 1
 
 
 @pytest.mark.slow  # 1000 creates
-def test_a_thousand_creates_against_100_an_hour_all_complete_billed_once(srv, admin, account,
-                                                                         capsys):
+def test_a_thousand_creates_against_100_an_hour_all_complete_billed_once(
+    srv, admin, account, capsys
+):
     clock = Clock(srv.base_url)
     with Client(account["api_key"], base_url=srv.base_url) as c:
         start = balance_usd(c)
         clock.start()
         try:
-            df = c.batch(lyrics(1000), concurrency=16, pace_base_s=0.02, pace_max_s=0.2,
-                         poll_interval=0.05, progress=False)
+            df = c.batch(
+                lyrics(1000),
+                concurrency=16,
+                pace_base_s=0.02,
+                pace_max_s=0.2,
+                poll_interval=0.05,
+                progress=False,
+            )
         finally:
             clock.stop.set()
             clock.join()
@@ -117,8 +128,9 @@ def test_the_async_client_batches_and_resumes_from_the_record(srv, admin, accoun
     record = RecordStore(tmp_path / "r.sqlite")
 
     async def run(reqs):
-        async with AsyncClient(account["api_key"], base_url=srv.base_url, record=record,
-                               quiet=True) as c:
+        async with AsyncClient(
+            account["api_key"], base_url=srv.base_url, record=record, quiet=True
+        ) as c:
             return await c.batch(reqs, progress=False, poll_interval=0.05)
 
     import asyncio
@@ -144,8 +156,9 @@ _KILLED = textwrap.dedent("""
 """)
 
 
-def test_a_killed_batch_run_again_creates_every_request_exactly_once(srv, admin, account,
-                                                                     tmp_path, monkeypatch):
+def test_a_killed_batch_run_again_creates_every_request_exactly_once(
+    srv, admin, account, tmp_path, monkeypatch
+):
     record = tmp_path / "record.sqlite"
     monkeypatch.setenv("SONGLAB_RECORD", str(record))
     monkeypatch.setenv("SONGLAB_ORIGIN", str(tmp_path / "study.ipynb"))
@@ -155,8 +168,9 @@ def test_a_killed_batch_run_again_creates_every_request_exactly_once(srv, admin,
     clock.start()
     try:
         args = [sys.executable, str(script), srv.base_url, account["api_key"]]
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         store = RecordStore(record)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:

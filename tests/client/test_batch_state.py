@@ -57,8 +57,12 @@ def test_pacer_backs_off_multiplicatively_and_recovers_gradually():
 
 
 def test_state_caps_concurrency_and_holds_only_the_limited_tool():
-    s = BatchState([item(0), item(1, "t2"), item(2), item(3, "t2"), item(4)], concurrency=2,
-                   base_s=0.5, max_s=4.0)
+    s = BatchState(
+        [item(0), item(1, "t2"), item(2), item(3, "t2"), item(4)],
+        concurrency=2,
+        base_s=0.5,
+        max_s=4.0,
+    )
     ready, _ = s.take_ready(0.0)
     assert [i.index for i in ready] == [0, 1] and s.in_flight == 2
     assert s.take_ready(0.0)[0] == []  # the cap
@@ -79,8 +83,13 @@ def test_transient_failures_are_retried_then_become_rows():
     it = s.items[0]
     for _ in range(8):
         (got,), _ = s.take_ready(100.0)
-        s.on_error(got, CreateUnconfirmed("reset", method="POST", path="/v1/generations",
-                                          idempotency_key="k", attempts=1), 100.0)
+        s.on_error(
+            got,
+            CreateUnconfirmed(
+                "reset", method="POST", path="/v1/generations", idempotency_key="k", attempts=1
+            ),
+            100.0,
+        )
     assert s.finished and s.failed == 1 and it.status == "not created"
     assert it.error.startswith("CreateUnconfirmed")
     s2 = BatchState([item(0)], concurrency=1)
@@ -144,6 +153,15 @@ def test_progress_is_one_widget_bar_in_a_notebook(monkeypatch, capsys):
 def test_an_empty_batch_is_an_empty_frame_with_the_columns():
     df = frame([])
     assert len(df) == 0 and list(df.columns) == [
-        "request", "task_id", "status", "reused", "take", "tool_id", "cost_usd", "cost_source",
-        "file_ids", "error"]
+        "request",
+        "task_id",
+        "status",
+        "reused",
+        "take",
+        "tool_id",
+        "cost_usd",
+        "cost_source",
+        "file_ids",
+        "error",
+    ]
     assert BatchState([], concurrency=4).finished

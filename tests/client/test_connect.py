@@ -53,8 +53,13 @@ def test_real_service_from_the_environment(fake_sandbox, monkeypatch, capsys):
 def test_sandbox_otherwise(fake_sandbox, capsys):
     client = songlab.connect(speed=50)
     (srv,) = fake_sandbox
-    assert srv.kwargs == {"db": ":memory:", "speed": 50.0, "admin_token": None,
-                          "host": "127.0.0.1", "port": 0}
+    assert srv.kwargs == {
+        "db": ":memory:",
+        "speed": 50.0,
+        "admin_token": None,
+        "host": "127.0.0.1",
+        "port": 0,
+    }
     assert client.base_url == srv.base_url and client.sandbox is srv
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "sandbox" in out and _connect.DEMO_API_KEY not in out

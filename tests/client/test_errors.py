@@ -54,8 +54,9 @@ def test_one_class_per_code_of_the_spec():
 def test_pipeline_errors(code):
     status, retryable = PIPELINE_ERRORS[ErrorCode(code)]
     body = {"error": code, "message": f"{code} happened", "retryable": retryable}
-    err = error_from_response(status, json.dumps(body).encode(), method="POST",
-                              path="/v1/generations")
+    err = error_from_response(
+        status, json.dumps(body).encode(), method="POST", path="/v1/generations"
+    )
     assert type(err) is CLASSES[code]
     assert isinstance(err, PipelineError) and isinstance(err, APIError)
     assert (err.code, err.status_code, err.retryable) == (code, status, retryable)
@@ -74,11 +75,16 @@ def test_other_errors_are_never_retryable(code):
 
 @pytest.mark.parametrize(
     ("status", "code", "cls"),
-    [(422, "ToolNotPriced", ToolNotPriced), (422, "InvalidGenerationInput", InvalidGenerationInput),
-     (404, "NOT_FOUND", NotFound), (404, "ResourceNotFound", ResourceNotFound),
-     (401, "UNAUTHENTICATED", Unauthenticated), (401, "INVALID_API_KEY", InvalidApiKey),
-     # the class follows the code even when the status disagrees
-     (400, "RateLimited", RateLimited)],
+    [
+        (422, "ToolNotPriced", ToolNotPriced),
+        (422, "InvalidGenerationInput", InvalidGenerationInput),
+        (404, "NOT_FOUND", NotFound),
+        (404, "ResourceNotFound", ResourceNotFound),
+        (401, "UNAUTHENTICATED", Unauthenticated),
+        (401, "INVALID_API_KEY", InvalidApiKey),
+        # the class follows the code even when the status disagrees
+        (400, "RateLimited", RateLimited),
+    ],
 )
 def test_shared_statuses_are_told_apart_by_code(status, code, cls):
     assert type(error_from_response(status, json.dumps({"error": code}).encode())) is cls
@@ -96,8 +102,10 @@ def test_xml_storage_error_is_resource_not_found():
 
 
 @pytest.mark.parametrize(
-    "content", [b"Internal Server Error", b'{"detail": "boom"}', b"", b'{"error": "Teapot"}'],
-    ids=["text", "json-no-code", "empty", "unknown-code"])
+    "content",
+    [b"Internal Server Error", b'{"detail": "boom"}', b"", b'{"error": "Teapot"}'],
+    ids=["text", "json-no-code", "empty", "unknown-code"],
+)
 def test_anything_else_is_unexpected_response(content):
     err = error_from_response(500, content)
     assert type(err) is UnexpectedResponse and err.status_code == 500 and not err.retryable

@@ -27,14 +27,19 @@ def test_songlab_exports_connect():
 
 
 def test_only_connect_imports_the_sandbox():
-    offenders = [p.name for p in CLIENT_DIR.glob("*.py")
-                 if "songlab.sandbox" in p.read_text() and p.name != "_connect.py"]
+    offenders = [
+        p.name
+        for p in CLIENT_DIR.glob("*.py")
+        if "songlab.sandbox" in p.read_text() and p.name != "_connect.py"
+    ]
     assert offenders == []
 
 
 def test_import_reads_no_environment_and_starts_nothing():
-    code = ("import os, sys; os.environ['SONGLAB_API_KEY']='x';"
-            "import songlab, songlab.client;"
-            "print(any(m.startswith('songlab.sandbox') for m in sys.modules))")
+    code = (
+        "import os, sys; os.environ['SONGLAB_API_KEY']='x';"
+        "import songlab, songlab.client;"
+        "print(any(m.startswith('songlab.sandbox') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

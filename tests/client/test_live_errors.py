@@ -77,13 +77,17 @@ def test_insufficient_funds(sandbox, new_account):
 
 def test_invalid_generation_input_names_the_field(client):
     with pytest.raises(InvalidGenerationInput) as info:
-        client.generations.create(tool_id=client.tools.find("remix_song", "v5").id,
-                                  payload={"song": "https://example.com/a.mp3"})
+        client.generations.create(
+            tool_id=client.tools.find("remix_song", "v5").id,
+            payload={"song": "https://example.com/a.mp3"},
+        )
     assert "song" in info.value.message and info.value.status_code == 422
 
 
-@pytest.mark.parametrize(("fault", "cls", "status"), [
-    ("rate_limited", RateLimited, 429), ("dependency_unavailable", DependencyUnavailable, 503)])
+@pytest.mark.parametrize(
+    ("fault", "cls", "status"),
+    [("rate_limited", RateLimited, 429), ("dependency_unavailable", DependencyUnavailable, 503)],
+)
 def test_retryable_errors_surface_when_retries_are_off(sandbox, acct, admin, fault, cls, status):
     c = live_client(sandbox, acct.api_key, retry=NO_RETRY)
     tid = song_tool(c)
@@ -125,8 +129,11 @@ def test_missing_field_and_raw_payload_object(sandbox, acct, client):
         r = httpx.post(sandbox.base_url + path, json={"lyrics": "x"}, headers=headers)
         assert type(error_from_response(r.status_code, r.content)) is MissingField, path
     # the documented sharp edge the client never triggers: a raw-object payload_json
-    r = httpx.post(sandbox.base_url + "/v1/generations", headers=headers,
-                   json={"tool_id": song_tool(client), "payload_json": {"prompt": "x"}})
+    r = httpx.post(
+        sandbox.base_url + "/v1/generations",
+        headers=headers,
+        json={"tool_id": song_tool(client), "payload_json": {"prompt": "x"}},
+    )
     assert type(error_from_response(r.status_code, r.content)) is UnexpectedResponse
     assert r.status_code == 500
 
@@ -141,10 +148,12 @@ def test_retry_under_faults_creates_one_task_and_one_billing_line(client, admin,
     tid = song_tool(client)
     posts = []
     client._http.event_hooks["request"].append(
-        lambda r: posts.append(r.headers.get("idempotency-key")) if r.method == "POST" else None)
+        lambda r: posts.append(r.headers.get("idempotency-key")) if r.method == "POST" else None
+    )
     with faults(admin, **{fault: 0.6, "seed": 3}):
-        handles = [client.generations.create(tool_id=tid, payload=SONG, take=i + 1)
-                   for i in range(3)]
+        handles = [
+            client.generations.create(tool_id=tid, payload=SONG, take=i + 1) for i in range(3)
+        ]
     assert len(posts) > 3  # some attempts were refused and retried
     for h in handles:
         assert posts.count(h.idempotency_key) >= 1 and h.wait().status == "completed"
@@ -187,8 +196,12 @@ def test_stream_resume_under_dropped_connections(client, admin, drop_after):
     h = client.compat.generate_song("v5", prompt="x", duration_seconds=5)
     connections = []
     client._http.event_hooks["request"].append(
-        lambda r: connections.append(r.url.params.get("after"))
-        if r.url.path.endswith("/stream") else None)
+        lambda r: (
+            connections.append(r.url.params.get("after"))
+            if r.url.path.endswith("/stream")
+            else None
+        )
+    )
     with faults(admin, drop_stream_after=drop_after):
         events = list(h.stream())
     seqs = [e.seq for e in events]
@@ -214,9 +227,12 @@ def test_async_client_against_the_sandbox(sandbox, acct, admin):
     async def main():
         async with AsyncClient(acct.api_key, base_url=sandbox.base_url, retry=LIVE_RETRY) as c:
             with faults(admin, rate_limited=0.5, seed=5, drop_stream_after=2):
-                hs = await asyncio.gather(*[c.compat.generate_song("v5", prompt=f"s{i}",
-                                                                   duration_seconds=5)
-                                            for i in range(4)])
+                hs = await asyncio.gather(
+                    *[
+                        c.compat.generate_song("v5", prompt=f"s{i}", duration_seconds=5)
+                        for i in range(4)
+                    ]
+                )
                 seqs = [[e.seq async for e in c.generations.stream(h.task_id)] for h in hs]
             finals = await asyncio.gather(*[h.wait() for h in hs])
             listed = [t.task_id async for t in c.generations.list(limit=2)]
@@ -238,17 +254,21 @@ def test_key_never_leaks_over_real_http(sandbox, new_account, admin, caplog):
     task = h.wait()
     texts += [repr(h), repr(task), json.dumps(task.raw)]
     errors = []
-    for call in (lambda: c.compat.generate_song("v7", prompt="x"),  # 402
-                 lambda: c.generations.get("nope"), lambda: c.files.link("nope"),
-                 lambda: c.generations.create(tool_id="nope", payload={"a": 1})):
+    for call in (
+        lambda: c.compat.generate_song("v7", prompt="x"),  # 402
+        lambda: c.generations.get("nope"),
+        lambda: c.files.link("nope"),
+        lambda: c.generations.create(tool_id="nope", payload={"a": 1}),
+    ):
         try:
             call()
         except SonglabError as e:
             errors.append(e)
     with faults(admin, rate_limited=1.0):
         try:
-            live_client(sandbox, acct.api_key, retry=RetryPolicy(
-                max_attempts=2, base_s=0, cap_s=0)).compat.generate_song("v5", prompt="x")
+            live_client(
+                sandbox, acct.api_key, retry=RetryPolicy(max_attempts=2, base_s=0, cap_s=0)
+            ).compat.generate_song("v5", prompt="x")
         except SonglabError as e:
             errors.append(e)
     assert len(errors) == 5

@@ -30,26 +30,44 @@ def client(sandbox, acct):
 @pytest.fixture(scope="module")
 def studio(sandbox, request):
     """One account with a song, an mp3 reference and a saved voice, shared by slow tests."""
-    admin = httpx.Client(base_url=sandbox.base_url,
-                         headers={"X-Sandbox-Admin-Token": sandbox.admin_token})
+    admin = httpx.Client(
+        base_url=sandbox.base_url, headers={"X-Sandbox-Admin-Token": sandbox.admin_token}
+    )
     body = admin.post("/_sandbox/accounts", json={}).json()
     c = Client(body["api_key"], base_url=sandbox.base_url, retry=LIVE_RETRY)  # module-long
-    song = c.generations.create(operation="generate_song", model="v5",
-                                payload={"prompt": "bright pop", "lyrics": "la la la",
-                                         "duration_seconds": 5}).wait(timeout=60)
+    song = c.generations.create(
+        operation="generate_song",
+        model="v5",
+        payload={"prompt": "bright pop", "lyrics": "la la la", "duration_seconds": 5},
+    ).wait(timeout=60)
     ref = c.files.upload(tone_mp3(), filename="ref.mp3")
-    clone = c.voice_clones.clone(reference_file_id=ref, consent=True,
-                                 rights_attestation="My own voice, recorded by me.", name="Me")
-    yield {"client": c, "account_id": body["account_id"], "song": song, "ref": ref,
-           "vocal_id": clone.vocal_id, "clone": clone, "admin": admin}
+    clone = c.voice_clones.clone(
+        reference_file_id=ref,
+        consent=True,
+        rights_attestation="My own voice, recorded by me.",
+        name="Me",
+    )
+    yield {
+        "client": c,
+        "account_id": body["account_id"],
+        "song": song,
+        "ref": ref,
+        "vocal_id": clone.vocal_id,
+        "clone": clone,
+        "admin": admin,
+    }
     c.close()
     admin.close()
 
 
 def test_generation_lifecycle(client, admin, acct):
     est = client.estimate(operation="generate_song", model="v6", license="standard")
-    h = client.generations.create(operation="generate_song", model="v6", license="standard",
-                                  payload={"prompt": "calm piano", "duration_seconds": 5})
+    h = client.generations.create(
+        operation="generate_song",
+        model="v6",
+        license="standard",
+        payload={"prompt": "calm piano", "duration_seconds": 5},
+    )
     assert h.status == "queued" and h.idempotency_key
     events = list(h.stream())
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -67,8 +85,10 @@ def test_generation_lifecycle(client, admin, acct):
 
 
 def test_list_follows_cursors(client):
-    ids = [client.compat.generate_song("v5", prompt=f"s{i}", duration_seconds=5).task_id
-           for i in range(5)]
+    ids = [
+        client.compat.generate_song("v5", prompt=f"s{i}", duration_seconds=5).task_id
+        for i in range(5)
+    ]
     listed = [t.task_id for t in client.generations.list(limit=2)]
     assert listed == ids[::-1]
 
@@ -131,8 +151,10 @@ def test_m4a_is_read_with_pyav(client):
         stream.layout = "mono"
         t = np.arange(22050) / 22050
         frame = av.AudioFrame.from_ndarray(
-            (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)[None, :], format="fltp",
-            layout="mono")
+            (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)[None, :],
+            format="fltp",
+            layout="mono",
+        )
         frame.sample_rate = 22050
         for packet in stream.encode(frame):
             out.mux(packet)
@@ -149,24 +171,32 @@ def test_voice_clone_and_saved_voice(studio):
     assert json.loads(clone.task.output.metadata_json)["vocal_id"] == clone.vocal_id
     entries = ledger(studio["admin"], studio["account_id"])
     assert ledger_total(entries, clone.task_id) == Decimal("12.00")
-    song = c.compat.generate_song("v7", prompt="soul", lyrics="hold on", vocal_id=clone.vocal_id,
-                                  duration_seconds=5).wait()
-    singing = c.compat.generate_singing("v6", style_of_music="gospel", lyrics="amen",
-                                        vocal_id=clone.vocal_id).wait()
+    song = c.compat.generate_song(
+        "v7", prompt="soul", lyrics="hold on", vocal_id=clone.vocal_id, duration_seconds=5
+    ).wait()
+    singing = c.compat.generate_singing(
+        "v6", style_of_music="gospel", lyrics="amen", vocal_id=clone.vocal_id
+    ).wait()
     assert song.status == singing.status == "completed"
 
 
 def test_song_translation(studio):
     c = studio["client"]
     seen = []
-    h = c.song_translations.create(song_file_id=studio["song"].file_ids[0],
-                                   target_language="French", song_style="bright female pop")
+    h = c.song_translations.create(
+        song_file_id=studio["song"].file_ids[0],
+        target_language="French",
+        song_style="bright female pop",
+    )
     task = h.wait(on_event=seen.append)
     assert task.status == "completed" and task.file_ids
     steps = [(e.step, e.phase) for e in seen if e.step]
     assert [s for s, p in steps if p == "started"] == list(TRANSLATION_STEPS)
-    lines = [e for e in ledger(studio["admin"], studio["account_id"]) if e["task_id"] == h.task_id
-             or e.get("parent_task_id") == h.task_id]
+    lines = [
+        e
+        for e in ledger(studio["admin"], studio["account_id"])
+        if e["task_id"] == h.task_id or e.get("parent_task_id") == h.task_id
+    ]
     assert len(lines) == 6 and {e["kind"] for e in lines} == {"translation_step"}
     assert ledger_total(lines) <= c.estimate(route="/v1/song-translations").usd
 
@@ -182,17 +212,27 @@ WORKFLOWS = {
     "voice_song": lambda s: dict(recording_file_id=s["ref"], prompt="indie"),
     "genre_remix": lambda s: dict(song_file_id=s["song"].file_ids[0], genre="jazz"),
     "midi_song": None,  # needs a MIDI upload, built in the test
-    "vocal_layer": lambda s: dict(song_file_id=s["song"].file_ids[0], lyrics="oh oh",
-                                  vocal_id=s["vocal_id"]),
-    "audio_inpainting": lambda s: dict(song_file_id=s["song"].file_ids[0], start_ms=1000,
-                                       end_ms=3000, lyrics="new line"),
+    "vocal_layer": lambda s: dict(
+        song_file_id=s["song"].file_ids[0], lyrics="oh oh", vocal_id=s["vocal_id"]
+    ),
+    "audio_inpainting": lambda s: dict(
+        song_file_id=s["song"].file_ids[0], start_ms=1000, end_ms=3000, lyrics="new line"
+    ),
 }
-ROUTES = {"beat_swap": "beat-swaps", "karaoke_track": "karaoke-tracks",
-          "drumless_mix": "drumless-mixes", "revoicing": "revoicings",
-          "instrument_layer": "instrument-layers", "hummed_song": "hummed-songs",
-          "trending_song": "trending-songs", "voice_song": "voice-songs",
-          "genre_remix": "genre-remixes", "midi_song": "midi-songs",
-          "vocal_layer": "vocal-layers", "audio_inpainting": "audio-inpainting"}
+ROUTES = {
+    "beat_swap": "beat-swaps",
+    "karaoke_track": "karaoke-tracks",
+    "drumless_mix": "drumless-mixes",
+    "revoicing": "revoicings",
+    "instrument_layer": "instrument-layers",
+    "hummed_song": "hummed-songs",
+    "trending_song": "trending-songs",
+    "voice_song": "voice-songs",
+    "genre_remix": "genre-remixes",
+    "midi_song": "midi-songs",
+    "vocal_layer": "vocal-layers",
+    "audio_inpainting": "audio-inpainting",
+}
 
 
 def midi_bytes() -> bytes:
@@ -231,8 +271,11 @@ def test_workflow_completes_with_one_line_per_step(studio, method):
     h = getattr(c.workflows, method)(**workflow_fields(studio, method), license="standard")
     task = h.wait(timeout=60)
     assert task.status == "completed"
-    lines = [e for e in ledger(studio["admin"], studio["account_id"])
-             if e.get("parent_task_id") == h.task_id or e["task_id"] == h.task_id]
+    lines = [
+        e
+        for e in ledger(studio["admin"], studio["account_id"])
+        if e.get("parent_task_id") == h.task_id or e["task_id"] == h.task_id
+    ]
     assert len(lines) == len(pricing.WORKFLOW_PIPELINES[ROUTES[method]])
     assert {e["kind"] for e in lines} == {"workflow_step"}
     assert ledger_total(lines) == est.usd
@@ -247,8 +290,11 @@ def test_every_other_workflow_is_accepted(studio):
     assert all(h.status == "queued" for h in handles.values())
     assert {m: t.status for m, t in finals.items()} == dict.fromkeys(methods, "failed")
     ids = {h.task_id for h in handles.values()}
-    assert not [e for e in ledger(admin, studio["account_id"])
-                if e["task_id"] in ids or e.get("parent_task_id") in ids]  # released
+    assert not [
+        e
+        for e in ledger(admin, studio["account_id"])
+        if e["task_id"] in ids or e.get("parent_task_id") in ids
+    ]  # released
 
 
 def test_compat_routes_and_extend(studio):
@@ -260,29 +306,43 @@ def test_compat_routes_and_extend(studio):
     with faults(admin, fail_tasks=1.0):
         with pytest.warns(ClampWarning, match="will apply 8000"):
             ext = c.compat.extend_song("v6", audio_url=url, lyrics="and on", extend_at_ms=3000)
-        handles = [ext,
-                   c.compat.extend_music(audio_url=url, extend_seconds=5.0, prompt="strings"),
-                   c.compat.extend_music(audio_url=f"file_id:{song_id}", side="head", alias=True),
-                   c.generations.create(tool_id=c.tools.find("extend_song", "v5").id,
-                                        payload={"song": {"url": f"file_id:{song_id}"},
-                                                 "extend_type": "head", "extend_at_ms": 9000})]
+        handles = [
+            ext,
+            c.compat.extend_music(audio_url=url, extend_seconds=5.0, prompt="strings"),
+            c.compat.extend_music(audio_url=f"file_id:{song_id}", side="head", alias=True),
+            c.generations.create(
+                tool_id=c.tools.find("extend_song", "v5").id,
+                payload={
+                    "song": {"url": f"file_id:{song_id}"},
+                    "extend_type": "head",
+                    "extend_at_ms": 9000,
+                },
+            ),
+        ]
         finals = [h.wait(timeout=60, raise_on_failure=False) for h in handles]
     assert [(t.operation, t.model) for t in finals] == [
-        ("extend_song", "v6"), ("extend_music", "v5"), ("extend_music", "v5"),
-        ("extend_song", "v5")]
+        ("extend_song", "v6"),
+        ("extend_music", "v5"),
+        ("extend_music", "v5"),
+        ("extend_song", "v5"),
+    ]
 
 
 def test_agent_run(studio):
     c = studio["client"]
-    run = c.agent.run(tier="flash", prompt="Write a short jingle about coffee", max_steps=4,
-                      max_budget=200)
+    run = c.agent.run(
+        tier="flash", prompt="Write a short jingle about coffee", max_steps=4, max_budget=200
+    )
     assert run.status == "completed" and run.text
     trace = run.trace
     assert trace is not None and trace.steps and trace.usage.input_tokens > 0
     assert trace.stopped_by in (None, "budget", "max_steps")
     assert all(s.kind in ("tool_call", "prose", "verification") for s in trace.steps)
-    lines = [e for e in ledger(studio["admin"], studio["account_id"])
-             if e.get("parent_task_id") == run.task_id or e["task_id"] == run.task_id]
+    lines = [
+        e
+        for e in ledger(studio["admin"], studio["account_id"])
+        if e.get("parent_task_id") == run.task_id or e["task_id"] == run.task_id
+    ]
     assert any(e["kind"] == "agent_fee" for e in lines)
     assert ledger_total(lines) == trace.total_cost_usd
     for fid in trace.file_ids:

@@ -21,9 +21,11 @@ def test_a_jupyter_kernel_names_its_notebook(tmp_path):
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
         out = []
-        kc.execute_interactive("from songlab.client._record import current_origin\n"
-                               "print(current_origin())", timeout=60,
-                               output_hook=lambda m: out.append(m["content"].get("text", "")))
+        kc.execute_interactive(
+            "from songlab.client._record import current_origin\nprint(current_origin())",
+            timeout=60,
+            output_hook=lambda m: out.append(m["content"].get("text", "")),
+        )
         kc.stop_channels()
     finally:
         km.shutdown_kernel(now=True)

@@ -54,16 +54,27 @@ def clock(monkeypatch) -> Clock:
 
 
 def sync_client(fake: Fake, clock: Clock, **policy) -> Client:
-    c = Client(API_KEY, base_url=BASE, transport=httpx.MockTransport(fake), seed=4,
-               retry=RetryPolicy(**{"base_s": 0.5, "cap_s": 2.0, **policy}))
+    c = Client(
+        API_KEY,
+        base_url=BASE,
+        transport=httpx.MockTransport(fake),
+        seed=4,
+        retry=RetryPolicy(**{"base_s": 0.5, "cap_s": 2.0, **policy}),
+    )
     c._sleep = clock.sleep
     return c
 
 
 def test_a_read_rides_a_long_outage_of_mixed_failures(fake, clock):
     c = sync_client(fake, clock, max_total_s=60.0)
-    for status, body in [(None, None), (502, HTML_502), (504, b"<html>timeout</html>"),
-                         (503, b"Service Unavailable"), (500, b"oops"), (None, None)] * 3:
+    for status, body in [
+        (None, None),
+        (502, HTML_502),
+        (504, b"<html>timeout</html>"),
+        (503, b"Service Unavailable"),
+        (500, b"oops"),
+        (None, None),
+    ] * 3:
         fake.fail_next("/v1/account/balance", status, body)
     assert c.account.balance().total_effective == 99993
     assert len(fake.paths()) == 19 and sum(clock.sleeps) < 60.0
@@ -86,8 +97,10 @@ def test_a_read_past_its_deadline_raises_and_a_final_answer_at_once(fake, clock)
 
 def test_retry_after_is_honoured(fake, clock):
     c = sync_client(fake, clock)
-    answers = [httpx.Response(503, content=b"<html>busy</html>", headers={"Retry-After": "7"}),
-               httpx.Response(200, json={"data": []})]
+    answers = [
+        httpx.Response(503, content=b"<html>busy</html>", headers={"Retry-After": "7"}),
+        httpx.Response(200, json={"data": []}),
+    ]
     c._http._transport = httpx.MockTransport(lambda request: answers.pop(0))
     assert c.tools.list() == ()
     assert clock.sleeps == [7.0] and answers == []
@@ -113,8 +126,9 @@ def test_a_create_past_its_deadline_says_how_to_pick_it_up_again(fake, clock):
     e = info.value
     assert e.idempotency_key in str(e) and sum(clock.sleeps) < 30.0
     fake.faults.clear()
-    again = c.generations.create(tool_id="t-song-v5", payload={"prompt": "x"},
-                                 idempotency_key=e.idempotency_key)
+    again = c.generations.create(
+        tool_id="t-song-v5", payload={"prompt": "x"}, idempotency_key=e.idempotency_key
+    )
     assert again.task_id == "task-1" and fake.created == 1  # the same task, billed once
 
 
@@ -139,10 +153,15 @@ def test_an_upload_is_retried_only_where_it_never_reached_the_server(fake, clock
     assert len(fake.files) == 2  # the lost one is stored once, nothing twice
 
 
-@pytest.mark.parametrize(("path", "content"), [
-    ("/v1/account/balance", b"<html>captive portal</html>"),
-    ("/v1/generations/t1", b'{"status": "processing"}'),
-    ("/v1/tools", b'{"data": [{"model": "v5"}]}')], ids=["html-200", "no-task-id", "tool-no-id"])
+@pytest.mark.parametrize(
+    ("path", "content"),
+    [
+        ("/v1/account/balance", b"<html>captive portal</html>"),
+        ("/v1/generations/t1", b'{"status": "processing"}'),
+        ("/v1/tools", b'{"data": [{"model": "v5"}]}'),
+    ],
+    ids=["html-200", "no-task-id", "tool-no-id"],
+)
 def test_a_2xx_the_client_cannot_read_is_a_songlab_error(fake, clock, path, content):
     c = sync_client(fake, clock)
 
@@ -173,8 +192,9 @@ def test_a_create_answer_without_task_id_raises_and_releases_the_budget(fake, cl
     c._http._transport = httpx.MockTransport(route)
     with c.budget(usd="0.10") as b:
         with pytest.raises(MalformedResponse) as info:
-            c.generations.create(tool_id="t-song-v5", payload={"prompt": "x"},
-                                 idempotency_key="k-1")
+            c.generations.create(
+                tool_id="t-song-v5", payload={"prompt": "x"}, idempotency_key="k-1"
+            )
         assert b.held == 0 and b.spent == 0 and b.remaining == Decimal("0.10")
     assert "k-1" in str(info.value)
 
@@ -182,8 +202,9 @@ def test_a_create_answer_without_task_id_raises_and_releases_the_budget(fake, cl
 def test_budget_is_scoped_to_its_context_not_to_threads(client, fake):
     charged = []
     with client.budget(usd="0.07") as b:
-        other = threading.Thread(target=lambda: charged.append(
-            client.compat.generate_song("v5", prompt="widget thread")))
+        other = threading.Thread(
+            target=lambda: charged.append(client.compat.generate_song("v5", prompt="widget thread"))
+        )
         other.start()
         other.join()
         client.compat.generate_song("v5", prompt="mine")
@@ -231,6 +252,7 @@ def test_the_sync_stream_is_closed_when_a_callback_raises(fake):
 
     fake.tasks["t1"] = task_body("t1", status="processing")
     with Client(API_KEY, base_url=BASE, transport=httpx.MockTransport(route)) as c:
+
         def boom(event):
             raise RuntimeError("callback failed")
 
@@ -251,6 +273,7 @@ def test_async_file_work_runs_off_the_event_loop(aclient, fake, tmp_path):
         def run(*a):
             threads.append(threading.current_thread() is threading.main_thread())
             return fn(*a)
+
         return run
 
     async def main():
@@ -267,9 +290,14 @@ def test_async_file_work_runs_off_the_event_loop(aclient, fake, tmp_path):
 
 def test_the_async_client_shares_the_same_loop(fake):
     """The same outage through AsyncClient: the decisions are the shared ones."""
+
     async def main():
-        async with AsyncClient(API_KEY, base_url=BASE, transport=httpx.MockTransport(fake),
-                               retry=RetryPolicy(base_s=0.0, cap_s=0.0)) as c:
+        async with AsyncClient(
+            API_KEY,
+            base_url=BASE,
+            transport=httpx.MockTransport(fake),
+            retry=RetryPolicy(base_s=0.0, cap_s=0.0),
+        ) as c:
             fake.fail_next("/v1/generations", None, times=2)
             fake.fail_next("/v1/generations", 504, b"<html>gateway timeout</html>")
             h = await c.generations.create(tool_id="t-song-v5", payload={"prompt": "x"})

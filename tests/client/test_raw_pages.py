@@ -12,9 +12,11 @@ from tests.client.fakes import task_body
 
 
 def _pages(fake):
-    fake.pages = [{"data": [task_body("a"), task_body("b")], "next_cursor": "1"},
-                  {"data": [task_body("c")], "next_cursor": "2"},
-                  {"data": [], "next_cursor": None}]
+    fake.pages = [
+        {"data": [task_body("a"), task_body("b")], "next_cursor": "1"},
+        {"data": [task_body("c")], "next_cursor": "2"},
+        {"data": [], "next_cursor": None},
+    ]
 
 
 def test_raw_pages_are_the_bodies_as_sent_and_follow_cursors_lazily(client, fake):
@@ -40,8 +42,11 @@ def test_raw_pages_default_to_the_largest_page(client, fake):
 
 def test_raw_pages_retry_like_every_read(client, fake):
     _pages(fake)
-    fake.fail_next("/v1/generations", 503, {"error": "ServiceUnavailable", "message": "busy",
-                                            "retryable": True})
+    fake.fail_next(
+        "/v1/generations",
+        503,
+        {"error": "ServiceUnavailable", "message": "busy", "retryable": True},
+    )
     fake.fail_next("/v1/generations", None)  # then a connection reset
     pages = list(client.generations.raw_pages(limit=2))
     assert len(pages) == 3
@@ -49,8 +54,14 @@ def test_raw_pages_retry_like_every_read(client, fake):
 
 
 @pytest.mark.parametrize(
-    "body", [b"<html>busy</html>", b'{"next_cursor": null}', b'{"data": [], "next_cursor": 7}',
-             b'[1, 2]', b'{"data": [1, 2'],
+    "body",
+    [
+        b"<html>busy</html>",
+        b'{"next_cursor": null}',
+        b'{"data": [], "next_cursor": 7}',
+        b"[1, 2]",
+        b'{"data": [1, 2',
+    ],
     ids=["not-json", "no-data", "cursor-not-string", "not-an-object", "truncated"],
 )
 def test_an_unreadable_page_is_a_malformed_response(client, fake, body):

@@ -58,11 +58,14 @@ def test_every_accepted_create_is_recorded_per_contract(client, sandbox, tmp_pat
     assert row["take"] == 1 and row["scope"] == row["origin"] and row["origin"].startswith("test:")
     assert row["sent_at"] <= row["accepted_at"]
     body = {"tool_id": row["tool_id"], "payload_json": json.dumps(SONG)}
-    assert row["payload_sha256"] == hashlib.sha256(
-        canonical_request("/v1/generations", body).encode()).hexdigest()
+    assert (
+        row["payload_sha256"]
+        == hashlib.sha256(canonical_request("/v1/generations", body).encode()).hexdigest()
+    )
     # nothing secret, no payload text
     raw = client.record.path.read_bytes() + b"".join(
-        p.read_bytes() for p in client.record.path.parent.glob("*.sqlite-wal"))
+        p.read_bytes() for p in client.record.path.parent.glob("*.sqlite-wal")
+    )
     assert account.api_key.encode() not in raw and b"a short test song" not in raw
     assert client.record.table(key_id="key_000000000000").num_rows == 0
 
@@ -79,8 +82,11 @@ def test_same_request_reattaches_without_a_post_and_says_so(client, capsys):
     capsys.readouterr()
     before = _balance(client)
     # the payload's key order and spacing do not make another request
-    h2 = client.generations.create(operation="generate_song", model="v5",
-                                   payload='{"duration_seconds": 5, "prompt": "a short test song"}')
+    h2 = client.generations.create(
+        operation="generate_song",
+        model="v5",
+        payload='{"duration_seconds": 5, "prompt": "a short test song"}',
+    )
     out = capsys.readouterr().out
     assert h2.task_id == h1.task_id and h2.raw["reused"] is True
     assert out.count("\n") == 1 and f"reused task {h1.task_id[:8]}" in out
@@ -94,10 +100,12 @@ def test_takes_seeds_fresh_and_reuse_off_make_new_tasks(sandbox, account, capsys
         first = c.generations.create(operation="generate_song", model="v5", payload=SONG)
         take2 = c.generations.create(operation="generate_song", model="v5", payload=SONG, take=2)
         again2 = c.generations.create(operation="generate_song", model="v5", payload=SONG, take=2)
-        seeded = c.generations.create(operation="generate_song", model="v5",
-                                      payload={**SONG, "seed": 7})
-        fresh = c.generations.create(operation="generate_song", model="v5", payload=SONG,
-                                     fresh=True)
+        seeded = c.generations.create(
+            operation="generate_song", model="v5", payload={**SONG, "seed": 7}
+        )
+        fresh = c.generations.create(
+            operation="generate_song", model="v5", payload=SONG, fresh=True
+        )
         lic = c.generations.create(operation="generate_song", model="v5", payload=SONG, license=3)
         assert again2.task_id == take2.task_id
         ids = {first.task_id, take2.task_id, seeded.task_id, fresh.task_id, lic.task_id}
@@ -145,14 +153,31 @@ def test_a_task_the_service_lost_is_created_again_and_said(client, capsys):
     route = "/v1/generations"
     tool = next(t for t in client.tools.list() if (t.operation, t.model) == ("generate_song", "v5"))
     body = {"tool_id": tool.id, "payload_json": json.dumps(SONG)}
-    key = deterministic_key(client.key_id, route, canonical_request(route, body),
-                            client._scope()[1], 1)
-    client.record.write(RecordRow(
-        task_id="00000000-0000-4000-8000-000000000000", key_id=client.key_id,
-        base_url=client.base_url, idempotency_key=key, route=route, tool_id=tool.id,
-        operation="generate_song", model="v5", license=1, payload_sha256=None,
-        estimate_usd=Decimal("0.07"), project=None, tags=None, scope=client._scope()[1], take=1,
-        origin=None, sent_at=None, accepted_at=None))
+    key = deterministic_key(
+        client.key_id, route, canonical_request(route, body), client._scope()[1], 1
+    )
+    client.record.write(
+        RecordRow(
+            task_id="00000000-0000-4000-8000-000000000000",
+            key_id=client.key_id,
+            base_url=client.base_url,
+            idempotency_key=key,
+            route=route,
+            tool_id=tool.id,
+            operation="generate_song",
+            model="v5",
+            license=1,
+            payload_sha256=None,
+            estimate_usd=Decimal("0.07"),
+            project=None,
+            tags=None,
+            scope=client._scope()[1],
+            take=1,
+            origin=None,
+            sent_at=None,
+            accepted_at=None,
+        )
+    )
     assert client.previous_create(route, body) is not None
     before = _balance(client)
     h = client.generations.create(tool_id=tool.id, payload=SONG)
@@ -201,15 +226,22 @@ _WORKER = textwrap.dedent("""
 """)
 
 
-def test_several_processes_at_once_create_each_request_once(sandbox, account, tmp_path,
-                                                            monkeypatch):
+def test_several_processes_at_once_create_each_request_once(
+    sandbox, account, tmp_path, monkeypatch
+):
     record = tmp_path / "shared.sqlite"
     monkeypatch.setenv("SONGLAB_RECORD", str(record))
     monkeypatch.setenv("SONGLAB_ORIGIN", "/shared/notebook.ipynb")
     script = tmp_path / "worker.py"
     script.write_text(_WORKER)
-    procs = [subprocess.Popen([sys.executable, str(script), sandbox.base_url, account.api_key,
-                               "12"], stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), sandbox.base_url, account.api_key, "12"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -224,8 +256,9 @@ def test_several_processes_at_once_create_each_request_once(sandbox, account, tm
 def test_an_unusable_record_never_fails_a_create(sandbox, account, tmp_path, caplog):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the record's directory should be")
-    with Client(account.api_key, base_url=sandbox.base_url, quiet=True,
-                record=blocker / "record.sqlite") as c:
+    with Client(
+        account.api_key, base_url=sandbox.base_url, quiet=True, record=blocker / "record.sqlite"
+    ) as c:
         h1 = c.generations.create(operation="generate_song", model="v5", payload=SONG)
         h2 = c.generations.create(operation="generate_song", model="v5", payload=SONG)
         assert h1.task_id == h2.task_id  # the derived key: the service deduplicated
@@ -243,15 +276,15 @@ def test_a_failed_task_reattaches_and_says_how_to_ask_again(client, admin, capsy
     again = client.generations.create(operation="generate_song", model="v5", payload=SONG)
     assert again.task_id == h.task_id and again.status == "failed"
     assert "it failed (nothing was billed); take=2" in capsys.readouterr().out
-    second = client.generations.create(operation="generate_song", model="v5", payload=SONG,
-                                       take=2)
+    second = client.generations.create(operation="generate_song", model="v5", payload=SONG, take=2)
     assert second.wait(timeout=60).status == "completed"
 
 
 def test_the_same_bytes_are_uploaded_once(client, sandbox, account):
     posts = []
     client._http.event_hooks["request"].append(
-        lambda r: posts.append(r.url.path) if r.method == "POST" else None)
+        lambda r: posts.append(r.url.path) if r.method == "POST" else None
+    )
     data = (DATA / "voice_female.mp3").read_bytes()
     a = client.files.upload(DATA / "voice_female.mp3")
     b = client.files.upload(data, filename="voice_female.mp3")  # same bytes, same type
@@ -259,9 +292,14 @@ def test_the_same_bytes_are_uploaded_once(client, sandbox, account):
     c = client.files.upload(data, filename="voice.bin")  # another type: its own file
     assert c.file_id != a.file_id and posts == ["/v1/files"] * 2
     # a recorded file the service no longer has is uploaded again
-    client.record.write_upload(client.key_id, client.base_url,
-                               hashlib.sha256(b"gone").hexdigest(), "audio/mpeg",
-                               "00000000-0000-4000-8000-00000000dead", 4)
+    client.record.write_upload(
+        client.key_id,
+        client.base_url,
+        hashlib.sha256(b"gone").hexdigest(),
+        "audio/mpeg",
+        "00000000-0000-4000-8000-00000000dead",
+        4,
+    )
     d = client.files.upload(b"gone", filename="gone.mp3")
     assert d.file_id != "00000000-0000-4000-8000-00000000dead" and len(posts) == 3
     with Client(account.api_key, base_url=sandbox.base_url, reuse=False) as off:

@@ -36,8 +36,9 @@ def posts(fake):
 
 
 def test_native_create_sends_payload_json_as_a_string_and_a_generated_key(client, fake):
-    h = client.generations.create(tool_id="t-song-v5", payload={"prompt": "lo-fi", "seed": 3},
-                                  license="standard")
+    h = client.generations.create(
+        tool_id="t-song-v5", payload={"prompt": "lo-fi", "seed": 3}, license="standard"
+    )
     (req,) = posts(fake)
     body = json.loads(req.content)
     assert isinstance(body["payload_json"], str)
@@ -98,9 +99,18 @@ def test_retries_are_bounded(client, fake):
     assert info.value.retryable and fake.created == 0
 
 
-@pytest.mark.parametrize(("status", "body", "cls"), [
-    (402, {"error": "InsufficientFunds", "message": "short", "retryable": False}, InsufficientFunds),
-    (400, b"<html>bad request</html>", UnexpectedResponse)], ids=["402", "400-html"])
+@pytest.mark.parametrize(
+    ("status", "body", "cls"),
+    [
+        (
+            402,
+            {"error": "InsufficientFunds", "message": "short", "retryable": False},
+            InsufficientFunds,
+        ),
+        (400, b"<html>bad request</html>", UnexpectedResponse),
+    ],
+    ids=["402", "400-html"],
+)
 def test_final_errors_are_not_retried(client, fake, status, body, cls):
     fake.fail_next("/v1/generations", status, body)
     with pytest.raises(cls):
@@ -124,9 +134,14 @@ def test_transport_failure_after_retries_is_a_connection_error(client, fake):
 
 def test_get_parses_the_snapshot(client, fake):
     meta = {"vocal_id": "voice-9"}
-    fake.tasks["t1"] = task_body("t1", output={"metadata_json": json.dumps(meta), "text": None,
-                                               "assets": [{"file_id": "f-1", "blob_hash": "h",
-                                                           "url": "http://x/_storage/1"}]})
+    fake.tasks["t1"] = task_body(
+        "t1",
+        output={
+            "metadata_json": json.dumps(meta),
+            "text": None,
+            "assets": [{"file_id": "f-1", "blob_hash": "h", "url": "http://x/_storage/1"}],
+        },
+    )
     t = client.generations.get("t1")
     assert isinstance(t, Task) and t.done and t.cost_usd == Decimal("0.07")
     assert t.vocal_id == "voice-9" and t.output.metadata_json == json.dumps(meta)
@@ -143,8 +158,10 @@ def test_get_errors(client):
 
 
 def test_list_follows_cursors_lazily(client, fake):
-    fake.pages = [{"data": [task_body("a"), task_body("b")], "next_cursor": "1"},
-                  {"data": [task_body("c")], "next_cursor": None}]
+    fake.pages = [
+        {"data": [task_body("a"), task_body("b")], "next_cursor": "1"},
+        {"data": [task_body("c")], "next_cursor": None},
+    ]
     it = iter(client.generations.list(limit=2))
     assert fake.paths() == []
     assert next(it).task_id == "a" and next(it).task_id == "b"
@@ -199,8 +216,9 @@ def test_wait_deadline_carries_the_task_id(client, fake, monkeypatch):
 
 
 def test_wait_on_a_failed_task(client, fake):
-    fake.tasks["t1"] = task_body("t1", status="failed",
-                                 failure={"error": "InvalidGenerationInput", "message": "bad"})
+    fake.tasks["t1"] = task_body(
+        "t1", status="failed", failure={"error": "InvalidGenerationInput", "message": "bad"}
+    )
     with pytest.raises(TaskFailed, match="InvalidGenerationInput: bad") as info:
         client.generations.wait("t1", use_stream=False)
     assert info.value.task.status == "failed"
@@ -248,17 +266,27 @@ def test_upload_from_bytes_and_url(client, fake):
 
 
 def test_dedicated_routes_send_license_names(client, fake):
-    h = client.voice_clones.create(reference_file_id="f-ref", consent=True,
-                                   rights_attestation="mine", license=3, name="Ann")
-    t = client.song_translations.create(song_file_id="f", target_language="French",
-                                        song_style="female pop")
+    h = client.voice_clones.create(
+        reference_file_id="f-ref", consent=True, rights_attestation="mine", license=3, name="Ann"
+    )
+    t = client.song_translations.create(
+        song_file_id="f", target_language="French", song_style="female pop"
+    )
     w = client.workflows.karaoke_track(song_file_id="f", license="sync")
     bodies = [json.loads(r.content) for r in posts(fake)]
-    assert [r.url.path for r in posts(fake)] == ["/v1/voice-clones", "/v1/song-translations",
-                                                 "/v1/karaoke-tracks"]
-    assert bodies[0] == {"reference_file_id": "f-ref", "consent": True,
-                         "rights_attestation": "mine", "version": "v5",
-                         "license": "distribution", "name": "Ann"}
+    assert [r.url.path for r in posts(fake)] == [
+        "/v1/voice-clones",
+        "/v1/song-translations",
+        "/v1/karaoke-tracks",
+    ]
+    assert bodies[0] == {
+        "reference_file_id": "f-ref",
+        "consent": True,
+        "rights_attestation": "mine",
+        "version": "v5",
+        "license": "distribution",
+        "name": "Ann",
+    }
     assert bodies[1]["license"] == "royalty_free" and bodies[1]["syllable_matched"] is True
     assert bodies[2] == {"song_file_id": "f", "license": "sync"}
     assert h.consent_id == "consent-1" and t.task_id and w.task_id
@@ -271,8 +299,12 @@ def test_compat_routes(client, fake):
     client.compat.extend_music(audio_url="u", extend_seconds=30.0)
     client.compat.extend_music(audio_url="u", alias=True)
     assert [r.url.path for r in posts(fake)] == [
-        "/v7/generate/song", "/v6/generate/singing", "/v5/extend/song", "/v5/extend/music",
-        "/v1/generate/extend"]
+        "/v7/generate/song",
+        "/v6/generate/singing",
+        "/v5/extend/song",
+        "/v5/extend/music",
+        "/v1/generate/extend",
+    ]
     assert json.loads(posts(fake)[1].content) == {"styleOfMusic": "soul", "lyrics": "la"}
     assert all("tool_id" not in json.loads(r.content) for r in posts(fake))
 
@@ -282,8 +314,11 @@ def test_voice_clone_to_vocal_id(client, fake):
     clone = None
 
     def finish():
-        fake.tasks["task-1"] = task_body("task-1", operation="vocal_clone", output={
-            "metadata_json": json.dumps({"vocal_id": "voice-abc"})})
+        fake.tasks["task-1"] = task_body(
+            "task-1",
+            operation="vocal_clone",
+            output={"metadata_json": json.dumps({"vocal_id": "voice-abc"})},
+        )
 
     fake.streams["task-1"] = [[ev(1, "terminal", status="completed")]]
     orig = fake._route
@@ -295,20 +330,31 @@ def test_voice_clone_to_vocal_id(client, fake):
         return resp
 
     fake._route = route
-    clone = client.voice_clones.clone(reference_file_id="f-ref", consent=True,
-                                      rights_attestation="mine")
+    clone = client.voice_clones.clone(
+        reference_file_id="f-ref", consent=True, rights_attestation="mine"
+    )
     assert clone.vocal_id == "voice-abc" and clone.consent_id == "consent-1"
 
 
 TRACE = {
     "steps": [
         {"index": 0, "kind": "prose", "text": "Planning"},
-        {"index": 1, "kind": "tool_call", "tool": "generate_song", "tool_id": "t-song-v5",
-         "status": "completed", "cost_usd": "0.07", "task_id": "sub-1", "file_ids": ["f-9"]},
+        {
+            "index": 1,
+            "kind": "tool_call",
+            "tool": "generate_song",
+            "tool_id": "t-song-v5",
+            "status": "completed",
+            "cost_usd": "0.07",
+            "task_id": "sub-1",
+            "file_ids": ["f-9"],
+        },
         {"index": 2, "kind": "verification", "text": "Sounds right"},
     ],
     "usage": {"input_tokens": 1200, "output_tokens": 300},
-    "agent_fee_usd": "0.00180", "total_cost_usd": "0.07180", "stopped_by": None,
+    "agent_fee_usd": "0.00180",
+    "total_cost_usd": "0.07180",
+    "stopped_by": None,
 }
 
 
@@ -320,10 +366,17 @@ def test_agent_run_returns_the_parsed_trace(client, fake):
         if request.method == "POST":
             body = json.loads(request.content)
             assert body["tool_id"] == "t-agent-pro"
-            assert json.loads(body["payload_json"]) == {"prompt": "make a jingle",
-                                                        "max_steps": 5, "max_budget": 50}
-            fake.tasks["task-1"] = task_body("task-1", operation="agent", model="pro", output={
-                "text": "Done.", "metadata_json": json.dumps(TRACE)})
+            assert json.loads(body["payload_json"]) == {
+                "prompt": "make a jingle",
+                "max_steps": 5,
+                "max_budget": 50,
+            }
+            fake.tasks["task-1"] = task_body(
+                "task-1",
+                operation="agent",
+                model="pro",
+                output={"text": "Done.", "metadata_json": json.dumps(TRACE)},
+            )
         return resp
 
     fake._route = route
@@ -381,8 +434,11 @@ def test_budget_counts_an_idempotent_repeat_once_and_releases_failures(client, f
     with client.budget(usd="1") as b:
         client.compat.generate_song("v5", prompt="p", idempotency_key="same")
         client.compat.generate_song("v5", prompt="p", idempotency_key="same")
-        fake.fail_next("/v5/generate/song", 402, {"error": "InsufficientFunds", "message": "x",
-                                                  "retryable": False})
+        fake.fail_next(
+            "/v5/generate/song",
+            402,
+            {"error": "InsufficientFunds", "message": "x", "retryable": False},
+        )
         with pytest.raises(InsufficientFunds):
             client.compat.generate_song("v5", prompt="p")
     assert b.spent == Decimal("0.07") and b.held == 0 and b.task_ids == ["task-1"]
@@ -394,8 +450,9 @@ def test_dependency_unavailable_on_a_dedicated_route_is_retried(client, fake):
     assert h.consent_id and len(posts(fake)) == 2
     with pytest.raises(DependencyUnavailable):
         fake.fail_next("/v1/voice-clones", 503, DU, times=9)
-        client.voice_clones.create(reference_file_id="f", consent=True, rights_attestation="r",
-                                   take=2)
+        client.voice_clones.create(
+            reference_file_id="f", consent=True, rights_attestation="r", take=2
+        )
 
 
 def test_timeouts_are_retried_then_raised_as_api_timeout_error(client, fake):

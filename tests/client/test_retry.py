@@ -75,12 +75,18 @@ def page(status, content=HTML):
         (httpx.UnsupportedProtocol("ftp"), False, False, False),
         (ValueError("x"), False, False, False),
     ],
-    ids=lambda v: v if isinstance(v, bool) else f"{type(v).__name__}"
-    f"{'-' + str(v.status_code) if hasattr(v, 'status_code') else ''}",
+    ids=lambda v: (
+        v
+        if isinstance(v, bool)
+        else f"{type(v).__name__}{'-' + str(v.status_code) if hasattr(v, 'status_code') else ''}"
+    ),
 )
 def test_what_each_kind_of_call_retries(exc, read, create, upload):
     assert (is_retryable(exc, READ), is_retryable(exc, CREATE), is_retryable(exc, UPLOAD)) == (
-        read, create, upload)
+        read,
+        create,
+        upload,
+    )
 
 
 def test_constants_are_sane():
@@ -93,15 +99,25 @@ def test_full_jitter_stays_under_the_capped_exponential_ceiling():
     policy = RetryPolicy(base_s=0.5, cap_s=4.0)
     rng = random.Random(7)
     for attempt in range(12):
-        ceiling = min(4.0, 0.5 * 2 ** attempt)
+        ceiling = min(4.0, 0.5 * 2**attempt)
         draws = [backoff_delay(attempt, policy, rng) for _ in range(200)]
         assert all(0.0 <= d <= ceiling for d in draws)
         assert max(draws) > ceiling * 0.8 and min(draws) < ceiling * 0.2
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("3", 3.0), (" 1.5 ", 1.5), ("0", 0.0), ("-4", 0.0), ("soon", None), ("", None),
-    ("inf", None), ("nan", None)])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("3", 3.0),
+        (" 1.5 ", 1.5),
+        ("0", 0.0),
+        ("-4", 0.0),
+        ("soon", None),
+        ("", None),
+        ("inf", None),
+        ("nan", None),
+    ],
+)
 def test_retry_after_seconds(value, expected):
     assert retry_after_s({"retry-after": value}) == expected
 
@@ -116,8 +132,14 @@ def test_retry_after_http_date():
 
 
 def retrier(kind=READ, now=0.0, key=None, **policy):
-    return Retrier(kind, RetryPolicy(**{"base_s": 0.1, "cap_s": 0.4, **policy}),
-                   random.Random(1), now=now, describe=("GET", "/v1/x"), key=key)
+    return Retrier(
+        kind,
+        RetryPolicy(**{"base_s": 0.1, "cap_s": 0.4, **policy}),
+        random.Random(1),
+        now=now,
+        describe=("GET", "/v1/x"),
+        key=key,
+    )
 
 
 def test_reads_retry_until_their_deadline_not_a_count():
@@ -174,9 +196,15 @@ def test_a_final_answer_is_raised_at_once_even_with_retry_after():
 
 
 def test_the_callers_deadline_replaces_the_error():
-    r = Retrier(READ, RetryPolicy(base_s=1.0, cap_s=1.0), random.Random(3), now=0.0,
-                describe=("GET", "/v1/generations/t"), deadline=0.5,
-                expired=lambda: WaitTimeout("t", 0.5, "processing"))
+    r = Retrier(
+        READ,
+        RetryPolicy(base_s=1.0, cap_s=1.0),
+        random.Random(3),
+        now=0.0,
+        describe=("GET", "/v1/generations/t"),
+        deadline=0.5,
+        expired=lambda: WaitTimeout("t", 0.5, "processing"),
+    )
     with pytest.raises(WaitTimeout) as info:
         for _ in range(50):
             r.on_error(httpx.ConnectError("refused"), 0.49)
@@ -220,8 +248,10 @@ def test_an_upload_is_never_repeated_after_it_may_have_been_stored():
         retrier(UPLOAD).on_error(page(502), 0.0)
 
 
-@pytest.mark.parametrize("kwargs", [{"max_attempts": 0}, {"base_s": -1}, {"max_total_s": -1},
-                                    {"create_deadline_s": float("nan")}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"max_attempts": 0}, {"base_s": -1}, {"max_total_s": -1}, {"create_deadline_s": float("nan")}],
+)
 def test_policy_validates(kwargs):
     with pytest.raises(ValueError):
         RetryPolicy(**kwargs)
@@ -229,5 +259,10 @@ def test_policy_validates(kwargs):
 
 def test_never_policy_tries_once():
     with pytest.raises(APIConnectionError):
-        Retrier(READ, RetryPolicy.never(), random.Random(), now=0.0,
-                describe=("GET", "/"),).on_error(httpx.ConnectError("x"), 0.0)
+        Retrier(
+            READ,
+            RetryPolicy.never(),
+            random.Random(),
+            now=0.0,
+            describe=("GET", "/"),
+        ).on_error(httpx.ConnectError("x"), 0.0)

@@ -15,15 +15,19 @@ from tests.client.fakes import API_KEY, BASE, FAST_RETRY
 def exercise(client, fake):
     """Every kind of call, including failures, retries and a stream."""
     errors: list[BaseException] = []
-    fake.fail_next("/v1/generations", 429, {"error": "RateLimited", "message": "m",
-                                            "retryable": True})
+    fake.fail_next(
+        "/v1/generations", 429, {"error": "RateLimited", "message": "m", "retryable": True}
+    )
     h = client.generations.create(tool_id="t-song-v5", payload={"prompt": "x"})
     client.generations.get(h.task_id)
-    for call in (lambda: client.generations.get("absent"),
-                 lambda: client.generations.get("foreign"),
-                 lambda: client.files.link("nope"),
-                 lambda: client.voice_clones.create(reference_file_id="f", consent=False,
-                                                    rights_attestation="r")):
+    for call in (
+        lambda: client.generations.get("absent"),
+        lambda: client.generations.get("foreign"),
+        lambda: client.files.link("nope"),
+        lambda: client.voice_clones.create(
+            reference_file_id="f", consent=False, rights_attestation="r"
+        ),
+    ):
         try:
             call()
         except SonglabError as e:

@@ -37,8 +37,16 @@ def frame(seq, kind="progress", **extra):
 
 
 def loop(now=0.0, deadline=None, after=0, policy=POLICY):
-    return StreamLoop("t", path="/v1/generations/t/stream", after=after, policy=policy,
-                      rng=random.Random(2), timeout=TIMEOUT, now=now, deadline=deadline)
+    return StreamLoop(
+        "t",
+        path="/v1/generations/t/stream",
+        after=after,
+        policy=policy,
+        rng=random.Random(2),
+        timeout=TIMEOUT,
+        now=now,
+        deadline=deadline,
+    )
 
 
 # -- StreamResume: cursor and dedupe -------------------------------------------------------
@@ -97,13 +105,35 @@ def test_event_parsing_falls_back_to_sse_fields():
     assert (e.seq, e.kind, e.status) == (7, "progress", "processing")
 
 
-@pytest.mark.parametrize(("data", "sse_id"), [
-    ("{not json", "1"), ("[1, 2]", "1"), ('"text"', "1"), ('{"seq": "x1"}', "1"),
-    ('{"seq": 1.5}', "1"), ('{"seq": true}', "1"), ('{"kind": "progress"}', "seven"),
-    ('{"seq": 3, "cursor": "later"}', "3"), ('{"seq": 2, "kind": 5}', "2"),
-    ('{"seq": 2}', "x2"), ('{"seq": 2}', "3")],
-    ids=["not-json", "array", "string", "seq-text", "seq-float", "seq-bool", "id-text",
-         "cursor-text", "kind-number", "id-text-beside-seq", "id-disagrees"])
+@pytest.mark.parametrize(
+    ("data", "sse_id"),
+    [
+        ("{not json", "1"),
+        ("[1, 2]", "1"),
+        ('"text"', "1"),
+        ('{"seq": "x1"}', "1"),
+        ('{"seq": 1.5}', "1"),
+        ('{"seq": true}', "1"),
+        ('{"kind": "progress"}', "seven"),
+        ('{"seq": 3, "cursor": "later"}', "3"),
+        ('{"seq": 2, "kind": 5}', "2"),
+        ('{"seq": 2}', "x2"),
+        ('{"seq": 2}', "3"),
+    ],
+    ids=[
+        "not-json",
+        "array",
+        "string",
+        "seq-text",
+        "seq-float",
+        "seq-bool",
+        "id-text",
+        "cursor-text",
+        "kind-number",
+        "id-text-beside-seq",
+        "id-disagrees",
+    ],
+)
 def test_a_malformed_frame_is_a_songlab_error(data, sse_id):
     with pytest.raises(MalformedResponse) as info:
         loop().on_frame(data, sse_id, "progress")
@@ -177,8 +207,11 @@ def test_gateway_refusals_are_retried_after_retry_after():
     assert "503" in lp.reason
 
 
-@pytest.mark.parametrize("exc", [httpx.UnsupportedProtocol("ftp"), httpx.DecodingError("gzip")],
-                         ids=["unsupported-protocol", "decoding"])
+@pytest.mark.parametrize(
+    "exc",
+    [httpx.UnsupportedProtocol("ftp"), httpx.DecodingError("gzip")],
+    ids=["unsupported-protocol", "decoding"],
+)
 def test_an_unfixable_transport_error_is_raised_as_a_songlab_error(exc):
     with pytest.raises(APIConnectionError):
         loop().on_broken(exc)
@@ -223,9 +256,12 @@ def test_wait_loop_deadline_and_failure():
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(n=st.integers(1, 30),
-       cuts=st.lists(st.tuples(st.integers(0, 6), st.booleans(), st.integers(0, 3)),
-                     min_size=1, max_size=40))
+@given(
+    n=st.integers(1, 30),
+    cuts=st.lists(
+        st.tuples(st.integers(0, 6), st.booleans(), st.integers(0, 3)), min_size=1, max_size=40
+    ),
+)
 def test_any_cuts_and_replays_deliver_every_event_once_in_order(n, cuts):
     """The server's log is seqs 1..n (the last terminal). Each connection replays from the
     cursor, may first resend old events, delivers ``k`` new ones, then is cut or sends an

@@ -18,7 +18,7 @@ api = pytest.importorskip("mypy.api")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-SNIPPET = '''
+SNIPPET = """
 import songlab
 from songlab.client import AsyncClient
 
@@ -48,7 +48,7 @@ async def main(a: AsyncClient) -> None:
     reveal_type(a.generations.stream("t"))
     reveal_type(await a.voice_clones.clone(reference_file_id="f", consent=True,
                                            rights_attestation="mine"))
-'''
+"""
 
 EXPECTED = [
     "songlab.client._sync.Client",
@@ -80,8 +80,17 @@ def cache(tmp_path_factory):
 def _mypy(tmp_path, cache, code):
     f = tmp_path / "user_code.py"
     f.write_text(textwrap.dedent(code))
-    out, err, status = api.run(["--strict", "--no-error-summary", "--cache-dir", str(cache),
-                                "--config-file", str(ROOT / "pyproject.toml"), str(f)])
+    out, err, status = api.run(
+        [
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(cache),
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            str(f),
+        ]
+    )
     return out, status
 
 
@@ -94,21 +103,28 @@ def test_user_code_sees_the_dataclasses_not_any(tmp_path, cache):
 
 
 def test_misuse_is_a_type_error(tmp_path, cache):
-    out, status = _mypy(tmp_path, cache, '''
+    out, status = _mypy(
+        tmp_path,
+        cache,
+        """
         import songlab
 
         async def f() -> None:
             c = songlab.connect()
             await c.account.balance()
             c.generations.get("t", after=1)
-    ''')
+    """,
+    )
     assert status == 1
     assert 'Incompatible types in "await" (actual type "Balance"' in out, out
     assert 'Unexpected keyword argument "after"' in out, out
 
 
 def test_watch_is_typed_on_both_clients(tmp_path, cache):
-    out, _ = _mypy(tmp_path, cache, '''
+    out, _ = _mypy(
+        tmp_path,
+        cache,
+        """
         from songlab.client import AsyncClient, Client, WatchUpdate
 
         def show(u: WatchUpdate) -> None:
@@ -119,7 +135,8 @@ def test_watch_is_typed_on_both_clients(tmp_path, cache):
             reveal_type(c.watch(c.task("t"), timeout=None))
             w = reveal_type(a.watch("t", show))
             w.close()
-    ''')
+    """,
+    )
     revealed = [r.replace("builtins.", "") for r in re.findall(r'Revealed type is "([^"]+)"', out)]
     assert revealed == [
         "songlab.client._models.Event | None",

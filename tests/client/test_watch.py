@@ -26,9 +26,12 @@ def kinds(updates: list[WatchUpdate]) -> list[str]:
 
 def test_sync_watch_tells_each_event_then_the_snapshot(client, fake):
     fake.tasks["t1"] = task_body("t1")
-    fake.streams["t1"] = [[{"seq": 1, "kind": "progress", "task_id": "t1", "progress": 0.5},
-                           {"seq": 2, "kind": "terminal", "task_id": "t1",
-                            "status": "completed"}]]
+    fake.streams["t1"] = [
+        [
+            {"seq": 1, "kind": "progress", "task_id": "t1", "progress": 0.5},
+            {"seq": 2, "kind": "terminal", "task_id": "t1", "status": "completed"},
+        ]
+    ]
     seen: list[WatchUpdate] = []
     task = client.watch("t1", seen.append)
     assert task.status == "completed" and task.task_id == "t1"
@@ -40,15 +43,18 @@ def test_sync_watch_tells_each_event_then_the_snapshot(client, fake):
 
 def test_a_handle_is_watched_like_its_id(client, fake):
     fake.tasks["t1"] = task_body("t1")
-    fake.streams["t1"] = [[{"seq": 1, "kind": "terminal", "task_id": "t1",
-                            "status": "completed"}]]
+    fake.streams["t1"] = [[{"seq": 1, "kind": "terminal", "task_id": "t1", "status": "completed"}]]
     assert client.watch(client.task("t1")).task_id == "t1"
 
 
 def test_async_watch_awaits_a_coroutine_callback(aclient, fake):
     fake.tasks["t1"] = task_body("t1")
-    fake.streams["t1"] = [[{"seq": 1, "kind": "progress", "task_id": "t1"},
-                           {"seq": 2, "kind": "terminal", "task_id": "t1"}]]
+    fake.streams["t1"] = [
+        [
+            {"seq": 1, "kind": "progress", "task_id": "t1"},
+            {"seq": 2, "kind": "terminal", "task_id": "t1"},
+        ]
+    ]
     seen: list[str] = []
 
     async def callback(update: WatchUpdate) -> None:
@@ -64,8 +70,9 @@ def test_async_watch_awaits_a_coroutine_callback(aclient, fake):
 
 
 def test_a_failed_task_raises_unless_asked_not_to(client, fake):
-    fake.tasks["t1"] = task_body("t1", status="failed",
-                                 failure={"error": "PipelineError", "message": "boom"})
+    fake.tasks["t1"] = task_body(
+        "t1", status="failed", failure={"error": "PipelineError", "message": "boom"}
+    )
     fake.streams["t1"] = [[{"seq": 1, "kind": "terminal", "task_id": "t1", "status": "failed"}]]
     with pytest.raises(TaskFailed):
         client.watch("t1")
@@ -85,10 +92,15 @@ def test_a_deadline_ends_the_watch(client, fake):
         client.watch("t1", timeout=0.05, poll_interval=0.01)
 
 
-@pytest.mark.parametrize(("field", "options"), [
-    ("task", {"task": ""}), ("timeout", {"timeout": 0}), ("poll_interval", {"poll_interval": -1}),
-    ("max_resumes", {"max_resumes": -1}),
-])
+@pytest.mark.parametrize(
+    ("field", "options"),
+    [
+        ("task", {"task": ""}),
+        ("timeout", {"timeout": 0}),
+        ("poll_interval", {"poll_interval": -1}),
+        ("max_resumes", {"max_resumes": -1}),
+    ],
+)
 def test_bad_options_name_the_field(client, field, options):
     task = options.pop("task", "t1")
     with pytest.raises(ValidationError) as err:
@@ -99,8 +111,9 @@ def test_bad_options_name_the_field(client, field, options):
 class Scripted:
     """A duck-typed client: streams cut after ``drop_after`` events, dict snapshots."""
 
-    def __init__(self, events: list[dict[str, Any]], final: dict[str, Any],
-                 drop_after: int | None = None) -> None:
+    def __init__(
+        self, events: list[dict[str, Any]], final: dict[str, Any], drop_after: int | None = None
+    ) -> None:
         self.events, self.final, self.drop_after = events, final, drop_after
         self.afters: list[int] = []
         self.generations = self
@@ -122,8 +135,10 @@ def test_the_function_resumes_a_duck_typed_client_after_the_last_seq():
     final = watch(c, "t", seen.append)
     assert final == {"task_id": "t", "status": "completed"}
     assert c.afters == [0, 2, 4]
-    assert kinds(seen).count("resumed") == 2 and [u.after for u in seen
-                                                   if u.kind == "resumed"] == [2, 4]
+    assert kinds(seen).count("resumed") == 2 and [u.after for u in seen if u.kind == "resumed"] == [
+        2,
+        4,
+    ]
 
 
 def test_resumes_are_bounded_then_the_task_is_read():
@@ -134,8 +149,9 @@ def test_resumes_are_bounded_then_the_task_is_read():
 
 
 def test_what_the_callback_raises_is_not_taken_for_a_dropped_stream():
-    c = Scripted([{"seq": 1, "kind": "progress"}, {"seq": 2, "kind": "terminal"}],
-                 {"status": "completed"})
+    c = Scripted(
+        [{"seq": 1, "kind": "progress"}, {"seq": 2, "kind": "terminal"}], {"status": "completed"}
+    )
 
     def callback(update: WatchUpdate) -> None:
         raise ConnectionError("the callback's own error")

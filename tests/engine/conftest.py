@@ -7,7 +7,11 @@ import pytest
 import songlab.sandbox.engine as E
 
 LYRICS = "[Verse]\nHello my love the night is young\n[Chorus]\nOh my heart stay with me"
-SONG = {"prompt": "upbeat pop song with piano and guitar at 130 bpm", "lyrics": LYRICS, "duration_seconds": 12}
+SONG = {
+    "prompt": "upbeat pop song with piano and guitar at 130 bpm",
+    "lyrics": LYRICS,
+    "duration_seconds": 12,
+}
 
 
 @pytest.fixture(scope="session")

@@ -37,7 +37,9 @@ def test_truncated_files_are_refused(fmt):
     assert info.value.field == "song" and "song" in str(info.value)
 
 
-@pytest.mark.parametrize("data", [b"", b"hello world, this is not audio", b"\x00" * 4096, b"MThd\x00\x00garbage"])
+@pytest.mark.parametrize(
+    "data", [b"", b"hello world, this is not audio", b"\x00" * 4096, b"MThd\x00\x00garbage"]
+)
 def test_non_audio_is_refused(data):
     with pytest.raises(E.EngineInputError) as info:
         E.check_audio(data, field="reference_file_id")
@@ -63,8 +65,17 @@ def _song_like(seconds: float, sr: int = 44100) -> np.ndarray:
     return x.astype(np.float32)
 
 
-@pytest.mark.parametrize(("fmt", "sr"), [("mp3", 44100), ("wav", 48000), ("flac", 44100), ("ogg", 44100),
-                                         ("m4a", 44100), ("mp3", 22050)])
+@pytest.mark.parametrize(
+    ("fmt", "sr"),
+    [
+        ("mp3", 44100),
+        ("wav", 48000),
+        ("flac", 44100),
+        ("ogg", 44100),
+        ("m4a", 44100),
+        ("mp3", 22050),
+    ],
+)
 def test_excerpt_decodes_only_the_head_and_gives_the_same_samples(fmt, sr):
     data = codec.encode(_song_like(6.0, sr), fmt, sr=sr)
     full, rate = codec.decode(data)
@@ -90,9 +101,11 @@ def test_mp3_keeps_the_whole_band_and_is_deterministic():
     assert a == b
     y, sr = codec.decode(a)
     assert y.shape == x.shape  # gapless: the LAME tag trims the encoder delay
+
     def above(z, hz):
         p = np.abs(np.fft.rfft(z.mean(axis=0))) ** 2
         return p[np.fft.rfftfreq(z.shape[1], 1 / sr) >= hz].sum() / p.sum()
+
     assert above(y, 16000) > 0.8 * above(x, 16000)  # no low-pass (libsndfile's LAME cut at ~17 kHz)
     mono = codec.encode(x[:1], "mp3")
     assert codec.decode(mono)[0].shape == (1, x.shape[1])

@@ -15,8 +15,13 @@ def _snr(ref, x):
 
 @pytest.mark.parametrize("provenance", [as_input, as_foreign], ids=["sandbox", "foreign"])
 def test_inpaint_changes_only_the_range(song_v7, provenance):
-    res = E.render("inpaint", "v5", {"start_ms": 4000, "end_ms": 7000}, seed=3,
-                   inputs={"song": provenance(song_v7.assets[0])})
+    res = E.render(
+        "inpaint",
+        "v5",
+        {"start_ms": 4000, "end_ms": 7000},
+        seed=3,
+        inputs={"song": provenance(song_v7.assets[0])},
+    )
     x, y = audio_of(song_v7.assets[0]), audio_of(res.assets[0])
     assert y.shape == x.shape
     a, b = 4 * SR, 7 * SR
@@ -37,8 +42,13 @@ def _click_score(y, at):
 
 @pytest.mark.parametrize("provenance", [as_input, as_foreign], ids=["sandbox", "foreign"])
 def test_extend_tail_join_is_seamless(song_v7, provenance):
-    res = E.render("extend_song", "v7", {"duration_seconds": 6}, seed=3,
-                   inputs={"song": provenance(song_v7.assets[0])})
+    res = E.render(
+        "extend_song",
+        "v7",
+        {"duration_seconds": 6},
+        seed=3,
+        inputs={"song": provenance(song_v7.assets[0])},
+    )
     y = audio_of(res.assets[0])
     x = audio_of(song_v7.assets[0])
     assert res.metadata["extend_at_ms"] == 0
@@ -55,10 +65,17 @@ def test_extend_tail_join_is_seamless(song_v7, provenance):
     assert np.sqrt((y[:, at + SR :] ** 2).mean()) > 0.02
 
 
-@pytest.mark.parametrize(("asked", "applied"), [(3000, 8000), (10000, 10000), (999999, 420000), (0, 0)])
+@pytest.mark.parametrize(
+    ("asked", "applied"), [(3000, 8000), (10000, 10000), (999999, 420000), (0, 0)]
+)
 def test_extend_at_ms_is_clamped_and_reported(song_v5, asked, applied):
-    res = E.render("extend_song", "v5", {"extend_at_ms": asked, "duration_seconds": 5}, seed=1,
-                   inputs={"song": as_input(song_v5.assets[0])})
+    res = E.render(
+        "extend_song",
+        "v5",
+        {"extend_at_ms": asked, "duration_seconds": 5},
+        seed=1,
+        inputs={"song": as_input(song_v5.assets[0])},
+    )
     assert res.metadata["extend_at_ms"] == applied
     join = 12.0 if applied in (0, 420000) else applied / 1000
     assert res.metadata["join_s"] == pytest.approx(join)
@@ -66,13 +83,29 @@ def test_extend_at_ms_is_clamped_and_reported(song_v5, asked, applied):
 
 
 def test_extend_head_and_extend_music(song_v5):
-    head = E.render("extend_song", "v5", {"extend_type": "head", "duration_seconds": 5}, seed=1,
-                    inputs={"song": as_input(song_v5.assets[0])})
+    head = E.render(
+        "extend_song",
+        "v5",
+        {"extend_type": "head", "duration_seconds": 5},
+        seed=1,
+        inputs={"song": as_input(song_v5.assets[0])},
+    )
     y, x = audio_of(head.assets[0]), audio_of(song_v5.assets[0])
     assert y.shape[1] == pytest.approx(x.shape[1] + 5 * SR, abs=100)
     assert _snr(x[:, SR:], y[:, 6 * SR :]) > 20
-    music = E.render("extend_music", "v5", {"extend_seconds": 3, "side": "tail"}, seed=1,
-                     inputs={"music": as_input(song_v5.assets[0])})
+    music = E.render(
+        "extend_music",
+        "v5",
+        {"extend_seconds": 3, "side": "tail"},
+        seed=1,
+        inputs={"music": as_input(song_v5.assets[0])},
+    )
     assert audio_of(music.assets[0]).shape[1] / SR == pytest.approx(15, abs=0.05)
     with pytest.raises(E.RenderError, match="side"):
-        E.render("extend_music", "v5", {"side": "middle"}, seed=1, inputs={"music": as_input(song_v5.assets[0])})
+        E.render(
+            "extend_music",
+            "v5",
+            {"side": "middle"},
+            seed=1,
+            inputs={"music": as_input(song_v5.assets[0])},
+        )

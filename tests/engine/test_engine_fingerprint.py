@@ -21,13 +21,29 @@ def test_near_copies_match_and_different_songs_do_not(song_v7, song_v5):
     for copy in (reencoded, aac, trimmed, edited):
         assert E.similarity(fp, E.fingerprint(copy)) >= 0.9  # the worker's match threshold
     assert E.similarity(fp, fp) == 1.0
-    other = E.render("generate_song", "v7", {"prompt": "upbeat pop song with piano and guitar at 130 bpm",
-                                             "duration_seconds": 12, "format": "wav"}, seed=99)
-    third = E.render("generate_music", "v7", {"prompt": "jazz", "duration_seconds": 12, "format": "wav"}, seed=1)
+    other = E.render(
+        "generate_song",
+        "v7",
+        {
+            "prompt": "upbeat pop song with piano and guitar at 130 bpm",
+            "duration_seconds": 12,
+            "format": "wav",
+        },
+        seed=99,
+    )
+    third = E.render(
+        "generate_music", "v7", {"prompt": "jazz", "duration_seconds": 12, "format": "wav"}, seed=1
+    )
     for diff in (other, third):
         assert E.similarity(fp, E.fingerprint(diff.assets[0].data)) < 0.2
     # the same composition on another model is the same song
     assert E.similarity(fp, E.fingerprint(song_v5.assets[0].data)) >= 0.8
-    res = E.render("copyright", "v5", {}, seed=1, inputs={"audio": E.AudioIn(song_v7.assets[0].data, "audio/mpeg")})
+    res = E.render(
+        "copyright",
+        "v5",
+        {},
+        seed=1,
+        inputs={"audio": E.AudioIn(song_v7.assets[0].data, "audio/mpeg")},
+    )
     assert res.metadata["fingerprint"] == fp
     assert np.isfinite(E.similarity(fp, ""))

@@ -14,8 +14,13 @@ from tests.engine._engine_util import SR, audio_of, read
 def test_midi_notes_appear_in_the_pitch_track():
     data = read("melody.mid")
     notes, _ = midi.parse(data)
-    res = E.render("midi_to_song", "v7", {"prompt": "no drums", "duration_seconds": 12}, seed=1,
-                   inputs={"midi": E.AudioIn(data, "audio/midi")})
+    res = E.render(
+        "midi_to_song",
+        "v7",
+        {"prompt": "no drums", "duration_seconds": 12},
+        seed=1,
+        inputs={"midi": E.AudioIn(data, "audio/midi")},
+    )
     assert res.metadata["tempo_bpm"] == 120
     piano = recipe.render(recipe.derive(res.assets[0].recipe, stems=["piano"]))["piano"]
     times, f0 = f0_track(piano)
@@ -32,8 +37,13 @@ def test_midi_notes_appear_in_the_pitch_track():
 
 def test_hummed_melody_becomes_the_sung_line():
     hum = E.AudioIn(read("hum.mp3"), "audio/mpeg")
-    res = E.render("melody_to_song", "v6", {"prompt": "pop", "lyrics": "la la la la la la la la"}, seed=2,
-                   inputs={"melody": hum})
+    res = E.render(
+        "melody_to_song",
+        "v6",
+        {"prompt": "pop", "lyrics": "la la la la la la la la"},
+        seed=2,
+        inputs={"melody": hum},
+    )
     assert res.metadata["melody_notes"] == 8
     lead = recipe.render(recipe.derive(res.assets[0].recipe, stems=["lead_vocals"]))["lead_vocals"]
     times, f0 = f0_track(lead)

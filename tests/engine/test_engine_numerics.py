@@ -14,8 +14,16 @@ import songlab.sandbox.engine as E
 from songlab.sandbox.engine import codec
 from tests.engine._engine_util import as_foreign, as_input
 
-PROMPTS = ["sad metal", "happy reggae", "slow ambient, no drums", "fast electronic", "male blues",
-           "female jazz", "dark cinematic", "latin"]
+PROMPTS = [
+    "sad metal",
+    "happy reggae",
+    "slow ambient, no drums",
+    "fast electronic",
+    "male blues",
+    "female jazz",
+    "dark cinematic",
+    "latin",
+]
 RAISE = {"over": "raise", "divide": "raise", "invalid": "raise"}
 
 
@@ -25,14 +33,38 @@ def test_song_extend_and_singing_sweep_has_no_float_errors(i):
     seed = int(np.random.default_rng(i).integers(0, 2**32))
     model = ("v5", "v6", "v7")[i % 3]
     with np.errstate(**RAISE):
-        song = E.render("generate_song", model, {"prompt": PROMPTS[i], "lyrics": "la la la\nhello my love",
-                                                 "duration_seconds": 5, "format": "wav"}, seed=seed)
-        E.render("extend_song", model, {"duration_seconds": 5, "format": "wav"}, seed=seed,
-                 inputs={"song": as_input(song.assets[0])})
-        E.render("extend_song", "v5", {"duration_seconds": 5, "format": "wav", "lyrics": "and then"},
-                 seed=seed, inputs={"song": as_foreign(song.assets[0])})
-        sung = E.render("generate_singing", "v5", {"lyrics": "oh yeah\nhold me close", "format": "wav"},
-                        seed=seed, inputs={"vocal_reference": as_foreign(song.assets[0])})
+        song = E.render(
+            "generate_song",
+            model,
+            {
+                "prompt": PROMPTS[i],
+                "lyrics": "la la la\nhello my love",
+                "duration_seconds": 5,
+                "format": "wav",
+            },
+            seed=seed,
+        )
+        E.render(
+            "extend_song",
+            model,
+            {"duration_seconds": 5, "format": "wav"},
+            seed=seed,
+            inputs={"song": as_input(song.assets[0])},
+        )
+        E.render(
+            "extend_song",
+            "v5",
+            {"duration_seconds": 5, "format": "wav", "lyrics": "and then"},
+            seed=seed,
+            inputs={"song": as_foreign(song.assets[0])},
+        )
+        sung = E.render(
+            "generate_singing",
+            "v5",
+            {"lyrics": "oh yeah\nhold me close", "format": "wav"},
+            seed=seed,
+            inputs={"vocal_reference": as_foreign(song.assets[0])},
+        )
     assert sung.assets[0].duration_s > 1
 
 
@@ -47,13 +79,28 @@ def test_short_and_silent_uploads_have_no_float_errors():
     with np.errstate(**RAISE):
         for data in (short, codec.encode(gap, "wav"), codec.encode(quiet, "wav")):
             a = E.AudioIn(data, "audio/mpeg")
-            ext = E.render("extend_song", "v5", {"duration_seconds": 5, "format": "wav"}, seed=3,
-                           inputs={"song": a})
+            ext = E.render(
+                "extend_song",
+                "v5",
+                {"duration_seconds": 5, "format": "wav"},
+                seed=3,
+                inputs={"song": a},
+            )
             assert ext.assets[0].duration_s > 5
-            norm = E.render("audio_effect", "v5", {"effect": "normalize", "format": "wav"}, seed=3,
-                            inputs={"audio": a})
+            norm = E.render(
+                "audio_effect",
+                "v5",
+                {"effect": "normalize", "format": "wav"},
+                seed=3,
+                inputs={"audio": a},
+            )
             assert norm.assets[0].data
             E.render("separate_stems", "2stem", {"format": "wav"}, seed=3, inputs={"audio": a})
-    lufs = E.render("audio_effect", "v5", {"effect": "normalize", "format": "wav"}, seed=3,
-                    inputs={"audio": E.AudioIn(codec.encode(gap, "wav"), "audio/wav")}).metadata["loudness_lufs"]
+    lufs = E.render(
+        "audio_effect",
+        "v5",
+        {"effect": "normalize", "format": "wav"},
+        seed=3,
+        inputs={"audio": E.AudioIn(codec.encode(gap, "wav"), "audio/wav")},
+    ).metadata["loudness_lufs"]
     assert abs(lufs + 14) < 1  # silent blocks are gated out, the tone is measured

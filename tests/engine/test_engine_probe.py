@@ -19,7 +19,9 @@ from songlab.sandbox.engine import codec
 
 SR = 44100
 _T = np.arange(SR * 3) / SR
-TONE = np.stack([0.3 * np.sin(2 * np.pi * 440 * _T), 0.3 * np.sin(2 * np.pi * 660 * _T)]).astype(np.float32)
+TONE = np.stack([0.3 * np.sin(2 * np.pi * 440 * _T), 0.3 * np.sin(2 * np.pi * 660 * _T)]).astype(
+    np.float32
+)
 BITRATES = (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320)
 APE = b"APETAGEX" + (2000).to_bytes(4, "little") + (32).to_bytes(4, "little") + bytes(20)
 LYRICS3 = b"LYRICSBEGIN" + b"IND0000210" + b"LYR00005hello" + b"000026" + b"LYRICS200"
@@ -29,11 +31,14 @@ ID3V1 = b"TAG" + b"title".ljust(30, b"\0") + bytes(94)
 def cbr(kbps: int, *, xing: bool) -> bytes:
     """A constant-bitrate MP3 from ffmpeg's LAME, with or without its Info header."""
     buf = io.BytesIO()
-    with av.open(buf, "w", format="mp3",
-                 options={"id3v2_version": "0", "write_xing": "1" if xing else "0"}) as out:
+    with av.open(
+        buf, "w", format="mp3", options={"id3v2_version": "0", "write_xing": "1" if xing else "0"}
+    ) as out:
         st = out.add_stream("libmp3lame", rate=SR, layout="stereo")
         st.bit_rate = kbps * 1000
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(TONE), format="fltp", layout="stereo")
+        frame = av.AudioFrame.from_ndarray(
+            np.ascontiguousarray(TONE), format="fltp", layout="stereo"
+        )
         frame.sample_rate = SR
         for pkt in [*st.encode(frame), *st.encode(None)]:
             out.mux(pkt)
@@ -92,8 +97,11 @@ def test_padding_after_a_truncated_stream_does_not_hide_the_cut():
         E.check_audio(VBR[: len(VBR) // 2] + bytes(1 << 16), field="song")
 
 
-@pytest.mark.parametrize("data", [b"\xff\xfb" + bytes(5000), b"ID3" + bytes(4000)],
-                         ids=["sync-then-zeros", "id3-then-nothing"])
+@pytest.mark.parametrize(
+    "data",
+    [b"\xff\xfb" + bytes(5000), b"ID3" + bytes(4000)],
+    ids=["sync-then-zeros", "id3-then-nothing"],
+)
 def test_what_no_decoder_can_read_is_refused(data):
     with pytest.raises(E.EngineInputError):
         E.check_audio(data, field="audio")

@@ -21,14 +21,21 @@ def test_plan_reads_the_words():
     assert not plan_from_prompt("ambient pad, no drums", rng(1)).drums
     assert plan_from_prompt("female vocal pop", rng(1)).gender == "female"
     assert plan_from_prompt("key of F# and chill", rng(2)).root == 6
-    assert (plan_from_prompt("jazz in E flat major", rng(1)).root, plan_from_prompt("Bb minor", rng(1)).root) == (3, 10)
+    assert (
+        plan_from_prompt("jazz in E flat major", rng(1)).root,
+        plan_from_prompt("Bb minor", rng(1)).root,
+    ) == (3, 10)
     assert plan_from_prompt("rock in C sharp minor", rng(1)).root == 1
 
 
-@pytest.mark.parametrize(("prompt", "bpm"), [("slow ballad at 70 bpm", 70), ("fast electronic track at 128 bpm", 128)])
+@pytest.mark.parametrize(
+    ("prompt", "bpm"), [("slow ballad at 70 bpm", 70), ("fast electronic track at 128 bpm", 128)]
+)
 def test_tempo_is_measurable(prompt, bpm):
     res = E.render("generate_music", "v5", {"prompt": prompt, "duration_seconds": 10}, seed=1)
-    drums = recipe.render(recipe.derive(res.assets[0].recipe, stems=["kick", "snare", "hihat", "perc"]))
+    drums = recipe.render(
+        recipe.derive(res.assets[0].recipe, stems=["kick", "snare", "hihat", "perc"])
+    )
     x = sum(drums.values())
     got = analysis.tempo(x, lo=60, hi=180)
     assert min(abs(got - bpm), abs(got - 2 * bpm), abs(got / 2 - bpm)) < 4
@@ -36,7 +43,10 @@ def test_tempo_is_measurable(prompt, bpm):
 
 
 def test_key_and_mode_are_measurable():
-    for prompt, root, mode in (("sad piano in A minor", 9, "minor"), ("happy piano in C major", 0, "major")):
+    for prompt, root, mode in (
+        ("sad piano in A minor", 9, "minor"),
+        ("happy piano in C major", 0, "major"),
+    ):
         res = E.render("generate_music", "v5", {"prompt": prompt, "duration_seconds": 10}, seed=3)
         assert res.metadata["key"] == f"{'A' if root == 9 else 'C'} {mode}"
         mix = audio_of(res.assets[0])
@@ -45,9 +55,19 @@ def test_key_and_mode_are_measurable():
         assert int(np.argmax(analysis.chroma(bass[:, :bar]))) == root  # the song opens on the tonic
         c = analysis.chroma(mix)
         minor_third, major_third = c[(root + 3) % 12], c[(root + 4) % 12]
-        assert (minor_third > 2 * major_third) if mode == "minor" else (major_third > 2 * minor_third)
-        assert analysis.key(mix) in ((root, mode), ((root + 3) % 12, "major") if mode == "minor" else ((root + 9) % 12, "minor"))
+        assert (
+            (minor_third > 2 * major_third) if mode == "minor" else (major_third > 2 * minor_third)
+        )
+        assert analysis.key(mix) in (
+            (root, mode),
+            ((root + 3) % 12, "major") if mode == "minor" else ((root + 9) % 12, "minor"),
+        )
     # similar_music keeps the key of its input
-    sim = E.render("similar_music", "v5", {"prompt": "guitar"}, seed=5,
-                   inputs={"music": E.AudioIn(res.assets[0].data, "audio/mpeg")})
+    sim = E.render(
+        "similar_music",
+        "v5",
+        {"prompt": "guitar"},
+        seed=5,
+        inputs={"music": E.AudioIn(res.assets[0].data, "audio/mpeg")},
+    )
     assert sim.metadata["key"] in ("C major", "A minor")

@@ -58,8 +58,14 @@ def test_v7_has_more_energy_above_10k_than_v5(song_v5, song_v7):
 
 def test_v6_is_narrower_stereo_than_v7():
     def side_share(model):
-        x = audio_of(E.render("generate_music", model, {"prompt": "folk with guitar and strings",
-                                                        "duration_seconds": 5}, seed=2).assets[0])
+        x = audio_of(
+            E.render(
+                "generate_music",
+                model,
+                {"prompt": "folk with guitar and strings", "duration_seconds": 5},
+                seed=2,
+            ).assets[0]
+        )
         return float(((x[0] - x[1]) ** 2).mean() / ((x[0] + x[1]) ** 2).mean())
 
     assert 0 < side_share("v6") < side_share("v7")
@@ -67,13 +73,32 @@ def test_v6_is_narrower_stereo_than_v7():
 
 def test_unknown_operation_and_extend_type_raise():
     with pytest.raises(E.RenderError, match="extend_type"):
-        E.render("extend_song", "v5", {"extend_type": "middle"}, seed=1,
-                 inputs={"song": E.AudioIn(b"x", "audio/mpeg")})
+        E.render(
+            "extend_song",
+            "v5",
+            {"extend_type": "middle"},
+            seed=1,
+            inputs={"song": E.AudioIn(b"x", "audio/mpeg")},
+        )
     with pytest.raises(E.RenderError, match="operation"):
         E.render("teleport", "v5", {}, seed=1)
 
 
 def test_exports_are_sorted_and_complete():
-    names = ["Asset", "AudioIn", "AudioInfo", "EngineInputError", "RenderError", "RenderResult", "Voice",
-             "check_audio", "decode", "excerpt", "extract_voice", "fingerprint", "render", "similarity"]
+    names = [
+        "Asset",
+        "AudioIn",
+        "AudioInfo",
+        "EngineInputError",
+        "RenderError",
+        "RenderResult",
+        "Voice",
+        "check_audio",
+        "decode",
+        "excerpt",
+        "extract_voice",
+        "fingerprint",
+        "render",
+        "similarity",
+    ]
     assert E.__all__ == sorted(E.__all__) == names

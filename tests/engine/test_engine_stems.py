@@ -14,7 +14,9 @@ from tests.engine._engine_util import SR, as_foreign, as_input, audio_of
 
 def stems_of(res, model, fmt="wav"):
     """Separated stems (lossless WAV unless asked: the tests measure, and MP3 encoding is slow)."""
-    out = E.render("separate_stems", model, {"format": fmt}, seed=1, inputs={"audio": as_input(res.assets[0])})
+    out = E.render(
+        "separate_stems", model, {"format": fmt}, seed=1, inputs={"audio": as_input(res.assets[0])}
+    )
     return {a.name: a for a in out.assets}, out
 
 
@@ -61,13 +63,21 @@ def test_karaoke_mix_has_no_vocal(song_v7, six):
     k = np.abs(_spec(audio_of(karaoke.assets[0])))[band]
     assert 10 * np.log10((k**2).sum() / (full**2).sum()) < -20
     # and the recipe knows: transcribing the karaoke track finds no lyrics
-    tr = E.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": as_input(karaoke.assets[0])})
+    tr = E.render(
+        "transcribe",
+        "whisper-transcribe-v1",
+        {},
+        seed=1,
+        inputs={"audio": as_input(karaoke.assets[0])},
+    )
     assert tr.text == ""
 
 
 def test_drumless_mix_has_no_drums(song_v5):
     stems, _ = stems_of(song_v5, "6-stem")
-    tracks = {f"track{i}": as_input(a) for i, a in enumerate(a for n, a in stems.items() if n != "drums")}
+    tracks = {
+        f"track{i}": as_input(a) for i, a in enumerate(a for n, a in stems.items() if n != "drums")
+    }
     out = E.render("mix", "v5", {"format": "wav"}, seed=1, inputs=tracks).assets[0]
     again, _ = stems_of(E.RenderResult(assets=[out]), "6-stem")
     assert np.abs(audio_of(again["drums"])).max() < 1e-3
@@ -76,10 +86,22 @@ def test_drumless_mix_has_no_drums(song_v5):
 
 def test_beat_swap_keeps_the_vocal(song_v5):
     stems, _ = stems_of(song_v5, "2stem")
-    beat = E.render("generate_music", "v5", {"prompt": "hip hop beat", "duration_seconds": 12, "format": "wav"}, seed=4)
-    out = E.render("mix", "v5", {"format": "wav"}, seed=1, inputs={"track0": as_input(stems["vocals"]),
-                                                    "track1": as_input(beat.assets[0])})
-    tr = E.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": as_input(out.assets[0])})
+    beat = E.render(
+        "generate_music",
+        "v5",
+        {"prompt": "hip hop beat", "duration_seconds": 12, "format": "wav"},
+        seed=4,
+    )
+    out = E.render(
+        "mix",
+        "v5",
+        {"format": "wav"},
+        seed=1,
+        inputs={"track0": as_input(stems["vocals"]), "track1": as_input(beat.assets[0])},
+    )
+    tr = E.render(
+        "transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": as_input(out.assets[0])}
+    )
     assert "Hello my love" in tr.text
     again, _ = stems_of(out, "2stem")
     v = audio_of(again["vocals"])
@@ -87,14 +109,22 @@ def test_beat_swap_keeps_the_vocal(song_v5):
 
 
 def test_foreign_audio_is_split_spectrally_and_sums_back(song_v7):
-    out = E.render("separate_stems", "2stem", {"format": "wav"}, seed=1, inputs={"audio": as_foreign(song_v7.assets[0])})
+    out = E.render(
+        "separate_stems",
+        "2stem",
+        {"format": "wav"},
+        seed=1,
+        inputs={"audio": as_foreign(song_v7.assets[0])},
+    )
     assert out.metadata["method"] == "spectral"
     stems = {a.name: audio_of(a) for a in out.assets}
     mix = audio_of(song_v7.assets[0])
     err = stems["vocals"] + stems["instrumental"] - mix
     assert 10 * np.log10((mix**2).sum() / (err**2).sum()) > 15
     # the vocal stem takes more of the singing than of the drums
-    tv = recipe.render(recipe.derive(song_v7.assets[0].recipe, stems=["lead_vocals", "backing_vocals"]))
+    tv = recipe.render(
+        recipe.derive(song_v7.assets[0].recipe, stems=["lead_vocals", "backing_vocals"])
+    )
     tv = sum(tv.values()).mean(axis=0)
     est = stems["vocals"].mean(axis=0)
     assert np.corrcoef(tv, est)[0, 1] > 0.3

@@ -8,7 +8,13 @@ from tests.engine._engine_util import as_input
 
 
 def test_transcription_returns_the_sung_lyrics(song_v7):
-    res = E.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": as_input(song_v7.assets[0])})
+    res = E.render(
+        "transcribe",
+        "whisper-transcribe-v1",
+        {},
+        seed=1,
+        inputs={"audio": as_input(song_v7.assets[0])},
+    )
     assert res.text == "Hello my love the night is young\nOh my heart stay with me"
     segs = res.metadata["segments"]
     assert [s["text"] for s in segs] == res.text.splitlines()
@@ -39,24 +45,61 @@ def test_write_lyrics_and_web_search_are_plausible_and_deterministic():
     c = E.render("write_lyrics", "v5", {"prompt": "happy summer party"}, seed=1)
     assert c.text != a.text
     s = E.render("web_search", "internal", {"query": "trending music genres"}, seed=1)
-    assert len(s.metadata["results"]) == 5 and all(r["url"].startswith("https://") for r in s.metadata["results"])
-    assert s.text == E.render("web_search", "internal", {"query": "trending music genres"}, seed=9).text
+    assert len(s.metadata["results"]) == 5 and all(
+        r["url"].startswith("https://") for r in s.metadata["results"]
+    )
+    assert (
+        s.text
+        == E.render("web_search", "internal", {"query": "trending music genres"}, seed=9).text
+    )
 
 
 def test_song_translation_chain(song_v7):
     """transcribe -> translate -> separate 2stem -> sing the vocals anew -> mix -> normalize."""
     song = as_input(song_v7.assets[0])
     tr = E.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": song})
-    es = E.render("translate_lyrics", "v5", {"lyrics": tr.text, "target_language": "Spanish",
-                                             "syllable_matched": True}, seed=1)
-    stems = {a.name: a for a in E.render("separate_stems", "2stem", {}, seed=1, inputs={"audio": song}).assets}
-    sung = E.render("generate_singing", "v5", {"lyrics": es.text, "prompt": "pop, female voice"}, seed=1,
-                    inputs={"vocal_reference": as_input(stems["vocals"])})
-    mixed = E.render("mix", "v5", {}, seed=1, inputs={"track0": as_input(stems["instrumental"]),
-                                                     "track1": as_input(sung.assets[0])})
-    final = E.render("audio_effect", "v5", {"effect": "normalize"}, seed=1, inputs={"audio": as_input(mixed.assets[0])})
-    assert final.metadata["loudness_lufs"] is not None and abs(final.metadata["loudness_lufs"] + 14) < 1
-    back = E.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": as_input(final.assets[0])})
+    es = E.render(
+        "translate_lyrics",
+        "v5",
+        {"lyrics": tr.text, "target_language": "Spanish", "syllable_matched": True},
+        seed=1,
+    )
+    stems = {
+        a.name: a
+        for a in E.render("separate_stems", "2stem", {}, seed=1, inputs={"audio": song}).assets
+    }
+    sung = E.render(
+        "generate_singing",
+        "v5",
+        {"lyrics": es.text, "prompt": "pop, female voice"},
+        seed=1,
+        inputs={"vocal_reference": as_input(stems["vocals"])},
+    )
+    mixed = E.render(
+        "mix",
+        "v5",
+        {},
+        seed=1,
+        inputs={"track0": as_input(stems["instrumental"]), "track1": as_input(sung.assets[0])},
+    )
+    final = E.render(
+        "audio_effect",
+        "v5",
+        {"effect": "normalize"},
+        seed=1,
+        inputs={"audio": as_input(mixed.assets[0])},
+    )
+    assert (
+        final.metadata["loudness_lufs"] is not None
+        and abs(final.metadata["loudness_lufs"] + 14) < 1
+    )
+    back = E.render(
+        "transcribe",
+        "whisper-transcribe-v1",
+        {},
+        seed=1,
+        inputs={"audio": as_input(final.assets[0])},
+    )
     assert back.text == es.text
     assert back.metadata["language"] == "es"
     # same singer (range and gender), same timing as the original vocal line

@@ -26,7 +26,9 @@ def test_extracted_ranges_and_gender(voices):
 
 
 def test_extract_voice_refuses_what_is_not_a_voice():
-    silence = E.render("sfx_gen", "v5", {"prompt": "", "duration_seconds": 1}, seed=1).assets[0].data
+    silence = (
+        E.render("sfx_gen", "v5", {"prompt": "", "duration_seconds": 1}, seed=1).assets[0].data
+    )
     with pytest.raises(E.EngineInputError) as info:
         E.extract_voice(b"not audio at all, certainly not a voice")
     assert info.value.field == "reference_file_id"
@@ -43,9 +45,18 @@ def _vocal_f0(res):
 @pytest.mark.parametrize("gender", ["male", "female"])
 def test_song_with_a_cloned_voice_sings_in_its_range(voices, gender):
     voice = voices[gender]
-    res = E.render("generate_song", "v6", {"prompt": "pop at 130 bpm", "duration_seconds": 10,
-                                           "lyrics": "Sing it loud and sing it clear\nAll the night", "format": "wav"},
-                   seed=5, voice=voice)
+    res = E.render(
+        "generate_song",
+        "v6",
+        {
+            "prompt": "pop at 130 bpm",
+            "duration_seconds": 10,
+            "lyrics": "Sing it loud and sing it clear\nAll the night",
+            "format": "wav",
+        },
+        seed=5,
+        voice=voice,
+    )
     f0 = _vocal_f0(res)
     assert len(f0) > 100
     inside = ((f0 > voice.f0_low / 1.06) & (f0 < voice.f0_high * 1.06)).mean()
@@ -55,8 +66,13 @@ def test_song_with_a_cloned_voice_sings_in_its_range(voices, gender):
 
 def test_singing_with_a_vocal_reference_uses_its_timbre(voices):
     ref = E.AudioIn(read("voice_male.mp3"), "audio/mpeg")
-    res = E.render("generate_singing", "v5", {"lyrics": "Over the hills and far away"}, seed=2,
-                   inputs={"vocal_reference": ref})
+    res = E.render(
+        "generate_singing",
+        "v5",
+        {"lyrics": "Over the hills and far away"},
+        seed=2,
+        inputs={"vocal_reference": ref},
+    )
     _, f0 = f0_track(audio_of(res.assets[0]))
     f0 = f0[f0 > 0]
     assert np.median(f0) < 165  # sung by the male reference's voice

@@ -12,22 +12,34 @@ from tests.engine._engine_util import as_input
 
 def _ctx(song: E.AudioIn, payload: dict, seconds: float) -> SimpleNamespace:
     """The part of a TaskContext the workflow steps use, rendering with the real engine."""
+
     def render(operation, model, payload, *, inputs=None, voice=None):
         return E.render(operation, model, payload, seed=11, inputs=inputs, voice=voice)
 
-    return SimpleNamespace(payload=payload, durations={"song": seconds}, audio_in=lambda name: song,
-                           render=render, voice=lambda *a: None)
+    return SimpleNamespace(
+        payload=payload,
+        durations={"song": seconds},
+        audio_in=lambda name: song,
+        render=render,
+        voice=lambda *a: None,
+    )
 
 
 def test_instrument_layer_follows_the_songs_tempo_and_key():
-    song = E.render("generate_music", "v5", {"prompt": "folk song in E flat major at 97 bpm",
-                                             "duration_seconds": 8, "format": "wav"}, seed=4)
+    song = E.render(
+        "generate_music",
+        "v5",
+        {"prompt": "folk song in E flat major at 97 bpm", "duration_seconds": 8, "format": "wav"},
+        seed=4,
+    )
     assert (song.metadata["tempo_bpm"], song.metadata["key"]) == (97, "D# major")
     ctx = _ctx(as_input(song.assets[0]), {"instrument": "cello"}, 8.0)
     part = _workflow_fns(ctx, "instrument-layers")["part"](ctx, {})
     assert part.metadata["tempo_bpm"] == 97
     assert part.metadata["key"] == "D# major"
     # and the rendered part's drums pulse at that tempo
-    drums = recipe.render(recipe.derive(part.assets[0].recipe, stems=["kick", "snare", "hihat", "perc"]))
+    drums = recipe.render(
+        recipe.derive(part.assets[0].recipe, stems=["kick", "snare", "hihat", "perc"])
+    )
     got = analysis.tempo(sum(drums.values()), lo=60, hi=180)
     assert min(abs(got - 97), abs(got - 2 * 97), abs(got / 2 - 97)) < 4

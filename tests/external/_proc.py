@@ -18,14 +18,29 @@ class Sandbox:
     def __init__(self, tmp: Path) -> None:
         self.err = (tmp / "sandbox.err").open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "songlab.sandbox", "--port", "0", "--db", ":memory:",
-             "--admin-token", ADMIN, "--speed", "1000"],
-            stdout=subprocess.PIPE, stderr=self.err, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            [
+                sys.executable,
+                "-m",
+                "songlab.sandbox",
+                "--port",
+                "0",
+                "--db",
+                ":memory:",
+                "--admin-token",
+                ADMIN,
+                "--speed",
+                "1000",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         self.base_url = self.proc.stdout.readline().strip().rsplit(" ", 1)[-1]
         assert self.base_url.startswith("http://127.0.0.1:"), self.base_url
-        self.admin = httpx.Client(base_url=self.base_url, timeout=60,
-                                  headers={"X-Sandbox-Admin-Token": ADMIN})
+        self.admin = httpx.Client(
+            base_url=self.base_url, timeout=60, headers={"X-Sandbox-Admin-Token": ADMIN}
+        )
 
     def stop(self) -> None:
         self.admin.close()

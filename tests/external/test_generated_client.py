@@ -31,9 +31,22 @@ def _generate(base_url: str, tmp: Path) -> Any:
     doc = tmp / "openapi.json"
     doc.write_text(httpx.get(base_url + "/openapi.json").text)
     env = {**os.environ, "PATH": os.pathsep.join((str(GENERATOR.parent), os.environ["PATH"]))}
-    out = subprocess.run([str(GENERATOR), "generate", "--path", str(doc), "--meta", "none",
-                          "--output-path", str(tmp / PACKAGE)],
-                         capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [
+            str(GENERATOR),
+            "generate",
+            "--path",
+            str(doc),
+            "--meta",
+            "none",
+            "--output-path",
+            str(tmp / PACKAGE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Warning" not in out.stdout.replace("ruff", ""), out.stdout
     sys.path.insert(0, str(tmp))
@@ -42,8 +55,11 @@ def _generate(base_url: str, tmp: Path) -> Any:
 
 def _module(pkg: Any, suffix: str) -> Any:
     """The generated endpoint module whose name ends with ``suffix``."""
-    names = [m.name for m in pkgutil.walk_packages(pkg.__path__, PACKAGE + ".")
-             if m.name.endswith(suffix)]
+    names = [
+        m.name
+        for m in pkgutil.walk_packages(pkg.__path__, PACKAGE + ".")
+        if m.name.endswith(suffix)
+    ]
     assert len(names) == 1, (suffix, names)
     return importlib.import_module(names[0])
 
@@ -70,23 +86,38 @@ def test_a_generated_client_imports_and_drives_the_api(sandbox_proc, tmp_path):
         # upload (multipart) -> StoredFile
         upload = _module(pkg, ".upload_v1_files_post")
         body_cls = next(getattr(models, n) for n in dir(models) if n == "UploadV1FilesPostBody")
-        stored = upload.sync(client=client, body=body_cls(file=types.File(
-            payload=io.BytesIO(tone(2.0)), file_name="tone.mp3", mime_type="audio/mpeg")))
+        stored = upload.sync(
+            client=client,
+            body=body_cls(
+                file=types.File(
+                    payload=io.BytesIO(tone(2.0)), file_name="tone.mp3", mime_type="audio/mpeg"
+                )
+            ),
+        )
         assert type(stored).__name__ == "StoredFile" and stored.mime_type == "audio/mpeg"
 
         # the tool listing, then a native create from the typed body
         tools = _module(pkg, ".tools_v1_tools_get").sync(client=client)
-        music = next(t.id for t in tools.data if t.operation == "generate_music" and t.model == "v5")
+        music = next(
+            t.id for t in tools.data if t.operation == "generate_music" and t.model == "v5"
+        )
         native = _module(pkg, ".create_generation_v1_generations_post")
         native_body = next(getattr(models, n) for n in dir(models) if n.endswith("NativeCreate"))
-        created = native.sync(client=client, body=native_body(
-            tool_id=music, payload_json=json.dumps({"prompt": "calm piano", "duration_seconds": 5})))
+        created = native.sync(
+            client=client,
+            body=native_body(
+                tool_id=music,
+                payload_json=json.dumps({"prompt": "calm piano", "duration_seconds": 5}),
+            ),
+        )
         assert type(created).__name__ == "TaskCreated" and created.status == "queued"
 
         get = _module(pkg, ".get_generation_v1_generations_task_id_get")
         deadline = time.monotonic() + 120
         while (task := get.sync(created.task_id, client=client)).status.value not in (
-                "completed", "failed"):
+            "completed",
+            "failed",
+        ):
             assert time.monotonic() < deadline
             time.sleep(0.1)
         assert task.status.value == "completed" and task.cost_usd == "0.07000000"
@@ -94,20 +125,24 @@ def test_a_generated_client_imports_and_drives_the_api(sandbox_proc, tmp_path):
         assert type(asset).__name__ == "Asset" and len(asset.blob_hash) == 64
 
         page = _module(pkg, ".event_page_v1_generations_task_id_events_get").sync(
-            created.task_id, client=client)
+            created.task_id, client=client
+        )
         assert page.done and page.data[-1].kind.value == "terminal"
         assert [e.seq for e in page.data] == sorted(e.seq for e in page.data)
 
-        link = _module(pkg, ".file_link_v1_files_file_id_url_get").sync(asset.file_id, client=client)
+        link = _module(pkg, ".file_link_v1_files_file_id_url_get").sync(
+            asset.file_id, client=client
+        )
         assert type(link).__name__ == "FileLink"
         assert httpx.get(link.url).content.startswith((b"ID3", b"\xff"))  # an MP3
 
         # a workflow from the uploaded file, with its typed body
         karaoke = _module(pkg, ".workflow_karaoke_tracks_v1_karaoke_tracks_post")
-        kbody = next(getattr(models, n) for n in dir(models)
-                     if n.endswith("WorkflowKaraokeTracks"))
-        assert type(karaoke.sync(client=client, body=kbody(song_file_id=stored.file_id))
-                    ).__name__ == "TaskCreated"
+        kbody = next(getattr(models, n) for n in dir(models) if n.endswith("WorkflowKaraokeTracks"))
+        assert (
+            type(karaoke.sync(client=client, body=kbody(song_file_id=stored.file_id))).__name__
+            == "TaskCreated"
+        )
 
         # error paths: typed error bodies
         missing = get.sync("00000000-0000-0000-0000-000000000000", client=client)
@@ -116,19 +151,23 @@ def test_a_generated_client_imports_and_drives_the_api(sandbox_proc, tmp_path):
         assert get.sync(created.task_id, client=intruder).error.value == "FORBIDDEN"
         nobody = pkg.AuthenticatedClient(base_url=srv.base_url, token="sk-nope")
         assert get.sync(created.task_id, client=nobody).error.value == "INVALID_API_KEY"
-        refused = karaoke.sync(client=client, body=kbody(
-            song_file_id="00000000-0000-0000-0000-000000000000"))
+        refused = karaoke.sync(
+            client=client, body=kbody(song_file_id="00000000-0000-0000-0000-000000000000")
+        )
         assert type(refused).__name__ == "PipelineError"
         assert refused.error.value == "InvalidGenerationInput" and "song_file_id" in refused.message
         gone = _module(pkg, ".file_link_v1_files_file_id_url_get").sync(
-            asset.file_id, client=intruder)
+            asset.file_id, client=intruder
+        )
         assert gone.error.value == "ResourceNotFound"
         # the documented 500 reaches a generated client as its typed InternalError
-        raw = native.sync_detailed(client=client, body=native_body.from_dict(
-            {"tool_id": music, "payload_json": "{}"}))
+        raw = native.sync_detailed(
+            client=client, body=native_body.from_dict({"tool_id": music, "payload_json": "{}"})
+        )
         assert raw.status_code == 422  # JSON text of an empty object: the tool's own rule
-        resp = client.get_httpx_client().post("/v1/generations", json={
-            "tool_id": music, "payload_json": {"prompt": "x"}})
+        resp = client.get_httpx_client().post(
+            "/v1/generations", json={"tool_id": music, "payload_json": {"prompt": "x"}}
+        )
         assert resp.status_code == 500
         assert _model(pkg, "InternalError").from_dict(resp.json()).error == "InternalServerError"
         for c in (client, intruder, nobody):

@@ -48,8 +48,10 @@ COUNTS = re.compile(r"(\d+) generated")
 def _resources(srv: Sandbox) -> tuple[str, dict[str, str]]:
     """A rich account and the real values its requests need: (api key, body overrides)."""
     acct = srv.admin.post("/_sandbox/accounts", json={"balance_tokens": 10**9}).json()
-    with httpx.Client(base_url=srv.base_url, timeout=60,
-                      headers={"Authorization": f"Bearer {acct['api_key']}"}) as c:
+    with httpx.Client(
+        base_url=srv.base_url, timeout=60, headers={"Authorization": f"Bearer {acct['api_key']}"}
+    ) as c:
+
         def up(data: bytes, name: str, mime: str) -> str:
             r = c.post("/v1/files", files={"file": (name, data, mime)})
             assert r.status_code == 201, r.text
@@ -57,26 +59,38 @@ def _resources(srv: Sandbox) -> tuple[str, dict[str, str]]:
 
         song = up(tone(3.0), "song.mp3", "audio/mpeg")
         midi = up(midi_file(), "tune.mid", "audio/midi")
-        clone = c.post("/v1/voice-clones", json={"reference_file_id": up(
-            (Path(__file__).parents[2] / "data" / "voice_female.mp3").read_bytes(),
-            "voice.mp3", "audio/mpeg"), "consent": True, "rights_attestation": "my own voice"})
+        clone = c.post(
+            "/v1/voice-clones",
+            json={
+                "reference_file_id": up(
+                    (Path(__file__).parents[2] / "data" / "voice_female.mp3").read_bytes(),
+                    "voice.mp3",
+                    "audio/mpeg",
+                ),
+                "consent": True,
+                "rights_attestation": "my own voice",
+            },
+        )
         assert clone.status_code == 201, clone.text
         deadline = time.monotonic() + 120
         while (snap := c.get(f"/v1/generations/{clone.json()['task_id']}").json())[
-                "status"] not in ("completed", "failed"):
+            "status"
+        ] not in ("completed", "failed"):
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert snap["status"] == "completed", snap
         import json
 
         vocal_id = json.loads(snap["output"]["metadata_json"])["vocal_id"]
-        lyrics_tool = next(t["id"] for t in c.get("/v1/tools").json()["data"]
-                           if t["operation"] == "write_lyrics")
+        lyrics_tool = next(
+            t["id"] for t in c.get("/v1/tools").json()["data"] if t["operation"] == "write_lyrics"
+        )
     # from here on every task fails in the worker: nothing renders, reservations come back
     srv.admin.put("/_sandbox/faults", json={"fail_tasks": 1.0}).raise_for_status()
     resources = {
-        **dict.fromkeys(("song_file_id", "hum_file_id", "recording_file_id",
-                         "reference_file_id"), song),
+        **dict.fromkeys(
+            ("song_file_id", "hum_file_id", "recording_file_id", "reference_file_id"), song
+        ),
         "midi_file_id": midi,
         "vocal_id": vocal_id,
         "audio_url": f"file_id:{song}",
@@ -89,22 +103,44 @@ def _resources(srv: Sandbox) -> tuple[str, dict[str, str]]:
     return acct["api_key"], resources
 
 
-def _run(srv: Sandbox, tmp: Path, *args: str,
-         resources: dict[str, object] | None = None) -> tuple[int, str, int, float]:
+def _run(
+    srv: Sandbox, tmp: Path, *args: str, resources: dict[str, object] | None = None
+) -> tuple[int, str, int, float]:
     cfg = tmp / "schemathesis.toml"
     cfg.write_text("")
-    cmd = [str(SCHEMATHESIS), "--no-color", "--config-file", str(cfg), "run",
-           f"{srv.base_url}/openapi.json", "--checks", "all",
-           "--phases", "examples,coverage,fuzzing,stateful", "-n", str(MAX_EXAMPLES),
-           "--generation-deterministic", "--max-failures", "50", "--request-timeout", "30",
-           "--suppress-health-check", "all", *args]
+    cmd = [
+        str(SCHEMATHESIS),
+        "--no-color",
+        "--config-file",
+        str(cfg),
+        "run",
+        f"{srv.base_url}/openapi.json",
+        "--checks",
+        "all",
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "-n",
+        str(MAX_EXAMPLES),
+        "--generation-deterministic",
+        "--max-failures",
+        "50",
+        "--request-timeout",
+        "30",
+        "--suppress-health-check",
+        "all",
+        *args,
+    ]
     start = time.perf_counter()
     import json
 
-    env = {**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false",
-           "SCHEMATHESIS_HOOKS": "tests.external._st_hooks",
-           "SONGLAB_ST_RESOURCES": json.dumps(resources or {}),
-           "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "SCHEMATHESIS_TELEMETRY": "false",
+        "SCHEMATHESIS_HOOKS": "tests.external._st_hooks",
+        "SONGLAB_ST_RESOURCES": json.dumps(resources or {}),
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))),
+    }
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=tmp)
     seconds = time.perf_counter() - start
     text = out.stdout + out.stderr
@@ -115,21 +151,40 @@ def _run(srv: Sandbox, tmp: Path, *args: str,
 def test_vendor_api_passes_every_check(sandbox_proc: Sandbox, tmp_path: Path, capsys) -> None:
     key, resources = _resources(sandbox_proc)
     code, text, cases, seconds = _run(
-        sandbox_proc, tmp_path, "-H", f"Authorization: Bearer {key}",
-        "--exclude-path-regex", "^/_sandbox", resources=resources)
+        sandbox_proc,
+        tmp_path,
+        "-H",
+        f"Authorization: Bearer {key}",
+        "--exclude-path-regex",
+        "^/_sandbox",
+        resources=resources,
+    )
     with capsys.disabled():
         print(f"\nschemathesis (vendor API): {cases} test cases in {seconds:.0f} s, exit {code}")
-        print("\n".join(line for line in text.splitlines()
-                        if re.search(r"(Examples|Coverage|Fuzzing|Stateful|Selected|Tested|"
-                                     r"scenarios|generated|links|transitions|Links|API Links)", line)))
+        print(
+            "\n".join(
+                line
+                for line in text.splitlines()
+                if re.search(
+                    r"(Examples|Coverage|Fuzzing|Stateful|Selected|Tested|"
+                    r"scenarios|generated|links|transitions|Links|API Links)",
+                    line,
+                )
+            )
+        )
     assert code == 0, text[-8000:]
     assert cases > 500, text[-2000:]
 
 
 def test_admin_api_passes_every_check(sandbox_proc: Sandbox, tmp_path: Path, capsys) -> None:
     code, text, cases, seconds = _run(
-        sandbox_proc, tmp_path, "-H", f"X-Sandbox-Admin-Token: {ADMIN}",
-        "--include-path-regex", "^/_sandbox")
+        sandbox_proc,
+        tmp_path,
+        "-H",
+        f"X-Sandbox-Admin-Token: {ADMIN}",
+        "--include-path-regex",
+        "^/_sandbox",
+    )
     with capsys.disabled():
         print(f"\nschemathesis (admin API): {cases} test cases in {seconds:.0f} s, exit {code}")
     assert code == 0, text[-6000:]

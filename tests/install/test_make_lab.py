@@ -35,14 +35,23 @@ def test_make_lab_starts_for_this_user_and_serves_lab(tmp_path: Path) -> None:
     if not (ROOT / ".venv" / ".installed").exists():
         pytest.skip("make lab would first create .venv (minutes): run `make lab` once")
     port = _free_port()
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
-           "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "PYTHONWARNINGS": "ignore"}
+    env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "PYTHONWARNINGS": "ignore",
+    }
     log = tmp_path / "lab.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_PORT={port}",
-                                 "LAB_BROWSER=no"], cwd=ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["make", "--no-print-directory", "lab", f"LAB_PORT={port}", "LAB_BROWSER=no"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             url = None
             deadline = time.monotonic() + 90
@@ -61,8 +70,10 @@ def test_make_lab_starts_for_this_user_and_serves_lab(tmp_path: Path) -> None:
                         pass
                 time.sleep(0.3)
             else:
-                pytest.fail("make lab did not serve /lab within 90 s:\n"
-                            + log.read_text(errors="replace")[-3000:])
+                pytest.fail(
+                    "make lab did not serve /lab within 90 s:\n"
+                    + log.read_text(errors="replace")[-3000:]
+                )
             assert url is not None and "JupyterLab" in r.text
             text = log.read_text(errors="replace")
             assert "open this address in a browser" in text
@@ -87,10 +98,18 @@ def test_make_lab_on_a_fresh_checkout_first_makes_the_venv(tmp_path: Path) -> No
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / ".ci", tmp_path / ".ci")
     shutil.copytree(ROOT / "scripts", tmp_path / "scripts")
-    out = subprocess.run(["make", "-n", "lab", "LAB_BROWSER=no"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["make", "-n", "lab", "LAB_BROWSER=no"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     steps = out.stdout
-    made, installed, started = (steps.find("-m venv .venv"), steps.find("pip install"),
-                                steps.find("scripts/lab.py"))
+    made, installed, started = (
+        steps.find("-m venv .venv"),
+        steps.find("pip install"),
+        steps.find("scripts/lab.py"),
+    )
     assert -1 < made < installed < started, steps

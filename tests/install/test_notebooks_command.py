@@ -45,7 +45,8 @@ def test_copy_into_a_new_directory_keeps_the_checkout_layout(tmp_path: Path) -> 
     dest = tmp_path / "my" / "lab"
     written = copy_notebooks(dest)
     assert sorted(p.relative_to(dest).as_posix() for p in written) == [
-        str(rel) for rel in checkout_files(ROOT)]
+        str(rel) for rel in checkout_files(ROOT)
+    ]
     for path in written:
         assert path.read_bytes() == (ROOT / path.relative_to(dest)).read_bytes()
     # the relative path the notebooks use resolves inside DIR
@@ -67,8 +68,9 @@ def test_existing_files_are_never_overwritten_without_force(tmp_path: Path) -> N
     assert (tmp_path / "data" / "hum.mp3").exists()
 
 
-def test_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert cli.main(["notebooks", "lab"]) == 0
     out = capsys.readouterr().out

@@ -34,16 +34,26 @@ def _bin(tmp_path: Path) -> Path:
 
 
 def _shim(path: Path, name: str) -> None:
-    (path / name).write_text(f'#!/bin/sh\necho "pyenv: {name}: command not found" >&2\nexit 127\n',
-                             encoding="utf-8")
+    (path / name).write_text(
+        f'#!/bin/sh\necho "pyenv: {name}: command not found" >&2\nexit 127\n', encoding="utf-8"
+    )
     (path / name).chmod(0o755)
 
 
 def _run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": str(path), "HOME": os.environ.get("HOME", "/root"),
-           "PYTHONS_SYSTEM_DIRS": str(path)}  # not /usr/bin: only what the test put there
-    return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True,
-                          timeout=60, executable=shutil.which("bash"))
+    env = {
+        "PATH": str(path),
+        "HOME": os.environ.get("HOME", "/root"),
+        "PYTHONS_SYSTEM_DIRS": str(path),
+    }  # not /usr/bin: only what the test put there
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        executable=shutil.which("bash"),
+    )
 
 
 def test_newest_runs_each_candidate_instead_of_trusting_the_path(tmp_path: Path) -> None:
@@ -111,8 +121,12 @@ def _an_old_python() -> str | None:
     found = [str(p) for p in sorted(pyenv.glob("3.*/bin/python3"))]
     found += [w for m in range(6, 11) if (w := shutil.which(f"python3.{m}"))]
     for exe in found:
-        probe = subprocess.run([exe, "-c", "import sys; print(sys.version_info[1])"],
-                               capture_output=True, text=True, timeout=30)
+        probe = subprocess.run(
+            [exe, "-c", "import sys; print(sys.version_info[1])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if probe.returncode == 0 and int(probe.stdout) < 11:
             return exe
     return None
@@ -120,15 +134,25 @@ def _an_old_python() -> str | None:
 
 def test_the_fast_subset_runner_reports_what_it_skipped(tmp_path: Path) -> None:
     env = {**os.environ, "OTHER_PYTHONS": "none"}
-    done = subprocess.run(["bash", str(TEST_PYTHONS), HERE, sys.executable, "--", "--version"],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["bash", str(TEST_PYTHONS), HERE, sys.executable, "--", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert f"Python {HERE}: full suite (.venv, {sys.executable})" in done.stdout
     assert "skipped: every other Python (OTHER_PYTHONS=none)" in done.stdout
     path = _bin(tmp_path)
     _shim(path, "python3.12")
     env["OTHER_PYTHONS"] = str(path / "python3.12")
-    done = subprocess.run(["bash", str(TEST_PYTHONS), HERE, sys.executable, "--", "--version"],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["bash", str(TEST_PYTHONS), HERE, sys.executable, "--", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert f"{path / 'python3.12'} cannot be used" in done.stdout

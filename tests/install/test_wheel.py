@@ -41,17 +41,37 @@ class Installed:
         return str(self.venv / "bin" / name)
 
     def run(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(args, cwd=self.home, env=self.env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
-        assert done.returncode == 0, f"{args} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        done = subprocess.run(
+            args,
+            cwd=self.home,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, (
+            f"{args} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
         return done
 
 
 def _clean_env(venv: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "JUPYTER_PATH",
-                        "JUPYTER_DATA_DIR", "SONGLAB_API_KEY", "SONGLAB_BASE_URL",
-                        "SONGLAB_SANDBOX_ADMIN_TOKEN"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "VIRTUAL_ENV",
+            "JUPYTER_PATH",
+            "JUPYTER_DATA_DIR",
+            "SONGLAB_API_KEY",
+            "SONGLAB_BASE_URL",
+            "SONGLAB_SANDBOX_ADMIN_TOKEN",
+        }
+    }
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(venv)
     env["PYTHONUNBUFFERED"] = "1"
@@ -64,8 +84,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert ROOT not in base.parents, "the install must live outside the checkout"
     dist = base / "dist"
     # sdist first, then the wheel from the sdist: MANIFEST.in and setup.py are both exercised
-    build = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)],
-                           capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    build = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     (wheel,) = dist.glob("songlab-*.whl")
     venv = base / "venv"
@@ -74,8 +99,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     home.mkdir()
     inst = Installed(wheel, venv, home, _clean_env(venv))
     # songlab and nbval (which brings pytest); the kernel is ipykernel from songlab[test-core]
-    inst.run(inst.bin("python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             f"{wheel}[test-core]", timeout=600)
+    inst.run(
+        inst.bin("python"),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        f"{wheel}[test-core]",
+        timeout=600,
+    )
     return inst
 
 
@@ -84,8 +117,11 @@ def test_installed_outside_the_checkout(installed: Installed) -> None:
     expected = {f"songlab/_lab/{rel}" for rel in checkout_files(ROOT)}
     assert expected <= names, sorted(expected - names)
     assert "songlab/py.typed" in names
-    where = installed.run(installed.bin("python"), "-c",
-                          "import songlab, sys; print(songlab.__file__); print(sys.prefix)").stdout
+    where = installed.run(
+        installed.bin("python"),
+        "-c",
+        "import songlab, sys; print(songlab.__file__); print(sys.prefix)",
+    ).stdout
     module, prefix = where.split()
     assert Path(module).is_relative_to(installed.venv), module
     assert not Path(module).is_relative_to(ROOT)
@@ -93,9 +129,15 @@ def test_installed_outside_the_checkout(installed: Installed) -> None:
 
 
 def test_songlab_sandbox_prints_its_start_line(installed: Installed) -> None:
-    proc = subprocess.Popen([installed.bin("songlab"), "sandbox", "--port", "0", "--db", ":memory:"],
-                            cwd=installed.home, env=installed.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [installed.bin("songlab"), "sandbox", "--port", "0", "--db", ":memory:"],
+        cwd=installed.home,
+        env=installed.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             first = pool.submit(proc.stdout.readline).result(timeout=60).strip()
@@ -105,8 +147,11 @@ def test_songlab_sandbox_prints_its_start_line(installed: Installed) -> None:
         assert second.startswith("admin token: ")
         health = httpx.get(f"{match.group(1)}/health", timeout=10)
         assert health.status_code == 200
-        tools = httpx.get(f"{match.group(1)}/v1/tools", timeout=10,
-                          headers={"Authorization": "Bearer sk-sandbox-demo"})
+        tools = httpx.get(
+            f"{match.group(1)}/v1/tools",
+            timeout=10,
+            headers={"Authorization": "Bearer sk-sandbox-demo"},
+        )
         assert tools.status_code == 200 and len(tools.json()["data"]) > 10
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -137,13 +182,31 @@ def test_songlab_notebooks_then_nbval_on_the_copied_quickstart(installed: Instal
         assert not (lab / rel).is_symlink()
         assert (lab / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
     # a second run refuses rather than overwrite a user's edits
-    again = subprocess.run([installed.bin("songlab"), "notebooks", "my-lab"], cwd=installed.home,
-                           env=installed.env, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [installed.bin("songlab"), "notebooks", "my-lab"],
+        cwd=installed.home,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 1 and "--force" in again.stderr
     # the quickstart reads ../data/voice_female.mp3: inside my-lab, far from the checkout
     nb = lab / "notebooks" / "01_quickstart.ipynb"
-    result = installed.run(installed.bin("python"), "-m", "pytest", str(nb), "--nbval",
-                           "--nbval-sanitize-with", str(lab / "notebooks" / "sanitize.cfg"),
-                           "-p", "no:cacheprovider", "-q", timeout=300)
-    assert re.search(r"\b\d+ passed\b", result.stdout) and "failed" not in result.stdout, result.stdout
+    result = installed.run(
+        installed.bin("python"),
+        "-m",
+        "pytest",
+        str(nb),
+        "--nbval",
+        "--nbval-sanitize-with",
+        str(lab / "notebooks" / "sanitize.cfg"),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        timeout=300,
+    )
+    assert re.search(r"\b\d+ passed\b", result.stdout) and "failed" not in result.stdout, (
+        result.stdout
+    )
     assert (lab / "notebooks" / "out").is_dir(), "the notebook writes next to itself, in my-lab"

@@ -33,10 +33,25 @@ class Service:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         if request.url.path == "/v1/tools":
-            return httpx.Response(200, json={"data": [
-                {"id": "t-lyrics", "model": "v5", "operation": "write_lyrics", "name": "lyrics"},
-                {"id": "t-song-v7", "model": "v7", "operation": "generate_song", "name": "song"},
-            ]})  # fmt: skip
+            return httpx.Response(
+                200,
+                json={
+                    "data": [
+                        {
+                            "id": "t-lyrics",
+                            "model": "v5",
+                            "operation": "write_lyrics",
+                            "name": "lyrics",
+                        },
+                        {
+                            "id": "t-song-v7",
+                            "model": "v7",
+                            "operation": "generate_song",
+                            "name": "song",
+                        },
+                    ]
+                },
+            )
         if request.method == "POST":
             return httpx.Response(201, json={"task_id": str(uuid.uuid4()), "status": "queued"})
         return httpx.Response(404, json={"error": "NOT_FOUND"})
@@ -65,8 +80,9 @@ def _lyrics(c: Any) -> Any:
     return c.generations.create(operation="write_lyrics", model="v5", payload={"prompt": "sea"})
 
 
-def test_labels_are_recorded_and_never_sent(client: Client, service: Service,
-                                            tmp_path: Path) -> None:
+def test_labels_are_recorded_and_never_sent(
+    client: Client, service: Service, tmp_path: Path
+) -> None:
     store = LabelStore(tmp_path).track(client)
     with attribution(project=PROJECT, tags=[TAG, "q4"]):
         h = _lyrics(client)
@@ -76,7 +92,10 @@ def test_labels_are_recorded_and_never_sent(client: Client, service: Service,
     _lyrics(client)  # after untrack: not recorded
     assert PROJECT not in service.wire() and TAG not in service.wire()
     assert [r.url.path for r in service.requests if r.method == "POST"] == [
-        "/v1/generations", "/v1/karaoke-tracks", "/v1/generations", "/v1/generations"
+        "/v1/generations",
+        "/v1/karaoke-tracks",
+        "/v1/generations",
+        "/v1/generations",
     ]
     rows = {r["task_id"]: r for r in store.table().to_pylist()}
     assert set(rows) == {h.task_id, song.task_id, plain.task_id}
@@ -119,15 +138,17 @@ def test_scopes_nest_and_add_to_the_client_default(client: Client, tmp_path: Pat
 
 def test_scopes_are_per_thread_and_per_async_task(service: Service, tmp_path: Path) -> None:
     store = LabelStore(tmp_path)
-    ac = AsyncClient(KEY, base_url="https://api.example.test",
-                     transport=httpx.MockTransport(service))  # fmt: skip
+    ac = AsyncClient(
+        KEY, base_url="https://api.example.test", transport=httpx.MockTransport(service)
+    )
     store.track(ac)
 
     async def one(project: str) -> str:
         with attribution(project=project):
             await asyncio.sleep(0)  # the other task runs inside its own scope meanwhile
-            h = await ac.generations.create(operation="write_lyrics", model="v5",
-                                            payload={"prompt": project})  # fmt: skip
+            h = await ac.generations.create(
+                operation="write_lyrics", model="v5", payload={"prompt": project}
+            )
         return h.task_id
 
     async def both() -> list[str]:
@@ -148,8 +169,9 @@ def test_scopes_are_per_thread_and_per_async_task(service: Service, tmp_path: Pa
     assert seen[0].project is None  # a new thread starts outside the block
 
 
-def test_a_failing_listener_never_fails_the_create(client: Client, service: Service,
-                                                    caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_listener_never_fails_the_create(
+    client: Client, service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(record: Any) -> None:
         raise RuntimeError("disk full")
 
@@ -164,8 +186,14 @@ def test_a_failing_listener_never_fails_the_create(client: Client, service: Serv
 
 @pytest.mark.parametrize(
     ("project", "tags", "field"),
-    [("", (), "project"), (" padded", (), "project"), ("x" * 65, (), "project"),
-     ("ok", ("has space",), "tags"), ("ok", ("a,b",), "tags"), (3, (), "project")],
+    [
+        ("", (), "project"),
+        (" padded", (), "project"),
+        ("x" * 65, (), "project"),
+        ("ok", ("has space",), "tags"),
+        ("ok", ("a,b",), "tags"),
+        (3, (), "project"),
+    ],
     ids=["empty", "padded", "too-long", "tag-space", "tag-comma", "not-a-string"],
 )
 def test_bad_labels_are_refused_naming_the_field(project: Any, tags: Any, field: str) -> None:
@@ -175,11 +203,13 @@ def test_bad_labels_are_refused_naming_the_field(project: Any, tags: Any, field:
 
 
 def test_attach_fills_labels_and_sub_tasks_inherit_their_run() -> None:
-    tasks = tasks_table([
-        snap("run", operation="agent", model="flash", tool_id="t-agent"),
-        snap("sub", parent_task_id="run"),
-        snap("other"),
-    ])  # fmt: skip
+    tasks = tasks_table(
+        [
+            snap("run", operation="agent", model="flash", tool_id="t-agent"),
+            snap("sub", parent_task_id="run"),
+            snap("other"),
+        ]
+    )
     labels = pa.table({"task_id": ["run"], "project": ["p"], "tags": ["a,b"], "key_id": ["key_1"]})
     out = attach(tasks, labels)
     assert out["project"].to_pylist() == ["p", "p", None]
@@ -194,8 +224,10 @@ def test_labels_survive_a_new_store_and_join_the_ledger(client: Client, tmp_path
         h = _lyrics(client)
     ledger.labels.untrack()
     # a later process: a new store on the same directory, fed by the listing
-    listing = [snap(h.task_id, operation="write_lyrics", model="v5", cost_usd="0.02"),
-               snap("made-elsewhere", created_at="2026-11-20T09:00:00Z")]  # fmt: skip
+    listing = [
+        snap(h.task_id, operation="write_lyrics", model="v5", cost_usd="0.02"),
+        snap("made-elsewhere", created_at="2026-11-20T09:00:00Z"),
+    ]
     again = LedgerStore(tmp_path / "ledger")
     again.refresh(listing)
     frame = again.read().set_index("task_id")

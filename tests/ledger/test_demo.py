@@ -19,8 +19,16 @@ def test_the_plan_covers_every_kind_tier_and_agent_tier(weekday: int) -> None:
     assert jobs == plan(start_weekday=weekday)  # seeded: the same plan every time
     assert jobs != plan(start_weekday=weekday, seed=1)
     assert 60 <= len(jobs) <= 130
-    assert {j.kind for j in jobs} == {"song", "music", "lyrics", "sfx", "stems", "karaoke",
-                                      "translation", "agent"}  # fmt: skip
+    assert {j.kind for j in jobs} == {
+        "song",
+        "music",
+        "lyrics",
+        "sfx",
+        "stems",
+        "karaoke",
+        "translation",
+        "agent",
+    }
     assert {j.license for j in jobs} == {1, 2, 3, 4, 5}
     assert {j.model for j in jobs if j.kind == "agent"} == {"flash", "standard", "pro"}
     assert {j.model for j in jobs if j.kind == "song"} == {"v5", "v6", "v7"}
@@ -29,15 +37,20 @@ def test_the_plan_covers_every_kind_tier_and_agent_tier(weekday: int) -> None:
     assert {j.project for j in jobs} == set(PROJECTS) and {j.key for j in jobs} == {0, 1, 2}
     assert max(j.day for j in jobs) >= DAYS - 7 and min(j.day for j in jobs) == 0
     for day, project, kind, model, lic in COVERAGE:
-        assert any((j.day, j.project, j.kind, j.model, j.license) == (day, project, kind, model, lic)
-                   for j in jobs)  # fmt: skip
+        assert any(
+            (j.day, j.project, j.kind, j.model, j.license) == (day, project, kind, model, lic)
+            for j in jobs
+        )
     assert [(j.day, j.hour) for j in jobs] == sorted((j.day, j.hour) for j in jobs)
 
 
 def test_the_plan_has_weekends_growth_and_a_launch_week() -> None:
     jobs = plan(start_weekday=0, days=DAYS)
-    per_day = Counter(j.day for j in jobs if (j.day, j.project, j.kind) not in
-                      {(c[0], c[1], c[2]) for c in COVERAGE})  # fmt: skip
+    per_day = Counter(
+        j.day
+        for j in jobs
+        if (j.day, j.project, j.kind) not in {(c[0], c[1], c[2]) for c in COVERAGE}
+    )
     weekend = [per_day[d] for d in range(DAYS) if d % 7 >= 5]
     weekday = [per_day[d] for d in range(DAYS) if d % 7 < 5]
     assert sum(weekend) / len(weekend) < sum(weekday) / len(weekday)

@@ -27,11 +27,17 @@ AMOUNTS = ["0.10000000", "0.20000000", "0.00158225", "0", "1234567.12345678"]
 
 @pytest.fixture
 def tasks() -> pd.DataFrame:
-    return tasks_frame([
-        snap(f"t{i}", cost_usd=a, created_at=f"2026-11-{10 + i}T10:00:00Z",
-             updated_at=f"2026-11-{10 + i}T10:00:02.5Z")
-        for i, a in enumerate(AMOUNTS)
-    ])  # fmt: skip
+    return tasks_frame(
+        [
+            snap(
+                f"t{i}",
+                cost_usd=a,
+                created_at=f"2026-11-{10 + i}T10:00:00Z",
+                updated_at=f"2026-11-{10 + i}T10:00:02.5Z",
+            )
+            for i, a in enumerate(AMOUNTS)
+        ]
+    )
 
 
 def _sheet_xml_values(path: Path, sheet: int) -> list[str]:
@@ -41,7 +47,10 @@ def _sheet_xml_values(path: Path, sheet: int) -> list[str]:
 
 
 def test_excel_money_reads_back_exactly(tasks: pd.DataFrame, tmp_path: Path) -> None:
-    tables = {"by_operation": spend(tasks, "operation"), "tasks": tasks.drop(columns=["metadata_json"])}
+    tables = {
+        "by_operation": spend(tasks, "operation"),
+        "tasks": tasks.drop(columns=["metadata_json"]),
+    }
     path = export_excel(tables, tmp_path / "costs.xlsx")
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["by_operation", "tasks"]
@@ -112,8 +121,9 @@ def test_parquet_reads_back_with_the_same_dtypes_in_pandas(
         part = pd.read_parquet(f)
         _assert_same_dtypes(part, tasks)
     by_day = rollup(tasks, "day")
-    pd.testing.assert_frame_equal(pd.read_parquet(write_parquet(by_day, tmp_path / "d.parquet")),
-                                  by_day)  # fmt: skip
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(write_parquet(by_day, tmp_path / "d.parquet")), by_day
+    )
 
 
 def test_parquet_reads_in_duckdb_as_exact_decimals(
@@ -122,13 +132,21 @@ def test_parquet_reads_in_duckdb_as_exact_decimals(
     tasks = tasks_frame(records[:500])
     path = write_parquet(tasks, tmp_path / "tasks.parquet")
     con = duckdb.connect()
-    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "
-                             f"read_parquet('{path}'))").fetchall())  # fmt: skip
+    types = dict(
+        con.execute(
+            f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{path}'))"
+        ).fetchall()
+    )
     assert types["cost_usd"] == "DECIMAL(18,8)" and types["billed_usd"] == "DECIMAL(18,8)"
     assert types["created_at"] == "TIMESTAMP WITH TIME ZONE"
     assert types["license"] == "TINYINT" and types["task_id"] == "VARCHAR"
-    (total,) = con.execute(f"SELECT sum(cost_usd) FROM read_parquet('{path}') "
-                           "WHERE parent_task_id IS NULL").fetchone()  # fmt: skip
+    (total,) = con.execute(
+        f"SELECT sum(cost_usd) FROM read_parquet('{path}') WHERE parent_task_id IS NULL"
+    ).fetchone()
     assert total == tasks.songlab.total()
-    arrow = duckdb.connect().sql(f"SELECT cost_usd, created_at FROM read_parquet('{path}')").to_arrow_table()
+    arrow = (
+        duckdb.connect()
+        .sql(f"SELECT cost_usd, created_at FROM read_parquet('{path}')")
+        .to_arrow_table()
+    )
     assert arrow.schema.field("cost_usd").type == pa.decimal128(18, 8)

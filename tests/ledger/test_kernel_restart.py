@@ -58,26 +58,38 @@ store = ledger.LedgerStore({path!r}).track(client)
 def test_labels_survive_a_kernel_restart(kernel: Any, tmp_path: Path) -> None:
     km, kc = kernel
     db, path = str(tmp_path / "sandbox.sqlite"), str(tmp_path / "ledger")
-    made = json.loads(_run(kc, SETUP.format(db=db, path=path) + """
+    made = json.loads(
+        _run(
+            kc,
+            SETUP.format(db=db, path=path)
+            + """
 with ledger.attribution(project="before-restart", tags=["kernel"]):
     a = client.generations.create(operation="write_lyrics", model="v5", payload={"prompt": "x"})
 ledger.set_default_attribution(client, project="notebook-default")
 b = client.generations.create(operation="write_lyrics", model="v5", payload={"prompt": "y"})
 a.wait(); b.wait()
 print(json.dumps([a.task_id, b.task_id, client.key_id]))
-"""))
+""",
+        )
+    )
     old_pid = km.provisioner.process.pid
     km.restart_kernel(now=True)  # kills the process: only what is on disk remains
     kc.wait_for_ready(timeout=120)
     assert km.provisioner.process.pid != old_pid
-    after = json.loads(_run(kc, SETUP.format(db=db, path=path) + """
+    after = json.loads(
+        _run(
+            kc,
+            SETUP.format(db=db, path=path)
+            + """
 c = client.generations.create(operation="write_lyrics", model="v5", payload={"prompt": "z"})
 c.wait()
 store.refresh(client)
 frame = store.read().set_index("task_id")
 print(json.dumps({t: [frame.loc[t, "project"], frame.loc[t, "tags"], frame.loc[t, "key_id"]]
                   for t in frame.index}, default=lambda v: None))
-"""))
+""",
+        )
+    )
     a, b, key = made
     assert after[a] == ["before-restart", "kernel", key]
     assert after[b] == ["notebook-default", None, key]

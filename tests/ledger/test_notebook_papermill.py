@@ -27,9 +27,11 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03_cost_report.i
 def _stdout(nb: dict[str, Any]) -> str:
     return "".join(
         "".join(o.get("text", ""))
-        for c in nb["cells"] if c["cell_type"] == "code"
-        for o in c.get("outputs", []) if o.get("output_type") == "stream"
-    )  # fmt: skip
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
 
 
 def test_the_parameters_cell_is_tagged() -> None:
@@ -45,20 +47,34 @@ def test_papermill_runs_it_with_other_parameters(tmp_path: Path) -> None:
     work = tmp_path / "notebooks"
     work.mkdir()
     shutil.copy(NOTEBOOK, work / NOTEBOOK.name)
-    params = {"PERIOD": "2020-01", "TIERS": ["sync", "sync"], "BUDGET": "1.00",
-              "OUTPUT_PATH": "out/scheduled"}  # fmt: skip
+    params = {
+        "PERIOD": "2020-01",
+        "TIERS": ["sync", "sync"],
+        "BUDGET": "1.00",
+        "OUTPUT_PATH": "out/scheduled",
+    }
     out = work / "ran.ipynb"
-    papermill.execute_notebook(str(work / NOTEBOOK.name), str(out), parameters=params,
-                               kernel_name="python3", cwd=str(work), progress_bar=False)  # fmt: skip
+    papermill.execute_notebook(
+        str(work / NOTEBOOK.name),
+        str(out),
+        parameters=params,
+        kernel_name="python3",
+        cwd=str(work),
+        progress_bar=False,
+    )
     ran = json.loads(out.read_text())
     committed = _stdout(json.loads(NOTEBOOK.read_text()))
     printed = _stdout(ran)
     injected = [c for c in ran["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     assert len(injected) == 1 and '"2020-01"' in "".join(injected[0]["source"])
     # another tier list: two songs, both in sync, priced by the list
-    expected = (pricing.price("generate_song", "v5", 4) + pricing.price("generate_song", "v6", 4)
-                + pricing.price("generate_music", "v7", 2) + pricing.price("write_lyrics", "v5", 1)
-                + pricing.price("sfx_gen", "v5", 1))  # fmt: skip
+    expected = (
+        pricing.price("generate_song", "v5", 4)
+        + pricing.price("generate_song", "v6", 4)
+        + pricing.price("generate_music", "v7", 2)
+        + pricing.price("write_lyrics", "v5", 1)
+        + pricing.price("sfx_gen", "v5", 1)
+    )
     assert f"5 generations, estimated ${expected}" in printed
     assert "7 generations, estimated $2.83" in committed and "7 generations" not in printed
     # another period: nothing was made in January 2020

@@ -19,8 +19,11 @@ def pages_of(records: list[Any], size: int = 100, **dumps: Any) -> list[bytes]:
     out = []
     for n, start in enumerate(range(0, len(records), size)):
         cursor = str(n + 1) if start + size < len(records) else None
-        out.append(json.dumps({"data": records[start : start + size], "next_cursor": cursor},
-                              **dumps).encode())  # fmt: skip
+        out.append(
+            json.dumps(
+                {"data": records[start : start + size], "next_cursor": cursor}, **dumps
+            ).encode()
+        )
     return out
 
 
@@ -58,16 +61,27 @@ ODD_BUT_VALID = {
     "output-not-an-object": {"output": "x"},
     "output-metadata-object-on-a-song": {"output": {"metadata_json": {"a": 1}}},
     "failure-string-on-completed": {"failure": "boom"},
-    "failed-with-error": {"status": "failed", "cost_usd": None,
-                          "failure": {"error": "GenerationFailed", "message": "m"}},
+    "failed-with-error": {
+        "status": "failed",
+        "cost_usd": None,
+        "failure": {"error": "GenerationFailed", "message": "m"},
+    },
     "failed-without-failure": {"status": "failed", "cost_usd": None},
     "parent": {"parent_task_id": "run-1"},
-    "agent-with-trace": {"operation": "agent", "model": "flash", "cost_usd": None,
-                         "output": {"metadata_json": AGENT_META}},
-    "agent-trace-as-object": {"operation": "agent", "model": "flash", "cost_usd": None,
-                              "output": {"metadata_json": {"steps": []}}},
+    "agent-with-trace": {
+        "operation": "agent",
+        "model": "flash",
+        "cost_usd": None,
+        "output": {"metadata_json": AGENT_META},
+    },
+    "agent-trace-as-object": {
+        "operation": "agent",
+        "model": "flash",
+        "cost_usd": None,
+        "output": {"metadata_json": {"steps": []}},
+    },
     "agent-without-output": {"operation": "agent", "model": "standard", "output": None},
-    "unicode": {"tool_id": "t-é\u2028\"quoted\"\\n", "model": "v7"},
+    "unicode": {"tool_id": 't-é\u2028"quoted"\\n', "model": "v7"},
     "status-queued": {"status": "queued", "cost_usd": None},
 }
 BAD = {
@@ -96,8 +110,7 @@ def _record(name: str, fields: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("fields", ODD_BUT_VALID.values(), ids=ODD_BUT_VALID.keys())
 def test_odd_but_valid_tasks_give_the_same_frame(fields: dict[str, Any]) -> None:
     recs = [snap("plain-1"), _record("odd", fields), snap("plain-2", status="failed")]
-    pd.testing.assert_frame_equal(tasks_frame_from_pages(pages_of(recs, size=2)),
-                                  tasks_frame(recs))  # fmt: skip
+    pd.testing.assert_frame_equal(tasks_frame_from_pages(pages_of(recs, size=2)), tasks_frame(recs))
 
 
 def _error(fn: Any, *args: Any) -> tuple[type, str]:
@@ -122,8 +135,11 @@ def test_a_task_that_is_not_an_object_gets_the_dict_paths_error() -> None:
 
 @pytest.mark.parametrize(
     ("page", "message"),
-    [(b"<html>", "listing page 1: not JSON"), (b'{"next_cursor": null}', "listing page 1: data"),
-     (b'{"data": 5}', "listing page 1: data")],
+    [
+        (b"<html>", "listing page 1: not JSON"),
+        (b'{"next_cursor": null}', "listing page 1: data"),
+        (b'{"data": 5}', "listing page 1: data"),
+    ],
     ids=["not-json", "no-data", "data-not-a-list"],
 )
 def test_unreadable_pages_are_refused_naming_the_page(page: bytes, message: str) -> None:
@@ -188,8 +204,10 @@ def test_pages_are_read_a_batch_at_a_time(
     raw, _, _ = next(it)
     first = gens.served
     assert first < len(gens._pages) / 2  # the first batch comes before the listing is read
-    assert sum(len(p) for p in gens._pages[: first - 1]) < 100_000 <= sum(
-        len(p) for p in gens._pages[:first]
+    assert (
+        sum(len(p) for p in gens._pages[: first - 1])
+        < 100_000
+        <= sum(len(p) for p in gens._pages[:first])
     )
     assert len(raw) == 50 * first
 

@@ -43,8 +43,9 @@ def tasks() -> pd.DataFrame:
     ]
     frame = tasks_frame(rows)
     projects = {"a": "x", "b": "x", "c": "y", "d": "y", "e": "x", "f": "y", "g": "x"}
-    frame["project"] = pd.array([projects.get(t) for t in frame["task_id"]],
-                                dtype=frame["project"].dtype)  # fmt: skip
+    frame["project"] = pd.array(
+        [projects.get(t) for t in frame["task_id"]], dtype=frame["project"].dtype
+    )
     return frame
 
 
@@ -60,15 +61,20 @@ def test_named_periods_from_an_as_of_date() -> None:
     assert _ends(period("last-7-days", as_of=as_of)) == (date(2026, 11, 12), date(2026, 11, 18))
     assert _ends(period("year-to-date", as_of=as_of)) == (date(2026, 1, 1), date(2026, 11, 18))
     assert _ends(period("2027-02", as_of=as_of)) == (date(2027, 2, 1), date(2027, 2, 28))
-    assert _ends(period(start="2026-11-02", end="2026-11-09")) == (date(2026, 11, 2),
-                                                                date(2026, 11, 9))
+    assert _ends(period(start="2026-11-02", end="2026-11-09")) == (
+        date(2026, 11, 2),
+        date(2026, 11, 9),
+    )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"name": "fortnight"}, "period: one of"), ({"start": "2026-13-01"}, "from: a date"),
-     ({"start": "2026-11-10", "end": "2026-11-01"}, "to: must not be before from"),
-     ({"name": "this-month", "start": "2026-11-01"}, "not both")],
+    [
+        ({"name": "fortnight"}, "period: one of"),
+        ({"start": "2026-13-01"}, "from: a date"),
+        ({"start": "2026-11-10", "end": "2026-11-01"}, "to: must not be before from"),
+        ({"name": "this-month", "start": "2026-11-01"}, "not both"),
+    ],
     ids=["unknown-name", "bad-date", "reversed", "both"],
 )
 def test_bad_periods_are_refused_naming_the_field(kwargs: dict, message: str) -> None:
@@ -88,8 +94,18 @@ def test_daily_rollup_fills_empty_days_with_zero(tasks: pd.DataFrame) -> None:
     r = rollup(tasks, "day", p=period(start="2026-11-01", end="2026-11-10"))
     assert [d.day for d in r["period"]] == list(range(1, 11))
     by_day = dict(zip([d.day for d in r["period"]], r["cost_usd"], strict=True))
-    assert by_day == {1: 0, 2: D("0.37"), 3: 0, 4: 0, 5: 0, 6: 0, 7: 0, 8: D("0.07"),
-                      9: D("1.67"), 10: 0}  # fmt: skip
+    assert by_day == {
+        1: 0,
+        2: D("0.37"),
+        3: 0,
+        4: 0,
+        5: 0,
+        6: 0,
+        7: 0,
+        8: D("0.07"),
+        9: D("1.67"),
+        10: 0,
+    }
     assert r["cumulative_usd"].iloc[-1] == D("2.11")
     assert r["tasks"].tolist() == [0, 2, 0, 0, 0, 0, 0, 1, 1, 0]
 
@@ -97,14 +113,27 @@ def test_daily_rollup_fills_empty_days_with_zero(tasks: pd.DataFrame) -> None:
 def test_weekly_and_monthly_rollups(tasks: pd.DataFrame) -> None:
     weeks = rollup(tasks, "week")
     assert [str(d) for d in weeks["period"]] == [
-        "2026-10-26", "2026-11-02", "2026-11-09", "2026-11-16", "2026-11-23", "2026-11-30"]
+        "2026-10-26",
+        "2026-11-02",
+        "2026-11-09",
+        "2026-11-16",
+        "2026-11-23",
+        "2026-11-30",
+    ]
     assert weeks["cost_usd"].tolist() == [D("1.00"), D("0.44"), D("3.67"), 0, 0, D("0.30")]
     months = rollup(tasks, "month", by="project")
-    got = {(str(p), k): v for p, k, v in months[["period", "project", "cost_usd"]].itertuples(
-        index=False)}
-    assert got == {("2026-10-01", "x"): D("1.00"), ("2026-10-01", "y"): 0,
-                   ("2026-11-01", "x"): D("1.79"), ("2026-11-01", "y"): D("2.32"),
-                   ("2026-12-01", "x"): D("0.30"), ("2026-12-01", "y"): 0}  # fmt: skip
+    got = {
+        (str(p), k): v
+        for p, k, v in months[["period", "project", "cost_usd"]].itertuples(index=False)
+    }
+    assert got == {
+        ("2026-10-01", "x"): D("1.00"),
+        ("2026-10-01", "y"): 0,
+        ("2026-11-01", "x"): D("1.79"),
+        ("2026-11-01", "y"): D("2.32"),
+        ("2026-12-01", "x"): D("0.30"),
+        ("2026-12-01", "y"): 0,
+    }
     assert spend(tasks, "week")["cost_usd"].sum() == D("5.41")
 
 

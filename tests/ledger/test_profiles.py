@@ -60,8 +60,9 @@ def _wait_all(http: httpx.Client, ids: list[str], timeout: float = 60.0) -> None
 
 
 @pytest.fixture(scope="module", params=PROFILES)
-def journey(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Journey]:
+def journey(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Journey]:
     from songlab.client import Client
 
     profile = request.param
@@ -71,29 +72,38 @@ def journey(request: pytest.FixtureRequest,
     sb = running(profile)
     try:
         with sb.admin() as admin:
-            api_key = admin.post("/_sandbox/accounts", json={"name": f"ledger-{profile}"}
-                                 ).json()["api_key"]  # fmt: skip
+            api_key = admin.post("/_sandbox/accounts", json={"name": f"ledger-{profile}"}).json()[
+                "api_key"
+            ]
         client = Client(api_key, base_url=sb.base_url)
         store = LedgerStore(root / "ledger").track(client)
         store.refresh(client)  # the first balance snapshot: nothing spent yet
         ours = {
-            "lyrics": client.generations.create(operation="write_lyrics", model="v5",
-                                                payload={"prompt": "the sea"}).task_id,
-            "song": client.generations.create(operation="generate_song", model="v7",
-                                              license="standard",
-                                              payload={"prompt": "surf rock",
-                                                       "duration_seconds": 5}).task_id,
-        }  # fmt: skip
+            "lyrics": client.generations.create(
+                operation="write_lyrics", model="v5", payload={"prompt": "the sea"}
+            ).task_id,
+            "song": client.generations.create(
+                operation="generate_song",
+                model="v7",
+                license="standard",
+                payload={"prompt": "surf rock", "duration_seconds": 5},
+            ).task_id,
+        }
         with sb.http(api_key) as http:
-            tools = {(t["operation"], t["model"]): t["id"]
-                     for t in http.get("/v1/tools").json()["data"]}  # fmt: skip
-            body = {"tool_id": tools[("generate_song", "v7")], "license": 2,
-                    "payload_json": json.dumps({"prompt": "elsewhere", "duration_seconds": 5})}
+            tools = {
+                (t["operation"], t["model"]): t["id"] for t in http.get("/v1/tools").json()["data"]
+            }
+            body = {
+                "tool_id": tools[("generate_song", "v7")],
+                "license": 2,
+                "payload_json": json.dumps({"prompt": "elsewhere", "duration_seconds": 5}),
+            }
             outside = http.post("/v1/generations", json=body).json()["task_id"]
             _wait_all(http, [*ours.values(), outside])
             store.refresh(client)
-            ours["agent"] = client.agent.start(tier="flash", prompt="a short jingle about tea",
-                                               max_budget=100).task_id
+            ours["agent"] = client.agent.start(
+                tier="flash", prompt="a short jingle about tea", max_budget=100
+            ).task_id
             _wait_all(http, [ours["agent"]])
         store.refresh(client)
         yield Journey(profile, sb, api_key, client, store, ours, outside)
@@ -115,13 +125,14 @@ def _top(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["parent_task_id"].isna()].set_index("task_id")
 
 
-def test_tasks_frame_says_where_each_fact_comes_from(journey: Journey,
-                                                    frame: pd.DataFrame) -> None:
+def test_tasks_frame_says_where_each_fact_comes_from(journey: Journey, frame: pd.DataFrame) -> None:
     top = _top(frame)
     ours = top.loc[list(journey.ours.values())]
     outside = top.loc[journey.outside]
     assert (ours["operation"].tolist(), ours["model"].tolist()) == (
-        ["write_lyrics", "generate_song", "agent"], ["v5", "v7", "flash"])
+        ["write_lyrics", "generate_song", "agent"],
+        ["v5", "v7", "flash"],
+    )
     assert ours.loc[journey.ours["song"], "tier"] == "standard"
     assert ours["created_at"].notna().all() and not (ours["cost_usd"] == 0).any()
     assert set(ours["labels_source"]) == {"record"}
@@ -130,9 +141,13 @@ def test_tasks_frame_says_where_each_fact_comes_from(journey: Journey,
             assert set(ours[f"{fact}_source"]) == {"record"}, fact
         # costs are the list-price estimates of what songlab asked for, never 0
         assert ours.loc[journey.ours["lyrics"], ["cost_usd", "cost_source"]].tolist() == [
-            LYRICS, "estimate"]
+            LYRICS,
+            "estimate",
+        ]
         assert ours.loc[journey.ours["song"], ["cost_usd", "cost_source"]].tolist() == [
-            SONG_V7_STANDARD, "estimate"]
+            SONG_V7_STANDARD,
+            "estimate",
+        ]
         assert ours.loc[journey.ours["agent"], "cost_usd"] > 0
         # made outside songlab and not described by the service: of unknown cost
         assert pd.isna(outside["cost_usd"]) and outside["cost_source"] == "unknown"
@@ -201,8 +216,9 @@ def test_tier_comparison(journey: Journey, frame: pd.DataFrame) -> None:
     compared = 2 if journey.profile == "spec" else 3  # lyrics, our song (+ the outside song)
     assert set(comp["tasks"]) == {compared}
     songs = 1 if journey.profile == "spec" else 2
-    assert comp.loc["master", "priced_usd"] == (pricing.price("write_lyrics", "v5", 5)
-                                                + songs * pricing.price("generate_song", "v7", 5))
+    assert comp.loc["master", "priced_usd"] == (
+        pricing.price("write_lyrics", "v5", 5) + songs * pricing.price("generate_song", "v7", 5)
+    )
     assert comp.attrs["estimated_tasks"] == (2 if journey.profile == "spec" else 0)
 
 
@@ -221,11 +237,20 @@ def test_agent_one_trace(journey: Journey, frame: pd.DataFrame) -> None:
 @pytest.mark.slow  # a `songlab report` process per profile
 def test_report_cli_in_its_own_process(journey: Journey, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    env = {**os.environ, **journey.sandbox.env(), "SONGLAB_API_KEY": journey.api_key,
-           "SONGLAB_RECORD": str(journey.client.record.path)}  # the user's record
+    env = {
+        **os.environ,
+        **journey.sandbox.env(),
+        "SONGLAB_API_KEY": journey.api_key,
+        "SONGLAB_RECORD": str(journey.client.record.path),
+    }  # the user's record
     for ledger in (["--ledger", str(journey.store.path)], []):  # with a Parquet ledger, without
-        proc = subprocess.run([*songlab_command(), "report", "--out", str(out), *ledger],
-                              env=env, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [*songlab_command(), "report", "--out", str(out), *ledger],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert journey.api_key not in proc.stdout + proc.stderr
         document = out.read_text()

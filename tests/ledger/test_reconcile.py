@@ -77,9 +77,14 @@ def workload(own_sandbox: Any, labels_dir: Path) -> Iterator[Workload]:
     acct = admin.post("/_sandbox/accounts", json={"name": "ledger-reconcile"}).json()
     client = Client(acct["api_key"], base_url=sandbox.base_url, reuse=False)  # distinct work
     try:
-        created = run_demo(client, admin=admin, account_id=acct["account_id"],
-                           labels=LedgerStore(labels_dir).labels, timeout=120.0,
-                           log=lambda _: None)  # fmt: skip
+        created = run_demo(
+            client,
+            admin=admin,
+            account_id=acct["account_id"],
+            labels=LedgerStore(labels_dir).labels,
+            timeout=120.0,
+            log=lambda _: None,
+        )
         yield Workload(client, admin, acct["account_id"], acct["api_key"], created)
     finally:
         client.close()
@@ -264,8 +269,11 @@ def test_the_demo_spans_six_weeks_of_three_keys_and_four_projects(
         expected[project] += per_task.get(tid, Decimal(0))
     expected = {k: v for k, v in expected.items() if k is not pd.NA}
     by_project = spend(frame, "project")
-    got = {p: c for p, c in by_project[["project", "cost_usd"]].itertuples(index=False)
-           if p is not pd.NA}  # fmt: skip
+    got = {
+        p: c
+        for p, c in by_project[["project", "cost_usd"]].itertuples(index=False)
+        if p is not pd.NA
+    }
     assert got == expected
 
 
@@ -274,8 +282,9 @@ def test_client_listing_read_from_page_bytes_equals_the_listings_dicts(
 ) -> None:
     client = workload.client
     # tasks_frame(client) joins the client's record: so do the others, given it
-    from_dicts = tasks_frame([t.raw for t in client.generations.list(limit=100)],
-                             record=client.record)
+    from_dicts = tasks_frame(
+        [t.raw for t in client.generations.list(limit=100)], record=client.record
+    )
     pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)
     assert from_dicts["failure_error"].notna().any()
     if (from_dicts["operation"] == "agent").any():  # the demo's Agent One run, if offered
@@ -283,7 +292,8 @@ def test_client_listing_read_from_page_bytes_equals_the_listings_dicts(
     pages = list(client.generations.raw_pages(limit=5))
     assert len(pages) >= 3 and pages[-1].next_cursor is None
     pd.testing.assert_frame_equal(
-        tasks_frame_from_pages((p.content for p in pages), record=client.record), from_dicts)
+        tasks_frame_from_pages((p.content for p in pages), record=client.record), from_dicts
+    )
     # tasks_frame(client) takes the bytes path, not the dict listing
     monkeypatch.setattr(type(client.generations), "list", None)
     pd.testing.assert_frame_equal(tasks_frame(client), from_dicts)

@@ -39,24 +39,52 @@ def record(*rows: dict[str, Any]) -> pa.Table:
 
 def test_record_fills_what_the_service_does_not_show() -> None:
     rec = record(
-        {"task_id": "song", "tool_id": "t-song-v7", "operation": "generate_song", "model": "v7",
-         "license": 2, "estimate_usd": Decimal("0.25"), "project": "jingles", "tags": "a,b",
-         "sent_at": T0, "accepted_at": T0 + timedelta(seconds=1)},
-        {"task_id": "lyrics", "operation": "write_lyrics", "model": "v5", "license": None,
-         "sent_at": T0},
+        {
+            "task_id": "song",
+            "tool_id": "t-song-v7",
+            "operation": "generate_song",
+            "model": "v7",
+            "license": 2,
+            "estimate_usd": Decimal("0.25"),
+            "project": "jingles",
+            "tags": "a,b",
+            "sent_at": T0,
+            "accepted_at": T0 + timedelta(seconds=1),
+        },
+        {
+            "task_id": "lyrics",
+            "operation": "write_lyrics",
+            "model": "v5",
+            "license": None,
+            "sent_at": T0,
+        },
         {"task_id": "song", "key_id": "key_bbbbbbbbbbbb", "project": "second-key"},
-    )  # fmt: skip
-    df = tasks_frame([spec_snap("song"), spec_snap("lyrics"), spec_snap("elsewhere"),
-                      spec_snap("broke", status="failed")], record=rec).set_index("task_id")
+    )
+    df = tasks_frame(
+        [
+            spec_snap("song"),
+            spec_snap("lyrics"),
+            spec_snap("elsewhere"),
+            spec_snap("broke", status="failed"),
+        ],
+        record=rec,
+    ).set_index("task_id")
     song, lyrics, other, broke = (df.loc[t] for t in ("song", "lyrics", "elsewhere", "broke"))
     assert (song["operation"], song["model"], song["tier"], song["tool_id"]) == (
-        "generate_song", "v7", "standard", "t-song-v7")
+        "generate_song",
+        "v7",
+        "standard",
+        "t-song-v7",
+    )
     assert song["created_at"] == T0 + timedelta(seconds=1)  # accepted, else sent
     assert lyrics["created_at"] == T0 and lyrics["license"] == 1  # none sent: royalty-free
     for fact in ("operation", "model", "license", "created_at"):
         assert song[f"{fact}_source"] == "record"
-    assert (song["project"], song["tags"], song["key_id"]) == ("jingles", "a,b",
-                                                               "key_aaaaaaaaaaaa")  # first row
+    assert (song["project"], song["tags"], song["key_id"]) == (
+        "jingles",
+        "a,b",
+        "key_aaaaaaaaaaaa",
+    )  # first row
     assert song["cost_usd"] == pricing.price("generate_song", "v7", 2)
     assert song["cost_source"] == "estimate" and lyrics["cost_usd"] == Decimal("0.02")
     # neither made by songlab nor described by the service: unknown, never 0
@@ -69,8 +97,15 @@ def test_record_fills_what_the_service_does_not_show() -> None:
 
 
 def test_the_service_wins_over_the_record() -> None:
-    rec = record({"task_id": "a", "operation": "write_lyrics", "model": "v5", "license": 1,
-                  "accepted_at": T0})  # fmt: skip
+    rec = record(
+        {
+            "task_id": "a",
+            "operation": "write_lyrics",
+            "model": "v5",
+            "license": 1,
+            "accepted_at": T0,
+        }
+    )
     df = tasks_frame([snap("a")], record=rec)  # the service shows a v7 song, billed 0.12
     row = df.iloc[0]
     assert (row["operation"], row["operation_source"]) == ("generate_song", "service")
@@ -84,20 +119,24 @@ def test_tool_listing_names_the_operation_by_tool_id() -> None:
     tools = {"t-flash": ("agent", "flash")}
     df = tasks_frame([spec_snap("run", output={"metadata_json": trace})], record=rec, tools=tools)
     row = df.iloc[0]
-    assert (row["operation"], row["model"], row["operation_source"]) == ("agent", "flash",
-                                                                         "service")
+    assert (row["operation"], row["model"], row["operation_source"]) == (
+        "agent",
+        "flash",
+        "service",
+    )
     assert row["tool_id_source"] == "record" and row["cost_source"] == "estimate"
     fee = trace_frame(df)
-    assert fee["cost_usd"].sum() == row["cost_usd"] == Decimal(
-        json.loads(trace)["total_cost_usd"])
+    assert fee["cost_usd"].sum() == row["cost_usd"] == Decimal(json.loads(trace)["total_cost_usd"])
 
 
 def test_sub_tasks_named_by_a_trace_are_counted_inside_their_run() -> None:
     meta = agent_trace("run", tier="pro", seed=5)
     calls = [s for s in meta["steps"] if s["kind"] == "tool_call" and s.get("task_id")]
     assert calls
-    listing = [spec_snap("run", output={"metadata_json": json.dumps(meta)}),
-               *(spec_snap(s["task_id"]) for s in calls)]
+    listing = [
+        spec_snap("run", output={"metadata_json": json.dumps(meta)}),
+        *(spec_snap(s["task_id"]) for s in calls),
+    ]
     rec = record({"task_id": "run", "operation": "agent", "model": "pro", "accepted_at": T0})
     df = tasks_frame(listing, record=rec).set_index("task_id")
     subs = df.loc[[s["task_id"] for s in calls]]
@@ -124,8 +163,12 @@ def test_undated_tasks_go_to_month_unknown_and_move_once_recorded(tmp_path: Path
     months = sorted(p.parent.name for p in store.files())
     assert months == ["month=2026-11", "month=unknown"]
     # the record names it later (another process's client wrote it): it moves to its month
-    moved = LedgerStore(tmp_path, record=record({"task_id": "undated", "accepted_at": T0,
-                                                 "operation": "write_lyrics", "model": "v5"}))
+    moved = LedgerStore(
+        tmp_path,
+        record=record(
+            {"task_id": "undated", "accepted_at": T0, "operation": "write_lyrics", "model": "v5"}
+        ),
+    )
     result = moved.refresh([snap("dated"), spec_snap("undated")])
     assert set(result.months_written) == {"2026-11", "unknown"}
     assert sorted(p.parent.name for p in moved.files()) == ["month=2026-11"]
@@ -135,8 +178,14 @@ def test_undated_tasks_go_to_month_unknown_and_move_once_recorded(tmp_path: Path
 
 def _tasks(*rows: tuple[str, str, datetime]) -> pd.DataFrame:
     """Tasks with a cost and a seen_at: (task id, cost or 'unknown', seen_at)."""
-    snaps = [snap(t, cost_usd=None if c == "unknown" else c, operation="x" if c == "unknown"
-                  else "generate_song") for t, c, _ in rows]  # fmt: skip
+    snaps = [
+        snap(
+            t,
+            cost_usd=None if c == "unknown" else c,
+            operation="x" if c == "unknown" else "generate_song",
+        )
+        for t, c, _ in rows
+    ]
     frame = tasks_frame(snaps)
     frame["seen_at"] = pd.array([s for *_, s in rows], dtype=frame["seen_at"].dtype)
     return frame
@@ -144,17 +193,27 @@ def _tasks(*rows: tuple[str, str, datetime]) -> pd.DataFrame:
 
 def test_reconcile_by_hand() -> None:
     t = [T0 + timedelta(hours=h) for h in (0, 1, 2, 26)]
-    tasks = _tasks(("old", "5.00000000", t[0]), ("a", "0.12000000", t[1]),
-                   ("b", "0.00021577", t[2]), ("c", "unknown", t[3]))  # fmt: skip
-    balances = pa.table({"taken_at": pa.array(t, pa.timestamp("us", tz="UTC")),
-                         "total_effective": [100_000, 99_988, 99_987, 99_900]})  # fmt: skip
+    tasks = _tasks(
+        ("old", "5.00000000", t[0]),
+        ("a", "0.12000000", t[1]),
+        ("b", "0.00021577", t[2]),
+        ("c", "unknown", t[3]),
+    )
+    balances = pa.table(
+        {
+            "taken_at": pa.array(t, pa.timestamp("us", tz="UTC")),
+            "total_effective": [100_000, 99_988, 99_987, 99_900],
+        }
+    )
     r = reconcile(tasks, balances)
     assert r["status"].tolist() == ["baseline", "explained", "explained", "unexplained"]
     assert pd.isna(r["balance_spent_usd"][0]) and r["explained_usd"][0] == Decimal("5")
-    assert r["balance_spent_usd"].tolist()[1:] == [Decimal("0.12"), Decimal("0.01"),
-                                                   Decimal("0.87")]  # fmt: skip
-    assert r["unexplained_usd"].tolist()[1:] == [Decimal(0), Decimal("0.00978423"),
-                                                 Decimal("0.87")]  # fmt: skip
+    assert r["balance_spent_usd"].tolist()[1:] == [
+        Decimal("0.12"),
+        Decimal("0.01"),
+        Decimal("0.87"),
+    ]
+    assert r["unexplained_usd"].tolist()[1:] == [Decimal(0), Decimal("0.00978423"), Decimal("0.87")]
     assert r["unknown_tasks"].tolist() == [0, 0, 0, 1]
     monthly = reconcile(tasks, balances, freq="day")
     assert monthly["period"].tolist()[1:] == ["2026-11-03", "2026-11-04"]
@@ -164,8 +223,9 @@ def test_reconcile_by_hand() -> None:
 def test_reconcile_keeps_periods_that_share_a_second_apart() -> None:
     t = [T0, T0 + timedelta(microseconds=10), T0 + timedelta(microseconds=20)]
     tasks = _tasks(("a", "0.12000000", t[1]), ("b", "0.02000000", t[2]))
-    balances = pa.table({"taken_at": pa.array(t, pa.timestamp("us", tz="UTC")),
-                         "total_effective": [100, 88, 86]})  # fmt: skip
+    balances = pa.table(
+        {"taken_at": pa.array(t, pa.timestamp("us", tz="UTC")), "total_effective": [100, 88, 86]}
+    )
     r = reconcile(tasks, balances)
     assert len(r) == 3 and r["explained_usd"].tolist()[1:] == [Decimal("0.12"), Decimal("0.02")]
 
@@ -193,13 +253,24 @@ class _SpecClient:
         return next(t for t in self.tasks if t["task_id"] == task_id)
 
     def balance(self) -> dict[str, Any]:
-        return {"total_effective": self.tokens, "base_effective": self.tokens,
-                "extra_tokens": 0, "base_expires_at": "2027-11-01T00:00:00Z"}
+        return {
+            "total_effective": self.tokens,
+            "base_effective": self.tokens,
+            "extra_tokens": 0,
+            "base_expires_at": "2027-11-01T00:00:00Z",
+        }
 
 
 def test_spec_refresh_refetches_a_pending_task_and_snapshots_the_balance(tmp_path: Path) -> None:
-    rec = record({"task_id": "song", "operation": "generate_song", "model": "v7", "license": 1,
-                  "accepted_at": T0})  # fmt: skip
+    rec = record(
+        {
+            "task_id": "song",
+            "operation": "generate_song",
+            "model": "v7",
+            "license": 1,
+            "accepted_at": T0,
+        }
+    )
     svc = _SpecClient([spec_snap("song", status="processing")], tokens=1000)
     store = LedgerStore(tmp_path, record=rec)
     first = store.refresh(svc)
@@ -228,7 +299,8 @@ def test_a_ledger_written_before_the_source_columns_reads_with_them(tmp_path: Pa
     from songlab.ledger._schema import SOURCE_COLUMNS
 
     old = tasks_table([snap("a"), snap("b", operation=None)]).drop_columns(
-        [*SOURCE_COLUMNS, "seen_at"])
+        [*SOURCE_COLUMNS, "seen_at"]
+    )
     _parquet.write_atomic(tmp_path / "month=2026-11" / "part.parquet", old)
     frame = LedgerStore(tmp_path, record=None).read().set_index("task_id")
     assert frame["operation_source"].to_dict() == {"a": "service", "b": "unknown"}
@@ -262,10 +334,13 @@ def test_names_from_the_mapping_module_are_read_first_present_wins() -> None:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", NAMES_PROBE], capture_output=True, text=True,
-                         timeout=120, check=True).stdout.splitlines()  # fmt: skip
-    want = [["2026-11-02 10:00:00+00:00", "0.12000000", "generate_song", "service"],
-            ["2026-11-01 10:00:00+00:00", "0.02000000", "<NA>", "service"]]  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", NAMES_PROBE], capture_output=True, text=True, timeout=120, check=True
+    ).stdout.splitlines()
+    want = [
+        ["2026-11-02 10:00:00+00:00", "0.12000000", "generate_song", "service"],
+        ["2026-11-01 10:00:00+00:00", "0.02000000", "<NA>", "service"],
+    ]
     assert [json.loads(line) for line in out] == [want, want]
 
 

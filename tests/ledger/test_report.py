@@ -38,9 +38,12 @@ def test_render_html(records: list[dict[str, Any]]) -> None:
 
 
 def test_cli_report_against_the_service(
-    sandbox: Any, new_account: Callable[..., Any], tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    sandbox: Any,
+    new_account: Callable[..., Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     acct = new_account()
     with httpx.Client(
         base_url=sandbox.base_url, headers={"Authorization": f"Bearer {acct.api_key}"}
@@ -78,9 +81,12 @@ def test_cli_report_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_periods_budgets_and_exports(
-    sandbox: Any, new_account: Callable[..., Any], tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    sandbox: Any,
+    new_account: Callable[..., Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """--from/--to select the breakdowns, --budget adds budget lines, --csv/--xlsx export."""
     import openpyxl
 
@@ -92,16 +98,32 @@ def test_cli_periods_budgets_and_exports(
     with Client(acct.api_key, base_url=sandbox.base_url) as c:
         LedgerStore(ledger).track(c)
         with attribution(project="radio-ads", tags=["spring"]):
-            h = c.generations.create(operation="write_lyrics", model="v5",
-                                     payload={"prompt": "x"})  # fmt: skip
+            h = c.generations.create(operation="write_lyrics", model="v5", payload={"prompt": "x"})
         task = c.generations.wait(h.task_id, timeout=30)
     day = task.created_at.date()  # UTC
     monkeypatch.setenv("SONGLAB_API_KEY", acct.api_key)
     monkeypatch.setenv("SONGLAB_BASE_URL", sandbox.base_url)
     out, xlsx, csv_dir = tmp_path / "r.html", tmp_path / "r.xlsx", tmp_path / "csv"
-    argv = ["report", "--out", str(out), "--ledger", str(ledger), "--from", str(day),
-            "--to", str(day), "--budget", "0.01", "--budget", "radio-ads=5",
-            "--xlsx", str(xlsx), "--csv", str(csv_dir), "--csv-all-tasks"]  # fmt: skip
+    argv = [
+        "report",
+        "--out",
+        str(out),
+        "--ledger",
+        str(ledger),
+        "--from",
+        str(day),
+        "--to",
+        str(day),
+        "--budget",
+        "0.01",
+        "--budget",
+        "radio-ads=5",
+        "--xlsx",
+        str(xlsx),
+        "--csv",
+        str(csv_dir),
+        "--csv-all-tasks",
+    ]
     assert cli.main(argv) == 0, capsys.readouterr().err
     document = out.read_text(encoding="utf-8")
     _self_contained(document)
@@ -111,7 +133,8 @@ def test_cli_periods_budgets_and_exports(
     assert '<td class="status over">over</td>' in document  # 0.02 spent against 0.01
     wb = openpyxl.load_workbook(xlsx)
     assert {"summary", "budgets", "by_day", "by_project", "by_tag", "by_key", "tasks"} <= set(
-        wb.sheetnames)
+        wb.sheetnames
+    )
     proj = wb["by_project"]
     assert [c.value for c in proj[2]][:2] == ["radio-ads", 1]
     header, *rows = (csv_dir / "tasks.csv").read_text().splitlines()  # every task, by DuckDB
@@ -120,18 +143,22 @@ def test_cli_periods_budgets_and_exports(
     first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
     assert first == "radio-ads,1,0.02000000,0,0.00000000,0"  # tasks, cost, estimated, unknown
     # a period with nothing in it: the report still renders, with zero spend
-    assert cli.main(["report", "--out", str(out), "--ledger", str(ledger),
-                     "--period", "2020-01"]) == 0  # fmt: skip
+    assert (
+        cli.main(["report", "--out", str(out), "--ledger", str(ledger), "--period", "2020-01"]) == 0
+    )
     assert "January 2020" in out.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--from", "2026-13-01"], "from: a date"), (["--period", "soon"], "period: one of"),
-     (["--budget", "x=lots"], "budget: an amount"),
-     (["--period", "this-month", "--from", "2026-11-01"], "not both"),
-     (["--as-of", "yesterday"], "--as-of: a date"),
-     (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR")],
+    [
+        (["--from", "2026-13-01"], "from: a date"),
+        (["--period", "soon"], "period: one of"),
+        (["--budget", "x=lots"], "budget: an amount"),
+        (["--period", "this-month", "--from", "2026-11-01"], "not both"),
+        (["--as-of", "yesterday"], "--as-of: a date"),
+        (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR"),
+    ],
     ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of", "all-tasks-no-csv"],
 )
 def test_cli_refuses_bad_options_before_connecting(
@@ -148,11 +175,13 @@ def test_notebook_tables_read_to_the_cent() -> None:
     from songlab.ledger import display, spend
     from tests.ledger._util import snap
 
-    tasks = tasks_frame([
-        snap("a", cost_usd="8.18", created_at="2027-01-14T14:09:29.213Z"),
-        snap("b", cost_usd="1.56590392", license=3),
-        snap("c", cost_usd="0.474876", license=3),
-    ])  # fmt: skip
+    tasks = tasks_frame(
+        [
+            snap("a", cost_usd="8.18", created_at="2027-01-14T14:09:29.213Z"),
+            snap("b", cost_usd="1.56590392", license=3),
+            snap("c", cost_usd="0.474876", license=3),
+        ]
+    )
     by_tier = spend(tasks, ["license", "tier"])
     assert {"license", "estimated_usd"} <= set(by_tier.columns)
     document = display.finance(by_tier).to_html()
@@ -160,8 +189,9 @@ def test_notebook_tables_read_to_the_cent() -> None:
     assert ">royalty_free<" in document and ">8.18<" in document and ">2.04<" in document
     assert "text-align: right" in document
     assert document == display.finance(by_tier).to_html()  # no random ids: nbval can compare
-    rows = display.finance(tasks[["created_at", "task_id", "cost_usd"]],
-                           exact_columns=["cost_usd"]).to_html()  # fmt: skip
+    rows = display.finance(
+        tasks[["created_at", "task_id", "cost_usd"]], exact_columns=["cost_usd"]
+    ).to_html()
     assert ">created_at (UTC)<" in rows and ">2027-01-14 14:09:29<" in rows and ".213" not in rows
     assert ">1.57<" in rows and ">1.56590392<" in rows and ">0.474876<" in rows
     assert f"cost_usd ({display.EXACT_LABEL})" in rows

@@ -40,8 +40,12 @@ def million_report(million: pd.DataFrame) -> tables.ReportData:
 def _pandas_spend(frame: pd.DataFrame, key: str) -> dict[Any, tuple[int, Decimal]]:
     top = frame[frame["parent_task_id"].isna()]
     g = top.groupby(key, dropna=False)
-    return {k: (int(n), Decimal(v)) for k, n, v in zip(
-        g.size().index, g.size().tolist(), g["cost_usd"].sum().tolist(), strict=True)}
+    return {
+        k: (int(n), Decimal(v))
+        for k, n, v in zip(
+            g.size().index, g.size().tolist(), g["cost_usd"].sum().tolist(), strict=True
+        )
+    }
 
 
 def test_a_million_tasks_add_up_to_the_pandas_sums(
@@ -57,12 +61,16 @@ def test_a_million_tasks_add_up_to_the_pandas_sums(
     assert (f["estimated_tasks"], f["estimated"]) == (len(est), est["cost_usd"].sum())
     unknown = int(top["cost_usd"].isna().sum())
     assert f["unknown_tasks"] == unknown > 0  # Agent One runs still queued: no price
-    for key, table in (("operation", "by_operation"), ("project", "by_project"),
-                       ("tier", "by_model_tier")):  # fmt: skip
+    for key, table in (
+        ("operation", "by_operation"),
+        ("project", "by_project"),
+        ("tier", "by_model_tier"),
+    ):
         got: dict[Any, tuple[int, Decimal]] = {}
         t = d.tables[table]
-        for k, n, v in zip(t[key].tolist(), t["tasks"].tolist(), t["cost_usd"].tolist(),
-                           strict=True):  # fmt: skip
+        for k, n, v in zip(
+            t[key].tolist(), t["tasks"].tolist(), t["cost_usd"].tolist(), strict=True
+        ):
             k = None if k == tables.NO_PROJECT else k
             n0, v0 = got.get(k, (0, Decimal(0)))
             got[k] = (n0 + n, v0 + v)
@@ -86,20 +94,25 @@ def _marks(fig: Figure) -> int:
 def _figures(d: tables.ReportData) -> dict[str, Figure]:
     return {
         "month": plots.month_forecast(d.charts["month_days"], d.forecast, budget=Decimal(9)),
-        "over_time": plots.spend_over_time(d.charts["project_days"], by="project",
-                                           period=d.charts["project_days"].attrs["freq"]),
+        "over_time": plots.spend_over_time(
+            d.charts["project_days"], by="project", period=d.charts["project_days"].attrs["freq"]
+        ),
         "project": plots.spend_by_project(d.tables["by_project"]),
         "tier": plots.spend_by_tier(d.charts["by_tier"]),
         "comparison": plots.tier_comparison_plot(d.tables["tier_comparison"]),
         "agent": plots.agent_cost_per_step(d.tables["agent_by_step"]),
-    }  # fmt: skip
+    }
 
 
 # The most marks each chart may have, whatever the number of tasks.
 BOUNDS = {
-    "month": 3, "over_time": (plots.TOP + 1) * plots.BARS_UP_TO, "project": 13, "tier": 6,
-    "comparison": 6, "agent": 3 * (plots.TOP + 2),
-}  # fmt: skip
+    "month": 3,
+    "over_time": (plots.TOP + 1) * plots.BARS_UP_TO,
+    "project": 13,
+    "tier": 6,
+    "comparison": 6,
+    "agent": 3 * (plots.TOP + 2),
+}
 
 
 def _many_labels(n: int) -> pd.DataFrame:
@@ -157,9 +170,16 @@ def _hostile_tasks() -> pd.DataFrame:
         if s["kind"] == "tool_call":
             s["tool"] = bad
     recs = [snap(f"t{i}", created_at=f"2026-11-{10 + i}T10:00:00Z") for i in range(len(HOSTILE))]
-    recs.append(snap("run1", operation="agent", model="flash", tool_id=HOSTILE[0],
-                     cost_usd=trace["total_cost_usd"],
-                     output={"metadata_json": json.dumps(trace)}))  # fmt: skip
+    recs.append(
+        snap(
+            "run1",
+            operation="agent",
+            model="flash",
+            tool_id=HOSTILE[0],
+            cost_usd=trace["total_cost_usd"],
+            output={"metadata_json": json.dumps(trace)},
+        )
+    )
     frame = tasks_frame(recs)
     labels = HOSTILE + [HOSTILE[3]]
     frame["project"] = pd.array(labels, dtype=frame["project"].dtype)
@@ -179,8 +199,9 @@ def _is_number(text: str) -> bool:
 def test_hostile_text_is_inert_in_excel_csv_and_html(tmp_path: Path) -> None:
     frame = _hostile_tasks()
     out, xlsx, csv_dir = tmp_path / "r.html", tmp_path / "r.xlsx", tmp_path / "csv"
-    write_report(frame, out, xlsx=str(xlsx), csv_dir=str(csv_dir), budgets=["1"],
-                 all_tasks_csv=True)  # tasks.csv made by DuckDB, the rest by Python
+    write_report(
+        frame, out, xlsx=str(xlsx), csv_dir=str(csv_dir), budgets=["1"], all_tasks_csv=True
+    )  # tasks.csv made by DuckDB, the rest by Python
     wb = openpyxl.load_workbook(xlsx)
     shown: set[str] = set()
     for ws in wb.worksheets:
@@ -211,14 +232,22 @@ def test_hostile_text_is_inert_in_excel_csv_and_html(tmp_path: Path) -> None:
 
 
 def test_unknown_dates_and_costs_are_counted_never_dropped_or_zero(tmp_path: Path) -> None:
-    frame = tasks_frame([
-        snap("dated", cost_usd="0.12", created_at="2026-11-20T10:00:00Z"),
-        snap("undated1", cost_usd="0.07", created_at=None, updated_at=None),
-        snap("undated2", cost_usd="0.05", created_at=None, updated_at=None),
-        snap("run", operation="agent", model="flash", status="processing", cost_usd=None,
-             created_at="2026-11-21T10:00:00Z"),
-        snap("queued", status="queued", cost_usd=None, created_at="2026-11-21T11:00:00Z"),
-    ])  # fmt: skip
+    frame = tasks_frame(
+        [
+            snap("dated", cost_usd="0.12", created_at="2026-11-20T10:00:00Z"),
+            snap("undated1", cost_usd="0.07", created_at=None, updated_at=None),
+            snap("undated2", cost_usd="0.05", created_at=None, updated_at=None),
+            snap(
+                "run",
+                operation="agent",
+                model="flash",
+                status="processing",
+                cost_usd=None,
+                created_at="2026-11-21T10:00:00Z",
+            ),
+            snap("queued", status="queued", cost_usd=None, created_at="2026-11-21T11:00:00Z"),
+        ]
+    )
     assert frame.loc[frame["task_id"] == "run", "cost_source"].item() == "unknown"
     out = tmp_path / "r.html"
     write_report(frame, out, csv_dir=str(tmp_path / "csv"), xlsx=str(tmp_path / "r.xlsx"))
@@ -259,8 +288,16 @@ def test_a_ledger_directory_reports_in_place_like_its_frame(tmp_path: Path) -> N
     from_frame = tables.build(frame, budgets=["100"], as_of=from_dir.as_of)
     from_arrow = tables.build(store.read_table(), budgets=["100"], as_of=from_dir.as_of)
     assert from_dir.figures == from_frame.figures == from_arrow.figures
-    for name in ("by_day", "by_project", "by_tag", "by_key", "by_model_tier", "tier_comparison",
-                 "agent_by_step", "budgets"):  # fmt: skip
+    for name in (
+        "by_day",
+        "by_project",
+        "by_tag",
+        "by_key",
+        "by_model_tier",
+        "tier_comparison",
+        "agent_by_step",
+        "budgets",
+    ):
         pd.testing.assert_frame_equal(from_dir.tables[name], from_frame.tables[name], obj=name)
     assert from_dir.figures["spend"] == frame.songlab.total()
 
@@ -274,8 +311,17 @@ def test_a_compact_frame_holds_the_same_tasks_and_reports_the_same(
 
     plain = synthetic_table(20_000, seed=4, labels=True)
     compact = synthetic_table(20_000, seed=4, labels=True, compact=True)
-    repeated = ("tool_id", "operation", "model", "tier", "status", "failure_error", "project",
-                "tags", "key_id")  # fmt: skip
+    repeated = (
+        "tool_id",
+        "operation",
+        "model",
+        "tier",
+        "status",
+        "failure_error",
+        "project",
+        "tags",
+        "key_id",
+    )
     for name in repeated:
         assert pa.types.is_dictionary(compact.schema.field(name).type), name
     assert compact.cast(_schema.TASKS).equals(plain)  # the same values

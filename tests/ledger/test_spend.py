@@ -44,10 +44,12 @@ def test_values_match_a_python_decimal_tally(records: list[dict[str, Any]]) -> N
 
 
 def test_day_is_the_utc_date_and_estimates_are_split_out() -> None:
-    tasks = tasks_frame([
-        snap("a", created_at="2026-11-20T23:59:00Z"),
-        snap("b", created_at="2026-11-21T00:01:00Z", status="queued", cost_usd=None),
-    ])  # fmt: skip
+    tasks = tasks_frame(
+        [
+            snap("a", created_at="2026-11-20T23:59:00Z"),
+            snap("b", created_at="2026-11-21T00:01:00Z", status="queued", cost_usd=None),
+        ]
+    )
     table = spend(tasks, "day")
     assert [str(d) for d in table["day"]] == ["2026-11-20", "2026-11-21"]
     assert table["estimated_usd"].tolist() == [Decimal(0), Decimal("0.12")]
@@ -55,10 +57,12 @@ def test_day_is_the_utc_date_and_estimates_are_split_out() -> None:
 
 
 def test_sub_tool_tasks_are_not_counted_twice() -> None:
-    tasks = tasks_frame([
-        snap("run", operation="agent", model="flash", cost_usd="0.13100000"),
-        snap("sub", parent_task_id="run", cost_usd="0.12000000"),
-    ])  # fmt: skip
+    tasks = tasks_frame(
+        [
+            snap("run", operation="agent", model="flash", cost_usd="0.13100000"),
+            snap("sub", parent_task_id="run", cost_usd="0.12000000"),
+        ]
+    )
     table = spend(tasks, ())
     assert table["cost_usd"].tolist() == [Decimal("0.131")]
     assert table["tasks"].tolist() == [1]

@@ -73,8 +73,9 @@ def test_refresh_pulls_only_new_and_refetches_pending(tmp_path: Path, with_get: 
     ]  # newest first
     store = LedgerStore(tmp_path)
     store.refresh(old)
-    done = snap("p", status="completed", cost_usd="0.12000000", created_at=_ts(5),
-                updated_at=_ts(5, 13))  # fmt: skip
+    done = snap(
+        "p", status="completed", cost_usd="0.12000000", created_at=_ts(5), updated_at=_ts(5, 13)
+    )
     new = [snap(f"n{i}", created_at=_ts(40 - i)) for i in range(3)]
     client = _Client([*new, done, *old[1:]], with_get=with_get)
     result = store.refresh(client)
@@ -160,15 +161,22 @@ class _Service:
         for month in sorted(path.glob("month=2*/part.parquet"))[-2:]:
             head += pq.ParquetFile(month).read_row_group(0).slice(0, 500).to_pylist()
         self.shown = {
-            r["task_id"]: snap(r["task_id"], tool_id=r["tool_id"], model=r["model"],
-                               operation=r["operation"], license=r["license"],
-                               created_at=r["created_at"].isoformat(),
-                               updated_at=r["updated_at"].isoformat(),
-                               cost_usd=str(r["cost_usd"]) if r["cost_usd"] is not None else None)
+            r["task_id"]: snap(
+                r["task_id"],
+                tool_id=r["tool_id"],
+                model=r["model"],
+                operation=r["operation"],
+                license=r["license"],
+                created_at=r["created_at"].isoformat(),
+                updated_at=r["updated_at"].isoformat(),
+                cost_usd=str(r["cost_usd"]) if r["cost_usd"] is not None else None,
+            )
             for r in head
-        }  # fmt: skip
-        self.listed = [*new, *sorted(self.shown.values(), key=lambda r: r["created_at"],
-                                     reverse=True)]  # fmt: skip
+        }
+        self.listed = [
+            *new,
+            *sorted(self.shown.values(), key=lambda r: r["created_at"], reverse=True),
+        ]
         self.generations = self
 
     def list(self, *, limit: int = 100) -> Any:
@@ -192,13 +200,15 @@ def test_refresh_of_a_large_dataset_rewrites_only_the_changed_month(
 
     root = tmp_path / "big"
     end = _EPOCH + timedelta(days=365)
-    write_synthetic_dataset(root, 1_000_000, seed=2, days=365,
-                            settled_before=end - timedelta(minutes=30))  # fmt: skip
+    write_synthetic_dataset(
+        root, 1_000_000, seed=2, days=365, settled_before=end - timedelta(minutes=30)
+    )
     store = LedgerStore(root, record=None)
     glob = str(root / "**" / "*.parquet")
     con = duckdb.connect()
-    (waiting,) = con.execute(f"SELECT list(task_id) FROM read_parquet('{glob}') "
-                             "WHERE status IN ('queued', 'processing')").fetchone()  # fmt: skip
+    (waiting,) = con.execute(
+        f"SELECT list(task_id) FROM read_parquet('{glob}') WHERE status IN ('queued', 'processing')"
+    ).fetchone()
     assert 0 < len(waiting) < 100  # only the last half hour is in flight
     newest = con.execute(f"SELECT max(created_at) FROM read_parquet('{glob}')").fetchone()[0]
     month = f"month={newest:%Y-%m}"
@@ -215,8 +225,12 @@ def test_refresh_of_a_large_dataset_rewrites_only_the_changed_month(
     monkeypatch.setattr(LedgerStore, "_read_month", spy)
     monkeypatch.setattr(LedgerStore, "_read_stored", never)
     for round_, count in enumerate((5, 3)):
-        new = [snap(f"new{round_}_{i}", created_at=(newest + timedelta(milliseconds=9 - i))
-                    .isoformat()) for i in range(count)]  # fmt: skip
+        new = [
+            snap(
+                f"new{round_}_{i}", created_at=(newest + timedelta(milliseconds=9 - i)).isoformat()
+            )
+            for i in range(count)
+        ]
         before = _stamp(store)
         read_months.clear()
         result = store.refresh(_Service(root, new))
@@ -227,16 +241,20 @@ def test_refresh_of_a_large_dataset_rewrites_only_the_changed_month(
         after = _stamp(store)
         assert after[month] != before[month]  # replaced (os.replace: a new inode)
         assert {m: s for m, s in after.items() if m != month} == {
-            m: s for m, s in before.items() if m != month}
+            m: s for m, s in before.items() if m != month
+        }
         assert (root / store_module.STATE_FILE).exists()
         newest = max(newest, *(datetime.fromisoformat(t["created_at"]) for t in new))
     rows, ids, still = con.execute(
         f"SELECT count(*), count(DISTINCT task_id), count(*) FILTER (WHERE status IN "
-        f"('queued', 'processing')) FROM read_parquet('{glob}')").fetchone()  # fmt: skip
+        f"('queued', 'processing')) FROM read_parquet('{glob}')"
+    ).fetchone()
     assert rows == ids == 1_000_000 + 8  # every task once
     assert still == 0  # the tasks in flight were fetched again, now finished
-    (mine,) = con.execute(f"SELECT list(task_id ORDER BY task_id) FROM read_parquet('{glob}') "
-                          "WHERE task_id LIKE 'new%'").fetchone()  # fmt: skip
+    (mine,) = con.execute(
+        f"SELECT list(task_id ORDER BY task_id) FROM read_parquet('{glob}') "
+        "WHERE task_id LIKE 'new%'"
+    ).fetchone()
     assert mine == sorted([f"new0_{i}" for i in range(5)] + [f"new1_{i}" for i in range(3)])
     # the same listing again: nothing new, nothing written, one snapshot read
     before = _stamp(store)
@@ -252,15 +270,20 @@ def test_a_state_that_no_longer_matches_the_files_is_rebuilt(tmp_path: Path) -> 
     from songlab.ledger import _parquet
 
     store = LedgerStore(tmp_path)
-    store.refresh([snap("p", status="processing", cost_usd=None, created_at=_ts(5)),
-                   snap("o", created_at=_ts(1))])  # fmt: skip
+    store.refresh(
+        [
+            snap("p", status="processing", cost_usd=None, created_at=_ts(5)),
+            snap("o", created_at=_ts(1)),
+        ]
+    )
     assert (tmp_path / "_state.arrow").exists()  # "p" is pending in it
     # another writer (an older songlab, a copy from a backup) finishes "p" in the file
     (part,) = [f for f in store.files() if "p" in pq.read_table(f)["task_id"].to_pylist()]
     table = _parquet.read_table(part)
     done = pc.if_else(pc.equal(table["task_id"], "p"), "completed", table["status"])
-    _parquet.write_atomic(part, table.set_column(table.schema.get_field_index("status"),
-                                                 "status", pa.array(done)))  # fmt: skip
+    _parquet.write_atomic(
+        part, table.set_column(table.schema.get_field_index("status"), "status", pa.array(done))
+    )
     client = _Client([snap("p", created_at=_ts(5)), snap("o", created_at=_ts(1))])
     result = store.refresh(client)
     # the state was made again from the files: "p" is finished, nothing to fetch
@@ -284,8 +307,13 @@ def test_reconcile_store_a_month_at_a_time_equals_the_whole_table(tmp_path: Path
     store = LedgerStore(tmp_path, record=None)
     tasks: list[dict[str, Any]] = []
     for round_, days in enumerate(((1, 2), (33, 40), (70, 71, 72))):  # three months
-        tasks = [*(snap(f"r{round_}_{d}", created_at=_ts(d), cost_usd="0.12000000")
-                   for d in reversed(days)), *tasks]  # fmt: skip
+        tasks = [
+            *(
+                snap(f"r{round_}_{d}", created_at=_ts(d), cost_usd="0.12000000")
+                for d in reversed(days)
+            ),
+            *tasks,
+        ]
         client = _Billed(tasks)
         client.account.left -= 12 * len(days) + round_  # a cent unexplained from round 1
         store.refresh(client)
@@ -295,8 +323,9 @@ def test_reconcile_store_a_month_at_a_time_equals_the_whole_table(tmp_path: Path
     assert whole["tasks"].tolist() == [2, 2, 3]
     assert whole["status"].tolist() == ["baseline", "unexplained", "unexplained"]
     monthly = reconcile_store(store, freq="month")
-    pd.testing.assert_frame_equal(monthly, reconcile(store.read_table(), store.balance_table(),
-                                                     freq="month"))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        monthly, reconcile(store.read_table(), store.balance_table(), freq="month")
+    )
     # no snapshot: nothing to reconcile, and no task is read
     bare = LedgerStore(tmp_path / "bare", record=None)
     bare.refresh(tasks)

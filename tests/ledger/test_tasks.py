@@ -95,12 +95,18 @@ def test_cost_source(
 
 
 def test_license_zero_is_royalty_free_and_a_missing_one_unknown() -> None:
-    df = tasks_frame([
-        snap("a", license=0), snap("b", license=None, cost_usd=None),
-        snap("c", license=4), snap("d", license=None, cost_usd=None, operation="extend_song"),
-    ])  # fmt: skip
+    df = tasks_frame(
+        [
+            snap("a", license=0),
+            snap("b", license=None, cost_usd=None),
+            snap("c", license=4),
+            snap("d", license=None, cost_usd=None, operation="extend_song"),
+        ]
+    )
     assert df["license"].tolist()[0::2] == [1, 4] and df["license"].isna().tolist()[1::2] == [
-        True, True]
+        True,
+        True,
+    ]
     assert df["license_source"].tolist() == ["service", "unknown", "service", "unknown"]
     assert df["tier"].isna().tolist() == [False, True, False, True]
     # a v7 song's price depends on the tier: unknown, never 0; extend costs the same in all
@@ -115,10 +121,12 @@ def test_duration_only_once_terminal() -> None:
 
 
 def test_failure_error_and_agent_trace_kept() -> None:
-    df = tasks_frame([
-        snap("a", status="failed", failure={"error": "GenerationFailed", "message": "x"}),
-        snap("b", operation="agent", model="flash", output={"metadata_json": '{"steps": []}'}),
-    ])  # fmt: skip
+    df = tasks_frame(
+        [
+            snap("a", status="failed", failure={"error": "GenerationFailed", "message": "x"}),
+            snap("b", operation="agent", model="flash", output={"metadata_json": '{"steps": []}'}),
+        ]
+    )
     assert df["failure_error"].tolist()[0] == "GenerationFailed"
     assert pd.isna(df["failure_error"].iloc[1])
     assert df["metadata_json"].iloc[1] == '{"steps": []}'
@@ -141,10 +149,14 @@ def test_bad_records_name_the_field(fields: dict[str, Any], message: str) -> Non
 
 def test_odd_but_valid_value_types_are_accepted() -> None:
     t0 = datetime(2026, 11, 20, 10, tzinfo=UTC)
-    df = tasks_frame([
-        snap("a", cost_usd=Decimal("0.12"), created_at=t0, updated_at=t0 + timedelta(seconds=3)),
-        snap("b", created_at="2026-11-20T10:00:00", updated_at="2026-11-20T10:00:01+00:00"),
-    ])  # fmt: skip
+    df = tasks_frame(
+        [
+            snap(
+                "a", cost_usd=Decimal("0.12"), created_at=t0, updated_at=t0 + timedelta(seconds=3)
+            ),
+            snap("b", created_at="2026-11-20T10:00:00", updated_at="2026-11-20T10:00:01+00:00"),
+        ]
+    )
     assert df["cost_usd"].iloc[0] == Decimal("0.12")
     assert df["duration"].tolist() == [pd.Timedelta(seconds=3), pd.Timedelta(seconds=1)]
 

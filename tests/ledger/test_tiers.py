@@ -17,10 +17,7 @@ def test_each_tier_prices_the_same_tasks(records: list[dict[str, Any]]) -> None:
     comp = tier_comparison(tasks)
     assert comp["license"].tolist() == [1, 2, 3, 4, 5]
     assert comp["tier"].tolist() == ["royalty_free", "standard", "distribution", "sync", "master"]
-    compared = [
-        r for r in records
-        if r["cost_usd"] is not None and r["operation"] != "agent"
-    ]  # fmt: skip
+    compared = [r for r in records if r["cost_usd"] is not None and r["operation"] != "agent"]
     assert set(comp["tasks"]) == {len(compared)}
     actual = sum((Decimal(r["cost_usd"]) for r in compared), Decimal(0))
     for lic, priced, act, diff in comp[
@@ -36,12 +33,14 @@ def test_each_tier_prices_the_same_tasks(records: list[dict[str, Any]]) -> None:
 
 
 def test_small_case_by_hand() -> None:
-    tasks = tasks_frame([
-        snap("a"),  # v7 song, royalty-free, 0.12
-        snap("b", license=5, cost_usd="1.67000000"),
-        snap("c", operation="agent", model="flash", cost_usd="0.01000000"),
-        snap("d", status="failed", cost_usd=None),
-    ])  # fmt: skip
+    tasks = tasks_frame(
+        [
+            snap("a"),  # v7 song, royalty-free, 0.12
+            snap("b", license=5, cost_usd="1.67000000"),
+            snap("c", operation="agent", model="flash", cost_usd="0.01000000"),
+            snap("d", status="failed", cost_usd=None),
+        ]
+    )
     comp = tier_comparison(tasks).set_index("tier")
     assert comp.loc["royalty_free", "priced_usd"] == Decimal("0.24")
     assert comp.loc["master", "priced_usd"] == Decimal("3.34")

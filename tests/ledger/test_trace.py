@@ -16,10 +16,14 @@ from tests.ledger._util import snap
 
 def _run(run_id: str, trace: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return snap(
-        run_id, operation="agent", model="flash", tool_id="t-agent-flash",
-        cost_usd=trace["total_cost_usd"], output={"text": "ok", "metadata_json": json.dumps(trace)},
+        run_id,
+        operation="agent",
+        model="flash",
+        tool_id="t-agent-flash",
+        cost_usd=trace["total_cost_usd"],
+        output={"text": "ok", "metadata_json": json.dumps(trace)},
         **fields,
-    )  # fmt: skip
+    )
 
 
 def test_rows_and_fee_row() -> None:

@@ -45,8 +45,7 @@ def test_a_panel_labels_its_creates(fake: FakeClient, seen: list[Any]) -> None:
     assert client_attr.active_labels(fake).project is None  # the scope ended with the create
 
 
-def test_a_notebook_default_wins_over_the_panel_default(fake: FakeClient,
-                                                        seen: list[Any]) -> None:
+def test_a_notebook_default_wins_over_the_panel_default(fake: FakeClient, seen: list[Any]) -> None:
     set_default_attribution(fake, project="03_cost_report", tags=["nb"])
     try:
         _send(GenerationForm(fake), "one")

@@ -17,8 +17,16 @@ REF = MODELS[0]
 
 @pytest.fixture(scope="module")
 def mush():
-    return campaign("mushra", make_clips(2, seconds=1.0), raters=4, seed=3, reference=REF,
-                    anchor=True, mid_anchor=True, min_play=0.5)  # fmt: skip
+    return campaign(
+        "mushra",
+        make_clips(2, seconds=1.0),
+        raters=4,
+        seed=3,
+        reference=REF,
+        anchor=True,
+        mid_anchor=True,
+        min_play=0.5,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +79,16 @@ def test_the_scan_finds_planted_names() -> None:
 
 
 def test_collect_takes_good_files_and_gives_one_frame(mush, tmp_path) -> None:
-    c = campaign("mushra", make_clips(2, seconds=1.0), raters=4, seed=3, reference=REF,
-                 anchor=True, mid_anchor=True, min_play=0.5)  # fmt: skip
+    c = campaign(
+        "mushra",
+        make_clips(2, seconds=1.0),
+        raters=4,
+        seed=3,
+        reference=REF,
+        anchor=True,
+        mid_anchor=True,
+        min_play=0.5,
+    )
     for r in c.raters:
         (tmp_path / f"{r}.json").write_text(json.dumps(_answers(c, r, scores={REF: 95}, seed=2)))
     frame = c.collect(tmp_path)
@@ -119,8 +135,9 @@ def test_duplicates_are_refused_and_nothing_collected_is_lost() -> None:
     c.collect([first, _answers(c, "r02", seed=1)])
     before = c.results()
     with pytest.raises(CollectError) as info:
-        c.collect([first, _answers(c, "r01", prefer=MODELS[2], p=1.0, seed=1),
-                   _answers(c, "r03", seed=3)])  # fmt: skip
+        c.collect(
+            [first, _answers(c, "r01", prefer=MODELS[2], p=1.0, seed=1), _answers(c, "r03", seed=3)]
+        )
     reasons = [why for _, why in info.value.refused]
     assert info.value.accepted == 1 and len(reasons) == 2
     assert "duplicate" in reasons[0] and "already collected" in reasons[0]
@@ -149,8 +166,9 @@ def test_answers_before_playing_or_out_of_design_are_refused() -> None:
     from songlab.listening import _answers as ans
 
     def resign(d):
-        d["mac"] = ans.mac(c._token("r01"), d["campaign"], d["rater"], d["kind"], d["design"],
-                           d["answers"])  # fmt: skip
+        d["mac"] = ans.mac(
+            c._token("r01"), d["campaign"], d["rater"], d["kind"], d["design"], d["answers"]
+        )
         return d
 
     assert "not played yet: X" in _refused(c, resign(doc))
@@ -164,12 +182,16 @@ def test_answers_before_playing_or_out_of_design_are_refused() -> None:
 
 def test_bad_arguments_name_the_field() -> None:
     clips = make_clips(1, seconds=1.0)
-    for kwargs, field in [({"raters": 0}, "raters"), ({"raters": ["a", "a"]}, "raters"),
-                          ({"raters": ["bad id"]}, "raters"), ({"raters": 2, "seed": -1}, "seed"),
-                          ({"raters": 2, "min_play": 0}, "min_play"),
-                          ({"raters": 2, "secret": b"short"}, "secret"),
-                          ({"raters": 2, "bitrate": 8000}, "bitrate"),
-                          ({"raters": 2, "title": " "}, "title")]:  # fmt: skip
+    for kwargs, field in [
+        ({"raters": 0}, "raters"),
+        ({"raters": ["a", "a"]}, "raters"),
+        ({"raters": ["bad id"]}, "raters"),
+        ({"raters": 2, "seed": -1}, "seed"),
+        ({"raters": 2, "min_play": 0}, "min_play"),
+        ({"raters": 2, "secret": b"short"}, "secret"),
+        ({"raters": 2, "bitrate": 8000}, "bitrate"),
+        ({"raters": 2, "title": " "}, "title"),
+    ]:
         with pytest.raises(ListeningError) as info:
             campaign("preference", clips, **kwargs)
         assert info.value.argument == field
@@ -178,8 +200,17 @@ def test_bad_arguments_name_the_field() -> None:
     with pytest.raises(Refused):
         from songlab.listening._answers import parse
 
-        parse({"format": "songlab.campaign.answers/1", "campaign": "x", "rater": "r", "kind": "abx",
-               "design": "d", "mac": "m", "answers": [[0, "A", ["A"]], [0, "B", ["A"]]]})  # fmt: skip
+        parse(
+            {
+                "format": "songlab.campaign.answers/1",
+                "campaign": "x",
+                "rater": "r",
+                "kind": "abx",
+                "design": "d",
+                "mac": "m",
+                "answers": [[0, "A", ["A"]], [0, "B", ["A"]]],
+            }
+        )
 
 
 def test_save_and_load_keep_the_secret_and_every_collected_file(tmp_path) -> None:
@@ -226,8 +257,12 @@ def test_campaign_stats_of_each_kind_follow_the_scripted_raters() -> None:
     m = campaign("mushra", clips, raters=3, seed=1, reference=REF, mid_anchor=True)
     with pytest.raises(ListeningError, match="none collected"):
         m.stats()
-    m.collect([m.simulate(r, scores={REF: 99, MODELS[1]: 30}, noise=1, seed=i)
-               for i, r in enumerate(m.raters)])  # fmt: skip
+    m.collect(
+        [
+            m.simulate(r, scores={REF: 99, MODELS[1]: 30}, noise=1, seed=i)
+            for i, r in enumerate(m.raters)
+        ]
+    )
     out = m.stats()
     assert not out["screening"]["excluded"].any()
     assert out["models"].set_index("model").loc[MODELS[1], "mean"] == pytest.approx(30, abs=2)

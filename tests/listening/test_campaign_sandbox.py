@@ -22,15 +22,24 @@ def made(sandbox, request):
 
     from songlab.client import Client
 
-    with httpx.Client(base_url=sandbox.base_url, timeout=30,
-                      headers={"X-Sandbox-Admin-Token": sandbox.admin_token}) as admin:  # fmt: skip
+    with httpx.Client(
+        base_url=sandbox.base_url,
+        timeout=30,
+        headers={"X-Sandbox-Admin-Token": sandbox.admin_token},
+    ) as admin:
         key = admin.post("/_sandbox/accounts", json={"name": "campaign"}).json()["api_key"]
     client = Client(key, base_url=sandbox.base_url)
     request.addfinalizer(client.close)
-    tasks = {(m, p): client.generations.create(
-                 operation="generate_song", model=m, license="standard",
-                 payload={"prompt": p, "duration_seconds": 5, "seed": 1}).wait()
-             for m in MODELS for p in PROMPTS}  # fmt: skip
+    tasks = {
+        (m, p): client.generations.create(
+            operation="generate_song",
+            model=m,
+            license="standard",
+            payload={"prompt": p, "duration_seconds": 5, "seed": 1},
+        ).wait()
+        for m in MODELS
+        for p in PROMPTS
+    }
     clips = {m: [client.files.download(tasks[(m, p)].file_ids[0]) for p in PROMPTS] for m in MODELS}
     return client, tasks, clips
 
@@ -54,8 +63,12 @@ def test_nothing_in_a_page_or_answer_file_maps_to_a_model(made, kind, tmp_path) 
 def test_quality_per_dollar_uses_the_billed_costs(made) -> None:
     client, tasks, clips = made
     c = campaign("mushra", clips, raters=3, seed=2, prompts=list(PROMPTS), reference="v7")
-    c.collect([c.simulate(r, scores={"v7": 99, "v6": 70, "v5": 40}, noise=2, seed=i)
-               for i, r in enumerate(c.raters)])  # fmt: skip
+    c.collect(
+        [
+            c.simulate(r, scores={"v7": 99, "v6": 70, "v5": 40}, noise=2, seed=i)
+            for i, r in enumerate(c.raters)
+        ]
+    )
     clip_tasks = {m: [tasks[(m, p)].task_id for p in PROMPTS] for m in MODELS}
     table = quality_per_dollar(c.stats()["models"], tasks_frame(client), clip_tasks)
     own = table[table["measured"]].set_index("model")

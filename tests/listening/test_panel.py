@@ -18,8 +18,16 @@ def _pref_frame(outcomes) -> pd.DataFrame:
     rows = []
     for i, (rater, w, lo) in enumerate(outcomes):
         for label, m in (("A", w), ("B", lo)) if i % 2 == 0 else (("A", lo), ("B", w)):
-            rows.append({"rater": rater, "trial": i, "label": label, "model": m,
-                         "chosen": m == w, "tie": False})  # fmt: skip
+            rows.append(
+                {
+                    "rater": rater,
+                    "trial": i,
+                    "label": label,
+                    "model": m,
+                    "chosen": m == w,
+                    "tie": False,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -105,8 +113,9 @@ def test_abx_per_rater_and_pooled_with_holm() -> None:
     rows = []
     for rater, k in (("r1", 9), ("r2", 5), ("r3", 10)):
         for i in range(10):
-            rows.append({"rater": rater, "trial": i, "model_a": "x", "model_b": "y",
-                         "correct": i < k})  # fmt: skip
+            rows.append(
+                {"rater": rater, "trial": i, "model_a": "x", "model_b": "y", "correct": i < k}
+            )
     out = panel.abx_panel(pd.DataFrame(rows))
     per = out["raters"].set_index("rater")
     assert per.loc["r1", "p_value"] == pytest.approx(11 / 1024)  # P(K >= 9), K ~ Bin(10, 1/2)
@@ -142,9 +151,13 @@ def test_bs1534_post_screening_section_4_1_2() -> None:
     }
     screen = panel.bs1534_screen(_mushra_frame(ratings), reference="ref", mid_anchor="mid")
     s = screen.set_index("rater")
-    assert s["excluded"].to_dict() == {"drop_anchor_4_of_20": True, "drop_ref_4_of_20": True,
-                                       "keep_all_good": False, "keep_exactly_15pct": False,
-                                       "keep_ref_at_90": False}  # fmt: skip
+    assert s["excluded"].to_dict() == {
+        "drop_anchor_4_of_20": True,
+        "drop_ref_4_of_20": True,
+        "keep_all_good": False,
+        "keep_exactly_15pct": False,
+        "keep_ref_at_90": False,
+    }
     assert s.loc["drop_ref_4_of_20", "reason"] == "hidden reference < 90 in 4 of 20 items"
     assert s.loc["drop_anchor_4_of_20", "reason"] == "mid-range anchor > 90 in 4 of 20 items"
     assert s.loc["keep_exactly_15pct", "ref_below_share"] == 0.15
@@ -154,8 +167,11 @@ def test_bs1534_post_screening_section_4_1_2() -> None:
 
 
 def test_mushra_panel_scores_only_the_kept_assessors() -> None:
-    ratings = {"a": [(100, 30, 60), (100, 40, 70)], "b": [(95, 20, 50), (100, 30, 40)],
-               "c": [(50, 95, 10), (60, 99, 10)]}  # fmt: skip
+    ratings = {
+        "a": [(100, 30, 60), (100, 40, 70)],
+        "b": [(95, 20, 50), (100, 30, 40)],
+        "c": [(50, 95, 10), (60, 99, 10)],
+    }
     out = panel.mushra_panel(_mushra_frame(ratings), reference="ref", mid_anchor="mid")
     assert out["screening"].set_index("rater")["excluded"].to_dict() == {
         "a": False,

@@ -15,23 +15,40 @@ T0 = "2026-11-20T10:00:00+00:00"
 
 
 def _task(tid: str, model: str, license: int, cost: str) -> dict:
-    return {"task_id": tid, "tool_id": f"tool-{model}", "operation": "generate_song",
-            "model": model, "license": license, "status": "completed", "created_at": T0,
-            "updated_at": T0, "cost_usd": cost}  # fmt: skip
+    return {
+        "task_id": tid,
+        "tool_id": f"tool-{model}",
+        "operation": "generate_song",
+        "model": model,
+        "license": license,
+        "status": "completed",
+        "created_at": T0,
+        "updated_at": T0,
+        "cost_usd": cost,
+    }
 
 
 @pytest.fixture
 def ledger() -> pd.DataFrame:
     # standard tier (2): v5 0.11, v6 0.15, v7 0.25 per song (docs: the spec's price list)
-    rows = [_task(f"t-{m}-{i}", m, 2, c) for m, c in (("v5", "0.11"), ("v6", "0.15"),
-            ("v7", "0.25")) for i in range(3)]  # fmt: skip
+    rows = [
+        _task(f"t-{m}-{i}", m, 2, c)
+        for m, c in (("v5", "0.11"), ("v6", "0.15"), ("v7", "0.25"))
+        for i in range(3)
+    ]
     rows.append(_task("t-other", "v7", 4, "0.67"))  # not a clip of the campaign
     return tasks_frame(rows)
 
 
 CLIPS = {m: [f"t-{m}-{i}" for i in range(3)] for m in ("v5", "v6", "v7")}
-MUSHRA = pd.DataFrame({"model": ["v7", "v6", "v5"], "mean": [80.0, 60.0, 40.0],
-                       "ci_low": [75.0, 55, 35], "ci_high": [85.0, 65, 45]})  # fmt: skip
+MUSHRA = pd.DataFrame(
+    {
+        "model": ["v7", "v6", "v5"],
+        "mean": [80.0, 60.0, 40.0],
+        "ci_low": [75.0, 55, 35],
+        "ci_high": [85.0, 65, 45],
+    }
+)
 
 
 def test_cost_per_point_and_savings_by_hand(ledger) -> None:
@@ -66,10 +83,15 @@ def _reads_at_a_glance(fig) -> None:
     canvas.draw()
     ax = fig.axes[0]
     lo, hi = ax.get_xlim()
-    shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()
-             and lo <= t.get_position()[0] <= hi]
+    shown = [
+        t.get_text()
+        for t in ax.get_xticklabels()
+        if t.get_text() and lo <= t.get_position()[0] <= hi
+    ]
     assert len(shown) >= 2 and all(t.startswith("$") for t in shown), shown
-    assert "$0.20" in shown and "$1" in shown and not any("10^" in t or "\\times" in t for t in shown)
+    assert (
+        "$0.20" in shown and "$1" in shown and not any("10^" in t or "\\times" in t for t in shown)
+    )
     renderer = canvas.get_renderer()
     legend = ax.get_legend().get_window_extent(renderer)
     axes_box = ax.get_window_extent(renderer)

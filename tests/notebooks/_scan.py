@@ -76,8 +76,16 @@ def _outputs(nb: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             if kind == "stream":
                 yield f"{where} {out.get('name')}", _text(out.get("text", ""))
             elif kind == "error":
-                yield f"{where} error", " ".join([out.get("ename", ""), out.get("evalue", ""),
-                                                  _text(out.get("traceback", []))])
+                yield (
+                    f"{where} error",
+                    " ".join(
+                        [
+                            out.get("ename", ""),
+                            out.get("evalue", ""),
+                            _text(out.get("traceback", [])),
+                        ]
+                    ),
+                )
             for mime, value in (out.get("data") or {}).items():
                 if not mime.startswith(BINARY_MIME):
                     yield f"{where} {mime}", _text(value)
@@ -88,6 +96,7 @@ def _outputs(nb: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 def scan_notebook(source: Path | Mapping[str, Any]) -> list[Finding]:
     """Every finding in a notebook (a path to an .ipynb or its parsed JSON)."""
-    nb = json.loads(Path(source).read_text(encoding="utf-8")) if isinstance(source, Path) \
-        else source
+    nb = (
+        json.loads(Path(source).read_text(encoding="utf-8")) if isinstance(source, Path) else source
+    )
     return [f for where, text in _outputs(nb) for f in scan_text(text, where)]

@@ -14,9 +14,16 @@ from tests.notebooks._scan import scan_notebook, scan_text
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
-JOURNEYS = ("01_quickstart", "02_voice_clone", "03_cost_report", "04_agent_one",
-            "05_ab_listening", "06_translation_and_workflows", "07_stems_and_extend",
-            "08_listening_campaign")
+JOURNEYS = (
+    "01_quickstart",
+    "02_voice_clone",
+    "03_cost_report",
+    "04_agent_one",
+    "05_ab_listening",
+    "06_translation_and_workflows",
+    "07_stems_and_extend",
+    "08_listening_campaign",
+)
 IGNORE = "nbval-ignore-output"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (songlab)", "language": "python"}
 
@@ -70,29 +77,59 @@ def test_outputs_are_committed_and_compared(path: Path) -> None:
 
 def test_the_scanner_finds_keys_and_paths() -> None:
     def nb(text: str, *, mime: str = "text/plain") -> dict:
-        return {"cells": [{"cell_type": "code", "outputs": [
-            {"output_type": "execute_result", "data": {mime: text}}]}], "metadata": {}}
+        return {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "outputs": [{"output_type": "execute_result", "data": {mime: text}}],
+                }
+            ],
+            "metadata": {},
+        }
 
     assert scan_notebook(nb("Client(api_key='sk-sandbox-demo')"))[0].kind == "api key"
     assert scan_notebook(nb("key sk-live_9f8A7b6C5d4E"))
-    for path in ("/work/main/notebooks/out", "'/root/x'", "/home/me/a.mp3", "(/tmp/nbout)",
-                 "C:\\Users\\me\\song.mp3"):
+    for path in (
+        "/work/main/notebooks/out",
+        "'/root/x'",
+        "/home/me/a.mp3",
+        "(/tmp/nbout)",
+        "C:\\Users\\me\\song.mp3",
+    ):
         assert scan_notebook(nb(path)), path
-    stream = {"cells": [{"cell_type": "code", "outputs": [
-        {"output_type": "stream", "name": "stderr", "text": ["see /tmp/x.log\n"]}]}],
-        "metadata": {"widgets": {"state": {"m": {"value": "sk-abcdef123"}}}}}
+    stream = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {"output_type": "stream", "name": "stderr", "text": ["see /tmp/x.log\n"]}
+                ],
+            }
+        ],
+        "metadata": {"widgets": {"state": {"m": {"value": "sk-abcdef123"}}}},
+    }
     assert {f.where for f in scan_notebook(stream)} == {"cell 0 output 0 stderr", "widget state"}
-    for clean in ("out/quickstart.mp3", "http://127.0.0.1:PORT/v1/tools", "risk-free 0.25 USD",
-                  '<audio src="data:audio/mpeg;base64,AAAA/tmp/BBBBsk-abcdefgh==">'):
+    for clean in (
+        "out/quickstart.mp3",
+        "http://127.0.0.1:PORT/v1/tools",
+        "risk-free 0.25 USD",
+        '<audio src="data:audio/mpeg;base64,AAAA/tmp/BBBBsk-abcdefgh==">',
+    ):
         assert not scan_text(clean, "t"), clean
 
 
 def test_sanitize_masks_ids_and_times_but_not_money() -> None:
-    line = ("task 429ba695-5f81-4e72-930e-8be1c44fef66 at http://127.0.0.1:39227 "
-            "2026-11-22 00:16:43.707000+00:00 voice_b32832d2748846de9b481a9b722a50f9")
+    line = (
+        "task 429ba695-5f81-4e72-930e-8be1c44fef66 at http://127.0.0.1:39227 "
+        "2026-11-22 00:16:43.707000+00:00 voice_b32832d2748846de9b481a9b722a50f9"
+    )
     assert _sanitize(line) == "task UUID at http://127.0.0.1:PORT TIMESTAMP voice_ID"
     assert _sanitize("ledger/month=2026-11/part.parquet") == "ledger/month=DATE/part.parquet"
-    for money in ("billed: 0.25000000 USD", "balance: 99,975 tokens = $999.75",
-                  "total spent: 3.03149169 USD over 9 tasks", "p_value 0.038574"):
+    for money in (
+        "billed: 0.25000000 USD",
+        "balance: 99,975 tokens = $999.75",
+        "total spent: 3.03149169 USD over 9 tasks",
+        "p_value 0.038574",
+    ):
         assert _sanitize(money) == money
     assert _sanitize("billed: 0.25000000 USD") != _sanitize("billed: 0.26000000 USD")

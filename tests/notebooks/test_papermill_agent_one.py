@@ -40,8 +40,14 @@ def _scheduled() -> dict[str, list[str]]:
 
 def test_every_documented_parameter_is_in_the_notebooks_parameters_cell() -> None:
     table = _scheduled()
-    assert table.get("04_agent_one") == ["TASK", "TIERS", "MAX_BUDGET", "CAPPED_TIER",
-                                         "CAPPED_BUDGET", "OUTPUT"]
+    assert table.get("04_agent_one") == [
+        "TASK",
+        "TIERS",
+        "MAX_BUDGET",
+        "CAPPED_TIER",
+        "CAPPED_BUDGET",
+        "OUTPUT",
+    ]
     for name, params in table.items():
         if not params:
             continue  # a row whose notebook has no parameters yet
@@ -50,10 +56,17 @@ def test_every_documented_parameter_is_in_the_notebooks_parameters_cell() -> Non
         assert len(tagged) == 1, f"{name}: one cell tagged `parameters`"
         source = "".join(tagged[0]["source"])
         assigned = re.findall(r"^([A-Z][A-Z0-9_]*) *=", source, flags=re.M)
-        assert sorted(assigned) == sorted(params), f"{name}: the docs list {params}, the cell sets {assigned}"
-        before = _cells(nb)[:_cells(nb).index(tagged[0])]
-        used_early = [p for c in before if c["cell_type"] == "code" for p in params
-                      if re.search(rf"\b{p}\b", "".join(c["source"]))]
+        assert sorted(assigned) == sorted(params), (
+            f"{name}: the docs list {params}, the cell sets {assigned}"
+        )
+        before = _cells(nb)[: _cells(nb).index(tagged[0])]
+        used_early = [
+            p
+            for c in before
+            if c["cell_type"] == "code"
+            for p in params
+            if re.search(rf"\b{p}\b", "".join(c["source"]))
+        ]
         assert not used_early, f"{name}: {used_early} used before the parameters cell"
 
 
@@ -62,10 +75,20 @@ def test_papermill_parameters_change_the_run(tmp_path: Path) -> None:
     trace_path = tmp_path / "trace.parquet"
     out = tmp_path / "run.ipynb"
     papermill.execute_notebook(
-        str(NOTEBOOK), str(out), cwd=str(NOTEBOOK.parent), kernel_name="python3",
-        progress_bar=False, log_output=False,
-        parameters={"TASK": TASK, "TIERS": ["flash", "pro"], "MAX_BUDGET": 150,
-                    "CAPPED_TIER": "pro", "CAPPED_BUDGET": 10, "OUTPUT": str(trace_path)},
+        str(NOTEBOOK),
+        str(out),
+        cwd=str(NOTEBOOK.parent),
+        kernel_name="python3",
+        progress_bar=False,
+        log_output=False,
+        parameters={
+            "TASK": TASK,
+            "TIERS": ["flash", "pro"],
+            "MAX_BUDGET": 150,
+            "CAPPED_TIER": "pro",
+            "CAPPED_BUDGET": 10,
+            "OUTPUT": str(trace_path),
+        },
     )
     nb = json.loads(out.read_text(encoding="utf-8"))
     injected = [c for c in _cells(nb) if "injected-parameters" in c["metadata"].get("tags", [])]
@@ -80,8 +103,15 @@ def test_papermill_parameters_change_the_run(tmp_path: Path) -> None:
     # the trace went where OUTPUT said, with exact money and only the chosen tiers
     table = pq.read_table(trace_path)
     assert str(table.schema.field("cost_usd").type) == "decimal128(18, 8)"
-    runs = {(r["run_task_id"], r["run_model"]) for r in table.select(["run_task_id", "run_model"]).to_pylist()}
-    assert sorted(model for _, model in runs) == ["flash", "pro", "pro"]  # two compared + the capped run
+    runs = {
+        (r["run_task_id"], r["run_model"])
+        for r in table.select(["run_task_id", "run_model"]).to_pylist()
+    }
+    assert sorted(model for _, model in runs) == [
+        "flash",
+        "pro",
+        "pro",
+    ]  # two compared + the capped run
     assert "read back: decimal128(18, 8)[pyarrow] - same total: True" in text
     # another task: the runs planned it (its subject and genre), not the default Lisbon jazz
     assert "write lyrics about a summer storm over Porto" in text and "blues song" in text

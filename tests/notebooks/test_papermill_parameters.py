@@ -31,11 +31,24 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 pytestmark = pytest.mark.timeout(300)
 
-AB = {"MODELS": ["v6", "v7"], "PROMPTS": ["calm piano", "dark techno"], "LICENSE": "standard",
-      "SEED": 8, "LISTENER_SEED": 2, "REPEATS": 2}
+AB = {
+    "MODELS": ["v6", "v7"],
+    "PROMPTS": ["calm piano", "dark techno"],
+    "LICENSE": "standard",
+    "SEED": 8,
+    "LISTENER_SEED": 2,
+    "REPEATS": 2,
+}
 REPORT = {"DATE_FROM": "2020-01-01", "DATE_TO": "2020-01-31", "TIERS": ["standard"]}
-CAMPAIGN = {"MODELS": ["v6", "v7"], "PROMPTS": ["calm piano", "dark techno"], "RATERS": 6,
-            "CARELESS": 1, "LICENSE": "distribution", "CLIP_SECONDS": 2.0, "SEED": 16}
+CAMPAIGN = {
+    "MODELS": ["v6", "v7"],
+    "PROMPTS": ["calm piano", "dark techno"],
+    "RATERS": 6,
+    "CARELESS": 1,
+    "LICENSE": "distribution",
+    "CLIP_SECONDS": 2.0,
+    "SEED": 16,
+}
 
 
 def _parameters_cell(nb: dict) -> int | None:
@@ -57,13 +70,20 @@ def _assigned(source: str) -> set[str]:
     return names
 
 
-PARAMETERISED = [p for p in sorted(NOTEBOOKS.glob("*.ipynb"))
-                 if _parameters_cell(json.loads(p.read_text(encoding="utf-8"))) is not None]
+PARAMETERISED = [
+    p
+    for p in sorted(NOTEBOOKS.glob("*.ipynb"))
+    if _parameters_cell(json.loads(p.read_text(encoding="utf-8"))) is not None
+]
 
 
 def test_the_parameterised_notebooks_are_those_with_a_papermill_test() -> None:
-    assert [p.stem for p in PARAMETERISED] == ["03_cost_report", "04_agent_one",
-                                              "05_ab_listening", "08_listening_campaign"]
+    assert [p.stem for p in PARAMETERISED] == [
+        "03_cost_report",
+        "04_agent_one",
+        "05_ab_listening",
+        "08_listening_campaign",
+    ]
 
 
 @pytest.mark.parametrize("path", PARAMETERISED, ids=lambda p: p.stem)
@@ -73,15 +93,20 @@ def test_nothing_after_the_parameters_cell_reassigns_a_parameter(path: Path) -> 
     assert at is not None
     params = _assigned("".join(nb["cells"][at]["source"]))
     assert params, f"{path.name}: the parameters cell assigns nothing"
-    for cell in nb["cells"][at + 1:]:
+    for cell in nb["cells"][at + 1 :]:
         if cell["cell_type"] != "code":
             continue
         again = params & _assigned("".join(cell["source"]))
-        assert not again, f"{path.name} cell {cell.get('id')}: reassigns parameter(s) {sorted(again)}"
+        assert not again, (
+            f"{path.name} cell {cell.get('id')}: reassigns parameter(s) {sorted(again)}"
+        )
 
 
 def test_the_static_check_catches_a_reassignment() -> None:
-    assert _assigned("%matplotlib inline\nMODELS = ['v5']\nfor OUT in []: pass") == {"MODELS", "OUT"}
+    assert _assigned("%matplotlib inline\nMODELS = ['v5']\nfor OUT in []: pass") == {
+        "MODELS",
+        "OUT",
+    }
     assert "PROMPTS" not in _assigned("print(PROMPTS)\nx = PROMPTS[0]")
 
 
@@ -96,15 +121,26 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     env.pop("SONGLAB_API_KEY", None)
     env.pop("SONGLAB_BASE_URL", None)
-    todo = [("05_ab_listening", {**AB, "OUT": str(base / "ab")}),
-            ("08_listening_campaign", {**CAMPAIGN, "OUT": str(base / "campaign")}),
-            ("03_cost_report", {**REPORT, "OUTPUT_PATH": str(base / "report")})]
+    todo = [
+        ("05_ab_listening", {**AB, "OUT": str(base / "ab")}),
+        ("08_listening_campaign", {**CAMPAIGN, "OUT": str(base / "campaign")}),
+        ("03_cost_report", {**REPORT, "OUTPUT_PATH": str(base / "report")}),
+    ]
     running: dict[str, tuple[subprocess.Popen[bytes], object]] = {}
 
     def start(name: str, params: dict) -> None:
-        args = [sys.executable, "-m", "papermill", str(NOTEBOOKS / f"{name}.ipynb"),
-                str(base / f"{name}.ipynb"), "--cwd", str(work), "-k", "python3",
-                "--no-progress-bar"]
+        args = [
+            sys.executable,
+            "-m",
+            "papermill",
+            str(NOTEBOOKS / f"{name}.ipynb"),
+            str(base / f"{name}.ipynb"),
+            "--cwd",
+            str(work),
+            "-k",
+            "python3",
+            "--no-progress-bar",
+        ]
         for key, value in params.items():
             args += ["-y", json.dumps({key: value})]
         log = (base / f"{name}.log").open("wb")
@@ -121,8 +157,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
             if proc.returncode:
                 for p, _ in running.values():
                     p.kill()
-                pytest.fail(f"papermill {name} failed:\n"
-                            + (base / f"{name}.log").read_text(errors="replace")[-4000:])
+                pytest.fail(
+                    f"papermill {name} failed:\n"
+                    + (base / f"{name}.log").read_text(errors="replace")[-4000:]
+                )
             if queue:
                 start(*queue.pop(0))
         time.sleep(0.2)
@@ -143,8 +181,13 @@ def _tones(models: list[str], prompts: list[str]) -> dict[str, list[tuple[np.nda
     """Stand-in clips: the design and the scripted listener depend on seeds, models and prompts."""
     sr = 8000
     t = np.arange(sr) / sr
-    return {m: [((0.1 * np.sin(2 * np.pi * (200 + 40 * i + 90 * j) * t)).astype(np.float32)[None], sr)
-                for j in range(len(prompts))] for i, m in enumerate(models)}
+    return {
+        m: [
+            ((0.1 * np.sin(2 * np.pi * (200 + 40 * i + 90 * j) * t)).astype(np.float32)[None], sr)
+            for j in range(len(prompts))
+        ]
+        for i, m in enumerate(models)
+    }
 
 
 def test_05_obeys_every_parameter(runs: dict[str, Path]) -> None:
@@ -160,11 +203,16 @@ def test_05_obeys_every_parameter(runs: dict[str, Path]) -> None:
     # OUT: the session and its answers were written there
     saved = base / "ab" / "session.json"
     answers = pd.read_csv(base / "ab" / "listening_results.csv")
+
     # SEED and LISTENER_SEED: the same design and the same scripted answers as the library
     # gives for these seeds (and not those of the defaults, 7 and 1)
     def answered(seed: int, listener: int) -> list:
-        s = listening.preference(_tones(AB["MODELS"], AB["PROMPTS"]), prompts=AB["PROMPTS"],
-                                 repeats=AB["REPEATS"], seed=seed)
+        s = listening.preference(
+            _tones(AB["MODELS"], AB["PROMPTS"]),
+            prompts=AB["PROMPTS"],
+            repeats=AB["REPEATS"],
+            seed=seed,
+        )
         first = s.next_trial  # the notebook answers the first trial "A" through the panel
         for label in s.trials[first].labels:
             s.mark_played(first, label)

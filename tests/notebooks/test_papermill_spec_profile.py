@@ -40,8 +40,12 @@ def _outputs_text(nb: dict) -> str:
 
 
 def _errors(nb: dict) -> list[str]:
-    return [f"cell {c.get('id')}: {o.get('ename')}: {o.get('evalue')}"
-            for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    return [
+        f"cell {c.get('id')}: {o.get('ename')}: {o.get('evalue')}"
+        for c in nb["cells"]
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
 
 
 @pytest.mark.timeout(900)
@@ -53,17 +57,35 @@ def test_every_notebook_runs_on_what_the_spec_shows(tmp_path: Path) -> None:
     for nb in NOTEBOOKS:
         shutil.copy(nb, work / "notebooks" / nb.name)
     sb = running("spec")
-    env = {**os.environ, **sb.env(SONGLAB_RECORD=str(tmp_path / "record.sqlite")),
-           "MPLBACKEND": "Agg"}
+    env = {
+        **os.environ,
+        **sb.env(SONGLAB_RECORD=str(tmp_path / "record.sqlite")),
+        "MPLBACKEND": "Agg",
+    }
 
     def run(nb: Path) -> tuple[str, float, str, dict | None]:
         out = tmp_path / f"ran-{nb.name}"
         started = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, "-m", "papermill", str(work / "notebooks" / nb.name), str(out),
-             "--cwd", str(work / "notebooks"), "-k", "python3", "--no-progress-bar",
-             "--execution-timeout", str(NOTEBOOK_TIMEOUT)],
-            env=env, capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT + 60)
+            [
+                sys.executable,
+                "-m",
+                "papermill",
+                str(work / "notebooks" / nb.name),
+                str(out),
+                "--cwd",
+                str(work / "notebooks"),
+                "-k",
+                "python3",
+                "--no-progress-bar",
+                "--execution-timeout",
+                str(NOTEBOOK_TIMEOUT),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=NOTEBOOK_TIMEOUT + 60,
+        )
         ran = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
         return nb.stem, time.monotonic() - started, proc.stderr[-3000:], ran
 

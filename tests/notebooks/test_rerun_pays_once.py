@@ -26,9 +26,23 @@ ADMIN = "rerun-admin"
 @pytest.fixture
 def service(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "songlab.sandbox", "--port", "0", "--db", str(tmp_path / "sb.db"),
-         "--speed", "1000", "--admin-token", ADMIN],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "songlab.sandbox",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "sb.db"),
+            "--speed",
+            "1000",
+            "--admin-token",
+            ADMIN,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("songlab sandbox listening on "), line
@@ -43,8 +57,9 @@ def _state(base_url):
     with httpx.Client(base_url=base_url, headers=h, timeout=30) as c:
         tasks, cursor = [], None
         while True:
-            page = c.get("/v1/generations", params={"limit": 100, **({"cursor": cursor}
-                                                                    if cursor else {})}).json()
+            page = c.get(
+                "/v1/generations", params={"limit": 100, **({"cursor": cursor} if cursor else {})}
+            ).json()
             tasks += [t["task_id"] for t in page["data"]]
             cursor = page.get("next_cursor")
             if not cursor:
@@ -54,14 +69,21 @@ def _state(base_url):
 
 def _run(work, name, **params):
     out = work / f"{name}.ran.ipynb"
-    papermill.execute_notebook(str(work / f"{name}.ipynb"), str(out), cwd=str(work),
-                               kernel_name="python3", progress_bar=False, log_output=False,
-                               parameters=params)
+    papermill.execute_notebook(
+        str(work / f"{name}.ipynb"),
+        str(out),
+        cwd=str(work),
+        kernel_name="python3",
+        progress_bar=False,
+        log_output=False,
+        parameters=params,
+    )
     return out.read_text()
 
 
 def test_second_pass_creates_nothing_and_a_changed_parameter_only_its_creates(
-        service, tmp_path, monkeypatch):
+    service, tmp_path, monkeypatch
+):
     work = tmp_path / "notebooks"
     work.mkdir()
     (tmp_path / "data").symlink_to(ROOT / "data")
@@ -78,8 +100,10 @@ def test_second_pass_creates_nothing_and_a_changed_parameter_only_its_creates(
     texts = {name: _run(work, name) for name in NOTEBOOKS}
     tasks2, balance2 = _state(service)
     assert tasks2 == tasks1 and balance2 == balance1
-    assert "reused task" in texts["02_voice_clone"] and "$12 not spent again" in texts[
-        "02_voice_clone"]
+    assert (
+        "reused task" in texts["02_voice_clone"]
+        and "$12 not spent again" in texts["02_voice_clone"]
+    )
     # one parameter changed: the nine songs of 05 at another tier, nothing else
     _run(work, "05_ab_listening", LICENSE="standard")
     tasks3, balance3 = _state(service)

@@ -74,12 +74,18 @@ class ProfileSandbox:
             return songlab.connect(quiet=True, **options)
 
     def admin(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, timeout=30.0,
-                            headers={"X-Sandbox-Admin-Token": self.admin_token})
+        return httpx.Client(
+            base_url=self.base_url,
+            timeout=30.0,
+            headers={"X-Sandbox-Admin-Token": self.admin_token},
+        )
 
     def http(self, api_key: str | None = None) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, timeout=30.0, headers={
-            "Authorization": f"Bearer {api_key or self.api_key}"})
+        return httpx.Client(
+            base_url=self.base_url,
+            timeout=30.0,
+            headers={"Authorization": f"Bearer {api_key or self.api_key}"},
+        )
 
     def stop(self) -> None:
         if self._stop is not None:
@@ -90,9 +96,24 @@ class ProfileSandbox:
 def _process(profile: str) -> ProfileSandbox:
     errors = tempfile.TemporaryFile(mode="w+")  # never a pipe nobody reads
     proc = subprocess.Popen(
-        [*songlab_command(), "sandbox", "--profile", profile, "--db", ":memory:",
-         "--speed", str(SPEED), "--admin-token", ADMIN_TOKEN, "--port", "0"],
-        stdout=subprocess.PIPE, stderr=errors, text=True)
+        [
+            *songlab_command(),
+            "sandbox",
+            "--profile",
+            profile,
+            "--db",
+            ":memory:",
+            "--speed",
+            str(SPEED),
+            "--admin-token",
+            ADMIN_TOKEN,
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     prefix = "songlab sandbox listening on "
@@ -100,8 +121,9 @@ def _process(profile: str) -> ProfileSandbox:
         proc.kill()
         proc.wait()
         errors.seek(0)
-        raise RuntimeError(f"songlab sandbox --profile {profile} did not start: {line!r} "
-                           f"{errors.read()[-2000:]}")
+        raise RuntimeError(
+            f"songlab sandbox --profile {profile} did not start: {line!r} {errors.read()[-2000:]}"
+        )
 
     def stop() -> None:
         proc.terminate()
@@ -114,7 +136,7 @@ def _process(profile: str) -> ProfileSandbox:
             proc.stdout.close()
         errors.close()
 
-    return ProfileSandbox(profile, line[len(prefix):], ADMIN_TOKEN, _stop=stop)
+    return ProfileSandbox(profile, line[len(prefix) :], ADMIN_TOKEN, _stop=stop)
 
 
 def _thread(profile: str) -> ProfileSandbox:

@@ -44,9 +44,10 @@ def client(profile_sandbox: ProfileSandbox) -> Any:
 @pytest.fixture(scope="module")
 def songs(client: Any) -> dict[str, Any]:
     """One finished song per model (v5, v7): shared by the listening journeys."""
-    handles = {m: client.generations.create(operation="generate_song", model=m,
-                                            payload=payload(100))
-               for m in ("v5", "v7")}
+    handles = {
+        m: client.generations.create(operation="generate_song", model=m, payload=payload(100))
+        for m in ("v5", "v7")
+    }
     return {m: h.wait(timeout=120) for m, h in handles.items()}
 
 
@@ -61,7 +62,8 @@ def test_quickstart(profile_sandbox: ProfileSandbox, client: Any, tmp_path: Path
     before = client.account.balance()
     events: list[Any] = []
     done = client.generations.create(tool_id=tool.id, payload=payload(101)).wait(
-        timeout=120, on_event=events.append)
+        timeout=120, on_event=events.append
+    )
     assert done.status == "completed" and len(done.file_ids) == 1
     assert events and events[-1].is_terminal
     assert [e.seq for e in events] == sorted({e.seq for e in events})
@@ -78,10 +80,10 @@ def test_quickstart(profile_sandbox: ProfileSandbox, client: Any, tmp_path: Path
     assert before.total_effective - after.total_effective == 7  # $0.07, the one money figure
 
 
-def test_stream_and_async_wait_on_kind_and_seq(profile_sandbox: ProfileSandbox,
-                                               client: Any) -> None:
-    handle = client.generations.create(operation="generate_music", model="v5",
-                                       payload=payload(102))
+def test_stream_and_async_wait_on_kind_and_seq(
+    profile_sandbox: ProfileSandbox, client: Any
+) -> None:
+    handle = client.generations.create(operation="generate_music", model="v5", payload=payload(102))
     handle.wait(timeout=120)
     events = list(client.generations.stream(handle.task_id))  # a finished task replays
     assert events[-1].is_terminal and all(e.seq > 0 for e in events)
@@ -94,8 +96,9 @@ def test_stream_and_async_wait_on_kind_and_seq(profile_sandbox: ProfileSandbox,
             ac = songlab.connect(asynchronous=True, quiet=True)
         assert isinstance(ac, AsyncClient)
         try:
-            h = await ac.generations.create(operation="generate_song", model="v5",
-                                            payload=payload(103))
+            h = await ac.generations.create(
+                operation="generate_song", model="v5", payload=payload(103)
+            )
             seen: list[Any] = []
             task = await h.wait(timeout=120, on_event=seen.append)
             return task, seen
@@ -113,25 +116,35 @@ def test_clone_and_a_song_in_that_voice(profile_sandbox: ProfileSandbox, client:
     assert ref.file_id
     if not _spec(profile_sandbox):  # spec: the answer shows file_id only
         assert ref.size_bytes == (DATA / "voice_female.mp3").stat().st_size
-    handle = client.voice_clones.create(reference_file_id=ref, consent=True, name="me",
-                                        rights_attestation="I am the singer and own it.")
+    handle = client.voice_clones.create(
+        reference_file_id=ref,
+        consent=True,
+        name="me",
+        rights_attestation="I am the singer and own it.",
+    )
     assert handle.consent_id
     clone = handle.wait(timeout=120)
     assert clone.status == "completed" and clone.vocal_id  # from metadata_json alone
-    song = client.generations.create(operation="generate_song", model="v6",
-                                     payload={**payload(104), "vocal_id": clone.vocal_id}
-                                     ).wait(timeout=120)
+    song = client.generations.create(
+        operation="generate_song", model="v6", payload={**payload(104), "vocal_id": clone.vocal_id}
+    ).wait(timeout=120)
     assert song.status == "completed" and song.file_ids
-    stock = client.generations.create(operation="generate_song", model="v6",
-                                      payload=payload(104)).wait(timeout=120)
+    stock = client.generations.create(
+        operation="generate_song", model="v6", payload=payload(104)
+    ).wait(timeout=120)
     assert song.output.metadata["voice"] != stock.output.metadata["voice"]
 
 
 def test_agent_one_recognised_by_tool_id_and_traced_from_metadata(
-        profile_sandbox: ProfileSandbox, client: Any) -> None:
+    profile_sandbox: ProfileSandbox, client: Any
+) -> None:
     tool = client.tools.agent("flash")
-    run = client.agent.run(tier="flash", prompt="write lyrics about the sea and make a short song",
-                           max_budget=200, timeout=180)
+    run = client.agent.run(
+        tier="flash",
+        prompt="write lyrics about the sea and make a short song",
+        max_budget=200,
+        timeout=180,
+    )
     assert run.status == "completed" and run.text
     # recognised by the tool it was created with, through the tools listing
     listed = client.tools.get(tool.id)
@@ -148,16 +161,18 @@ def test_agent_one_recognised_by_tool_id_and_traced_from_metadata(
         assert set(run.task.raw) == {"task_id", "status", "output"}
 
 
-def test_progress_panel_finishes_with_the_real_outcome(profile_sandbox: ProfileSandbox,
-                                                      client: Any) -> None:
+def test_progress_panel_finishes_with_the_real_outcome(
+    profile_sandbox: ProfileSandbox, client: Any
+) -> None:
     panel = ProgressPanel(client, title="journey")
     ok = client.generations.create(operation="generate_song", model="v5", payload=payload(106))
     ok.wait(timeout=120)
     with profile_sandbox.admin() as admin:  # the next task fails in the worker
         assert admin.put("/_sandbox/faults", json={"fail_tasks": 1.0}).status_code == 200
         try:
-            bad = client.generations.create(operation="generate_song", model="v5",
-                                            payload=payload(107))
+            bad = client.generations.create(
+                operation="generate_song", model="v5", payload=payload(107)
+            )
             client.generations.wait(bad.task_id, timeout=120, raise_on_failure=False)
         finally:
             admin.delete("/_sandbox/faults")
@@ -177,11 +192,13 @@ def test_progress_panel_finishes_with_the_real_outcome(profile_sandbox: ProfileS
         assert song.determinate and failed.error != "the task failed"
 
 
-def test_translation_steps_show_when_events_carry_them(profile_sandbox: ProfileSandbox,
-                                                       client: Any, songs: dict) -> None:
+def test_translation_steps_show_when_events_carry_them(
+    profile_sandbox: ProfileSandbox, client: Any, songs: dict
+) -> None:
     panel = ProgressPanel(client, title="translation")
-    handle = client.song_translations.create(song_file_id=songs["v5"].file_ids[0],
-                                             target_language="Spanish", song_style="pop")
+    handle = client.song_translations.create(
+        song_file_id=songs["v5"].file_ids[0], target_language="Spanish", song_style="pop"
+    )
     row = panel.track(handle.task_id, label="to Spanish")
     state = row.wait(timeout=120)
     assert state.done and state.status == "completed" and state.fraction == 1.0
@@ -198,8 +215,9 @@ def _clips(client: Any, songs: dict) -> dict[str, list]:
 
 
 def test_ab_listening_session(client: Any, songs: dict) -> None:
-    session = listening.preference(_clips(client, songs), prompts=[SONG["prompt"]], repeats=6,
-                                   seed=7)
+    session = listening.preference(
+        _clips(client, songs), prompts=[SONG["prompt"]], repeats=6, seed=7
+    )
     listening.simulate(session, prefer="v7", p=0.9, seed=1)
     assert session.done
     session.reveal()
@@ -210,15 +228,19 @@ def test_ab_listening_session(client: Any, songs: dict) -> None:
 @pytest.fixture(scope="module")
 def joined(client: Any, songs: dict) -> Any:
     """A preference campaign whose raters join through the served links and answer there."""
-    camp = listening.campaign("preference", _clips(client, songs), raters=8, seed=5,
-                              prompts=[SONG["prompt"]])
+    camp = listening.campaign(
+        "preference", _clips(client, songs), raters=8, seed=5, prompts=[SONG["prompt"]]
+    )
     server = listening.serve(camp)
     try:
         page = httpx.get(server.links()[camp.raters[0]], timeout=30)
         assert page.status_code == 200 and "<html" in page.text.lower()
         for i, rater in enumerate(camp.raters):
-            r = httpx.post(f"{server.url}/answers", timeout=30,
-                           json=camp.simulate(rater, prefer={"v7": 2.0, "v5": 1.0}, seed=i))
+            r = httpx.post(
+                f"{server.url}/answers",
+                timeout=30,
+                json=camp.simulate(rater, prefer={"v7": 2.0, "v5": 1.0}, seed=i),
+            )
             assert r.status_code == 200, r.text
         camp.collect(server)
     finally:
@@ -239,9 +261,11 @@ def test_campaign_scores_join_what_the_clips_cost(client: Any, songs: dict, join
     issue19-ledger and issue20): on this branch alone that profile's case fails."""
     from songlab.ledger import tasks_frame
 
-    value = listening.quality_per_dollar(joined.stats(baseline="v5")["ranking"],
-                                         tasks_frame(client),
-                                         {m: [t.task_id] for m, t in songs.items()})
+    value = listening.quality_per_dollar(
+        joined.stats(baseline="v5")["ranking"],
+        tasks_frame(client),
+        {m: [t.task_id] for m, t in songs.items()},
+    )
     measured = value[value["measured"]]
     assert set(measured["model"]) == {"v5", "v7"}
     assert all(v > 0 for v in measured["usd_per_clip"])

@@ -73,8 +73,13 @@ def made(profile_sandbox: ProfileSandbox) -> dict[str, Any]:
         assert up.status_code == 201
         got["upload"] = up.json()
         ref = got["upload"]["file_id"]
-        r = c.post("/v1/generations", json={"tool_id": _song_tool(c), "payload_json": json.dumps(
-            {"prompt": "a shape test", "duration_seconds": 5})})
+        r = c.post(
+            "/v1/generations",
+            json={
+                "tool_id": _song_tool(c),
+                "payload_json": json.dumps({"prompt": "a shape test", "duration_seconds": 5}),
+            },
+        )
         assert r.status_code == 201
         got["create"] = r.json()
         task_id = got["create"]["task_id"]
@@ -86,8 +91,10 @@ def made(profile_sandbox: ProfileSandbox) -> dict[str, Any]:
         got["link"] = c.get(f"/v1/files/{file_id}/url").json()
         got["download"] = c.get(f"/v1/files/{file_id}/download").json()
         got["balance"] = c.get("/v1/account/balance").json()
-        clone = c.post("/v1/voice-clones", json={
-            "reference_file_id": ref, "consent": True, "rights_attestation": "mine"})
+        clone = c.post(
+            "/v1/voice-clones",
+            json={"reference_file_id": ref, "consent": True, "rights_attestation": "mine"},
+        )
         assert clone.status_code == 201
         got["clone"] = clone.json()
         other = admin.post("/_sandbox/accounts", json={}).json()
@@ -132,7 +139,8 @@ def test_tasks_and_listings(profile_sandbox: ProfileSandbox, made: dict) -> None
 def test_events(profile_sandbox: ProfileSandbox, made: dict) -> None:
     events, dropped = made["events"], made["dropped"]
     assert events[-1][1] == "terminal" and [s for s, _, _ in events] == sorted(
-        {s for s, _, _ in events})
+        {s for s, _, _ in events}
+    )
     kinds = {k for _, k, _ in dropped}
     assert "error" in kinds
     if profile_sandbox.profile == "spec":
@@ -157,8 +165,12 @@ def test_tools_creates_files_balance(profile_sandbox: ProfileSandbox, made: dict
         assert set(made["upload"]) == {"file_id"}
         assert set(made["link"]) == {"file_id", "url", "mime_type", "expires_at"}
         assert set(made["download"]) <= {"file_id", "url", "mime_type", "expires_at"}
-        assert set(made["balance"]) == {"total_effective", "base_effective", "extra_tokens",
-                                        "base_expires_at"}
+        assert set(made["balance"]) == {
+            "total_effective",
+            "base_effective",
+            "extra_tokens",
+            "base_expires_at",
+        }
     elif profile_sandbox.profile == "noisy":
         for name in ("tools", "create", "clone", "upload", "link", "download", "balance"):
             _noisy_everywhere(made[name])
@@ -168,12 +180,20 @@ def test_tools_creates_files_balance(profile_sandbox: ProfileSandbox, made: dict
         assert {"file_id", "mime_type", "size_bytes", "sha256"} <= set(made["upload"])
 
 
-@pytest.mark.parametrize("name,status,code", [
-    ("403", 403, "FORBIDDEN"), ("404", 404, "NOT_FOUND"), ("401", 401, "INVALID_API_KEY"),
-    ("400", 400, "UnknownTool"), ("422", 422, "InvalidGenerationInput"),
-    ("missing", 400, "MISSING_FIELD")])
-def test_errors(profile_sandbox: ProfileSandbox, made: dict, name: str, status: int,
-                code: str) -> None:
+@pytest.mark.parametrize(
+    "name,status,code",
+    [
+        ("403", 403, "FORBIDDEN"),
+        ("404", 404, "NOT_FOUND"),
+        ("401", 401, "INVALID_API_KEY"),
+        ("400", 400, "UnknownTool"),
+        ("422", 422, "InvalidGenerationInput"),
+        ("missing", 400, "MISSING_FIELD"),
+    ],
+)
+def test_errors(
+    profile_sandbox: ProfileSandbox, made: dict, name: str, status: int, code: str
+) -> None:
     r = made[name]
     assert r.status_code == status and r.json()["error"] == code
     body = r.json()
@@ -184,8 +204,9 @@ def test_errors(profile_sandbox: ProfileSandbox, made: dict, name: str, status: 
         _noisy_everywhere(body)
 
 
-def test_no_sandbox_routes_on_the_vendor_surface_in_spec(profile_sandbox: ProfileSandbox,
-                                                        made: dict) -> None:
+def test_no_sandbox_routes_on_the_vendor_surface_in_spec(
+    profile_sandbox: ProfileSandbox, made: dict
+) -> None:
     page, doc = made["events_page"], made["openapi"]
     events_path = "/v1/generations/{task_id}/events"
     if profile_sandbox.profile == "spec":
@@ -204,12 +225,23 @@ def test_no_sandbox_routes_on_the_vendor_surface_in_spec(profile_sandbox: Profil
     assert not NOISE & set(entries[0])
 
 
-@pytest.mark.parametrize(("answer", "schema"), [
-    ("task", "Task"), ("listing", "TaskList"), ("tools", "ToolList"), ("create", "TaskCreated"),
-    ("clone", "TaskCreated"), ("upload", "StoredFile"), ("link", "FileLink"),
-    ("download", "FileDownload"), ("balance", "Balance")])
-def test_the_served_document_describes_the_answers(profile_sandbox: ProfileSandbox, made: dict,
-                                                   answer: str, schema: str) -> None:
+@pytest.mark.parametrize(
+    ("answer", "schema"),
+    [
+        ("task", "Task"),
+        ("listing", "TaskList"),
+        ("tools", "ToolList"),
+        ("create", "TaskCreated"),
+        ("clone", "TaskCreated"),
+        ("upload", "StoredFile"),
+        ("link", "FileLink"),
+        ("download", "FileDownload"),
+        ("balance", "Balance"),
+    ],
+)
+def test_the_served_document_describes_the_answers(
+    profile_sandbox: ProfileSandbox, made: dict, answer: str, schema: str
+) -> None:
     """Each answer validates against its schema in the profile's own /openapi.json."""
     import jsonschema
 
@@ -229,6 +261,7 @@ def test_the_served_document_describes_the_events(made: dict) -> None:
 
     doc = made["openapi"]
     validator = jsonschema.Draft202012Validator(
-        {"$ref": "#/components/schemas/Event", "components": doc["components"]})
+        {"$ref": "#/components/schemas/Event", "components": doc["components"]}
+    )
     for _, _, data in made["events"] + made["dropped"]:
         validator.validate(data)

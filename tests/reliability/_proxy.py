@@ -29,8 +29,7 @@ from collections import Counter
 from typing import Any
 
 FATES = ("pass", "reset", "html502", "html504", "retry_after")
-DEFAULT_WEIGHTS = {"pass": 0.6, "reset": 0.14, "html502": 0.1, "html504": 0.1,
-                   "retry_after": 0.06}
+DEFAULT_WEIGHTS = {"pass": 0.6, "reset": 0.14, "html502": 0.1, "html504": 0.1, "retry_after": 0.06}
 _PAGES = {
     "html502": (502, "Bad Gateway", {}),
     "html504": (504, "Gateway Timeout", {}),
@@ -40,16 +39,21 @@ _PAGES = {
 
 def _page(fate: str) -> bytes:
     status, reason, headers = _PAGES[fate]
-    body = (f"<html><head><title>{status} {reason}</title></head><body><center><h1>{status} "
-            f"{reason}</h1></center><hr><center>nginx</center></body></html>").encode()
+    body = (
+        f"<html><head><title>{status} {reason}</title></head><body><center><h1>{status} "
+        f"{reason}</h1></center><hr><center>nginx</center></body></html>"
+    ).encode()
     extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html\r\n"
-            f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html\r\n"
+        f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n"
+    ).encode() + body
 
 
 class FaultProxy:
-    def __init__(self, upstream_port: int, *, seed: int = 7,
-                 weights: dict[str, float] | None = None) -> None:
+    def __init__(
+        self, upstream_port: int, *, seed: int = 7, weights: dict[str, float] | None = None
+    ) -> None:
         self.upstream_port = upstream_port
         self.rng = random.Random(seed)
         self.weights = dict(DEFAULT_WEIGHTS if weights is None else weights)

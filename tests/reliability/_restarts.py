@@ -42,8 +42,9 @@ class RestartingSandbox:
         time.sleep(down_s)
         for attempt in range(20):  # the port may linger a moment after SIGKILL
             try:
-                self.proc = SandboxProcess(self.db, speed=self.speed,
-                                           admin_token=self.admin_token, port=self.port)
+                self.proc = SandboxProcess(
+                    self.db, speed=self.speed, admin_token=self.admin_token, port=self.port
+                )
                 break
             except RuntimeError:
                 if attempt == 19:
@@ -54,8 +55,12 @@ class RestartingSandbox:
 
     def put_faults(self, faults: dict[str, Any]) -> None:
         """Faults live in the process's memory: a restart clears them."""
-        r = httpx.put(self.base_url + "/_sandbox/faults", json=faults, timeout=30,
-                      headers={"X-Sandbox-Admin-Token": self.admin_token})
+        r = httpx.put(
+            self.base_url + "/_sandbox/faults",
+            json=faults,
+            timeout=30,
+            headers={"X-Sandbox-Admin-Token": self.admin_token},
+        )
         assert r.status_code == 200, r.text
 
     def stop(self) -> None:
@@ -68,9 +73,16 @@ class RestartingSandbox:
         self.stop()
 
 
-def restarts(sp: RestartingSandbox, *, first_after_s: float, between_s: float, count: int = 2,
-             down_s: float = 0.5, faults: dict[str, Any] | None = None,
-             ready: Callable[[], bool] = lambda: True) -> Callable[[], Any]:
+def restarts(
+    sp: RestartingSandbox,
+    *,
+    first_after_s: float,
+    between_s: float,
+    count: int = 2,
+    down_s: float = 0.5,
+    faults: dict[str, Any] | None = None,
+    ready: Callable[[], bool] = lambda: True,
+) -> Callable[[], Any]:
     """A ``disrupt`` coroutine for ``run_storm``: ``count`` SIGKILL restarts, the first
     ``first_after_s`` in, then every ``between_s`` after the previous came back; faults
     are put back after each. ``ready()`` (checked before each kill) lets the caller make

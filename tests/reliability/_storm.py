@@ -45,8 +45,11 @@ Seen = list[tuple[int, str]]
 # refusals an attempt fails with probability ~0.37, and a restart lasts a few seconds.
 STORM_RETRY = RetryPolicy(base_s=0.005, cap_s=0.5, max_total_s=60.0, create_deadline_s=60.0)
 DEFAULT_FAULTS: dict[str, Any] = {
-    "rate_limited": 0.3, "dependency_unavailable": 0.1, "drop_stream_after": 3,
-    "latency_ms": 50, "seed": 20261122,
+    "rate_limited": 0.3,
+    "dependency_unavailable": 0.1,
+    "drop_stream_after": 3,
+    "latency_ms": 50,
+    "seed": 20261122,
 }
 # write_lyrics is the cheapest short generation (no audio to render, $0.02).
 OPERATION, MODEL = "write_lyrics", "v5"
@@ -55,9 +58,15 @@ PER_ACCOUNT = 50  # stays well under the per-tool hourly rate limit (100) of one
 
 def _kind(request: httpx.Request) -> str:
     path = request.url.path
-    return ("stream" if path.endswith("/stream") else
-            "create" if request.method == "POST" and path == "/v1/generations" else
-            "get" if path.startswith("/v1/generations/") else "other")
+    return (
+        "stream"
+        if path.endswith("/stream")
+        else "create"
+        if request.method == "POST" and path == "/v1/generations"
+        else "get"
+        if path.startswith("/v1/generations/")
+        else "other"
+    )
 
 
 class CountingTransport(httpx.AsyncBaseTransport):
@@ -144,7 +153,8 @@ def events_from_db(path: str) -> StoredEvents:
         out: dict[str, list[tuple[int, str]]] = {t: [] for t in task_ids}
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as conn:
             for task_id, seq, kind in conn.execute(
-                    "SELECT task_id, seq, kind FROM events ORDER BY task_id, seq"):
+                "SELECT task_id, seq, kind FROM events ORDER BY task_id, seq"
+            ):
                 if task_id in out:
                     out[task_id].append((seq, kind))
         return out
@@ -169,8 +179,7 @@ async def _one(client: AsyncClient, tid: str, i: int, wait: bool) -> tuple[str, 
     handle = await client.generations.create(tool_id=tid, payload={"prompt": f"storm {i}"})
     seen: Seen = []
     if wait:
-        task = await handle.wait(on_event=lambda ev: seen.append((ev.seq, ev.kind)),
-                                 timeout=600)
+        task = await handle.wait(on_event=lambda ev: seen.append((ev.seq, ev.kind)), timeout=600)
         assert task.task_id == handle.task_id
     else:
         async for ev in client.generations.stream(handle.task_id):
@@ -195,14 +204,23 @@ async def _accounts(admin: httpx.AsyncClient, n: int, per_account: int) -> list[
     return accounts
 
 
-async def run_storm(base_url: str, admin_token: str, n: int, *, stored_events: StoredEvents,
-                    concurrency: int = 32, faults: dict[str, Any] | None = None,
-                    per_account: int = PER_ACCOUNT, wait: bool = False,
-                    threads: int = 0, stagger_s: float = 0.0,
-                    disrupt: Callable[[], Awaitable[Any]] | None = None,
-                    retry: RetryPolicy = STORM_RETRY,
-                    timeout: float | httpx.Timeout = 60.0,
-                    admin_url: str | None = None) -> StormResult:
+async def run_storm(
+    base_url: str,
+    admin_token: str,
+    n: int,
+    *,
+    stored_events: StoredEvents,
+    concurrency: int = 32,
+    faults: dict[str, Any] | None = None,
+    per_account: int = PER_ACCOUNT,
+    wait: bool = False,
+    threads: int = 0,
+    stagger_s: float = 0.0,
+    disrupt: Callable[[], Awaitable[Any]] | None = None,
+    retry: RetryPolicy = STORM_RETRY,
+    timeout: float | httpx.Timeout = 60.0,
+    admin_url: str | None = None,
+) -> StormResult:
     """Run ``n`` generations under ``faults`` and check the invariants; returns the figures.
 
     ``wait``: create -> ``wait(on_event=...)`` instead of create -> stream.
@@ -215,20 +233,34 @@ async def run_storm(base_url: str, admin_token: str, n: int, *, stored_events: S
     """
     res = StormResult(requested=n)
     tid = tool_id(OPERATION, MODEL)
-    admin = httpx.AsyncClient(base_url=admin_url or base_url, timeout=60.0,
-                              headers={"X-Sandbox-Admin-Token": admin_token})
+    admin = httpx.AsyncClient(
+        base_url=admin_url or base_url, timeout=60.0, headers={"X-Sandbox-Admin-Token": admin_token}
+    )
     accounts = await _accounts(admin, n, per_account)
     res.accounts = len(accounts)
-    before = {acct: (await admin.get(f"/_sandbox/accounts/{acct}/balance")).json()
-              for acct, _ in accounts}
+    before = {
+        acct: (await admin.get(f"/_sandbox/accounts/{acct}/balance")).json() for acct, _ in accounts
+    }
     r = await admin.put("/_sandbox/faults", json=DEFAULT_FAULTS if faults is None else faults)
     assert r.status_code == 200, r.text
     start = time.perf_counter()
     try:
         runner = _run_threads if threads else _run_async
-        gen = asyncio.ensure_future(runner(base_url, accounts, res, tid, n, per_account=per_account,
-                                           concurrency=threads or concurrency, wait=wait,
-                                           stagger_s=stagger_s, retry=retry, timeout=timeout))
+        gen = asyncio.ensure_future(
+            runner(
+                base_url,
+                accounts,
+                res,
+                tid,
+                n,
+                per_account=per_account,
+                concurrency=threads or concurrency,
+                wait=wait,
+                stagger_s=stagger_s,
+                retry=retry,
+                timeout=timeout,
+            )
+        )
         side = asyncio.ensure_future(disrupt()) if disrupt is not None else None
         results = await gen
         if side is not None:
@@ -241,12 +273,32 @@ async def run_storm(base_url: str, admin_token: str, n: int, *, stored_events: S
     return res
 
 
-async def _run_async(base_url: str, accounts: list[tuple[str, str]], res: StormResult, tid: str,
-                     n: int, *, per_account: int, concurrency: int, wait: bool, stagger_s: float,
-                     retry: RetryPolicy, timeout: float | httpx.Timeout) -> list[Any]:
-    clients = [AsyncClient(key, base_url=base_url, retry=retry, seed=k, timeout=timeout,
-                           transport=CountingTransport(res.counts), max_connections=concurrency)
-               for k, (_, key) in enumerate(accounts)]
+async def _run_async(
+    base_url: str,
+    accounts: list[tuple[str, str]],
+    res: StormResult,
+    tid: str,
+    n: int,
+    *,
+    per_account: int,
+    concurrency: int,
+    wait: bool,
+    stagger_s: float,
+    retry: RetryPolicy,
+    timeout: float | httpx.Timeout,
+) -> list[Any]:
+    clients = [
+        AsyncClient(
+            key,
+            base_url=base_url,
+            retry=retry,
+            seed=k,
+            timeout=timeout,
+            transport=CountingTransport(res.counts),
+            max_connections=concurrency,
+        )
+        for k, (_, key) in enumerate(accounts)
+    ]
     for c in clients:  # the tool cache, so creates send nothing but the create
         await c.tools.list()
     gate = asyncio.Semaphore(concurrency)
@@ -267,13 +319,31 @@ async def _run_async(base_url: str, accounts: list[tuple[str, str]], res: StormR
             await c.aclose()
 
 
-async def _run_threads(base_url: str, accounts: list[tuple[str, str]], res: StormResult, tid: str,
-                       n: int, *, per_account: int, concurrency: int, wait: bool,
-                       stagger_s: float, retry: RetryPolicy,
-                       timeout: float | httpx.Timeout) -> list[Any]:
-    clients = [Client(key, base_url=base_url, retry=retry, seed=k, timeout=timeout,
-                      transport=SyncCountingTransport(res.counts))
-               for k, (_, key) in enumerate(accounts)]
+async def _run_threads(
+    base_url: str,
+    accounts: list[tuple[str, str]],
+    res: StormResult,
+    tid: str,
+    n: int,
+    *,
+    per_account: int,
+    concurrency: int,
+    wait: bool,
+    stagger_s: float,
+    retry: RetryPolicy,
+    timeout: float | httpx.Timeout,
+) -> list[Any]:
+    clients = [
+        Client(
+            key,
+            base_url=base_url,
+            retry=retry,
+            seed=k,
+            timeout=timeout,
+            transport=SyncCountingTransport(res.counts),
+        )
+        for k, (_, key) in enumerate(accounts)
+    ]
     for c in clients:
         c.tools.list()
     t0 = time.monotonic()
@@ -293,9 +363,15 @@ async def _run_threads(base_url: str, accounts: list[tuple[str, str]], res: Stor
             c.close()
 
 
-async def _check(res: StormResult, admin: httpx.AsyncClient, accounts: list[tuple[str, str]],
-                 results: list[Any], before: dict[str, Any], stored_events: StoredEvents,
-                 per_account: int) -> None:
+async def _check(
+    res: StormResult,
+    admin: httpx.AsyncClient,
+    accounts: list[tuple[str, str]],
+    results: list[Any],
+    before: dict[str, Any],
+    stored_events: StoredEvents,
+    per_account: int,
+) -> None:
     unit_price = price(OPERATION, MODEL, 1)
     by_account: dict[str, list[str]] = {acct: [] for acct, _ in accounts}
     delivered: dict[str, Seen] = {}
@@ -312,8 +388,12 @@ async def _check(res: StormResult, admin: httpx.AsyncClient, accounts: list[tupl
     stored = stored_events(list(delivered))
     for task_id, seen in delivered.items():
         seqs = [s for s, _ in seen]
-        if seen and seen == stored[task_id] and seqs == sorted(set(seqs)) \
-                and seen[-1][1] == "terminal":
+        if (
+            seen
+            and seen == stored[task_id]
+            and seqs == sorted(set(seqs))
+            and seen[-1][1] == "terminal"
+        ):
             res.streams_exact += 1
         else:
             res.problems.append(f"stream of {task_id}: got {seen}, stored {stored[task_id]}")
@@ -324,8 +404,9 @@ async def _check(res: StormResult, admin: httpx.AsyncClient, accounts: list[tupl
             statuses = {t.task_id: t.status async for t in client.generations.list(limit=100)}
         res.tasks_listed += len(statuses)
         if set(statuses) != set(task_ids):
-            res.problems.append(f"account {acct}: listing has {len(statuses)} tasks, "
-                                f"{len(task_ids)} were created")
+            res.problems.append(
+                f"account {acct}: listing has {len(statuses)} tasks, {len(task_ids)} were created"
+            )
         for task_id in task_ids:
             if statuses.get(task_id) == "completed":
                 res.completed += 1
@@ -349,5 +430,7 @@ async def _check(res: StormResult, admin: httpx.AsyncClient, accounts: list[tupl
         res.balance_moved_usd += moved
         res.prices_usd += unit_price * len(task_ids)
         if moved != billed or billed != unit_price * len(task_ids):
-            res.problems.append(f"account {acct}: balance moved ${moved}, ledger ${billed}, "
-                                f"prices ${unit_price * len(task_ids)}")
+            res.problems.append(
+                f"account {acct}: balance moved ${moved}, ledger ${billed}, "
+                f"prices ${unit_price * len(task_ids)}"
+            )

@@ -36,8 +36,9 @@ START_TIMEOUT = 60.0
 class SandboxProcess:
     """``python -m songlab.sandbox`` as a child process; ``.base_url`` from its first line."""
 
-    def __init__(self, db: str, *, speed: float = 200.0, admin_token: str = ADMIN_TOKEN,
-                 port: int = 0) -> None:
+    def __init__(
+        self, db: str, *, speed: float = 200.0, admin_token: str = ADMIN_TOKEN, port: int = 0
+    ) -> None:
         self.db = db
         self.admin_token = admin_token
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -45,9 +46,23 @@ class SandboxProcess:
         # stderr goes to a file (a full pipe would block the child); shown if it fails
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "songlab.sandbox", "--db", db, "--port", str(port),
-             "--speed", str(speed), "--admin-token", admin_token],
-            stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env,
+            [
+                sys.executable,
+                "-m",
+                "songlab.sandbox",
+                "--db",
+                db,
+                "--port",
+                str(port),
+                "--speed",
+                str(speed),
+                "--admin-token",
+                admin_token,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -62,7 +77,7 @@ class SandboxProcess:
             raise RuntimeError(f"sandbox did not start: {line!r} {err}")
         self._drain = threading.Thread(target=self.proc.stdout.read, daemon=True)
         self._drain.start()  # the rest of stdout, so the child never blocks on it
-        self.base_url = line[len(prefix):].strip()
+        self.base_url = line[len(prefix) :].strip()
         assert self.base_url.startswith("http://127.0.0.1:"), self.base_url  # loopback only
         deadline = time.monotonic() + START_TIMEOUT
         while httpx.get(self.base_url + "/health", timeout=5.0).status_code != 200:
@@ -103,8 +118,9 @@ class SandboxProcess:
 
 
 def admin_client(base_url: str, token: str = ADMIN_TOKEN) -> httpx.Client:
-    return httpx.Client(base_url=base_url, headers={ADMIN_HEADER: token}, timeout=30.0,
-                        verify=False)
+    return httpx.Client(
+        base_url=base_url, headers={ADMIN_HEADER: token}, timeout=30.0, verify=False
+    )
 
 
 def key_client(base_url: str, api_key: str | None) -> httpx.Client:
@@ -116,8 +132,6 @@ def new_account(admin: httpx.Client, **body: Any) -> tuple[str, str]:
     r = admin.post("/_sandbox/accounts", json=body)
     assert r.status_code == 201, r.text
     return r.json()["account_id"], r.json()["api_key"]
-
-
 
 
 def balance(admin: httpx.Client, account_id: str) -> dict[str, Any]:
@@ -142,22 +156,26 @@ def all_tasks(c: httpx.Client) -> list[dict[str, Any]]:
             return out
 
 
-def create(c: httpx.Client, operation: str, model: str, payload: dict[str, Any] | None = None,
-           *, key: str | None = None, **extra: Any) -> httpx.Response:
-    body = {"tool_id": tool_id(operation, model), "payload_json": json.dumps(payload or {}),
-            **extra}
+def create(
+    c: httpx.Client,
+    operation: str,
+    model: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    key: str | None = None,
+    **extra: Any,
+) -> httpx.Response:
+    body = {
+        "tool_id": tool_id(operation, model),
+        "payload_json": json.dumps(payload or {}),
+        **extra,
+    }
     headers = {} if key is None else {"Idempotency-Key": key}
     return c.post("/v1/generations", json=body, headers=headers)
 
 
-
-
-
-
 def usd_sum(entries: list[dict[str, Any]]) -> Decimal:
     return sum((Decimal(e["amount_usd"]) for e in entries), Decimal(0))
-
-
 
 
 def assert_invalid(r: httpx.Response, field_name: str) -> None:
@@ -176,8 +194,9 @@ def stored_files(sandbox: Any, account_id: str) -> list[str]:
     The vendor API has no file listing, so the in-process sandbox's store is read
     directly (tests only).
     """
-    rows = sandbox.sandbox.store.all("SELECT id FROM files WHERE account_id = ? ORDER BY id",
-                                     (account_id,))
+    rows = sandbox.sandbox.store.all(
+        "SELECT id FROM files WHERE account_id = ? ORDER BY id", (account_id,)
+    )
     return [r[0] for r in rows]
 
 
@@ -191,10 +210,13 @@ class Snapshot:
     files: list[str] = field(default_factory=list)
 
     @classmethod
-    def take(cls, sandbox: Any, admin: httpx.Client, account_id: str,
-             c: httpx.Client) -> Snapshot:
-        return cls(balance(admin, account_id), ledger(admin, account_id),
-                   [t["task_id"] for t in all_tasks(c)], stored_files(sandbox, account_id))
+    def take(cls, sandbox: Any, admin: httpx.Client, account_id: str, c: httpx.Client) -> Snapshot:
+        return cls(
+            balance(admin, account_id),
+            ledger(admin, account_id),
+            [t["task_id"] for t in all_tasks(c)],
+            stored_files(sandbox, account_id),
+        )
 
 
 def repo_root() -> Path:

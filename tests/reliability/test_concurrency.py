@@ -29,9 +29,11 @@ def _burst(n: int, fn) -> list:
 
 ROUTES = {
     "native": lambda c, key: create(c, "write_lyrics", "v5", {"prompt": "same"}, key=key),
-    "compat": lambda c, key: c.post("/v5/generate/song", headers={"Idempotency-Key": key},
-                                    json={"prompt": "same", "lyrics": "la la",
-                                          "duration_seconds": 5}),
+    "compat": lambda c, key: c.post(
+        "/v5/generate/song",
+        headers={"Idempotency-Key": key},
+        json={"prompt": "same", "lyrics": "la la", "duration_seconds": 5},
+    ),
 }
 
 
@@ -56,8 +58,7 @@ def test_fifty_threads_one_key_make_one_task_and_one_line(sandbox, admin, new_ac
     lines = ledger(admin, acct.account_id)
     assert [e["task_id"] for e in lines] == [task_id]
     assert usd_sum(lines) == price(snap["operation"], snap["model"], 1)
-    assert balance(admin, acct.account_id)["total_effective"] == \
-        100_000 - int(usd_sum(lines) * 100)
+    assert balance(admin, acct.account_id)["total_effective"] == 100_000 - int(usd_sum(lines) * 100)
 
 
 def test_parallel_creates_near_empty_balance_never_go_below_zero(sandbox, admin, new_account):
@@ -69,8 +70,9 @@ def test_parallel_creates_near_empty_balance_never_go_below_zero(sandbox, admin,
 
     def watch() -> None:  # the raw balance, in units, never dips below zero at any moment
         while not done.is_set():
-            row = store.one("SELECT base_units, extra_units FROM accounts WHERE id = ?",
-                            (acct.account_id,))
+            row = store.one(
+                "SELECT base_units, extra_units FROM accounts WHERE id = ?", (acct.account_id,)
+            )
             if row[0] < 0 or row[1] < 0:
                 seen_negative.append((row[0], row[1]))
             time.sleep(0.0005)
@@ -79,8 +81,12 @@ def test_parallel_creates_near_empty_balance_never_go_below_zero(sandbox, admin,
     watcher.start()
     clients = [key_client(sandbox.base_url, acct.api_key) for _ in range(30)]
     try:
-        answers = _burst(30, lambda i: create(clients[i], "write_lyrics", "v5",
-                                              {"prompt": f"p{i}"}, key=f"near-empty-{i}"))
+        answers = _burst(
+            30,
+            lambda i: create(
+                clients[i], "write_lyrics", "v5", {"prompt": f"p{i}"}, key=f"near-empty-{i}"
+            ),
+        )
         codes = sorted(r.status_code for r in answers)
         assert codes.count(201) == 5 and codes.count(402) == 25, codes
         for r in answers:
@@ -112,8 +118,12 @@ def test_concurrent_distinct_keys_each_bill_once(sandbox, admin, new_account):
     acct = new_account()
     clients = [key_client(sandbox.base_url, acct.api_key) for _ in range(20)]
     try:
-        answers = _burst(20, lambda i: create(clients[i], "write_lyrics", "v5",
-                                              {"prompt": f"k{i % 5}"}, key=f"five-{i % 5}"))
+        answers = _burst(
+            20,
+            lambda i: create(
+                clients[i], "write_lyrics", "v5", {"prompt": f"k{i % 5}"}, key=f"five-{i % 5}"
+            ),
+        )
     finally:
         for c in clients:
             c.close()
@@ -134,9 +144,15 @@ def test_shared_client_is_safe_across_threads(sandbox, new_account):
 
     acct = new_account()
     with Client(acct.api_key, base_url=sandbox.base_url) as client:
-        handles = _burst(16, lambda i: client.generations.create(
-            operation="write_lyrics", model="v5", payload={"prompt": f"t{i % 4}"},
-            idempotency_key=f"shared-{i % 4}"))
+        handles = _burst(
+            16,
+            lambda i: client.generations.create(
+                operation="write_lyrics",
+                model="v5",
+                payload={"prompt": f"t{i % 4}"},
+                idempotency_key=f"shared-{i % 4}",
+            ),
+        )
         assert len({h.task_id for h in handles}) == 4
         for h in handles:
             assert h.wait(timeout=60).status == "completed"

@@ -104,14 +104,18 @@ def test_sigkill_mid_workload_loses_nothing_and_bills_nothing_twice(db, capsys):
             deadline = time.monotonic() + 60
             while True:  # kill once some tasks are done and others are in flight
                 statuses = [t["status"] for t in all_tasks(c)]
-                if statuses.count("completed") >= 2 and (
-                        "processing" in statuses or "queued" in statuses) and len(acked) >= 8:
+                if (
+                    statuses.count("completed") >= 2
+                    and ("processing" in statuses or "queued" in statuses)
+                    and len(acked) >= 8
+                ):
                     break
                 assert time.monotonic() < deadline, f"workload never got busy: {statuses}"
                 time.sleep(0.02)
             seen_lines = [_line(e) for e in ledger(admin, account_id)]
-            in_flight = [t["task_id"] for t in all_tasks(c)
-                         if t["status"] in ("queued", "processing")]
+            in_flight = [
+                t["task_id"] for t in all_tasks(c) if t["status"] in ("queued", "processing")
+            ]
         first.kill()
     finally:
         stop.set()
@@ -119,8 +123,11 @@ def test_sigkill_mid_workload_loses_nothing_and_bills_nothing_twice(db, capsys):
     sender.join(timeout=30)
     assert in_flight and seen_lines, "the kill did not land mid-workload"
 
-    with SandboxProcess(db, speed=200.0) as second, \
-            key_client(second.base_url, api_key) as c, admin_client(second.base_url) as admin:
+    with (
+        SandboxProcess(db, speed=200.0) as second,
+        key_client(second.base_url, api_key) as c,
+        admin_client(second.base_url) as admin,
+    ):
         # nothing acknowledged is lost
         for task_id in acked.values():
             assert c.get(f"/v1/generations/{task_id}").status_code == 200
@@ -164,10 +171,12 @@ def test_sigkill_mid_workload_loses_nothing_and_bills_nothing_twice(db, capsys):
         assert Decimal(bal["total_effective"]) == OPENING_TOKENS - usd_sum(entries) * 100
 
         with capsys.disabled():
-            print(f"\ncrash: {len(acked)} creates and {len(files)} uploads acknowledged before "
-                  f"SIGKILL, {len(in_flight)} tasks queued/processing and {len(seen_lines)} "
-                  f"ledger lines at the kill; after restart {len(tasks)} tasks all completed, "
-                  f"{len(entries)} ledger lines (one per task), 0 lost")
+            print(
+                f"\ncrash: {len(acked)} creates and {len(files)} uploads acknowledged before "
+                f"SIGKILL, {len(in_flight)} tasks queued/processing and {len(seen_lines)} "
+                f"ledger lines at the kill; after restart {len(tasks)} tasks all completed, "
+                f"{len(entries)} ledger lines (one per task), 0 lost"
+            )
         # the stream of a task that was in flight at the kill: seqs increase, ends terminal
         r = c.get(f"/v1/generations/{in_flight[0]}/stream")
         seqs = [int(line[4:]) for line in r.text.splitlines() if line.startswith("id: ")]

@@ -29,15 +29,29 @@ def upstream():
 @pytest.mark.parametrize("mode", ["async", "threads"])
 def test_generations_through_a_faulty_proxy_lose_and_repeat_nothing(upstream, mode, capsys):
     with FaultProxy(upstream.port, seed=11 if mode == "async" else 12) as proxy:
+
         async def blackhole() -> None:
             await asyncio.sleep(1.0)
             proxy.blackhole(2.0)
 
-        res = asyncio.run(run_storm(
-            proxy.base_url, ADMIN, N, admin_url=upstream.base_url, faults={}, per_account=N,
-            stored_events=events_from_store(upstream.sandbox.store), wait=True, concurrency=N,
-            threads=10 if mode == "threads" else 0, stagger_s=0.1, retry=STORM_RETRY,
-            timeout=CLIENT_TIMEOUT, disrupt=blackhole))
+        res = asyncio.run(
+            run_storm(
+                proxy.base_url,
+                ADMIN,
+                N,
+                admin_url=upstream.base_url,
+                faults={},
+                per_account=N,
+                stored_events=events_from_store(upstream.sandbox.store),
+                wait=True,
+                concurrency=N,
+                threads=10 if mode == "threads" else 0,
+                stagger_s=0.1,
+                retry=STORM_RETRY,
+                timeout=CLIENT_TIMEOUT,
+                disrupt=blackhole,
+            )
+        )
         fates = dict(proxy.fates)
     with capsys.disabled():
         print(f"\nfault proxy ({mode}): {res.summary()} | fates {fates}")
@@ -47,8 +61,12 @@ def test_generations_through_a_faulty_proxy_lose_and_repeat_nothing(upstream, mo
     assert res.balance_moved_usd == res.prices_usd > 0
     assert set(fates) == {"pass", "reset", "html502", "html504", "retry_after", "blackhole"}
     assert res.counts["create:502"] + res.counts["create:504"] > 0  # creates met the pages
-    assert res.counts["create:ReadTimeout"] + res.counts["get:ReadTimeout"] \
-        + res.counts["stream:ReadTimeout"] > 0  # and the blackhole
+    assert (
+        res.counts["create:ReadTimeout"]
+        + res.counts["get:ReadTimeout"]
+        + res.counts["stream:ReadTimeout"]
+        > 0
+    )  # and the blackhole
 
 
 def test_an_answer_no_retry_can_change_fails_at_once(upstream):

@@ -27,9 +27,16 @@ def storm_sandbox():
 
 
 def test_fault_storm_loses_and_repeats_nothing(storm_sandbox, capsys):
-    res = asyncio.run(run_storm(storm_sandbox.base_url, ADMIN, STORM_N, concurrency=16,
-                                per_account=STORM_N // 2,
-                                stored_events=events_from_store(storm_sandbox.sandbox.store)))
+    res = asyncio.run(
+        run_storm(
+            storm_sandbox.base_url,
+            ADMIN,
+            STORM_N,
+            concurrency=16,
+            per_account=STORM_N // 2,
+            stored_events=events_from_store(storm_sandbox.sandbox.store),
+        )
+    )
     with capsys.disabled():
         print("\nfault storm:", res.summary())
     assert DEFAULT_FAULTS["rate_limited"] == 0.3 and DEFAULT_FAULTS["drop_stream_after"] == 3
@@ -41,4 +48,3 @@ def test_fault_storm_loses_and_repeats_nothing(storm_sandbox, capsys):
     assert res.counts["create:429"] > 0 and res.counts["create:503"] > 0
     connections = sum(v for k, v in res.counts.items() if k.startswith("stream:"))
     assert connections >= 2 * STORM_N  # 7 events per task, cut every 3
-

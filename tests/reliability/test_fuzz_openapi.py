@@ -35,8 +35,12 @@ ADMIN_TOKEN = "fuzz-admin-token"
 
 def _documented_500(case: Any) -> bool:
     body = case.body if isinstance(case.body, dict) else None
-    return (case.method.upper() == "POST" and case.path == "/v1/generations"
-            and body is not None and isinstance(body.get("payload_json"), dict | list))
+    return (
+        case.method.upper() == "POST"
+        and case.path == "/v1/generations"
+        and body is not None
+        and isinstance(body.get("payload_json"), dict | list)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -44,16 +48,22 @@ def fuzz_target() -> Iterator[dict[str, Any]]:
     from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(db=":memory:", speed=500.0, admin_token=ADMIN_TOKEN) as srv:
-        with httpx.Client(base_url=srv.base_url, timeout=30,
-                          headers={"X-Sandbox-Admin-Token": ADMIN_TOKEN}) as admin:
+        with httpx.Client(
+            base_url=srv.base_url, timeout=30, headers={"X-Sandbox-Admin-Token": ADMIN_TOKEN}
+        ) as admin:
             key = admin.post("/_sandbox/accounts", json={"balance_tokens": 0}).json()["api_key"]
             doc = admin.get("/openapi.json").json()
-        yield {"schema": schemathesis.openapi.from_dict(doc), "key": key, "doc": doc,
-               "base_url": srv.base_url}
+        yield {
+            "schema": schemathesis.openapi.from_dict(doc),
+            "key": key,
+            "doc": doc,
+            "base_url": srv.base_url,
+        }
 
 
-def _check(label: str, mode: str, case: Any, response: Any, declared: set[str],
-           out: dict[str, Any]) -> None:
+def _check(
+    label: str, mode: str, case: Any, response: Any, declared: set[str], out: dict[str, Any]
+) -> None:
     """Record one answer; a 5xx (but the documented one), an undeclared status or a
     non-JSON refusal is a failure."""
     status = response.status_code
@@ -64,8 +74,7 @@ def _check(label: str, mode: str, case: Any, response: Any, declared: set[str],
         if status == 500 and _documented_500(case):
             out["documented_500s"] += 1
         else:
-            out["failures"].append(f"{label} [{mode}] -> {status}: "
-                                   f"{case.as_curl_command()[:400]}")
+            out["failures"].append(f"{label} [{mode}] -> {status}: {case.as_curl_command()[:400]}")
         return
     if status >= 400:
         ctype = response.headers.get("content-type", "")
@@ -78,21 +87,29 @@ def _check(label: str, mode: str, case: Any, response: Any, declared: set[str],
             out["failures"].append(f"{label} -> {status} without an error body")
 
 
-def _fuzz(op: Any, mode: Any, target: dict[str, Any], session: requests.Session,
-          out: dict[str, Any]) -> None:
+def _fuzz(
+    op: Any, mode: Any, target: dict[str, Any], session: requests.Session, out: dict[str, Any]
+) -> None:
     label = f"{op.method.upper()} {op.path}"
     out["counts"].setdefault(label, {})
     declared = set(op.definition.raw["responses"])
-    auth = ({"X-Sandbox-Admin-Token": ADMIN_TOKEN} if op.path.startswith("/_sandbox")
-            else {"Authorization": f"Bearer {target['key']}"})
+    auth = (
+        {"X-Sandbox-Admin-Token": ADMIN_TOKEN}
+        if op.path.startswith("/_sandbox")
+        else {"Authorization": f"Bearer {target['key']}"}
+    )
 
-    @settings(max_examples=MAX_EXAMPLES, derandomize=True, database=None,
-              deadline=None, phases=[Phase.explicit, Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=op.as_strategy(generation_mode=mode))
     def run(case: Any) -> None:
-        response = case.call(base_url=target["base_url"], session=session, headers=auth,
-                             timeout=30)
+        response = case.call(base_url=target["base_url"], session=session, headers=auth, timeout=30)
         _check(label, mode.value, case, response, declared, out)
 
     try:
@@ -122,10 +139,12 @@ def test_every_operation_of_the_document_is_fuzzed(fuzz_target, capsys):
         for status, n in c.items():
             statuses[status] = statuses.get(status, 0) + n
     with capsys.disabled():
-        print(f"\nfuzz: {len(operations)} operations, {total} requests in {seconds:.1f} s, "
-              f"documented 500s {out['documented_500s']}, failures {len(out['failures'])}, "
-              f"undeclared statuses {len(out['undeclared'])}, "
-              f"statuses {dict(sorted(statuses.items()))}")
+        print(
+            f"\nfuzz: {len(operations)} operations, {total} requests in {seconds:.1f} s, "
+            f"documented 500s {out['documented_500s']}, failures {len(out['failures'])}, "
+            f"undeclared statuses {len(out['undeclared'])}, "
+            f"statuses {dict(sorted(statuses.items()))}"
+        )
     assert out["failures"] == [], out["failures"][:10]
     assert out["undeclared"] == [], out["undeclared"][:10]
     assert all(out["counts"].values())  # every operation got requests
@@ -135,8 +154,10 @@ def test_documented_raw_object_payload_json_is_the_only_500(fuzz_target):
     """The one known 500, reproduced on purpose (and nothing billed)."""
     from songlab.sandbox.catalog import tool_id
 
-    r = httpx.post(fuzz_target["base_url"] + "/v1/generations",
-                   headers={"Authorization": f"Bearer {fuzz_target['key']}"},
-                   json={"tool_id": tool_id("write_lyrics", "v5"), "payload_json": {"prompt": "x"}})
+    r = httpx.post(
+        fuzz_target["base_url"] + "/v1/generations",
+        headers={"Authorization": f"Bearer {fuzz_target['key']}"},
+        json={"tool_id": tool_id("write_lyrics", "v5"), "payload_json": {"prompt": "x"}},
+    )
     assert r.status_code == 500
     assert "500" in fuzz_target["doc"]["paths"]["/v1/generations"]["post"]["responses"]

@@ -36,8 +36,9 @@ def unchanged(sandbox: Any, admin: httpx.Client, acct: Any, c: httpx.Client) -> 
     store = sandbox.sandbox.store
 
     def consents() -> int:
-        return store.one("SELECT COUNT(*) FROM consents WHERE account_id = ?",
-                         (acct.account_id,))[0]
+        return store.one("SELECT COUNT(*) FROM consents WHERE account_id = ?", (acct.account_id,))[
+            0
+        ]
 
     before, consents_before = Snapshot.take(sandbox, admin, acct.account_id, c), consents()
     yield
@@ -58,8 +59,11 @@ def _raw_exchange(sandbox: Any, head: str, body_start: bytes) -> bytes:
             answer += chunk
             head_end = answer.find(b"\r\n\r\n")
             if head_end >= 0:
-                length = [int(line.split(b":")[1]) for line in answer[:head_end].split(b"\r\n")
-                          if line.lower().startswith(b"content-length:")]
+                length = [
+                    int(line.split(b":")[1])
+                    for line in answer[:head_end].split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ]
                 if length and len(answer) >= head_end + 4 + length[0]:
                     return answer
 
@@ -67,20 +71,26 @@ def _raw_exchange(sandbox: Any, head: str, body_start: bytes) -> bytes:
 # --- oversize bodies and files ------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("path", "ctype", "field"), [
-    ("/v1/generations", "application/json", "body"),
-    ("/v1/voice-clones", "application/json", "body"),
-    ("/v5/generate/song", "application/json", "body"),
-    ("/v1/files", "application/json", "body"),
-    ("/v1/files", "multipart/form-data; boundary=xyz", "file"),
-], ids=["native", "voice-clone", "compat", "files-json", "files-multipart"])
+@pytest.mark.parametrize(
+    ("path", "ctype", "field"),
+    [
+        ("/v1/generations", "application/json", "body"),
+        ("/v1/voice-clones", "application/json", "body"),
+        ("/v5/generate/song", "application/json", "body"),
+        ("/v1/files", "application/json", "body"),
+        ("/v1/files", "multipart/form-data; boundary=xyz", "file"),
+    ],
+    ids=["native", "voice-clone", "compat", "files-json", "files-multipart"],
+)
 def test_oversize_body_is_refused_before_it_is_read(sandbox, admin, victim, path, ctype, field):
     """The server answers after a few bytes of a declared 200 MB body: it never waits for it."""
     acct, c = victim
     with unchanged(sandbox, admin, acct, c):
-        head = (f"POST {path} HTTP/1.1\r\nHost: {sandbox.host}:{sandbox.port}\r\n"
-                f"Authorization: Bearer {acct.api_key}\r\nContent-Type: {ctype}\r\n"
-                f"Content-Length: {200_000_000}\r\n\r\n")
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {sandbox.host}:{sandbox.port}\r\n"
+            f"Authorization: Bearer {acct.api_key}\r\nContent-Type: {ctype}\r\n"
+            f"Content-Length: {200_000_000}\r\n\r\n"
+        )
         answer = _raw_exchange(sandbox, head, b"{" * 100)
         status_line, _, rest = answer.partition(b"\r\n")
         assert b" 422 " in status_line, answer[:300]
@@ -135,24 +145,37 @@ def test_client_refuses_an_oversize_file_before_reading_it(sandbox, victim, tmp_
     big = tmp_path / "big.mp3"
     with open(big, "wb") as f:  # sparse: 65 MiB of size, no disk blocks
         f.truncate(UPLOAD_MAX_BYTES + 1024 * 1024)
-    with Client(acct.api_key, base_url=sandbox.base_url) as client, \
-            pytest.raises(ValidationError, match="source"):
+    with (
+        Client(acct.api_key, base_url=sandbox.base_url) as client,
+        pytest.raises(ValidationError, match="source"),
+    ):
         client.files.upload(big)
 
 
 # --- malformed multipart, truncated and non-audio files -------------------------------------
 
 
-@pytest.mark.parametrize(("ctype", "body"), [
-    ("multipart/form-data", b'--x\r\nContent-Disposition: form-data; name="file"\r\n\r\na\r\n--x--'),
-    ("multipart/form-data; boundary=xyz", b"this is not multipart at all"),
-    ("multipart/form-data; boundary=xyz",
-     b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.mp3"\r\n\r\nabcabc'),
-    ("multipart/form-data; boundary=xyz", b"--xyz\r\nGarbage\r\n\r\nabc\r\n--xyz--\r\n"),
-    ("multipart/form-data; boundary=xyz",
-     b'--xyz\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--xyz--\r\n'),
-    ("multipart/form-data; boundary=xyz", b""),
-], ids=["no-boundary", "garbage", "truncated", "bad-part-header", "no-file-part", "empty"])
+@pytest.mark.parametrize(
+    ("ctype", "body"),
+    [
+        (
+            "multipart/form-data",
+            b'--x\r\nContent-Disposition: form-data; name="file"\r\n\r\na\r\n--x--',
+        ),
+        ("multipart/form-data; boundary=xyz", b"this is not multipart at all"),
+        (
+            "multipart/form-data; boundary=xyz",
+            b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.mp3"\r\n\r\nabcabc',
+        ),
+        ("multipart/form-data; boundary=xyz", b"--xyz\r\nGarbage\r\n\r\nabc\r\n--xyz--\r\n"),
+        (
+            "multipart/form-data; boundary=xyz",
+            b'--xyz\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--xyz--\r\n',
+        ),
+        ("multipart/form-data; boundary=xyz", b""),
+    ],
+    ids=["no-boundary", "garbage", "truncated", "bad-part-header", "no-file-part", "empty"],
+)
 def test_malformed_multipart_is_refused(sandbox, admin, victim, ctype, body):
     acct, c = victim
     with unchanged(sandbox, admin, acct, c):
@@ -182,16 +205,21 @@ def test_truncated_or_non_audio_inputs_are_refused(sandbox, admin, victim, kind)
     fid = upload(c, data, "bad.mp3", "audio/mpeg") if data else None
     with unchanged(sandbox, admin, acct, c):
         if fid is not None:
-            assert_invalid(create(c, "separate_stems", "2stem", {"audio": f"file_id:{fid}"}),
-                           "audio")
-            assert_invalid(c.post("/v1/voice-clones", json={
-                "reference_file_id": fid, "consent": True, "rights_attestation": "mine"}),
-                "reference_file_id")
-            assert_invalid(c.post("/v1/karaoke-tracks", json={"song_file_id": fid}),
-                           "song_file_id")
+            assert_invalid(
+                create(c, "separate_stems", "2stem", {"audio": f"file_id:{fid}"}), "audio"
+            )
+            assert_invalid(
+                c.post(
+                    "/v1/voice-clones",
+                    json={"reference_file_id": fid, "consent": True, "rights_attestation": "mine"},
+                ),
+                "reference_file_id",
+            )
+            assert_invalid(c.post("/v1/karaoke-tracks", json={"song_file_id": fid}), "song_file_id")
         b64 = base64.b64encode(data).decode()
-        assert_invalid(create(c, "transcribe", "whisper-transcribe-v1",
-                              {"audio": {"base64": b64}}), "audio")
+        assert_invalid(
+            create(c, "transcribe", "whisper-transcribe-v1", {"audio": {"base64": b64}}), "audio"
+        )
 
 
 def test_wrong_format_voice_reference_is_refused(sandbox, admin, victim):
@@ -199,8 +227,10 @@ def test_wrong_format_voice_reference_is_refused(sandbox, admin, victim):
     acct, c = victim
     fid = upload(c, tone(2.0, fmt="WAV"), "ref.wav", "audio/wav")
     with unchanged(sandbox, admin, acct, c):
-        r = c.post("/v1/voice-clones", json={"reference_file_id": fid, "consent": True,
-                                             "rights_attestation": "my own voice"})
+        r = c.post(
+            "/v1/voice-clones",
+            json={"reference_file_id": fid, "consent": True, "rights_attestation": "my own voice"},
+        )
         assert_invalid(r, "reference_file_id")
         assert "mp3 or m4a" in r.json()["message"]
 
@@ -210,22 +240,40 @@ def test_refused_create_keeps_no_inline_file(sandbox, admin, victim):
     acct, c = victim
     b64 = base64.b64encode(tone(1.0)).decode()
     with unchanged(sandbox, admin, acct, c):
-        assert_invalid(create(c, "audio_effect", "v5", {"audio": {"base64": b64},
-                                                        "effect": "explode"}), "effect")
+        assert_invalid(
+            create(c, "audio_effect", "v5", {"audio": {"base64": b64}, "effect": "explode"}),
+            "effect",
+        )
 
 
 def test_refused_for_funds_keeps_no_inline_file(sandbox, admin, new_account):
     acct = new_account(balance_tokens=1)
     with key_client(sandbox.base_url, acct.api_key) as c, unchanged(sandbox, admin, acct, c):
-        r = create(c, "audio_effect", "v5", {"audio": {"base64": base64.b64encode(
-            tone(1.0)).decode()}, "effect": "reverb"})
+        r = create(
+            c,
+            "audio_effect",
+            "v5",
+            {"audio": {"base64": base64.b64encode(tone(1.0)).decode()}, "effect": "reverb"},
+        )
         assert r.status_code == 402 and r.json()["error"] == "InsufficientFunds"
 
 
 # --- ids ----------------------------------------------------------------------------------
 
-HOSTILE_IDS = ["..", "../../etc/passwd", "..%2F..%2Fetc%2Fpasswd", "a" * 10_000, "x\x00y",
-               "\U0001f4a5", "' OR 1=1 --", "file_id:x", "%00", " ", "/", "\\..\\..\\win.ini"]
+HOSTILE_IDS = [
+    "..",
+    "../../etc/passwd",
+    "..%2F..%2Fetc%2Fpasswd",
+    "a" * 10_000,
+    "x\x00y",
+    "\U0001f4a5",
+    "' OR 1=1 --",
+    "file_id:x",
+    "%00",
+    " ",
+    "/",
+    "\\..\\..\\win.ini",
+]
 
 
 @pytest.mark.parametrize("bad_id", HOSTILE_IDS, ids=lambda s: repr(s[:16]))
@@ -233,10 +281,12 @@ def test_path_like_and_long_ids_find_nothing(sandbox, admin, victim, bad_id):
     acct, c = victim
     q = quote(bad_id, safe="")
     with unchanged(sandbox, admin, acct, c):
-        for path, code in ((f"/v1/generations/{q}", "NOT_FOUND"),
-                           (f"/v1/generations/{q}/stream", "NOT_FOUND"),
-                           (f"/v1/files/{q}/url", "ResourceNotFound"),
-                           (f"/v1/files/{q}/download", "ResourceNotFound")):
+        for path, code in (
+            (f"/v1/generations/{q}", "NOT_FOUND"),
+            (f"/v1/generations/{q}/stream", "NOT_FOUND"),
+            (f"/v1/files/{q}/url", "ResourceNotFound"),
+            (f"/v1/files/{q}/download", "ResourceNotFound"),
+        ):
             r = c.get(path)
             if r.status_code == 307:  # "//" in the decoded path: the router's slash redirect
                 assert "/" in bad_id and r.headers["location"].startswith(sandbox.base_url)
@@ -246,28 +296,41 @@ def test_path_like_and_long_ids_find_nothing(sandbox, admin, victim, bad_id):
                 code = "NOT_FOUND"  # the client resolved "..": another (unknown) route
             assert r.json() == {"error": code}  # unknown routes answer in the spec's shape too
         for body, field in (
-            ({"reference_file_id": bad_id, "consent": True, "rights_attestation": "x"},
-             "reference_file_id"),
+            (
+                {"reference_file_id": bad_id, "consent": True, "rights_attestation": "x"},
+                "reference_file_id",
+            ),
             ({"song_file_id": bad_id}, "song_file_id"),
         ):
             route = "/v1/voice-clones" if "consent" in body else "/v1/karaoke-tracks"
             assert_invalid(c.post(route, json=body), field)
-        assert_invalid(create(c, "generate_song", "v5", {"prompt": "p", "vocal_id": bad_id,
-                                                         "duration_seconds": 5}), "vocal_id")
-        assert_invalid(create(c, "separate_stems", "2stem", {"audio": f"file_id:{bad_id}"}),
-                       "audio")
+        assert_invalid(
+            create(
+                c, "generate_song", "v5", {"prompt": "p", "vocal_id": bad_id, "duration_seconds": 5}
+            ),
+            "vocal_id",
+        )
+        assert_invalid(
+            create(c, "separate_stems", "2stem", {"audio": f"file_id:{bad_id}"}), "audio"
+        )
 
 
 # --- bad base64 ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [
-    {"base64": "!!!not base64!!!"}, {"base64": 12345}, {"base64": None},
-    {"base64": "aGVsbG8gd29ybGQ="},  # valid base64, not audio
-    {"base64": "QUJD\nREVG"},  # a newline inside
-    {"base64": "A" * (4 * 1024 * 1024)},  # says 3 MiB of zeros: not audio
-    {"base64": "QQ"},  # bad padding
-], ids=["garbage", "number", "null", "not-audio", "newline", "zeros", "padding"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"base64": "!!!not base64!!!"},
+        {"base64": 12345},
+        {"base64": None},
+        {"base64": "aGVsbG8gd29ybGQ="},  # valid base64, not audio
+        {"base64": "QUJD\nREVG"},  # a newline inside
+        {"base64": "A" * (4 * 1024 * 1024)},  # says 3 MiB of zeros: not audio
+        {"base64": "QQ"},  # bad padding
+    ],
+    ids=["garbage", "number", "null", "not-audio", "newline", "zeros", "padding"],
+)
 def test_bad_base64_is_refused_and_stores_nothing(sandbox, admin, victim, value):
     acct, c = victim
     with unchanged(sandbox, admin, acct, c):
@@ -288,34 +351,48 @@ def test_json_bombs_are_refused(sandbox, admin, victim, depth):
     obj_bomb = '{"a":' * depth + "1" + "}" * depth
     json_headers = {"content-type": "application/json"}
     with unchanged(sandbox, admin, acct, c):
-        for path in ("/v1/generations", "/v1/voice-clones", "/v1/song-translations",
-                     "/v5/generate/song", "/v1/trending-songs", "/v1/files"):
+        for path in (
+            "/v1/generations",
+            "/v1/voice-clones",
+            "/v1/song-translations",
+            "/v5/generate/song",
+            "/v1/trending-songs",
+            "/v1/files",
+        ):
             for raw in (bomb, obj_bomb):
                 r = c.post(path, content=raw, headers=json_headers)
                 assert r.status_code == 422, (path, r.status_code, r.text[:200])
         from songlab.sandbox.catalog import tool_id
 
-        r = c.post("/v1/generations", json={"tool_id": tool_id("write_lyrics", "v5"),
-                                            "payload_json": obj_bomb})
+        r = c.post(
+            "/v1/generations",
+            json={"tool_id": tool_id("write_lyrics", "v5"), "payload_json": obj_bomb},
+        )
         assert_invalid(r, "payload_json")
         r = admin.put("/_sandbox/faults", content=bomb, headers=json_headers)
         assert r.status_code == 422
     assert admin.get("/_sandbox/faults").json()["rate_limited"] == 0.0
 
 
-@pytest.mark.parametrize("raw", [
-    '{"prompt": "x", "duration_seconds": NaN}',
-    '{"prompt": "x", "duration_seconds": Infinity}',
-    '{"prompt": "x", "duration_seconds": 1e999}',
-    '{"prompt": "x", "seed": ' + "9" * 5000 + "}",
-], ids=["nan", "infinity", "overflow", "huge-int"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"prompt": "x", "duration_seconds": NaN}',
+        '{"prompt": "x", "duration_seconds": Infinity}',
+        '{"prompt": "x", "duration_seconds": 1e999}',
+        '{"prompt": "x", "seed": ' + "9" * 5000 + "}",
+    ],
+    ids=["nan", "infinity", "overflow", "huge-int"],
+)
 def test_non_finite_and_huge_numbers_are_refused(sandbox, admin, victim, raw):
     acct, c = victim
     from songlab.sandbox.catalog import tool_id
 
     with unchanged(sandbox, admin, acct, c):
-        r = c.post("/v1/generations", json={"tool_id": tool_id("generate_music", "v5"),
-                                            "payload_json": raw})
+        r = c.post(
+            "/v1/generations",
+            json={"tool_id": tool_id("generate_music", "v5"), "payload_json": raw},
+        )
         assert r.status_code == 422, r.text
 
 
@@ -373,8 +450,7 @@ def test_source_url_is_refused_for_anything_but_own_signed_urls(sandbox, admin, 
             assert_invalid(c.post("/v1/files", json={"source_url": url}), "source_url")
             for value in ({"url": url}, url):
                 if value:
-                    assert_invalid(create(c, "separate_stems", "2stem", {"audio": value}),
-                                   "audio")
+                    assert_invalid(create(c, "separate_stems", "2stem", {"audio": value}), "audio")
     with pytest.raises(BlockingIOError):
         listener.accept()  # nobody ever connected: nothing was fetched
     # the positive control: this sandbox's own signed URL is accepted

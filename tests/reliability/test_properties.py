@@ -28,10 +28,18 @@ from songlab.sandbox.tasks.validation import Resolver
 PROPS = settings(max_examples=150, derandomize=True, database=None, deadline=None)
 KEY_ALPHABET = "ABCXYZabcxyz0189_.:-"
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(
-    allow_nan=False, allow_infinity=False)
-json_values = st.recursive(json_scalars, lambda c: st.lists(c, max_size=4)
-                           | st.dictionaries(st.text(), c, max_size=4), max_leaves=12)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(), c, max_size=4),
+    max_leaves=12,
+)
 json_objects = st.dictionaries(st.text(), json_values, max_size=6)
 anything = json_values | st.floats() | st.binary(max_size=8) | st.tuples(st.integers())
 
@@ -71,8 +79,9 @@ def _client_accepts(operation: str, payload: Any) -> bool:
 @example("x" * 200)
 @example("x" * 201)
 def test_idempotency_key_rule_matches_the_spec_and_the_service(key):
-    spec_ok = 1 <= len(key) <= 200 and all(ch in KEY_ALPHABET or ch.isascii() and ch.isalnum()
-                                           for ch in key)
+    spec_ok = 1 <= len(key) <= 200 and all(
+        ch in KEY_ALPHABET or ch.isascii() and ch.isalnum() for ch in key
+    )
     try:
         assert idempotency_key(key) == key
         client_ok = True
@@ -134,8 +143,14 @@ def test_payload_json_refuses_what_is_not_an_object(value):
 
 
 @PROPS
-@given(st.dictionaries(st.text(max_size=5),
-                       st.sampled_from([math.nan, math.inf, -math.inf]), min_size=1, max_size=3))
+@given(
+    st.dictionaries(
+        st.text(max_size=5),
+        st.sampled_from([math.nan, math.inf, -math.inf]),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_payload_json_never_sends_non_standard_json(obj):
     """NaN and Infinity are not JSON: refused before sending, naming the payload."""
     with pytest.raises(ValidationError, match="^payload"):
@@ -145,8 +160,11 @@ def test_payload_json_never_sends_non_standard_json(obj):
 
 
 @PROPS
-@given(st.dictionaries(st.text(max_size=5), st.binary(max_size=4) | st.sets(st.integers()),
-                       min_size=1, max_size=3))
+@given(
+    st.dictionaries(
+        st.text(max_size=5), st.binary(max_size=4) | st.sets(st.integers()), min_size=1, max_size=3
+    )
+)
 def test_payload_json_refuses_unserialisable_values(obj):
     with pytest.raises(ValidationError, match="^payload"):
         payload_json(obj)
@@ -166,8 +184,15 @@ def test_path_ids_are_always_one_quoted_segment(value):
 
 # --- client validation against the service's ---------------------------------------------
 
-FIELD_VALUES = st.none() | st.booleans() | st.integers(-10, 300) | st.floats() | st.text(
-    max_size=6) | st.just("   ") | st.lists(st.integers(), max_size=2)
+FIELD_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-10, 300)
+    | st.floats()
+    | st.text(max_size=6)
+    | st.just("   ")
+    | st.lists(st.integers(), max_size=2)
+)
 OPERATIONS = {
     "generate_music": ("prompt", "duration_seconds", "seed", "lyrics"),
     "generate_song": ("prompt", "duration_seconds", "lyrics", "seed"),
@@ -195,8 +220,11 @@ CHECKED = {  # operation -> fields the client validates like the service
     "sfx_gen": ("prompt", "duration_seconds"),
     "agent": ("prompt", "system_prompt", "max_steps", "max_budget", "workflow_build_only"),
 }
-VALID_BASE = {"generate_music": {"prompt": "p"}, "sfx_gen": {"prompt": "p"},
-              "agent": {"prompt": "p"}}
+VALID_BASE = {
+    "generate_music": {"prompt": "p"},
+    "sfx_gen": {"prompt": "p"},
+    "agent": {"prompt": "p"},
+}
 
 
 @pytest.mark.parametrize("operation", sorted(CHECKED))

@@ -47,12 +47,25 @@ def _assert_nothing_lost(res, sp, before_restarts):
 def test_two_sigkill_restarts_mid_flight_lose_and_repeat_nothing(sandbox_proc, mode, capsys):
     sp = sandbox_proc
     done_before = len(sp.restarts)
-    res = asyncio.run(run_storm(
-        sp.base_url, sp.admin_token, N, stored_events=events_from_db(sp.db), faults={},
-        per_account=N, wait=True, concurrency=N, threads=12 if mode == "threads" else 0,
-        stagger_s=0.1, retry=RetryPolicy(),  # the defaults, as a new user has them
-        disrupt=restarts(sp, first_after_s=1.0, between_s=1.5, down_s=1.5)))
+    res = asyncio.run(
+        run_storm(
+            sp.base_url,
+            sp.admin_token,
+            N,
+            stored_events=events_from_db(sp.db),
+            faults={},
+            per_account=N,
+            wait=True,
+            concurrency=N,
+            threads=12 if mode == "threads" else 0,
+            stagger_s=0.1,
+            retry=RetryPolicy(),  # the defaults, as a new user has them
+            disrupt=restarts(sp, first_after_s=1.0, between_s=1.5, down_s=1.5),
+        )
+    )
     with capsys.disabled():
-        print(f"\nrestarts ({mode}): {res.summary()} | dark for "
-              f"{', '.join(f'{s:.1f}s' for s in sp.restarts[done_before:])}")
+        print(
+            f"\nrestarts ({mode}): {res.summary()} | dark for "
+            f"{', '.join(f'{s:.1f}s' for s in sp.restarts[done_before:])}"
+        )
     _assert_nothing_lost(res, sp, done_before)

@@ -24,8 +24,20 @@ import pytest
 from songlab.client import AsyncClient, Client, RetryPolicy, SonglabError
 from tests.reliability._util import repo_root, tone
 
-LOGGERS = ("", "httpx", "httpcore", "uvicorn", "uvicorn.error", "uvicorn.access", "fastapi",
-           "songlab", "songlab.client", "songlab.sandbox", "python_multipart", "multipart")
+LOGGERS = (
+    "",
+    "httpx",
+    "httpcore",
+    "uvicorn",
+    "uvicorn.error",
+    "uvicorn.access",
+    "fastapi",
+    "songlab",
+    "songlab.client",
+    "songlab.sandbox",
+    "python_multipart",
+    "multipart",
+)
 # What a generated secret looks like (sandbox keys and admin tokens; a bearer header).
 SECRET_PATTERNS = (
     re.compile(r"sk-sandbox-[A-Za-z0-9_\-]{16,}"),
@@ -51,12 +63,14 @@ def _sync_workload(sandbox: Any, key: str, admin: httpx.Client, texts: list[str]
         up = client.files.upload(tone(1.0), filename="a.mp3")
         link = client.files.link(up)
         texts += [repr(up), repr(link), str(link)]
-        r = admin.put("/_sandbox/faults", json={"rate_limited": 0.5, "drop_stream_after": 2,
-                                                "seed": 7})
+        r = admin.put(
+            "/_sandbox/faults", json={"rate_limited": 0.5, "drop_stream_after": 2, "seed": 7}
+        )
         assert r.status_code == 200
         try:
-            h = client.generations.create(operation="write_lyrics", model="v5",
-                                          payload={"prompt": "secret scan"})
+            h = client.generations.create(
+                operation="write_lyrics", model="v5", payload={"prompt": "secret scan"}
+            )
             events = list(client.generations.stream(h.task_id))
             task = client.generations.get(h.task_id)
         finally:
@@ -67,11 +81,14 @@ def _sync_workload(sandbox: Any, key: str, admin: httpx.Client, texts: list[str]
             lambda: client.generations.get("no-such-task"),
             lambda: client.files.link("no-such-file"),
             lambda: client.files.download("no-such-file"),
-            lambda: client.generations.create(operation="write_lyrics", model="v5",
-                                              payload={"prompt": 5}),
+            lambda: client.generations.create(
+                operation="write_lyrics", model="v5", payload={"prompt": 5}
+            ),
             lambda: client.voice_clones.create(
-                reference_file_id="00000000-0000-4000-8000-000000000000", consent=True,
-                rights_attestation="mine"),
+                reference_file_id="00000000-0000-4000-8000-000000000000",
+                consent=True,
+                rights_attestation="mine",
+            ),
             lambda: client.generations.create(tool_id="not-a-tool", payload={"prompt": "x"}),
             lambda: client.generations.list(limit=0),
             lambda: Client(key + " trailing", base_url=sandbox.base_url),
@@ -95,8 +112,9 @@ def _sync_workload(sandbox: Any, key: str, admin: httpx.Client, texts: list[str]
 async def _async_workload(sandbox: Any, key: str, texts: list[str]) -> None:
     async with AsyncClient(key, base_url=sandbox.base_url, retry=FAST) as client:
         texts += [repr(client)]
-        h = await client.generations.create(operation="write_lyrics", model="v5",
-                                            payload={"prompt": "async scan"})
+        h = await client.generations.create(
+            operation="write_lyrics", model="v5", payload={"prompt": "async scan"}
+        )
         task = await client.generations.wait(h.task_id, timeout=60)
         texts += [repr(h), repr(task)]
         for call in (client.generations.get("missing"), client.files.link("missing")):
@@ -106,21 +124,32 @@ async def _async_workload(sandbox: Any, key: str, texts: list[str]) -> None:
                 texts += _exception_texts(exc)
 
 
-def test_no_secret_in_logs_reprs_exceptions_or_error_bodies(sandbox, admin, new_account, caplog,
-                                                            capsys):
+def test_no_secret_in_logs_reprs_exceptions_or_error_bodies(
+    sandbox, admin, new_account, caplog, capsys
+):
     for name in LOGGERS:
         caplog.set_level(logging.DEBUG, logger=name)
     acct = new_account()
     secrets = [acct.api_key, sandbox.admin_token, acct.api_key.removeprefix("sk-")]
-    texts: list[str] = [repr(sandbox), str(sandbox), repr(sandbox.sandbox),
-                        repr(sandbox.sandbox.config)]
+    texts: list[str] = [
+        repr(sandbox),
+        str(sandbox),
+        repr(sandbox.sandbox),
+        repr(sandbox.sandbox.config),
+    ]
     _sync_workload(sandbox, acct.api_key, admin, texts)
     asyncio.run(_async_workload(sandbox, acct.api_key, texts))
     # error bodies: a wrong key, a wrong admin token
-    for r in (httpx.get(sandbox.base_url + "/v1/account/balance",
-                        headers={"Authorization": f"Bearer {acct.api_key}x"}),
-              httpx.get(sandbox.base_url + "/_sandbox/faults",
-                        headers={"X-Sandbox-Admin-Token": sandbox.admin_token + "x"})):
+    for r in (
+        httpx.get(
+            sandbox.base_url + "/v1/account/balance",
+            headers={"Authorization": f"Bearer {acct.api_key}x"},
+        ),
+        httpx.get(
+            sandbox.base_url + "/_sandbox/faults",
+            headers={"X-Sandbox-Admin-Token": sandbox.admin_token + "x"},
+        ),
+    ):
         assert r.status_code == 401
         texts.append(r.text)
     records = list(caplog.records)
@@ -132,8 +161,10 @@ def test_no_secret_in_logs_reprs_exceptions_or_error_bodies(sandbox, admin, new_
     texts.append(caplog.text)
     leaks = {i: _leaks(t, secrets) for i, t in enumerate(texts) if _leaks(t, secrets)}
     with capsys.disabled():
-        print(f"\nsecrets: scanned {len(records)} log records and {len(texts)} texts, "
-              f"{len(leaks)} leaks")
+        print(
+            f"\nsecrets: scanned {len(records)} log records and {len(texts)} texts, "
+            f"{len(leaks)} leaks"
+        )
     assert leaks == {}, {i: (texts[i][:300], found) for i, found in leaks.items()}
 
 
@@ -153,8 +184,11 @@ def test_openapi_document_holds_no_secret(sandbox, new_account):
 
 
 def _notebooks() -> list[Path]:
-    return sorted((repo_root() / "notebooks").rglob("*.ipynb")) \
-        if (repo_root() / "notebooks").is_dir() else []
+    return (
+        sorted((repo_root() / "notebooks").rglob("*.ipynb"))
+        if (repo_root() / "notebooks").is_dir()
+        else []
+    )
 
 
 def _output_texts(nb: dict[str, Any]) -> list[str]:
@@ -170,16 +204,19 @@ def _output_texts(nb: dict[str, Any]) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("path", _notebooks() or [None],
-                         ids=lambda p: p.name if p else "no-notebooks-yet")
+@pytest.mark.parametrize(
+    "path", _notebooks() or [None], ids=lambda p: p.name if p else "no-notebooks-yet"
+)
 def test_notebook_outputs_hold_no_secret(path):
     if path is None:
         pytest.skip("no notebooks/*.ipynb exist yet; the scan covers each one once written")
     nb = json.loads(path.read_text())
     import os
 
-    secrets = [os.environ.get("SONGLAB_API_KEY", ""),
-               os.environ.get("SONGLAB_SANDBOX_ADMIN_TOKEN", "")]
+    secrets = [
+        os.environ.get("SONGLAB_API_KEY", ""),
+        os.environ.get("SONGLAB_SANDBOX_ADMIN_TOKEN", ""),
+    ]
     for text in _output_texts(nb):
         assert _leaks(text, secrets) == [], (path.name, text[:200])
 

@@ -25,8 +25,9 @@ def tid(operation: str, model: str) -> str:
     return tool_id(operation, model)
 
 
-def create(c: httpx.Client, operation: str, model: str, payload: dict | None = None,
-           **extra: Any) -> httpx.Response:
+def create(
+    c: httpx.Client, operation: str, model: str, payload: dict | None = None, **extra: Any
+) -> httpx.Response:
     body = {"tool_id": tid(operation, model), "payload_json": json.dumps(payload or {}), **extra}
     headers = {}
     if "idempotency_key" in body:
@@ -48,8 +49,9 @@ def wait(c: httpx.Client, task_id: str, timeout: float = WAIT_SECONDS) -> dict:
         time.sleep(0.02)
 
 
-def run(c: httpx.Client, operation: str, model: str, payload: dict | None = None,
-        **extra: Any) -> dict:
+def run(
+    c: httpx.Client, operation: str, model: str, payload: dict | None = None, **extra: Any
+) -> dict:
     r = create(c, operation, model, payload, **extra)
     assert r.status_code == 201, r.text
     return wait(c, r.json()["task_id"])
@@ -63,8 +65,7 @@ def tone(seconds: float = 2.0, *, freq: float = 220.0, fmt: str = "MP3", sr: int
     return buf.getvalue()
 
 
-def upload(c: httpx.Client, data: bytes, name: str = "clip.mp3",
-           mime: str = "audio/mpeg") -> str:
+def upload(c: httpx.Client, data: bytes, name: str = "clip.mp3", mime: str = "audio/mpeg") -> str:
     r = c.post("/v1/files", files={"file": (name, data, mime)})
     assert r.status_code == 201, r.text
     return r.json()["file_id"]
@@ -86,8 +87,13 @@ def sse(c: httpx.Client, task_id: str, after: int | None = None) -> list[dict]:
         for line in r.iter_lines():
             if not line:
                 if frame:
-                    out.append({"id": int(frame["id"]), "event": frame["event"],
-                                **json.loads(frame["data"])})
+                    out.append(
+                        {
+                            "id": int(frame["id"]),
+                            "event": frame["event"],
+                            **json.loads(frame["data"]),
+                        }
+                    )
                 frame = {}
                 continue
             key, _, value = line.partition(": ")

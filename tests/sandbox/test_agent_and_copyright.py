@@ -25,19 +25,23 @@ from tests.sandbox._util import (
 )
 
 
-@pytest.mark.parametrize("payload,field", [
-    ({}, "prompt"),
-    ({"prompt": ""}, "prompt"),
-    ({"prompt": 5}, "prompt"),
-    ({"prompt": "x", "max_steps": 51}, "max_steps"),
-    ({"prompt": "x", "max_steps": -1}, "max_steps"),
-    ({"prompt": "x", "max_steps": "3"}, "max_steps"),
-    ({"prompt": "x", "studio": {}}, "studio"),
-    ({"prompt": "x", "visualizer_theme": "dark"}, "visualizer_theme"),
-    ({"prompt": "x", "max_budget": -5}, "max_budget"),
-    ({"prompt": "x", "workflow_build_only": "no"}, "workflow_build_only"),
-    ({"prompt": "x", "system_prompt": 3}, "system_prompt"),
-], ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    "payload,field",
+    [
+        ({}, "prompt"),
+        ({"prompt": ""}, "prompt"),
+        ({"prompt": 5}, "prompt"),
+        ({"prompt": "x", "max_steps": 51}, "max_steps"),
+        ({"prompt": "x", "max_steps": -1}, "max_steps"),
+        ({"prompt": "x", "max_steps": "3"}, "max_steps"),
+        ({"prompt": "x", "studio": {}}, "studio"),
+        ({"prompt": "x", "visualizer_theme": "dark"}, "visualizer_theme"),
+        ({"prompt": "x", "max_budget": -5}, "max_budget"),
+        ({"prompt": "x", "workflow_build_only": "no"}, "workflow_build_only"),
+        ({"prompt": "x", "system_prompt": 3}, "system_prompt"),
+    ],
+    ids=lambda v: str(v)[:30],
+)
 def test_agent_payload_rules(acct, payload, field):
     assert_invalid(create(acct, "agent", "flash", payload), field)
 
@@ -92,12 +96,16 @@ def test_runner_seam_subtasks_and_agent_fee(seam_sandbox):
         seen["refused"] = refused.value.status
         web = ctx.run_subtask(ctx.create_subtask("web_search", "internal", {"query": "x"}))
         seen["web"] = web["status"]
-        return Outcome(text="done", metadata={"steps": []},
-                       charges=[ctx.agent_fee(Decimal("0.00123456"))])
+        return Outcome(
+            text="done", metadata={"steps": []}, charges=[ctx.agent_fee(Decimal("0.00123456"))]
+        )
 
     seam_sandbox.sandbox.worker.runners["agent"] = scripted
-    adm = httpx.Client(base_url=seam_sandbox.base_url, verify=False,
-                       headers={"X-Sandbox-Admin-Token": "seam-admin"})
+    adm = httpx.Client(
+        base_url=seam_sandbox.base_url,
+        verify=False,
+        headers={"X-Sandbox-Admin-Token": "seam-admin"},
+    )
     with client(seam_sandbox, "sk-sandbox-demo") as c, adm:
         before = balance(c)["total_effective"]
         snap = run(c, "agent", "pro", {"prompt": "go"})
@@ -108,9 +116,11 @@ def test_runner_seam_subtasks_and_agent_fee(seam_sandbox):
         lines = adm.get("/_sandbox/accounts/acct_demo/ledger").json()["entries"]
         mine = [x for x in lines if snap["task_id"] in (x["task_id"], x["parent_task_id"])]
         kinds = sorted((x["kind"], x["operation"], x["amount_usd"]) for x in mine)
-        assert kinds == [("agent_fee", "agent", "0.00123456"),
-                         ("agent_sub_tool", "web_search", "0.01000000"),
-                         ("agent_sub_tool", "write_lyrics", "0.02000000")]
+        assert kinds == [
+            ("agent_fee", "agent", "0.00123456"),
+            ("agent_sub_tool", "web_search", "0.01000000"),
+            ("agent_sub_tool", "write_lyrics", "0.02000000"),
+        ]
         assert snap["cost_usd"] == "0.03123456"
         assert before - balance(c)["total_effective"] in (3, 4)
         listed = {t["task_id"]: t for t in c.get("/v1/generations").json()["data"]}
@@ -147,8 +157,11 @@ def test_copyright_flags_outputs_of_another_account(sandbox, acct, new_account):
         assert clean["matched"] is False and clean["match"] is None
     own = _check(acct, asset["file_id"])
     assert own["matched"] is True
-    assert own["match"] == {"owner": "self", "task_id": made["task_id"],
-                            "file_id": asset["file_id"]}
+    assert own["match"] == {
+        "owner": "self",
+        "task_id": made["task_id"],
+        "file_id": asset["file_id"],
+    }
 
 
 def test_refused_subtask_keeps_no_inline_input(seam_sandbox):
@@ -161,8 +174,10 @@ def test_refused_subtask_keeps_no_inline_input(seam_sandbox):
     inline = {"base64": base64.b64encode(tone(0.5)).decode(), "filename": "t.mp3"}
 
     def files(ctx) -> int:
-        return ctx.store.one("SELECT COUNT(*) FROM files WHERE account_id = ? "
-                                 "AND origin = 'inline'", (ctx.account_id,))[0]
+        return ctx.store.one(
+            "SELECT COUNT(*) FROM files WHERE account_id = ? AND origin = 'inline'",
+            (ctx.account_id,),
+        )[0]
 
     def scripted(ctx):
         before = files(ctx)
@@ -172,8 +187,9 @@ def test_refused_subtask_keeps_no_inline_input(seam_sandbox):
         seen["after_refused"] = files(ctx) - before
         ctx.create_subtask("audio_effect", "v5", {"audio": inline, "effect": "reverb"})
         seen["after_accepted"] = files(ctx) - before
-        return Outcome(text="done", metadata={"steps": []},
-                       charges=[ctx.agent_fee(Decimal("0.001"))])
+        return Outcome(
+            text="done", metadata={"steps": []}, charges=[ctx.agent_fee(Decimal("0.001"))]
+        )
 
     seam_sandbox.sandbox.worker.runners["agent"] = scripted
     with client(seam_sandbox, "sk-sandbox-demo") as c:

@@ -31,7 +31,8 @@ MODULES = {_module_name(p): p for p in ROOT.rglob("*.py")}
 def _under_type_checking(node: ast.If) -> bool:
     t = node.test
     return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
 
 
 def _edges(name: str, path: pathlib.Path) -> set[str]:
@@ -81,7 +82,9 @@ def test_the_sandbox_imports_have_no_cycle():
 
     def walk(name: str, trail: list[str]) -> None:
         if name in trail:
-            raise AssertionError("import cycle: " + " -> ".join([*trail[trail.index(name):], name]))
+            raise AssertionError(
+                "import cycle: " + " -> ".join([*trail[trail.index(name) :], name])
+            )
         if name in done:
             return
         for dep in sorted(graph[name]):
@@ -134,15 +137,23 @@ def test_the_hot_path_and_the_route_give_one_answer_for_a_task():
                 transport = httpx.ASGITransport(app=app)
                 async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
                     if not out:
-                        r = await c.post("/v1/generations", headers=demo, json={
-                            "tool_id": tool_id("write_lyrics", "v5"),
-                            "payload_json": json.dumps({"prompt": "rain"})})
+                        r = await c.post(
+                            "/v1/generations",
+                            headers=demo,
+                            json={
+                                "tool_id": tool_id("write_lyrics", "v5"),
+                                "payload_json": json.dumps({"prompt": "rain"}),
+                            },
+                        )
                         assert r.status_code == 201
                         task = r.json()["task_id"]
                     for headers, path in (
-                            (demo, task), ({"Authorization": f"Bearer {other_key}"}, task),
-                            (demo, "no-such-task"), ({}, task),
-                            ({"Authorization": "Bearer sk-wrong"}, task)):
+                        (demo, task),
+                        ({"Authorization": f"Bearer {other_key}"}, task),
+                        (demo, "no-such-task"),
+                        ({}, task),
+                        ({"Authorization": "Bearer sk-wrong"}, task),
+                    ):
                         r = await c.get(f"/v1/generations/{path}", headers=headers)
                         out.append((r.status_code, r.content))
             return out

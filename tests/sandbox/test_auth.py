@@ -37,8 +37,11 @@ def test_health_needs_no_auth(anon):
 
 
 @pytest.mark.parametrize(("method", "path"), VENDOR_ROUTES, ids=[p for _, p in VENDOR_ROUTES])
-@pytest.mark.parametrize("header", [None, "Basic abc", "Token sk-sandbox-demo", "Bearer"],
-                         ids=["missing", "basic", "token", "empty-bearer"])
+@pytest.mark.parametrize(
+    "header",
+    [None, "Basic abc", "Token sk-sandbox-demo", "Bearer"],
+    ids=["missing", "basic", "token", "empty-bearer"],
+)
 def test_missing_or_non_bearer_is_unauthenticated(anon, method, path, header):
     headers = {} if header is None else {"Authorization": header}
     r = anon.request(method, path, headers=headers)
@@ -48,8 +51,7 @@ def test_missing_or_non_bearer_is_unauthenticated(anon, method, path, header):
 
 @pytest.mark.parametrize(("method", "path"), VENDOR_ROUTES, ids=[p for _, p in VENDOR_ROUTES])
 def test_invalid_key(anon, method, path):
-    r = anon.request(method, path,
-                      headers={"Authorization": "Bearer sk-not-a-key"})
+    r = anon.request(method, path, headers={"Authorization": "Bearer sk-not-a-key"})
     assert r.status_code == 401
     assert r.json() == {"error": "INVALID_API_KEY"}
 
@@ -103,7 +105,9 @@ def test_admin_routes_need_the_admin_token(anon, method, path, token):
 
 
 def test_create_account_body(admin, sandbox):
-    r = admin.post("/_sandbox/accounts", json={"name": "x", "balance_tokens": 50, "extra_tokens": 7})
+    r = admin.post(
+        "/_sandbox/accounts", json={"name": "x", "balance_tokens": 50, "extra_tokens": 7}
+    )
     assert r.status_code == 201
     body = r.json()
     assert set(body) == {"account_id", "api_key"}

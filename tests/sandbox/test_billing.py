@@ -8,8 +8,17 @@ import pytest
 
 from tests.sandbox._util import balance, client, create, ledger, run, wait
 
-LEDGER_KEYS = {"task_id", "parent_task_id", "tool_id", "operation", "model", "license", "kind",
-               "amount_usd", "created_at"}
+LEDGER_KEYS = {
+    "task_id",
+    "parent_task_id",
+    "tool_id",
+    "operation",
+    "model",
+    "license",
+    "kind",
+    "amount_usd",
+    "created_at",
+}
 
 
 def test_charge_writes_one_generation_line(sandbox, admin, new_account):
@@ -22,7 +31,11 @@ def test_charge_writes_one_generation_line(sandbox, admin, new_account):
         assert set(line) == LEDGER_KEYS
         assert line["task_id"] == snap["task_id"] and line["parent_task_id"] is None
         assert (line["operation"], line["model"], line["license"], line["kind"]) == (
-            "generate_song", "v6", 3, "generation")
+            "generate_song",
+            "v6",
+            3,
+            "generation",
+        )
         assert line["amount_usd"] == "0.20000000" and line["tool_id"] == snap["tool_id"]
         assert balance(c)["total_effective"] == 100000 - 20
 
@@ -68,8 +81,11 @@ def test_top_up_then_retry(sandbox, admin, new_account):
 def test_concurrent_creates_never_overdraw(sandbox, new_account):
     acct = new_account(balance_tokens=4 * 54 + 10)  # room for 4 sound effects at 0.54
     with client(sandbox, acct.api_key) as c:
+
         def one(i: int) -> int:
-            return create(c, "sfx_gen", "v5", {"prompt": str(i), "duration_seconds": 0.5}).status_code
+            return create(
+                c, "sfx_gen", "v5", {"prompt": str(i), "duration_seconds": 0.5}
+            ).status_code
 
         with cf.ThreadPoolExecutor(16) as pool:
             codes = list(pool.map(one, range(16)))
@@ -109,8 +125,9 @@ def test_base_expires_one_year_after_account_creation(own_sandbox):
 
     import httpx
 
-    adm = httpx.Client(base_url=own_sandbox.base_url, verify=False,
-                       headers={"X-Sandbox-Admin-Token": "year-admin"})
+    adm = httpx.Client(
+        base_url=own_sandbox.base_url, verify=False, headers={"X-Sandbox-Admin-Token": "year-admin"}
+    )
     with adm:
         acct = adm.post("/_sandbox/accounts", json={"balance_tokens": 10, "extra_tokens": 4}).json()
         with client(own_sandbox, acct["api_key"]) as c:
@@ -134,8 +151,9 @@ def test_failed_render_is_released_not_billed(sandbox, admin, new_account):
         from tests.sandbox._util import signed_url, tone, upload
 
         fid = upload(c, tone(1.0))
-        snap = run(c, "extend_song", "v5", {"song": {"url": signed_url(c, fid)},
-                                            "extend_type": "sideways"})
+        snap = run(
+            c, "extend_song", "v5", {"song": {"url": signed_url(c, fid)}, "extend_type": "sideways"}
+        )
         assert snap["status"] == "failed"
         assert "extend_type" in snap["failure"]["message"]
         assert balance(c)["total_effective"] == 100000

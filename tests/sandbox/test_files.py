@@ -141,8 +141,9 @@ def test_source_url_elsewhere_is_refused_and_never_fetched(acct):
     assert hits == []
 
 
-@pytest.mark.parametrize("body", [{}, {"source_url": 5}, {"source_url": "ftp://x"},
-                                  {"source_url": "file:///etc/passwd"}])
+@pytest.mark.parametrize(
+    "body", [{}, {"source_url": 5}, {"source_url": "ftp://x"}, {"source_url": "file:///etc/passwd"}]
+)
 def test_source_url_rules(acct, body):
     assert_invalid(acct.post("/v1/files", json=body), "source_url")
 
@@ -159,7 +160,7 @@ def test_upload_over_64_mib_is_refused_before_read_whole(acct):
 
     def body():
         nonlocal sent
-        boundary = b"--xyz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n"
+        boundary = b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n'
         yield boundary
         chunk = b"\0" * MiB
         for _ in range(size // MiB + 1):
@@ -167,8 +168,9 @@ def test_upload_over_64_mib_is_refused_before_read_whole(acct):
             yield chunk
         yield b"\r\n--xyz--\r\n"
 
-    r = acct.post("/v1/files", content=body(),
-                  headers={"Content-Type": "multipart/form-data; boundary=xyz"})
+    r = acct.post(
+        "/v1/files", content=body(), headers={"Content-Type": "multipart/form-data; boundary=xyz"}
+    )
     assert_invalid(r, "file")
     assert acct.get("/v1/generations").status_code == 200  # the connection pool still works
 
@@ -180,7 +182,8 @@ def test_declared_oversize_upload_is_refused_on_the_header_alone(sandbox, acct):
             b"POST /v1/files HTTP/1.1\r\nHost: x\r\n"
             b"Authorization: " + acct.headers["authorization"].encode() + b"\r\n"
             b"Content-Type: multipart/form-data; boundary=xyz\r\n"
-            b"Content-Length: 70000000\r\n\r\n")
+            b"Content-Length: 70000000\r\n\r\n"
+        )
         answer = b""
         while b"}" not in answer:  # answered although no body byte was sent
             chunk = sock.recv(65536)
@@ -192,8 +195,11 @@ def test_declared_oversize_upload_is_refused_on_the_header_alone(sandbox, acct):
 
 
 def test_malformed_multipart_is_refused_naming_file(acct):
-    r = acct.post("/v1/files", content=b"garbage", headers={
-        "Content-Type": "multipart/form-data; boundary=xyz"})
+    r = acct.post(
+        "/v1/files",
+        content=b"garbage",
+        headers={"Content-Type": "multipart/form-data; boundary=xyz"},
+    )
     assert_invalid(r, "file")
 
 
@@ -204,8 +210,9 @@ def test_upload_exactly_at_a_normal_size_works_and_non_audio_is_kept(acct):
 
 def test_multipart_without_a_file_part(acct):
     body = b'--q\r\nContent-Disposition: form-data; name="note"\r\n\r\nx\r\n--q--\r\n'
-    r = acct.post("/v1/files", content=body,
-                  headers={"Content-Type": "multipart/form-data; boundary=q"})
+    r = acct.post(
+        "/v1/files", content=body, headers={"Content-Type": "multipart/form-data; boundary=q"}
+    )
     assert_invalid(r, "file")
 
 
@@ -238,8 +245,9 @@ def test_storage_locator_as_input_is_refused(acct):
 
 def test_non_audio_input_is_refused(acct):
     fid = upload(acct, b"just text", name="a.txt", mime="text/plain")
-    assert_invalid(create(acct, "transcribe", "whisper-transcribe-v1", {"audio": f"file_id:{fid}"}),
-                   "audio")
+    assert_invalid(
+        create(acct, "transcribe", "whisper-transcribe-v1", {"audio": f"file_id:{fid}"}), "audio"
+    )
 
 
 def test_extend_input_must_be_mp3_or_m4a(acct):

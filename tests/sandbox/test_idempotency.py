@@ -22,8 +22,9 @@ def test_repeat_returns_the_original_and_bills_once(acct, admin):
 
 def test_repeat_with_a_different_body_still_returns_the_original(acct):
     first = create(acct, "write_lyrics", "v5", {"prompt": "x"}, idempotency_key="k-2")
-    other = acct.post("/v1/generations", json={"tool_id": "garbage"},
-                      headers={"Idempotency-Key": "k-2"})
+    other = acct.post(
+        "/v1/generations", json={"tool_id": "garbage"}, headers={"Idempotency-Key": "k-2"}
+    )
     assert other.status_code == 201 and other.json() == first.json()
 
 
@@ -35,8 +36,11 @@ def test_keys_are_scoped_to_the_account(sandbox, acct, new_account):
     assert theirs.json()["task_id"] != mine.json()["task_id"]
 
 
-@pytest.mark.parametrize("key", ["has space", "x" * 201, "emoji-\u2603", "slash/no", ""],
-                         ids=["space", "too-long", "unicode", "slash", "empty"])
+@pytest.mark.parametrize(
+    "key",
+    ["has space", "x" * 201, "emoji-\u2603", "slash/no", ""],
+    ids=["space", "too-long", "unicode", "slash", "empty"],
+)
 def test_malformed_key_means_no_dedup_and_no_error(acct, key):
     headers = {"Idempotency-Key": key.encode("utf-8")}
     body = {"tool_id": tid("write_lyrics", "v5"), "payload_json": json.dumps({"prompt": "x"})}
@@ -69,8 +73,13 @@ def test_fifty_threads_one_key_make_one_task_and_one_line(acct, admin):
     before = balance(acct)["total_effective"]
 
     def one(_: int):
-        r = create(acct, "generate_music", "v5", {"prompt": "x", "duration_seconds": 5},
-                   idempotency_key="storm")
+        r = create(
+            acct,
+            "generate_music",
+            "v5",
+            {"prompt": "x", "duration_seconds": 5},
+            idempotency_key="storm",
+        )
         return r.status_code, r.json()
 
     with cf.ThreadPoolExecutor(50) as pool:
@@ -83,10 +92,14 @@ def test_fifty_threads_one_key_make_one_task_and_one_line(acct, admin):
     assert balance(acct)["total_effective"] == before - 7
 
 
-@pytest.mark.parametrize("route,body", [
-    ("/v7/generate/song", {"prompt": "x", "lyrics": "la", "duration_seconds": 5}),
-    ("/v5/generate/singing", {"styleOfMusic": "x", "lyrics": "la", "duration_seconds": 5}),
-], ids=["compat-song", "compat-singing"])
+@pytest.mark.parametrize(
+    "route,body",
+    [
+        ("/v7/generate/song", {"prompt": "x", "lyrics": "la", "duration_seconds": 5}),
+        ("/v5/generate/singing", {"styleOfMusic": "x", "lyrics": "la", "duration_seconds": 5}),
+    ],
+    ids=["compat-song", "compat-singing"],
+)
 def test_compat_creates_are_idempotent(acct, route, body):
     a = acct.post(route, json=body, headers={"Idempotency-Key": "compat-1"})
     b = acct.post(route, json=body, headers={"Idempotency-Key": "compat-1"})

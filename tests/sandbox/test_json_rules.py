@@ -31,22 +31,31 @@ def test_depth_at_the_limit_parses_and_one_more_is_refused(kind):
     with pytest.raises(ApiError) as info:
         jsonrules.loads(nested(DEPTH + 1, kind=kind), "f")
     assert info.value.status == 422
-    assert info.value.body["message"] == f"f: nests deeper than {DEPTH} levels of objects and arrays"
+    assert (
+        info.value.body["message"] == f"f: nests deeper than {DEPTH} levels of objects and arrays"
+    )
 
 
-@pytest.mark.parametrize("text", [
-    '["[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]',  # brackets inside a string
-    '{"a": "\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}',  # after an escaped quote
-    "[" + ",".join(["[[1]]"] * 5000) + "]",  # wide, not deep
-], ids=["in-string", "escaped-quote", "wide"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '["[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]',  # brackets inside a string
+        '{"a": "\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}',  # after an escaped quote
+        "[" + ",".join(["[[1]]"] * 5000) + "]",  # wide, not deep
+    ],
+    ids=["in-string", "escaped-quote", "wide"],
+)
 def test_what_only_looks_deep_is_not(text):
     assert not jsonrules.depth_exceeds(text)
     assert jsonrules.loads(text, "f") == json.loads(text)
 
 
 def test_numbers_the_sandbox_refuses_or_reads_as_floats():
-    for text, rule in [('{"x": NaN}', "holds NaN"), ("[-Infinity]", "holds -Infinity"),
-                       ("[1e999]", "too large for a float")]:
+    for text, rule in [
+        ('{"x": NaN}', "holds NaN"),
+        ("[-Infinity]", "holds -Infinity"),
+        ("[1e999]", "too large for a float"),
+    ]:
         with pytest.raises(ApiError, match=rule):
             jsonrules.loads(text, "f")
     assert jsonrules.loads("[" + "9" * 20 + "]", "f") == [int("9" * 20)]
@@ -59,12 +68,17 @@ def test_a_deep_payload_is_refused_with_422_and_nothing_billed(acct, depth):
     """The 5,000-deep payload of the issue: refused on every Python, by the sandbox's rule."""
     before = acct.get("/v1/account/balance").json()
     for kind in ("array", "object"):
-        r = acct.post("/v1/generations", json={"tool_id": tid("write_lyrics", "v5"),
-                                               "payload_json": nested(depth, kind=kind)})
+        r = acct.post(
+            "/v1/generations",
+            json={"tool_id": tid("write_lyrics", "v5"), "payload_json": nested(depth, kind=kind)},
+        )
         assert_invalid(r, "payload_json")
         assert f"nests deeper than {DEPTH} levels" in r.json()["message"]
-        r = acct.post("/v1/trending-songs", content=nested(depth, kind=kind),
-                      headers={"content-type": "application/json"})
+        r = acct.post(
+            "/v1/trending-songs",
+            content=nested(depth, kind=kind),
+            headers={"content-type": "application/json"},
+        )
         assert_invalid(r, "body")
     assert acct.get("/v1/account/balance").json() == before
     assert acct.get("/v1/generations").json()["data"] == []
@@ -73,8 +87,10 @@ def test_a_deep_payload_is_refused_with_422_and_nothing_billed(acct, depth):
 def test_a_payload_at_the_limit_reaches_the_payload_rules(acct):
     """Depth itself is no error: a deep but well-formed payload meets the tool's own rules."""
     payload = {"prompt": "rain", "extra": json.loads(nested(DEPTH - 1))}
-    r = acct.post("/v1/generations", json={"tool_id": tid("write_lyrics", "v5"),
-                                           "payload_json": json.dumps(payload)})
+    r = acct.post(
+        "/v1/generations",
+        json={"tool_id": tid("write_lyrics", "v5"), "payload_json": json.dumps(payload)},
+    )
     assert r.status_code == 201, r.text
 
 

@@ -20,8 +20,9 @@ def sandbox():
     from songlab.sandbox.http.server import serve_in_thread
 
     with serve_in_thread(speed=1000, admin_token="limits-admin") as srv:
-        with httpx.Client(base_url=srv.base_url, verify=False,
-                          headers={"X-Sandbox-Admin-Token": "limits-admin"}) as adm:
+        with httpx.Client(
+            base_url=srv.base_url, verify=False, headers={"X-Sandbox-Admin-Token": "limits-admin"}
+        ) as adm:
             adm.put("/_sandbox/faults", json={"fail_tasks": 1.0})
         yield srv
 
@@ -31,6 +32,7 @@ def faults(admin):
     """Set faults for one test; the module's fail_tasks=1 comes back afterwards."""
     yield lambda **f: admin.put("/_sandbox/faults", json=f)
     admin.put("/_sandbox/faults", json={"fail_tasks": 1.0})
+
 
 AGENT = {"flash": (30, 150), "standard": (20, 100), "pro": (10, 50)}
 
@@ -143,8 +145,11 @@ def test_fault_dependency_unavailable(sandbox, faults, new_account):
     with client(sandbox, new_account().api_key) as c:
         r = c.post("/v1/voice-clones", json={})
         assert r.status_code == 503
-        assert r.json() == {"error": "DependencyUnavailable", "message": r.json()["message"],
-                            "retryable": True}
+        assert r.json() == {
+            "error": "DependencyUnavailable",
+            "message": r.json()["message"],
+            "retryable": True,
+        }
 
 
 def test_fault_probabilities_are_seedable(sandbox, faults, new_account):
@@ -182,14 +187,23 @@ def test_fault_fail_tasks_fails_in_the_worker(sandbox, faults, new_account):
         assert balance(c)["total_effective"] == 100000
 
 
-@pytest.mark.parametrize("body", [{"rate_limited": 2}, {"latency_ms": -1}, {"nope": 1},
-                                  {"seed": "x"}, {"latency_ms": 10**12}])
+@pytest.mark.parametrize(
+    "body",
+    [{"rate_limited": 2}, {"latency_ms": -1}, {"nope": 1}, {"seed": "x"}, {"latency_ms": 10**12}],
+)
 def test_fault_body_rules(admin, body):
     assert admin.put("/_sandbox/faults", json=body).status_code == 422
 
 
-@pytest.mark.parametrize("body", [{"advance_seconds": 1e308}, {"advance_seconds": 10**30},
-                                  {"advance_seconds": -1}, {"advance_seconds": "1"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"advance_seconds": 1e308},
+        {"advance_seconds": 10**30},
+        {"advance_seconds": -1},
+        {"advance_seconds": "1"},
+    ],
+)
 def test_clock_refuses_an_advance_it_could_not_show(admin, body):
     """Found by fuzzing: 1e308 s moved the clock past what a date can show (then every
     answer with a time was a 500). A refused advance leaves the clock where it was."""
@@ -235,8 +249,12 @@ def test_unpriced_tier_is_tool_not_priced(sandbox, admin, new_account):
     with client(sandbox, new_account().api_key) as c:
         try:
             admin.put(f"/_sandbox/tools/{t}", json={"priced_licenses": [1, 2]})
-            assert create(c, "generate_song", "v5", {"prompt": "x", "duration_seconds": 5},
-                          license=2).status_code == 201
+            assert (
+                create(
+                    c, "generate_song", "v5", {"prompt": "x", "duration_seconds": 5}, license=2
+                ).status_code
+                == 201
+            )
             r = create(c, "generate_song", "v5", {"prompt": "x"}, license=5)
             assert r.status_code == 422 and r.json()["error"] == "ToolNotPriced"
             assert r.json()["retryable"] is False

@@ -10,8 +10,18 @@ from songlab.sandbox.catalog import tool_id
 from songlab.spec import INTERNAL_OPERATIONS
 from tests.sandbox._util import assert_invalid, client, create, run, tid, wait
 
-SNAPSHOT_KEYS = {"task_id", "tool_id", "model", "operation", "license", "status", "created_at",
-                 "updated_at", "cost_usd", "output"}
+SNAPSHOT_KEYS = {
+    "task_id",
+    "tool_id",
+    "model",
+    "operation",
+    "license",
+    "status",
+    "created_at",
+    "updated_at",
+    "cost_usd",
+    "output",
+}
 
 
 def test_create_answers_201_queued_and_the_task_completes(acct):
@@ -46,14 +56,16 @@ def test_foreign_task_is_403_and_absent_is_404(sandbox, acct, new_account):
 
 
 def test_listing_pages_newest_first(acct):
-    ids = [create(acct, "write_lyrics", "v5", {"prompt": str(i)}).json()["task_id"]
-           for i in range(5)]
+    ids = [
+        create(acct, "write_lyrics", "v5", {"prompt": str(i)}).json()["task_id"] for i in range(5)
+    ]
     page = acct.get("/v1/generations", params={"limit": 2}).json()
     assert [t["task_id"] for t in page["data"]] == ids[::-1][:2]
     seen = [t["task_id"] for t in page["data"]]
     while page["next_cursor"]:
-        page = acct.get("/v1/generations",
-                        params={"limit": 2, "cursor": page["next_cursor"]}).json()
+        page = acct.get(
+            "/v1/generations", params={"limit": 2, "cursor": page["next_cursor"]}
+        ).json()
         seen += [t["task_id"] for t in page["data"]]
     assert seen == ids[::-1]
     default = acct.get("/v1/generations").json()
@@ -92,8 +104,9 @@ def test_tools_listing(acct):
     assert len({t["id"] for t in data}) == len(data)
 
 
-@pytest.mark.parametrize("operation,model", [("web_search", "internal"), ("mix", "v5"),
-                                             ("translate_lyrics", "v5")])
+@pytest.mark.parametrize(
+    "operation,model", [("web_search", "internal"), ("mix", "v5"), ("translate_lyrics", "v5")]
+)
 def test_internal_tools_are_unknown_when_called(acct, operation, model):
     r = create(acct, operation, model, {"query": "x"})
     assert r.status_code == 400
@@ -112,11 +125,13 @@ def test_license_out_of_range(acct, license):
     assert_invalid(create(acct, "write_lyrics", "v5", {}, license=license), "license")
 
 
-@pytest.mark.parametrize("license,cost", [(0, "0.07000000"), (1, "0.07000000"),
-                                          (2, "0.11000000"), (5, "0.70000000")])
+@pytest.mark.parametrize(
+    "license,cost", [(0, "0.07000000"), (1, "0.07000000"), (2, "0.11000000"), (5, "0.70000000")]
+)
 def test_license_tiers_price_the_task(acct, license, cost):
-    r = create(acct, "generate_music", "v5", {"prompt": "x", "duration_seconds": 5},
-               license=license)
+    r = create(
+        acct, "generate_music", "v5", {"prompt": "x", "duration_seconds": 5}, license=license
+    )
     snap = wait(acct, r.json()["task_id"])
     assert snap["cost_usd"] == cost
     assert snap["license"] == (license or 1)
@@ -125,8 +140,9 @@ def test_license_tiers_price_the_task(acct, license, cost):
 @pytest.mark.parametrize("raw", [{"prompt": "x"}, ["x"]], ids=["object", "array"])
 def test_raw_object_payload_json_is_the_documented_500_answered_whole(acct, raw):
     """The spec's unhandled error, as a clean JSON 500: nothing stored, the connection kept."""
-    r = acct.post("/v1/generations", json={"tool_id": tid("write_lyrics", "v5"),
-                                           "payload_json": raw})
+    r = acct.post(
+        "/v1/generations", json={"tool_id": tid("write_lyrics", "v5"), "payload_json": raw}
+    )
     assert r.status_code == 500 and r.headers["content-type"] == "application/json"
     assert r.json()["error"] == "InternalServerError" and "payload_json" in r.json()["message"]
     assert acct.get("/v1/generations").json()["data"] == []  # the same connection answers on
@@ -145,19 +161,22 @@ def test_non_json_body(acct):
     assert_invalid(r, "body")
 
 
-@pytest.mark.parametrize("operation,model,payload,field", [
-    ("generate_song", "v5", {}, "prompt"),
-    ("generate_song", "v5", {"prompt": "x", "duration_seconds": 1}, "duration_seconds"),
-    ("generate_song", "v5", {"prompt": "x", "lyrics": 5}, "lyrics"),
-    ("generate_singing", "v5", {"prompt": "x"}, "lyrics"),
-    ("sfx_gen", "v5", {"prompt": "door", "duration_seconds": 31}, "duration_seconds"),
-    ("audio_effect", "v5", {"audio": "file_id:x", "effect": "reverb"}, "audio"),
-    ("separate_stems", "2stem", {}, "audio"),
-    ("copyright", "v5", {"audio": "https://example.com/a.mp3"}, "audio"),
-    ("transcribe", "whisper-transcribe-v1", {"audio": {"url": "http://evil/x"}}, "audio"),
-    ("remix_song", "v5", {"song": {"base64": "***"}}, "song"),
-    ("midi_to_song", "v5", {"midi": 7}, "midi"),
-])
+@pytest.mark.parametrize(
+    "operation,model,payload,field",
+    [
+        ("generate_song", "v5", {}, "prompt"),
+        ("generate_song", "v5", {"prompt": "x", "duration_seconds": 1}, "duration_seconds"),
+        ("generate_song", "v5", {"prompt": "x", "lyrics": 5}, "lyrics"),
+        ("generate_singing", "v5", {"prompt": "x"}, "lyrics"),
+        ("sfx_gen", "v5", {"prompt": "door", "duration_seconds": 31}, "duration_seconds"),
+        ("audio_effect", "v5", {"audio": "file_id:x", "effect": "reverb"}, "audio"),
+        ("separate_stems", "2stem", {}, "audio"),
+        ("copyright", "v5", {"audio": "https://example.com/a.mp3"}, "audio"),
+        ("transcribe", "whisper-transcribe-v1", {"audio": {"url": "http://evil/x"}}, "audio"),
+        ("remix_song", "v5", {"song": {"base64": "***"}}, "song"),
+        ("midi_to_song", "v5", {"midi": 7}, "midi"),
+    ],
+)
 def test_payload_rules(acct, operation, model, payload, field):
     assert_invalid(create(acct, operation, model, payload), field)
 
@@ -165,8 +184,10 @@ def test_payload_rules(acct, operation, model, payload, field):
 def test_vocal_clone_natively_needs_a_consent_id(acct):
     assert_invalid(create(acct, "vocal_clone", "v5", {}), "consent_id")
     assert_invalid(create(acct, "vocal_clone", "v5", {"consent_id": "not-a-uuid"}), "consent_id")
-    assert_invalid(create(acct, "vocal_clone", "v5",
-                          {"consent_id": "00000000-0000-0000-0000-000000000000"}), "consent_id")
+    assert_invalid(
+        create(acct, "vocal_clone", "v5", {"consent_id": "00000000-0000-0000-0000-000000000000"}),
+        "consent_id",
+    )
 
 
 def test_work_completes_without_anyone_polling(acct):

@@ -37,8 +37,7 @@ def _api_routes(routes) -> list[APIRoute]:
 
 def _routes(sandbox) -> set[tuple[str, str]]:
     app = sandbox.app.app  # the FastAPI app behind the hot path
-    return {(m.lower(), r.path) for r in _api_routes(app.routes) for m in r.methods
-            if m != "HEAD"}
+    return {(m.lower(), r.path) for r in _api_routes(app.routes) for m in r.methods if m != "HEAD"}
 
 
 def _ops(doc: dict):
@@ -78,17 +77,23 @@ def test_native_create_body_parameters_and_answers(doc):
     assert {"201", "400", "401", "402", "422", "429", "500", "503"} == set(op["responses"])
     # the documented raw-object 500, answered as JSON
     assert op["responses"]["500"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/InternalError"}
+        "$ref": "#/components/schemas/InternalError"
+    }
     assert "InsufficientFunds" in op["responses"]["402"]["description"]
 
 
 def test_query_path_and_upload_parameters(doc):
     listing = {p["name"]: p for p in doc["paths"]["/v1/generations"]["get"]["parameters"]}
-    assert listing["limit"]["schema"] | {} == {"type": "integer", "minimum": 1, "maximum": 100,
-                                               "default": 20}
+    assert listing["limit"]["schema"] | {} == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 100,
+        "default": 20,
+    }
     assert listing["cursor"]["in"] == "query"
-    stream = {p["name"]: p for p in doc["paths"]["/v1/generations/{task_id}/stream"]["get"]
-              ["parameters"]}
+    stream = {
+        p["name"]: p for p in doc["paths"]["/v1/generations/{task_id}/stream"]["get"]["parameters"]
+    }
     assert stream["task_id"]["in"] == "path" and stream["after"]["in"] == "query"
     upload = doc["paths"]["/v1/files"]["post"]["requestBody"]["content"]
     assert upload["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
@@ -102,8 +107,9 @@ def test_query_path_and_upload_parameters(doc):
 
 @pytest.mark.parametrize("route", WORKFLOW_ROUTES)
 def test_workflow_body_follows_the_route_table(doc, route):
-    schema = doc["paths"][f"/v1/{route}"]["post"]["requestBody"]["content"][
-        "application/json"]["schema"]
+    schema = doc["paths"][f"/v1/{route}"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
     assert schema["properties"]["license"]["anyOf"][0]["enum"][0] == "royalty_free"
     assert schema == bodies.schema_of(WORKFLOW_MODELS[route])[0]
     for field in schema["required"]:
@@ -145,7 +151,8 @@ def test_declared_required_fields_are_refused_when_missing(sandbox, doc, new_acc
             assert str(r.status_code) in op["responses"], (path, r.status_code)
             assert r.status_code in (400, 422), (path, r.text)
             required = op["requestBody"]["content"]["application/json"]["schema"].get(
-                "required", [])
+                "required", []
+            )
             if r.status_code == 422:
                 assert r.json()["message"].split(":")[0] in required, (path, r.text)
 
@@ -174,12 +181,15 @@ def test_answers_are_typed(doc):
     data = sse["content"]["text/event-stream"]["schema"]["properties"]["data"]
     assert data["contentSchema"] == {"$ref": "#/components/schemas/Event"}
     page = doc["paths"]["/v1/generations/{task_id}/events"]["get"]["responses"]["200"]
-    assert page["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/EventPage"}
+    assert page["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/EventPage"
+    }
     assert "METHOD_NOT_ALLOWED" in schemas["Error"]["properties"]["error"]["enum"]
     answers = doc["components"]["responses"]
     assert "Allow" in answers["MethodNotAllowed"]["headers"]
     assert answers["UnknownRoute"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/Error"}
+        "$ref": "#/components/schemas/Error"
+    }
 
 
 def test_event_page_answers_at_once(acct):
@@ -189,6 +199,7 @@ def test_event_page_answers_at_once(acct):
     page = acct.get(f"/v1/generations/{snap['task_id']}/events").json()
     assert page["done"] is True and page["data"][-1]["kind"] == "terminal"
     assert [e["seq"] for e in page["data"]] == sorted(e["seq"] for e in page["data"])
-    again = acct.get(f"/v1/generations/{snap['task_id']}/events",
-                     params={"after": page["next_after"]}).json()
+    again = acct.get(
+        f"/v1/generations/{snap['task_id']}/events", params={"after": page["next_after"]}
+    ).json()
     assert again == {"data": [], "next_after": page["next_after"], "done": True}

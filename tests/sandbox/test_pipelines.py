@@ -25,8 +25,12 @@ from tests.sandbox._util import (
 @pytest.fixture
 def song(acct):
     """A short sandbox song of this account (its recipe makes stems and lyrics exact)."""
-    snap = run(acct, "generate_song", "v5", {"prompt": "pop", "lyrics": "hello world",
-                                             "duration_seconds": 5})
+    snap = run(
+        acct,
+        "generate_song",
+        "v5",
+        {"prompt": "pop", "lyrics": "hello world", "duration_seconds": 5},
+    )
     return snap["output"]["assets"][0]["file_id"]
 
 
@@ -37,8 +41,12 @@ def clip(acct):
 
 
 def _translate(acct, song, **over):
-    body = {"song_file_id": song, "target_language": "Spanish", "song_style": "warm female pop",
-            **over}
+    body = {
+        "song_file_id": song,
+        "target_language": "Spanish",
+        "song_style": "warm female pop",
+        **over,
+    }
     return acct.post("/v1/song-translations", json=body)
 
 
@@ -55,9 +63,11 @@ def test_translation_runs_six_steps_in_order_with_events_and_lines(acct, admin, 
     lines = [x for x in ledger(admin, acct.account_id) if x["task_id"] == task_id]
     assert [x["kind"] for x in lines] == ["translation_step"] * 6
     assert [(x["operation"], x["model"]) for x in lines] == [
-        (s.operation, s.model) for s in TRANSLATION_PIPELINE]
+        (s.operation, s.model) for s in TRANSLATION_PIPELINE
+    ]
     assert [Decimal(x["amount_usd"]) for x in lines] == [
-        price(s.operation, s.model, 2) for s in TRANSLATION_PIPELINE]
+        price(s.operation, s.model, 2) for s in TRANSLATION_PIPELINE
+    ]
     assert all(x["parent_task_id"] == task_id and x["license"] == 2 for x in lines)
     assert all(x["tool_id"] == tool_id(x["operation"], x["model"]) for x in lines)
     assert Decimal(snap["cost_usd"]) == sum(Decimal(x["amount_usd"]) for x in lines)
@@ -78,15 +88,19 @@ def test_translation_transcription_cache_makes_that_line_zero(acct, admin, song)
     assert Decimal(second["cost_usd"]) == Decimal(first["cost_usd"]) - Decimal("0.03")
 
 
-@pytest.mark.parametrize("over,field", [
-    ({"song_file_id": None}, "song_file_id"),
-    ({"song_file_id": "00000000-0000-0000-0000-000000000000"}, "song_file_id"),
-    ({"target_language": None}, "target_language"),
-    ({"target_language": ""}, "target_language"),
-    ({"song_style": None}, "song_style"),
-    ({"syllable_matched": "yes"}, "syllable_matched"),
-    ({"license": 3}, "license"),
-], ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    "over,field",
+    [
+        ({"song_file_id": None}, "song_file_id"),
+        ({"song_file_id": "00000000-0000-0000-0000-000000000000"}, "song_file_id"),
+        ({"target_language": None}, "target_language"),
+        ({"target_language": ""}, "target_language"),
+        ({"song_style": None}, "song_style"),
+        ({"syllable_matched": "yes"}, "syllable_matched"),
+        ({"license": 3}, "license"),
+    ],
+    ids=lambda v: str(v)[:30],
+)
 def test_translation_field_rules(acct, admin, clip, over, field):
     song = clip
     assert_invalid(_translate(acct, song, **over), field)
@@ -144,9 +158,11 @@ def test_every_workflow_route_bills_one_line_per_step(acct, admin, song, vocal_i
         steps = WORKFLOW_PIPELINES[route]
         mine = [x for x in ledger(admin, acct.account_id) if x["task_id"] == task_id]
         assert [(x["operation"], x["model"], x["kind"]) for x in mine] == [
-            (s.operation, s.model, "workflow_step") for s in steps], route
+            (s.operation, s.model, "workflow_step") for s in steps
+        ], route
         assert [Decimal(x["amount_usd"]) for x in mine] == [
-            price(s.operation, s.model, 1) for s in steps]
+            price(s.operation, s.model, 1) for s in steps
+        ]
         assert all(x["parent_task_id"] == task_id for x in mine)
         assert snap["output"]["assets"], route
         events = [(e["step"], e["phase"]) for e in sse(acct, task_id) if e.get("step")]
@@ -155,30 +171,35 @@ def test_every_workflow_route_bills_one_line_per_step(acct, admin, song, vocal_i
 
 
 def test_audio_inpainting_is_flat_one_dollar(acct, admin, song):
-    r = acct.post("/v1/audio-inpainting", json={"song_file_id": song, "start_ms": 0,
-                                                "end_ms": 1500, "license": "master"})
+    r = acct.post(
+        "/v1/audio-inpainting",
+        json={"song_file_id": song, "start_ms": 0, "end_ms": 1500, "license": "master"},
+    )
     snap = wait(acct, r.json()["task_id"])
     assert snap["cost_usd"] == "1.00000000" and snap["license"] == 5
 
 
-@pytest.mark.parametrize("route,body,field", [
-    ("beat-swaps", {"prompt": "x"}, "song_file_id"),
-    ("beat-swaps", {"song_file_id": "SONG"}, "prompt"),
-    ("karaoke-tracks", {}, "song_file_id"),
-    ("revoicings", {"song_file_id": "SONG"}, "vocal_id"),
-    ("revoicings", {"song_file_id": "SONG", "vocal_id": "voice_nope"}, "vocal_id"),
-    ("instrument-layers", {"song_file_id": "SONG"}, "instrument"),
-    ("hummed-songs", {"hum_file_id": "SONG"}, "prompt"),
-    ("trending-songs", {}, "genre"),
-    ("voice-songs", {"prompt": "x"}, "recording_file_id"),
-    ("genre-remixes", {"song_file_id": "SONG"}, "genre"),
-    ("midi-songs", {"midi_file_id": "SONG", "prompt": "x"}, "midi_file_id"),
-    ("vocal-layers", {"song_file_id": "SONG"}, "lyrics"),
-    ("audio-inpainting", {"song_file_id": "SONG", "start_ms": 2000, "end_ms": 1000}, "end_ms"),
-    ("audio-inpainting", {"song_file_id": "SONG", "start_ms": 0, "end_ms": 999999}, "end_ms"),
-    ("audio-inpainting", {"song_file_id": "SONG", "end_ms": 1000}, "start_ms"),
-    ("karaoke-tracks", {"song_file_id": "SONG", "license": "gold"}, "license"),
-])
+@pytest.mark.parametrize(
+    "route,body,field",
+    [
+        ("beat-swaps", {"prompt": "x"}, "song_file_id"),
+        ("beat-swaps", {"song_file_id": "SONG"}, "prompt"),
+        ("karaoke-tracks", {}, "song_file_id"),
+        ("revoicings", {"song_file_id": "SONG"}, "vocal_id"),
+        ("revoicings", {"song_file_id": "SONG", "vocal_id": "voice_nope"}, "vocal_id"),
+        ("instrument-layers", {"song_file_id": "SONG"}, "instrument"),
+        ("hummed-songs", {"hum_file_id": "SONG"}, "prompt"),
+        ("trending-songs", {}, "genre"),
+        ("voice-songs", {"prompt": "x"}, "recording_file_id"),
+        ("genre-remixes", {"song_file_id": "SONG"}, "genre"),
+        ("midi-songs", {"midi_file_id": "SONG", "prompt": "x"}, "midi_file_id"),
+        ("vocal-layers", {"song_file_id": "SONG"}, "lyrics"),
+        ("audio-inpainting", {"song_file_id": "SONG", "start_ms": 2000, "end_ms": 1000}, "end_ms"),
+        ("audio-inpainting", {"song_file_id": "SONG", "start_ms": 0, "end_ms": 999999}, "end_ms"),
+        ("audio-inpainting", {"song_file_id": "SONG", "end_ms": 1000}, "start_ms"),
+        ("karaoke-tracks", {"song_file_id": "SONG", "license": "gold"}, "license"),
+    ],
+)
 def test_workflow_field_rules(acct, admin, clip, route, body, field):
     song = clip
     body = {k: (song if v == "SONG" else v) for k, v in body.items()}
@@ -188,8 +209,9 @@ def test_workflow_field_rules(acct, admin, clip, route, body, field):
 def test_workflow_file_of_another_account_is_refused(sandbox, acct, clip, new_account):
     song = clip
     with client(sandbox, new_account().api_key) as other:
-        assert_invalid(other.post("/v1/karaoke-tracks", json={"song_file_id": song}),
-                       "song_file_id")
+        assert_invalid(
+            other.post("/v1/karaoke-tracks", json={"song_file_id": song}), "song_file_id"
+        )
 
 
 def test_workflow_create_is_idempotent(acct, admin, song):
@@ -198,5 +220,6 @@ def test_workflow_create_is_idempotent(acct, admin, song):
     b = acct.post("/v1/karaoke-tracks", json={"song_file_id": song}, headers=h)
     assert a.json() == b.json()
     wait(acct, a.json()["task_id"])
-    assert len([x for x in ledger(admin, acct.account_id)
-                if x["task_id"] == a.json()["task_id"]]) == 2
+    assert (
+        len([x for x in ledger(admin, acct.account_id) if x["task_id"] == a.json()["task_id"]]) == 2
+    )

@@ -37,7 +37,9 @@ def test_an_upload_is_probed_once_and_its_creates_reuse_the_verdict(acct, probes
     for _ in range(3):
         r = acct.post("/v1/karaoke-tracks", json={"song_file_id": fid})
         assert r.status_code == 201, r.text
-        assert create(acct, "separate_stems", "2stem", {"audio": f"file_id:{fid}"}).status_code == 201
+        assert (
+            create(acct, "separate_stems", "2stem", {"audio": f"file_id:{fid}"}).status_code == 201
+        )
     assert len(probes) == 1
     assert probes == [(False, False)]  # a worker thread, the lock free
 

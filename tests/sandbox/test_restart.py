@@ -20,16 +20,36 @@ ADMIN = "restart-admin"
 
 
 class Proc:
-    def __init__(self, db: Path, speed: float, *extra: str, env_token: str | None = None,
-                 module: tuple[str, ...] = ("songlab.sandbox",)) -> None:
+    def __init__(
+        self,
+        db: Path,
+        speed: float,
+        *extra: str,
+        env_token: str | None = None,
+        module: tuple[str, ...] = ("songlab.sandbox",),
+    ) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("SONGLAB_SANDBOX_ADMIN_TOKEN", None)
         if env_token is not None:
             env["SONGLAB_SANDBOX_ADMIN_TOKEN"] = env_token
         self.p = subprocess.Popen(
-            [sys.executable, "-m", *module, "--db", str(db), "--port", "0",
-             "--speed", str(speed), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            [
+                sys.executable,
+                "-m",
+                *module,
+                "--db",
+                str(db),
+                "--port",
+                "0",
+                "--speed",
+                str(speed),
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         self.first = self.p.stdout.readline().strip()
         if not self.first.startswith("songlab sandbox listening on http://127.0.0.1:"):
             self.p.kill()
@@ -38,12 +58,20 @@ class Proc:
         self.base_url = self.first.rsplit(" ", 1)[1]
 
     def client(self, key: str = "sk-sandbox-demo") -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, verify=False, timeout=30,
-                            headers={"Authorization": f"Bearer {key}"})
+        return httpx.Client(
+            base_url=self.base_url,
+            verify=False,
+            timeout=30,
+            headers={"Authorization": f"Bearer {key}"},
+        )
 
     def admin(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, verify=False, timeout=30,
-                            headers={"X-Sandbox-Admin-Token": ADMIN})
+        return httpx.Client(
+            base_url=self.base_url,
+            verify=False,
+            timeout=30,
+            headers={"X-Sandbox-Admin-Token": ADMIN},
+        )
 
     def kill(self) -> None:
         self.p.send_signal(signal.SIGKILL)
@@ -105,8 +133,10 @@ def test_restart_with_the_same_db_keeps_everything_and_bills_once(tmp_path):
         proc.stop()
 
 
-JOBS = [("write_lyrics", "v5", {"prompt": "x"}),
-        ("sfx_gen", "v5", {"prompt": "door", "duration_seconds": 1})]
+JOBS = [
+    ("write_lyrics", "v5", {"prompt": "x"}),
+    ("sfx_gen", "v5", {"prompt": "door", "duration_seconds": 1}),
+]
 
 
 def test_sigkill_mid_task_then_restart_finishes_it_and_bills_once(tmp_path):
@@ -124,8 +154,11 @@ def test_sigkill_mid_task_then_restart_finishes_it_and_bills_once(tmp_path):
     slow.kill()
 
     def lines(adm: httpx.Client, task_id: str) -> list[dict]:
-        return [x for x in adm.get("/_sandbox/accounts/acct_demo/ledger").json()["entries"]
-                if x["task_id"] == task_id]
+        return [
+            x
+            for x in adm.get("/_sandbox/accounts/acct_demo/ledger").json()["entries"]
+            if x["task_id"] == task_id
+        ]
 
     fast = Proc(db, 1000, "--admin-token", ADMIN)
     try:
@@ -156,6 +189,10 @@ def _events(c: httpx.Client, task_id: str) -> list[int]:
 
 
 def test_bad_flags_exit_nonzero():
-    r = subprocess.run([sys.executable, "-m", "songlab.sandbox", "--speed", "0"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "songlab.sandbox", "--speed", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "speed" in r.stderr

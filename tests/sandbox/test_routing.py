@@ -15,13 +15,16 @@ def test_unknown_routes_are_404_not_found(sandbox, path):
     assert r.headers["content-type"] == "application/json"
 
 
-@pytest.mark.parametrize(("method", "path", "allow"), [
-    ("DELETE", "/v1/generations", "GET, POST, OPTIONS"),
-    ("PATCH", "/_sandbox/faults", "GET, PUT, DELETE, OPTIONS"),  # three routes, one path
-    ("PUT", "/v1/generations/abc", "GET, OPTIONS"),  # the hot path's GET included
-    ("POST", "/health", "GET, OPTIONS"),
-    ("GET", "/v1/files", "POST, OPTIONS"),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("DELETE", "/v1/generations", "GET, POST, OPTIONS"),
+        ("PATCH", "/_sandbox/faults", "GET, PUT, DELETE, OPTIONS"),  # three routes, one path
+        ("PUT", "/v1/generations/abc", "GET, OPTIONS"),  # the hot path's GET included
+        ("POST", "/health", "GET, OPTIONS"),
+        ("GET", "/v1/files", "POST, OPTIONS"),
+    ],
+)
 def test_unknown_methods_are_405_with_every_method_of_the_path(sandbox, method, path, allow):
     r = httpx.request(method, sandbox.base_url + path)
     assert r.status_code == 405 and r.json() == {"error": "METHOD_NOT_ALLOWED"}
@@ -35,8 +38,20 @@ def test_options_on_an_unknown_path_is_404(sandbox):
     assert r.status_code == 404 and r.json() == {"error": "NOT_FOUND"}
 
 
-@pytest.mark.parametrize("after", ["9223372036854775808", "99999999999999999999999", "-1",
-                                   "1.5", "+3", " 3", "\u0663", "1_0", ""])
+@pytest.mark.parametrize(
+    "after",
+    [
+        "9223372036854775808",
+        "99999999999999999999999",
+        "-1",
+        "1.5",
+        "+3",
+        " 3",
+        "\u0663",
+        "1_0",
+        "",
+    ],
+)
 def test_stream_after_out_of_range_or_not_digits_is_422(sandbox, new_account, after):
     """9223372036854775808 used to answer 200 and then abort the stream (SQLite overflow)."""
     with client(sandbox, new_account().api_key) as c:
@@ -48,8 +63,7 @@ def test_stream_after_out_of_range_or_not_digits_is_422(sandbox, new_account, af
 def test_stream_after_the_largest_seq_replays_nothing_and_closes(sandbox, new_account):
     with client(sandbox, new_account().api_key) as c:
         snap = run(c, "write_lyrics", "v5", {"prompt": "rain"})
-        r = c.get(f"/v1/generations/{snap['task_id']}/stream",
-                  params={"after": str(2**63 - 1)})
+        r = c.get(f"/v1/generations/{snap['task_id']}/stream", params={"after": str(2**63 - 1)})
         assert r.status_code == 200 and r.text == ""
 
 
@@ -61,8 +75,10 @@ def test_listing_limit_must_be_ascii_digits_in_range(acct, limit):
 def test_a_refused_create_keeps_the_connection(acct):
     """The documented 500 and the 422s are whole answers: the same connection goes on."""
     for _ in range(3):
-        r = acct.post("/v1/generations", json={"tool_id": tid("write_lyrics", "v5"),
-                                               "payload_json": {"prompt": "x"}})
+        r = acct.post(
+            "/v1/generations",
+            json={"tool_id": tid("write_lyrics", "v5"), "payload_json": {"prompt": "x"}},
+        )
         assert r.status_code == 500 and r.json()["error"] == "InternalServerError"
         assert acct.get("/v1/account/balance").status_code == 200
 
@@ -91,8 +107,10 @@ def test_an_unexpected_error_is_a_whole_json_500():
 
         r = asyncio.run(call())
         assert r.status_code == 500 and r.headers["content-type"] == "application/json"
-        assert r.json() == {"error": "InternalServerError", "message": "internal error "
-                            "(RuntimeError); nothing was billed for this request"}
+        assert r.json() == {
+            "error": "InternalServerError",
+            "message": "internal error (RuntimeError); nothing was billed for this request",
+        }
     finally:
         svc.close()
 

@@ -12,7 +12,9 @@ from tests.sandbox._util import client, create, sse, wait
 
 
 def test_stream_of_a_song_carries_progress_streaming_url_partial_output_terminal(acct):
-    task_id = create(acct, "generate_song", "v5", {"prompt": "x", "duration_seconds": 5}).json()["task_id"]
+    task_id = create(acct, "generate_song", "v5", {"prompt": "x", "duration_seconds": 5}).json()[
+        "task_id"
+    ]
     evs = sse(acct, task_id)
     kinds = [e["event"] for e in evs]
     assert kinds[0] == "progress" and kinds[-1] == "terminal"
@@ -20,8 +22,9 @@ def test_stream_of_a_song_carries_progress_streaming_url_partial_output_terminal
     assert kinds.count("progress") >= 5
     seqs = [e["seq"] for e in evs]
     assert seqs == list(range(1, len(evs) + 1))
-    assert all(e["id"] == e["seq"] and e["kind"] == e["event"] and e["task_id"] == task_id
-               for e in evs)
+    assert all(
+        e["id"] == e["seq"] and e["kind"] == e["event"] and e["task_id"] == task_id for e in evs
+    )
     assert evs[-1]["status"] == "completed"
     states = [e.get("status") for e in evs if e["event"] == "progress"]
     assert states[0] == "queued" and "processing" in states
@@ -67,8 +70,11 @@ def _stream_in_thread(c: httpx.Client, task_id: str, after: int | None = None):
 
 
 def test_idle_stream_times_out_on_the_sandbox_clock_with_a_cursor(slow_sandbox):
-    adm = httpx.Client(base_url=slow_sandbox.base_url, verify=False,
-                       headers={"X-Sandbox-Admin-Token": "slow-admin"})
+    adm = httpx.Client(
+        base_url=slow_sandbox.base_url,
+        verify=False,
+        headers={"X-Sandbox-Admin-Token": "slow-admin"},
+    )
     with client(slow_sandbox, "sk-sandbox-demo") as c, adm:
         task_id = create(c, "write_lyrics", "v5", {"prompt": "x"}).json()["task_id"]
         deadline = time.monotonic() + 10

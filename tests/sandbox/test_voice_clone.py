@@ -43,8 +43,12 @@ def ref(acct):
 
 
 def clone_body(ref: str, **over):
-    return {"reference_file_id": ref, "consent": True,
-            "rights_attestation": "I am the speaker and own this recording.", **over}
+    return {
+        "reference_file_id": ref,
+        "consent": True,
+        "rights_attestation": "I am the speaker and own this recording.",
+        **over,
+    }
 
 
 def test_clone_creates_consent_then_a_saved_voice(acct, admin, ref):
@@ -76,23 +80,27 @@ def test_clone_accepts_m4a(acct):
     assert r.status_code == 201, r.text
 
 
-@pytest.mark.parametrize("over,field", [
-    ({"consent": False}, "consent"),
-    ({"consent": "true"}, "consent"),
-    ({"consent": None}, "consent"),
-    ({"rights_attestation": None}, "rights_attestation"),
-    ({"rights_attestation": ""}, "rights_attestation"),
-    ({"rights_attestation": "a" * 2049}, "rights_attestation"),
-    ({"name": "n" * 256}, "name"),
-    ({"name": 5}, "name"),
-    ({"description": "d" * 1025}, "description"),
-    ({"version": "v4"}, "version"),
-    ({"license": 2}, "license"),
-    ({"license": "platinum"}, "license"),
-    ({"reference_file_id": None}, "reference_file_id"),
-    ({"reference_file_id": "not-a-uuid"}, "reference_file_id"),
-    ({"reference_file_id": "00000000-0000-0000-0000-000000000000"}, "reference_file_id"),
-], ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize(
+    "over,field",
+    [
+        ({"consent": False}, "consent"),
+        ({"consent": "true"}, "consent"),
+        ({"consent": None}, "consent"),
+        ({"rights_attestation": None}, "rights_attestation"),
+        ({"rights_attestation": ""}, "rights_attestation"),
+        ({"rights_attestation": "a" * 2049}, "rights_attestation"),
+        ({"name": "n" * 256}, "name"),
+        ({"name": 5}, "name"),
+        ({"description": "d" * 1025}, "description"),
+        ({"version": "v4"}, "version"),
+        ({"license": 2}, "license"),
+        ({"license": "platinum"}, "license"),
+        ({"reference_file_id": None}, "reference_file_id"),
+        ({"reference_file_id": "not-a-uuid"}, "reference_file_id"),
+        ({"reference_file_id": "00000000-0000-0000-0000-000000000000"}, "reference_file_id"),
+    ],
+    ids=lambda v: str(v)[:40],
+)
 def test_clone_field_rules(acct, admin, ref, over, field):
     assert_invalid(acct.post("/v1/voice-clones", json=clone_body(ref, **over)), field)
     assert acct.get("/v1/generations").json()["data"] == []
@@ -100,8 +108,14 @@ def test_clone_field_rules(acct, admin, ref, over, field):
 
 
 def test_clone_limits_at_the_edges_are_accepted(acct, ref):
-    body = clone_body(ref, name="n" * 255, description="d" * 1024,
-                      rights_attestation="a" * 2048, version="v7", license="standard")
+    body = clone_body(
+        ref,
+        name="n" * 255,
+        description="d" * 1024,
+        rights_attestation="a" * 2048,
+        version="v7",
+        license="standard",
+    )
     assert acct.post("/v1/voice-clones", json=body).status_code == 201
 
 
@@ -127,18 +141,23 @@ def test_clone_is_idempotent(acct, ref):
 def test_saved_voice_is_usable_only_by_its_account(sandbox, acct, ref, new_account):
     snap = wait(acct, acct.post("/v1/voice-clones", json=clone_body(ref)).json()["task_id"])
     vocal_id = json.loads(snap["output"]["metadata_json"])["vocal_id"]
-    song = acct.post("/v7/generate/song", json={"prompt": "ballad", "lyrics": "la la",
-                                                "vocal_id": vocal_id, "duration_seconds": 5})
+    song = acct.post(
+        "/v7/generate/song",
+        json={"prompt": "ballad", "lyrics": "la la", "vocal_id": vocal_id, "duration_seconds": 5},
+    )
     assert song.status_code == 201, song.text
     assert wait(acct, song.json()["task_id"])["status"] == "completed"
-    sing = acct.post("/v5/generate/singing", json={"styleOfMusic": "soul", "lyrics": "oh",
-                                                   "vocal_id": vocal_id, "duration_seconds": 5})
+    sing = acct.post(
+        "/v5/generate/singing",
+        json={"styleOfMusic": "soul", "lyrics": "oh", "vocal_id": vocal_id, "duration_seconds": 5},
+    )
     assert sing.status_code == 201, sing.text
     with client(sandbox, new_account().api_key) as other:
         r = other.post("/v7/generate/song", json={"prompt": "x", "vocal_id": vocal_id})
         assert_invalid(r, "vocal_id")
-    assert_invalid(acct.post("/v7/generate/song", json={"prompt": "x", "vocal_id": "voice_nope"}),
-                   "vocal_id")
+    assert_invalid(
+        acct.post("/v7/generate/song", json={"prompt": "x", "vocal_id": "voice_nope"}), "vocal_id"
+    )
     r = create(acct, "melody_to_song", "v5", {"melody": f"file_id:{ref}", "vocal_id": vocal_id})
     assert_invalid(r, "vocal_id")
 
@@ -155,5 +174,4 @@ def test_native_vocal_clone_with_an_issued_consent_id(acct, admin, ref):
 def test_foreign_consent_id_is_refused(sandbox, acct, ref, new_account):
     consent_id = acct.post("/v1/voice-clones", json=clone_body(ref)).json()["consent_id"]
     with client(sandbox, new_account().api_key) as other:
-        assert_invalid(create(other, "vocal_clone", "v5", {"consent_id": consent_id}),
-                       "consent_id")
+        assert_invalid(create(other, "vocal_clone", "v5", {"consent_id": consent_id}), "consent_id")

@@ -83,8 +83,9 @@ def _sized(formats: tuple[str, ...], size: int) -> str:
     return f"<file:{next(k for k in formats if k in SIZED_KINDS)}:{size}>"
 
 
-def _cases_of(kind: str, target: str, fields: tuple[Field, ...],
-              forbidden: tuple[tuple[str, str], ...]) -> Iterator[Case]:
+def _cases_of(
+    kind: str, target: str, fields: tuple[Field, ...], forbidden: tuple[tuple[str, str], ...]
+) -> Iterator[Case]:
     def case(f: Field, bound: str, good: tuple[Any, ...] = (), bad: tuple[Any, ...] = ()) -> Case:
         return Case(f"{target}.{f.name}.{bound}", kind, target, f.name, bound, good, bad, f)
 
@@ -98,30 +99,49 @@ def _cases_of(kind: str, target: str, fields: tuple[Field, ...],
         step = 1 if f.type == "integer" else 0.001
         cross = f.name in ("start_ms", "end_ms")  # end > start, inside the song: see _good
         if f.type in ("integer", "number") and f.min is not None:
-            yield case(f, "min", good=() if cross and f.name == "end_ms" else (_n(f, f.min),),
-                       bad=(_n(f, f.min - step),))
+            yield case(
+                f,
+                "min",
+                good=() if cross and f.name == "end_ms" else (_n(f, f.min),),
+                bad=(_n(f, f.min - step),),
+            )
         if f.type in ("integer", "number") and f.max is not None:
-            yield case(f, "max", good=() if cross else (_n(f, f.max),),
-                       bad=(_n(f, f.max + step),))
+            yield case(f, "max", good=() if cross else (_n(f, f.max),), bad=(_n(f, f.max + step),))
         if f.max_len is not None and f.type in ("string", "voice"):
             # a vocal_id that long names no saved voice: only its refusal is a body rule
             good = () if f.type == "voice" else ("x" * f.max_len,)
             yield case(f, "max_len", good=good, bad=("x" * (f.max_len + 1),))
         if f.type in ("choice", "tier") or (f.type == "boolean" and f.choices):
             wrong = False if f.type == "boolean" else "nope"
-            yield case(f, "late" if f.late else "enum",
-                       good=tuple(dict.fromkeys((f.choices[0], f.choices[-1]))), bad=(wrong,))
+            yield case(
+                f,
+                "late" if f.late else "enum",
+                good=tuple(dict.fromkeys((f.choices[0], f.choices[-1]))),
+                bad=(wrong,),
+            )
         if f.type in ("file", "file_id"):
-            yield case(f, "kinds", good=(f"<file:{f.formats[0]}>",),
-                       bad=(f"<file:{_wrong_kind(f.formats)}>",))
+            yield case(
+                f,
+                "kinds",
+                good=(f"<file:{f.formats[0]}>",),
+                bad=(f"<file:{_wrong_kind(f.formats)}>",),
+            )
         if f.type in ("file", "file_id") and f.max_bytes:
             assert f.max_bytes <= UPLOAD_BYTES, f  # else no file of max_bytes could be uploaded
             if f.max_bytes < UPLOAD_BYTES:
-                yield case(f, "max_bytes", good=(_sized(f.formats, f.max_bytes),),
-                           bad=(_sized(f.formats, f.max_bytes + 1),))
+                yield case(
+                    f,
+                    "max_bytes",
+                    good=(_sized(f.formats, f.max_bytes),),
+                    bad=(_sized(f.formats, f.max_bytes + 1),),
+                )
             else:  # a file of max_bytes + 1 cannot be uploaded: the upload route's refusal
-                yield case(f, "max_bytes_via_upload", good=(_sized(f.formats, f.max_bytes),),
-                           bad=(_sized(f.formats, f.max_bytes + 1),))
+                yield case(
+                    f,
+                    "max_bytes_via_upload",
+                    good=(_sized(f.formats, f.max_bytes),),
+                    bad=(_sized(f.formats, f.max_bytes + 1),),
+                )
     for name, rule in forbidden:
         f = Field(name, "string", description=rule)
         yield Case(f"{target}.{name}.forbidden", kind, target, name, "forbidden", (), ("la",), f)
@@ -152,8 +172,7 @@ def _base_value(f: Field) -> Any:
 
 
 def _base(case: Case) -> dict[str, Any]:
-    fields = (REGISTRY[case.target].fields if case.kind == "native"
-              else ROUTES[case.target].fields)
+    fields = REGISTRY[case.target].fields if case.kind == "native" else ROUTES[case.target].fields
     return {f.name: _base_value(f) for f in fields if f.required}
 
 
@@ -239,13 +258,20 @@ def _account(base_url: str, admin: httpx.Client) -> Account:
     assert r.status_code == 201, r.text
     body = r.json()
     rec = Recorder()
-    client = Client(body["api_key"], base_url=base_url, transport=rec, reuse=False, record=False,
-                    cache=False, quiet=True)
-    http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {body['api_key']}"},
-                        timeout=30.0)
+    client = Client(
+        body["api_key"],
+        base_url=base_url,
+        transport=rec,
+        reuse=False,
+        record=False,
+        cache=False,
+        quiet=True,
+    )
+    http = httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {body['api_key']}"}, timeout=30.0
+    )
     acct = Account(body["api_key"], body["account_id"], http, client, rec)
-    data = {"mp3": tone(2.0), "m4a": m4a_tone(2.0), "wav": tone(2.0, fmt="WAV"),
-            "mid": midi_file()}
+    data = {"mp3": tone(2.0), "m4a": m4a_tone(2.0), "wav": tone(2.0, fmt="WAV"), "mid": midi_file()}
     for kind, blob in data.items():
         acct.files[kind] = client.files.upload(blob, filename=KIND_OF_FILE[kind]).file_id
     return acct
@@ -254,13 +280,17 @@ def _account(base_url: str, admin: httpx.Client) -> Account:
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
     srv = serve_in_thread(db=":memory:", speed=1000, admin_token=ADMIN, workers=2)
-    admin = httpx.Client(base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": ADMIN},
-                         timeout=30.0)
+    admin = httpx.Client(
+        base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": ADMIN}, timeout=30.0
+    )
     try:
         accept, refuse = _account(srv.base_url, admin), _account(srv.base_url, admin)
         clone = accept.client.voice_clones.clone(
-            reference_file_id=accept.files["mp3"], consent=True,
-            rights_attestation="my own voice", timeout=60)
+            reference_file_id=accept.files["mp3"],
+            consent=True,
+            rights_attestation="my own voice",
+            timeout=60,
+        )
         accept.voice = clone.vocal_id
         r = admin.put("/_sandbox/faults", json={"fail_tasks": 1.0})
         assert r.status_code == 200, r.text
@@ -279,8 +309,11 @@ def world() -> Iterator[World]:
 
 def _resolve(value: Any, acct: Account, native: bool) -> Any:
     if isinstance(value, str) and value.startswith("<file:"):
-        fid = (acct.sized_file_id(*_size_of(value)) if value.count(":") == 2
-               else acct.files[value[6:-1]])
+        fid = (
+            acct.sized_file_id(*_size_of(value))
+            if value.count(":") == 2
+            else acct.files[value[6:-1]]
+        )
         return f"file_id:{fid}" if native else fid
     if value == "<voice>":
         return acct.voice
@@ -304,8 +337,10 @@ def _model(case: Case) -> str:
 
 def _http(case: Case, body: dict[str, Any], acct: Account) -> httpx.Response:
     if case.kind == "native":
-        return acct.http.post("/v1/generations", json={
-            "tool_id": tool_id(case.target, _model(case)), "payload_json": json.dumps(body)})
+        return acct.http.post(
+            "/v1/generations",
+            json={"tool_id": tool_id(case.target, _model(case)), "payload_json": json.dumps(body)},
+        )
     return acct.http.post(f"/v1/{case.target}", json=body)
 
 
@@ -315,8 +350,9 @@ def _client(case: Case, body: dict[str, Any], acct: Account) -> Any:
         return c.generations.create(tool_id=tool_id(case.target, _model(case)), payload=body)
     fields = {k: v for k, v in body.items() if k != "license"}
     lic = body.get("license", "royalty_free")
-    for f in ROUTES[case.target].fields if case.target in ("voice-clones", "song-translations") \
-            else ():
+    for f in (
+        ROUTES[case.target].fields if case.target in ("voice-clones", "song-translations") else ()
+    ):
         if f.required:
             fields.setdefault(f.name, None)  # the method's required arguments, sent missing
     if case.target == "voice-clones":
@@ -332,7 +368,8 @@ def _schema(doc: dict[str, Any], case: Case) -> tuple[dict[str, Any], list[str]]
         obj = doc["components"]["schemas"][f"Payload_{case.target}"]
     else:
         obj = doc["paths"][f"/v1/{case.target}"]["post"]["requestBody"]["content"][
-            "application/json"]["schema"]
+            "application/json"
+        ]["schema"]
     return obj["properties"][case.field], obj.get("required", [])
 
 
@@ -450,13 +487,17 @@ def test_sandbox_client_and_document_agree(world: World, case: Case) -> None:
 LIST_LIMIT = [("min", int(LIMITS["list_limit_min"]), -1), ("max", int(LIMITS["list_limit_max"]), 1)]
 
 
-@pytest.mark.parametrize(("bound", "edge", "step"), LIST_LIMIT,
-                         ids=[f"limits.list_limit.{b}" for b, _, _ in LIST_LIMIT])
+@pytest.mark.parametrize(
+    ("bound", "edge", "step"), LIST_LIMIT, ids=[f"limits.list_limit.{b}" for b, _, _ in LIST_LIMIT]
+)
 def test_the_list_limit_agrees(world: World, bound: str, edge: int, step: int) -> None:
     """The limits table's listing bound: GET /v1/generations?limit=..."""
     acct = world.refuse
-    param = next(p for p in world.doc["paths"]["/v1/generations"]["get"]["parameters"]
-                 if p["name"] == "limit")
+    param = next(
+        p
+        for p in world.doc["paths"]["/v1/generations"]["get"]["parameters"]
+        if p["name"] == "limit"
+    )
     assert param["schema"]["minimum" if bound == "min" else "maximum"] == edge
     assert acct.http.get("/v1/generations", params={"limit": edge}).status_code == 200
     r = acct.http.get("/v1/generations", params={"limit": edge + step})

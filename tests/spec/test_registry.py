@@ -41,9 +41,11 @@ def test_every_billed_tool_has_a_price_and_every_step_a_tool() -> None:
 
 
 def test_field_rules_are_well_formed() -> None:
-    for owner, fields in [(op.name, op.fields) for op in REGISTRY.values()] + [
-            (r.path, r.fields) for r in ROUTES.values()] + [
-            (c.title, c.fields) for c in COMPAT.values()]:
+    for owner, fields in (
+        [(op.name, op.fields) for op in REGISTRY.values()]
+        + [(r.path, r.fields) for r in ROUTES.values()]
+        + [(c.title, c.fields) for c in COMPAT.values()]
+    ):
         names = [f.name for f in fields]
         assert len(names) == len(set(names)), owner
         for f in fields:
@@ -67,7 +69,14 @@ def test_a_compat_body_states_every_rule_of_its_payload() -> None:
         for f in op.fields:
             b = body[f.name]
             assert (b.type, b.required, b.choices, b.late, b.clamp, b.formats, b.max_bytes) == (
-                f.type, f.required, f.choices, f.late, f.clamp, f.formats, f.max_bytes), b
+                f.type,
+                f.required,
+                f.choices,
+                f.late,
+                f.clamp,
+                f.formats,
+                f.max_bytes,
+            ), b
             assert (b.min, b.max) == (f.min, f.max), b
             assert f.max_len is None or (b.max_len is not None and b.max_len <= f.max_len), b
         assert c.missing_field is None or c.field(c.missing_field).required
@@ -89,19 +98,32 @@ def test_revoicings_take_no_lyrics() -> None:
     assert [name for name, _ in r.forbidden] == ["lyrics"] and r.vocal == "required"
 
 
-@pytest.mark.parametrize(("value", "kw", "expected"), [
-    (0, {}, 0), (5, {}, 5), ("master", {}, 5), ("royalty_free", {"names_only": True}, 1),
-    (3, {"ints_only": True}, 3),
-])
+@pytest.mark.parametrize(
+    ("value", "kw", "expected"),
+    [
+        (0, {}, 0),
+        (5, {}, 5),
+        ("master", {}, 5),
+        ("royalty_free", {"names_only": True}, 1),
+        (3, {"ints_only": True}, 3),
+    ],
+)
 def test_parse_license_accepts(value: object, kw: dict, expected: int) -> None:
     assert parse_license(value, **kw) == expected
 
 
-@pytest.mark.parametrize(("value", "kw", "rule"), [
-    (6, {}, "0-5"), (-1, {}, "0-5"), (True, {}, "not a bool"), ("gold", {}, "one of"),
-    (2.0, {}, "got float"), (2, {"names_only": True}, "one of"),
-    ("master", {"ints_only": True}, "an integer 0-5"),
-])
+@pytest.mark.parametrize(
+    ("value", "kw", "rule"),
+    [
+        (6, {}, "0-5"),
+        (-1, {}, "0-5"),
+        (True, {}, "not a bool"),
+        ("gold", {}, "one of"),
+        (2.0, {}, "got float"),
+        (2, {"names_only": True}, "one of"),
+        ("master", {"ints_only": True}, "an integer 0-5"),
+    ],
+)
 def test_parse_license_refuses_naming_the_field(value: object, kw: dict, rule: str) -> None:
     with pytest.raises(LicenseError) as info:
         parse_license(value, field="x.license", **kw)

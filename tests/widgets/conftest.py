@@ -75,19 +75,26 @@ class FakeGenerations:
         self.b = backend
 
     def create(self, *, tool_id: str, payload: dict, license: int, idempotency_key: str) -> Any:
-        return self.b.create("generation", idempotency_key, tool_id=tool_id, payload=payload,
-                             license=license)
+        return self.b.create(
+            "generation", idempotency_key, tool_id=tool_id, payload=payload, license=license
+        )
 
     def stream(self, task_id: str, *, after: int = 0) -> Iterator[dict]:
-        events = [{"seq": 1, "kind": "progress", "status": "processing", "progress": 0.5},
-                  {"seq": 2, "kind": "terminal", "status": "completed"}]
+        events = [
+            {"seq": 1, "kind": "progress", "status": "processing", "progress": 0.5},
+            {"seq": 2, "kind": "terminal", "status": "completed"},
+        ]
         yield from (e for e in events if e["seq"] > after)
 
     def get(self, task_id: str) -> Any:
         meta = self.b.tasks[task_id]["meta"]
-        return SimpleNamespace(task_id=task_id, status="completed", file_ids=(),
-                               vocal_id=(meta or {}).get("vocal_id"),
-                               raw={"task_id": task_id, "status": "completed"})
+        return SimpleNamespace(
+            task_id=task_id,
+            status="completed",
+            file_ids=(),
+            vocal_id=(meta or {}).get("vocal_id"),
+            raw={"task_id": task_id, "status": "completed"},
+        )
 
 
 class FakeClient:

@@ -54,8 +54,10 @@ def test_size_is_shown_and_oversize_refused(fake, voice_mp3) -> None:
     size_kib = f"{len(voice_mp3) / 1024:.0f} KiB"
     assert f"me.mp3: {size_kib}" in panel.reference_info.value
     panel.load_reference(b"ID3" + bytes(15 * MIB), filename="big.mp3")
-    assert "15.0 MiB - refused: reference: 15.0 MiB is over the 15.0 MiB limit" \
+    assert (
+        "15.0 MiB - refused: reference: 15.0 MiB is over the 15.0 MiB limit"
         in panel.reference_info.value
+    )
     assert panel.submit.disabled
     panel.load_reference(b"RIFF" + bytes(100), filename="me.wav")
     assert "must be mp3 or m4a" in panel.reference_info.value and panel.submit.disabled
@@ -63,9 +65,15 @@ def test_size_is_shown_and_oversize_refused(fake, voice_mp3) -> None:
 
 def test_file_upload_widget_feeds_the_reference(fake, voice_mp3) -> None:
     panel = filled(fake, voice_mp3, consent=True)
-    panel.upload.value = ({"name": "take2.m4a", "type": "audio/mp4", "size": 9,
-                           "content": memoryview(b"\0\0\0\x20ftypM4A "),
-                           "last_modified": datetime(2026, 11, 1, tzinfo=UTC)},)
+    panel.upload.value = (
+        {
+            "name": "take2.m4a",
+            "type": "audio/mp4",
+            "size": 9,
+            "content": memoryview(b"\0\0\0\x20ftypM4A "),
+            "last_modified": datetime(2026, 11, 1, tzinfo=UTC),
+        },
+    )
     assert "take2.m4a: 12 B" in panel.reference_info.value
     assert not panel.submit.disabled
 

@@ -13,8 +13,13 @@ def make(fake, **kw) -> GenerationForm:
 
 def test_tools_fill_operations_and_models(fake) -> None:
     form = make(fake)
-    assert list(form.operation.options) == ["generate_song", "generate_music", "generate_singing",
-                                            "write_lyrics", "sfx_gen"]
+    assert list(form.operation.options) == [
+        "generate_song",
+        "generate_music",
+        "generate_singing",
+        "write_lyrics",
+        "sfx_gen",
+    ]
     assert list(form.model.options) == ["v5", "v6", "v7"]
     form.duration.value = 100.0
     form.operation.value = "sfx_gen"
@@ -98,8 +103,12 @@ def test_payload_and_license_sent(fake) -> None:
     form.submit.click()
     sent = fake.backend.creates[0]
     assert sent["tool_id"] == "tool-generate_song-v7" and sent["license"] == 4
-    assert sent["payload"] == {"prompt": "p", "lyrics": "l", "duration_seconds": 12.0,
-                               "vocal_id": "voice-1"}
+    assert sent["payload"] == {
+        "prompt": "p",
+        "lyrics": "l",
+        "duration_seconds": 12.0,
+        "vocal_id": "voice-1",
+    }
     form.progress.wait(5)
 
 

@@ -112,13 +112,21 @@ def test_m4a_is_sniffed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("amount", "text"), [(D("0.25"), "$0.25"), (D("12.00"), "$12.00"), (D("0.001"), "$0.001"),
-                         (D("1"), "$1.00"), (None, "-")]
+    ("amount", "text"),
+    [
+        (D("0.25"), "$0.25"),
+        (D("12.00"), "$12.00"),
+        (D("0.001"), "$0.001"),
+        (D("1"), "$1.00"),
+        (None, "-"),
+    ],
 )
 def test_format_price(amount: D | None, text: str) -> None:
     assert _gate.format_price(amount) == text
 
 
-@pytest.mark.parametrize(("size", "text"), [(90, "90 B"), (2048, "2 KiB"), (int(1.5 * MIB), "1.5 MiB")])
+@pytest.mark.parametrize(
+    ("size", "text"), [(90, "90 B"), (2048, "2 KiB"), (int(1.5 * MIB), "1.5 MiB")]
+)
 def test_format_size(size: int, text: str) -> None:
     assert _gate.format_size(size) == text

@@ -33,8 +33,10 @@ def tone(freq: float, db: float, seconds: float = 1.0) -> np.ndarray:
 
 def clips(models=MODELS[:2], prompts=2) -> dict[str, list[tuple[np.ndarray, int]]]:
     levels = {m: -30.0 + 10 * i for i, m in enumerate(models)}  # 10 dB apart before matching
-    return {m: [(tone(200 + 50 * p + 30 * i, levels[m]), SR) for p in range(prompts)]
-            for i, m in enumerate(models)}
+    return {
+        m: [(tone(200 + 50 * p + 30 * i, levels[m]), SR) for p in range(prompts)]
+        for i, m in enumerate(models)
+    }
 
 
 def play_all(panel: object) -> None:
@@ -60,8 +62,12 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
         player.heard = 0.5 * player.duration  # half of it heard: not yet
         assert all(b.disabled for b in answer_buttons)
         player.heard = player.duration  # played through (reported by the media element)
-        assert all(b.disabled for b in answer_buttons) and "play B to the end" in panel.sink.line.value
-        answer_buttons[0].click()  # click() ignores `disabled`: the session refuses, the panel shows
+        assert (
+            all(b.disabled for b in answer_buttons) and "play B to the end" in panel.sink.line.value
+        )
+        answer_buttons[
+            0
+        ].click()  # click() ignores `disabled`: the session refuses, the panel shows
         assert "NotPlayedError" in panel.sink.line.value
         panel.listened("B")
         assert not any(b.disabled for b in answer_buttons)
@@ -74,8 +80,14 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
     assert all(m in panel.results.value for m in MODELS[:2])
     # revealed: a summary by model with intervals and the winner, no controls left
     assert "Winner:" in panel.results.value and "95 % interval" in panel.results.value
-    assert list(panel.summary.columns) == ["model", "chosen", "offered", "share", "ci_low",
-                                           "ci_high"]
+    assert list(panel.summary.columns) == [
+        "model",
+        "chosen",
+        "offered",
+        "share",
+        "ci_low",
+        "ci_high",
+    ]
     assert panel.summary["offered"].sum() == 2 * len(session.trials)
     assert not panel.players and not panel.answer_box.children and not panel.play_box.children
     assert panel.reveal_button not in panel.children
@@ -109,14 +121,14 @@ def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
     assert x_is_a[True] == x_is_a[False] == 2
     assert frame["correct"].sum() == 2
     assert "vs" in panel.results.value and "95 % interval" in panel.results.value
-    assert ("No pair was told apart" in panel.results.value) != ("Heard a difference"
-                                                                in panel.results.value)
+    assert ("No pair was told apart" in panel.results.value) != (
+        "Heard a difference" in panel.results.value
+    )
     assert not panel.players and panel.reveal_button not in panel.children
 
 
 def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
-    session = listening.mushra(clips(MODELS, prompts=1), reference=MODELS[1], anchor=True,
-                               seed=2)
+    session = listening.mushra(clips(MODELS, prompts=1), reference=MODELS[1], anchor=True, seed=2)
     panel = listening_panel(session)
     assert isinstance(panel, MushraPanel)
     labels = session.trials[0].labels

@@ -59,8 +59,11 @@ def finish(form: GenerationForm) -> Any:
     return states
 
 
-@pytest.mark.parametrize(("model", "license", "price"),
-                         [("v7", 2, "0.25"), ("v5", 5, "0.70")], ids=["v7-standard", "v5-master"])
+@pytest.mark.parametrize(
+    ("model", "license", "price"),
+    [("v7", 2, "0.25"), ("v5", 5, "0.70")],
+    ids=["v7-standard", "v5-master"],
+)
 def test_price_shown_is_the_price_billed(client, admin, account, model, license, price) -> None:
     form = song_form(client, model=model, license=license)
     assert form.price == D(price) and f"Price: ${price}" in form.price_label.value
@@ -80,8 +83,9 @@ def test_double_click_creates_one_task(client, admin, account) -> None:
     assert [t.task_id for t in client.generations.page(limit=10).data] == form.task_ids
     assert len(ledger(admin, account)) == 1
     # the key of that submission is what dedups: the service answers the same task again
-    again = client.generations.create(**{k: v for k, v in form.request().items()},
-                                      idempotency_key=form._key)
+    again = client.generations.create(
+        **{k: v for k, v in form.request().items()}, idempotency_key=form._key
+    )
     assert again.task_id == form.task_ids[0]
     assert len(ledger(admin, account)) == 1
 
@@ -103,8 +107,11 @@ def test_progress_reaches_the_end_through_dropped_streams(client, admin, sandbox
         finish(form)
         row = form.progress.rows[form.task_ids[0]]
         # the sandbox really cut each connection after 2 events ...
-        with httpx.stream("GET", f"{sandbox.base_url}/v1/generations/{row.task_id}/stream",
-                          headers={"Authorization": f"Bearer {client_key(client)}"}) as r:
+        with httpx.stream(
+            "GET",
+            f"{sandbox.base_url}/v1/generations/{row.task_id}/stream",
+            headers={"Authorization": f"Bearer {client_key(client)}"},
+        ) as r:
             frames = [json.loads(line[5:]) for line in r.iter_lines() if line.startswith("data:")]
         assert [f["kind"] for f in frames][:2] == ["progress", "progress"]
         assert len(frames) <= 3 and frames[-1]["kind"] != "terminal"
@@ -123,9 +130,14 @@ def client_key(client: Client) -> str:
 
 def test_many_tasks_in_one_panel(client) -> None:
     panel = ProgressPanel(client)
-    handles = [client.generations.create(operation="generate_music", model="v5",
-                                         payload={"prompt": f"loop {i}", "duration_seconds": 5})
-               for i in range(3)]
+    handles = [
+        client.generations.create(
+            operation="generate_music",
+            model="v5",
+            payload={"prompt": f"loop {i}", "duration_seconds": 5},
+        )
+        for i in range(3)
+    ]
     for h in handles:
         panel.track(h.task_id, label=h.task_id[:8])
     states = panel.wait(WAIT)
@@ -183,12 +195,15 @@ def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
 
 
 def test_translation_row_names_the_six_steps(client, admin, account) -> None:
-    song = client.generations.create(operation="generate_song", model="v5",
-                                     payload={"prompt": "ballad", "lyrics": "la la la",
-                                              "duration_seconds": 5})
+    song = client.generations.create(
+        operation="generate_song",
+        model="v5",
+        payload={"prompt": "ballad", "lyrics": "la la la", "duration_seconds": 5},
+    )
     task = client.generations.wait(song.task_id, timeout=WAIT)
-    handle = client.song_translations.create(song_file_id=task.file_ids[0],
-                                             target_language="French", song_style="soft pop")
+    handle = client.song_translations.create(
+        song_file_id=task.file_ids[0], target_language="French", song_style="soft pop"
+    )
     panel = ProgressPanel(client)
     row = panel.track(handle.task_id, label="translation")
     state = row.wait(WAIT)
@@ -201,16 +216,16 @@ def test_translation_row_names_the_six_steps(client, admin, account) -> None:
 
 
 def test_players_for_a_file_id_and_stems_side_by_side(client) -> None:
-    task = client.generations.create(operation="generate_song", model="v7",
-                                      payload={"prompt": "funk", "duration_seconds": 5}).wait(
-        timeout=WAIT)
+    task = client.generations.create(
+        operation="generate_song", model="v7", payload={"prompt": "funk", "duration_seconds": 5}
+    ).wait(timeout=WAIT)
     view = AudioView(client, task.file_ids[0], label="song")
     assert view.sink.errors == [] and "<audio" in view.player.value
     assert len(view.waveform.value) > 1000 and len(view.spectrogram.value) > 1000
     assert 4.0 < view.duration < 6.5
-    sep = client.generations.create(operation="separate_stems", model="2stem",
-                                    payload={"audio": f"file_id:{task.file_ids[0]}"}).wait(
-        timeout=WAIT)
+    sep = client.generations.create(
+        operation="separate_stems", model="2stem", payload={"audio": f"file_id:{task.file_ids[0]}"}
+    ).wait(timeout=WAIT)
     row = StemsView.from_task(client, sep)
     assert len(row.children) == len(sep.file_ids) >= 1
     assert all("<audio" in c.player.value and c.sink.errors == [] for c in row.columns.values())
@@ -223,9 +238,13 @@ def test_cost_panel_matches_the_ledger(client, admin, account) -> None:
     assert panel.sink.errors == [] and panel.total_usd == 0
     assert "$1000.00" in panel.balance.value and "no tasks yet" in panel.by_tier_html.value
     for model, license, take in (("v5", 1, 1), ("v7", 5, 1), ("v7", 5, 2)):  # two takes
-        client.generations.create(operation="generate_song", model=model, license=license,
-                                  payload={"prompt": "x", "duration_seconds": 5},
-                                  take=take).wait(timeout=WAIT)
+        client.generations.create(
+            operation="generate_song",
+            model=model,
+            license=license,
+            payload={"prompt": "x", "duration_seconds": 5},
+            take=take,
+        ).wait(timeout=WAIT)
     panel.refresh_button.click()
     assert panel.sink.errors == []
     billed = sum(D(e["amount_usd"]) for e in ledger(admin, account))
@@ -243,10 +262,18 @@ def test_listening_panel_on_sandbox_songs_is_blind_and_matched(client, assert_bl
     from songlab.widgets import listening_panel
 
     names = {"v5": "model v5 (sandbox)", "v7": "model v7 (sandbox)"}
-    handles = {m: client.generations.create(operation="generate_song", model=m, payload={
-        "prompt": "lofi beat", "duration_seconds": 5, "seed": 3}) for m in names}
-    clips = {names[m]: [client.files.download(h.wait(timeout=WAIT).file_ids[0])]
-             for m, h in handles.items()}
+    handles = {
+        m: client.generations.create(
+            operation="generate_song",
+            model=m,
+            payload={"prompt": "lofi beat", "duration_seconds": 5, "seed": 3},
+        )
+        for m in names
+    }
+    clips = {
+        names[m]: [client.files.download(h.wait(timeout=WAIT).file_ids[0])]
+        for m, h in handles.items()
+    }
     session = listening.preference(clips, seed=11, repeats=2)
     panel = listening_panel(session)
     loudness = []
@@ -269,8 +296,7 @@ def test_listening_panel_on_sandbox_songs_is_blind_and_matched(client, assert_bl
     assert set(frame["model"]) == set(names.values())
 
 
-def test_form_shows_a_reuse_and_new_take_makes_another_named_task(sandbox, admin,
-                                                                   account) -> None:
+def test_form_shows_a_reuse_and_new_take_makes_another_named_task(sandbox, admin, account) -> None:
     with Client(account.api_key, base_url=sandbox.base_url, quiet=True) as first:
         form = song_form(first)
         assert "ready" in form.reason.value and form.take_label.value == "take 1"

@@ -43,8 +43,9 @@ def test_titles_carry_short_ids_not_whole_ones(monkeypatch) -> None:
     assert players.short_ids("ballad v7, take 2") == "ballad v7, take 2"
     titles = []
     real = players.audio.waveform
-    monkeypatch.setattr(players.audio, "waveform",
-                        lambda *a, **k: titles.append(k["title"]) or real(*a, **k))
+    monkeypatch.setattr(
+        players.audio, "waveform", lambda *a, **k: titles.append(k["title"]) or real(*a, **k)
+    )
     view = AudioView(None, plots=("waveform",))
     view.load((clip(440), SR), label=f"ballad v7 - {task}")
     assert titles == ["waveform ballad v7 - 3f2a9c1e\u2026"]
@@ -74,8 +75,10 @@ def test_stems_from_task_use_asset_names() -> None:
     data = audio.encode(clip(200), sr=SR, format="wav")
     files = SimpleNamespace(download=lambda fid: data)
     client = SimpleNamespace(files=files)
-    assets = tuple(SimpleNamespace(file_id=f"f{i}", raw={"name": n})
-                   for i, n in enumerate(["vocals", "instrumental"]))
+    assets = tuple(
+        SimpleNamespace(file_id=f"f{i}", raw={"name": n})
+        for i, n in enumerate(["vocals", "instrumental"])
+    )
     task = SimpleNamespace(status="completed", output=SimpleNamespace(assets=assets))
     row = StemsView.from_task(client, task)
     assert list(row.columns) == ["vocals", "instrumental"]

@@ -52,14 +52,23 @@ class FakeClient:
 
 
 def song_script(task_id: str, n: int = 6) -> list[dict]:
-    events = [{"seq": i, "kind": "progress", "task_id": task_id, "status": "processing",
-               "progress": i / (n + 1)} for i in range(1, n + 1)]
+    events = [
+        {
+            "seq": i,
+            "kind": "progress",
+            "task_id": task_id,
+            "status": "processing",
+            "progress": i / (n + 1),
+        }
+        for i in range(1, n + 1)
+    ]
     return [*events, {"seq": n + 1, "kind": "terminal", "status": "completed"}]
 
 
 def test_bar_reaches_its_end_and_resumes_after_drops() -> None:
-    gens = ScriptedGenerations({"t1": song_script("t1")}, {"t1": {"status": "completed"}},
-                               drop_after=2)
+    gens = ScriptedGenerations(
+        {"t1": song_script("t1")}, {"t1": {"status": "completed"}}, drop_after=2
+    )
     panel = ProgressPanel(FakeClient(gens))
     row = panel.track("t1", label="song")
     state = row.wait(10)
@@ -91,8 +100,9 @@ def test_translation_row_names_its_six_steps() -> None:
 
 def test_many_tasks_in_one_panel() -> None:
     ids = [f"t{i}" for i in range(5)]
-    gens = ScriptedGenerations({t: song_script(t, 3) for t in ids},
-                               {t: {"status": "completed"} for t in ids}, drop_after=2)
+    gens = ScriptedGenerations(
+        {t: song_script(t, 3) for t in ids}, {t: {"status": "completed"} for t in ids}, drop_after=2
+    )
     panel = ProgressPanel(FakeClient(gens))
     for t in ids:
         panel.track(t)
@@ -103,10 +113,17 @@ def test_many_tasks_in_one_panel() -> None:
 
 
 def test_failure_shows_the_error_message() -> None:
-    script = [{"seq": 1, "kind": "progress", "progress": 0.3},
-              {"seq": 2, "kind": "terminal", "status": "failed"}]
-    final = {"status": "failed", "failure": {"error": "InvalidGenerationInput",
-                                             "message": "extend_type: must be tail or head"}}
+    script = [
+        {"seq": 1, "kind": "progress", "progress": 0.3},
+        {"seq": 2, "kind": "terminal", "status": "failed"},
+    ]
+    final = {
+        "status": "failed",
+        "failure": {
+            "error": "InvalidGenerationInput",
+            "message": "extend_type: must be tail or head",
+        },
+    }
     panel = ProgressPanel(FakeClient(ScriptedGenerations({"t": script}, {"t": final})))
     row = panel.track("t", label="extend")
     state = row.wait(10)
@@ -117,16 +134,18 @@ def test_failure_shows_the_error_message() -> None:
 
 
 def test_broken_connections_are_resumed_and_shown_while_resuming() -> None:
-    gens = ScriptedGenerations({"t": song_script("t", 2)}, {"t": {"status": "completed"}},
-                               raise_on_connect=2)
+    gens = ScriptedGenerations(
+        {"t": song_script("t", 2)}, {"t": {"status": "completed"}}, raise_on_connect=2
+    )
     panel = ProgressPanel(FakeClient(gens))
     state = panel.track("t").wait(10)
     assert state.status == "completed" and state.resumes == 2
 
 
 def test_a_stream_that_never_finishes_falls_back_to_polling() -> None:
-    gens = ScriptedGenerations({"t": [{"seq": 1, "kind": "progress", "progress": 0.5}]},
-                               {"t": {"status": "completed"}})
+    gens = ScriptedGenerations(
+        {"t": [{"seq": 1, "kind": "progress", "progress": 0.5}]}, {"t": {"status": "completed"}}
+    )
     panel = ProgressPanel(FakeClient(gens), max_resumes=2, poll_interval=0.01)
     state = panel.track("t").wait(10)
     assert state.done and state.fraction == 1.0 and state.resumes == 3
@@ -152,13 +171,18 @@ def test_errors_of_the_thread_and_of_callbacks_are_shown_in_the_panel() -> None:
     row = panel.track("t", label="song")
     row.wait(10)
     assert seen.is_set()  # callbacks ran before wait() returned
-    assert panel.sink.errors == ["song: Boom: snapshot unavailable",
-                                 "song callback: RuntimeError: callback broke"]
+    assert panel.sink.errors == [
+        "song: Boom: snapshot unavailable",
+        "song callback: RuntimeError: callback broke",
+    ]
     assert "callback broke" in panel.sink.line.value
     assert row.state.status == "completed"  # the stream's terminal event stands
     assert "snapshot unavailable" in row.status.value
-    assert {"name": "stderr", "output_type": "stream",
-            "text": "song callback: RuntimeError: callback broke\n"} in panel.sink.log.outputs
+    assert {
+        "name": "stderr",
+        "output_type": "stream",
+        "text": "song callback: RuntimeError: callback broke\n",
+    } in panel.sink.log.outputs
 
 
 def test_a_refused_stream_is_not_resumed_and_is_shown() -> None:

@@ -14,8 +14,10 @@ from songlab.widgets.progress import ProgressPanel
 
 
 def spec_script(n: int = 4) -> list[dict]:
-    return [*({"seq": i, "kind": "progress"} for i in range(1, n + 1)),
-            {"seq": n + 1, "kind": "terminal"}]
+    return [
+        *({"seq": i, "kind": "progress"} for i in range(1, n + 1)),
+        {"seq": n + 1, "kind": "terminal"},
+    ]
 
 
 @dataclass
@@ -30,8 +32,9 @@ class SpecGenerations:
     def stream(self, task_id: str, *, after: int = 0) -> Iterator[Any]:
         for e in spec_script():
             if e["seq"] > after:  # as the client yields them: parsed from the SSE frame
-                yield parse_event(f'{{"seq": {e["seq"]}}}', sse_id=str(e["seq"]),
-                                  sse_event=e["kind"])
+                yield parse_event(
+                    f'{{"seq": {e["seq"]}}}', sse_id=str(e["seq"]), sse_event=e["kind"]
+                )
 
     def get(self, task_id: str) -> dict:
         with self.lock:
@@ -61,8 +64,9 @@ def test_the_reducer_claims_no_percentage_until_the_outcome_is_read() -> None:
 
 
 def test_a_failed_outcome_without_detail_says_so() -> None:
-    s = ev.reduce(ev.reduce(ev.initial("t"), {"seq": 1, "kind": "progress"}),
-                  {"seq": 2, "kind": "terminal"})
+    s = ev.reduce(
+        ev.reduce(ev.initial("t"), {"seq": 1, "kind": "progress"}), {"seq": 2, "kind": "terminal"}
+    )
     s = ev.settle(s, {"task_id": "t", "status": "failed"})
     assert s.done and s.status == "failed" and s.error == "the task failed"
 
@@ -70,8 +74,9 @@ def test_a_failed_outcome_without_detail_says_so() -> None:
 def test_progress_or_steps_make_the_row_determinate() -> None:
     s = ev.reduce(ev.initial("t"), {"seq": 1, "kind": "progress", "progress": 0.4})
     assert s.determinate and ev.describe(s).endswith("40%")
-    s = ev.reduce(ev.initial("t"), {"seq": 1, "kind": "progress", "step": "translate",
-                                    "phase": "started"})
+    s = ev.reduce(
+        ev.initial("t"), {"seq": 1, "kind": "progress", "step": "translate", "phase": "started"}
+    )
     assert s.determinate and [n for n, _ in s.steps][:2] == ["transcribe", "translate"]
 
 

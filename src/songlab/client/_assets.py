@@ -40,8 +40,9 @@ def _default_dir() -> Path:
 class AssetCache:
     """Downloaded bytes by (file id, blob hash). ``path=None``: the default directory."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         if not (isinstance(max_bytes, int) and max_bytes >= 0):
             from songlab.client._errors import ValidationError
 

@@ -53,11 +53,18 @@ class AsyncClient(BaseClient):
         compat: Compat[AsyncClient]
         agent: Agent[AsyncClient]
 
-        def estimate(self, *, tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
-                     model: str | NotGiven = ..., route: str | NotGiven = ...,
-                     tier: str | NotGiven = ..., max_budget: int | NotGiven = ...,
-                     license: int | str | NotGiven = ...,
-                     version: str | NotGiven = ...) -> Awaiting[Estimate]: ...
+        def estimate(
+            self,
+            *,
+            tool_id: str | NotGiven = ...,
+            operation: str | NotGiven = ...,
+            model: str | NotGiven = ...,
+            route: str | NotGiven = ...,
+            tier: str | NotGiven = ...,
+            max_budget: int | NotGiven = ...,
+            license: int | str | NotGiven = ...,
+            version: str | NotGiven = ...,
+        ) -> Awaiting[Estimate]: ...
 
     def __init__(
         self,
@@ -74,25 +81,54 @@ class AsyncClient(BaseClient):
         quiet: bool = False,
         cache: AssetCache | str | os.PathLike[str] | bool | None = None,
     ) -> None:
-        super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed,
-                         record=record, reuse=reuse, quiet=quiet, cache=cache)
-        limits = httpx.Limits(max_connections=max_connections,
-                              max_keepalive_connections=max_connections)
+        super().__init__(
+            api_key,
+            base_url=base_url,
+            timeout=timeout,
+            retry=retry,
+            seed=seed,
+            record=record,
+            reuse=reuse,
+            quiet=quiet,
+            cache=cache,
+        )
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
         self._http = httpx.AsyncClient(transport=transport, timeout=self.timeout, limits=limits)
         self._sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
-    async def batch(self, requests: Iterable[Mapping[str, Any]], *, concurrency: int = 8,
-                    budget_usd: Decimal | int | str | None = None, wait: bool = True,
-                    timeout: float = 600.0, poll_interval: float = 0.5,
-                    progress: bool | None = None, pace_base_s: float = 0.05,
-                    pace_max_s: float = 60.0) -> Any:  # a pandas DataFrame
+    async def batch(
+        self,
+        requests: Iterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        budget_usd: Decimal | int | str | None = None,
+        wait: bool = True,
+        timeout: float = 600.0,
+        poll_interval: float = 0.5,
+        progress: bool | None = None,
+        pace_base_s: float = 0.05,
+        pace_max_s: float = 60.0,
+    ) -> Any:  # a pandas DataFrame
         """:meth:`songlab.client.Client.batch` for the async client: the same arguments, checks,
         pacing, resume and result frame; creates and waits run as asyncio tasks."""
         from songlab.client._batch import options, run_batch_async
 
-        return await run_batch_async(self, list(requests), options(
-            concurrency, budget_usd, wait, timeout, poll_interval, progress, pace_base_s,
-            pace_max_s))
+        return await run_batch_async(
+            self,
+            list(requests),
+            options(
+                concurrency,
+                budget_usd,
+                wait,
+                timeout,
+                poll_interval,
+                progress,
+                pace_base_s,
+                pace_max_s,
+            ),
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -105,8 +141,12 @@ class AsyncClient(BaseClient):
 
     # -- sending (every decision is in _base, _retry and _loop) -----------------
 
-    async def _request(self, call: Call, deadline: float | None = None,
-                       expired: Callable[[], SonglabError] | None = None) -> Any:
+    async def _request(
+        self,
+        call: Call,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Any:
         retrier = self._retrier(call, deadline=deadline, expired=expired)
         while True:
             try:
@@ -115,14 +155,19 @@ class AsyncClient(BaseClient):
             except Exception as exc:
                 await self._sleep(self._backoff(retrier, call, exc))
 
-    async def _perform(self, step: Step, deadline: float | None,
-                       expired: Callable[[], SonglabError] | None) -> Any:
+    async def _perform(
+        self, step: Step, deadline: float | None, expired: Callable[[], SonglabError] | None
+    ) -> Any:
         if isinstance(step, Work):  # file reads, writes and decoding: off the event loop
             return await asyncio.to_thread(step.fn, *step.args)
         return await self._request(step, deadline, expired)
 
-    async def _adrive(self, op: Op, deadline: float | None = None,
-                      expired: Callable[[], SonglabError] | None = None) -> Any:
+    async def _adrive(
+        self,
+        op: Op,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Any:
         try:
             step = next(op)
             while True:
@@ -135,8 +180,12 @@ class AsyncClient(BaseClient):
         except StopIteration as stop:
             return stop.value
 
-    def _drive(self, op: Op, deadline: float | None = None,
-               expired: Callable[[], SonglabError] | None = None) -> Any:
+    def _drive(
+        self,
+        op: Op,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Any:
         return self._adrive(op, deadline, expired)
 
     @staticmethod
@@ -154,10 +203,16 @@ class AsyncClient(BaseClient):
 
     # -- streams ---------------------------------------------------------------
 
-    async def watch(self, task: str | TaskHandle[Any],
-                    callback: Callable[[WatchUpdate], object] | None = None, *,
-                    timeout: float | None = None, poll_interval: float = 0.5,
-                    max_resumes: int = 50, raise_on_failure: bool = True) -> Task:
+    async def watch(
+        self,
+        task: str | TaskHandle[Any],
+        callback: Callable[[WatchUpdate], object] | None = None,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 0.5,
+        max_resumes: int = 50,
+        raise_on_failure: bool = True,
+    ) -> Task:
         """Follow ``task`` (a task id or a handle) to its end -> the final :class:`Task`.
 
         ``callback(update)`` (a function or a coroutine function) gets a :class:`WatchUpdate` for each stream event, each resume
@@ -168,34 +223,43 @@ class AsyncClient(BaseClient):
         raises :class:`WaitTimeout`. A failed task raises :class:`TaskFailed` unless
         ``raise_on_failure=False``. What the callback raises ends the watch.
         """
-        w = watch_loop(task, timeout=timeout, poll_interval=poll_interval,
-                       max_resumes=max_resumes, raise_on_failure=raise_on_failure)
+        w = watch_loop(
+            task,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            max_resumes=max_resumes,
+            raise_on_failure=raise_on_failure,
+        )
         task_id = w.task_id
 
         async def get() -> Task:
-            got: Task = await self._drive(self.generations._get_op(task_id), w.deadline,
-                                          w.expired)
+            got: Task = await self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
             return got
 
         final: Task = await afollow(
-            w, callback,
+            w,
+            callback,
             open_stream=lambda after: self._stream(task_id, after=after, deadline=w.deadline),
-            get=get, sleep=self._sleep)
+            get=get,
+            sleep=self._sleep,
+        )
         return final
 
-    async def _stream(self, task_id: str, *, after: int = 0,
-                      deadline: float | None = None) -> AsyncGenerator[Event, None]:
+    async def _stream(
+        self, task_id: str, *, after: int = 0, deadline: float | None = None
+    ) -> AsyncGenerator[Event, None]:
         loop = self._stream_loop(task_id, after, deadline)
         url = self.base_url + loop.path
         while True:
             params, timeout = loop.connect(time.monotonic())
             try:
-                async with self._http.stream("GET", url, params=params,
-                                             headers=self._stream_headers,
-                                             timeout=timeout) as response:
+                async with self._http.stream(
+                    "GET", url, params=params, headers=self._stream_headers, timeout=timeout
+                ) as response:
                     if response.status_code >= 400:
-                        loop.on_refused(response.status_code, await response.aread(),
-                                        response.headers)
+                        loop.on_refused(
+                            response.status_code, await response.aread(), response.headers
+                        )
                     else:
                         async for sse in EventSource(response).aiter_sse():
                             event = loop.on_frame(sse.data, sse.id, sse.event)
@@ -207,11 +271,23 @@ class AsyncClient(BaseClient):
                 loop.on_broken(exc)
             await self._sleep(loop.next_delay(time.monotonic()))
 
-    async def _wait(self, task_id: str, *, timeout: float,
-                    on_event: Callable[[Event], Any] | None, raise_on_failure: bool,
-                    poll_interval: float, use_stream: bool) -> Task:
-        w = WaitLoop(task_id, timeout=timeout, poll_interval=poll_interval,
-                     raise_on_failure=raise_on_failure, now=time.monotonic())
+    async def _wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float,
+        on_event: Callable[[Event], Any] | None,
+        raise_on_failure: bool,
+        poll_interval: float,
+        use_stream: bool,
+    ) -> Task:
+        w = WaitLoop(
+            task_id,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            raise_on_failure=raise_on_failure,
+            now=time.monotonic(),
+        )
         if use_stream:
             try:  # aclosing(): the connection is released even when on_event raises
                 async with aclosing(self._stream(task_id, deadline=w.deadline)) as events:
@@ -224,8 +300,7 @@ class AsyncClient(BaseClient):
             except (WaitTimeout, StreamError, MalformedResponse) as exc:
                 w.stream_ended(exc)
         while True:
-            task: Task = await self._drive(self.generations._get_op(task_id), w.deadline,
-                                           w.expired)
+            task: Task = await self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
             delay = w.on_task(task, time.monotonic())
             if delay is None:
                 return task

@@ -64,8 +64,11 @@ def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> L
     """Checked labels; a :class:`ValidationError` (a ValueError) names the field and the rule."""
     from songlab.client._errors import ValidationError
 
-    if project is not None and (not isinstance(project, str) or not _PROJECT.fullmatch(project)
-                                or project != project.strip()):
+    if project is not None and (
+        not isinstance(project, str)
+        or not _PROJECT.fullmatch(project)
+        or project != project.strip()
+    ):
         raise ValidationError(
             "project", f"1-64 characters of A-Z a-z 0-9 _ . : - and inner spaces, got {project!r}"
         )
@@ -149,7 +152,9 @@ def active_labels(client: Any) -> Labels:
     return client_defaults(client).merged(_SCOPE.get())
 
 
-def add_listener(listener: Callable[[CreateRecord], Any], *, client: Any = None) -> Callable[[], None]:
+def add_listener(
+    listener: Callable[[CreateRecord], Any], *, client: Any = None
+) -> Callable[[], None]:
     """Call ``listener(record)`` after every accepted create (of ``client`` only, if given).
 
     Returns a function that removes it. A listener that raises is logged and
@@ -168,25 +173,45 @@ def add_listener(listener: Callable[[CreateRecord], Any], *, client: Any = None)
     return remove
 
 
-def build_record(client: Any, *, route: str, body: dict[str, Any], estimate: Any,
-                 key: str | None, data: dict[str, Any], payload_sha256: str | None = None,
-                 scope: str | None = None, take: int | None = None, origin: str | None = None,
-                 sent_at: datetime | None = None) -> CreateRecord:
+def build_record(
+    client: Any,
+    *,
+    route: str,
+    body: dict[str, Any],
+    estimate: Any,
+    key: str | None,
+    data: dict[str, Any],
+    payload_sha256: str | None = None,
+    scope: str | None = None,
+    take: int | None = None,
+    origin: str | None = None,
+    sent_at: datetime | None = None,
+) -> CreateRecord:
     """The :class:`CreateRecord` of one accepted create (labels active now, no secret)."""
     labels = active_labels(client)
     lic = getattr(estimate, "license", None)
     if not isinstance(lic, int) and isinstance(body.get("license"), int):
         lic = body["license"]
     return CreateRecord(
-        task_id=data["task_id"], idempotency_key=key, route=route,
+        task_id=data["task_id"],
+        idempotency_key=key,
+        route=route,
         tool_id=body.get("tool_id") if isinstance(body.get("tool_id"), str) else None,
-        operation=getattr(estimate, "what", None), model=getattr(estimate, "model", None),
+        operation=getattr(estimate, "what", None),
+        model=getattr(estimate, "model", None),
         license=lic if isinstance(lic, int) and not isinstance(lic, bool) else None,
-        estimate_usd=getattr(estimate, "usd", None), project=labels.project, tags=labels.tags,
-        key_id=getattr(client, "key_id", None) or "key_unknown", recorded_at=datetime.now(UTC),
-        base_url=getattr(client, "base_url", None), payload_sha256=payload_sha256, scope=scope,
-        take=take, origin=origin, sent_at=sent_at,
-    )  # fmt: skip
+        estimate_usd=getattr(estimate, "usd", None),
+        project=labels.project,
+        tags=labels.tags,
+        key_id=getattr(client, "key_id", None) or "key_unknown",
+        recorded_at=datetime.now(UTC),
+        base_url=getattr(client, "base_url", None),
+        payload_sha256=payload_sha256,
+        scope=scope,
+        take=take,
+        origin=origin,
+        sent_at=sent_at,
+    )
 
 
 def notify(client: Any, record: CreateRecord) -> None:

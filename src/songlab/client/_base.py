@@ -69,8 +69,15 @@ if TYPE_CHECKING:
 
 # Call, Work, NOT_GIVEN ... live in _call; re-exported here, where the operations import them.
 __all__ = [
-    "BaseClient", "Call", "NOT_GIVEN", "NotGiven", "Op", "Step", "Work", "new_idempotency_key",
-    "path_id"
+    "BaseClient",
+    "Call",
+    "NOT_GIVEN",
+    "NotGiven",
+    "Op",
+    "Step",
+    "Work",
+    "new_idempotency_key",
+    "path_id",
 ]
 
 _Self = TypeVar("_Self", bound="BaseClient")
@@ -123,26 +130,38 @@ class BaseClient:
         quiet: bool = False,
         cache: Any = None,
     ) -> None:
-        require(isinstance(api_key, str) and bool(api_key.strip()), "api_key",
-                "a non-empty string")
+        require(isinstance(api_key, str) and bool(api_key.strip()), "api_key", "a non-empty string")
         # A stray newline or control character would make httpx refuse the header with an
         # error that quotes the key: strip the ends, refuse the rest naming only the rule.
         api_key = api_key.strip()
-        require(api_key.isascii() and api_key.isprintable() and " " not in api_key, "api_key",
-                "printable ASCII without spaces or control characters")
-        require(isinstance(base_url, str) and base_url.startswith(("http://", "https://")),
-                "base_url", "an http:// or https:// URL")
+        require(
+            api_key.isascii() and api_key.isprintable() and " " not in api_key,
+            "api_key",
+            "printable ASCII without spaces or control characters",
+        )
+        require(
+            isinstance(base_url, str) and base_url.startswith(("http://", "https://")),
+            "base_url",
+            "an http:// or https:// URL",
+        )
         self.base_url = base_url.rstrip("/")
-        self._plain_headers = {"Accept": "*/*", "Accept-Encoding": "gzip, deflate",
-                               "User-Agent": USER_AGENT}
+        self._plain_headers = {
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": USER_AGENT,
+        }
         # The spec: every authenticated request carries the bearer header and
         # Content-Type: application/json, except multipart uploads.
-        self._auth_headers = {**self._plain_headers, "Authorization": f"Bearer {api_key}",
-                              "Content-Type": "application/json"}
+        self._auth_headers = {
+            **self._plain_headers,
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+        }
         self.timeout = DEFAULT_TIMEOUT if isinstance(timeout, NotGiven) else httpx.Timeout(timeout)
         self._extensions = {"timeout": self.timeout.as_dict()}
-        self._longest_timeout = max((v for v in self.timeout.as_dict().values() if v is not None),
-                                    default=float("inf"))
+        self._longest_timeout = max(
+            (v for v in self.timeout.as_dict().values() if v is not None), default=float("inf")
+        )
         self.retry = RetryPolicy() if isinstance(retry, NotGiven) else retry
         self._rng = random.Random(seed)
         self._tools: tuple[Tool, ...] | None = None
@@ -151,8 +170,11 @@ class BaseClient:
         self.key_id = _attribution.key_id(api_key)  # non-secret; names the key in ledgers
         if reuse is True:
             reuse = "notebook"
-        require(reuse is False or reuse in REUSE_SCOPES, "reuse",
-                f"'notebook', 'account' or False, got {reuse!r}")
+        require(
+            reuse is False or reuse in REUSE_SCOPES,
+            "reuse",
+            f"'notebook', 'account' or False, got {reuse!r}",
+        )
         self.reuse: str | bool = reuse
         self.record: RecordStore | None = resolve_record(record)
         self.quiet = bool(quiet)
@@ -209,9 +231,19 @@ class BaseClient:
         """
         from songlab.client._generations import estimate_op
 
-        return self._drive(estimate_op(self, tool_id=tool_id, operation=operation, model=model,
-                                       route=route, tier=tier, max_budget=max_budget,
-                                       license=license, version=version))
+        return self._drive(
+            estimate_op(
+                self,
+                tool_id=tool_id,
+                operation=operation,
+                model=model,
+                route=route,
+                tier=tier,
+                max_budget=max_budget,
+                license=license,
+                version=version,
+            )
+        )
 
     # -- implemented by the senders (Client, AsyncClient) ------------------------
 
@@ -219,8 +251,12 @@ class BaseClient:
     # started there (``base_url``, ``admin_token``, ``stop()``); None otherwise.
     sandbox: Any = None
 
-    def _drive(self, op: Op, deadline: float | None = None,
-               expired: Callable[[], SonglabError] | None = None) -> Any:
+    def _drive(
+        self,
+        op: Op,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Any:
         raise NotImplementedError  # pragma: no cover
 
     @staticmethod
@@ -233,13 +269,28 @@ class BaseClient:
     def _stream(self, task_id: str, *, after: int = 0, deadline: float | None = None) -> Any:
         raise NotImplementedError  # pragma: no cover
 
-    def _wait(self, task_id: str, *, timeout: float, on_event: Callable[[Any], Any] | None,
-              raise_on_failure: bool, poll_interval: float, use_stream: bool) -> Any:
+    def _wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float,
+        on_event: Callable[[Any], Any] | None,
+        raise_on_failure: bool,
+        poll_interval: float,
+        use_stream: bool,
+    ) -> Any:
         raise NotImplementedError  # pragma: no cover
 
-    def watch(self, task: Any, callback: Callable[[WatchUpdate], object] | None = None, *,
-              timeout: float | None = None, poll_interval: float = 0.5, max_resumes: int = 50,
-              raise_on_failure: bool = True) -> Any:
+    def watch(
+        self,
+        task: Any,
+        callback: Callable[[WatchUpdate], object] | None = None,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 0.5,
+        max_resumes: int = 50,
+        raise_on_failure: bool = True,
+    ) -> Any:
         raise NotImplementedError  # pragma: no cover
 
     def __repr__(self) -> str:
@@ -256,22 +307,37 @@ class BaseClient:
             headers = {k: v for k, v in headers.items() if k != "Content-Type"}
         if call.idempotency_key is not None:
             headers = {**headers, "Idempotency-Key": call.idempotency_key}
-        url = call.path if call.path.startswith(("http://", "https://")) else self.base_url + call.path
+        url = (
+            call.path
+            if call.path.startswith(("http://", "https://"))
+            else self.base_url + call.path
+        )
         extensions = self._extensions
         if retrier is not None:
             remaining = retrier.deadline - time.monotonic()
             if remaining < self._longest_timeout:
                 extensions = {"timeout": bounded_timeout(self.timeout, remaining).as_dict()}
-        return httpx.Request(call.method, url, params=call.params, json=call.json,
-                             files=call.files, headers=headers, extensions=extensions)
+        return httpx.Request(
+            call.method,
+            url,
+            params=call.params,
+            json=call.json,
+            files=call.files,
+            headers=headers,
+            extensions=extensions,
+        )
 
     @staticmethod
     def _decode(call: Call, response: httpx.Response) -> Any:
         """The answer of a call, or the exception of its error body (with what a
         ``Retry-After`` header asked for)."""
         if response.status_code >= 400:
-            err = error_from_response(response.status_code, response.content,
-                                      method=call.method, path=_loggable(call.path))
+            err = error_from_response(
+                response.status_code,
+                response.content,
+                method=call.method,
+                path=_loggable(call.path),
+            )
             err.retry_after_s = retry_after_s(response.headers)
             raise err
         if call.expect == "bytes":
@@ -282,15 +348,30 @@ class BaseClient:
             return json.loads(response.content)
         except ValueError:
             kind = response.headers.get("content-type", "no content-type")
-            raise MalformedResponse(f"the body is not JSON ({kind}, {len(response.content)} "
-                                    "bytes)", method=call.method, path=_loggable(call.path),
-                                    status_code=response.status_code) from None
+            raise MalformedResponse(
+                f"the body is not JSON ({kind}, {len(response.content)} bytes)",
+                method=call.method,
+                path=_loggable(call.path),
+                status_code=response.status_code,
+            ) from None
 
-    def _retrier(self, call: Call, *, deadline: float | None = None,
-                 expired: Callable[[], SonglabError] | None = None) -> Retrier:
-        return Retrier(call.kind, self.retry, self._rng, now=time.monotonic(),
-                       describe=(call.method, _loggable(call.path)), key=call.idempotency_key,
-                       deadline=deadline, expired=expired)
+    def _retrier(
+        self,
+        call: Call,
+        *,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Retrier:
+        return Retrier(
+            call.kind,
+            self.retry,
+            self._rng,
+            now=time.monotonic(),
+            describe=(call.method, _loggable(call.path)),
+            key=call.idempotency_key,
+            deadline=deadline,
+            expired=expired,
+        )
 
     def _backoff(self, retrier: Retrier, call: Call, exc: Exception) -> float:
         """The sleep before the next attempt of ``call`` (raises when retrying is over)."""
@@ -299,15 +380,28 @@ class BaseClient:
                 exc.idempotency_key = call.idempotency_key  # type: ignore[attr-defined]
             raise exc
         delay = retrier.on_error(exc, time.monotonic())
-        log.info("retrying %s %s in %.2fs after %s (attempt %d)", call.method,
-                 _loggable(call.path), delay, getattr(exc, "code", None) or type(exc).__name__,
-                 retrier.attempts)
+        log.info(
+            "retrying %s %s in %.2fs after %s (attempt %d)",
+            call.method,
+            _loggable(call.path),
+            delay,
+            getattr(exc, "code", None) or type(exc).__name__,
+            retrier.attempts,
+        )
         return delay
 
     def _stream_loop(self, task_id: str, after: int, deadline: float | None) -> StreamLoop:
         path = f"/v1/generations/{path_id(task_id, 'task_id')}/stream"
-        return StreamLoop(task_id, path=path, after=after, policy=self.retry, rng=self._rng,
-                          timeout=self.timeout, now=time.monotonic(), deadline=deadline)
+        return StreamLoop(
+            task_id,
+            path=path,
+            after=after,
+            policy=self.retry,
+            rng=self._rng,
+            timeout=self.timeout,
+            now=time.monotonic(),
+            deadline=deadline,
+        )
 
     @property
     def _stream_headers(self) -> dict[str, str]:
@@ -334,7 +428,9 @@ class BaseClient:
             return origin, None
         return origin, "account" if self.reuse == "account" else (origin or "unknown")
 
-    def previous_create(self, route: str, body: dict[str, Any], *, take: int = 1) -> RecordRow | None:
+    def previous_create(
+        self, route: str, body: dict[str, Any], *, take: int = 1
+    ) -> RecordRow | None:
         """The recorded create this one would re-attach to (same account, route, canonical
         request, scope and take), or None: a local look-up, nothing is sent."""
         _, scope = self._scope()
@@ -350,39 +446,63 @@ class BaseClient:
         if not self.quiet:
             print(f"songlab: {message}", flush=True)
 
-    def _create_op(self, path: str, body: dict[str, Any], estimate: Any, key: str | None,
-                   take: Any = 1, fresh: Any = False, *, paced: bool = False,
-                   announce: bool = True) -> Op:
+    def _create_op(
+        self,
+        path: str,
+        body: dict[str, Any],
+        estimate: Any,
+        key: str | None,
+        take: Any = 1,
+        fresh: Any = False,
+        *,
+        paced: bool = False,
+        announce: bool = True,
+    ) -> Op:
         """POST a create with its Idempotency-Key, under the active budgets; or re-attach to
         the recorded task of the same request (no POST). ``paced``: a RateLimited answer is
         raised at once (a batch's pacer decides when to send again); ``announce``: say a
         re-attach in one line (a batch sums them up instead)."""
         from songlab.client._handle import TaskHandle
 
-        require(isinstance(take, int) and not isinstance(take, bool) and take >= 1, "take",
-                f"a whole number >= 1, got {take!r}")
+        require(
+            isinstance(take, int) and not isinstance(take, bool) and take >= 1,
+            "take",
+            f"a whole number >= 1, got {take!r}",
+        )
         require(isinstance(fresh, bool), "fresh", f"True or False, got {fresh!r}")
         if key is not None and (fresh or take != 1):
-            raise ValidationError("idempotency_key", "alone names the create: give it, or "
-                                  "take=/fresh=, not both")
+            raise ValidationError(
+                "idempotency_key", "alone names the create: give it, or take=/fresh=, not both"
+            )
         canonical = canonical_request(path, body)
         origin, scope = self._scope()
         if key is not None or fresh:
             scope = None
         if key is None:
-            key = (new_idempotency_key() if scope is None else
-                   deterministic_key(self.key_id, path, canonical, scope, take))
+            key = (
+                new_idempotency_key()
+                if scope is None
+                else deterministic_key(self.key_id, path, canonical, scope, take)
+            )
         elif scope is None:
             take = 1
         if scope is not None and self.record is not None:
             try:
-                found = yield Work(functools.partial(self.record.find, key_id=self.key_id,
-                                                     base_url=self.base_url,
-                                                     idempotency_key=key))
+                found = yield Work(
+                    functools.partial(
+                        self.record.find,
+                        key_id=self.key_id,
+                        base_url=self.base_url,
+                        idempotency_key=key,
+                    )
+                )
             except Exception:  # noqa: BLE001 - an unreadable record: the key still dedups
-                log.warning("could not read the record %s; creating (the Idempotency-Key "
-                            "still lets the service deduplicate)", self.record.path,
-                            exc_info=True)
+                log.warning(
+                    "could not read the record %s; creating (the Idempotency-Key "
+                    "still lets the service deduplicate)",
+                    self.record.path,
+                    exc_info=True,
+                )
                 found = None
             if found is not None:
                 handle = yield from self._reattach_op(found, key, announce)
@@ -392,26 +512,49 @@ class BaseClient:
         sent_at = datetime.now(UTC)
         reservation = self._budgets.reserve(estimate)
         try:
-            data = yield Call("POST", path, json=body, idempotency_key=key,
-                              final_codes=_PACED if paced else frozenset())
-            if not (isinstance(data, dict) and isinstance(data.get("task_id"), str)
-                    and data["task_id"]):
+            data = yield Call(
+                "POST",
+                path,
+                json=body,
+                idempotency_key=key,
+                final_codes=_PACED if paced else frozenset(),
+            )
+            if not (
+                isinstance(data, dict) and isinstance(data.get("task_id"), str) and data["task_id"]
+            ):
                 raise MalformedResponse(
                     f"the create answer has no task_id (got {str(data)[:200]!r}); the task may "
                     f"exist: send the same create again with idempotency_key={key!r}",
-                    method="POST", path=path)
+                    method="POST",
+                    path=path,
+                )
         except BaseException:
             reservation.release()
             raise
         reservation.commit(data["task_id"])
-        rec = _attribution.build_record(self, route=path, body=body, estimate=estimate, key=key,
-                                        data=data, payload_sha256=sha, scope=scope,
-                                        take=take if scope is not None else None, origin=origin,
-                                        sent_at=sent_at)
+        rec = _attribution.build_record(
+            self,
+            route=path,
+            body=body,
+            estimate=estimate,
+            key=key,
+            data=data,
+            payload_sha256=sha,
+            scope=scope,
+            take=take if scope is not None else None,
+            origin=origin,
+            sent_at=sent_at,
+        )
         if self.record is not None:
             try:
-                yield Work(functools.partial(self.record.write, _row_of(rec), payload=canonical,
-                                             consent_id=data.get("consent_id")))
+                yield Work(
+                    functools.partial(
+                        self.record.write,
+                        _row_of(rec),
+                        payload=canonical,
+                        consent_id=data.get("consent_id"),
+                    )
+                )
             except Exception:  # noqa: BLE001 - the task exists and is billed: never fail it
                 log.exception("could not record task %s in %s", rec.task_id, self.record.path)
         _attribution.notify(self, rec)
@@ -425,26 +568,51 @@ class BaseClient:
         try:
             raw = yield Call("GET", "/v1/generations/" + path_id(found.task_id, "task_id"))
         except (NotFound, Forbidden):
-            yield Work(functools.partial(self.record.forget if self.record else _noop,
-                                         task_id=found.task_id, key_id=self.key_id))
-            self._say(f"recorded task {found.task_id[:8]}... is gone from the service; "
-                      "creating it again")
+            yield Work(
+                functools.partial(
+                    self.record.forget if self.record else _noop,
+                    task_id=found.task_id,
+                    key_id=self.key_id,
+                )
+            )
+            self._say(
+                f"recorded task {found.task_id[:8]}... is gone from the service; creating it again"
+            )
             return None
         task = parse_task(raw)
-        when = (found.accepted_at.astimezone().strftime("%H:%M")
-                if found.accepted_at is not None else "earlier")
-        cost = (f"${found.estimate_usd.normalize():f}" if found.estimate_usd is not None
-                else "its price")
+        when = (
+            found.accepted_at.astimezone().strftime("%H:%M")
+            if found.accepted_at is not None
+            else "earlier"
+        )
+        cost = (
+            f"${found.estimate_usd.normalize():f}"
+            if found.estimate_usd is not None
+            else "its price"
+        )
         if announce and task.status == "failed":
-            self._say(f"reused task {found.task_id[:8]}... from {when}: it failed (nothing "
-                      "was billed); take=2 or fresh=True asks again")
+            self._say(
+                f"reused task {found.task_id[:8]}... from {when}: it failed (nothing "
+                "was billed); take=2 or fresh=True asks again"
+            )
         elif announce:
-            self._say(f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
-                      "again; fresh=True makes a new one")
-        consent = yield Work(functools.partial(self.record.consent_id if self.record else _noop,
-                                               task_id=found.task_id, key_id=self.key_id))
-        body = {"task_id": found.task_id, "status": task.status, "consent_id": consent,
-                "reused": True}
+            self._say(
+                f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
+                "again; fresh=True makes a new one"
+            )
+        consent = yield Work(
+            functools.partial(
+                self.record.consent_id if self.record else _noop,
+                task_id=found.task_id,
+                key_id=self.key_id,
+            )
+        )
+        body = {
+            "task_id": found.task_id,
+            "status": task.status,
+            "consent_id": consent,
+            "reused": True,
+        }
         return TaskHandle.from_created(body, key, self)
 
     def budget(self, *, usd: Decimal | int | str) -> Budget:
@@ -461,8 +629,14 @@ class BaseClient:
         from songlab.client._handle import TaskHandle
 
         path_id(task_id, "task_id")
-        return TaskHandle(task_id=task_id, status=None, consent_id=None, idempotency_key=None,
-                          raw={}, _client=self)
+        return TaskHandle(
+            task_id=task_id,
+            status=None,
+            consent_id=None,
+            idempotency_key=None,
+            raw={},
+            _client=self,
+        )
 
 
 def _noop(**_: Any) -> None:
@@ -471,13 +645,25 @@ def _noop(**_: Any) -> None:
 
 def _row_of(rec: _attribution.CreateRecord) -> RecordRow:
     return RecordRow(
-        task_id=rec.task_id, key_id=rec.key_id, base_url=rec.base_url,
-        idempotency_key=rec.idempotency_key, route=rec.route, tool_id=rec.tool_id,
-        operation=rec.operation, model=rec.model, license=rec.license,
-        payload_sha256=rec.payload_sha256, estimate_usd=rec.estimate_usd, project=rec.project,
-        tags=",".join(sorted(rec.tags)) or None, scope=rec.scope, take=rec.take,
-        origin=rec.origin, sent_at=rec.sent_at, accepted_at=rec.accepted_at,
-    )  # fmt: skip
+        task_id=rec.task_id,
+        key_id=rec.key_id,
+        base_url=rec.base_url,
+        idempotency_key=rec.idempotency_key,
+        route=rec.route,
+        tool_id=rec.tool_id,
+        operation=rec.operation,
+        model=rec.model,
+        license=rec.license,
+        payload_sha256=rec.payload_sha256,
+        estimate_usd=rec.estimate_usd,
+        project=rec.project,
+        tags=",".join(sorted(rec.tags)) or None,
+        scope=rec.scope,
+        take=rec.take,
+        origin=rec.origin,
+        sent_at=rec.sent_at,
+        accepted_at=rec.accepted_at,
+    )
 
 
 def _loggable(path: str) -> str:

@@ -199,12 +199,17 @@ def _describe(exc: BaseException) -> str:
 
 def check_request(index: int, request: Any) -> dict[str, Any]:
     if not isinstance(request, Mapping):
-        raise ValidationError(f"requests[{index}]", "a dict of generations.create arguments "
-                              "(tool_id or operation+model, payload, license, take)")
+        raise ValidationError(
+            f"requests[{index}]",
+            "a dict of generations.create arguments "
+            "(tool_id or operation+model, payload, license, take)",
+        )
     unknown = sorted(set(request) - _REQUEST_KEYS)
     if unknown:
-        raise ValidationError(f"requests[{index}].{unknown[0]}",
-                              f"not a batch field (use {', '.join(sorted(_REQUEST_KEYS))})")
+        raise ValidationError(
+            f"requests[{index}].{unknown[0]}",
+            f"not a batch field (use {', '.join(sorted(_REQUEST_KEYS))})",
+        )
     if "payload" not in request:
         raise ValidationError(f"requests[{index}].payload", "required")
     return dict(request)
@@ -220,8 +225,12 @@ def _prepare(client: Any, index: int, request: Any) -> Any:
         raise ValidationError(f"requests[{index}].take", f"a whole number >= 1, got {take!r}")
     try:
         body, est = yield from client.generations._prepare_op(
-            req.get("tool_id", NOT_GIVEN), req.get("operation", NOT_GIVEN),
-            req.get("model", NOT_GIVEN), req["payload"], req.get("license", NOT_GIVEN))
+            req.get("tool_id", NOT_GIVEN),
+            req.get("operation", NOT_GIVEN),
+            req.get("model", NOT_GIVEN),
+            req["payload"],
+            req.get("license", NOT_GIVEN),
+        )
     except ValidationError as e:
         raise ValidationError(f"requests[{index}].{e.field}", e.rule) from None
     recorded = client.previous_create("/v1/generations", body, take=take) is not None
@@ -245,13 +254,17 @@ def check_budget(items: list[BatchItem], budget_usd: Any) -> Decimal:
     if unknown:
         raise BudgetExceeded(
             f"batch not started: requests {unknown[:5]} have no list price, so the batch "
-            f"cannot be held to budget_usd={limit}; nothing was sent", remaining_usd=limit)
+            f"cannot be held to budget_usd={limit}; nothing was sent",
+            remaining_usd=limit,
+        )
     if total > limit:
         raise BudgetExceeded(
             f"batch not started: its {len(new)} new creates are estimated at ${total} "
             f"(list price), over budget_usd=${limit}; nothing was sent "
             f"({len(items) - len(new)} already made re-attach for free)",
-            estimate_usd=total, remaining_usd=limit)
+            estimate_usd=total,
+            remaining_usd=limit,
+        )
     return total
 
 
@@ -332,13 +345,33 @@ def frame(items: list[BatchItem]) -> Any:
     (Decimal), cost_source (service / estimate / released / unknown), file_ids, error."""
     import pandas as pd
 
-    rows = [{
-        "request": i.index, "task_id": i.task_id, "status": i.status, "reused": i.reused,
-        "take": i.take, "tool_id": i.body.get("tool_id"), "cost_usd": i.cost_usd,
-        "cost_source": i.cost_source, "file_ids": list(i.file_ids), "error": i.error,
-    } for i in sorted(items, key=lambda x: x.index)]
-    cols = ["request", "task_id", "status", "reused", "take", "tool_id", "cost_usd",
-            "cost_source", "file_ids", "error"]
+    rows = [
+        {
+            "request": i.index,
+            "task_id": i.task_id,
+            "status": i.status,
+            "reused": i.reused,
+            "take": i.take,
+            "tool_id": i.body.get("tool_id"),
+            "cost_usd": i.cost_usd,
+            "cost_source": i.cost_source,
+            "file_ids": list(i.file_ids),
+            "error": i.error,
+        }
+        for i in sorted(items, key=lambda x: x.index)
+    ]
+    cols = [
+        "request",
+        "task_id",
+        "status",
+        "reused",
+        "take",
+        "tool_id",
+        "cost_usd",
+        "cost_source",
+        "file_ids",
+        "error",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -346,9 +379,11 @@ def _summary(state: BatchState, items: list[BatchItem], spent: Decimal) -> str:
     reused = sum(1 for i in items if i.reused)
     made = state.created - reused
     limited = sum(p.limited for p in state.pacers.values())
-    return (f"batch: {made} created, {reused} re-attached from the record (nothing spent "
-            f"again), {state.failed} not created; ~${spent} at list price; "
-            f"{limited} rate-limit pauses")
+    return (
+        f"batch: {made} created, {reused} re-attached from the record (nothing spent "
+        f"again), {state.failed} not created; ~${spent} at list price; "
+        f"{limited} rate-limit pauses"
+    )
 
 
 # -- drivers -------------------------------------------------------------------------
@@ -366,27 +401,64 @@ class Options:
     pace_max_s: float
 
 
-def options(concurrency: Any, budget_usd: Any, wait: Any, timeout: Any, poll_interval: Any,
-            progress: Any, pace_base_s: Any, pace_max_s: Any) -> Options:
-    if not (isinstance(concurrency, int) and not isinstance(concurrency, bool)
-            and 1 <= concurrency <= 256):
+def options(
+    concurrency: Any,
+    budget_usd: Any,
+    wait: Any,
+    timeout: Any,
+    poll_interval: Any,
+    progress: Any,
+    pace_base_s: Any,
+    pace_max_s: Any,
+) -> Options:
+    if not (
+        isinstance(concurrency, int)
+        and not isinstance(concurrency, bool)
+        and 1 <= concurrency <= 256
+    ):
         raise ValidationError("concurrency", f"a whole number 1-256, got {concurrency!r}")
-    for name, value in (("timeout", timeout), ("poll_interval", poll_interval),
-                        ("pace_base_s", pace_base_s), ("pace_max_s", pace_max_s)):
+    for name, value in (
+        ("timeout", timeout),
+        ("poll_interval", poll_interval),
+        ("pace_base_s", pace_base_s),
+        ("pace_max_s", pace_max_s),
+    ):
         if not (isinstance(value, int | float) and value > 0):
             raise ValidationError(name, f"a positive number of seconds, got {value!r}")
-    return Options(concurrency, budget_usd, bool(wait), float(timeout), float(poll_interval),
-                   progress, float(pace_base_s), float(pace_max_s))
+    return Options(
+        concurrency,
+        budget_usd,
+        bool(wait),
+        float(timeout),
+        float(poll_interval),
+        progress,
+        float(pace_base_s),
+        float(pace_max_s),
+    )
 
 
 def _create_op(client: Any, item: BatchItem) -> Any:
-    return client._create_op("/v1/generations", item.body, item.estimate, None, item.take,
-                             False, paced=True, announce=False)
+    return client._create_op(
+        "/v1/generations",
+        item.body,
+        item.estimate,
+        None,
+        item.take,
+        False,
+        paced=True,
+        announce=False,
+    )
 
 
 def _spent(items: list[BatchItem]) -> Decimal:
-    return sum((i.estimate_usd for i in items if not i.reused and i.task_id is not None
-                and i.estimate_usd is not None), Decimal(0))
+    return sum(
+        (
+            i.estimate_usd
+            for i in items
+            if not i.reused and i.task_id is not None and i.estimate_usd is not None
+        ),
+        Decimal(0),
+    )
 
 
 def _settle(state: BatchState, item: BatchItem, fut: Any) -> None:
@@ -423,10 +495,18 @@ def run_batch(client: Any, requests: Iterable[Any], opts: Options) -> Any:
             bar.update("creating", state.created + state.failed, force=True)
             if opts.wait:
                 follow = [i for i in items if i.task_id is not None]
-                futs = {pool.submit(client._wait, i.task_id, timeout=opts.timeout,
-                                    on_event=None, raise_on_failure=False,
-                                    poll_interval=opts.poll_interval, use_stream=False): i
-                        for i in follow}
+                futs = {
+                    pool.submit(
+                        client._wait,
+                        i.task_id,
+                        timeout=opts.timeout,
+                        on_event=None,
+                        raise_on_failure=False,
+                        poll_interval=opts.poll_interval,
+                        use_stream=False,
+                    ): i
+                    for i in follow
+                }
                 finished = 0
                 for fut in cf.as_completed(futs):
                     item = futs[fut]
@@ -459,8 +539,7 @@ async def run_batch_async(client: Any, requests: Iterable[Any], opts: Options) -
             if not running:
                 await asyncio.sleep(wait or 0.0)
                 continue
-            done, _ = await asyncio.wait(running, timeout=wait,
-                                         return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
             for fut in done:
                 _settle(state, running.pop(fut), fut)
         bar.update("creating", state.created + state.failed, force=True)
@@ -470,10 +549,17 @@ async def run_batch_async(client: Any, requests: Iterable[Any], opts: Options) -
             async def follow(item: BatchItem) -> None:
                 async with sem:
                     try:
-                        _finish(item, await client._wait(
-                            item.task_id, timeout=opts.timeout, on_event=None,
-                            raise_on_failure=False, poll_interval=opts.poll_interval,
-                            use_stream=False))
+                        _finish(
+                            item,
+                            await client._wait(
+                                item.task_id,
+                                timeout=opts.timeout,
+                                on_event=None,
+                                raise_on_failure=False,
+                                poll_interval=opts.poll_interval,
+                                use_stream=False,
+                            ),
+                        )
                     except SonglabError as exc:
                         item.error, item.status = _describe(exc), "unknown"
 
@@ -483,4 +569,3 @@ async def run_batch_async(client: Any, requests: Iterable[Any], opts: Options) -
         bar.close()
     client._say(_summary(state, items, _spent(items)))
     return frame(items)
-

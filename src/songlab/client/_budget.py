@@ -25,7 +25,8 @@ __all__ = ["Budget", "BudgetStack", "Reservation"]
 
 # Every active budget of every client in the current context; each stack keeps its own.
 _ACTIVE: contextvars.ContextVar[tuple[Budget, ...]] = contextvars.ContextVar(
-    "songlab_budgets", default=())
+    "songlab_budgets", default=()
+)
 
 
 class BudgetStack:
@@ -49,14 +50,17 @@ class BudgetStack:
                 what = estimate.describe() if estimate is not None else "this create"
                 raise BudgetExceeded(
                     f"{what} has no upper bound on its cost inside client.budget(...)"
-                    + (f"; {estimate.note}" if estimate is not None and estimate.note else ""))
+                    + (f"; {estimate.note}" if estimate is not None and estimate.note else "")
+                )
             amount = estimate.usd
             for b in active:
                 if amount > b.remaining:
                     raise BudgetExceeded(
                         f"{estimate.describe()} is estimated at ${amount}, over the budget's "
                         f"remaining ${b.remaining} (limit ${b.limit}, spent ${b.spent})",
-                        estimate_usd=amount, remaining_usd=b.remaining)
+                        estimate_usd=amount,
+                        remaining_usd=b.remaining,
+                    )
             budgets = active
             for b in budgets:
                 b.held += amount

@@ -53,91 +53,188 @@ class Compat(Generic[C]):
         return self._c._drive(self._op(path, {k: v for k, v in body.items() if v is not None}, key))
 
     @overload
-    def generate_song(self: Compat[Client], version: str = ..., *, prompt: str,
-                      lyrics: str | None = ..., vocal_id: str | None = ...,
-                      idempotency_key: str | NotGiven = ..., **fields: Any
-                      ) -> TaskHandle[Client]: ...
+    def generate_song(
+        self: Compat[Client],
+        version: str = ...,
+        *,
+        prompt: str,
+        lyrics: str | None = ...,
+        vocal_id: str | None = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> TaskHandle[Client]: ...
     @overload
-    def generate_song(self: Compat[AsyncClient], version: str = ..., *, prompt: str,
-                      lyrics: str | None = ..., vocal_id: str | None = ...,
-                      idempotency_key: str | NotGiven = ..., **fields: Any
-                      ) -> Awaiting[TaskHandle[AsyncClient]]: ...
-    def generate_song(self, version: str = "v5", *, prompt: str, lyrics: str | None = None,
-                      vocal_id: str | None = None, idempotency_key: str | NotGiven = NOT_GIVEN,
-                      **fields: Any) -> Any:
+    def generate_song(
+        self: Compat[AsyncClient],
+        version: str = ...,
+        *,
+        prompt: str,
+        lyrics: str | None = ...,
+        vocal_id: str | None = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    def generate_song(
+        self,
+        version: str = "v5",
+        *,
+        prompt: str,
+        lyrics: str | None = None,
+        vocal_id: str | None = None,
+        idempotency_key: str | NotGiven = NOT_GIVEN,
+        **fields: Any,
+    ) -> Any:
         """``POST /{version}/generate/song``."""
         choice(version, "version", SONG_VERSIONS)
         text(prompt, "prompt", required=True)
         text(lyrics, "lyrics")
         text(vocal_id, "vocal_id")
-        require(not (vocal_id and fields.get("melody_url")), "vocal_id",
-                "a saved voice does not work with melody_url")
-        return self._send(f"/{version}/generate/song",
-                          {"prompt": prompt, "lyrics": lyrics, "vocal_id": vocal_id, **fields},
-                          idempotency_key)
+        require(
+            not (vocal_id and fields.get("melody_url")),
+            "vocal_id",
+            "a saved voice does not work with melody_url",
+        )
+        return self._send(
+            f"/{version}/generate/song",
+            {"prompt": prompt, "lyrics": lyrics, "vocal_id": vocal_id, **fields},
+            idempotency_key,
+        )
 
     @overload
-    def generate_singing(self: Compat[Client], version: str = ..., *, style_of_music: str,
-                         lyrics: str, vocal_id: str | None = ...,
-                         idempotency_key: str | NotGiven = ..., **fields: Any
-                         ) -> TaskHandle[Client]: ...
+    def generate_singing(
+        self: Compat[Client],
+        version: str = ...,
+        *,
+        style_of_music: str,
+        lyrics: str,
+        vocal_id: str | None = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> TaskHandle[Client]: ...
     @overload
-    def generate_singing(self: Compat[AsyncClient], version: str = ..., *, style_of_music: str,
-                         lyrics: str, vocal_id: str | None = ...,
-                         idempotency_key: str | NotGiven = ..., **fields: Any
-                         ) -> Awaiting[TaskHandle[AsyncClient]]: ...
-    def generate_singing(self, version: str = "v5", *, style_of_music: str, lyrics: str,
-                         vocal_id: str | None = None,
-                         idempotency_key: str | NotGiven = NOT_GIVEN, **fields: Any) -> Any:
+    def generate_singing(
+        self: Compat[AsyncClient],
+        version: str = ...,
+        *,
+        style_of_music: str,
+        lyrics: str,
+        vocal_id: str | None = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    def generate_singing(
+        self,
+        version: str = "v5",
+        *,
+        style_of_music: str,
+        lyrics: str,
+        vocal_id: str | None = None,
+        idempotency_key: str | NotGiven = NOT_GIVEN,
+        **fields: Any,
+    ) -> Any:
         """``POST /{version}/generate/singing`` (``styleOfMusic`` in place of ``prompt``)."""
         choice(version, "version", SONG_VERSIONS)
         text(style_of_music, "style_of_music", required=True)
         text(lyrics, "lyrics", required=True)
         text(vocal_id, "vocal_id")
-        require(not (vocal_id and fields.get("melody_url")), "vocal_id",
-                "a saved voice does not work with melody_url")
-        return self._send(f"/{version}/generate/singing",
-                          {"styleOfMusic": style_of_music, "lyrics": lyrics, "vocal_id": vocal_id,
-                           **fields}, idempotency_key)
+        require(
+            not (vocal_id and fields.get("melody_url")),
+            "vocal_id",
+            "a saved voice does not work with melody_url",
+        )
+        return self._send(
+            f"/{version}/generate/singing",
+            {"styleOfMusic": style_of_music, "lyrics": lyrics, "vocal_id": vocal_id, **fields},
+            idempotency_key,
+        )
 
     @overload
-    def extend_song(self: Compat[Client], version: str = ..., *, audio_url: str,
-                    lyrics: str | None = ..., idempotency_key: str | NotGiven = ..., **fields: Any
-                    ) -> TaskHandle[Client]: ...
+    def extend_song(
+        self: Compat[Client],
+        version: str = ...,
+        *,
+        audio_url: str,
+        lyrics: str | None = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> TaskHandle[Client]: ...
     @overload
-    def extend_song(self: Compat[AsyncClient], version: str = ..., *, audio_url: str,
-                    lyrics: str | None = ..., idempotency_key: str | NotGiven = ..., **fields: Any
-                    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
-    def extend_song(self, version: str = "v5", *, audio_url: str, lyrics: str | None = None,
-                    idempotency_key: str | NotGiven = NOT_GIVEN, **fields: Any) -> Any:
+    def extend_song(
+        self: Compat[AsyncClient],
+        version: str = ...,
+        *,
+        audio_url: str,
+        lyrics: str | None = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    def extend_song(
+        self,
+        version: str = "v5",
+        *,
+        audio_url: str,
+        lyrics: str | None = None,
+        idempotency_key: str | NotGiven = NOT_GIVEN,
+        **fields: Any,
+    ) -> Any:
         """``POST /{version}/extend/song``; ``audio_url`` is required (else 400 MISSING_FIELD)."""
         choice(version, "version", SONG_VERSIONS)
         text(audio_url, "audio_url", required=True)
         text(lyrics, "lyrics", max_chars=int(LIMITS["extend_lyrics_chars"]))
         _, max_bytes, limit_text, formats = FILE_LIMITS["extend_song"]
-        known_file_input(audio_url, "audio_url", self._c._uploads, max_bytes=max_bytes,
-                         limit_text=limit_text, formats=formats)
+        known_file_input(
+            audio_url,
+            "audio_url",
+            self._c._uploads,
+            max_bytes=max_bytes,
+            limit_text=limit_text,
+            formats=formats,
+        )
         if fields.get("extend_type") is not None:
             field_rule(_EXTEND_SONG.field("extend_type"), fields["extend_type"], "extend_type")
         if fields.get("extend_at_ms") is not None:
             extend_at_ms(fields["extend_at_ms"])
-        return self._send(f"/{version}/extend/song",
-                          {"audio_url": audio_url, "lyrics": lyrics, **fields}, idempotency_key)
+        return self._send(
+            f"/{version}/extend/song",
+            {"audio_url": audio_url, "lyrics": lyrics, **fields},
+            idempotency_key,
+        )
 
     @overload
-    def extend_music(self: Compat[Client], *, audio_url: str, prompt: str | None = ...,
-                     extend_seconds: float | None = ..., side: str | None = ..., alias: bool = ...,
-                     idempotency_key: str | NotGiven = ..., **fields: Any
-                     ) -> TaskHandle[Client]: ...
+    def extend_music(
+        self: Compat[Client],
+        *,
+        audio_url: str,
+        prompt: str | None = ...,
+        extend_seconds: float | None = ...,
+        side: str | None = ...,
+        alias: bool = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> TaskHandle[Client]: ...
     @overload
-    def extend_music(self: Compat[AsyncClient], *, audio_url: str, prompt: str | None = ...,
-                     extend_seconds: float | None = ..., side: str | None = ..., alias: bool = ...,
-                     idempotency_key: str | NotGiven = ..., **fields: Any
-                     ) -> Awaiting[TaskHandle[AsyncClient]]: ...
-    def extend_music(self, *, audio_url: str, prompt: str | None = None,
-                     extend_seconds: float | None = None, side: str | None = None,
-                     alias: bool = False, idempotency_key: str | NotGiven = NOT_GIVEN,
-                     **fields: Any) -> Any:
+    def extend_music(
+        self: Compat[AsyncClient],
+        *,
+        audio_url: str,
+        prompt: str | None = ...,
+        extend_seconds: float | None = ...,
+        side: str | None = ...,
+        alias: bool = ...,
+        idempotency_key: str | NotGiven = ...,
+        **fields: Any,
+    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    def extend_music(
+        self,
+        *,
+        audio_url: str,
+        prompt: str | None = None,
+        extend_seconds: float | None = None,
+        side: str | None = None,
+        alias: bool = False,
+        idempotency_key: str | NotGiven = NOT_GIVEN,
+        **fields: Any,
+    ) -> Any:
         """``POST /v5/extend/music`` (``alias=True``: ``/v1/generate/extend``), v5 only."""
         text(audio_url, "audio_url", required=True)
         text(prompt, "prompt")
@@ -145,11 +242,25 @@ class Compat(Generic[C]):
             if value is not None:
                 field_rule(_EXTEND_MUSIC.field(name), value, name)
         _, max_bytes, limit_text, formats = FILE_LIMITS["extend_music"]
-        known_file_input(audio_url, "audio_url", self._c._uploads, max_bytes=max_bytes,
-                         limit_text=limit_text, formats=formats)
+        known_file_input(
+            audio_url,
+            "audio_url",
+            self._c._uploads,
+            max_bytes=max_bytes,
+            limit_text=limit_text,
+            formats=formats,
+        )
         if "version" in fields:
             raise ValidationError("version", "extend_music is v5 only")
         path = "/v1/generate/extend" if alias else "/v5/extend/music"
-        return self._send(path, {"audio_url": audio_url, "prompt": prompt,
-                                 "extend_seconds": extend_seconds, "side": side, **fields},
-                          idempotency_key)
+        return self._send(
+            path,
+            {
+                "audio_url": audio_url,
+                "prompt": prompt,
+                "extend_seconds": extend_seconds,
+                "side": side,
+                **fields,
+            },
+            idempotency_key,
+        )

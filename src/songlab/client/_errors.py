@@ -137,8 +137,9 @@ class MalformedResponse(SonglabError):
     """The service answered 2xx (or sent a stream frame) that the client cannot read: a body
     that is not JSON, a frame whose ``data`` or ``id`` is malformed, a field missing."""
 
-    def __init__(self, message: str, *, method: str = "", path: str = "",
-                 status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, method: str = "", path: str = "", status_code: int | None = None
+    ) -> None:
         self.method = method
         self.path = path
         self.status_code = status_code
@@ -170,14 +171,18 @@ class CreateUnconfirmed(APIConnectionError):
 
     code: ClassVar[str] = "create_unconfirmed"
 
-    def __init__(self, message: str, *, method: str, path: str, idempotency_key: str,
-                 attempts: int) -> None:
+    def __init__(
+        self, message: str, *, method: str, path: str, idempotency_key: str, attempts: int
+    ) -> None:
         self.attempts = attempts
         super().__init__(
             f"no definite answer after {attempts} attempt(s) within the create deadline "
             f"(last: {message}); the task may exist. Send the same create again with "
             f"idempotency_key={idempotency_key!r} to get it without paying twice "
-            f"(or raise RetryPolicy(create_deadline_s=...))", method=method, path=path)
+            f"(or raise RetryPolicy(create_deadline_s=...))",
+            method=method,
+            path=path,
+        )
         self.idempotency_key = idempotency_key
 
 

@@ -50,11 +50,23 @@ def estimate_agent(tier: str, max_budget: int | None = None, license: object = N
         raise ValidationError("tier", f"one of {', '.join(AGENT_TIERS)}, got {tier!r}")
     floor = pricing.AGENT_RATES[tier].reserve_floor
     if max_budget is None:
-        return Estimate(floor, False, "agent", tier, _lic(license),
-                        note=f"pass max_budget= (cents) to cap it; the reserve floor is ${floor}")
+        return Estimate(
+            floor,
+            False,
+            "agent",
+            tier,
+            _lic(license),
+            note=f"pass max_budget= (cents) to cap it; the reserve floor is ${floor}",
+        )
     cap = Decimal(max_budget) / 100
-    return Estimate(max(cap, floor), True, "agent", tier, _lic(license),
-                    note="max_budget is checked after each turn settles; a turn can overshoot")
+    return Estimate(
+        max(cap, floor),
+        True,
+        "agent",
+        tier,
+        _lic(license),
+        note="max_budget is checked after each turn settles; a turn can overshoot",
+    )
 
 
 _COMPAT = {
@@ -80,8 +92,14 @@ def estimate_route(route: str, license: object = None, *, version: str = "v5") -
         return estimate_operation("vocal_clone", version, lic)
     if name == "song-translations":
         usd = pricing.estimate_translation(lic)
-        return Estimate(usd, True, "song-translations", None, lic,
-                        note="pass-through; less when the transcription is cached")
+        return Estimate(
+            usd,
+            True,
+            "song-translations",
+            None,
+            lic,
+            note="pass-through; less when the transcription is cached",
+        )
     if name in WORKFLOW_ROUTES:
         return Estimate(pricing.estimate_workflow(name, lic), True, name, None, lic)
     raise ValidationError("route", f"no create route {route!r} to estimate")

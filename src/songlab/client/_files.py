@@ -51,8 +51,15 @@ def file_id_of(value: Any, field: str) -> str:
 
 
 def _ext_for(mime: str | None) -> str:
-    return {"audio/mpeg": ".mp3", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mp4": ".m4a",
-            "audio/midi": ".mid", "audio/flac": ".flac", "audio/ogg": ".ogg"}.get(mime or "", "")
+    return {
+        "audio/mpeg": ".mp3",
+        "audio/wav": ".wav",
+        "audio/x-wav": ".wav",
+        "audio/mp4": ".m4a",
+        "audio/midi": ".mid",
+        "audio/flac": ".flac",
+        "audio/ogg": ".ogg",
+    }.get(mime or "", "")
 
 
 def _sniff_ext(content: bytes) -> str:
@@ -65,8 +72,14 @@ def _read_upload(path: Path) -> bytes:
     """The bytes of a file to upload, refused over 64 MiB before it is read."""
     if not path.is_file():
         raise ValidationError("source", f"no file at {str(path)!r}")
-    check_file("source", size=path.stat().st_size, mime_type=None, filename=None,
-               max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
+    check_file(
+        "source",
+        size=path.stat().st_size,
+        mime_type=None,
+        filename=None,
+        max_bytes=_UPLOAD_MAX,
+        limit_text="64 MiB",
+    )
     return path.read_bytes()
 
 
@@ -95,8 +108,14 @@ class Files(Generic[C]):
                 name = filename or path.name
             else:
                 raise ValidationError("source", "a path, bytes, or an http(s) URL")
-            check_file("source", size=len(content), mime_type=None, filename=None,
-                       max_bytes=_UPLOAD_MAX, limit_text="64 MiB")
+            check_file(
+                "source",
+                size=len(content),
+                mime_type=None,
+                filename=None,
+                max_bytes=_UPLOAD_MAX,
+                limit_text="64 MiB",
+            )
             mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
             known = yield from self._uploaded_before_op(content, mime)
             if known is not None:
@@ -107,9 +126,17 @@ class Files(Generic[C]):
             record = self._c.record
             if record is not None and self._c.reuse is not False:
                 try:
-                    yield Work(record.write_upload, (self._c.key_id, self._c.base_url,
-                                                     hashlib.sha256(content).hexdigest(), mime,
-                                                     up.file_id, up.size_bytes or len(content)))
+                    yield Work(
+                        record.write_upload,
+                        (
+                            self._c.key_id,
+                            self._c.base_url,
+                            hashlib.sha256(content).hexdigest(),
+                            mime,
+                            up.file_id,
+                            up.size_bytes or len(content),
+                        ),
+                    )
                 except Exception:  # noqa: BLE001 - the file is stored: never fail the upload
                     pass
         self._c._uploads[up.file_id] = up
@@ -137,14 +164,28 @@ class Files(Generic[C]):
         return up
 
     @overload
-    def upload(self: Files[Client], source: str | os.PathLike[str] | bytes, *,
-               filename: str | None = ..., mime_type: str | None = ...) -> UploadedFile: ...
+    def upload(
+        self: Files[Client],
+        source: str | os.PathLike[str] | bytes,
+        *,
+        filename: str | None = ...,
+        mime_type: str | None = ...,
+    ) -> UploadedFile: ...
     @overload
-    def upload(self: Files[AsyncClient], source: str | os.PathLike[str] | bytes, *,
-               filename: str | None = ..., mime_type: str | None = ...
-               ) -> Awaiting[UploadedFile]: ...
-    def upload(self, source: str | os.PathLike[str] | bytes, *, filename: str | None = None,
-               mime_type: str | None = None) -> Any:
+    def upload(
+        self: Files[AsyncClient],
+        source: str | os.PathLike[str] | bytes,
+        *,
+        filename: str | None = ...,
+        mime_type: str | None = ...,
+    ) -> Awaiting[UploadedFile]: ...
+    def upload(
+        self,
+        source: str | os.PathLike[str] | bytes,
+        *,
+        filename: str | None = None,
+        mime_type: str | None = None,
+    ) -> Any:
         """``POST /v1/files`` from a path, bytes, or an http(s) URL -> :class:`UploadedFile`.
 
         Files over 64 MiB are refused before they are read or sent.
@@ -185,19 +226,27 @@ class Files(Generic[C]):
         fid, mime, content = yield from self._download_op(file_id)
         if to is None:
             return content
-        mime = mime or self._c._uploads.get(fid, UploadedFile(
-            "", None, None, None, {})).mime_type
+        mime = mime or self._c._uploads.get(fid, UploadedFile("", None, None, None, {})).mime_type
         name = f"{fid}{_ext_for(mime) or _sniff_ext(content)}"
         return (yield Work(_write_download, (Path(to), name, content)))
 
     @overload
-    def download(self: Files[Client], file_id: str | UploadedFile | Asset, *,
-                 to: str | os.PathLike[str] | None = ...) -> bytes | Path: ...
+    def download(
+        self: Files[Client],
+        file_id: str | UploadedFile | Asset,
+        *,
+        to: str | os.PathLike[str] | None = ...,
+    ) -> bytes | Path: ...
     @overload
-    def download(self: Files[AsyncClient], file_id: str | UploadedFile | Asset, *,
-                 to: str | os.PathLike[str] | None = ...) -> Awaiting[bytes | Path]: ...
-    def download(self, file_id: str | UploadedFile | Asset, *,
-                 to: str | os.PathLike[str] | None = None) -> Any:
+    def download(
+        self: Files[AsyncClient],
+        file_id: str | UploadedFile | Asset,
+        *,
+        to: str | os.PathLike[str] | None = ...,
+    ) -> Awaiting[bytes | Path]: ...
+    def download(
+        self, file_id: str | UploadedFile | Asset, *, to: str | os.PathLike[str] | None = None
+    ) -> Any:
         """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path.
         Served from the asset cache when it holds them (no request)."""
         return self._c._drive(self._download_to_op(file_id, to))
@@ -211,8 +260,9 @@ class Files(Generic[C]):
     @overload
     def read(self: Files[Client], file_id: str | UploadedFile | Asset) -> AudioArray: ...
     @overload
-    def read(self: Files[AsyncClient], file_id: str | UploadedFile | Asset
-             ) -> Awaiting[AudioArray]: ...
+    def read(
+        self: Files[AsyncClient], file_id: str | UploadedFile | Asset
+    ) -> Awaiting[AudioArray]: ...
     def read(self, file_id: str | UploadedFile | Asset) -> Any:
         """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
         return self._c._drive(self._read_op(file_id))

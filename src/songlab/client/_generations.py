@@ -56,13 +56,18 @@ def find_tool(tools: tuple[Tool, ...], operation: str, model: str | None = None)
     if not matches:
         models = sorted({t.model for t in tools if t.operation == operation})
         hint = f"; models of {operation}: {', '.join(models)}" if models else ""
-        raise ToolLookupError(f"no tool for operation {operation!r}"
-                              f"{f' and model {model!r}' if model else ''}{hint}")
-    raise ToolLookupError(f"operation {operation!r} has several models "
-                          f"({', '.join(sorted(t.model for t in matches))}); pass model=")
+        raise ToolLookupError(
+            f"no tool for operation {operation!r}{f' and model {model!r}' if model else ''}{hint}"
+        )
+    raise ToolLookupError(
+        f"operation {operation!r} has several models "
+        f"({', '.join(sorted(t.model for t in matches))}); pass model="
+    )
 
 
-def estimate_for_tool(tool: Tool | None, payload: Mapping[str, Any], license: Any) -> Estimate | None:
+def estimate_for_tool(
+    tool: Tool | None, payload: Mapping[str, Any], license: Any
+) -> Estimate | None:
     if tool is None:
         return None
     if tool.operation == "agent":
@@ -77,14 +82,24 @@ class Generations(Generic[C]):
     def __init__(self, client: C) -> None:
         self._c = client
 
-    def _create_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
-                   license: Any, key: Any, take: Any = 1, fresh: Any = False) -> Op:
+    def _create_op(
+        self,
+        tool_id: Any,
+        operation: Any,
+        model: Any,
+        payload: Any,
+        license: Any,
+        key: Any,
+        take: Any = 1,
+        fresh: Any = False,
+    ) -> Op:
         key = resolve_key(key)
         body, est = yield from self._prepare_op(tool_id, operation, model, payload, license)
         return (yield from self._c._create_op("/v1/generations", body, est, key, take, fresh))
 
-    def _prepare_op(self, tool_id: Any, operation: Any, model: Any, payload: Any,
-                    license: Any) -> Op:
+    def _prepare_op(
+        self, tool_id: Any, operation: Any, model: Any, payload: Any, license: Any
+    ) -> Op:
         """(body, estimate) of a native create, checked; nothing billable is sent."""
         lic = None if isinstance(license, NotGiven) else license_number(license)
         text = payload_json(payload)
@@ -107,17 +122,31 @@ class Generations(Generic[C]):
         return body, est
 
     @overload
-    def create(self: Generations[Client], *, payload: Mapping[str, Any] | str,
-               tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
-               model: str | NotGiven = ..., license: int | str | NotGiven = ...,
-               idempotency_key: str | NotGiven = ..., take: int = ...,
-               fresh: bool = ...) -> TaskHandle[Client]: ...
+    def create(
+        self: Generations[Client],
+        *,
+        payload: Mapping[str, Any] | str,
+        tool_id: str | NotGiven = ...,
+        operation: str | NotGiven = ...,
+        model: str | NotGiven = ...,
+        license: int | str | NotGiven = ...,
+        idempotency_key: str | NotGiven = ...,
+        take: int = ...,
+        fresh: bool = ...,
+    ) -> TaskHandle[Client]: ...
     @overload
-    def create(self: Generations[AsyncClient], *, payload: Mapping[str, Any] | str,
-               tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
-               model: str | NotGiven = ..., license: int | str | NotGiven = ...,
-               idempotency_key: str | NotGiven = ..., take: int = ...,
-               fresh: bool = ...) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    def create(
+        self: Generations[AsyncClient],
+        *,
+        payload: Mapping[str, Any] | str,
+        tool_id: str | NotGiven = ...,
+        operation: str | NotGiven = ...,
+        model: str | NotGiven = ...,
+        license: int | str | NotGiven = ...,
+        idempotency_key: str | NotGiven = ...,
+        take: int = ...,
+        fresh: bool = ...,
+    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
     def create(
         self,
         *,
@@ -138,8 +167,11 @@ class Generations(Generic[C]):
         (no POST, nothing billed; see ``docs/client.md``): ``take=2`` or ``fresh=True`` asks
         for a new one. Without an ``idempotency_key`` one is derived from the request.
         """
-        return self._c._drive(self._create_op(tool_id, operation, model, payload, license,
-                                              idempotency_key, take, fresh))
+        return self._c._drive(
+            self._create_op(
+                tool_id, operation, model, payload, license, idempotency_key, take, fresh
+            )
+        )
 
     def _get_op(self, task_id: str) -> Op:
         return parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
@@ -165,8 +197,9 @@ class Generations(Generic[C]):
     @overload
     def page(self: Generations[Client], *, limit: int = ..., cursor: str | None = ...) -> Page: ...
     @overload
-    def page(self: Generations[AsyncClient], *, limit: int = ...,
-             cursor: str | None = ...) -> Awaiting[Page]: ...
+    def page(
+        self: Generations[AsyncClient], *, limit: int = ..., cursor: str | None = ...
+    ) -> Awaiting[Page]: ...
     def page(self, *, limit: int = 20, cursor: str | None = None) -> Any:
         """One page (:class:`Page`) of the account's tasks, newest first."""
         list_limit(limit)
@@ -187,8 +220,9 @@ class Generations(Generic[C]):
     @overload
     def raw_pages(self: Generations[Client], *, limit: int = ...) -> Iterator[RawPage]: ...
     @overload
-    def raw_pages(self: Generations[AsyncClient], *,
-                  limit: int = ...) -> AsyncIterator[RawPage]: ...
+    def raw_pages(
+        self: Generations[AsyncClient], *, limit: int = ...
+    ) -> AsyncIterator[RawPage]: ...
     def raw_pages(self, *, limit: int = 100) -> Any:
         """Every page of the listing as :class:`RawPage` (the body's bytes, undecoded),
         fetched as you iterate, with the same retries as :meth:`list`. For readers that
@@ -200,8 +234,9 @@ class Generations(Generic[C]):
     @overload
     def stream(self: Generations[Client], task_id: str, *, after: int = ...) -> Iterator[Event]: ...
     @overload
-    def stream(self: Generations[AsyncClient], task_id: str, *,
-               after: int = ...) -> AsyncIterator[Event]: ...
+    def stream(
+        self: Generations[AsyncClient], task_id: str, *, after: int = ...
+    ) -> AsyncIterator[Event]: ...
     def stream(self, task_id: str, *, after: int = 0) -> Any:
         """The task's events (:class:`Event`): resumed after drops and ``timeout``/``error``
         events with ``after=<last seq>``; each event once, in order."""
@@ -211,13 +246,27 @@ class Generations(Generic[C]):
         return self._c._stream(task_id, after=after)
 
     @overload
-    def wait(self: Generations[Client], task_id: str, *, timeout: float = ...,
-             on_event: Callable[[Event], Any] | None = ..., raise_on_failure: bool = ...,
-             poll_interval: float = ..., use_stream: bool = ...) -> Task: ...
+    def wait(
+        self: Generations[Client],
+        task_id: str,
+        *,
+        timeout: float = ...,
+        on_event: Callable[[Event], Any] | None = ...,
+        raise_on_failure: bool = ...,
+        poll_interval: float = ...,
+        use_stream: bool = ...,
+    ) -> Task: ...
     @overload
-    def wait(self: Generations[AsyncClient], task_id: str, *, timeout: float = ...,
-             on_event: Callable[[Event], Any] | None = ..., raise_on_failure: bool = ...,
-             poll_interval: float = ..., use_stream: bool = ...) -> Awaiting[Task]: ...
+    def wait(
+        self: Generations[AsyncClient],
+        task_id: str,
+        *,
+        timeout: float = ...,
+        on_event: Callable[[Event], Any] | None = ...,
+        raise_on_failure: bool = ...,
+        poll_interval: float = ...,
+        use_stream: bool = ...,
+    ) -> Awaiting[Task]: ...
     def wait(
         self,
         task_id: str,
@@ -240,9 +289,14 @@ class Generations(Generic[C]):
             raise ValidationError("timeout", "a positive number of seconds")
         if not (isinstance(poll_interval, int | float) and poll_interval > 0):
             raise ValidationError("poll_interval", "a positive number of seconds")
-        return self._c._wait(task_id, timeout=float(timeout), on_event=on_event,
-                             raise_on_failure=raise_on_failure, poll_interval=float(poll_interval),
-                             use_stream=use_stream)
+        return self._c._wait(
+            task_id,
+            timeout=float(timeout),
+            on_event=on_event,
+            raise_on_failure=raise_on_failure,
+            poll_interval=float(poll_interval),
+            use_stream=use_stream,
+        )
 
 
 class Tools(Generic[C]):
@@ -292,8 +346,9 @@ class Tools(Generic[C]):
     @overload
     def find(self: Tools[Client], operation: str, model: str | None = ...) -> Tool: ...
     @overload
-    def find(self: Tools[AsyncClient], operation: str,
-             model: str | None = ...) -> Awaiting[Tool]: ...
+    def find(
+        self: Tools[AsyncClient], operation: str, model: str | None = ...
+    ) -> Awaiting[Tool]: ...
     def find(self, operation: str, model: str | None = None) -> Any:
         """The tool of ``operation`` on ``model`` (model optional if there is one)."""
         return self._c._drive(self._find_op(operation, model))
@@ -325,22 +380,45 @@ class Account(Generic[C]):
         return self._c._drive(self._balance_op())
 
 
-def estimate_op(client: Any, *, tool_id: Any, operation: Any, model: Any, route: Any, tier: Any,
-                max_budget: Any, license: Any, version: Any) -> Op:
+def estimate_op(
+    client: Any,
+    *,
+    tool_id: Any,
+    operation: Any,
+    model: Any,
+    route: Any,
+    tier: Any,
+    max_budget: Any,
+    license: Any,
+    version: Any,
+) -> Op:
     """The estimate of any create, named by tool id, operation+model, route or agent tier."""
     from songlab.client._estimate import estimate_route
 
     lic = None if isinstance(license, NotGiven) else license_number(license)
-    given = [n for n, v in (("tool_id", tool_id), ("operation", operation), ("route", route),
-                            ("tier", tier)) if not isinstance(v, NotGiven)]
+    given = [
+        n
+        for n, v in (
+            ("tool_id", tool_id),
+            ("operation", operation),
+            ("route", route),
+            ("tier", tier),
+        )
+        if not isinstance(v, NotGiven)
+    ]
     if len(given) != 1:
-        raise ValidationError("estimate", "give exactly one of tool_id, operation (+ model), "
-                              f"route or tier; got {', '.join(given) or 'none'}")
+        raise ValidationError(
+            "estimate",
+            "give exactly one of tool_id, operation (+ model), "
+            f"route or tier; got {', '.join(given) or 'none'}",
+        )
     mb = None if isinstance(max_budget, NotGiven) else max_budget
     if not isinstance(tier, NotGiven):
         return estimate_agent(tier, mb, lic)
     if not isinstance(route, NotGiven):
-        return estimate_route(route, lic, version="v5" if isinstance(version, NotGiven) else version)
+        return estimate_route(
+            route, lic, version="v5" if isinstance(version, NotGiven) else version
+        )
     if not isinstance(operation, NotGiven):
         if isinstance(model, NotGiven):
             raise ValidationError("model", f"required to price operation {operation!r}")

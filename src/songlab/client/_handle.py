@@ -33,8 +33,9 @@ class TaskHandle(Generic[C]):
 
     @classmethod
     def from_created(cls, body: dict[str, Any], key: str | None, client: C) -> TaskHandle[C]:
-        return TaskHandle(body["task_id"], body.get("status"), body.get("consent_id"), key, body,
-                          client)
+        return TaskHandle(
+            body["task_id"], body.get("status"), body.get("consent_id"), key, body, client
+        )
 
     @overload
     def get(self: TaskHandle[Client]) -> Task: ...
@@ -53,13 +54,25 @@ class TaskHandle(Generic[C]):
         return self._c.generations.stream(self.task_id, after=after)
 
     @overload
-    def wait(self: TaskHandle[Client], *, timeout: float = ...,
-             on_event: Callable[[Event], Any] | None = ..., raise_on_failure: bool = ...,
-             poll_interval: float = ..., use_stream: bool = ...) -> Task: ...
+    def wait(
+        self: TaskHandle[Client],
+        *,
+        timeout: float = ...,
+        on_event: Callable[[Event], Any] | None = ...,
+        raise_on_failure: bool = ...,
+        poll_interval: float = ...,
+        use_stream: bool = ...,
+    ) -> Task: ...
     @overload
-    def wait(self: TaskHandle[AsyncClient], *, timeout: float = ...,
-             on_event: Callable[[Event], Any] | None = ..., raise_on_failure: bool = ...,
-             poll_interval: float = ..., use_stream: bool = ...) -> Awaiting[Task]: ...
+    def wait(
+        self: TaskHandle[AsyncClient],
+        *,
+        timeout: float = ...,
+        on_event: Callable[[Event], Any] | None = ...,
+        raise_on_failure: bool = ...,
+        poll_interval: float = ...,
+        use_stream: bool = ...,
+    ) -> Awaiting[Task]: ...
     def wait(self, **options: Any) -> Any:
         """Block (or await) until the task ends; see ``generations.wait``."""
         return self._c.generations.wait(self.task_id, **options)

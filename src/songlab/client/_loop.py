@@ -65,16 +65,26 @@ def bounded_timeout(base: httpx.Timeout, remaining: float | None) -> httpx.Timeo
     def cap(value: float | None) -> float:
         return left if value is None else min(value, left)
 
-    return httpx.Timeout(connect=cap(base.connect), read=cap(base.read), write=cap(base.write),
-                         pool=cap(base.pool))
+    return httpx.Timeout(
+        connect=cap(base.connect), read=cap(base.read), write=cap(base.write), pool=cap(base.pool)
+    )
 
 
 class StreamLoop:
     """One task stream across any number of connections."""
 
-    def __init__(self, task_id: str, *, path: str, after: int, policy: RetryPolicy,
-                 rng: random.Random, timeout: httpx.Timeout, now: float,
-                 deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        path: str,
+        after: int,
+        policy: RetryPolicy,
+        rng: random.Random,
+        timeout: httpx.Timeout,
+        now: float,
+        deadline: float | None = None,
+    ) -> None:
         self.resume = StreamResume(task_id, last_seq=after)
         self.task_id = task_id
         self.path = path
@@ -94,7 +104,8 @@ class StreamLoop:
         """Query and timeout of the next connection (raises once the deadline passed)."""
         self._check_deadline(now)
         return self.resume.params(), bounded_timeout(
-            self.base_timeout, None if self.deadline is None else self.deadline - now)
+            self.base_timeout, None if self.deadline is None else self.deadline - now
+        )
 
     def on_refused(self, status_code: int, content: bytes, headers: httpx.Headers) -> None:
         """An error answer to the stream request: raise it unless a retry can change it."""
@@ -107,8 +118,9 @@ class StreamLoop:
     def on_broken(self, exc: Exception) -> None:
         """The connection failed or was cut: raise if no retry can help."""
         if isinstance(exc, httpx.RequestError) and not is_retryable(exc, CallKind.READ):
-            raise APIConnectionError(f"{type(exc).__name__}: {exc}", method="GET",
-                                     path=self.path) from exc
+            raise APIConnectionError(
+                f"{type(exc).__name__}: {exc}", method="GET", path=self.path
+            ) from exc
         self.reason = type(exc).__name__
 
     def on_frame(self, data: str, sse_id: str, sse_event: str) -> Event | None:
@@ -131,11 +143,19 @@ class StreamLoop:
         if self.deadline is not None:
             delay = min(delay, max(0.0, self.deadline - now))
         elif now + delay - self.stalled_since > self.policy.max_total_s:
-            raise StreamError(self.task_id, f"no new event for {self.policy.max_total_s:g}s "
-                              f"({self.reason})", self.resume.last_seq)
+            raise StreamError(
+                self.task_id,
+                f"no new event for {self.policy.max_total_s:g}s ({self.reason})",
+                self.resume.last_seq,
+            )
         if failures > 1:
-            log.info("stream of %s: resuming after seq %d in %.2fs (%s)", self.task_id,
-                     self.resume.last_seq, delay, self.reason)
+            log.info(
+                "stream of %s: resuming after seq %d in %.2fs (%s)",
+                self.task_id,
+                self.resume.last_seq,
+                delay,
+                self.reason,
+            )
         return delay
 
     def _check_deadline(self, now: float) -> None:
@@ -146,8 +166,15 @@ class StreamLoop:
 class WaitLoop:
     """``wait()``: follow the stream until the deadline, then poll until done."""
 
-    def __init__(self, task_id: str, *, timeout: float, poll_interval: float,
-                 raise_on_failure: bool, now: float) -> None:
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        timeout: float,
+        poll_interval: float,
+        raise_on_failure: bool,
+        now: float,
+    ) -> None:
         self.task_id = task_id
         self.timeout = timeout
         self.deadline = now + timeout
@@ -184,7 +211,6 @@ class WaitLoop:
         delay = min(self.interval, remaining)
         self.interval = min(self.interval * 1.5, POLL_CAP_S)
         return delay
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +263,25 @@ class WatchLoop:
     resumed), then read the task until it is done (the polling and the deadline of
     :class:`WaitLoop`; no deadline when ``timeout`` is None)."""
 
-    def __init__(self, task_id: str, *, timeout: float | None, poll_interval: float,
-                 max_resumes: int, raise_on_failure: bool, now: float, after: int = 0) -> None:
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        timeout: float | None,
+        poll_interval: float,
+        max_resumes: int,
+        raise_on_failure: bool,
+        now: float,
+        after: int = 0,
+    ) -> None:
         self.task_id = task_id
-        self.wait = WaitLoop(task_id, timeout=math.inf if timeout is None else timeout,
-                             poll_interval=poll_interval, raise_on_failure=raise_on_failure,
-                             now=now)
+        self.wait = WaitLoop(
+            task_id,
+            timeout=math.inf if timeout is None else timeout,
+            poll_interval=poll_interval,
+            raise_on_failure=raise_on_failure,
+            now=now,
+        )
         self.max_resumes = max_resumes
         self.last_seq = after
         self.resumes = 0

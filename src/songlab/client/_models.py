@@ -68,8 +68,7 @@ def _parser(what: str) -> Callable[[Callable[[Any], _R]], Callable[[Any], _R]]:
             try:
                 return fn(d)
             except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
-                raise MalformedResponse(f"unreadable {what}: {type(exc).__name__}: {exc}") \
-                    from None
+                raise MalformedResponse(f"unreadable {what}: {type(exc).__name__}: {exc}") from None
 
         return parse
 
@@ -179,9 +178,7 @@ def parse_output(d: dict[str, Any] | None) -> TaskOutput:
             meta = json.loads(text)
         except ValueError:
             meta = None
-    assets = tuple(
-        Asset(a["file_id"], a.get("blob_hash"), a) for a in (d.get("assets") or ())
-    )
+    assets = tuple(Asset(a["file_id"], a.get("blob_hash"), a) for a in (d.get("assets") or ()))
     return TaskOutput(d.get("text"), text, meta, assets)
 
 
@@ -315,8 +312,9 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None = None,
-                path: str = "") -> Event:
+def parse_event(
+    data: str, *, sse_id: str | None = None, sse_event: str | None = None, path: str = ""
+) -> Event:
     """One SSE frame -> :class:`Event`; :class:`MalformedResponse` if its ``data`` is not a
     JSON object, its ``seq``/``id``/``cursor`` is not an integer, or ``id`` and ``seq``
     disagree (design.md: ``id: <seq>``)."""
@@ -335,8 +333,9 @@ def parse_event(data: str, *, sse_id: str | None = None, sse_event: str | None =
         if not isinstance(kind, str):
             raise ValueError(f"kind is not a string: {kind!r}")
     except ValueError as exc:
-        raise MalformedResponse(f"unreadable stream frame (id {sse_id!r}): {exc}",
-                                method="GET", path=path) from None
+        raise MalformedResponse(
+            f"unreadable stream frame (id {sse_id!r}): {exc}", method="GET", path=path
+        ) from None
     first = F.first
     return Event(
         seq or 0,
@@ -405,8 +404,9 @@ class UploadedFile:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-def parse_upload(d: dict[str, Any], *, mime_type: str | None = None,
-                 size_bytes: int | None = None) -> UploadedFile:
+def parse_upload(
+    d: dict[str, Any], *, mime_type: str | None = None, size_bytes: int | None = None
+) -> UploadedFile:
     """The answer of ``POST /v1/files`` (only ``file_id`` is shown); ``mime_type`` and
     ``size_bytes`` are what the client sent, used where the answer does not say."""
     return _parse_upload((d, mime_type, size_bytes))
@@ -418,8 +418,13 @@ def _parse_upload(args: tuple[dict[str, Any], str | None, int | None]) -> Upload
     first = F.first
     mime = first(d, F.UPLOAD_MIME_TYPE)
     size = _guessed(int, first(d, F.UPLOAD_SIZE_BYTES))
-    return UploadedFile(d["file_id"], mime_type if mime is None else str(mime),
-                        size_bytes if size is None else size, first(d, F.UPLOAD_SHA256), d)
+    return UploadedFile(
+        d["file_id"],
+        mime_type if mime is None else str(mime),
+        size_bytes if size is None else size,
+        first(d, F.UPLOAD_SHA256),
+        d,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,12 +50,24 @@ RECORD_ENV: Final = "SONGLAB_RECORD"
 ORIGIN_ENV: Final = "SONGLAB_ORIGIN"
 
 _FIELDS: Final = (
-    ("task_id", "string"), ("key_id", "string"), ("base_url", "string"),
-    ("idempotency_key", "string"), ("route", "string"), ("tool_id", "string"),
-    ("operation", "string"), ("model", "string"), ("license", "int8"),
-    ("payload_sha256", "string"), ("estimate_usd", "decimal"), ("project", "string"),
-    ("tags", "string"), ("scope", "string"), ("take", "int32"), ("origin", "string"),
-    ("sent_at", "timestamp"), ("accepted_at", "timestamp"),
+    ("task_id", "string"),
+    ("key_id", "string"),
+    ("base_url", "string"),
+    ("idempotency_key", "string"),
+    ("route", "string"),
+    ("tool_id", "string"),
+    ("operation", "string"),
+    ("model", "string"),
+    ("license", "int8"),
+    ("payload_sha256", "string"),
+    ("estimate_usd", "decimal"),
+    ("project", "string"),
+    ("tags", "string"),
+    ("scope", "string"),
+    ("take", "int32"),
+    ("origin", "string"),
+    ("sent_at", "timestamp"),
+    ("accepted_at", "timestamp"),
 )
 
 
@@ -65,10 +77,16 @@ def record_schema() -> pa.Schema:
     to hand the record to the ledger)."""
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int8": pa.int8(), "int32": pa.int32(),
-             "decimal": pa.decimal128(18, 8), "timestamp": pa.timestamp("us", tz="UTC")}
-    return pa.schema([pa.field(n, types[t], nullable=n not in ("task_id", "key_id"))
-                      for n, t in _FIELDS])
+    types = {
+        "string": pa.string(),
+        "int8": pa.int8(),
+        "int32": pa.int32(),
+        "decimal": pa.decimal128(18, 8),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }
+    return pa.schema(
+        [pa.field(n, types[t], nullable=n not in ("task_id", "key_id")) for n, t in _FIELDS]
+    )
 
 
 def __getattr__(name: str) -> Any:
@@ -115,8 +133,7 @@ def canonical_request(route: str, body: Mapping[str, Any]) -> str:
             obj["payload_json"] = json.loads(text)
         except ValueError:
             pass  # sent as the string it is
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def payload_sha256(route: str, body: Mapping[str, Any]) -> str:
@@ -197,8 +214,9 @@ class RecordStore:
     prompts and lyrics may be confidential); read it back with :meth:`payload`.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *,
-                 keep_payloads: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, keep_payloads: bool = False
+    ) -> None:
         self.path = Path(path) if path is not None else default_record_path()
         self.keep_payloads = keep_payloads
         self._lock = threading.Lock()
@@ -212,8 +230,9 @@ class RecordStore:
     def _connection(self) -> sqlite3.Connection:
         if self._con is None or self._pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = sqlite3.connect(self.path, timeout=60, check_same_thread=False,
-                                  isolation_level=None)
+            con = sqlite3.connect(
+                self.path, timeout=60, check_same_thread=False, isolation_level=None
+            )
             con.execute("PRAGMA busy_timeout = 60000")
             con.execute("PRAGMA journal_mode = WAL")
             con.execute("PRAGMA synchronous = NORMAL")
@@ -228,17 +247,33 @@ class RecordStore:
                 self._con.close()
             self._con = None
 
-    def write(self, row: RecordRow, *, payload: str | None = None,
-              consent_id: str | None = None) -> bool:
+    def write(
+        self, row: RecordRow, *, payload: str | None = None, consent_id: str | None = None
+    ) -> bool:
         """Commit one accepted create; False if (task_id, key_id) was already recorded
         (an idempotent repeat adds no row)."""
         values = (
-            row.task_id, row.key_id, row.base_url, row.idempotency_key, row.route, row.tool_id,
-            row.operation, row.model, row.license, row.payload_sha256,
-            None if row.estimate_usd is None else str(row.estimate_usd), row.project, row.tags,
-            row.scope, row.take, row.origin, _iso(row.sent_at), _iso(row.accepted_at),
-            payload if self.keep_payloads else None, consent_id,
-        )  # fmt: skip
+            row.task_id,
+            row.key_id,
+            row.base_url,
+            row.idempotency_key,
+            row.route,
+            row.tool_id,
+            row.operation,
+            row.model,
+            row.license,
+            row.payload_sha256,
+            None if row.estimate_usd is None else str(row.estimate_usd),
+            row.project,
+            row.tags,
+            row.scope,
+            row.take,
+            row.origin,
+            _iso(row.sent_at),
+            _iso(row.accepted_at),
+            payload if self.keep_payloads else None,
+            consent_id,
+        )
         cols = (*_COLUMNS, "payload", "consent_id")
         with self._lock:
             con = self._connection()
@@ -246,7 +281,9 @@ class RecordStore:
             try:
                 cur = con.execute(
                     f"INSERT OR IGNORE INTO creates ({', '.join(cols)}) "
-                    f"VALUES ({', '.join('?' * len(cols))})", values)
+                    f"VALUES ({', '.join('?' * len(cols))})",
+                    values,
+                )
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -256,10 +293,15 @@ class RecordStore:
     def find(self, *, key_id: str, base_url: str | None, idempotency_key: str) -> RecordRow | None:
         """The first recorded create sent with this key on this account, or None."""
         with self._lock:
-            row = self._connection().execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? AND base_url IS ? "
-                "AND idempotency_key = ? ORDER BY seq LIMIT 1",
-                (key_id, base_url, idempotency_key)).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? AND base_url IS ? "
+                    "AND idempotency_key = ? ORDER BY seq LIMIT 1",
+                    (key_id, base_url, idempotency_key),
+                )
+                .fetchone()
+            )
         return None if row is None else _row(row)
 
     def forget(self, *, task_id: str, key_id: str) -> None:
@@ -269,51 +311,83 @@ class RecordStore:
             con = self._connection()
             con.execute("BEGIN IMMEDIATE")
             try:
-                con.execute("DELETE FROM creates WHERE task_id = ? AND key_id = ?",
-                            (task_id, key_id))
+                con.execute(
+                    "DELETE FROM creates WHERE task_id = ? AND key_id = ?", (task_id, key_id)
+                )
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
 
-    def upload_of(self, key_id: str, base_url: str | None, content_sha256: str,
-                  mime_type: str | None) -> tuple[str, int | None] | None:
+    def upload_of(
+        self, key_id: str, base_url: str | None, content_sha256: str, mime_type: str | None
+    ) -> tuple[str, int | None] | None:
         """(file id, size) of the same bytes uploaded before on this account, or None."""
         with self._lock:
-            row = self._connection().execute(
-                "SELECT file_id, size_bytes FROM uploads WHERE key_id = ? AND base_url IS ? "
-                "AND content_sha256 = ? AND mime_type IS ?",
-                (key_id, base_url, content_sha256, mime_type)).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    "SELECT file_id, size_bytes FROM uploads WHERE key_id = ? AND base_url IS ? "
+                    "AND content_sha256 = ? AND mime_type IS ?",
+                    (key_id, base_url, content_sha256, mime_type),
+                )
+                .fetchone()
+            )
         return None if row is None else (row[0], row[1])
 
-    def write_upload(self, key_id: str, base_url: str | None, content_sha256: str,
-                     mime_type: str | None, file_id: str, size_bytes: int | None) -> None:
+    def write_upload(
+        self,
+        key_id: str,
+        base_url: str | None,
+        content_sha256: str,
+        mime_type: str | None,
+        file_id: str,
+        size_bytes: int | None,
+    ) -> None:
         with self._lock:
             self._connection().execute(
                 "INSERT OR REPLACE INTO uploads VALUES (?,?,?,?,?,?,?)",
-                (key_id, base_url, content_sha256, mime_type, file_id, size_bytes,
-                 datetime.now(UTC).isoformat()))
+                (
+                    key_id,
+                    base_url,
+                    content_sha256,
+                    mime_type,
+                    file_id,
+                    size_bytes,
+                    datetime.now(UTC).isoformat(),
+                ),
+            )
 
     def forget_upload(self, key_id: str, base_url: str | None, file_id: str) -> None:
         with self._lock:
             self._connection().execute(
                 "DELETE FROM uploads WHERE key_id = ? AND base_url IS ? AND file_id = ?",
-                (key_id, base_url, file_id))
+                (key_id, base_url, file_id),
+            )
 
     def consent_id(self, *, task_id: str, key_id: str) -> str | None:
         """The ``consent_id`` a voice-clone create answered with (kept to re-attach)."""
         with self._lock:
-            row = self._connection().execute(
-                "SELECT consent_id FROM creates WHERE task_id = ? AND key_id = ?",
-                (task_id, key_id)).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    "SELECT consent_id FROM creates WHERE task_id = ? AND key_id = ?",
+                    (task_id, key_id),
+                )
+                .fetchone()
+            )
         return None if row is None else row[0]
 
     def payload(self, task_id: str) -> str | None:
         """The canonical request text of a task (kept only with ``keep_payloads=True``)."""
         with self._lock:
-            row = self._connection().execute(
-                "SELECT payload FROM creates WHERE task_id = ? ORDER BY seq LIMIT 1",
-                (task_id,)).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    "SELECT payload FROM creates WHERE task_id = ? ORDER BY seq LIMIT 1", (task_id,)
+                )
+                .fetchone()
+            )
         return None if row is None else row[0]
 
     def rows(self, *, key_id: str | None = None) -> list[RecordRow]:
@@ -322,9 +396,11 @@ class RecordStore:
             return []
         where, args = ("WHERE key_id = ?", (key_id,)) if key_id is not None else ("", ())
         with self._lock:
-            found = self._connection().execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM creates {where} ORDER BY seq",
-                args).fetchall()
+            found = (
+                self._connection()
+                .execute(f"SELECT {', '.join(_COLUMNS)} FROM creates {where} ORDER BY seq", args)
+                .fetchall()
+            )
         return [_row(r) for r in found]
 
     def table(self, *, key_id: str | None = None) -> pa.Table:

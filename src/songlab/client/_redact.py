@@ -36,6 +36,13 @@ class _RedactingFilter(logging.Filter):
         return True
 
 
-_FILTERED_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11",
-                     "httpcore.http2", "httpcore.proxy", "songlab.client")
+_FILTERED_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "songlab.client",
+)
 REDACTOR = _RedactingFilter()

@@ -47,9 +47,19 @@ from songlab.client._errors import (
 from songlab.spec import RETRYABLE_CODES
 
 __all__ = [
-    "BACKOFF_BASE_S", "BACKOFF_CAP_S", "CONNECT_ERRORS", "CREATE_DEADLINE_S", "CallKind",
-    "GATEWAY_STATUSES", "MAX_TOTAL_S", "RETRYABLE_TRANSPORT_ERRORS", "Retrier", "RetryPolicy",
-    "backoff_delay", "is_retryable", "retry_after_s"
+    "BACKOFF_BASE_S",
+    "BACKOFF_CAP_S",
+    "CONNECT_ERRORS",
+    "CREATE_DEADLINE_S",
+    "CallKind",
+    "GATEWAY_STATUSES",
+    "MAX_TOTAL_S",
+    "RETRYABLE_TRANSPORT_ERRORS",
+    "Retrier",
+    "RetryPolicy",
+    "backoff_delay",
+    "is_retryable",
+    "retry_after_s",
 ]
 
 BACKOFF_BASE_S: Final = 0.25
@@ -158,12 +168,30 @@ class Retrier:
     retries (``wait()`` raises :class:`WaitTimeout` then).
     """
 
-    __slots__ = ("attempts", "deadline", "describe", "expired", "key", "kind", "policy", "rng",
-                 "uncertain")
+    __slots__ = (
+        "attempts",
+        "deadline",
+        "describe",
+        "expired",
+        "key",
+        "kind",
+        "policy",
+        "rng",
+        "uncertain",
+    )
 
-    def __init__(self, kind: CallKind, policy: RetryPolicy, rng: random.Random, *, now: float,
-                 describe: tuple[str, str], key: str | None = None, deadline: float | None = None,
-                 expired: Callable[[], SonglabError] | None = None) -> None:
+    def __init__(
+        self,
+        kind: CallKind,
+        policy: RetryPolicy,
+        rng: random.Random,
+        *,
+        now: float,
+        describe: tuple[str, str],
+        key: str | None = None,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> None:
         self.kind = kind
         self.policy = policy
         self.rng = rng
@@ -194,11 +222,19 @@ class Retrier:
         method, path = self.describe
         if deadline_spent and self.expired is not None:
             err: BaseException = self.expired()
-        elif (self.kind is CallKind.CREATE and self.key is not None
-              and is_retryable(exc, self.kind)
-              and (self.uncertain or not isinstance(exc, APIError))):
-            err = CreateUnconfirmed(_describe(exc), method=method, path=path,
-                                    idempotency_key=self.key, attempts=self.attempts)
+        elif (
+            self.kind is CallKind.CREATE
+            and self.key is not None
+            and is_retryable(exc, self.kind)
+            and (self.uncertain or not isinstance(exc, APIError))
+        ):
+            err = CreateUnconfirmed(
+                _describe(exc),
+                method=method,
+                path=path,
+                idempotency_key=self.key,
+                attempts=self.attempts,
+            )
         elif isinstance(exc, SonglabError):
             err = exc
         elif isinstance(exc, httpx.RequestError):  # transport, undecodable body, redirects

@@ -53,11 +53,18 @@ class Client(BaseClient):
         compat: Compat[Client]
         agent: Agent[Client]
 
-        def estimate(self, *, tool_id: str | NotGiven = ..., operation: str | NotGiven = ...,
-                     model: str | NotGiven = ..., route: str | NotGiven = ...,
-                     tier: str | NotGiven = ..., max_budget: int | NotGiven = ...,
-                     license: int | str | NotGiven = ...,
-                     version: str | NotGiven = ...) -> Estimate: ...
+        def estimate(
+            self,
+            *,
+            tool_id: str | NotGiven = ...,
+            operation: str | NotGiven = ...,
+            model: str | NotGiven = ...,
+            route: str | NotGiven = ...,
+            tier: str | NotGiven = ...,
+            max_budget: int | NotGiven = ...,
+            license: int | str | NotGiven = ...,
+            version: str | NotGiven = ...,
+        ) -> Estimate: ...
 
     def __init__(
         self,
@@ -73,15 +80,33 @@ class Client(BaseClient):
         quiet: bool = False,
         cache: AssetCache | str | os.PathLike[str] | bool | None = None,
     ) -> None:
-        super().__init__(api_key, base_url=base_url, timeout=timeout, retry=retry, seed=seed,
-                         record=record, reuse=reuse, quiet=quiet, cache=cache)
+        super().__init__(
+            api_key,
+            base_url=base_url,
+            timeout=timeout,
+            retry=retry,
+            seed=seed,
+            record=record,
+            reuse=reuse,
+            quiet=quiet,
+            cache=cache,
+        )
         self._http = httpx.Client(transport=transport, timeout=self.timeout)
         self._sleep: Callable[[float], None] = time.sleep
 
-    def batch(self, requests: Iterable[Mapping[str, Any]], *, concurrency: int = 8,
-              budget_usd: Decimal | int | str | None = None, wait: bool = True,
-              timeout: float = 600.0, poll_interval: float = 0.5, progress: bool | None = None,
-              pace_base_s: float = 0.05, pace_max_s: float = 60.0) -> Any:  # a pandas DataFrame
+    def batch(
+        self,
+        requests: Iterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        budget_usd: Decimal | int | str | None = None,
+        wait: bool = True,
+        timeout: float = 600.0,
+        poll_interval: float = 0.5,
+        progress: bool | None = None,
+        pace_base_s: float = 0.05,
+        pace_max_s: float = 60.0,
+    ) -> Any:  # a pandas DataFrame
         """Create many native generations through the record -> a pandas frame, one row per
         request (``request, task_id, status, reused, take, tool_id, cost_usd, cost_source,
         file_ids, error``); failures are rows, not exceptions.
@@ -99,9 +124,20 @@ class Client(BaseClient):
         """
         from songlab.client._batch import options, run_batch
 
-        return run_batch(self, list(requests), options(
-            concurrency, budget_usd, wait, timeout, poll_interval, progress, pace_base_s,
-            pace_max_s))
+        return run_batch(
+            self,
+            list(requests),
+            options(
+                concurrency,
+                budget_usd,
+                wait,
+                timeout,
+                poll_interval,
+                progress,
+                pace_base_s,
+                pace_max_s,
+            ),
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -114,8 +150,12 @@ class Client(BaseClient):
 
     # -- sending (every decision is in _base, _retry and _loop) -----------------
 
-    def _request(self, call: Call, deadline: float | None = None,
-                 expired: Callable[[], SonglabError] | None = None) -> Any:
+    def _request(
+        self,
+        call: Call,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Any:
         retrier = self._retrier(call, deadline=deadline, expired=expired)
         while True:
             try:
@@ -124,14 +164,19 @@ class Client(BaseClient):
             except Exception as exc:
                 self._sleep(self._backoff(retrier, call, exc))
 
-    def _perform(self, step: Step, deadline: float | None,
-                 expired: Callable[[], SonglabError] | None) -> Any:
+    def _perform(
+        self, step: Step, deadline: float | None, expired: Callable[[], SonglabError] | None
+    ) -> Any:
         if isinstance(step, Work):
             return step.fn(*step.args)
         return self._request(step, deadline, expired)
 
-    def _drive(self, op: Op, deadline: float | None = None,
-               expired: Callable[[], SonglabError] | None = None) -> Any:
+    def _drive(
+        self,
+        op: Op,
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> Any:
         try:
             step = next(op)
             while True:
@@ -153,10 +198,16 @@ class Client(BaseClient):
 
     # -- streams ---------------------------------------------------------------
 
-    def watch(self, task: str | TaskHandle[Any],
-              callback: Callable[[WatchUpdate], object] | None = None, *,
-              timeout: float | None = None, poll_interval: float = 0.5, max_resumes: int = 50,
-              raise_on_failure: bool = True) -> Task:
+    def watch(
+        self,
+        task: str | TaskHandle[Any],
+        callback: Callable[[WatchUpdate], object] | None = None,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 0.5,
+        max_resumes: int = 50,
+        raise_on_failure: bool = True,
+    ) -> Task:
         """Follow ``task`` (a task id or a handle) to its end -> the final :class:`Task`.
 
         ``callback(update)`` gets a :class:`WatchUpdate` for each stream event, each resume
@@ -167,25 +218,34 @@ class Client(BaseClient):
         raises :class:`WaitTimeout`. A failed task raises :class:`TaskFailed` unless
         ``raise_on_failure=False``. What the callback raises ends the watch.
         """
-        w = watch_loop(task, timeout=timeout, poll_interval=poll_interval,
-                       max_resumes=max_resumes, raise_on_failure=raise_on_failure)
+        w = watch_loop(
+            task,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            max_resumes=max_resumes,
+            raise_on_failure=raise_on_failure,
+        )
         task_id = w.task_id
         final: Task = follow(
-            w, callback,
+            w,
+            callback,
             open_stream=lambda after: self._stream(task_id, after=after, deadline=w.deadline),
             get=lambda: self._drive(self.generations._get_op(task_id), w.deadline, w.expired),
-            sleep=self._sleep)
+            sleep=self._sleep,
+        )
         return final
 
-    def _stream(self, task_id: str, *, after: int = 0,
-                deadline: float | None = None) -> Generator[Event, None, None]:
+    def _stream(
+        self, task_id: str, *, after: int = 0, deadline: float | None = None
+    ) -> Generator[Event, None, None]:
         loop = self._stream_loop(task_id, after, deadline)
         url = self.base_url + loop.path
         while True:
             params, timeout = loop.connect(time.monotonic())
             try:
-                with self._http.stream("GET", url, params=params, headers=self._stream_headers,
-                                       timeout=timeout) as response:
+                with self._http.stream(
+                    "GET", url, params=params, headers=self._stream_headers, timeout=timeout
+                ) as response:
                     if response.status_code >= 400:
                         loop.on_refused(response.status_code, response.read(), response.headers)
                     else:
@@ -199,10 +259,23 @@ class Client(BaseClient):
                 loop.on_broken(exc)
             self._sleep(loop.next_delay(time.monotonic()))
 
-    def _wait(self, task_id: str, *, timeout: float, on_event: Callable[[Event], Any] | None,
-              raise_on_failure: bool, poll_interval: float, use_stream: bool) -> Task:
-        w = WaitLoop(task_id, timeout=timeout, poll_interval=poll_interval,
-                     raise_on_failure=raise_on_failure, now=time.monotonic())
+    def _wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float,
+        on_event: Callable[[Event], Any] | None,
+        raise_on_failure: bool,
+        poll_interval: float,
+        use_stream: bool,
+    ) -> Task:
+        w = WaitLoop(
+            task_id,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            raise_on_failure=raise_on_failure,
+            now=time.monotonic(),
+        )
         if use_stream:
             try:  # closing(): the connection is released even when on_event raises
                 with closing(self._stream(task_id, deadline=w.deadline)) as events:

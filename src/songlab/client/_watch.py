@@ -25,8 +25,14 @@ __all__ = ["Callback", "afollow", "follow", "watch", "watch_loop"]
 Callback = Callable[[WatchUpdate], object]
 
 
-def watch_loop(task: Any, *, timeout: float | None, poll_interval: float, max_resumes: int,
-               raise_on_failure: bool) -> WatchLoop:
+def watch_loop(
+    task: Any,
+    *,
+    timeout: float | None,
+    poll_interval: float,
+    max_resumes: int,
+    raise_on_failure: bool,
+) -> WatchLoop:
     """The loop of one watch, its options checked (``task``: a task id or a handle)."""
     task_id = getattr(task, "task_id", task)
     if not (isinstance(task_id, str) and task_id.strip()):
@@ -35,17 +41,28 @@ def watch_loop(task: Any, *, timeout: float | None, poll_interval: float, max_re
         raise ValidationError("timeout", "a positive number of seconds, or None (no deadline)")
     if not (isinstance(poll_interval, int | float) and poll_interval > 0):
         raise ValidationError("poll_interval", "a positive number of seconds")
-    if not (isinstance(max_resumes, int) and not isinstance(max_resumes, bool)
-            and max_resumes >= 0):
+    if not (
+        isinstance(max_resumes, int) and not isinstance(max_resumes, bool) and max_resumes >= 0
+    ):
         raise ValidationError("max_resumes", "a non-negative integer")
-    return WatchLoop(task_id, timeout=None if timeout is None else float(timeout),
-                     poll_interval=float(poll_interval), max_resumes=max_resumes,
-                     raise_on_failure=raise_on_failure, now=time.monotonic())
+    return WatchLoop(
+        task_id,
+        timeout=None if timeout is None else float(timeout),
+        poll_interval=float(poll_interval),
+        max_resumes=max_resumes,
+        raise_on_failure=raise_on_failure,
+        now=time.monotonic(),
+    )
 
 
-def follow(w: WatchLoop, callback: Callback | None, *,
-           open_stream: Callable[[int], Iterable[Any]], get: Callable[[], Any],
-           sleep: Callable[[float], object]) -> Any:
+def follow(
+    w: WatchLoop,
+    callback: Callback | None,
+    *,
+    open_stream: Callable[[int], Iterable[Any]],
+    get: Callable[[], Any],
+    sleep: Callable[[float], object],
+) -> Any:
     """Drive ``w`` with blocking calls; returns the final snapshot."""
     tell: Callback = callback if callback is not None else _ignore
     while w.streaming:
@@ -82,10 +99,14 @@ def follow(w: WatchLoop, callback: Callback | None, *,
         sleep(delay)
 
 
-async def afollow(w: WatchLoop, callback: Callback | None, *,
-                  open_stream: Callable[[int], AsyncIterable[Any]],
-                  get: Callable[[], Awaitable[Any]],
-                  sleep: Callable[[float], Awaitable[object]]) -> Any:
+async def afollow(
+    w: WatchLoop,
+    callback: Callback | None,
+    *,
+    open_stream: Callable[[int], AsyncIterable[Any]],
+    get: Callable[[], Awaitable[Any]],
+    sleep: Callable[[float], Awaitable[object]],
+) -> Any:
     """:func:`follow`, awaited; ``callback`` may be a coroutine function."""
 
     async def tell(update: WatchUpdate) -> None:
@@ -128,21 +149,36 @@ async def afollow(w: WatchLoop, callback: Callback | None, *,
         await sleep(delay)
 
 
-def watch(client: Any, task: Any, callback: Callback | None = None, *,
-          timeout: float | None = None, poll_interval: float = 0.5, max_resumes: int = 50,
-          raise_on_failure: bool = True) -> Any:
+def watch(
+    client: Any,
+    task: Any,
+    callback: Callback | None = None,
+    *,
+    timeout: float | None = None,
+    poll_interval: float = 0.5,
+    max_resumes: int = 50,
+    raise_on_failure: bool = True,
+) -> Any:
     """``client.watch(task, callback, ...)`` for a songlab client (awaitable on an
     :class:`AsyncClient`); for any other object with the client's public
     ``generations.stream``/``generations.get``, the same loop over those (blocking)."""
-    options: dict[str, Any] = {"timeout": timeout, "poll_interval": poll_interval,
-                               "max_resumes": max_resumes, "raise_on_failure": raise_on_failure}
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "poll_interval": poll_interval,
+        "max_resumes": max_resumes,
+        "raise_on_failure": raise_on_failure,
+    }
     if isinstance(client, BaseClient):
         return client.watch(task, callback, **options)
     w = watch_loop(task, **options)
     generations = client.generations
-    return follow(w, callback,
-                  open_stream=lambda after: generations.stream(w.task_id, after=after),
-                  get=lambda: generations.get(w.task_id), sleep=time.sleep)
+    return follow(
+        w,
+        callback,
+        open_stream=lambda after: generations.stream(w.task_id, after=after),
+        get=lambda: generations.get(w.task_id),
+        sleep=time.sleep,
+    )
 
 
 def _ignore(update: WatchUpdate) -> None:

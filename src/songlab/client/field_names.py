@@ -66,27 +66,42 @@ UPLOAD_SHA256: Final[Names] = ("sha256",)
 # fact -> (where it would be, the names tried, what songlab does without it)
 FACTS: Final[dict[str, tuple[str, Names, str]]] = {
     "tool_id": ("task", TASK_TOOL_ID, "the client's record of the create (tool_id column)"),
-    "operation": ("task", TASK_OPERATION, "the record, else the tools listing by tool id; "
-                  "else unknown"),
+    "operation": (
+        "task",
+        TASK_OPERATION,
+        "the record, else the tools listing by tool id; else unknown",
+    ),
     "model": ("task", TASK_MODEL, "the record, else the tools listing by tool id; else unknown"),
     "license": ("task", TASK_LICENSE, "the record's license; else unknown"),
     "created_at": ("task", TASK_CREATED_AT, "the record's accepted_at; else unknown"),
     "updated_at": ("task", TASK_UPDATED_AT, "unknown"),
-    "cost_usd": ("task", TASK_COST_USD, "the record's list-price estimate "
-                 "(cost_source=estimate); else unknown, never 0"),
-    "progress": ("task, event", TASK_PROGRESS + EVENT_PROGRESS,
-                 "indeterminate progress until the terminal event"),
+    "cost_usd": (
+        "task",
+        TASK_COST_USD,
+        "the record's list-price estimate (cost_source=estimate); else unknown, never 0",
+    ),
+    "progress": (
+        "task, event",
+        TASK_PROGRESS + EVENT_PROGRESS,
+        "indeterminate progress until the terminal event",
+    ),
     "failure": ("task", TASK_FAILURE, "a failed task says 'the task failed' without detail"),
     "failure.error": ("task.failure", FAILURE_CODE, "no error code"),
     "failure.message": ("task.failure", FAILURE_MESSAGE, "no message"),
-    "parent_task_id": ("task", TASK_PARENT_ID, "sub-tasks are found through the Agent One "
-                       "trace's task_id values"),
+    "parent_task_id": (
+        "task",
+        TASK_PARENT_ID,
+        "sub-tasks are found through the Agent One trace's task_id values",
+    ),
     "asset.name": ("asset", ASSET_NAME, "stems are named by position (stem 1, stem 2, ...)"),
     "asset.mime_type": ("asset", ASSET_MIME_TYPE, "the file link's mime_type (shown)"),
     "asset.duration_s": ("asset", ASSET_DURATION_S, "decode the audio"),
     "event.task_id": ("event", EVENT_TASK_ID, "the task the stream was opened for"),
-    "event.status": ("event", EVENT_STATUS, "queued until the first event, processing until "
-                     "terminal, then one GET for the outcome"),
+    "event.status": (
+        "event",
+        EVENT_STATUS,
+        "queued until the first event, processing until terminal, then one GET for the outcome",
+    ),
     "event.step": ("event", EVENT_STEP, "no translation steps are shown"),
     "event.phase": ("event", EVENT_PHASE, "a step is taken as started"),
     "event.message": ("event", EVENT_MESSAGE, "none"),
@@ -95,8 +110,11 @@ FACTS: Final[dict[str, tuple[str, Names, str]]] = {
     "listing.next_cursor": ("listing", LISTING_NEXT_CURSOR, "the page is the last one"),
     "tools.items": ("tool listing", TOOLS_ITEMS, "a bare JSON array of tools is read too"),
     "tool.name": ("tool", TOOL_NAME, "operation and model are shown instead"),
-    "upload.mime_type": ("upload", UPLOAD_MIME_TYPE, "the type the client sent (from the "
-                         "file name)"),
+    "upload.mime_type": (
+        "upload",
+        UPLOAD_MIME_TYPE,
+        "the type the client sent (from the file name)",
+    ),
     "upload.size_bytes": ("upload", UPLOAD_SIZE_BYTES, "the size the client sent"),
     "upload.sha256": ("upload", UPLOAD_SHA256, "unknown"),
 }

@@ -65,16 +65,18 @@ def _dicts(lines: list[bytes]) -> list[Mapping[str, Any]]:
     return out
 
 
-def _read(lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType,
-          op_names: tuple[str, ...]) -> Batch | None:
+def _read(
+    lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType, op_names: tuple[str, ...]
+) -> Batch | None:
     block = max(_MIN_BLOCK, max(map(len, lines)) + 1)
     try:
         table = pj.read_json(
             io.BytesIO(b"\n".join(lines)),
             read_options=pj.ReadOptions(block_size=block),
-            parse_options=pj.ParseOptions(explicit_schema=schema,
-                                          unexpected_field_behavior="ignore"),
-        )  # fmt: skip
+            parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="ignore"
+            ),
+        )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None, None, _dicts(lines)
     data = table.column("data")
@@ -84,21 +86,24 @@ def _read(lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType,
     if tasks is None or len(tasks) == 0:
         return None  # empty pages
     names = [raw_task.field(i).name for i in range(raw_task.num_fields)]
-    raw = pa.StructArray.from_arrays([tasks.field(n) for n in names], fields=list(raw_task),
-                                     mask=pc.is_null(tasks))  # fmt: skip
+    raw = pa.StructArray.from_arrays(
+        [tasks.field(n) for n in names], fields=list(raw_task), mask=pc.is_null(tasks)
+    )
     if raw.null_count:
         return None, None, _dicts(lines)  # a null task: the dict path names the error
     # kept on Agent One runs, and where the operation is not shown (the record may name it)
     ops = [raw.field(n) for n in op_names]
     op = ops[0] if len(ops) == 1 else pc.coalesce(*ops)
     maybe_agent = pc.fill_null(pc.equal(op, "agent"), True)
-    meta = pc.if_else(maybe_agent, pc.struct_field(tasks.field("output"), [0]),
-                      pa.scalar(None, pa.string()))  # fmt: skip
+    meta = pc.if_else(
+        maybe_agent, pc.struct_field(tasks.field("output"), [0]), pa.scalar(None, pa.string())
+    )
     return raw, meta, None
 
 
-def batches(pages: Iterable[bytes], raw_task: pa.DataType,
-            op_names: tuple[str, ...] = ("operation",)) -> Iterator[Batch]:
+def batches(
+    pages: Iterable[bytes], raw_task: pa.DataType, op_names: tuple[str, ...] = ("operation",)
+) -> Iterator[Batch]:
     """The pages' tasks a batch at a time, in order: ``(raw, metadata_json, None)``
     read by Arrow, or ``(None, None, task dicts)`` where Arrow's types did not fit."""
     schema = _schema(raw_task)

@@ -28,7 +28,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["DecimalType", "SourceType", "read_table", "replace_atomically", "to_parquet_table", "write_atomic", "write_parquet"]
+__all__ = [
+    "DecimalType",
+    "SourceType",
+    "read_table",
+    "replace_atomically",
+    "to_parquet_table",
+    "write_atomic",
+    "write_parquet",
+]
 
 
 class DecimalType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information
@@ -76,8 +84,12 @@ for _ext in (DecimalType(), SourceType()):
 
 
 def _numpy_type(t: pa.DataType) -> str:
-    if (pa.types.is_decimal(t) or pa.types.is_list(t) or pa.types.is_struct(t)
-            or pa.types.is_dictionary(t)):
+    if (
+        pa.types.is_decimal(t)
+        or pa.types.is_list(t)
+        or pa.types.is_struct(t)
+        or pa.types.is_dictionary(t)
+    ):
         return "object"
     if pa.types.is_string(t):
         return "utf8[pyarrow]"  # "string[pyarrow]" would give pandas' StringDtype
@@ -96,8 +108,11 @@ def to_parquet_table(table: pa.Table) -> pa.Table:
                 [pa.ExtensionArray.from_storage(ext, c) for c in col.chunks], type=ext
             )
             field = pa.field(field.name, ext, field.nullable, field.metadata)
-        elif (pa.types.is_dictionary(field.type) and pa.types.is_string(field.type.value_type)
-              and pa.types.is_integer(field.type.index_type)):
+        elif (
+            pa.types.is_dictionary(field.type)
+            and pa.types.is_string(field.type.value_type)
+            and pa.types.is_integer(field.type.index_type)
+        ):
             sext = SourceType(field.type.index_type)
             col = pa.chunked_array(
                 [pa.ExtensionArray.from_storage(sext, c) for c in col.chunks], type=sext
@@ -106,14 +121,21 @@ def to_parquet_table(table: pa.Table) -> pa.Table:
         arrays.append(col)
         fields.append(field)
     pandas_meta = {
-        "index_columns": [], "column_indexes": [], "creator": {"library": "songlab"},
+        "index_columns": [],
+        "column_indexes": [],
+        "creator": {"library": "songlab"},
         "pandas_version": pd.__version__,
         "columns": [
-            {"name": f.name, "field_name": f.name, "pandas_type": "object",
-             "numpy_type": _numpy_type(f.type), "metadata": None}
+            {
+                "name": f.name,
+                "field_name": f.name,
+                "pandas_type": "object",
+                "numpy_type": _numpy_type(f.type),
+                "metadata": None,
+            }
             for f in table.schema
         ],
-    }  # fmt: skip
+    }
     meta = dict(table.schema.metadata or {})
     meta[b"pandas"] = json.dumps(pandas_meta).encode()
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
@@ -138,10 +160,11 @@ def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) ->
     if schema is None:
         return table
     cols = [
-        table[f.name].cast(f.type) if f.name in table.column_names
+        table[f.name].cast(f.type)
+        if f.name in table.column_names
         else pa.nulls(table.num_rows, f.type)
         for f in schema
-    ]  # fmt: skip
+    ]
     return pa.Table.from_arrays(cols, schema=schema)
 
 
@@ -162,8 +185,9 @@ def replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
 
 def write_atomic(target: Path, table: pa.Table) -> None:
     """One Parquet file (zstd) written over ``target`` atomically."""
-    replace_atomically(target, lambda tmp: pq.write_table(to_parquet_table(table), tmp,
-                                                          compression="zstd"))
+    replace_atomically(
+        target, lambda tmp: pq.write_table(to_parquet_table(table), tmp, compression="zstd")
+    )
 
 
 def write_parquet(frame: Any, path: str | os.PathLike[str]) -> Path:

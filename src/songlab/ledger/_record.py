@@ -19,22 +19,28 @@ __all__ = ["RECORD", "record_table"]
 # The columns of the client's record (``songlab.client.RECORD_SCHEMA``) the ledger joins.
 RECORD: Final[pa.Schema] = pa.schema(
     [
-        pa.field("task_id", pa.string()), pa.field("key_id", pa.string()),
-        pa.field("tool_id", pa.string()), pa.field("operation", pa.string()),
-        pa.field("model", pa.string()), pa.field("license", pa.int8()),
-        pa.field("estimate_usd", _schema.MONEY), pa.field("project", pa.string()),
-        pa.field("tags", pa.string()), pa.field("sent_at", _schema.TIMESTAMP),
+        pa.field("task_id", pa.string()),
+        pa.field("key_id", pa.string()),
+        pa.field("tool_id", pa.string()),
+        pa.field("operation", pa.string()),
+        pa.field("model", pa.string()),
+        pa.field("license", pa.int8()),
+        pa.field("estimate_usd", _schema.MONEY),
+        pa.field("project", pa.string()),
+        pa.field("tags", pa.string()),
+        pa.field("sent_at", _schema.TIMESTAMP),
         pa.field("accepted_at", _schema.TIMESTAMP),
     ]
-)  # fmt: skip
+)
 
 
 def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
     if col.type == type_:
         return col
     if pa.types.is_timestamp(type_) and pa.types.is_string(col.type):
-        col = pc.strptime(pc.utf8_slice_codeunits(col, 0, 19), format="%Y-%m-%dT%H:%M:%S",
-                          unit="us")  # fmt: skip
+        col = pc.strptime(
+            pc.utf8_slice_codeunits(col, 0, 19), format="%Y-%m-%dT%H:%M:%S", unit="us"
+        )
         return pc.assume_timezone(col, "UTC") if col.type.tz is None else col
     try:
         return pc.cast(col, type_)
@@ -55,8 +61,10 @@ def record_table(record: Any) -> pa.Table | None:
     if not isinstance(record, pa.Table):
         reader = getattr(record, "table", None)
         if not callable(reader):
-            raise TypeError("record: expected a RecordStore (with .table()), an Arrow table or "
-                            f"None, got {type(record).__name__}")
+            raise TypeError(
+                "record: expected a RecordStore (with .table()), an Arrow table or "
+                f"None, got {type(record).__name__}"
+            )
         record = reader()
         if not isinstance(record, pa.Table):
             raise TypeError(f"record: .table() gave {type(record).__name__}, not an Arrow table")
@@ -65,8 +73,9 @@ def record_table(record: Any) -> pa.Table | None:
     if "accepted_at" not in record.column_names and "recorded_at" in record.column_names:
         record = record.append_column("accepted_at", record["recorded_at"])
     cols = [
-        _cast(record[f.name], f.name, f.type) if f.name in record.column_names
+        _cast(record[f.name], f.name, f.type)
+        if f.name in record.column_names
         else pa.nulls(record.num_rows, f.type)
         for f in RECORD
-    ]  # fmt: skip
+    ]
     return pa.Table.from_arrays(cols, schema=RECORD)

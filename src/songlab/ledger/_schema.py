@@ -76,9 +76,15 @@ TASKS: Final[pa.Schema] = pa.schema(
         _f("tool_id_source", SOURCE, "where tool_id comes from: service, record or unknown"),
         _f("operation_source", SOURCE, "where operation comes from: service, record or unknown"),
         _f("model_source", SOURCE, "where model comes from: service, record or unknown"),
-        _f("license_source", SOURCE, "where license and tier come from: service, record or unknown"),
+        _f(
+            "license_source", SOURCE, "where license and tier come from: service, record or unknown"
+        ),
         _f("labels_source", SOURCE, "project, tags, key_id: record (songlab made it) or unknown"),
-        _f("seen_at", TIMESTAMP, "when a LedgerStore refresh first added the task (client clock, UTC); null in tasks_frame"),
+        _f(
+            "seen_at",
+            TIMESTAMP,
+            "when a LedgerStore refresh first added the task (client clock, UTC); null in tasks_frame",
+        ),
     ]
 )
 # Columns filled from the local label store (attribution), null in a bare listing.
@@ -166,8 +172,7 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     return table.to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
 
 
-def to_table(frame: pd.DataFrame, schema: pa.Schema, *,
-             keep_dictionary: bool = False) -> pa.Table:
+def to_table(frame: pd.DataFrame, schema: pa.Schema, *, keep_dictionary: bool = False) -> pa.Table:
     """A frame's columns of ``schema`` as a table of exactly that schema; with
     ``keep_dictionary``, a dictionary-of-strings column where the schema says string is
     kept as it is (zero-copy: the same values, not spelled out row by row)."""
@@ -177,10 +182,13 @@ def to_table(frame: pd.DataFrame, schema: pa.Schema, *,
     arrays, fields = [], []
     for field in schema:
         dtype = frame[field.name].dtype
-        kept = (keep_dictionary and isinstance(dtype, pd.ArrowDtype)
-                and pa.types.is_dictionary(dtype.pyarrow_dtype)
-                and pa.types.is_string(dtype.pyarrow_dtype.value_type)
-                and pa.types.is_string(field.type))  # fmt: skip
+        kept = (
+            keep_dictionary
+            and isinstance(dtype, pd.ArrowDtype)
+            and pa.types.is_dictionary(dtype.pyarrow_dtype)
+            and pa.types.is_string(dtype.pyarrow_dtype.value_type)
+            and pa.types.is_string(field.type)
+        )
         type_ = dtype.pyarrow_dtype if kept else field.type
         arrays.append(pa.array(frame[field.name], type=type_, from_pandas=True))
         fields.append(field.with_type(type_))

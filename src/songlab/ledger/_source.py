@@ -20,8 +20,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["AUTO", "as_dict", "getter", "http_listing", "iter_tasks", "raw_pages",
-           "tool_lookup"]
+__all__ = ["AUTO", "as_dict", "getter", "http_listing", "iter_tasks", "raw_pages", "tool_lookup"]
 
 
 def as_dict(item: Any) -> Mapping[str, Any]:
@@ -153,11 +152,22 @@ _TOOLS_LOCK = threading.Lock()
 def _tool_entry(item: Any) -> tuple[str, str, str] | None:
     d = item if isinstance(item, Mapping) else getattr(item, "raw", None)
     tid, op, model = (
-        (d.get("id"), d.get("operation"), d.get("model")) if isinstance(d, Mapping)
-        else (getattr(item, "id", None), getattr(item, "operation", None),
-              getattr(item, "model", None))
-    )  # fmt: skip
-    if isinstance(tid, str) and isinstance(op, str) and isinstance(model, str) and tid and op and model:
+        (d.get("id"), d.get("operation"), d.get("model"))
+        if isinstance(d, Mapping)
+        else (
+            getattr(item, "id", None),
+            getattr(item, "operation", None),
+            getattr(item, "model", None),
+        )
+    )
+    if (
+        isinstance(tid, str)
+        and isinstance(op, str)
+        and isinstance(model, str)
+        and tid
+        and op
+        and model
+    ):
         return tid, op, model
     return None
 

@@ -31,13 +31,24 @@ import numpy as np
 
 from songlab.ledger.labels import attribution
 
-__all__ = ["COVERAGE", "DAYS", "DEMO_BUDGETS", "Job", "PROJECTS", "one_of_each", "plan", "run_demo",
-           "tone_mp3"]
+__all__ = [
+    "COVERAGE",
+    "DAYS",
+    "DEMO_BUDGETS",
+    "Job",
+    "PROJECTS",
+    "one_of_each",
+    "plan",
+    "run_demo",
+    "tone_mp3",
+]
 
 # Budgets ``songlab report --demo`` reports against when none is given (jingles has a launch
 # week: over).
 DEMO_BUDGETS: Final[dict[str | None, Decimal]] = {
-    None: Decimal("25"), "jingles": Decimal("2"), "podcast": Decimal("4"),
+    None: Decimal("25"),
+    "jingles": Decimal("2"),
+    "podcast": Decimal("4"),
 }
 
 DAYS: Final[int] = 45
@@ -54,11 +65,17 @@ _SONG_MODELS = ("v5", "v6", "v7")
 # (day, project, kind, model, license): Agent One in its three tiers, two translations of
 # one source (the second hits the transcription cache), workflows, and all five tiers.
 COVERAGE: Final[tuple[tuple[int, str, str, str | None, int], ...]] = (
-    (0, "jingles", "lyrics", None, 1), (2, "research", "agent", "flash", 1), (12, "research", "agent", "standard", 1),
-    (26, "research", "agent", "pro", 1), (5, "podcast", "translation", None, 2),
-    (33, "podcast", "translation", None, 1), (8, "jingles", "karaoke", None, 3),
-    (20, "game-audio", "stems", None, 1), (15, "jingles", "song", "v6", 5),
-    (23, "jingles", "song", "v7", 4), (30, "jingles", "song", "v5", 3),
+    (0, "jingles", "lyrics", None, 1),
+    (2, "research", "agent", "flash", 1),
+    (12, "research", "agent", "standard", 1),
+    (26, "research", "agent", "pro", 1),
+    (5, "podcast", "translation", None, 2),
+    (33, "podcast", "translation", None, 1),
+    (8, "jingles", "karaoke", None, 3),
+    (20, "game-audio", "stems", None, 1),
+    (15, "jingles", "song", "v6", 5),
+    (23, "jingles", "song", "v7", 4),
+    (30, "jingles", "song", "v5", 3),
 )
 
 
@@ -84,7 +101,10 @@ def _kind(rng: np.random.Generator, project: str) -> tuple[str, str | None, int]
         return "song", str(rng.choice(_SONG_MODELS)), int(rng.integers(1, 6))
     kinds = {
         "jingles": (["song", "music", "lyrics", "karaoke"], [0.4, 0.2, 0.3, 0.1]),
-        "podcast": (["music", "sfx", "lyrics", "translation", "stems"], [0.35, 0.3, 0.25, 0.05, 0.05]),
+        "podcast": (
+            ["music", "sfx", "lyrics", "translation", "stems"],
+            [0.35, 0.3, 0.25, 0.05, 0.05],
+        ),
         "game-audio": (["sfx", "music", "song", "stems"], [0.5, 0.25, 0.2, 0.05]),
     }[project]
     kind = str(rng.choice(kinds[0], p=kinds[1]))
@@ -93,8 +113,13 @@ def _kind(rng: np.random.Generator, project: str) -> tuple[str, str | None, int]
     return kind, model, lic
 
 
-def plan(*, days: int = DAYS, seed: int = 0, start_weekday: int = 0,
-         failure_days: tuple[int, ...] = (9, 31)) -> list[Job]:
+def plan(
+    *,
+    days: int = DAYS,
+    seed: int = 0,
+    start_weekday: int = 0,
+    failure_days: tuple[int, ...] = (9, 31),
+) -> list[Job]:
     """The demo's jobs, in send order. ``start_weekday``: 0 if day 0 is a Monday."""
     rng = np.random.default_rng(seed)
     jobs: list[Job] = []
@@ -123,8 +148,14 @@ def plan(*, days: int = DAYS, seed: int = 0, start_weekday: int = 0,
             jobs.append(Job(day, 14.75, owner, project, tags[:1], kind, model, lic))
     jobs.sort(key=lambda j: (j.day, j.hour))
     for fd in failure_days:  # one task failed on purpose on (or just after) each of these days
-        k = next((k for k, j in enumerate(jobs) if j.day >= fd and not j.fail
-                  and j.kind in ("song", "music", "lyrics")), None)  # fmt: skip
+        k = next(
+            (
+                k
+                for k, j in enumerate(jobs)
+                if j.day >= fd and not j.fail and j.kind in ("song", "music", "lyrics")
+            ),
+            None,
+        )
         if k is not None:
             jobs[k] = replace(jobs[k], fail=True)
     return jobs
@@ -162,28 +193,44 @@ def _send(c: Any, job: Job, source_file: str, seed: int) -> Any:
     prompt = _PROMPTS[job.project]
     gen = c.generations
     if job.kind == "song":
-        return gen.create(operation="generate_song", model=job.model, license=job.license,
-                          payload={"prompt": prompt, "duration_seconds": 5, "seed": seed})
+        return gen.create(
+            operation="generate_song",
+            model=job.model,
+            license=job.license,
+            payload={"prompt": prompt, "duration_seconds": 5, "seed": seed},
+        )
     if job.kind == "music":
-        return gen.create(operation="generate_music", model=job.model, license=job.license,
-                          payload={"prompt": prompt, "duration_seconds": 5, "seed": seed})
+        return gen.create(
+            operation="generate_music",
+            model=job.model,
+            license=job.license,
+            payload={"prompt": prompt, "duration_seconds": 5, "seed": seed},
+        )
     if job.kind == "lyrics":
         return gen.create(operation="write_lyrics", model="v5", payload={"prompt": prompt})
     if job.kind == "sfx":
-        return gen.create(operation="sfx_gen", model="v5",
-                          payload={"prompt": "door slam", "duration_seconds": 1.0})
+        return gen.create(
+            operation="sfx_gen",
+            model="v5",
+            payload={"prompt": "door slam", "duration_seconds": 1.0},
+        )
     if job.kind == "stems":
-        return gen.create(operation="separate_stems", model="2stem",
-                          payload={"audio": f"file_id:{source_file}"})
+        return gen.create(
+            operation="separate_stems", model="2stem", payload={"audio": f"file_id:{source_file}"}
+        )
     if job.kind == "karaoke":
         return c.workflows.karaoke_track(song_file_id=source_file, license=job.license)
     if job.kind == "translation":
-        return c.song_translations.create(song_file_id=source_file, target_language="Spanish",
-                                          song_style="warm female pop vocal",
-                                          license=job.license)
+        return c.song_translations.create(
+            song_file_id=source_file,
+            target_language="Spanish",
+            song_style="warm female pop vocal",
+            license=job.license,
+        )
     if job.kind == "agent":
-        return c.agent.start(tier=job.model, prompt="write lyrics and make a short song",
-                             max_steps=3, max_budget=100)
+        return c.agent.start(
+            tier=job.model, prompt="write lyrics and make a short song", max_steps=3, max_budget=100
+        )
     raise ValueError(f"kind: unknown demo job kind {job.kind!r}")
 
 
@@ -202,8 +249,17 @@ def _extra_keys(client: Any, admin: Any, account_id: str, n: int) -> list[Any]:
     return keys
 
 
-def _session(clients: list[Any], admin: Any, jobs: list[Job], day0: datetime, now: datetime,
-             source: str, seed: int, created: list[str], timeout: float) -> datetime:
+def _session(
+    clients: list[Any],
+    admin: Any,
+    jobs: list[Job],
+    day0: datetime,
+    now: datetime,
+    source: str,
+    seed: int,
+    created: list[str],
+    timeout: float,
+) -> datetime:
     """Send one work session's jobs (the clock moved to each one's time), then wait for all:
     the tasks of a session run side by side, as a team's would."""
     sent: list[tuple[Any, str]] = []
@@ -262,8 +318,9 @@ def run_demo(
     else:
         clients = [client, *_extra_keys(client, admin, account_id, 2)]
         now = _clock(admin, 0)
-        first = (now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-                 + timedelta(days=32)).replace(day=1)  # fmt: skip
+        first = (
+            now.replace(day=1, hour=0, minute=0, second=0, microsecond=0) + timedelta(days=32)
+        ).replace(day=1)
         now = _clock(admin, (first - now).total_seconds())
     if labels is not None:
         for c in clients:
@@ -281,8 +338,17 @@ def run_demo(
         for day in range(days):
             for session in (9.0, 14.0):
                 todays = [j for j in jobs if j.day == day and session <= j.hour < session + 5]
-                now = _session(clients, admin, todays, day0 + timedelta(days=day), now, source,
-                               seed, created, timeout)
+                now = _session(
+                    clients,
+                    admin,
+                    todays,
+                    day0 + timedelta(days=day),
+                    now,
+                    source,
+                    seed,
+                    created,
+                    timeout,
+                )
             if day % 7 == 6 or day == days - 1:
                 log(f"demo: day {day + 1}/{days}, {len(created)} tasks so far")
     finally:

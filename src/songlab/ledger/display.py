@@ -28,9 +28,12 @@ CENT: Final[Decimal] = Decimal("0.01")
 EXACT_LABEL: Final[str] = "exact, sub-cent (per-token fees)"
 # Columns shown only when one of their values is not zero (or null).
 OPTIONAL: Final[tuple[str, ...]] = (
-    "estimated_usd", "estimated_tasks", "unknown_cost_tasks", "unknown_cost_steps",
+    "estimated_usd",
+    "estimated_tasks",
+    "unknown_cost_tasks",
+    "unknown_cost_steps",
     "unknown_tasks",
-)  # fmt: skip
+)
 
 
 def cents(value: Decimal) -> str:
@@ -111,8 +114,9 @@ def header(frame: pd.DataFrame, column: Any) -> str:
     return f"{column} (UTC)" if is_time(frame, column) else str(column)
 
 
-def finance(frame: pd.DataFrame, *, exact_columns: Sequence[str] = (),
-            max_rows: int | None = 200) -> Any:
+def finance(
+    frame: pd.DataFrame, *, exact_columns: Sequence[str] = (), max_rows: int | None = 200
+) -> Any:
     """A notebook's view of a ledger table (a ``pandas.io.formats.style.Styler``): money to the
     cent and right aligned, the exact amount beside ``exact_columns`` where cents hide part
     of it, timestamps to the second (UTC), no duplicate tier number, the estimate and
@@ -122,14 +126,24 @@ def finance(frame: pd.DataFrame, *, exact_columns: Sequence[str] = (),
         view = view.head(max_rows)
     for c in exact_columns:
         if c in view.columns:
-            view = view.assign(**{f"{c} ({EXACT_LABEL})": [
-                exact(v) if hidden_by_cents(v) else "" for v in view[c].tolist()]})
+            view = view.assign(
+                **{
+                    f"{c} ({EXACT_LABEL})": [
+                        exact(v) if hidden_by_cents(v) else "" for v in view[c].tolist()
+                    ]
+                }
+            )
     view = view.rename(columns={c: header(view, c) for c in view.columns if is_time(view, c)})
-    formats = {c: text if is_money(view, c) or not is_decimal(view, c) else _plain
-               for c in view.columns}  # fmt: skip
+    formats = {
+        c: text if is_money(view, c) or not is_decimal(view, c) else _plain for c in view.columns
+    }
     right = [c for c in view.columns if is_number(view, c) or str(c).endswith(f"({EXACT_LABEL})")]
     styler = view.reset_index(drop=True).style
     styler.set_uuid("songlab")  # the same HTML on every run (no random element ids)
-    return (styler.format(formats).hide(axis="index")
-            .set_properties(subset=right, **{"text-align": "right",
-                                             "font-variant-numeric": "tabular-nums"}))
+    return (
+        styler.format(formats)
+        .hide(axis="index")
+        .set_properties(
+            subset=right, **{"text-align": "right", "font-variant-numeric": "tabular-nums"}
+        )
+    )

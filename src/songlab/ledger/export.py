@@ -39,8 +39,16 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["FORMULA_START", "MONEY_FORMAT", "atomic", "export_csv", "export_excel", "inert",
-           "is_formula_like", "sheet_name"]
+__all__ = [
+    "FORMULA_START",
+    "MONEY_FORMAT",
+    "atomic",
+    "export_csv",
+    "export_excel",
+    "inert",
+    "is_formula_like",
+    "sheet_name",
+]
 
 # Excel number format of money cells: thousands, at least 2 and up to 8 decimals.
 MONEY_FORMAT = "#,##0.00######"
@@ -110,8 +118,12 @@ def atomic(target: Path, write: Callable[[Path], None]) -> Path:
     return target
 
 
-def export_csv(tables: Mapping[str, pd.DataFrame], directory: str | os.PathLike[str], *,
-               skip: tuple[str, ...] = ()) -> list[Path]:
+def export_csv(
+    tables: Mapping[str, pd.DataFrame],
+    directory: str | os.PathLike[str],
+    *,
+    skip: tuple[str, ...] = (),
+) -> list[Path]:
     """One ``NAME.csv`` per table in ``directory`` (but ``skip``); money as exact 8-place
     decimal text; text that looks like a formula made inert."""
     out = []

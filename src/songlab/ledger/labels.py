@@ -65,8 +65,9 @@ def attribution(project: str | None = None, tags: Iterable[str] | str = ()) -> I
         yield active
 
 
-def set_default_attribution(client: Any, project: str | None = None,
-                            tags: Iterable[str] | str = ()) -> None:
+def set_default_attribution(
+    client: Any, project: str | None = None, tags: Iterable[str] | str = ()
+) -> None:
     """Labels every create of ``client`` carries outside any ``attribution`` block (and under one,
     merged). ``project=None`` with no tags removes the default."""
     lab = make_labels(project, tags)
@@ -78,8 +79,20 @@ def default_project(client: Any) -> str | None:
     return default_labels(client).project
 
 
-_COLUMNS = ("task_id", "key_id", "project", "tags", "idempotency_key", "route", "tool_id",
-            "operation", "model", "license", "estimate_usd", "recorded_at")
+_COLUMNS = (
+    "task_id",
+    "key_id",
+    "project",
+    "tags",
+    "idempotency_key",
+    "route",
+    "tool_id",
+    "operation",
+    "model",
+    "license",
+    "estimate_usd",
+    "recorded_at",
+)
 _DDL = f"""CREATE TABLE IF NOT EXISTS attribution (
     {", ".join(f"{c} TEXT" if c != "license" else "license INTEGER" for c in _COLUMNS)},
     PRIMARY KEY (task_id, key_id)
@@ -115,18 +128,28 @@ class LabelStore:
     def record(self, rec: CreateRecord) -> None:
         """Store one create's labels (an idempotent repeat overwrites its own row)."""
         row = (
-            rec.task_id, rec.key_id, rec.project, ",".join(sorted(rec.tags)) or None,
-            rec.idempotency_key, rec.route, rec.tool_id, rec.operation, rec.model, rec.license,
+            rec.task_id,
+            rec.key_id,
+            rec.project,
+            ",".join(sorted(rec.tags)) or None,
+            rec.idempotency_key,
+            rec.route,
+            rec.tool_id,
+            rec.operation,
+            rec.model,
+            rec.license,
             None if rec.estimate_usd is None else str(rec.estimate_usd),
             rec.recorded_at.isoformat(),
-        )  # fmt: skip
+        )
         with self._lock:
             con = self._connect()
             try:
                 with con:
                     con.execute(
                         f"INSERT OR REPLACE INTO attribution ({', '.join(_COLUMNS)}) "
-                        f"VALUES ({', '.join('?' * len(_COLUMNS))})", row)
+                        f"VALUES ({', '.join('?' * len(_COLUMNS))})",
+                        row,
+                    )
             finally:
                 con.close()
 

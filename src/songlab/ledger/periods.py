@@ -51,9 +51,14 @@ __all__ = [
 ]
 
 NAMED_PERIODS: Final[tuple[str, ...]] = (
-    "month-to-date", "this-month", "last-month", "last-7-days", "last-30-days",
-    "year-to-date", "all",
-)  # fmt: skip
+    "month-to-date",
+    "this-month",
+    "last-month",
+    "last-7-days",
+    "last-30-days",
+    "year-to-date",
+    "all",
+)
 FREQS: Final[tuple[str, ...]] = ("day", "week", "month")
 NEAR: Final[Decimal] = Decimal("0.8")
 _Q: Final[Decimal] = Decimal("0.00000001")
@@ -87,8 +92,9 @@ def _month_end(d: date) -> date:
     return d.replace(day=calendar.monthrange(d.year, d.month)[1])
 
 
-def period(name: str | None = None, *, start: Any = None, end: Any = None,
-           as_of: datetime | None = None) -> Period:
+def period(
+    name: str | None = None, *, start: Any = None, end: Any = None, as_of: datetime | None = None
+) -> Period:
     """A period by ``name`` (see ``NAMED_PERIODS`` or ``YYYY-MM``) or by ``start``/``end`` dates.
 
     ``as_of`` (default: now, UTC) anchors the named periods.
@@ -159,8 +165,9 @@ def period_starts(lo: date, hi: date, freq: str) -> list[date]:
     return out
 
 
-def rollup(tasks: Any, freq: str = "day", *, by: str | None = None,
-           p: Period | None = None) -> pd.DataFrame:
+def rollup(
+    tasks: Any, freq: str = "day", *, by: str | None = None, p: Period | None = None
+) -> pd.DataFrame:
     """Spend per ``freq`` (day, week starting Monday, month), optionally per ``by``.
 
     Every period of the range appears, with 0 where nothing was spent (per
@@ -175,8 +182,9 @@ def rollup(tasks: Any, freq: str = "day", *, by: str | None = None,
     g = _schema.to_frame(spend_table(t, keys))
     g = g[g[key].notna()]  # tasks of unknown date: not in any period (the report counts them)
     if freq == "month":
-        g[key] = pd.array([datetime.strptime(m, "%Y-%m").date() for m in g[key]],
-                          dtype=pd.ArrowDtype(pa.date32()))  # fmt: skip
+        g[key] = pd.array(
+            [datetime.strptime(m, "%Y-%m").date() for m in g[key]], dtype=pd.ArrowDtype(pa.date32())
+        )
     tops = top_level(t)
     first, last = pc.min(tops["created_at"]).as_py(), pc.max(tops["created_at"]).as_py()
     lo: date | None
@@ -194,11 +202,7 @@ def rollup(tasks: Any, freq: str = "day", *, by: str | None = None,
         groups.append(None)
     index = pd.MultiIndex.from_product([starts, groups], names=[key, by or "_"])
     g = g if by else g.assign(_=None)
-    merged = (
-        g.set_index([key, by or "_"])[["tasks", "cost_usd"]]
-        .reindex(index)
-        .reset_index()
-    )
+    merged = g.set_index([key, by or "_"])[["tasks", "cost_usd"]].reindex(index).reset_index()
     money = pd.ArrowDtype(_schema.MONEY_SUM)
     merged["tasks"] = merged["tasks"].fillna(0).astype(pd.ArrowDtype(pa.int64()))
     merged["cost_usd"] = merged["cost_usd"].fillna(Decimal(0)).astype(money)
@@ -240,8 +244,10 @@ def _sum(t: pa.Table) -> Decimal:
 
 def _between(t: pa.Table, lo: datetime, hi: datetime) -> pa.Table:
     ts = t["created_at"]
-    mask = pc.and_(pc.greater_equal(ts, pa.scalar(lo, _schema.TIMESTAMP)),
-                   pc.less_equal(ts, pa.scalar(hi, _schema.TIMESTAMP)))  # fmt: skip
+    mask = pc.and_(
+        pc.greater_equal(ts, pa.scalar(lo, _schema.TIMESTAMP)),
+        pc.less_equal(ts, pa.scalar(hi, _schema.TIMESTAMP)),
+    )
     return t.filter(pc.fill_null(mask, False))
 
 
@@ -254,8 +260,9 @@ def forecast(tasks: Any, *, as_of: datetime, project: str | None = None) -> Fore
     if project is not None:
         t = t.filter(pc.fill_null(pc.equal(t["project"], project), False))
     start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
-    return forecast_of(_sum(_between(t, start, as_of)),
-                       _sum(_between(t, as_of - timedelta(days=7), as_of)), as_of)
+    return forecast_of(
+        _sum(_between(t, start, as_of)), _sum(_between(t, as_of - timedelta(days=7), as_of)), as_of
+    )
 
 
 def forecast_of(mtd: Decimal, last_7_days: Decimal, as_of: datetime) -> Forecast:
@@ -268,13 +275,19 @@ def forecast_of(mtd: Decimal, last_7_days: Decimal, as_of: datetime) -> Forecast
     trailing = last_7_days / 7
     fc = (mtd / elapsed * ndays).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else mtd
     return Forecast(
-        month=f"{as_of:%Y-%m}", as_of=as_of, days_in_month=ndays,
+        month=f"{as_of:%Y-%m}",
+        as_of=as_of,
+        days_in_month=ndays,
         days_elapsed=elapsed.quantize(Decimal("0.0001"), ROUND_HALF_EVEN),
-        month_to_date_usd=mtd, run_rate_usd_per_day=rate,
-        trailing_7d_usd_per_day=trailing.quantize(_Q, ROUND_HALF_EVEN), forecast_usd=fc,
-        method=(f"straight line: month-to-date spend / {elapsed:.4f} days elapsed x "
-                f"{ndays} days in {as_of:%B %Y}"),
-    )  # fmt: skip
+        month_to_date_usd=mtd,
+        run_rate_usd_per_day=rate,
+        trailing_7d_usd_per_day=trailing.quantize(_Q, ROUND_HALF_EVEN),
+        forecast_usd=fc,
+        method=(
+            f"straight line: month-to-date spend / {elapsed:.4f} days elapsed x "
+            f"{ndays} days in {as_of:%B %Y}"
+        ),
+    )
 
 
 def parse_budgets(items: Any) -> dict[str | None, Decimal]:
@@ -303,8 +316,9 @@ def parse_budgets(items: Any) -> dict[str | None, Decimal]:
     return out
 
 
-def budget_status(tasks: Any, budgets: Any, *, as_of: datetime,
-                  near: Decimal = NEAR) -> pd.DataFrame:
+def budget_status(
+    tasks: Any, budgets: Any, *, as_of: datetime, near: Decimal = NEAR
+) -> pd.DataFrame:
     """One row per budget (monthly): spent month-to-date, forecast and status.
 
     ``budgets``: see :func:`parse_budgets` (``None``/``overall`` for the whole account).
@@ -317,13 +331,21 @@ def budget_status(tasks: Any, budgets: Any, *, as_of: datetime,
     return budget_rows(parsed, overall, per_project, near=near)
 
 
-def budget_rows(budgets: Mapping[str | None, Decimal], overall: Forecast,
-                per_project: Mapping[str, Forecast], *, near: Decimal = NEAR) -> pd.DataFrame:
+def budget_rows(
+    budgets: Mapping[str | None, Decimal],
+    overall: Forecast,
+    per_project: Mapping[str, Forecast],
+    *,
+    near: Decimal = NEAR,
+) -> pd.DataFrame:
     """The budget table from forecasts already made (overall, and per project)."""
     rows = []
     for scope, limit in budgets.items():
-        fc = overall if scope is None else per_project.get(scope) or forecast_of(
-            Decimal(0), Decimal(0), overall.as_of)
+        fc = (
+            overall
+            if scope is None
+            else per_project.get(scope) or forecast_of(Decimal(0), Decimal(0), overall.as_of)
+        )
         spent = fc.month_to_date_usd
         used = (spent / limit * 100).quantize(Decimal("0.1")) if limit else None
         if spent > limit:
@@ -334,17 +356,31 @@ def budget_rows(budgets: Mapping[str | None, Decimal], overall: Forecast,
             status = "near"
         else:
             status = "ok"
-        rows.append({
-            "scope": "overall" if scope is None else f"project {scope}", "month": fc.month,
-            "budget_usd": limit, "spent_usd": spent, "remaining_usd": limit - spent,
-            "used_pct": used, "forecast_usd": fc.forecast_usd, "status": status,
-        })  # fmt: skip
+        rows.append(
+            {
+                "scope": "overall" if scope is None else f"project {scope}",
+                "month": fc.month,
+                "budget_usd": limit,
+                "spent_usd": spent,
+                "remaining_usd": limit - spent,
+                "used_pct": used,
+                "forecast_usd": fc.forecast_usd,
+                "status": status,
+            }
+        )
     money = pa.decimal128(38, 8)
-    schema = pa.schema([
-        ("scope", pa.string()), ("month", pa.string()), ("budget_usd", money),
-        ("spent_usd", money), ("remaining_usd", money), ("used_pct", pa.decimal128(9, 1)),
-        ("forecast_usd", money), ("status", pa.string()),
-    ])  # fmt: skip
+    schema = pa.schema(
+        [
+            ("scope", pa.string()),
+            ("month", pa.string()),
+            ("budget_usd", money),
+            ("spent_usd", money),
+            ("remaining_usd", money),
+            ("used_pct", pa.decimal128(9, 1)),
+            ("forecast_usd", money),
+            ("status", pa.string()),
+        ]
+    )
     return _schema.to_frame(pa.Table.from_pylist(rows, schema=schema))
 
 

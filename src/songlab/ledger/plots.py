@@ -72,8 +72,9 @@ def _fold(values: dict[str, float], n: int = TOP) -> dict[str, float]:
     return dict(ranked[:n]) | {f"other ({len(rest)})": sum(v for _, v in rest)}
 
 
-def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str = "day",
-                    top: int = TOP) -> Figure:
+def spend_over_time(
+    tasks: pd.DataFrame, *, by: str = "operation", period: str = "day", top: int = TOP
+) -> Figure:
     """Cost per ``period`` (day, week or month; empty periods drawn as 0), stacked by ``by``
     (its ``top`` groups and "other"): bars, or areas past ``BARS_UP_TO`` periods.
 
@@ -96,8 +97,9 @@ def spend_over_time(tasks: pd.DataFrame, *, by: str = "operation", period: str =
     kept = _fold(totals, top)
     other = next((k for k in kept if k not in totals), None)  # "other (k)", if folded
     table = table.assign(key=[k if k in kept else other for k in table["key"]])
-    wide = table.pivot_table(index="period", columns="key", values="usd", aggfunc="sum",
-                             fill_value=0.0)  # fmt: skip
+    wide = table.pivot_table(
+        index="period", columns="key", values="usd", aggfunc="sum", fill_value=0.0
+    )
     order = [k for k in kept if k in wide.columns]
     wide = wide[order]
     x = list(range(len(wide.index)))
@@ -189,12 +191,17 @@ def _by_step(trace: pd.DataFrame) -> pd.DataFrame:
     steps = [step_label(k, t) for k, t in zip(trace["kind"], trace["tool"], strict=True)]
     tiers = [m if isinstance(m, str) else "(unknown)" for m in trace["run_model"].tolist()]
     rows: dict[tuple[str, str], Decimal] = {}
-    for key, cost in zip(zip(tiers, steps, strict=True), trace["cost_usd"].tolist(),
-                         strict=True):  # fmt: skip
-        rows[key] = rows.get(key, Decimal(0)) + (cost if cost is not None and not pd.isna(cost)
-                                                 else Decimal(0))  # fmt: skip
-    return pd.DataFrame({"tier": [k[0] for k in rows], "step": [k[1] for k in rows],
-                         "cost_usd": list(rows.values())})  # fmt: skip
+    for key, cost in zip(zip(tiers, steps, strict=True), trace["cost_usd"].tolist(), strict=True):
+        rows[key] = rows.get(key, Decimal(0)) + (
+            cost if cost is not None and not pd.isna(cost) else Decimal(0)
+        )
+    return pd.DataFrame(
+        {
+            "tier": [k[0] for k in rows],
+            "step": [k[1] for k in rows],
+            "cost_usd": list(rows.values()),
+        }
+    )
 
 
 def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
@@ -211,24 +218,36 @@ def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
         _empty(ax, "Agent One runs")
         return fig
     usd = _floats(table["cost_usd"])
-    table = table.assign(step=[_label(s, 40) for s in table["step"].tolist()],
-                         tier=[_label(t) for t in table["tier"].tolist()])  # fmt: skip
+    table = table.assign(
+        step=[_label(s, 40) for s in table["step"].tolist()],
+        tier=[_label(t) for t in table["tier"].tolist()],
+    )
     per_step: dict[str, float] = {}
     for s, v in zip(table["step"].tolist(), usd, strict=True):
         per_step[s] = per_step.get(s, 0.0) + v
     fee = per_step.pop("own fee", None)
     kept = _fold(per_step, top)
     steps = (["own fee"] if fee is not None else []) + list(kept)
-    tiers = sorted(set(table["tier"].tolist()), key=lambda t: ("flash", "standard", "pro",
-                                                               t).index(t))  # fmt: skip
+    tiers = sorted(
+        set(table["tier"].tolist()), key=lambda t: ("flash", "standard", "pro", t).index(t)
+    )
     cells: dict[tuple[str, str], float] = {}
     for t, s, v in zip(table["tier"].tolist(), table["step"].tolist(), usd, strict=True):
         s = s if s in steps else next(k for k in kept if k.startswith("other ("))
         cells[(t, s)] = cells.get((t, s), 0.0) + v
     y = list(range(len(tiers)))[::-1]
     left = [0.0] * len(tiers)
-    palette = ["tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:cyan", "tab:olive",
-               "tab:brown", "tab:pink", "tab:gray"]  # fmt: skip
+    palette = [
+        "tab:blue",
+        "tab:green",
+        "tab:purple",
+        "tab:orange",
+        "tab:cyan",
+        "tab:olive",
+        "tab:brown",
+        "tab:pink",
+        "tab:gray",
+    ]
     for i, s in enumerate(steps):
         widths = [cells.get((t, s), 0.0) for t in tiers]
         colour = "tab:red" if s == "own fee" else palette[(i - (fee is not None)) % len(palette)]
@@ -250,12 +269,10 @@ def spend_by_project(tasks: pd.DataFrame, *, top: int = 12) -> Figure:
     if table.empty:
         _empty(ax, "tasks")
         return fig
-    names = [_label(p) if isinstance(p, str) else "(no project)"
-             for p in table["project"].tolist()]  # fmt: skip
+    names = [_label(p) if isinstance(p, str) else "(no project)" for p in table["project"].tolist()]
     values: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for name, v, n in zip(names, _floats(table["cost_usd"]), table["tasks"].tolist(),
-                          strict=True):  # fmt: skip
+    for name, v, n in zip(names, _floats(table["cost_usd"]), table["tasks"].tolist(), strict=True):
         values[name] = values.get(name, 0.0) + v  # two long names may shorten alike
         counts[name] = counts.get(name, 0) + int(n)
     kept = _fold(values, top)
@@ -285,12 +302,21 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
         daily = tasks
     daily = daily[daily["period"].notna()]
     days = [d.day for d in daily["period"].tolist()]
-    ax.plot(days, _floats(daily["cumulative_usd"]), marker="o", markersize=3,
-            label=f"spent: {float(fc.month_to_date_usd):,.2f}")  # fmt: skip
+    ax.plot(
+        days,
+        _floats(daily["cumulative_usd"]),
+        marker="o",
+        markersize=3,
+        label=f"spent: {float(fc.month_to_date_usd):,.2f}",
+    )
     elapsed = float(fc.days_elapsed)
-    ax.plot([elapsed, fc.days_in_month], [float(fc.month_to_date_usd), float(fc.forecast_usd)],
-            linestyle="--", color="tab:gray",
-            label=f"forecast: {float(fc.forecast_usd):,.2f}")  # fmt: skip
+    ax.plot(
+        [elapsed, fc.days_in_month],
+        [float(fc.month_to_date_usd), float(fc.forecast_usd)],
+        linestyle="--",
+        color="tab:gray",
+        label=f"forecast: {float(fc.forecast_usd):,.2f}",
+    )
     if budget is not None:
         ax.axhline(float(budget), color="tab:red", label=f"budget: {float(budget):,.2f}")
     ax.set_xlim(0.5, fc.days_in_month + 0.5)

@@ -77,7 +77,11 @@ RECONCILE: Final[pa.Schema] = pa.schema(
         _f("tasks", pa.int64(), "top-level tasks the period's refresh added"),
         _f("estimated_tasks", pa.int64(), "of which costed by an estimate"),
         _f("unknown_tasks", pa.int64(), "of which of unknown cost (not in explained_usd)"),
-        _f("status", pa.string(), "explained (difference under one token, $0.01), unexplained, or baseline"),
+        _f(
+            "status",
+            pa.string(),
+            "explained (difference under one token, $0.01), unexplained, or baseline",
+        ),
     ]
 )
 
@@ -86,8 +90,9 @@ def _snapshots(balances: Any) -> pa.Table:
     if isinstance(balances, pd.DataFrame):
         balances = pa.Table.from_pandas(balances, preserve_index=False)
     if not isinstance(balances, pa.Table):
-        raise TypeError(f"balances: expected a balance frame or table, got "
-                        f"{type(balances).__name__}")  # fmt: skip
+        raise TypeError(
+            f"balances: expected a balance frame or table, got {type(balances).__name__}"
+        )
     missing = [c for c in ("taken_at", "total_effective") if c not in balances.column_names]
     if missing:
         raise ValueError(f"balances: missing column(s) {', '.join(missing)}")
@@ -117,7 +122,9 @@ def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataF
 
 
 def _taken(snaps: pa.Table) -> np.ndarray:
-    taken: np.ndarray = snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
+    taken: np.ndarray = (
+        snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
+    )
     return taken
 
 
@@ -130,15 +137,20 @@ def _per_period(t: pa.Table, taken: np.ndarray) -> dict[int, dict[str, Any]]:
     period = np.where(np.isnat(seen), 0, period)
     src = t["cost_source"]
     est_mask = pc.fill_null(pc.equal(src, _schema.ESTIMATE), False)
-    work = pa.table({
-        "period": pa.array(period, pa.int64()),
-        "one": pa.repeat(pa.scalar(1, pa.int64()), t.num_rows),
-        "estimated": pc.cast(est_mask, pa.int64()),
-        "unknown": pc.cast(pc.fill_null(pc.equal(src, _schema.UNKNOWN), False), pa.int64()),
-        "billed": pc.if_else(pc.fill_null(pc.equal(src, _schema.BILLED), False),
-                             t["billed_usd"], pa.scalar(None, _schema.MONEY)),
-        "estimate": pc.if_else(est_mask, t["cost_usd"], pa.scalar(None, _schema.MONEY)),
-    })  # fmt: skip
+    work = pa.table(
+        {
+            "period": pa.array(period, pa.int64()),
+            "one": pa.repeat(pa.scalar(1, pa.int64()), t.num_rows),
+            "estimated": pc.cast(est_mask, pa.int64()),
+            "unknown": pc.cast(pc.fill_null(pc.equal(src, _schema.UNKNOWN), False), pa.int64()),
+            "billed": pc.if_else(
+                pc.fill_null(pc.equal(src, _schema.BILLED), False),
+                t["billed_usd"],
+                pa.scalar(None, _schema.MONEY),
+            ),
+            "estimate": pc.if_else(est_mask, t["cost_usd"], pa.scalar(None, _schema.MONEY)),
+        }
+    )
     g = work.group_by("period", use_threads=False).aggregate(
         [(c, "sum") for c in ("one", "estimated", "unknown", "billed", "estimate")]
     )
@@ -165,12 +177,19 @@ def _rows(per: dict[int, dict[str, Any]], snaps: pa.Table, freq: str | None) -> 
         spent = None if k == 0 else (totals[k - 1] - totals[k]) * TOKEN_USD
         start = None if k == 0 else pd.Timestamp(taken[k - 1], tz="UTC").to_pydatetime()
         end = pd.Timestamp(taken[k], tz="UTC").to_pydatetime()
-        rows.append({
-            "start": start, "end": end, "spent": spent, "explained": explained,
-            "billed": billed, "estimated": estimated, "tasks": int(got.get("one_sum") or 0),
-            "estimated_tasks": int(got.get("estimated_sum") or 0),
-            "unknown_tasks": int(got.get("unknown_sum") or 0),
-        })  # fmt: skip
+        rows.append(
+            {
+                "start": start,
+                "end": end,
+                "spent": spent,
+                "explained": explained,
+                "billed": billed,
+                "estimated": estimated,
+                "tasks": int(got.get("one_sum") or 0),
+                "estimated_tasks": int(got.get("estimated_sum") or 0),
+                "unknown_tasks": int(got.get("unknown_sum") or 0),
+            }
+        )
     return _schema.to_frame(_table(rows, freq))
 
 
@@ -188,8 +207,11 @@ def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
     grouped: dict[Any, dict[str, Any]] = {}
     for i, row in enumerate(rows):
         # one row per period between snapshots (two may share a second); else per day/month
-        key = (i, _label(row, freq)) if freq is None or row["start"] is None else (
-            -1, _label(row, freq))
+        key = (
+            (i, _label(row, freq))
+            if freq is None or row["start"] is None
+            else (-1, _label(row, freq))
+        )
         if key not in grouped:
             grouped[key] = dict(row)
             continue
@@ -201,8 +223,10 @@ def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
             acc[name] += row[name]
     out = list(grouped.values())
     unexplained = [None if r["spent"] is None else r["spent"] - r["explained"] for r in out]
-    status = [BASELINE if u is None else EXPLAINED if abs(u) < TOKEN_USD else UNEXPLAINED
-              for u in unexplained]  # fmt: skip
+    status = [
+        BASELINE if u is None else EXPLAINED if abs(u) < TOKEN_USD else UNEXPLAINED
+        for u in unexplained
+    ]
     cols = [
         pa.array([label for _, label in grouped], pa.string()),
         pa.array([r["start"] for r in out], _schema.TIMESTAMP),

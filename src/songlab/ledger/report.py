@@ -77,8 +77,12 @@ dl.figures dd.detail { font-size: 0.8em; color: #555; }
 
 
 _cents, _exact, _text = display.cents, display.exact, display.text
-_is_money, _is_number, _shown, _header = (display.is_money, display.is_number, display.shown,
-                                          display.header)
+_is_money, _is_number, _shown, _header = (
+    display.is_money,
+    display.is_number,
+    display.shown,
+    display.header,
+)
 
 
 def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
@@ -118,20 +122,29 @@ def _head_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
     return "<thead><tr>" + "".join(cells) + "</tr></thead>"
 
 
-def _table(frame: pd.DataFrame, *, max_rows: int = MAX_ROWS, exact: Sequence[str] = (),
-           what: str = "rows") -> str:
+def _table(
+    frame: pd.DataFrame, *, max_rows: int = MAX_ROWS, exact: Sequence[str] = (), what: str = "rows"
+) -> str:
     """An HTML table of ``frame``: money to the cent, right aligned; at most ``max_rows``."""
     frame = _shown(frame)
     body = _rows_html(frame.head(max_rows), exact=exact)
     more = ""
     if len(frame) > max_rows:
-        more = (f'<p class="note">{len(frame) - max_rows:,} more {what} in the exports '
-                "(CSV, Excel).</p>")
+        more = (
+            f'<p class="note">{len(frame) - max_rows:,} more {what} in the exports '
+            "(CSV, Excel).</p>"
+        )
     return f"<table>{_head_html(frame, exact=exact)}<tbody>{body}</tbody></table>{more}"
 
 
-def _paged(frame: pd.DataFrame, name: str, *, exact: Sequence[str] = (), total: int | None = None,
-           what: str = "rows") -> str:
+def _paged(
+    frame: pd.DataFrame,
+    name: str,
+    *,
+    exact: Sequence[str] = (),
+    total: int | None = None,
+    what: str = "rows",
+) -> str:
     """A table in pages of ``PAGE_ROWS`` (radio buttons and CSS, no script), bounded."""
     frame = _shown(frame)
     shown = frame.head(PAGE_ROWS * MAX_PAGES)
@@ -141,17 +154,23 @@ def _paged(frame: pd.DataFrame, name: str, *, exact: Sequence[str] = (), total: 
     for i in range(pages):
         pid = f"{name}-p{i + 1}"
         checked = " checked" if i == 0 else ""
-        radios.append(f'<input type="radio" name="{name}" id="{pid}"{checked}>'
-                      f'<label for="{pid}">{i + 1}</label>')  # fmt: skip
-        part = shown.iloc[i * PAGE_ROWS:(i + 1) * PAGE_ROWS]
-        tables.append(f'<table class="page {pid}">{head}<tbody>'
-                      f"{_rows_html(part, exact=exact)}</tbody></table>")  # fmt: skip
+        radios.append(
+            f'<input type="radio" name="{name}" id="{pid}"{checked}>'
+            f'<label for="{pid}">{i + 1}</label>'
+        )
+        part = shown.iloc[i * PAGE_ROWS : (i + 1) * PAGE_ROWS]
+        tables.append(
+            f'<table class="page {pid}">{head}<tbody>'
+            f"{_rows_html(part, exact=exact)}</tbody></table>"
+        )
         rules.append(f"#{pid}:checked ~ .pages .{pid} {{ display: table; }}")
     total = len(frame) if total is None else total
     note = f'<p class="note">{len(shown):,} of {total:,} {what} shown, {PAGE_ROWS} a page'
     note += ".</p>"
-    return (f"<style>{' '.join(rules)}</style><div class=\"pager\">{''.join(radios)}"
-            f"<div class=\"pages\">{''.join(tables)}</div></div>{note}")
+    return (
+        f'<style>{" ".join(rules)}</style><div class="pager">{"".join(radios)}'
+        f'<div class="pages">{"".join(tables)}</div></div>{note}'
+    )
 
 
 def _img(fig: Any, alt: str) -> str:
@@ -165,8 +184,10 @@ def _details(summary: str, body: str) -> str:
 
 def _budget_table(frame: pd.DataFrame) -> str:
     if frame.empty:
-        return ('<p class="note">No budget given (<code>--budget 500</code> overall, '
-                "<code>--budget jingles=120</code> per project).</p>")
+        return (
+            '<p class="note">No budget given (<code>--budget 500</code> overall, '
+            "<code>--budget jingles=120</code> per project).</p>"
+        )
     out = _table(frame)
     for status in ("over", "forecast over", "near", "ok"):
         cls = status.replace(" ", "-")
@@ -186,8 +207,10 @@ class Section:
     body: Callable[[tables.ReportData], str]
 
     def html(self, d: tables.ReportData) -> str:
-        return (f'<section id="{html.escape(self.id)}"><h2>{html.escape(self.title)}</h2>\n'
-                f"{self.body(d)}\n</section>")
+        return (
+            f'<section id="{html.escape(self.id)}"><h2>{html.escape(self.title)}</h2>\n'
+            f"{self.body(d)}\n</section>"
+        )
 
 
 def _budget_state(d: tables.ReportData) -> tuple[str, str]:
@@ -220,13 +243,21 @@ def _headline(d: tables.ReportData) -> str:
         spend_detail += f" ({unknown:,} of unknown cost not included)"
     items = [
         ("period-spend", "Spent in the period", f"${_cents(f['spend'])}", spend_detail),
-        ("month-to-date", f"Month to date ({fc.as_of:%B %Y})", f"${_cents(fc.month_to_date_usd)}",
-         f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC"),
-        ("forecast", f"Forecast for {fc.as_of:%B %Y}", f"${_cents(fc.forecast_usd)}",
-         f"straight line over {fc.days_elapsed} of {fc.days_in_month} days"),
+        (
+            "month-to-date",
+            f"Month to date ({fc.as_of:%B %Y})",
+            f"${_cents(fc.month_to_date_usd)}",
+            f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC",
+        ),
+        (
+            "forecast",
+            f"Forecast for {fc.as_of:%B %Y}",
+            f"${_cents(fc.forecast_usd)}",
+            f"straight line over {fc.days_elapsed} of {fc.days_in_month} days",
+        ),
         ("budget", "Budget", state, state_detail),
         ("estimated-unknown", "Estimated or unknown", est_text, est_detail),
-    ]  # fmt: skip
+    ]
     cells = "".join(
         f'<div data-figure="{key}"><dt>{html.escape(label)}</dt><dd class="value">'
         f'{html.escape(value)}</dd><dd class="detail">{detail}</dd></div>'
@@ -238,8 +269,10 @@ def _headline(d: tables.ReportData) -> str:
 def _summary_body(d: tables.ReportData) -> str:
     f, fc = d.figures, d.forecast
     counts = d.tables["by_cost_source"]
-    by_source = ", ".join(f"{html.escape(str(k))}: {n:,}" for k, n in zip(
-        counts["cost_source"].tolist(), counts["tasks"].tolist(), strict=True))
+    by_source = ", ".join(
+        f"{html.escape(str(k))}: {n:,}"
+        for k, n in zip(counts["cost_source"].tolist(), counts["tasks"].tolist(), strict=True)
+    )
     return (
         f"<p>{f['tasks']:,} tasks in {html.escape(d.period.label)} (plus {f['sub_tasks']:,} "
         "sub-tool tasks of Agent One runs, counted inside their run); spent "
@@ -261,18 +294,22 @@ def _budgets_body(d: tables.ReportData) -> str:
     daily = d.charts["month_days"]
     return _budget_table(d.tables["budgets"]) + _img(
         plots.month_forecast(daily, d.forecast, budget=d.budgets.get(None)),
-        "month to date and forecast")
+        "month to date and forecast",
+    )
 
 
 def _over_time_body(d: tables.ReportData) -> str:
     t = d.tables
     days = d.charts["project_days"]
     freq = days.attrs.get("freq", "day")
-    return (_img(plots.spend_over_time(days, by="project", period=freq),
-                 f"spend per {freq} by project")
-        + "<h3>Per week (weeks start on Monday)</h3>" + _table(t["by_week"])
-        + "<h3>Per month</h3>" + _table(t["by_month"])
-        + _details("Per day", _table(t["by_day"], max_rows=400)))  # fmt: skip
+    return (
+        _img(plots.spend_over_time(days, by="project", period=freq), f"spend per {freq} by project")
+        + "<h3>Per week (weeks start on Monday)</h3>"
+        + _table(t["by_week"])
+        + "<h3>Per month</h3>"
+        + _table(t["by_month"])
+        + _details("Per day", _table(t["by_day"], max_rows=400))
+    )
 
 
 def _attribution_body(d: tables.ReportData) -> str:
@@ -285,8 +322,10 @@ def _attribution_body(d: tables.ReportData) -> str:
         "and the rest as one &quot;other&quot; line.</p>"
         + _img(plots.spend_by_project(t["by_project"]), "spend by project")
         + _table(tables.top_n(t["by_project"], "project", 20, missing=tables.NO_PROJECT))
-        + "<h3>Per month and project</h3>" + _table(t["by_project_month"])
-        + "<h3>By tag</h3>" + _table(tables.top_n(t["by_tag"], "tag", 20, missing=tables.NO_TAG))
+        + "<h3>Per month and project</h3>"
+        + _table(t["by_project_month"])
+        + "<h3>By tag</h3>"
+        + _table(tables.top_n(t["by_tag"], "tag", 20, missing=tables.NO_TAG))
         + "<h3>By API key</h3>"
         + _table(tables.top_n(t["by_key"], "key_id", 20, missing=tables.NO_KEY))
     )
@@ -294,18 +333,24 @@ def _attribution_body(d: tables.ReportData) -> str:
 
 def _operations_body(d: tables.ReportData) -> str:
     t = d.tables
-    return (_table(t["by_operation"]) + "<h2>Spend by model and tier</h2>"
-            + _table(t["by_model_tier"])
-            + _img(plots.spend_by_tier(d.charts["by_tier"]), "spend by license tier"))  # fmt: skip
+    return (
+        _table(t["by_operation"])
+        + "<h2>Spend by model and tier</h2>"
+        + _table(t["by_model_tier"])
+        + _img(plots.spend_by_tier(d.charts["by_tier"]), "spend by license tier")
+    )
 
 
 def _tiers_body(d: tables.ReportData) -> str:
     comp = d.tables["tier_comparison"]
     n = int(comp["tasks"].iloc[0]) if len(comp) else 0
-    return (f'<p class="note">The {n:,} billed tasks that have a list price in every tier, '
-            f"priced in each ({comp.attrs.get('excluded_tasks', 0):,} other tasks left out: "
-            "Agent One runs, their sub-tool calls, unbilled ones).</p>"
-            + _img(plots.tier_comparison_plot(comp), "tier comparison") + _table(comp))
+    return (
+        f'<p class="note">The {n:,} billed tasks that have a list price in every tier, '
+        f"priced in each ({comp.attrs.get('excluded_tasks', 0):,} other tasks left out: "
+        "Agent One runs, their sub-tool calls, unbilled ones).</p>"
+        + _img(plots.tier_comparison_plot(comp), "tier comparison")
+        + _table(comp)
+    )
 
 
 def _agent_body(d: tables.ReportData) -> str:
@@ -318,8 +363,9 @@ def _agent_body(d: tables.ReportData) -> str:
         + _img(plots.agent_cost_per_step(t["agent_by_step"]), "Agent One cost per step")
         + _table(t["agent_by_step"], exact=("cost_usd",))
         + "<h3>Every step of the newest runs</h3>"
-        + _paged(steps, "steps", exact=("cost_usd",),
-                 total=steps.attrs.get("total_steps"), what="steps")
+        + _paged(
+            steps, "steps", exact=("cost_usd",), total=steps.attrs.get("total_steps"), what="steps"
+        )
     )
 
 
@@ -328,9 +374,11 @@ def _tasks_body(d: tables.ReportData) -> str:
     total = t.attrs.get("total_tasks", len(t))
     note = ""
     if total > len(t):
-        note = (f'<p class="note">The exports hold the newest {len(t):,} of the period\'s '
-                f"{total:,} tasks; <code>songlab report --csv DIR --csv-all-tasks</code> writes "
-                "every one to tasks.csv, and the ledger's Parquet files hold them all.</p>")
+        note = (
+            f'<p class="note">The exports hold the newest {len(t):,} of the period\'s '
+            f"{total:,} tasks; <code>songlab report --csv DIR --csv-all-tasks</code> writes "
+            "every one to tasks.csv, and the ledger's Parquet files hold them all.</p>"
+        )
     return note + _paged(t, "tasks", total=total, what="tasks (newest first)")
 
 
@@ -338,8 +386,11 @@ def _reconciliation_body(d: tables.ReportData) -> str:
     import songlab.ledger.reconcile as reconcile
 
     recon = reconcile.reconcile_store(d.store) if d.store is not None else None
-    shown = (_table(recon) if recon is not None and len(recon)
-             else f'<p class="note">{html.escape(reconcile.NO_LEDGER)}</p>')
+    shown = (
+        _table(recon)
+        if recon is not None and len(recon)
+        else f'<p class="note">{html.escape(reconcile.NO_LEDGER)}</p>'
+    )
     return f'<p class="note">{html.escape(reconcile.NOTE)}</p>' + shown
 
 
@@ -358,8 +409,12 @@ SECTIONS: list[Section] = [
 ]
 
 
-def render_report(d: tables.ReportData, *, title: str = "songlab cost report",
-                  sections: Sequence[Section] | None = None) -> str:
+def render_report(
+    d: tables.ReportData,
+    *,
+    title: str = "songlab cost report",
+    sections: Sequence[Section] | None = None,
+) -> str:
     """The report of ``d`` as one HTML document (plots embedded as base64 PNG, no script)."""
     clock = f'<p class="note sandbox">{html.escape(d.source_note)}</p>' if d.source_note else ""
     parts = [
@@ -381,14 +436,19 @@ def render_report(d: tables.ReportData, *, title: str = "songlab cost report",
     )
 
 
-def render_html(tasks: Any, trace: pd.DataFrame | None = None, *,
-                title: str = "songlab cost report", period: Period | None = None,
-                as_of: datetime | None = None, budgets: Any = None) -> str:
+def render_html(
+    tasks: Any,
+    trace: pd.DataFrame | None = None,
+    *,
+    title: str = "songlab cost report",
+    period: Period | None = None,
+    as_of: datetime | None = None,
+    budgets: Any = None,
+) -> str:
     """The report of a tasks frame, Arrow table or ledger (``trace`` is rebuilt from the
     period's tasks)."""
     del trace
-    return render_report(tables.build(tasks, p=period, as_of=as_of, budgets=budgets),
-                         title=title)
+    return render_report(tables.build(tasks, p=period, as_of=as_of, budgets=budgets), title=title)
 
 
 def _write_text(path: Path, document: str) -> Path:
@@ -403,11 +463,21 @@ def _write_text(path: Path, document: str) -> Path:
     return path
 
 
-def write_report(source: Any, out: str | os.PathLike[str], *, ledger: str | None = None,
-                 period: Period | None = None, as_of: datetime | None = None,
-                 budgets: Any = None, csv_dir: str | None = None, xlsx: str | None = None,
-                 title: str = "songlab cost report", sections: Sequence[Section] | None = None,
-                 simulated_clock: bool | None = None, all_tasks_csv: bool = False) -> Path:
+def write_report(
+    source: Any,
+    out: str | os.PathLike[str],
+    *,
+    ledger: str | None = None,
+    period: Period | None = None,
+    as_of: datetime | None = None,
+    budgets: Any = None,
+    csv_dir: str | None = None,
+    xlsx: str | None = None,
+    title: str = "songlab cost report",
+    sections: Sequence[Section] | None = None,
+    simulated_clock: bool | None = None,
+    all_tasks_csv: bool = False,
+) -> Path:
     """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
     Excel workbook of its tables.
 

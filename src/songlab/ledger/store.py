@@ -66,23 +66,30 @@ UNKNOWN_MONTH: Final[str] = "unknown"
 # the newest service timestamp, the ids at it, and the rows not terminal yet.
 STATE_FILE: Final[str] = "_state.arrow"
 LOOKUP_BATCH: Final[int] = 1024  # undated listed tasks looked up together, at most
-PENDING: Final[pa.Schema] = pa.schema([
-    pa.field("task_id", pa.string()), pa.field("month", pa.string()),
-    pa.field("created_at", _schema.TIMESTAMP), pa.field("created_at_source", pa.string()),
-])  # fmt: skip
+PENDING: Final[pa.Schema] = pa.schema(
+    [
+        pa.field("task_id", pa.string()),
+        pa.field("month", pa.string()),
+        pa.field("created_at", _schema.TIMESTAMP),
+        pa.field("created_at_source", pa.string()),
+    ]
+)
 _TERMINAL = [s.value for s in Status if s.terminal]
 
 BALANCE: Final[pa.Schema] = pa.schema(
     [
-        pa.field("taken_at", _schema.TIMESTAMP, metadata={"doc": "when the balance answered "
-                                                                 "(client clock, UTC)"}),
+        pa.field(
+            "taken_at",
+            _schema.TIMESTAMP,
+            metadata={"doc": "when the balance answered (client clock, UTC)"},
+        ),
         pa.field("total_effective", pa.int64(), metadata={"doc": "tokens (1 token = $0.01)"}),
         pa.field("base_effective", pa.int64(), metadata={"doc": "tokens"}),
         pa.field("extra_tokens", pa.int64(), metadata={"doc": "tokens"}),
         pa.field("base_expires_at", _schema.TIMESTAMP, metadata={"doc": "as the service says"}),
         pa.field("tasks_added", pa.int64(), metadata={"doc": "tasks this refresh added"}),
     ]
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,36 +114,50 @@ class _State:
 
     def after(self, changed: pa.Table, months: pa.Array, files: dict[str, list[int]]) -> _State:
         """This state once ``changed`` (rows written, in ``months``) is stored."""
-        pending = self.pending.filter(pc.invert(pc.is_in(self.pending["task_id"],
-                                                         value_set=changed["task_id"])))
+        pending = self.pending.filter(
+            pc.invert(pc.is_in(self.pending["task_id"], value_set=changed["task_id"]))
+        )
         waiting = pc.invert(pc.fill_null(pc.is_in(changed["status"], pa.array(_TERMINAL)), False))
         src = pc.cast(changed["created_at_source"], pa.string())
-        rows = _pending_rows(changed["task_id"].filter(waiting),
-                             changed["created_at"].filter(waiting), src.filter(waiting),
-                             months.filter(waiting))  # fmt: skip
+        rows = _pending_rows(
+            changed["task_id"].filter(waiting),
+            changed["created_at"].filter(waiting),
+            src.filter(waiting),
+            months.filter(waiting),
+        )
         newest, ids = self.newest, set(self.newest_ids)
         by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
         top = pc.max(changed["created_at"].filter(by_service)).as_py()
         if top is not None and (newest is None or top >= newest):
-            at = pc.fill_null(pc.and_(by_service, pc.equal(changed["created_at"],
-                                                           pa.scalar(top, _schema.TIMESTAMP))),
-                              False)  # fmt: skip
+            at = pc.fill_null(
+                pc.and_(
+                    by_service, pc.equal(changed["created_at"], pa.scalar(top, _schema.TIMESTAMP))
+                ),
+                False,
+            )
             found = set(changed["task_id"].filter(at).to_pylist())
             ids = found if newest is None or top > newest else ids | found
             newest = top
         return _State(pa.concat_tables([pending, rows]), newest, frozenset(ids), files)
 
     def to_table(self) -> pa.Table:
-        meta = {"newest": self.newest.isoformat() if self.newest else None,
-                "newest_ids": sorted(self.newest_ids), "files": self.files}  # fmt: skip
+        meta = {
+            "newest": self.newest.isoformat() if self.newest else None,
+            "newest_ids": sorted(self.newest_ids),
+            "files": self.files,
+        }
         return self.pending.replace_schema_metadata({"songlab.state": json.dumps(meta)})
 
     @classmethod
     def from_table(cls, table: pa.Table) -> _State:
         meta = json.loads((table.schema.metadata or {})[b"songlab.state"])
         newest = datetime.fromisoformat(meta["newest"]) if meta["newest"] else None
-        return cls(table.cast(PENDING), newest, frozenset(meta["newest_ids"]),
-                   {k: list(v) for k, v in meta["files"].items()})
+        return cls(
+            table.cast(PENDING),
+            newest,
+            frozenset(meta["newest_ids"]),
+            {k: list(v) for k, v in meta["files"].items()},
+        )
 
 
 def _pending_rows(task_id: Any, created: Any, source: Any, month: Any) -> pa.Table:
@@ -147,9 +168,12 @@ def _pending_rows(task_id: Any, created: Any, source: Any, month: Any) -> pa.Tab
 
 def _plain(table: pa.Table) -> pa.Table:
     """Extension columns (``songlab.decimal``, ``songlab.source``) as their storage."""
-    cols = [pa.chunked_array([c.storage for c in col.chunks], type=col.type.storage_type)
-            if isinstance(col.type, pa.BaseExtensionType) else col
-            for col in table.columns]  # fmt: skip
+    cols = [
+        pa.chunked_array([c.storage for c in col.chunks], type=col.type.storage_type)
+        if isinstance(col.type, pa.BaseExtensionType)
+        else col
+        for col in table.columns
+    ]
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
@@ -235,8 +259,10 @@ class LedgerStore:
             return self
         rec = client.record
         if rec is None or rec is False:
-            raise ValueError("client: made with record=False, so its creates are not recorded; "
-                             "connect(record=...) with a path or leave the default")
+            raise ValueError(
+                "client: made with record=False, so its creates are not recorded; "
+                "connect(record=...) with a path or leave the default"
+            )
         if all(r is not rec for r in self._tracked):
             self._tracked.append(rec)
         return self
@@ -343,8 +369,7 @@ class LedgerStore:
         newest = state.newest
         get = getter(source)
         boundary = newest
-        served = state.pending.filter(pc.equal(state.pending["created_at_source"],
-                                               _schema.SERVICE))  # fmt: skip
+        served = state.pending.filter(pc.equal(state.pending["created_at_source"], _schema.SERVICE))
         if served.num_rows and get is None:
             oldest_pending = pc.min(served["created_at"]).as_py()
             boundary = min(boundary, oldest_pending) if boundary else oldest_pending
@@ -431,8 +456,9 @@ class LedgerStore:
             return RefreshResult(0, 0, read, (), snapshot)
         parts = []
         if fetched:
-            new = resolve(tasks_table(list(fetched.values()), record=None, tools=None),
-                          record, self._tools)
+            new = resolve(
+                tasks_table(list(fetched.values()), record=None, tools=None), record, self._tools
+            )
             parts.append(self._keep_seen(new, state, taken))
             moved = moved.filter(pc.invert(pc.is_in(moved["task_id"], new["task_id"])))
         changed = pa.concat_tables([moved, *parts])
@@ -460,8 +486,11 @@ class LedgerStore:
         extension column.)"""
         if not ids:
             return set()
-        files = (self.files() if months is None
-                 else [p for m in sorted(months) if (p := self.path / f"month={m}" / PART).exists()])
+        files = (
+            self.files()
+            if months is None
+            else [p for m in sorted(months) if (p := self.path / f"month={m}" / PART).exists()]
+        )
         wanted = pa.array(ids, pa.string())
         found: set[str] = set()
         for f in files:
@@ -522,29 +551,42 @@ class LedgerStore:
             month = f.parent.name.removeprefix("month=")
             pf = pq.ParquetFile(f)
             names = pf.schema_arrow.names
-            cols = [c for c in ("task_id", "status", "created_at", "created_at_source")
-                    if c in names]  # fmt: skip
+            cols = [
+                c for c in ("task_id", "status", "created_at", "created_at_source") if c in names
+            ]
             for group in range(pf.metadata.num_row_groups):
                 t = _plain(pf.read_row_group(group, columns=cols))
-                created = t["created_at"] if "created_at" in t.column_names else pa.nulls(
-                    t.num_rows, _schema.TIMESTAMP)
+                created = (
+                    t["created_at"]
+                    if "created_at" in t.column_names
+                    else pa.nulls(t.num_rows, _schema.TIMESTAMP)
+                )
                 if "created_at_source" in t.column_names:
                     src = pc.cast(t["created_at_source"], pa.string())
-                    src = pc.if_else(pc.is_null(src), pc.if_else(pc.is_valid(created),
-                                                                 _schema.SERVICE, _schema.UNKNOWN),
-                                     src)  # fmt: skip
+                    src = pc.if_else(
+                        pc.is_null(src),
+                        pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN),
+                        src,
+                    )
                 else:
                     src = pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN)
                 waiting = pc.invert(pc.fill_null(pc.is_in(t["status"], terminal), False))
                 if pc.any(waiting).as_py():
-                    pending.append(_pending_rows(t["task_id"].filter(waiting),
-                                                 pc.filter(created, waiting),
-                                                 pc.filter(src, waiting), month))  # fmt: skip
+                    pending.append(
+                        _pending_rows(
+                            t["task_id"].filter(waiting),
+                            pc.filter(created, waiting),
+                            pc.filter(src, waiting),
+                            month,
+                        )
+                    )
                 by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
                 top = pc.max(pc.filter(created, by_service)).as_py()
                 if top is not None and (newest is None or top >= newest):
-                    at = pc.fill_null(pc.and_(by_service, pc.equal(created, pa.scalar(
-                        top, _schema.TIMESTAMP))), False)
+                    at = pc.fill_null(
+                        pc.and_(by_service, pc.equal(created, pa.scalar(top, _schema.TIMESTAMP))),
+                        False,
+                    )
                     ids = set(t["task_id"].filter(at).to_pylist())
                     newest_ids = ids if newest is None or top > newest else newest_ids | ids
                     newest = top
@@ -558,8 +600,9 @@ class LedgerStore:
         row = pa.Table.from_pylist([snapshot], schema=BALANCE)
         _write_ipc(self.path / BALANCE_FILE, pa.concat_tables([self.balance_table(), row]))
 
-    def _write_months(self, changed: pa.Table, extra: set[str],
-                      record: pa.Table | None) -> tuple[str, ...]:
+    def _write_months(
+        self, changed: pa.Table, extra: set[str], record: pa.Table | None
+    ) -> tuple[str, ...]:
         """Rewrite the months ``changed`` rows go to and those in ``extra`` (that rows leave),
         one month in memory at a time: its stored rows (joined with the record again) less
         the changed ones, plus the changed rows of that month."""
@@ -608,19 +651,27 @@ def _balance(source: Any, added: int) -> tuple[dict[str, Any] | None, datetime]:
             close()
         return None, datetime.now(UTC)
     taken = datetime.now(UTC)
-    raw = bal if isinstance(bal, Mapping) else {
-        "total_effective": bal.total_effective, "base_effective": bal.base_effective,
-        "extra_tokens": bal.extra_tokens, "base_expires_at": bal.base_expires_at,
-    }  # fmt: skip
+    raw = (
+        bal
+        if isinstance(bal, Mapping)
+        else {
+            "total_effective": bal.total_effective,
+            "base_effective": bal.base_effective,
+            "extra_tokens": bal.extra_tokens,
+            "base_expires_at": bal.base_expires_at,
+        }
+    )
     expires = raw.get("base_expires_at")
     if isinstance(expires, str):
         expires = datetime.fromisoformat(expires)
     snap = {
-        "taken_at": taken, "total_effective": int(raw["total_effective"]),
+        "taken_at": taken,
+        "total_effective": int(raw["total_effective"]),
         "base_effective": int(raw["base_effective"]),
-        "extra_tokens": int(raw.get("extra_tokens") or 0), "base_expires_at": expires,
+        "extra_tokens": int(raw.get("extra_tokens") or 0),
+        "base_expires_at": expires,
         "tasks_added": added,
-    }  # fmt: skip
+    }
     return snap, taken
 
 
@@ -652,11 +703,17 @@ def _put_in(stored: pa.Table, rows: pa.Table) -> pa.Table:
     the month is sorted."""
     rows = _newest_first(rows)
     if stored.num_rows == 0 or rows.num_rows == 0:
-        return stored if rows.num_rows == 0 and _in_order(stored) else _newest_first(
-            pa.concat_tables([rows, stored]))
+        return (
+            stored
+            if rows.num_rows == 0 and _in_order(stored)
+            else _newest_first(pa.concat_tables([rows, stored]))
+        )
     created = stored["created_at"]
-    if (rows["created_at"].null_count == 0 and _in_order(stored)
-            and pc.min(rows["created_at"]).as_py() > pc.max(created).as_py()):
+    if (
+        rows["created_at"].null_count == 0
+        and _in_order(stored)
+        and pc.min(rows["created_at"]).as_py() > pc.max(created).as_py()
+    ):
         return pa.concat_tables([rows, stored])
     return _newest_first(pa.concat_tables([rows, stored]))
 

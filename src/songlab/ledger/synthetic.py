@@ -72,26 +72,42 @@ def agent_trace(
     for k in range(sub_tools):
         steps.append(
             {
-                "index": len(steps), "kind": "tool_call", "tool": "generate_song",
-                "tool_id": "tool_generate_song_v7", "operation": "generate_song", "model": "v7",
-                "status": "completed", "cost_usd": str(pricing.price("generate_song", "v7")),
-                "task_id": f"{run_id}-sub{k}", "file_ids": [f"{run_id}-file{k}"],
+                "index": len(steps),
+                "kind": "tool_call",
+                "tool": "generate_song",
+                "tool_id": "tool_generate_song_v7",
+                "operation": "generate_song",
+                "model": "v7",
+                "status": "completed",
+                "cost_usd": str(pricing.price("generate_song", "v7")),
+                "task_id": f"{run_id}-sub{k}",
+                "file_ids": [f"{run_id}-file{k}"],
                 "text": "generated a song",
             }
-        )  # fmt: skip
+        )
     if failed_call:
         steps.append(
             {
-                "index": len(steps), "kind": "tool_call", "tool": "web_search",
-                "tool_id": "tool_web_search", "status": "failed", "cost_usd": "0",
-                "task_id": f"{run_id}-search", "file_ids": [], "text": "search failed",
+                "index": len(steps),
+                "kind": "tool_call",
+                "tool": "web_search",
+                "tool_id": "tool_web_search",
+                "status": "failed",
+                "cost_usd": "0",
+                "task_id": f"{run_id}-search",
+                "file_ids": [],
+                "text": "search failed",
             }
-        )  # fmt: skip
+        )
     steps.append({"index": len(steps), "kind": "verification", "text": "Checked both songs."})
     calls = sum(s["kind"] == "tool_call" for s in steps)
     usage = {"input_tokens": 500 + seed * 7919 % 4500, "output_tokens": 100 + seed * 104729 % 800}
-    fee = pricing.estimate_agent(tier, sub_tool_calls=calls, input_tokens=usage["input_tokens"],
-                                 output_tokens=usage["output_tokens"])
+    fee = pricing.estimate_agent(
+        tier,
+        sub_tool_calls=calls,
+        input_tokens=usage["input_tokens"],
+        output_tokens=usage["output_tokens"],
+    )
     total = fee + sum((Decimal(s.get("cost_usd", "0")) for s in steps), Decimal(0))
     for s in steps:
         s.setdefault("tool", None)
@@ -142,18 +158,27 @@ def synthetic_tasks(n: int, *, seed: int = 0, start: datetime = _EPOCH) -> Itera
         zip(kinds.tolist(), statuses.tolist(), licenses.tolist(), strict=True)
     ):
         if i % block == 0:
-            created_s = np.datetime_as_string(created[i : i + block], unit="us",
-                                              timezone="UTC").tolist()  # fmt: skip
-            updated_s = np.datetime_as_string(updated[i : i + block], unit="us",
-                                              timezone="UTC").tolist()  # fmt: skip
+            created_s = np.datetime_as_string(
+                created[i : i + block], unit="us", timezone="UTC"
+            ).tolist()
+            updated_s = np.datetime_as_string(
+                updated[i : i + block], unit="us", timezone="UTC"
+            ).tolist()
         op, model, _ = CATALOG[k]
         status = status_names[st]
         task_id = f"task_{seed}_{i:08d}"
         rec: dict[str, Any] = {
-            "task_id": task_id, "tool_id": tool_ids[k], "model": model, "operation": op,
-            "license": lic, "status": status, "created_at": created_s[i % block],
-            "updated_at": updated_s[i % block], "cost_usd": None, "output": {},
-        }  # fmt: skip
+            "task_id": task_id,
+            "tool_id": tool_ids[k],
+            "model": model,
+            "operation": op,
+            "license": lic,
+            "status": status,
+            "created_at": created_s[i % block],
+            "updated_at": updated_s[i % block],
+            "cost_usd": None,
+            "output": {},
+        }
         if status == "completed":
             if op == "agent":
                 trace = agent_trace(task_id, tier=model, seed=i)
@@ -173,23 +198,34 @@ def synthetic_tasks(n: int, *, seed: int = 0, start: datetime = _EPOCH) -> Itera
 
 # Labels of a busy account's tasks (synthetic_table(labels=True)): projects, tags, keys.
 PROJECTS: tuple[tuple[str | None, float], ...] = (
-    ("jingles", 0.3), ("podcast", 0.2), ("game-audio", 0.15), ("research", 0.1),
-    ("ads-emea", 0.08), ("ads-us", 0.07), (None, 0.1),
-)  # fmt: skip
+    ("jingles", 0.3),
+    ("podcast", 0.2),
+    ("game-audio", 0.15),
+    ("research", 0.1),
+    ("ads-emea", 0.08),
+    ("ads-us", 0.07),
+    (None, 0.1),
+)
 TAGS: tuple[tuple[str | None, float], ...] = (
-    ("q4", 0.3), ("launch,q4", 0.1), ("draft", 0.2), (None, 0.4),
-)  # fmt: skip
+    ("q4", 0.3),
+    ("launch,q4", 0.1),
+    ("draft", 0.2),
+    (None, 0.4),
+)
 KEYS: tuple[tuple[str | None, float], ...] = (
-    ("key_0a1b2c3d4e5f", 0.5), ("key_1234567890ab", 0.3), ("key_fedcba987654", 0.15),
+    ("key_0a1b2c3d4e5f", 0.5),
+    ("key_1234567890ab", 0.3),
+    ("key_fedcba987654", 0.15),
     (None, 0.05),
-)  # fmt: skip
+)
 COMPACT_CHUNK = 1_000_000  # rows made at once by synthetic_table(compact=True)
 _VARIANTS = 16  # Agent One traces per tier (usage differs); the run's id is spliced in
 _RUN = "\x00RUN\x00"
 
 
-def _pick(rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int,
-          compact: bool = False) -> pa.Array:
+def _pick(
+    rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int, compact: bool = False
+) -> pa.Array:
     w = np.array([x for _, x in items])
     idx = rng.choice(len(items), size=n, p=w / w.sum())
     values = [v for v, _ in items]
@@ -197,8 +233,9 @@ def _pick(rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int
         return pc.take(pa.array(values, pa.string()), pa.array(idx))
     none = [i for i, v in enumerate(values) if v is None]
     mask = np.isin(idx, none) if none else None
-    return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int8), mask=mask),
-                                          pa.array(values, pa.string()))
+    return pa.DictionaryArray.from_arrays(
+        pa.array(idx.astype(np.int8), mask=mask), pa.array(values, pa.string())
+    )
 
 
 def _taken(idx: pa.Array, values: list[str]) -> pa.Array:
@@ -221,16 +258,29 @@ def _agent_templates() -> dict[str, list[tuple[list[str], Decimal, Decimal | Non
         for v in range(_VARIANTS):
             trace = agent_trace(_RUN, tier=tier, seed=v)
             text = json.dumps(trace)
-            rows.append((text.split(json.dumps(_RUN)[1:-1]), Decimal(trace["total_cost_usd"]),
-                         _estimate.estimate_agent_run(tier, text)))  # fmt: skip
+            rows.append(
+                (
+                    text.split(json.dumps(_RUN)[1:-1]),
+                    Decimal(trace["total_cost_usd"]),
+                    _estimate.estimate_agent_run(tier, text),
+                )
+            )
         out[tier] = rows
     return out
 
 
-def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: int = 100,
-                    labels: bool = False, offset: int = 0,
-                    span_us: int | None = None, settled_before: datetime | None = None,
-                    compact: bool = False) -> pa.Table:
+def synthetic_table(
+    n: int,
+    *,
+    seed: int = 0,
+    start: datetime = _EPOCH,
+    days: int = 100,
+    labels: bool = False,
+    offset: int = 0,
+    span_us: int | None = None,
+    settled_before: datetime | None = None,
+    compact: bool = False,
+) -> pa.Table:
     """``n`` tasks as a tasks table (``_schema.TASKS``), newest first, over ``days`` days.
 
     The same workload as :func:`synthetic_tasks` (catalog, statuses, tiers, list
@@ -259,10 +309,18 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
         for c in range(chunks):  # chunk 0 is the newest slice
             size = min(COMPACT_CHUNK, n - c * COMPACT_CHUNK)
             lo, hi = span - (c + 1) * span // chunks, span - c * span // chunks
-            parts.append(synthetic_table(
-                size, seed=seed, start=start + timedelta(microseconds=lo), labels=labels,
-                offset=offset + n - c * COMPACT_CHUNK - size, span_us=hi - lo,
-                settled_before=settled_before, compact=True))  # fmt: skip
+            parts.append(
+                synthetic_table(
+                    size,
+                    seed=seed,
+                    start=start + timedelta(microseconds=lo),
+                    labels=labels,
+                    offset=offset + n - c * COMPACT_CHUNK - size,
+                    span_us=hi - lo,
+                    settled_before=settled_before,
+                    compact=True,
+                )
+            )
         return pa.concat_tables(parts)
     rng = np.random.default_rng([seed, offset])
     weights = np.array([w for *_, w in CATALOG])
@@ -291,8 +349,9 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     tiers = pick(pa.array(lic), ["royalty_free", *LICENSE_NAMES.values()])
     ts = _schema.TIMESTAMP
     created_a = pa.array(created, pa.timestamp("us")).cast(ts)
-    updated_a = pa.array(np.where(terminal, created + runtimes, created),
-                         pa.timestamp("us")).cast(ts)  # fmt: skip
+    updated_a = pa.array(np.where(terminal, created + runtimes, created), pa.timestamp("us")).cast(
+        ts
+    )
     duration = pa.array(np.where(terminal, runtimes, np.timedelta64("NaT", "us")), _schema.DURATION)
     # list prices per (catalog entry, tier): one lookup per row
     price = [[_estimate.estimate(op, m, t) for t in range(6)] for op, m, _ in CATALOG]
@@ -310,7 +369,7 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
         names = sorted(templates)
         tier_idx = np.searchsorted(
             np.array(names), np.array([m for _, m, _ in CATALOG], dtype=object)[kinds[agent_rows]]
-        )  # fmt: skip
+        )
         pick = pa.array(tier_idx * _VARIANTS + variant)
         flat_t = [t for name in names for t in templates[name]]
         pieces = len(flat_t[0][0])
@@ -330,25 +389,75 @@ def synthetic_table(n: int, *, seed: int = 0, start: datetime = _EPOCH, days: in
     zero = pa.scalar(Decimal(0), _schema.MONEY)
     failed_a = pa.array(failed)
     cost = pc.coalesce(billed, pc.if_else(failed_a, zero, est))
-    source = pc.if_else(pc.is_valid(billed), _schema.BILLED, pc.if_else(
-        failed_a, _schema.UNBILLED,
-        pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN)))  # fmt: skip
+    source = pc.if_else(
+        pc.is_valid(billed),
+        _schema.BILLED,
+        pc.if_else(
+            failed_a,
+            _schema.UNBILLED,
+            pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN),
+        ),
+    )
     failure = pc.if_else(failed_a, "GenerationFailed", pa.scalar(None, pa.string()))
     if compact:
         failure = pa.DictionaryArray.from_arrays(
-            pa.array(np.zeros(n, np.int8), mask=~failed), pa.array(["GenerationFailed"]))
+            pa.array(np.zeros(n, np.int8), mask=~failed), pa.array(["GenerationFailed"])
+        )
     if labels:
-        label_cols = [_pick(rng, PROJECTS, n, compact), _pick(rng, TAGS, n, compact),
-                      _pick(rng, KEYS, n, compact)]  # fmt: skip
+        label_cols = [
+            _pick(rng, PROJECTS, n, compact),
+            _pick(rng, TAGS, n, compact),
+            _pick(rng, KEYS, n, compact),
+        ]
     else:
         label_cols = [pa.nulls(n, pa.string()) for _ in range(3)]
-    made = dict(zip(
-        ["task_id", "tool_id", "operation", "model", "license", "tier", "status", "created_at",
-         "updated_at", "duration", "billed_usd", "estimate_usd", "cost_usd", "cost_source",
-         "failure_error", "parent_task_id", "metadata_json", "project", "tags", "key_id"],
-        [task_id, tool_ids, ops, models, pa.array(lic, pa.int8()), tiers, status, created_a,
-         updated_a, duration, billed, est, cost, source, failure, pa.nulls(n, pa.string()), meta,
-         *label_cols], strict=True))  # fmt: skip
+    made = dict(
+        zip(
+            [
+                "task_id",
+                "tool_id",
+                "operation",
+                "model",
+                "license",
+                "tier",
+                "status",
+                "created_at",
+                "updated_at",
+                "duration",
+                "billed_usd",
+                "estimate_usd",
+                "cost_usd",
+                "cost_source",
+                "failure_error",
+                "parent_task_id",
+                "metadata_json",
+                "project",
+                "tags",
+                "key_id",
+            ],
+            [
+                task_id,
+                tool_ids,
+                ops,
+                models,
+                pa.array(lic, pa.int8()),
+                tiers,
+                status,
+                created_a,
+                updated_a,
+                duration,
+                billed,
+                est,
+                cost,
+                source,
+                failure,
+                pa.nulls(n, pa.string()),
+                meta,
+                *label_cols,
+            ],
+            strict=True,
+        )
+    )
     cols = [_column(made, f, n) for f in _schema.TASKS]
     if not compact:
         return pa.Table.from_arrays(cols, schema=_schema.TASKS)
@@ -381,10 +490,17 @@ def _scatter(base: Any, where: pa.Array, values: pa.Array, n: int) -> pa.Array:
     return pc.if_else(pa.array(pos >= 0), taken, base)
 
 
-def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int = 0,
-                            days: int = 365, start: datetime = _EPOCH, labels: bool = True,
-                            chunk: int = 1_000_000,
-                            settled_before: datetime | None = None) -> Path:
+def write_synthetic_dataset(
+    path: str | os.PathLike[str],
+    n: int,
+    *,
+    seed: int = 0,
+    days: int = 365,
+    start: datetime = _EPOCH,
+    labels: bool = True,
+    chunk: int = 1_000_000,
+    settled_before: datetime | None = None,
+) -> Path:
     """A ``LedgerStore`` directory of ``n`` synthetic tasks over ``days`` days, newest first.
 
     Written a chunk at a time (each chunk a time slice, so a month's file gets
@@ -404,9 +520,15 @@ def write_synthetic_dataset(path: str | os.PathLike[str], n: int, *, seed: int =
             size = min(chunk, n - c * chunk)
             lo = span - (c + 1) * span // chunks
             hi = span - c * span // chunks
-            t = synthetic_table(size, seed=seed, labels=labels, offset=n - c * chunk - size,
-                                start=start + timedelta(microseconds=lo),
-                                span_us=hi - lo, settled_before=settled_before)  # fmt: skip
+            t = synthetic_table(
+                size,
+                seed=seed,
+                labels=labels,
+                offset=n - c * chunk - size,
+                start=start + timedelta(microseconds=lo),
+                span_us=hi - lo,
+                settled_before=settled_before,
+            )
             for month, part in _by_month(t):  # newest first: slices, no copy
                 part = _parquet.to_parquet_table(part)
                 if month not in writers:

@@ -65,8 +65,19 @@ __all__ = [
     "top_n",
 ]
 
-TASK_COLUMNS = ["created_at", "task_id", "project", "tags", "key_id", "operation", "model",
-                "tier", "status", "cost_usd", "cost_source"]  # fmt: skip
+TASK_COLUMNS = [
+    "created_at",
+    "task_id",
+    "project",
+    "tags",
+    "key_id",
+    "operation",
+    "model",
+    "tier",
+    "status",
+    "cost_usd",
+    "cost_source",
+]
 # The tasks table holds the newest TASK_ROWS of the period (the CSV export holds them all);
 # the per-step table of Agent One the steps of the newest runs, AGENT_STEP_ROWS at most.
 TASK_ROWS: Final[int] = 1_000
@@ -117,10 +128,12 @@ GROUP BY project
 """
 
 # Agent One runs' steps, from each run's trace (output.metadata_json), plus the run's own fee.
-_TRACE_TYPE = ('{"steps": [{"index": "INTEGER", "kind": "VARCHAR", "tool": "VARCHAR", '
-               '"tool_id": "VARCHAR", "status": "VARCHAR", "cost_usd": "VARCHAR", '
-               '"task_id": "VARCHAR", "text": "VARCHAR"}], "agent_fee_usd": "VARCHAR", '
-               '"stopped_by": "VARCHAR"}')  # fmt: skip
+_TRACE_TYPE = (
+    '{"steps": [{"index": "INTEGER", "kind": "VARCHAR", "tool": "VARCHAR", '
+    '"tool_id": "VARCHAR", "status": "VARCHAR", "cost_usd": "VARCHAR", '
+    '"task_id": "VARCHAR", "text": "VARCHAR"}], "agent_fee_usd": "VARCHAR", '
+    '"stopped_by": "VARCHAR"}'
+)
 STEPS_SQL: Final[str] = f"""
 WITH runs AS (
   SELECT task_id AS run_task_id, model AS run_model, status AS run_status,
@@ -183,10 +196,14 @@ def connect(source: Any) -> Iterator[Any]:
     import duckdb
 
     scratch = tempfile.mkdtemp(prefix="songlab-duckdb-")
-    con = duckdb.connect(config={
-        "threads": max(1, os.cpu_count() or 1), "memory_limit": "1GB",
-        "temp_directory": scratch, "preserve_insertion_order": False,
-    })  # fmt: skip
+    con = duckdb.connect(
+        config={
+            "threads": max(1, os.cpu_count() or 1),
+            "memory_limit": "1GB",
+            "temp_directory": scratch,
+            "preserve_insertion_order": False,
+        }
+    )
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")
@@ -222,7 +239,7 @@ def _register(con: Any, source: Any) -> None:
     con.execute(
         f"CREATE VIEW raw_tasks AS SELECT {cols} FROM read_parquet([{listed}], "
         "hive_partitioning = true, union_by_name = true)"
-    )  # fmt: skip
+    )
     labels = getattr(store, "labels", None)
     lab = labels.table() if labels is not None and hasattr(labels, "table") else None
     if lab is None or lab.num_rows == 0:
@@ -230,15 +247,17 @@ def _register(con: Any, source: Any) -> None:
         return
     # the labels recorded after a refresh (LedgerStore.read_table joins them the same way)
     con.register("labels_raw", lab.select(["task_id", "project", "tags", "key_id"]))
-    con.execute("CREATE TEMP TABLE labels AS SELECT task_id, first(project) AS project, "
-                "first(tags) AS tags, first(key_id) AS key_id FROM labels_raw GROUP BY task_id")
+    con.execute(
+        "CREATE TEMP TABLE labels AS SELECT task_id, first(project) AS project, "
+        "first(tags) AS tags, first(key_id) AS key_id FROM labels_raw GROUP BY task_id"
+    )
     others = ", ".join(c for c in _schema.TASKS.names if c not in _schema.LABEL_COLUMNS)
     fill = ", ".join(f"coalesce(t.{c}, o.{c}, p.{c}) AS {c}" for c in _schema.LABEL_COLUMNS)
     con.execute(
         f"CREATE VIEW tasks AS SELECT {', '.join('t.' + c for c in others.split(', '))}, {fill} "
         "FROM raw_tasks t LEFT JOIN labels o ON o.task_id = t.task_id "
         "LEFT JOIN labels p ON p.task_id = t.parent_task_id"
-    )  # fmt: skip
+    )
 
 
 def _one(con: Any, sql: str, params: Any = None) -> tuple[Any, ...]:
@@ -265,8 +284,10 @@ def _spend(con: Any, keys: Sequence[str], *, order: str | None = None) -> pd.Dat
     source = _view_for(keys)
     cols = ", ".join(keys)
     order = order or ", ".join(f"{k} NULLS LAST" for k in keys)
-    sql = (f"SELECT {cols}, {_SPEND_VALUES} FROM {source} WHERE top_level "
-           f"GROUP BY {cols} ORDER BY {order}")  # fmt: skip
+    sql = (
+        f"SELECT {cols}, {_SPEND_VALUES} FROM {source} WHERE top_level "
+        f"GROUP BY {cols} ORDER BY {order}"
+    )
     out = _frame(con, sql)
     money = pd.ArrowDtype(_schema.MONEY_SUM)
     for c in ("cost_usd", "estimated_usd"):
@@ -278,8 +299,7 @@ def _spend(con: Any, keys: Sequence[str], *, order: str | None = None) -> pd.Dat
 def top_n(frame: pd.DataFrame, key: str, n: int = 12, *, missing: str) -> pd.DataFrame:
     """The ``n`` groups that cost most (nulls named ``missing``), the rest summed as ``other``."""
     f = frame.assign(**{key: frame[key].fillna(missing)})
-    f = f.sort_values(["cost_usd", key], ascending=[False, True], na_position="last",
-                      kind="stable")  # fmt: skip
+    f = f.sort_values(["cost_usd", key], ascending=[False, True], na_position="last", kind="stable")
     if len(f) <= n + 1:
         return f.reset_index(drop=True)
     head, rest = f.iloc[:n], f.iloc[n:]
@@ -289,8 +309,9 @@ def top_n(frame: pd.DataFrame, key: str, n: int = 12, *, missing: str) -> pd.Dat
         if c == key:
             continue
         if c.endswith("_usd"):
-            other[c] = sum((v for v in rest[c].tolist() if v is not None and not pd.isna(v)),
-                           Decimal(0))  # fmt: skip
+            other[c] = sum(
+                (v for v in rest[c].tolist() if v is not None and not pd.isna(v)), Decimal(0)
+            )
         elif c.endswith("tasks"):
             other[c] = int(rest[c].fillna(0).sum())
     tail = pd.DataFrame([other]).astype({c: f[c].dtype for c in f.columns})
@@ -303,13 +324,15 @@ def top_n(frame: pd.DataFrame, key: str, n: int = 12, *, missing: str) -> pd.Dat
 def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.DataFrame:
     """Spend per day / week (Monday) / month of the period, every period present (0 if
     nothing), then a ``date unknown`` row if any task has no date (period null)."""
-    trunc = {"day": "day", "week": "CAST(date_trunc('week', day) AS DATE)",
-             "month": "CAST(date_trunc('month', day) AS DATE)"}[freq]  # fmt: skip
+    trunc = {
+        "day": "day",
+        "week": "CAST(date_trunc('week', day) AS DATE)",
+        "month": "CAST(date_trunc('month', day) AS DATE)",
+    }[freq]
     keys = f"{trunc} AS period" + (f", {by}" if by else "")
     group = "1" + (", 2" if by else "")
     view = _view_for([by] if by else [])
-    g = _frame(con, f"SELECT {keys}, {_SPEND_VALUES} FROM {view} WHERE top_level "
-               f"GROUP BY {group}")  # fmt: skip
+    g = _frame(con, f"SELECT {keys}, {_SPEND_VALUES} FROM {view} WHERE top_level GROUP BY {group}")
     dated = g[g["period"].notna()]
     lo: date | None
     hi: date | None
@@ -328,9 +351,14 @@ def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.Data
             groups.append(None)
     index = pd.MultiIndex.from_product([starts, groups], names=["period", "_by"])
     g2 = g.assign(_by=g[by] if by else None)
-    merged = (g2[g2["period"].notna()].set_index(["period", "_by"])
-              [["tasks", "cost_usd", "estimated_tasks", "estimated_usd", "unknown_cost_tasks"]]
-              .reindex(index).reset_index())  # fmt: skip
+    merged = (
+        g2[g2["period"].notna()]
+        .set_index(["period", "_by"])[
+            ["tasks", "cost_usd", "estimated_tasks", "estimated_usd", "unknown_cost_tasks"]
+        ]
+        .reindex(index)
+        .reset_index()
+    )
     undated = g2[g2["period"].isna()]
     if len(undated):
         merged = pd.concat([merged, undated[merged.columns]], ignore_index=True)
@@ -339,8 +367,9 @@ def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.Data
     for c in ("tasks", "estimated_tasks", "unknown_cost_tasks"):
         merged[c] = merged[c].fillna(0).astype(ints)
     for c in ("cost_usd", "estimated_usd"):
-        merged[c] = pd.array([Decimal(0) if v is None or pd.isna(v) else v
-                              for v in merged[c].tolist()], dtype=money)  # fmt: skip
+        merged[c] = pd.array(
+            [Decimal(0) if v is None or pd.isna(v) else v for v in merged[c].tolist()], dtype=money
+        )
     merged["period"] = merged["period"].astype(pd.ArrowDtype(pa.date32()))
     if by:
         merged = merged.rename(columns={"_by": by})
@@ -348,16 +377,20 @@ def _rollup(con: Any, freq: str, p: Period, *, by: str | None = None) -> pd.Data
         merged = merged.drop(columns="_by")
     running: dict[Any, Decimal] = {}
     cum = []
-    for k, v in zip(merged[by].tolist() if by else [None] * len(merged),
-                    merged["cost_usd"].tolist(), strict=True):  # fmt: skip
+    for k, v in zip(
+        merged[by].tolist() if by else [None] * len(merged),
+        merged["cost_usd"].tolist(),
+        strict=True,
+    ):
         running[k] = running.get(k, Decimal(0)) + v
         cum.append(running[k])
     merged["cumulative_usd"] = pd.array(cum, dtype=money)
     return merged
 
 
-def spend_over_time_table(source: Any, *, by: str | None = "project", freq: str = "day",
-                          p: Period | None = None) -> pd.DataFrame:
+def spend_over_time_table(
+    source: Any, *, by: str | None = "project", freq: str = "day", p: Period | None = None
+) -> pd.DataFrame:
     """Spend per ``freq`` by ``by`` of a source (what the spend-over-time chart draws)."""
     with connect(source) as con:
         _cube_views(con, p or period("all"))
@@ -370,14 +403,20 @@ def _cube_views(con: Any, p: Period, *, make: bool = True) -> None:
     if make:
         con.execute(f"CREATE OR REPLACE TEMP TABLE cube AS {CUBE_SQL}")
     days = _day_filter(p)
-    con.execute("CREATE OR REPLACE TEMP VIEW pc AS SELECT * FROM cube WHERE facet = 'kind' "
-                f"AND {days}")  # fmt: skip
-    con.execute("CREATE OR REPLACE TEMP VIEW pl AS SELECT * FROM cube WHERE facet = 'label' "
-                f"AND {days}")  # fmt: skip
-    con.execute("CREATE OR REPLACE TEMP VIEW pl_tags AS SELECT *, NULLIF(unnest(string_split("
-                "coalesce(tags, ''), ',')), '') AS tag FROM pl")  # fmt: skip
-    con.execute("CREATE OR REPLACE TEMP VIEW pl_month AS SELECT *, coalesce(strftime(day, "
-                f"'%Y-%m'), '{DATE_UNKNOWN}') AS month FROM pl")  # fmt: skip
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW pc AS SELECT * FROM cube WHERE facet = 'kind' AND {days}"
+    )
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW pl AS SELECT * FROM cube WHERE facet = 'label' AND {days}"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW pl_tags AS SELECT *, NULLIF(unnest(string_split("
+        "coalesce(tags, ''), ',')), '') AS tag FROM pl"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW pl_month AS SELECT *, coalesce(strftime(day, "
+        f"'%Y-%m'), '{DATE_UNKNOWN}') AS month FROM pl"
+    )
 
 
 def _view_for(keys: Sequence[str]) -> str:
@@ -427,8 +466,12 @@ def _as_of(con: Any, now: datetime | None = None) -> datetime:
 def _window(con: Any, as_of: datetime) -> pd.DataFrame:
     month_start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
     week_ago = as_of - timedelta(days=7)
-    params = {"month_start": month_start, "week_ago": week_ago,
-              "since": min(month_start, week_ago), "as_of": as_of}  # fmt: skip
+    params = {
+        "month_start": month_start,
+        "week_ago": week_ago,
+        "since": min(month_start, week_ago),
+        "as_of": as_of,
+    }
     return _frame(con, WINDOW_SQL, params)
 
 
@@ -443,59 +486,83 @@ def _tier_comparison(con: Any) -> pd.DataFrame:
     for op, model in pairs:
         prices = [_estimate.estimate(op, model, t) for t in LICENSE_NAMES]
         if all(x is not None for x in prices):
-            rows.append({"operation": op, "model": model,
-                         **{f"p{t}": x for t, x in zip(LICENSE_NAMES, prices, strict=True)}})
-    schema = pa.schema([("operation", pa.string()), ("model", pa.string())]
-                       + [(f"p{t}", _schema.MONEY) for t in LICENSE_NAMES])  # fmt: skip
+            rows.append(
+                {
+                    "operation": op,
+                    "model": model,
+                    **{f"p{t}": x for t, x in zip(LICENSE_NAMES, prices, strict=True)},
+                }
+            )
+    schema = pa.schema(
+        [("operation", pa.string()), ("model", pa.string())]
+        + [(f"p{t}", _schema.MONEY) for t in LICENSE_NAMES]
+    )
     con.register("prices", pa.Table.from_pylist(rows, schema=schema))
-    sums = ", ".join(f"CAST(sum(c.tasks * p.p{t}) AS DECIMAL(38, 8)) AS p{t}"
-                     for t in LICENSE_NAMES)  # fmt: skip
-    (n, actual, *priced) = _one(con,
+    sums = ", ".join(
+        f"CAST(sum(c.tasks * p.p{t}) AS DECIMAL(38, 8)) AS p{t}" for t in LICENSE_NAMES
+    )
+    (n, actual, *priced) = _one(
+        con,
         f"SELECT CAST(coalesce(sum(c.tasks), 0) AS BIGINT), CAST(sum(c.cost_usd) AS "
         f"DECIMAL(38, 8)), {sums} FROM pc c JOIN prices p ON c.operation = p.operation "
-        "AND c.model = p.model WHERE c.top_level AND c.cost_source = 'billed'"
-    )  # fmt: skip
+        "AND c.model = p.model WHERE c.top_level AND c.cost_source = 'billed'",
+    )
     (total,) = _one(con, "SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT) FROM pc")
     actual = actual or Decimal(0)
-    out = pd.DataFrame({
-        "tier": pd.array(list(LICENSE_NAMES.values()), dtype=pd.ArrowDtype(pa.string())),
-        "tasks": pd.array([n] * len(LICENSE_NAMES), dtype=pd.ArrowDtype(pa.int64())),
-        "priced_usd": pd.array([x or Decimal(0) for x in priced],
-                               dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
-        "actual_usd": pd.array([actual] * len(LICENSE_NAMES),
-                               dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "tier": pd.array(list(LICENSE_NAMES.values()), dtype=pd.ArrowDtype(pa.string())),
+            "tasks": pd.array([n] * len(LICENSE_NAMES), dtype=pd.ArrowDtype(pa.int64())),
+            "priced_usd": pd.array(
+                [x or Decimal(0) for x in priced], dtype=pd.ArrowDtype(_schema.MONEY_SUM)
+            ),
+            "actual_usd": pd.array(
+                [actual] * len(LICENSE_NAMES), dtype=pd.ArrowDtype(_schema.MONEY_SUM)
+            ),
+        }
+    )
     out["difference_usd"] = pd.array(
-        [a - b for a, b in zip(out["priced_usd"].tolist(), out["actual_usd"].tolist(),
-                               strict=True)], dtype=pd.ArrowDtype(_schema.MONEY_SUM))  # fmt: skip
+        [
+            a - b
+            for a, b in zip(out["priced_usd"].tolist(), out["actual_usd"].tolist(), strict=True)
+        ],
+        dtype=pd.ArrowDtype(_schema.MONEY_SUM),
+    )
     out.attrs["excluded_tasks"] = int(total) - int(n)
     return out
 
 
 def _agent(con: Any, p: Period) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     con.execute(f"CREATE TEMP TABLE steps AS {STEPS_SQL.replace('{period}', _ts_filter(p))}")
-    by_step = _frame(con, f"""
+    by_step = _frame(
+        con,
+        f"""
         SELECT coalesce(run_model, '(unknown)') AS tier, {_STEP_WORDS} AS step,
                CAST(count(DISTINCT run_task_id) AS BIGINT) AS runs,
                CAST(count(*) AS BIGINT) AS steps,
                CAST(sum(cost_usd) AS DECIMAL(38, 8)) AS cost_usd,
                CAST(count(*) FILTER (WHERE kind <> 'agent_fee' AND cost_usd IS NULL)
                     AS BIGINT) AS unknown_cost_steps
-        FROM steps GROUP BY 1, 2 ORDER BY 1, 5 DESC NULLS LAST, 2""")  # fmt: skip
+        FROM steps GROUP BY 1, 2 ORDER BY 1, 5 DESC NULLS LAST, 2""",
+    )
     (total,) = _one(con, "SELECT CAST(count(*) AS BIGINT) FROM steps")
-    detail = _frame(con, f"""
+    detail = _frame(
+        con,
+        f"""
         SELECT created_at AS run_created_at, run_task_id, run_model, step_index,
                {_STEP_WORDS} AS step, status, cost_usd, task_id, text
         FROM steps WHERE run_task_id IN (
             SELECT run_task_id FROM steps WHERE kind = 'agent_fee'
             ORDER BY created_at DESC NULLS LAST, run_task_id DESC LIMIT {AGENT_STEP_ROWS})
         ORDER BY run_created_at DESC NULLS LAST, run_task_id, kind = 'agent_fee', step_index
-        LIMIT {AGENT_STEP_ROWS}""")  # fmt: skip
+        LIMIT {AGENT_STEP_ROWS}""",
+    )
     return by_step, detail, int(total)
 
 
-def build(source: Any, *, p: Period | None = None, as_of: datetime | None = None,
-          budgets: Any = None) -> ReportData:
+def build(
+    source: Any, *, p: Period | None = None, as_of: datetime | None = None, budgets: Any = None
+) -> ReportData:
     """The report's data of ``source`` (frame, Arrow table, LedgerStore or its directory).
 
     ``p`` (default: all time) selects the breakdowns' tasks; the forecast and
@@ -509,14 +576,26 @@ def build(source: Any, *, p: Period | None = None, as_of: datetime | None = None
         as_of = (as_of or _as_of(con)).astimezone(UTC)
         win = _window(con, as_of)
         fc = forecast_of(_sum(win["mtd"].tolist()), _sum(win["last7"].tolist()), as_of)
-        per_project = {k: (m, w) for k, m, w in zip(
-            win["project"].tolist(), win["mtd"].tolist(), win["last7"].tolist(), strict=True)}
-        budget_table = budget_rows(parsed, fc, {
-            k: forecast_of(_sum([m]), _sum([w]), as_of) for k, (m, w) in per_project.items()
-            if k is not None})  # fmt: skip
+        per_project = {
+            k: (m, w)
+            for k, m, w in zip(
+                win["project"].tolist(), win["mtd"].tolist(), win["last7"].tolist(), strict=True
+            )
+        }
+        budget_table = budget_rows(
+            parsed,
+            fc,
+            {
+                k: forecast_of(_sum([m]), _sum([w]), as_of)
+                for k, (m, w) in per_project.items()
+                if k is not None
+            },
+        )
         d = ReportData(p, as_of, fc, parsed)
         t = d.tables
-        totals = _one(con, """
+        totals = _one(
+            con,
+            """
             SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT),
                    CAST(coalesce(sum(cost_usd), 0) AS DECIMAL(38, 8)),
                    CAST(coalesce(sum(billed_usd), 0) AS DECIMAL(38, 8)),
@@ -528,52 +607,77 @@ def build(source: Any, *, p: Period | None = None, as_of: datetime | None = None
                    CAST(coalesce(sum(cost_usd) FILTER (WHERE day IS NULL), 0)
                         AS DECIMAL(38, 8)),
                    CAST(coalesce(sum(billed_tasks), 0) AS BIGINT)
-            FROM pc WHERE top_level""")  # fmt: skip
-        (subs,) = _one(con, "SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT) FROM pc "
-                          "WHERE NOT top_level")  # fmt: skip
+            FROM pc WHERE top_level""",
+        )
+        (subs,) = _one(
+            con, "SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT) FROM pc WHERE NOT top_level"
+        )
         outside_n, outside_usd = 0, Decimal(0)
         if _day_filter(p) != "TRUE":  # a dated period cannot place a task of unknown date
-            (outside_n, outside_usd) = _one(con,
+            (outside_n, outside_usd) = _one(
+                con,
                 "SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT), CAST(coalesce(sum(cost_usd), 0)"
-                " AS DECIMAL(38, 8)) FROM cube WHERE facet = 'kind' AND top_level AND day IS NULL")
-        (mtd_est_n, mtd_est, mtd_unknown) = _one(con,
+                " AS DECIMAL(38, 8)) FROM cube WHERE facet = 'kind' AND top_level AND day IS NULL",
+            )
+        (mtd_est_n, mtd_est, mtd_unknown) = _one(
+            con,
             "SELECT CAST(coalesce(sum(estimated_tasks), 0) AS BIGINT), "
             "CAST(coalesce(sum(estimated_usd), 0) AS DECIMAL(38, 8)), "
             "CAST(coalesce(sum(unknown_cost_tasks), 0) AS BIGINT) FROM cube WHERE facet = 'kind' "
             "AND top_level "
-            f"AND day >= DATE '{as_of.date().replace(day=1)}' AND day <= DATE '{as_of.date()}'"
-        )  # fmt: skip
+            f"AND day >= DATE '{as_of.date().replace(day=1)}' AND day <= DATE '{as_of.date()}'",
+        )
         d.figures = {
-            "tasks": totals[0], "spend": totals[1], "billed": totals[2],
-            "estimated_tasks": totals[3], "estimated": totals[4], "unknown_tasks": totals[5],
-            "failed": totals[6], "undated_tasks": totals[7], "undated": totals[8],
-            "sub_tasks": subs, "undated_outside_tasks": outside_n,
-            "undated_outside": outside_usd, "billed_tasks": totals[9], "mtd_estimated_tasks": mtd_est_n,
-            "mtd_estimated": mtd_est, "mtd_unknown_tasks": mtd_unknown,
-        }  # fmt: skip
+            "tasks": totals[0],
+            "spend": totals[1],
+            "billed": totals[2],
+            "estimated_tasks": totals[3],
+            "estimated": totals[4],
+            "unknown_tasks": totals[5],
+            "failed": totals[6],
+            "undated_tasks": totals[7],
+            "undated": totals[8],
+            "sub_tasks": subs,
+            "undated_outside_tasks": outside_n,
+            "undated_outside": outside_usd,
+            "billed_tasks": totals[9],
+            "mtd_estimated_tasks": mtd_est_n,
+            "mtd_estimated": mtd_est,
+            "mtd_unknown_tasks": mtd_unknown,
+        }
         t["summary"] = _summary(d)
         t["budgets"] = budget_table
         for freq in ("day", "week", "month"):
             t[f"by_{freq}"] = _rollup(con, freq, p)
-        t["by_project"] = _named(_spend(con, ["project"], order="cost_usd DESC NULLS LAST, "
-                                        "project NULLS LAST"), "project", NO_PROJECT)
-        t["by_tag"] = _named(_spend(con, ["tag"], order="cost_usd DESC NULLS LAST, tag NULLS "
-                                    "LAST"), "tag", NO_TAG)  # fmt: skip
-        t["by_key"] = _named(_spend(con, ["key_id"], order="cost_usd DESC NULLS LAST, key_id "
-                                    "NULLS LAST"), "key_id", NO_KEY)  # fmt: skip
-        t["by_project_month"] = _named(_spend(con, ["month", "project"]), "project",
-                                       NO_PROJECT)  # fmt: skip
+        t["by_project"] = _named(
+            _spend(con, ["project"], order="cost_usd DESC NULLS LAST, project NULLS LAST"),
+            "project",
+            NO_PROJECT,
+        )
+        t["by_tag"] = _named(
+            _spend(con, ["tag"], order="cost_usd DESC NULLS LAST, tag NULLS LAST"), "tag", NO_TAG
+        )
+        t["by_key"] = _named(
+            _spend(con, ["key_id"], order="cost_usd DESC NULLS LAST, key_id NULLS LAST"),
+            "key_id",
+            NO_KEY,
+        )
+        t["by_project_month"] = _named(_spend(con, ["month", "project"]), "project", NO_PROJECT)
         t["by_operation"] = _spend(con, ["operation"])
-        t["by_model_tier"] = _spend(con, ["model", "tier"],
-                                    order="model NULLS LAST, min(license) NULLS LAST")
+        t["by_model_tier"] = _spend(
+            con, ["model", "tier"], order="model NULLS LAST, min(license) NULLS LAST"
+        )
         t["by_cost_source"] = _spend(con, ["cost_source"])
         t["tier_comparison"] = _tier_comparison(con)
         d.agent_by_step, t["agent_steps"], steps_total = _agent(con, p)
         t["agent_by_step"] = d.agent_by_step
         t["agent_steps"].attrs["total_steps"] = steps_total
-        t["tasks"] = _frame(con, f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks WHERE "
-                            f"{_ts_filter(p)} ORDER BY created_at DESC NULLS LAST, task_id DESC "
-                            f"LIMIT {TASK_ROWS}")  # fmt: skip
+        t["tasks"] = _frame(
+            con,
+            f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks WHERE "
+            f"{_ts_filter(p)} ORDER BY created_at DESC NULLS LAST, task_id DESC "
+            f"LIMIT {TASK_ROWS}",
+        )
         t["tasks"].attrs["total_tasks"] = int(totals[0]) + int(subs)
         c = d.charts
         month = Period(as_of.date().replace(day=1), as_of.date(), "month to date")
@@ -597,34 +701,60 @@ def _summary(d: ReportData) -> pd.DataFrame:
     f, fc = d.figures, d.forecast
     rows: list[tuple[str, int | None, Decimal | None, str]] = [
         ("period", None, None, d.period.label),
-        ("tasks in the period", f["tasks"], None,
-         "top-level; Agent One sub-tasks count in their run"),
+        (
+            "tasks in the period",
+            f["tasks"],
+            None,
+            "top-level; Agent One sub-tasks count in their run",
+        ),
         ("spent in the period", None, f["spend"], "tasks of known cost, exact"),
         ("billed by the service", f.get("billed_tasks"), f["billed"], ""),
-        ("of which estimated", f["estimated_tasks"], f["estimated"],
-         "price-list estimates: the service has not reported these costs"),
+        (
+            "of which estimated",
+            f["estimated_tasks"],
+            f["estimated"],
+            "price-list estimates: the service has not reported these costs",
+        ),
         ("tasks of unknown cost", f["unknown_tasks"], None, "not summed: their cost is unknown"),
         ("failed tasks (released, not billed)", f["failed"], None, ""),
-    ]  # fmt: skip
+    ]
     if f["undated_tasks"]:
-        rows.append((f"{DATE_UNKNOWN} (in the period's totals)", f["undated_tasks"],
-                     f["undated"], "snapshots that show no created_at"))  # fmt: skip
+        rows.append(
+            (
+                f"{DATE_UNKNOWN} (in the period's totals)",
+                f["undated_tasks"],
+                f["undated"],
+                "snapshots that show no created_at",
+            )
+        )
     if f["undated_outside_tasks"]:
-        rows.append((f"{DATE_UNKNOWN} (outside any dated period)", f["undated_outside_tasks"],
-                     f["undated_outside"], "not in this period's totals"))  # fmt: skip
+        rows.append(
+            (
+                f"{DATE_UNKNOWN} (outside any dated period)",
+                f["undated_outside_tasks"],
+                f["undated_outside"],
+                "not in this period's totals",
+            )
+        )
     rows += [
-        (f"month to date ({fc.month})", None, fc.month_to_date_usd,
-         f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC"),
+        (
+            f"month to date ({fc.month})",
+            None,
+            fc.month_to_date_usd,
+            f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC",
+        ),
         ("run rate per day", None, fc.run_rate_usd_per_day, f"over {fc.days_elapsed} days elapsed"),
         ("trailing 7 days, per day", None, fc.trailing_7d_usd_per_day, "the last 7 days / 7"),
         (f"forecast for {fc.month}", None, fc.forecast_usd, fc.method),
-    ]  # fmt: skip
-    return pd.DataFrame({
-        "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
-        "count": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
-        "amount_usd": pd.array([r[2] for r in rows], dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
-        "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
-    })  # fmt: skip
+    ]
+    return pd.DataFrame(
+        {
+            "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
+            "count": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
+            "amount_usd": pd.array([r[2] for r in rows], dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
+            "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
+        }
+    )
 
 
 def day_range(frame: pd.DataFrame) -> tuple[date | None, date | None]:
@@ -653,8 +783,9 @@ FORMULA_START: Final[str] = "^[=+\\-@\t\r]"
 def _inert(column: str) -> str:
     """SQL: ``column`` with a leading ``'`` if a spreadsheet would read it as a formula."""
     text = f"CAST({column} AS VARCHAR)"
-    return (f"CASE WHEN regexp_matches({text}, '{FORMULA_START}') THEN '''' || {text} "
-            f"ELSE {text} END")
+    return (
+        f"CASE WHEN regexp_matches({text}, '{FORMULA_START}') THEN '''' || {text} ELSE {text} END"
+    )
 
 
 def copy_tasks_csv(source: Any, path: str | os.PathLike[str], *, p: Period | None = None) -> Path:
@@ -682,6 +813,7 @@ def copy_tasks_csv(source: Any, path: str | os.PathLike[str], *, p: Period | Non
             con.execute("SET preserve_insertion_order = true")
             con.execute(
                 f"COPY (SELECT {', '.join(cols)} FROM tasks WHERE {_ts_filter(p)}) TO "
-                f"'{target}' (FORMAT csv, HEADER true)")  # fmt: skip
+                f"'{target}' (FORMAT csv, HEADER true)"
+            )
 
     return atomic(Path(path), write)

@@ -43,8 +43,18 @@ from songlab.ledger._record import record_table
 from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
 from songlab.spec import LICENSE_NAMES_WITH_UNSET
 
-__all__ = ["NAMES", "RAW_TASK", "assemble", "fact", "first", "resolve", "tasks_frame", "tasks_frame_from_pages",
-           "tasks_table", "tasks_table_from_pages"]
+__all__ = [
+    "NAMES",
+    "RAW_TASK",
+    "assemble",
+    "fact",
+    "first",
+    "resolve",
+    "tasks_frame",
+    "tasks_frame_from_pages",
+    "tasks_table",
+    "tasks_table_from_pages",
+]
 
 CHUNK: Final[int] = 131_072
 
@@ -60,12 +70,17 @@ def _task_names() -> dict[str, tuple[str, ...]]:
     except ImportError:
         return names
     given = {
-        "tool_id": "TASK_TOOL_ID", "operation": "TASK_OPERATION", "model": "TASK_MODEL",
-        "license": "TASK_LICENSE", "created_at": "TASK_CREATED_AT",
-        "updated_at": "TASK_UPDATED_AT", "cost_usd": "TASK_COST_USD",
-        "parent_task_id": "TASK_PARENT_ID", "failure": "TASK_FAILURE",
+        "tool_id": "TASK_TOOL_ID",
+        "operation": "TASK_OPERATION",
+        "model": "TASK_MODEL",
+        "license": "TASK_LICENSE",
+        "created_at": "TASK_CREATED_AT",
+        "updated_at": "TASK_UPDATED_AT",
+        "cost_usd": "TASK_COST_USD",
+        "parent_task_id": "TASK_PARENT_ID",
+        "failure": "TASK_FAILURE",
         "failure.error": "FAILURE_CODE",
-    }  # fmt: skip
+    }
     for fact, attr in given.items():
         value = getattr(_fields, attr, None)
         if isinstance(value, tuple) and value and all(isinstance(n, str) for n in value):
@@ -76,10 +91,15 @@ def _task_names() -> dict[str, tuple[str, ...]]:
 # The facts of a snapshot the ledger reads besides task_id and status (both shown), and
 # their types; each is read under every name NAMES gives it.
 _FACTS: Final[dict[str, pa.DataType]] = {
-    "tool_id": pa.string(), "operation": pa.string(), "model": pa.string(),
-    "license": pa.int64(), "created_at": pa.string(), "updated_at": pa.string(),
-    "cost_usd": pa.string(), "parent_task_id": pa.string(),
-}  # fmt: skip
+    "tool_id": pa.string(),
+    "operation": pa.string(),
+    "model": pa.string(),
+    "license": pa.int64(),
+    "created_at": pa.string(),
+    "updated_at": pa.string(),
+    "cost_usd": pa.string(),
+    "parent_task_id": pa.string(),
+}
 NAMES: Final[dict[str, tuple[str, ...]]] = _task_names()
 _FAILURE: Final[pa.DataType] = pa.struct([(n, pa.string()) for n in NAMES["failure.error"]])
 
@@ -101,8 +121,11 @@ def fact(raw: pa.StructArray, name: str) -> pa.Array:
 
 
 def _failure_column(raw: pa.StructArray) -> pa.Array:
-    codes = [pc.struct_field(raw.field(outer), [i]) for outer in NAMES["failure"]
-             for i in range(len(NAMES["failure.error"]))]  # fmt: skip
+    codes = [
+        pc.struct_field(raw.field(outer), [i])
+        for outer in NAMES["failure"]
+        for i in range(len(NAMES["failure.error"]))
+    ]
     return codes[0] if len(codes) == 1 else pc.coalesce(*codes)
 
 
@@ -121,8 +144,7 @@ def first(rec: Mapping[str, Any], name: str) -> Any:
 _TIER_NAMES = pa.array([LICENSE_NAMES_WITH_UNSET[i] for i in range(6)], pa.string())
 
 
-_TEXT_FACTS: Final = ("tool_id", "operation", "model", "parent_task_id", "created_at",
-                      "updated_at")
+_TEXT_FACTS: Final = ("tool_id", "operation", "model", "parent_task_id", "created_at", "updated_at")
 
 
 def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,16 +153,16 @@ def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"task_id": tid, "status": rec.get("status")}
     for k in ("task_id", "status"):
         if out[k] is not None and not isinstance(out[k], str):
-            raise ValueError(f"task {tid}: {k} must be a string, got {type(out[k]).__name__} "
-                             f"{out[k]!r}")  # fmt: skip
+            raise ValueError(
+                f"task {tid}: {k} must be a string, got {type(out[k]).__name__} {out[k]!r}"
+            )
     for name in _TEXT_FACTS:
         for k in NAMES[name]:
             v = rec.get(k)
             if isinstance(v, datetime) and name in ("created_at", "updated_at"):
                 v = v.isoformat()
             if v is not None and not isinstance(v, str):
-                raise ValueError(f"task {tid}: {k} must be a string, got {type(v).__name__} "
-                                 f"{v!r}")  # fmt: skip
+                raise ValueError(f"task {tid}: {k} must be a string, got {type(v).__name__} {v!r}")
             out[k] = v
     for k in NAMES["license"]:
         lic = rec.get(k)
@@ -187,8 +209,11 @@ def _sparse(records: Sequence[Mapping[str, Any]], mask: pa.Array, read: Any) -> 
 
 
 def _float_license(records: Sequence[Any]) -> bool:
-    return any(isinstance(r, Mapping) and type(r.get(n)) is float
-               for r in records for n in NAMES["license"])  # fmt: skip
+    return any(
+        isinstance(r, Mapping) and type(r.get(n)) is float
+        for r in records
+        for n in NAMES["license"]
+    )
 
 
 def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
@@ -229,8 +254,10 @@ def _money(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
         try:
             pc.cast(pa.array([s], pa.string()), _schema.MONEY)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise ValueError(f"task {tid[i]}: {field}: not a decimal amount with at most 8 "
-                             f"decimals, got {s!r} ({exc})") from None
+            raise ValueError(
+                f"task {tid[i]}: {field}: not a decimal amount with at most 8 "
+                f"decimals, got {s!r} ({exc})"
+            ) from None
     raise ValueError(f"{field}: not a decimal amount with at most 8 decimals ({error})")
 
 
@@ -283,8 +310,9 @@ def _cost(billed: pa.Array, est: pa.Array, status: pa.Array) -> tuple[pa.Array, 
     zero = pa.scalar(Decimal(0), _schema.MONEY)
     cost = pc.coalesce(billed, pc.if_else(failed, zero, est))
     # positions in COST_DICT: billed 0, estimate 1, unbilled 2, unknown 3
-    pos = pc.if_else(pc.is_valid(billed), 0,
-                     pc.if_else(failed, 2, pc.if_else(pc.is_valid(est), 1, 3)))  # fmt: skip
+    pos = pc.if_else(
+        pc.is_valid(billed), 0, pc.if_else(failed, 2, pc.if_else(pc.is_valid(est), 1, 3))
+    )
     return cost, _schema.source_array(pos, _schema.COST_DICT)
 
 
@@ -293,7 +321,8 @@ def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = 
     (sources ``service`` or ``unknown``; :func:`resolve` adds the record's facts)."""
     tid, status = raw.field("task_id"), raw.field("status")
     tool, op, model, lic_raw, created_s, updated_s, cost_s, parent = (
-        fact(raw, name) for name in _FACTS)
+        fact(raw, name) for name in _FACTS
+    )
     bad = pc.invert(
         pc.fill_null(pc.and_(pc.greater_equal(lic_raw, 0), pc.less_equal(lic_raw, 5)), True)
     )
@@ -317,13 +346,28 @@ def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = 
     n = len(raw)
     seen = pa.repeat(pa.scalar(seen_at, _schema.TIMESTAMP), n)  # a LedgerStore sets it
     columns = [
-        tid, tool, op, model, lic, pc.take(_TIER_NAMES, lic), status, created, updated,
-        duration, billed, est, cost, source, failure, parent, meta,
+        tid,
+        tool,
+        op,
+        model,
+        lic,
+        pc.take(_TIER_NAMES, lic),
+        status,
+        created,
+        updated,
+        duration,
+        billed,
+        est,
+        cost,
+        source,
+        failure,
+        parent,
+        meta,
         *(pa.nulls(n, pa.string()) for _ in _schema.LABEL_COLUMNS),
         *(_fact_source(c) for c in (created, tool, op, model, lic)),
         _schema.source_array(pa.repeat(pa.scalar(2, pa.int8()), n)),  # labels: record only
         seen,
-    ]  # fmt: skip
+    ]
     return pa.Table.from_arrays(columns, schema=_schema.TASKS)
 
 
@@ -338,8 +382,9 @@ def _col(table: pa.Table, name: str) -> pa.Array:
     return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
 
 
-def _fill(cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int) -> tuple[pa.Array,
-                                                                                 pa.Array, pa.Array]:
+def _fill(
+    cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int
+) -> tuple[pa.Array, pa.Array, pa.Array]:
     """``cur`` with nulls filled from ``found``; its source set to ``code`` where filled."""
     filled = pc.and_(pc.is_null(cur), pc.is_valid(found))
     value = pc.coalesce(cur, found)
@@ -351,16 +396,21 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
     """Sub-tool tasks of Agent One runs named in a run's trace (``steps[].task_id``, shown
     by the service in ``output.metadata_json``) get the run as ``parent_task_id``, and the
     step's tool id and billed cost where the task's own snapshot does not show them."""
-    is_run = pc.and_(pc.fill_null(pc.equal(cols["operation"], "agent"), False),
-                     pc.is_valid(cols["metadata_json"]))  # fmt: skip
+    is_run = pc.and_(
+        pc.fill_null(pc.equal(cols["operation"], "agent"), False),
+        pc.is_valid(cols["metadata_json"]),
+    )
     # only tasks the service does not describe (no operation shown) can be such sub-tasks
     orphans = pc.and_(pc.is_null(cols["parent_task_id"]), pc.is_null(cols["operation"]))
     if not pc.any(is_run).as_py() or not pc.any(orphans).as_py():
         return False
     runs = pc.indices_nonzero(is_run)
     steps: dict[str, tuple[str, Any, Any]] = {}
-    for run_id, meta in zip(pc.take(cols["task_id"], runs).to_pylist(),
-                            pc.take(cols["metadata_json"], runs).to_pylist(), strict=True):
+    for run_id, meta in zip(
+        pc.take(cols["task_id"], runs).to_pylist(),
+        pc.take(cols["metadata_json"], runs).to_pylist(),
+        strict=True,
+    ):
         try:
             trace = json.loads(meta)
         except ValueError:
@@ -368,9 +418,14 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
         for step in trace.get("steps") or [] if isinstance(trace, dict) else []:
             if isinstance(step, dict) and isinstance(step.get("task_id"), str):
                 cost = step.get("cost_usd")
-                steps.setdefault(step["task_id"], (
-                    run_id, str(cost) if isinstance(cost, str | int) else None,
-                    step.get("tool_id") if isinstance(step.get("tool_id"), str) else None))
+                steps.setdefault(
+                    step["task_id"],
+                    (
+                        run_id,
+                        str(cost) if isinstance(cost, str | int) else None,
+                        step.get("tool_id") if isinstance(step.get("tool_id"), str) else None,
+                    ),
+                )
     if not steps:
         return False
     at = pc.index_in(cols["task_id"], value_set=pa.array(list(steps), pa.string()))
@@ -383,16 +438,24 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
         step_cost = pc.cast(pc.take(costs, at), _schema.MONEY)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         step_cost = pa.nulls(len(at), _schema.MONEY)
-    cols["billed_usd"] = pc.if_else(found, pc.coalesce(cols["billed_usd"], step_cost),
-                                    cols["billed_usd"])  # fmt: skip
-    v, src, _ = _fill(cols["tool_id"], cols["tool_id_source"],
-                      pc.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())), 0)
+    cols["billed_usd"] = pc.if_else(
+        found, pc.coalesce(cols["billed_usd"], step_cost), cols["billed_usd"]
+    )
+    v, src, _ = _fill(
+        cols["tool_id"],
+        cols["tool_id_source"],
+        pc.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())),
+        0,
+    )
     cols["tool_id"], cols["tool_id_source"] = v, src
     return True
 
 
-def resolve(table: pa.Table, record: pa.Table | None = None,
-            tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
+def resolve(
+    table: pa.Table,
+    record: pa.Table | None = None,
+    tools: Mapping[str, tuple[str, str]] | None = None,
+) -> pa.Table:
     """``table`` (schema TASKS) with what the service did not show taken from the client's
     record (``labels.RECORD`` columns, oldest row first) and the tool listing.
 
@@ -441,19 +504,25 @@ def resolve(table: pa.Table, record: pa.Table | None = None,
         if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
             has_parent = pc.is_valid(cols["parent_task_id"])
             subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
-            run_row = pc.replace_with_mask(pa.nulls(n, own.type), has_parent,
-                                           pc.cast(pc.index_in(subs, value_set=ids), own.type))
+            run_row = pc.replace_with_mask(
+                pa.nulls(n, own.type),
+                has_parent,
+                pc.cast(pc.index_in(subs, value_set=ids), own.type),
+            )
             via = pc.coalesce(own, run_row)
         for name in _schema.LABEL_COLUMNS:
             cols[name] = pc.coalesce(cols[name], pc.take(_col(record, name), via))
         labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], _schema.RECORD))
-        cols["labels_source"] = _schema.source_array(pc.if_else(pc.fill_null(labelled, False),
-                                                                1, 2))  # fmt: skip
+        cols["labels_source"] = _schema.source_array(
+            pc.if_else(pc.fill_null(labelled, False), 1, 2)
+        )
     if tools and (table["operation"].null_count or table["model"].null_count):
         tool_ids = pa.array(list(tools), pa.string())
         at = pc.index_in(cols["tool_id"], value_set=tool_ids)
-        listed = {"operation": pa.array([t[0] for t in tools.values()], pa.string()),
-                  "model": pa.array([t[1] for t in tools.values()], pa.string())}  # fmt: skip
+        listed = {
+            "operation": pa.array([t[0] for t in tools.values()], pa.string()),
+            "model": pa.array([t[1] for t in tools.values()], pa.string()),
+        }
         for fact, values in listed.items():
             v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
             cols[fact], cols[f"{fact}_source"] = v, src
@@ -465,18 +534,21 @@ def resolve(table: pa.Table, record: pa.Table | None = None,
     if pc.any(changed).as_py():
         cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
         rows = pc.indices_nonzero(changed)
-        again = _estimates(*(pc.take(cols[c], rows) for c in ("operation", "model", "license",
-                                                               "metadata_json")))  # fmt: skip
-        cols["estimate_usd"] = pc.replace_with_mask(cols["estimate_usd"], changed,
-                                                    pc.coalesce(again, pc.take(
-                                                        cols["estimate_usd"], rows)))
+        again = _estimates(
+            *(pc.take(cols[c], rows) for c in ("operation", "model", "license", "metadata_json"))
+        )
+        cols["estimate_usd"] = pc.replace_with_mask(
+            cols["estimate_usd"], changed, pc.coalesce(again, pc.take(cols["estimate_usd"], rows))
+        )
         known_other = pc.fill_null(pc.not_equal(cols["operation"], "agent"), False)
-        cols["metadata_json"] = pc.if_else(known_other, pa.scalar(None, pa.string()),
-                                           cols["metadata_json"])  # fmt: skip
+        cols["metadata_json"] = pc.if_else(
+            known_other, pa.scalar(None, pa.string()), cols["metadata_json"]
+        )
         recost = True
     if recost:
-        cols["cost_usd"], cols["cost_source"] = _cost(cols["billed_usd"], cols["estimate_usd"],
-                                                      cols["status"])  # fmt: skip
+        cols["cost_usd"], cols["cost_source"] = _cost(
+            cols["billed_usd"], cols["estimate_usd"], cols["status"]
+        )
     return cols.table()
 
 
@@ -509,8 +581,9 @@ def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
         yield chunk
 
 
-def tasks_table(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
-                tools: Any = AUTO) -> pa.Table:
+def tasks_table(
+    source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
+) -> pa.Table:
     """The tasks ledger as an Arrow table of schema ``_schema.TASKS``: the service first,
     the client's record second (:func:`resolve`).
 
@@ -533,8 +606,12 @@ def tasks_table(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
     return resolve(pa.concat_tables(parts), rec, listing)
 
 
-def tasks_table_from_pages(pages: Iterable[bytes], *, record: Any = None,
-                           tools: Mapping[str, tuple[str, str]] | None = None) -> pa.Table:
+def tasks_table_from_pages(
+    pages: Iterable[bytes],
+    *,
+    record: Any = None,
+    tools: Mapping[str, tuple[str, str]] | None = None,
+) -> pa.Table:
     """The tasks table of listing pages, each the bytes of one ``GET /v1/generations``
     answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time, joined
     with ``record`` and ``tools`` as :func:`tasks_table` does."""
@@ -547,14 +624,19 @@ def tasks_table_from_pages(pages: Iterable[bytes], *, record: Any = None,
     return resolve(pa.concat_tables(parts), record_table(record), tools)
 
 
-def tasks_frame_from_pages(pages: Iterable[bytes], *, record: Any = None,
-                           tools: Mapping[str, tuple[str, str]] | None = None) -> pd.DataFrame:
+def tasks_frame_from_pages(
+    pages: Iterable[bytes],
+    *,
+    record: Any = None,
+    tools: Mapping[str, tuple[str, str]] | None = None,
+) -> pd.DataFrame:
     """:func:`tasks_frame` of listing page bytes (see :func:`tasks_table_from_pages`)."""
     return _schema.to_frame(tasks_table_from_pages(pages, record=record, tools=tools))
 
 
-def tasks_frame(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
-                tools: Any = AUTO) -> pd.DataFrame:
+def tasks_frame(
+    source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
+) -> pd.DataFrame:
     """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
@@ -563,5 +645,4 @@ def tasks_frame(source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO,
     service does not show is taken from ``record`` (default: the client's record) and
     the tool listing (``tools``), and each fact column's ``*_source`` says which.
     """
-    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size, record=record,
-                                        tools=tools))
+    return _schema.to_frame(tasks_table(source, chunk_size=chunk_size, record=record, tools=tools))

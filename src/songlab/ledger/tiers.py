@@ -47,8 +47,10 @@ def _priced(t: pa.Table) -> tuple[pa.Table, int]:
     }
     # billed, or completed and estimated (the service shows no cost): not still running
     done = pc.fill_null(pc.equal(t["status"], "completed"), False)
-    costed = pc.or_(pc.equal(t["cost_source"], _schema.BILLED),
-                    pc.and_(pc.equal(t["cost_source"], _schema.ESTIMATE), done))  # fmt: skip
+    costed = pc.or_(
+        pc.equal(t["cost_source"], _schema.BILLED),
+        pc.and_(pc.equal(t["cost_source"], _schema.ESTIMATE), done),
+    )
     keep = pc.and_(
         pc.and_(costed, pc.is_null(t["parent_task_id"])),
         pc.and_(pc.is_valid(per_tier[TIER_COLUMNS[0]]), pc.is_valid(t["license"])),
@@ -115,8 +117,9 @@ def tier_comparison(tasks: Any, by: str | Sequence[str] = ()) -> pd.DataFrame:
 
 
 def _estimated(kept: pa.Table) -> int:
-    return int(pc.sum(pc.cast(pc.equal(kept["cost_source"], _schema.ESTIMATE), pa.int64()))
-               .as_py() or 0)  # fmt: skip
+    return int(
+        pc.sum(pc.cast(pc.equal(kept["cost_source"], _schema.ESTIMATE), pa.int64())).as_py() or 0
+    )
 
 
 def _agg(col: pa.ChunkedArray, func: str) -> Any:

@@ -67,23 +67,34 @@ def trace_rows(
             raise ValueError(f"{where}.kind: must be one of {', '.join(STEP_KINDS)}, got {kind!r}")
         rows.append(
             {
-                "run_task_id": run_task_id, "run_model": run_model,
-                "step_index": step.get("index", pos), "kind": kind,
-                "tool": step.get("tool"), "tool_id": step.get("tool_id"),
+                "run_task_id": run_task_id,
+                "run_model": run_model,
+                "step_index": step.get("index", pos),
+                "kind": kind,
+                "tool": step.get("tool"),
+                "tool_id": step.get("tool_id"),
                 "status": step.get("status"),
                 "cost_usd": _money(step.get("cost_usd"), f"{where}.cost_usd"),
-                "task_id": step.get("task_id"), "file_ids": list(step.get("file_ids") or []),
+                "task_id": step.get("task_id"),
+                "file_ids": list(step.get("file_ids") or []),
                 "text": step.get("text"),
             }
-        )  # fmt: skip
+        )
     rows.append(
         {
-            "run_task_id": run_task_id, "run_model": run_model, "step_index": None,
-            "kind": AGENT_FEE, "tool": None, "tool_id": run_tool_id, "status": run_status,
+            "run_task_id": run_task_id,
+            "run_model": run_model,
+            "step_index": None,
+            "kind": AGENT_FEE,
+            "tool": None,
+            "tool_id": run_tool_id,
+            "status": run_status,
             "cost_usd": _money(trace.get("agent_fee_usd"), f"task {run_task_id}: agent_fee_usd"),
-            "task_id": run_task_id, "file_ids": [], "text": trace.get("stopped_by"),
+            "task_id": run_task_id,
+            "file_ids": [],
+            "text": trace.get("stopped_by"),
         }
-    )  # fmt: skip
+    )
     return rows
 
 
@@ -102,19 +113,26 @@ def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str |
         runs = source[
             (source["operation"] == "agent").fillna(False) & source["metadata_json"].notna()
         ]
+
         def get(c: str) -> list[Any]:
             return runs[c].tolist() if c in runs.columns else [None] * len(runs)
 
         yield from zip(
-            get("task_id"), get("metadata_json"), get("model"), get("tool_id"), get("status"),
+            get("task_id"),
+            get("metadata_json"),
+            get("model"),
+            get("tool_id"),
+            get("status"),
             strict=True,
-        )  # fmt: skip
+        )
         return
     from songlab.ledger.tasks import tasks_table
 
     table = source if isinstance(source, pa.Table) else tasks_table(source)
-    is_run = pc.and_(pc.fill_null(pc.equal(table["operation"], "agent"), False),
-                     pc.is_valid(table["metadata_json"]))  # fmt: skip
+    is_run = pc.and_(
+        pc.fill_null(pc.equal(table["operation"], "agent"), False),
+        pc.is_valid(table["metadata_json"]),
+    )
     runs = table.filter(is_run).select(["task_id", "metadata_json", "model", "tool_id", "status"])
     yield from zip(*(runs[c].to_pylist() for c in runs.column_names), strict=True)
 

@@ -49,9 +49,7 @@ def token(secret: bytes, campaign: str, rater: str, design: str) -> str:
     return hmac.new(secret, msg, hashlib.sha256).hexdigest()
 
 
-def mac(
-    tok: str, campaign: str, rater: str, kind: str, design: str, answers: list[Any]
-) -> str:
+def mac(tok: str, campaign: str, rater: str, kind: str, design: str, answers: list[Any]) -> str:
     body = canonical([ANSWERS_FORMAT, campaign, rater, kind, design, answers])
     return hmac.new(tok.encode("ascii"), body, hashlib.sha256).hexdigest()
 

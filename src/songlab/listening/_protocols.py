@@ -90,9 +90,7 @@ class PreferenceSession(ListeningSession):
             raise ListeningError("choice", f"must be one of {allowed}; got {value!r}")
         return value
 
-    def _rows(
-        self, trial: Trial, plan: Plan, answer: Any, revealed: bool
-    ) -> list[dict[str, Any]]:
+    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
         return [
             {
                 "trial": trial.index,
@@ -146,9 +144,7 @@ class ABXSession(ListeningSession):
             raise ListeningError("choice", f"must be 'A' or 'B' (which one X is); got {value!r}")
         return value
 
-    def _rows(
-        self, trial: Trial, plan: Plan, answer: Any, revealed: bool
-    ) -> list[dict[str, Any]]:
+    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
         x = "AB"[plan.x_at]
         return [
             {
@@ -265,9 +261,7 @@ class MushraSession(ListeningSession):
             out[label] = float(r)
         return out
 
-    def _rows(
-        self, trial: Trial, plan: Plan, answer: Any, revealed: bool
-    ) -> list[dict[str, Any]]:
+    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
         return [
             {
                 "trial": trial.index,

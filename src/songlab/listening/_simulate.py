@@ -97,8 +97,12 @@ def simulate(
 
 
 def _prefer(
-    labels: Sequence[str], models: Sequence[str], prefer: str | Mapping[str, float] | None,
-    p: float, p_tie: float, rng: np.random.Generator,
+    labels: Sequence[str],
+    models: Sequence[str],
+    prefer: str | Mapping[str, float] | None,
+    p: float,
+    p_tie: float,
+    rng: np.random.Generator,
 ) -> str | None:
     if p_tie and rng.random() < p_tie:
         return None

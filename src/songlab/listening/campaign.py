@@ -79,8 +79,17 @@ class Campaign:
         self._sessions = {r: base.sibling(s) for r, s in self._rater_seeds.items()}
         self.models, self.prompts = base.models, base.prompts
         self.options = {k: v for k, v in base.options.items()}
-        ident = json.dumps([CAMPAIGN_FORMAT, kind, seed, list(self.raters), base._fingerprint,
-                            sorted(self.options.items())], default=str)  # fmt: skip
+        ident = json.dumps(
+            [
+                CAMPAIGN_FORMAT,
+                kind,
+                seed,
+                list(self.raters),
+                base._fingerprint,
+                sorted(self.options.items()),
+            ],
+            default=str,
+        )
         self.id = "cmp-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
         self._seed, self._secret = seed, secret or secrets.token_bytes(32)
         self._made_with = dict(options, title=title, min_play=self.min_play, bitrate=bitrate)
@@ -108,9 +117,12 @@ class Campaign:
         rater = self._rater(rater)
         if rater not in self._designs:
             self._designs[rater] = pg.design_text(
-                self._sessions[rater], campaign=self.id, rater=rater, min_play=self.min_play,
+                self._sessions[rater],
+                campaign=self.id,
+                rater=rater,
+                min_play=self.min_play,
                 pool=self._pool,
-            )  # fmt: skip
+            )
         return self._designs[rater]
 
     def _token(self, rater: str) -> str:
@@ -150,8 +162,14 @@ class Campaign:
             for t, a in sorted(answers.items())
         ]
         digest = self._digest(rater)
-        return ans.document(campaign=self.id, rater=rater, kind=self.kind, design=digest,
-                            answers=rows, tok=self._token(rater))  # fmt: skip
+        return ans.document(
+            campaign=self.id,
+            rater=rater,
+            kind=self.kind,
+            design=digest,
+            answers=rows,
+            tok=self._token(rater),
+        )
 
     def _check(self, doc: dict[str, Any]) -> tuple[str, ListeningSession]:
         """Validate one parsed answer file; returns its rater and a filled copy of the session."""
@@ -260,12 +278,16 @@ class Campaign:
         Reopen with :func:`load_campaign` and the same clips.
         """
         doc = {
-            "format": CAMPAIGN_FORMAT, "id": self.id, "kind": self.kind, "seed": self._seed,
-            "raters": list(self.raters), "options": self._made_with,
+            "format": CAMPAIGN_FORMAT,
+            "id": self.id,
+            "kind": self.kind,
+            "seed": self._seed,
+            "raters": list(self.raters),
+            "options": self._made_with,
             "secret": self._secret.hex(),
             "digests": {r: self._digest(r) for r in self.raters},
             "received": [{"source": r.source, "doc": r.doc} for r in self.received.values()],
-        }  # fmt: skip
+        }
         path = Path(path)
         tmp = path.with_name(path.name + ".part")
         tmp.write_text(json.dumps(doc), encoding="utf-8")
@@ -298,9 +320,14 @@ class Campaign:
         rows = []
         for r in self.raters:
             got = self.received.get(r)
-            rows.append({"rater": r, "trials": len(self._sessions[r].trials),
-                         "answered": len(got.doc["answers"]) if got else 0,
-                         "source": got.source if got else None})  # fmt: skip
+            rows.append(
+                {
+                    "rater": r,
+                    "trials": len(self._sessions[r].trials),
+                    "answered": len(got.doc["answers"]) if got else 0,
+                    "source": got.source if got else None,
+                }
+            )
         return pd.DataFrame(rows).astype({"rater": "string", "source": "string"})
 
 
@@ -312,8 +339,14 @@ def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Ca
         raise ListeningError("path", f"is not a readable campaign file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
         raise ListeningError("path", f"is not a {CAMPAIGN_FORMAT} file")
-    c = Campaign(doc["kind"], clips, raters=doc["raters"], seed=doc["seed"],
-                 secret=bytes.fromhex(doc["secret"]), **doc["options"])  # fmt: skip
+    c = Campaign(
+        doc["kind"],
+        clips,
+        raters=doc["raters"],
+        seed=doc["seed"],
+        secret=bytes.fromhex(doc["secret"]),
+        **doc["options"],
+    )
     if c.id != doc["id"]:
         raise ListeningError("clips", "are not the clips this campaign was made with")
     c._digests.update(doc["digests"])  # the pages issued; re-encoding them is not needed

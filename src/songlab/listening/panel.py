@@ -110,9 +110,19 @@ def preference_shares(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> pd
             p = float(2 * sps.t.sf(abs(share - 0.5) / se, g["rater"].nunique() - 1))
         else:  # one rater, or no spread: the clustered test is undefined; exact binomial
             p = st.binomial_p(int(y.sum()), len(y))
-        rows.append({"model_a": a, "model_b": b, "n": len(y), "raters": g["rater"].nunique(),
-                     "wins_a": int(y.sum()), "share_a": share, "ci_low": low, "ci_high": high,
-                     "p_value": p})  # fmt: skip
+        rows.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "n": len(y),
+                "raters": g["rater"].nunique(),
+                "wins_a": int(y.sum()),
+                "share_a": share,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": p,
+            }
+        )
     out = pd.DataFrame(rows)
     out["p_holm"] = _holm(out["p_value"]) if len(out) else []
     return out
@@ -148,9 +158,10 @@ def bradley_terry(
             )
         except (PerfectSeparationWarning, np.linalg.LinAlgError, ValueError) as exc:
             raise ListeningError(
-                "frame", f"the Bradley-Terry ranking is not identifiable from these answers "
-                f"(a model won or lost every comparison, or models never met): {exc}"
-            ) from None  # fmt: skip
+                "frame",
+                f"the Bradley-Terry ranking is not identifiable from these answers "
+                f"(a model won or lost every comparison, or models never met): {exc}",
+            ) from None
     z = float(sps.norm.ppf((1 + confidence) / 2))
     strength = dict(zip(others, fit.params, strict=True)) | {baseline: 0.0}
     se = dict(zip(others, fit.bse, strict=True)) | {baseline: 0.0}
@@ -158,13 +169,21 @@ def bradley_terry(
     rows = []
     for m in models:
         beat = [1 / (1 + np.exp(strength[o] - strength[m])) for o in models if o != m]
-        rows.append({"model": m, "strength": strength[m], "ci_low": strength[m] - z * se[m],
-                     "ci_high": strength[m] + z * se[m], "se": se[m],
-                     "p_beats_baseline": 1 / (1 + np.exp(-strength[m])),
-                     "score": 100 * float(np.mean(beat)),
-                     "score_low": draws[m][0], "score_high": draws[m][1],
-                     "wins": int((pairs["winner"] == m).sum()),
-                     "comparisons": int(((pairs["winner"] == m) | (pairs["loser"] == m)).sum())})  # fmt: skip
+        rows.append(
+            {
+                "model": m,
+                "strength": strength[m],
+                "ci_low": strength[m] - z * se[m],
+                "ci_high": strength[m] + z * se[m],
+                "se": se[m],
+                "p_beats_baseline": 1 / (1 + np.exp(-strength[m])),
+                "score": 100 * float(np.mean(beat)),
+                "score_low": draws[m][0],
+                "score_high": draws[m][1],
+                "wins": int((pairs["winner"] == m).sum()),
+                "comparisons": int(((pairs["winner"] == m) | (pairs["loser"] == m)).sum()),
+            }
+        )
     out = pd.DataFrame(rows).sort_values("strength", ascending=False, ignore_index=True)
     out.insert(0, "rank", range(1, len(out) + 1))
     out.attrs["baseline"] = baseline
@@ -172,8 +191,13 @@ def bradley_terry(
 
 
 def _score_draws(
-    models: list[str], others: list[str], params: np.ndarray, cov: np.ndarray, confidence: float,
-    n: int = 4000, seed: int = 0,
+    models: list[str],
+    others: list[str],
+    params: np.ndarray,
+    cov: np.ndarray,
+    confidence: float,
+    n: int = 4000,
+    seed: int = 0,
 ) -> dict[str, tuple[float, float]]:
     """Interval of each model's score from draws of the strengths ~ N(estimate, clustered
     covariance) (seeded, so a table repeats exactly)."""
@@ -202,8 +226,17 @@ def abx_panel(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> dict[str, 
     per = []
     for (rater, (a, b)), g in f.groupby(["rater", "pair"], sort=True):
         n, k = len(g), int(g["ok"].sum())
-        per.append({"rater": rater, "model_a": a, "model_b": b, "n": n, "correct": k,
-                    "rate": k / n, "p_value": st.binomial_p(k, n, alternative="greater")})  # fmt: skip
+        per.append(
+            {
+                "rater": rater,
+                "model_a": a,
+                "model_b": b,
+                "n": n,
+                "correct": k,
+                "rate": k / n,
+                "p_value": st.binomial_p(k, n, alternative="greater"),
+            }
+        )
     raters = pd.DataFrame(per)
     raters["p_holm"] = _holm(raters["p_value"]) if len(raters) else []
     pooled = []
@@ -213,10 +246,20 @@ def abx_panel(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> dict[str, 
             g["ok"].to_numpy(float), g["rater"], confidence=confidence
         )
         sig = raters[(raters["model_a"] == a) & (raters["model_b"] == b)]
-        pooled.append({"model_a": a, "model_b": b, "n": n, "raters": g["rater"].nunique(),
-                       "correct": k, "rate": rate, "ci_low": low, "ci_high": high,
-                       "p_value": st.binomial_p(k, n, alternative="greater"),
-                       "raters_significant": int((sig["p_holm"] < 1 - confidence).sum())})  # fmt: skip
+        pooled.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "n": n,
+                "raters": g["rater"].nunique(),
+                "correct": k,
+                "rate": rate,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": st.binomial_p(k, n, alternative="greater"),
+                "raters_significant": int((sig["p_holm"] < 1 - confidence).sum()),
+            }
+        )
     pooled_f = pd.DataFrame(pooled)
     pooled_f["p_holm"] = _holm(pooled_f["p_value"]) if len(pooled_f) else []
     return {"raters": raters, "pooled": pooled_f}
@@ -255,9 +298,17 @@ def bs1534_screen(
             reasons.append(f"hidden reference < {ref_floor:g} in {low} of {items} items")
         if has_anchor and high / items > max_share:
             reasons.append(f"mid-range anchor > {anchor_ceiling:g} in {high} of {items} items")
-        rows.append({"rater": rater, "items": items, "ref_below": low, "ref_below_share": low / items,
-                     "anchor_above": high if has_anchor else pd.NA,
-                     "excluded": bool(reasons), "reason": "; ".join(reasons)})  # fmt: skip
+        rows.append(
+            {
+                "rater": rater,
+                "items": items,
+                "ref_below": low,
+                "ref_below_share": low / items,
+                "anchor_above": high if has_anchor else pd.NA,
+                "excluded": bool(reasons),
+                "reason": "; ".join(reasons),
+            }
+        )
     return pd.DataFrame(rows).astype({"anchor_above": "Int64", "reason": "string"})
 
 
@@ -291,8 +342,18 @@ def mushra_panel(
         mean, low, high = st.t_interval(values, confidence=confidence)
         means = per_rater.loc[per_rater["model"] == model, "rating"].to_numpy(float)
         _, rlow, rhigh = st.t_interval(means, confidence=confidence)
-        rows.append({"model": model, "n": values.size, "raters": means.size, "mean": mean,
-                     "ci_low": low, "ci_high": high, "ci_low_rater": rlow, "ci_high_rater": rhigh})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "n": values.size,
+                "raters": means.size,
+                "mean": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "ci_low_rater": rlow,
+                "ci_high_rater": rhigh,
+            }
+        )
     out["models"] = pd.DataFrame(rows).sort_values("mean", ascending=False, ignore_index=True)
     out["pairs"] = st.mushra_pairwise(per_rater.rename(columns={"rater": "trial"}))
     return out

@@ -61,8 +61,9 @@ class CampaignServer:
         self._httpd = ThreadingHTTPServer((self.host, self.port), _handler(self))
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
-                                        name="songlab-campaign-server")  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, daemon=True, name="songlab-campaign-server"
+        )
         self._thread.start()
         return self
 

@@ -115,8 +115,13 @@ class ListeningSession:
 
     # -- construction ------------------------------------------------------------------
     def _setup(
-        self, models: list[str], prompts: list[str], decoded: dict[str, list[tuple[np.ndarray, int]]],
-        options: dict[str, Any], seed: int, plans: list[Plan],
+        self,
+        models: list[str],
+        prompts: list[str],
+        decoded: dict[str, list[tuple[np.ndarray, int]]],
+        options: dict[str, Any],
+        seed: int,
+        plans: list[Plan],
     ) -> None:
         matched, gains = self._match(prompts, decoded, options)
         self._store(models, prompts, options, seed, plans, matched, gains)
@@ -135,15 +140,22 @@ class ListeningSession:
         rng = np.random.default_rng(seed)
         plans = other._design(list(self.models), len(self.prompts), self.options, rng)
         other._store(
-            list(self.models), list(self.prompts), self.options, seed, plans,
-            secret["clips"], secret["gains"],
-        )  # fmt: skip
+            list(self.models),
+            list(self.prompts),
+            self.options,
+            seed,
+            plans,
+            secret["clips"],
+            secret["gains"],
+        )
         other._fingerprint = self._fingerprint
         other._answers, other._played, other._revealed = {}, {}, False
         return other
 
     def _match(
-        self, prompts: list[str], decoded: dict[str, list[tuple[np.ndarray, int]]],
+        self,
+        prompts: list[str],
+        decoded: dict[str, list[tuple[np.ndarray, int]]],
         options: dict[str, Any],
     ) -> tuple[dict[tuple[str, int], tuple[np.ndarray, int]], dict[str, dict[str, float]]]:
         conditions = self._conditions(decoded, options)
@@ -167,8 +179,13 @@ class ListeningSession:
         return matched, gains
 
     def _store(
-        self, models: list[str], prompts: list[str], options: dict[str, Any], seed: int,
-        plans: list[Plan], matched: dict[tuple[str, int], tuple[np.ndarray, int]],
+        self,
+        models: list[str],
+        prompts: list[str],
+        options: dict[str, Any],
+        seed: int,
+        plans: list[Plan],
+        matched: dict[tuple[str, int], tuple[np.ndarray, int]],
         gains: dict[str, dict[str, float]],
     ) -> None:
         self.models = tuple(models)

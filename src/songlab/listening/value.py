@@ -25,17 +25,31 @@ from songlab.spec import LICENSE_NAMES
 
 CENT = Decimal("0.00000001")  # the ledger's 8 decimal places
 COLUMNS = [
-    "model", "license", "tier", "measured", "clips", "usd_per_clip", "score", "score_low",
-    "score_high", "usd_per_point", "points_per_usd", "save_per_clip_usd", "save_per_1000_usd",
+    "model",
+    "license",
+    "tier",
+    "measured",
+    "clips",
+    "usd_per_clip",
+    "score",
+    "score_low",
+    "score_high",
+    "usd_per_point",
+    "points_per_usd",
+    "save_per_clip_usd",
+    "save_per_1000_usd",
     "score_change",
-]  # fmt: skip
+]
 
 
 def _score_columns(quality: pd.DataFrame) -> tuple[str, str | None, str | None]:
     if not isinstance(quality, pd.DataFrame) or "model" not in quality.columns:
         raise ListeningError("quality", "must be a frame with a model column (panel statistics)")
-    for score, low, high in (("mean", "ci_low_rater", "ci_high_rater"), ("mean", "ci_low", "ci_high"),
-                             ("score", "score_low", "score_high")):  # fmt: skip
+    for score, low, high in (
+        ("mean", "ci_low_rater", "ci_high_rater"),
+        ("mean", "ci_low", "ci_high"),
+        ("score", "score_low", "score_high"),
+    ):
         if score in quality.columns:
             if low in quality.columns and high in quality.columns:
                 return score, low, high
@@ -88,14 +102,23 @@ def quality_per_dollar(
             total = sum((Decimal(v) for v in g["cost_usd" if measured else col]), Decimal(0))
             per_clip = (total / n).quantize(CENT)
             s = float(q.loc[model, score])
-            rows.append({
-                "model": model, "license": lic, "tier": col.removesuffix("_usd"),
-                "measured": measured, "clips": n, "usd_per_clip": per_clip, "score": s,
-                "score_low": float(q.loc[model, low]) if low else float("nan"),
-                "score_high": float(q.loc[model, high]) if high else float("nan"),
-                "usd_per_point": (per_clip / Decimal(repr(s))).quantize(CENT) if s > 0 else None,
-                "points_per_usd": s / float(per_clip) if per_clip else float("inf"),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "license": lic,
+                    "tier": col.removesuffix("_usd"),
+                    "measured": measured,
+                    "clips": n,
+                    "usd_per_clip": per_clip,
+                    "score": s,
+                    "score_low": float(q.loc[model, low]) if low else float("nan"),
+                    "score_high": float(q.loc[model, high]) if high else float("nan"),
+                    "usd_per_point": (per_clip / Decimal(repr(s))).quantize(CENT)
+                    if s > 0
+                    else None,
+                    "points_per_usd": s / float(per_clip) if per_clip else float("inf"),
+                }
+            )
     out = pd.DataFrame(rows)
     best = out[out["measured"]].sort_values(["score", "usd_per_clip"], ascending=[False, True])
     ref = best.iloc[0]
@@ -137,13 +160,25 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
         x = [float(v) for v in g["usd_per_clip"]]
         ax.plot(x, g["score"], color=color, lw=0.8, alpha=0.5)
         other = g[~g["measured"]]
-        ax.scatter([float(v) for v in other["usd_per_clip"]], other["score"], facecolors="none",
-                   edgecolors=color, s=30)  # fmt: skip
+        ax.scatter(
+            [float(v) for v in other["usd_per_clip"]],
+            other["score"],
+            facecolors="none",
+            edgecolors=color,
+            s=30,
+        )
         m = g[g["measured"]].iloc[0]
         yerr = [[m["score"] - m["score_low"]], [m["score_high"] - m["score"]]]
         per_point = Decimal(str(m["usd_per_point"])).quantize(Decimal("0.0001"))
-        ax.errorbar([float(m["usd_per_clip"])], [m["score"]], yerr=yerr, fmt="o", color=color,
-                    capsize=4, label=f"{model}: ${per_point} per point")  # fmt: skip
+        ax.errorbar(
+            [float(m["usd_per_clip"])],
+            [m["score"]],
+            yerr=yerr,
+            fmt="o",
+            color=color,
+            capsize=4,
+            label=f"{model}: ${per_point} per point",
+        )
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(_dollars))
@@ -152,8 +187,13 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
     ax.set_ylabel(f"panel {table.attrs.get('score_column', 'score')} (0-100)")
     tier = table.attrs.get("license", "?")
     ax.set_title(title or f"Quality per dollar ({LICENSE_NAMES.get(tier, tier)} tier)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small",
-              title="model (measured tier)")
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+        fontsize="small",
+        title="model (measured tier)",
+    )
     ax.grid(alpha=0.3)
     return fig
 

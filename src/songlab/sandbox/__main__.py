@@ -17,19 +17,34 @@ from songlab.sandbox.http.server import SandboxServer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="songlab sandbox",
-                                description="Run the local Enterprise Audio Generation API sandbox.")
+    p = argparse.ArgumentParser(
+        prog="songlab sandbox", description="Run the local Enterprise Audio Generation API sandbox."
+    )
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port (0 = a free port; default 0)")
-    p.add_argument("--db", default=None,
-                   help=f"SQLite file (default {default_db_path()}); ':memory:' keeps nothing")
-    p.add_argument("--speed", type=float, default=1.0,
-                   help="simulated-work speed factor (1.0 realistic, larger is faster)")
-    p.add_argument("--admin-token", default=None,
-                   help="admin token (else $SONGLAB_SANDBOX_ADMIN_TOKEN, else random, printed)")
-    p.add_argument("--profile", default="default", choices=PROFILES,
-                   help="what the vendor surface shows: default (generous answers), spec (only "
-                        "what the vendor's spec shows), noisy (default plus unknown fields)")
+    p.add_argument(
+        "--db",
+        default=None,
+        help=f"SQLite file (default {default_db_path()}); ':memory:' keeps nothing",
+    )
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="simulated-work speed factor (1.0 realistic, larger is faster)",
+    )
+    p.add_argument(
+        "--admin-token",
+        default=None,
+        help="admin token (else $SONGLAB_SANDBOX_ADMIN_TOKEN, else random, printed)",
+    )
+    p.add_argument(
+        "--profile",
+        default="default",
+        choices=PROFILES,
+        help="what the vendor surface shows: default (generous answers), spec (only "
+        "what the vendor's spec shows), noisy (default plus unknown fields)",
+    )
     return p.parse_args(argv)
 
 
@@ -37,8 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     token, generated = resolve_admin_token(args.admin_token)
     try:
-        config = SandboxConfig(host=args.host, port=args.port, db=args.db or default_db_path(),
-                               speed=args.speed, admin_token=token, profile=args.profile)
+        config = SandboxConfig(
+            host=args.host,
+            port=args.port,
+            db=args.db or default_db_path(),
+            speed=args.speed,
+            admin_token=token,
+            profile=args.profile,
+        )
     except ValueError as exc:
         print(f"songlab sandbox: {exc}", file=sys.stderr)
         return 2

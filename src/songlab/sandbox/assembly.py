@@ -94,13 +94,31 @@ def build(config: SandboxConfig) -> Sandbox:
     events = EventLog(store, clock)
     clock.on_advance(events.hub.notify_all)
     clock.on_advance(lambda: store.set_meta("clock_offset", repr(clock.offset)))
-    worker = Worker(store=store, clock=clock, events=events, links=links, faults=faults,
-                    load_runners=load_runners, workers=config.workers, speed=config.speed)
+    worker = Worker(
+        store=store,
+        clock=clock,
+        events=events,
+        links=links,
+        faults=faults,
+        load_runners=load_runners,
+        workers=config.workers,
+        speed=config.speed,
+    )
     creates = Creates(store, clock, faults, events, links, worker)
     parts = _Parts(config, store, clock, faults, catalog, links, accounts, events, creates)
-    return Sandbox(config=config, store=store, clock=clock, faults=faults, catalog=catalog,
-                   links=links, accounts=accounts, events=events, worker=worker,
-                   creates=creates, asgi=create_asgi(parts))
+    return Sandbox(
+        config=config,
+        store=store,
+        clock=clock,
+        faults=faults,
+        catalog=catalog,
+        links=links,
+        accounts=accounts,
+        events=events,
+        worker=worker,
+        creates=creates,
+        asgi=create_asgi(parts),
+    )
 
 
 @dataclass(frozen=True)

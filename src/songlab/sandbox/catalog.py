@@ -21,6 +21,7 @@ from songlab.spec import REGISTRY, ErrorCode
 NAMESPACE = uuid.UUID("6f1c2d0e-4a3b-5c6d-8e9f-a0b1c2d3e4f5")
 ALL_LICENSES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
+
 def tool_id(operation: str, model: str) -> str:
     return str(uuid.uuid5(NAMESPACE, f"{model}/{operation}"))
 
@@ -61,7 +62,8 @@ class Catalog:
         self._overrides: dict[str, tuple[bool, tuple[int, ...]]] = {}
         for row in store.all("SELECT * FROM tool_overrides"):
             self._overrides[row["tool_id"]] = (
-                bool(row["active"]), tuple(json.loads(row["priced_licenses"]))
+                bool(row["active"]),
+                tuple(json.loads(row["priced_licenses"])),
             )
 
     def state(self, tid: str) -> tuple[bool, tuple[int, ...]]:
@@ -69,8 +71,10 @@ class Catalog:
 
     def set_state(self, tid: str, active: bool | None, priced: list[int] | None) -> dict[str, Any]:
         cur_active, cur_priced = self.state(tid)
-        new = (cur_active if active is None else active,
-               cur_priced if priced is None else tuple(sorted(set(priced))))
+        new = (
+            cur_active if active is None else active,
+            cur_priced if priced is None else tuple(sorted(set(priced))),
+        )
         self.store.execute(
             "INSERT INTO tool_overrides (tool_id, active, priced_licenses) VALUES (?,?,?) "
             "ON CONFLICT(tool_id) DO UPDATE SET active = excluded.active, "
@@ -93,7 +97,9 @@ class Catalog:
         """A directly usable tool or 400 UnknownTool."""
         t = TOOLS.get(tid) if isinstance(tid, str) else None
         if t is None or t.internal or not self.state(t.id)[0]:
-            raise errors.pipeline(ErrorCode.UNKNOWN_TOOL, f"tool_id: unknown or inactive tool {tid!r}")
+            raise errors.pipeline(
+                ErrorCode.UNKNOWN_TOOL, f"tool_id: unknown or inactive tool {tid!r}"
+            )
         return t
 
     def by_pair(self, operation: str, model: str) -> Tool:

@@ -54,8 +54,10 @@ class UnhandledPayloadError(TypeError):
 # Not in the spec's tables: the sandbox's answers in the same ``{"error"}`` shape.
 METHOD_NOT_ALLOWED_CODE = "METHOD_NOT_ALLOWED"  # 405, with an Allow header
 INTERNAL_CODE = "InternalServerError"  # 500: the raw-object payload_json, as documented
-RAW_PAYLOAD_MESSAGE = ("payload_json must be a string of JSON text, got a raw JSON value; "
-                       "the service fails this call with an unhandled error (documented)")
+RAW_PAYLOAD_MESSAGE = (
+    "payload_json must be a string of JSON text, got a raw JSON value; "
+    "the service fails this call with an unhandled error (documented)"
+)
 
 
 def method_not_allowed() -> ApiError:

@@ -29,8 +29,9 @@ class Now(Protocol):
 class EventSink(Protocol):
     """Appends a task's events (and wakes its stream readers after the commit)."""
 
-    def emit(self, task_id: str, kind: str, data: dict[str, Any], *,
-             persist: bool = True) -> int: ...
+    def emit(
+        self, task_id: str, kind: str, data: dict[str, Any], *, persist: bool = True
+    ) -> int: ...
 
 
 class Links(Protocol):

@@ -43,8 +43,9 @@ def create_generation(
     """``POST /v1/generations``; answers a handle with ``task_id``. Without a key the client
     derives one from the request and ``take`` (and re-attaches to a recorded task)."""
     if idempotency_key is None:
-        return client.generations.create(tool_id=tool_id, payload=payload, license=license,
-                                         take=take)
+        return client.generations.create(
+            tool_id=tool_id, payload=payload, license=license, take=take
+        )
     return client.generations.create(
         tool_id=tool_id, payload=payload, license=license, idempotency_key=idempotency_key
     )

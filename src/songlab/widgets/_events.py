@@ -26,13 +26,27 @@ from songlab.spec import TRANSLATION_STEPS, EventKind, Status
 __all__ = ["EVENT_FIELDS", "TaskState", "as_event", "describe", "initial", "reduce", "settle"]
 
 EVENT_FIELDS: Final[tuple[str, ...]] = (
-    "seq", "kind", "task_id", "status", "progress", "step", "phase", "message", "cursor",
+    "seq",
+    "kind",
+    "task_id",
+    "status",
+    "progress",
+    "step",
+    "phase",
+    "message",
+    "cursor",
 )
 _PHASES: Final[tuple[str, ...]] = ("pending", "started", "finished")
 _NAMES: Final[dict[str, tuple[str, ...]]] = {
-    "seq": F.EVENT_SEQ, "kind": F.EVENT_KIND, "task_id": F.EVENT_TASK_ID,
-    "status": F.EVENT_STATUS, "progress": F.EVENT_PROGRESS, "step": F.EVENT_STEP,
-    "phase": F.EVENT_PHASE, "message": F.EVENT_MESSAGE, "cursor": F.EVENT_CURSOR,
+    "seq": F.EVENT_SEQ,
+    "kind": F.EVENT_KIND,
+    "task_id": F.EVENT_TASK_ID,
+    "status": F.EVENT_STATUS,
+    "progress": F.EVENT_PROGRESS,
+    "step": F.EVENT_STEP,
+    "phase": F.EVENT_PHASE,
+    "message": F.EVENT_MESSAGE,
+    "cursor": F.EVENT_CURSOR,
 }
 
 
@@ -68,8 +82,10 @@ def initial(task_id: str, *, label: str = "", steps: tuple[str, ...] = ()) -> Ta
 def as_event(event: Any) -> dict[str, Any]:
     """A plain dict of the SSE ``data`` fields from a mapping or an event object."""
     if isinstance(event, Mapping):
-        data = {**event, **{k: v for k, names in _NAMES.items()
-                            if (v := F.first(event, names)) is not None}}
+        data = {
+            **event,
+            **{k: v for k, names in _NAMES.items() if (v := F.first(event, names)) is not None},
+        }
     else:
         data = {k: getattr(event, k) for k in EVENT_FIELDS if getattr(event, k, None) is not None}
         extra = getattr(event, "data", None)
@@ -136,12 +152,21 @@ def reduce(state: TaskState, event: Any) -> TaskState:
         final = status if status in (Status.COMPLETED, Status.FAILED) else state.status
         if final == Status.COMPLETED:
             steps = tuple((s, "finished") for s, _ in state.steps)
-            return replace(state, status=final, fraction=1.0, steps=steps, done=True,
-                           message="completed", error=None, ended=True)
+            return replace(
+                state,
+                status=final,
+                fraction=1.0,
+                steps=steps,
+                done=True,
+                message="completed",
+                error=None,
+                ended=True,
+            )
         if final == Status.FAILED:
             error = data.get("message") or "the task failed"
-            return replace(state, status=final, done=True, message="failed", error=str(error),
-                           ended=True)
+            return replace(
+                state, status=final, done=True, message="failed", error=str(error), ended=True
+            )
         return replace(state, ended=True, message="the stream ended; reading the outcome")
     if kind in (EventKind.TIMEOUT, EventKind.ERROR):
         # These take a seq of their own, which may lie past events not yet

@@ -232,7 +232,7 @@ def validate_clone(
     elif len(attestation) > limit:
         reasons.append(f"rights: at most {limit} characters, got {len(attestation)}")
     if consent is not True:
-        reasons.append("consent: tick the box \"I consent ...\"")
+        reasons.append('consent: tick the box "I consent ..."')
     amount = None
     if version in versions and tier_reason is None:
         amount = pricing.price("vocal_clone", version, license)

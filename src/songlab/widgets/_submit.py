@@ -45,8 +45,9 @@ class SubmitOnce:
         """The take the current values would be submitted as (1 unless "New take")."""
         return self._takes.get(self._fingerprint(), 1)  # type: ignore[attr-defined]
 
-    def _submit_once(self, create: Callable[[str | None], Any],
-                     created: Callable[[Any], Row]) -> Row | None:
+    def _submit_once(
+        self, create: Callable[[str | None], Any], created: Callable[[Any], Row]
+    ) -> Row | None:
         """``create(key)`` sends the request (key None: the client derives it);
         ``created(handle)`` tracks it and returns its row."""
         self._refresh()  # type: ignore[attr-defined]

@@ -32,8 +32,10 @@ from songlab.widgets.progress import ProgressPanel, TaskRow
 __all__ = ["ClonePanel"]
 
 _WIDE = W.Layout(width="32em")
-ATTESTATION_HINT = ("I am the person speaking in this recording, or I hold written permission "
-                    "from them, and I own the rights to the recording.")
+ATTESTATION_HINT = (
+    "I am the person speaking in this recording, or I hold written permission "
+    "from them, and I own the rights to the recording."
+)
 CONSENT_TEXT = "I consent to this voice being cloned and attest the statement in rights above"
 _TEXT = "white-space:normal;max-width:40em;line-height:1.4"
 
@@ -44,37 +46,57 @@ class ClonePanel(SubmitOnce, W.VBox):
     def __init__(self, client: Any, *, form: GenerationForm | None = None) -> None:
         self.client = client
         self.sink = ErrorSink()
-        self.upload = W.FileUpload(accept=".mp3,.m4a,audio/mpeg,audio/mp4", multiple=False,
-                                   description="reference")
-        self.reference_info = W.HTML(value=status_html("no reference yet (mp3 or m4a, "
-                                                       "at most 15 MiB)"))
+        self.upload = W.FileUpload(
+            accept=".mp3,.m4a,audio/mpeg,audio/mp4", multiple=False, description="reference"
+        )
+        self.reference_info = W.HTML(
+            value=status_html("no reference yet (mp3 or m4a, at most 15 MiB)")
+        )
         self.name = W.Text(description="name")
         self.description = W.Textarea(description="description", layout=_WIDE)
         self.version = W.Dropdown(options=list(SONG_VERSIONS), value="v5", description="version")
-        self.license = W.Dropdown(options=[n for n, _ in _gate.license_options()],
-                                  value="royalty_free", description="license")
-        self.attestation = W.Textarea(description="rights", placeholder=ATTESTATION_HINT,
-                                      layout=W.Layout(width="32em", height="5em"))
+        self.license = W.Dropdown(
+            options=[n for n, _ in _gate.license_options()],
+            value="royalty_free",
+            description="license",
+        )
+        self.attestation = W.Textarea(
+            description="rights",
+            placeholder=ATTESTATION_HINT,
+            layout=W.Layout(width="32em", height="5em"),
+        )
         # the statement and the consent are shown whole (a checkbox's own description is cut
         # to one line): the person must be able to read what they attest
         self.attestation_hint = W.HTML(
             f'<div style="{_TEXT}">In <b>rights</b>, state your rights to this voice, for '
-            f"example: <i>{html.escape(ATTESTATION_HINT)}</i></div>")
-        self.consent = W.Checkbox(value=False, indent=False, description="",
-                                  tooltip=CONSENT_TEXT, layout=W.Layout(width="auto"))
+            f"example: <i>{html.escape(ATTESTATION_HINT)}</i></div>"
+        )
+        self.consent = W.Checkbox(
+            value=False,
+            indent=False,
+            description="",
+            tooltip=CONSENT_TEXT,
+            layout=W.Layout(width="auto"),
+        )
         self.consent_label = W.HTML(f'<div style="{_TEXT}">{html.escape(CONSENT_TEXT)}</div>')
-        consent_row = W.HBox([self.consent, self.consent_label],
-                             layout=W.Layout(align_items="center"))
+        consent_row = W.HBox(
+            [self.consent, self.consent_label], layout=W.Layout(align_items="center")
+        )
         consent_row.add_class("songlab-consent")
         self.price_label = W.HTML()
         self.reason = W.HTML()
-        self.submit = W.Button(description="Clone voice", button_style="warning",
-                               icon="microphone", disabled=True)
+        self.submit = W.Button(
+            description="Clone voice", button_style="warning", icon="microphone", disabled=True
+        )
         self.consent_info = W.HTML()
         self.progress = ProgressPanel(client, title="Voice clone")
         self.result = W.HTML()
-        self.song_button = W.Button(description="Start a song with this voice", icon="music",
-                                    button_style="success", disabled=True)
+        self.song_button = W.Button(
+            description="Start a song with this voice",
+            icon="music",
+            button_style="success",
+            disabled=True,
+        )
         self.song_button.layout.display = "none"
         self._form = form
         self._form_box = W.VBox()
@@ -85,21 +107,42 @@ class ClonePanel(SubmitOnce, W.VBox):
         self._reference: tuple[str, bytes] | None = None
         self._uploaded: dict[str, str] = {}  # sha256 of the reference -> file_id
         self._init_submit()
-        self.upload.observe(self.sink.guard(self._uploaded_changed, context="reference"),
-                            names="value")
-        for w in (self.name, self.description, self.version, self.license, self.attestation,
-                  self.consent):
+        self.upload.observe(
+            self.sink.guard(self._uploaded_changed, context="reference"), names="value"
+        )
+        for w in (
+            self.name,
+            self.description,
+            self.version,
+            self.license,
+            self.attestation,
+            self.consent,
+        ):
             w.observe(self.sink.guard(lambda _: self._refresh(), context="clone"), names="value")
         self.submit.on_click(self.sink.guard(lambda _: self.send(), context="clone"))
         self.song_button.on_click(self.sink.guard(lambda _: self.start_song(), context="song"))
         self.progress.on_done(self._clone_done)
-        super().__init__(children=[
-            W.HBox([self.upload, self.reference_info]), self.name, self.description,
-            W.HBox([self.version, self.license]), self.attestation_hint, self.attestation,
-            consent_row,
-            self.price_label, self.reason, self.submit, self.consent_info, self.sink.line,
-            self.sink.log, self.progress, self.result, self.song_button, self._form_box,
-        ])
+        super().__init__(
+            children=[
+                W.HBox([self.upload, self.reference_info]),
+                self.name,
+                self.description,
+                W.HBox([self.version, self.license]),
+                self.attestation_hint,
+                self.attestation,
+                consent_row,
+                self.price_label,
+                self.reason,
+                self.submit,
+                self.consent_info,
+                self.sink.line,
+                self.sink.log,
+                self.progress,
+                self.result,
+                self.song_button,
+                self._form_box,
+            ]
+        )
         self._refresh()
 
     # -- reference -------------------------------------------------------------
@@ -128,19 +171,32 @@ class ClonePanel(SubmitOnce, W.VBox):
         if not current or current[0].get("name") != name or len(current) != 1:
             # a reference given from code is shown on the button too: "reference (1)"
             mime = "audio/mp4" if name.lower().endswith(".m4a") else "audio/mpeg"
-            self.upload.value = ({"name": name, "type": mime, "size": len(content),
-                                  "content": memoryview(content),
-                                  "last_modified": datetime.now(UTC)},)
+            self.upload.value = (
+                {
+                    "name": name,
+                    "type": mime,
+                    "size": len(content),
+                    "content": memoryview(content),
+                    "last_modified": datetime.now(UTC),
+                },
+            )
         self._refresh()
 
     # -- gate ------------------------------------------------------------------
 
     def _fields(self) -> dict[str, Any]:
         name, content = self._reference or (None, None)
-        return dict(filename=name, size=None if content is None else len(content),
-                    content=content, name=self.name.value, description=self.description.value,
-                    version=self.version.value, license=self.license.value,
-                    attestation=self.attestation.value, consent=bool(self.consent.value))
+        return dict(
+            filename=name,
+            size=None if content is None else len(content),
+            content=content,
+            name=self.name.value,
+            description=self.description.value,
+            version=self.version.value,
+            license=self.license.value,
+            attestation=self.attestation.value,
+            consent=bool(self.consent.value),
+        )
 
     def _fingerprint(self) -> str:
         fields = self._fields()
@@ -156,9 +212,11 @@ class ClonePanel(SubmitOnce, W.VBox):
             refused = [r for r in self.gate.reasons if r.startswith("reference:")]
             tone, note = ("error", f" - refused: {refused[0]}") if refused else ("ok", "")
             self.reference_info.value = status_html(
-                f"{name}: {_gate.format_size(size)}{note}", tone)
-        self.price_label.value = (f"<b>Price: {_gate.format_price(self.gate.price)}</b> "
-                                  "(flat per clone, any tier)")
+                f"{name}: {_gate.format_size(size)}{note}", tone
+            )
+        self.price_label.value = (
+            f"<b>Price: {_gate.format_price(self.gate.price)}</b> (flat per clone, any tier)"
+        )
         done = self._submitted.get(self._fingerprint())
         if not self.gate.valid:
             self.reason.value = status_html(self.gate.reason, "warn")
@@ -181,9 +239,14 @@ class ClonePanel(SubmitOnce, W.VBox):
                 self.sink.info(f"uploading {name} ({_gate.format_size(len(content))})")
                 self._uploaded[digest] = _api.upload(self.client, content, filename=name).file_id
             return _api.create_voice_clone(
-                self.client, idempotency_key=key, reference_file_id=self._uploaded[digest],
-                name=f["name"] or None, description=f["description"] or None,
-                version=f["version"], license=f["license"], consent=True,
+                self.client,
+                idempotency_key=key,
+                reference_file_id=self._uploaded[digest],
+                name=f["name"] or None,
+                description=f["description"] or None,
+                version=f["version"],
+                license=f["license"],
+                consent=True,
                 rights_attestation=f["attestation"],
             )
 
@@ -192,7 +255,9 @@ class ClonePanel(SubmitOnce, W.VBox):
             self.consent_id = getattr(handle, "consent_id", None)
             self.consent_info.value = status_html(
                 f"consent record {self.consent_id} - task {self.task_id} - "
-                f"{_gate.format_price(self.gate.price)}", "ok")
+                f"{_gate.format_price(self.gate.price)}",
+                "ok",
+            )
             self.sink.info("clone queued", "ok")
             return self.progress.track(self.task_id, label=f"voice clone {f['version']}")
 

@@ -29,8 +29,10 @@ def _money_table(frame: pd.DataFrame, keys: list[str]) -> str:
         return "<i>no tasks yet</i>"
     shown = frame[[*keys, *_SHOWN]].copy()
     for col in ("cost_usd", "billed_usd", "estimated_usd"):
-        shown[col] = [format_price(Decimal(str(v))) if v is not None and not pd.isna(v) else "-"
-                      for v in shown[col].tolist()]
+        shown[col] = [
+            format_price(Decimal(str(v))) if v is not None and not pd.isna(v) else "-"
+            for v in shown[col].tolist()
+        ]
     table: str = shown.to_html(index=False, border=0)
     return table
 
@@ -53,12 +55,21 @@ class CostPanel(W.VBox):
         self.by_operation: pd.DataFrame | None = None
         self.total_usd: Decimal | None = None
         self.balance_usd: Decimal | None = None
-        super().__init__(children=[
-            W.HBox([self.balance, self.refresh_button]), self.total,
-            W.HBox([W.VBox([W.HTML("<b>Spend by tier</b>"), self.by_tier_html]),
-                    W.VBox([W.HTML("<b>Spend by operation</b>"), self.by_operation_html])]),
-            self.plot, self.sink.line, self.sink.log,
-        ])
+        super().__init__(
+            children=[
+                W.HBox([self.balance, self.refresh_button]),
+                self.total,
+                W.HBox(
+                    [
+                        W.VBox([W.HTML("<b>Spend by tier</b>"), self.by_tier_html]),
+                        W.VBox([W.HTML("<b>Spend by operation</b>"), self.by_operation_html]),
+                    ]
+                ),
+                self.plot,
+                self.sink.line,
+                self.sink.log,
+            ]
+        )
         if refresh:
             self.sink.guard(self.refresh, context="refresh")()
 
@@ -69,7 +80,8 @@ class CostPanel(W.VBox):
         self.balance.value = (
             f"<b>Balance: {format_price(self.balance_usd)}</b> "
             f"({bal.total_effective:,} tokens: {bal.base_effective:,} base + "
-            f"{bal.extra_tokens:,} extra)")
+            f"{bal.extra_tokens:,} extra)"
+        )
         frame = ledger.tasks_frame(self.client)
         self.frame = frame
         self.by_tier = ledger.spend(frame, ["license", "tier"])

@@ -38,51 +38,81 @@ _WIDE = W.Layout(width="32em")
 class GenerationForm(SubmitOnce, W.VBox):
     """A priced, gated generation request; ``task_ids`` lists what it created."""
 
-    def __init__(self, client: Any, *, progress: ProgressPanel | None = None,
-                 operation: str = "generate_song", model: str | None = None,
-                 tools: Any = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        progress: ProgressPanel | None = None,
+        operation: str = "generate_song",
+        model: str | None = None,
+        tools: Any = None,
+    ) -> None:
         self.client = client
         self.sink = ErrorSink()
         self.tools = tuple(tools if tools is not None else _api.list_tools(client))
-        self._tool_ids = {(t.operation, t.model): t.id for t in self.tools
-                          if t.operation in _gate.FORM_OPERATIONS}
+        self._tool_ids = {
+            (t.operation, t.model): t.id for t in self.tools if t.operation in _gate.FORM_OPERATIONS
+        }
         ops = [o for o in _gate.FORM_OPERATIONS if any(k[0] == o for k in self._tool_ids)]
-        self.operation = W.Dropdown(options=ops, value=operation if operation in ops else
-                                    (ops[0] if ops else None), description="operation")
+        self.operation = W.Dropdown(
+            options=ops,
+            value=operation if operation in ops else (ops[0] if ops else None),
+            description="operation",
+        )
         self.model = W.Dropdown(options=[], description="model")
         self.prompt = W.Textarea(description="prompt", layout=_WIDE)
         self.lyrics = W.Textarea(description="lyrics", layout=_WIDE)
-        self.duration = W.FloatText(value=float(LIMITS["song_seconds_default"]),
-                                    description="duration (s)")
+        self.duration = W.FloatText(
+            value=float(LIMITS["song_seconds_default"]), description="duration (s)"
+        )
         self.vocal_id = W.Text(description="vocal_id", placeholder="optional saved voice")
         self.license = W.Dropdown(options=_gate.license_options(), value=1, description="license")
         self.price_label = W.HTML()
         self.reason = W.HTML()
         self.submit = W.Button(description="Generate", button_style="primary", icon="play")
-        self.new_take = W.Button(description="New take", icon="refresh",
-                                 tooltip="The same values as a new task (the next take)")
+        self.new_take = W.Button(
+            description="New take",
+            icon="refresh",
+            tooltip="The same values as a new task (the next take)",
+        )
         self.take_label = W.HTML()
-        self.progress = progress if progress is not None else ProgressPanel(client,
-                                                                            title="Generations")
+        self.progress = (
+            progress if progress is not None else ProgressPanel(client, title="Generations")
+        )
         self.output = AudioView(client)  # the latest completed task's audio
         self.task_ids: list[str] = []
         self.gate = _gate.Gate(False)
         self._init_submit()
         self._sync_models(model)
-        for w in (self.operation, self.model, self.prompt, self.lyrics, self.duration,
-                  self.vocal_id, self.license):
+        for w in (
+            self.operation,
+            self.model,
+            self.prompt,
+            self.lyrics,
+            self.duration,
+            self.vocal_id,
+            self.license,
+        ):
             w.observe(self.sink.guard(self._changed, context="form"), names="value")
         self.operation.observe(self.sink.guard(lambda _: self._sync_models(None)), names="value")
         self.submit.on_click(self.sink.guard(lambda _: self.send(), context="submit"))
         self.new_take.on_click(self.sink.guard(lambda _: self._start_new_take()))
         self.progress.on_done(self._task_done)
-        super().__init__(children=[
-            W.HBox([self.operation, self.model, self.license]),
-            self.prompt, self.lyrics, W.HBox([self.duration, self.vocal_id]),
-            self.price_label, self.reason,
-            W.HBox([self.submit, self.new_take, self.take_label]),
-            self.sink.line, self.sink.log, self.progress, self.output,
-        ])
+        super().__init__(
+            children=[
+                W.HBox([self.operation, self.model, self.license]),
+                self.prompt,
+                self.lyrics,
+                W.HBox([self.duration, self.vocal_id]),
+                self.price_label,
+                self.reason,
+                W.HBox([self.submit, self.new_take, self.take_label]),
+                self.sink.line,
+                self.sink.log,
+                self.progress,
+                self.output,
+            ]
+        )
         self._refresh()
 
     # -- state -----------------------------------------------------------------
@@ -99,10 +129,17 @@ class GenerationForm(SubmitOnce, W.VBox):
     def request(self) -> dict[str, Any]:
         """The request the form would send: tool_id, license and payload."""
         op = self.operation.value
-        payload = _gate.build_payload(
-            operation=op, prompt=self.prompt.value, lyrics=self.lyrics.value,
-            duration=self.duration.value, vocal_id=self.vocal_id.value,
-        ) if op in _gate.FORM_OPERATIONS else {}
+        payload = (
+            _gate.build_payload(
+                operation=op,
+                prompt=self.prompt.value,
+                lyrics=self.lyrics.value,
+                duration=self.duration.value,
+                vocal_id=self.vocal_id.value,
+            )
+            if op in _gate.FORM_OPERATIONS
+            else {}
+        )
         return {"tool_id": self.tool_id, "license": self.license.value, "payload": payload}
 
     def _fingerprint(self) -> str:
@@ -111,8 +148,11 @@ class GenerationForm(SubmitOnce, W.VBox):
     def _body(self) -> dict[str, Any]:
         """The native create body the client would send (its record's look-up key)."""
         req = self.request()
-        return {"tool_id": req["tool_id"], "payload_json": json.dumps(req["payload"]),
-                "license": req["license"]}
+        return {
+            "tool_id": req["tool_id"],
+            "payload_json": json.dumps(req["payload"]),
+            "license": req["license"],
+        }
 
     def would_reuse(self) -> Any:
         """The recorded create the current values and take would re-attach to (nothing
@@ -147,16 +187,20 @@ class GenerationForm(SubmitOnce, W.VBox):
     def _refresh(self) -> None:
         rule = _gate.FORM_OPERATIONS.get(self.operation.value or "")
         self.gate = _gate.validate_generation(
-            operation=self.operation.value, model=self.model.value, tool_id=self.tool_id,
-            prompt=self.prompt.value, lyrics=self.lyrics.value if rule and rule.lyrics != "none"
-            else "", duration=self.duration.value if rule and rule.duration else None,
+            operation=self.operation.value,
+            model=self.model.value,
+            tool_id=self.tool_id,
+            prompt=self.prompt.value,
+            lyrics=self.lyrics.value if rule and rule.lyrics != "none" else "",
+            duration=self.duration.value if rule and rule.duration else None,
             license=self.license.value,
         )
         tier = dict((v, k) for k, v in _gate.license_options()).get(self.license.value, "?")
         if self.gate.price is not None:
             self.price_label.value = (
                 f"<b>Price: {_gate.format_price(self.gate.price)}</b> "
-                f"({self.operation.value} {self.model.value}, {tier})")
+                f"({self.operation.value} {self.model.value}, {tier})"
+            )
         else:
             self.price_label.value = "<b>Price: -</b>"
         done = self._submitted.get(self._fingerprint())
@@ -166,14 +210,22 @@ class GenerationForm(SubmitOnce, W.VBox):
         if not self.gate.valid:
             self.reason.value = status_html(self.gate.reason, "warn")
         elif done:
-            self.reason.value = status_html(f"submitted as task {done} (take {take}); change "
-                                            "a value or press New take to submit again", "info")
+            self.reason.value = status_html(
+                f"submitted as task {done} (take {take}); change "
+                "a value or press New take to submit again",
+                "info",
+            )
         elif previous is not None:
-            when = (previous.accepted_at.astimezone().strftime("%H:%M")
-                    if previous.accepted_at is not None else "earlier")
+            when = (
+                previous.accepted_at.astimezone().strftime("%H:%M")
+                if previous.accepted_at is not None
+                else "earlier"
+            )
             self.reason.value = status_html(
                 f"would re-attach to task {previous.task_id[:8]}... from {when} (take {take}): "
-                "nothing is billed again; New take makes another", "info")
+                "nothing is billed again; New take makes another",
+                "info",
+            )
         else:
             self.reason.value = status_html("ready", "ok")
         self.submit.disabled = not self.gate.valid or bool(done) or self._busy.locked()
@@ -211,8 +263,9 @@ class GenerationForm(SubmitOnce, W.VBox):
         if file_ids:
             self.output.load(file_ids[0], label=f"{row.state.label} - {file_ids[0]}")
         else:
-            self.output.set_text(getattr(getattr(row.task, "output", None), "text", None) or
-                                 "completed (no audio)")
+            self.output.set_text(
+                getattr(getattr(row.task, "output", None), "text", None) or "completed (no audio)"
+            )
 
     # -- submit ----------------------------------------------------------------
 
@@ -224,16 +277,24 @@ class GenerationForm(SubmitOnce, W.VBox):
         def create(key: str | None) -> Any:
             req = self.request()
             self.sink.info(f"sending ({_gate.format_price(self.gate.price)})")
-            return _api.create_generation(self.client, tool_id=req["tool_id"],
-                                          payload=req["payload"], license=req["license"],
-                                          idempotency_key=key, take=take)
+            return _api.create_generation(
+                self.client,
+                tool_id=req["tool_id"],
+                payload=req["payload"],
+                license=req["license"],
+                idempotency_key=key,
+                take=take,
+            )
 
         def created(handle: Any) -> TaskRow:
             if handle.task_id not in self.task_ids:
                 self.task_ids.append(handle.task_id)
             reused = isinstance(getattr(handle, "raw", None), dict) and handle.raw.get("reused")
-            self.sink.info(f"task {handle.task_id} " + ("re-attached (nothing billed again)"
-                                                         if reused else "created"), "ok")
+            self.sink.info(
+                f"task {handle.task_id} "
+                + ("re-attached (nothing billed again)" if reused else "created"),
+                "ok",
+            )
             return self.progress.track(handle.task_id, label=self._label(take))
 
         return self._submit_once(create, created)

@@ -55,9 +55,17 @@ class ListeningPanel(W.VBox):
         self.results = W.HTML()
         self.trial: int | None = None
         self.reveal_button.on_click(self.sink.guard(lambda _: self.reveal(), context="reveal"))
-        super().__init__(children=[self.header, self.play_box, self.answer_box,
-                                   self.reveal_button, self.results,
-                                   self.sink.line, self.sink.log])
+        super().__init__(
+            children=[
+                self.header,
+                self.play_box,
+                self.answer_box,
+                self.reveal_button,
+                self.results,
+                self.sink.line,
+                self.sink.log,
+            ]
+        )
         self.add_class("songlab-listening")
         self._show(session.next_trial)
 
@@ -86,22 +94,28 @@ class ListeningPanel(W.VBox):
         s = self._session
         answered, total = s.progress
         if trial is None:
-            self.header.value = (f"<b>All {total} trials answered.</b> Press Reveal to unblind."
-                                 if not s.revealed else "")
+            self.header.value = (
+                f"<b>All {total} trials answered.</b> Press Reveal to unblind."
+                if not s.revealed
+                else ""
+            )
             self._build_answer(None)
             self.reveal_button.disabled = s.revealed
             self.sink.info("")
             return
         t = s.trials[trial]
-        self.header.value = (f"<b>Trial {trial + 1} of {total}</b> - {html.escape(t.prompt)} "
-                             f"({answered} answered)")
+        self.header.value = (
+            f"<b>Trial {trial + 1} of {total}</b> - {html.escape(t.prompt)} ({answered} answered)"
+        )
         rows = []
         for label in self._labels():
             samples, rate = s.clip(trial, label)
             player = ClipPlayer(label=label)
             player.load(encode_mp3(samples, sr=rate), duration=samples.shape[-1] / rate)
-            player.observe(self.sink.guard(lambda _c, lab=label: self._heard(lab),
-                                           context="play"), names="heard")
+            player.observe(
+                self.sink.guard(lambda _c, lab=label: self._heard(lab), context="play"),
+                names="heard",
+            )
             self.players[label] = player
             self.marks[label] = W.HTML(status_html("not played"))
             rows.append(W.HBox([player, self.marks[label]]))
@@ -139,7 +153,9 @@ class ListeningPanel(W.VBox):
         use it only where no browser plays the clip (a script, a test, a notebook run
         unattended by a scripted listener)."""
         if self.trial is None or label not in self.players:
-            raise ValueError(f"label: one of {', '.join(self.players) or 'no labels'}, got {label!r}")
+            raise ValueError(
+                f"label: one of {', '.join(self.players) or 'no labels'}, got {label!r}"
+            )
         player = self.players[label]
         player.ended = True
         player.heard = player.duration
@@ -212,8 +228,9 @@ def _table(rows: list[list[str]], head: list[str]) -> str:
     out += [f"<th style='{cell}'>{html.escape(h)}</th>" for h in head]
     out.append("</tr>")
     for row in rows:
-        out.append("<tr>" + "".join(f"<td style='{cell}'>{html.escape(v)}</td>" for v in row)
-                   + "</tr>")
+        out.append(
+            "<tr>" + "".join(f"<td style='{cell}'>{html.escape(v)}</td>" for v in row) + "</tr>"
+        )
     out.append("</table>")
     return "".join(out)
 
@@ -228,7 +245,9 @@ class PreferencePanel(ListeningPanel):
         if trial is not None:
             for label in trial.labels:
                 b = W.Button(description=f"prefer {label}", button_style="success")
-                b.on_click(self.sink.guard(lambda _b, lab=label: self.submit(lab), context="answer"))
+                b.on_click(
+                    self.sink.guard(lambda _b, lab=label: self.submit(lab), context="answer")
+                )
                 buttons.append(b)
             if self._session.options.get("allow_tie"):
                 b = W.Button(description="no preference")
@@ -241,20 +260,36 @@ class PreferencePanel(ListeningPanel):
         rows = []
         for m in models.itertuples():
             low, high = st.proportion_ci(int(m.chosen), int(m.offered))
-            rows.append({"model": m.model, "chosen": int(m.chosen), "offered": int(m.offered),
-                         "share": m.share, "ci_low": low, "ci_high": high})
+            rows.append(
+                {
+                    "model": m.model,
+                    "chosen": int(m.chosen),
+                    "offered": int(m.offered),
+                    "share": m.share,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
         return pd.DataFrame(rows).sort_values("share", ascending=False, ignore_index=True)
 
     def _summary_html(self, summary: pd.DataFrame) -> str:
         best = summary.iloc[0]
         clear = len(summary) > 1 and best["ci_low"] > summary.iloc[1:]["ci_high"].max()
-        verdict = (f"<b>Winner: {html.escape(str(best['model']))}</b>, chosen in "
-                   f"{_pct(best['share'])} of the trials it was in (95 % interval "
-                   f"{_pct(best['ci_low'])}-{_pct(best['ci_high'])})"
-                   + ("" if clear else "; its interval overlaps the next one's, so the lead "
-                      "may be chance"))
-        rows = [[str(r.model), f"{r.chosen} of {r.offered}", _pct(r.share),
-                 f"{_pct(r.ci_low)}-{_pct(r.ci_high)}"] for r in summary.itertuples()]
+        verdict = (
+            f"<b>Winner: {html.escape(str(best['model']))}</b>, chosen in "
+            f"{_pct(best['share'])} of the trials it was in (95 % interval "
+            f"{_pct(best['ci_low'])}-{_pct(best['ci_high'])})"
+            + ("" if clear else "; its interval overlaps the next one's, so the lead may be chance")
+        )
+        rows = [
+            [
+                str(r.model),
+                f"{r.chosen} of {r.offered}",
+                _pct(r.share),
+                f"{_pct(r.ci_low)}-{_pct(r.ci_high)}",
+            ]
+            for r in summary.itertuples()
+        ]
         return verdict + _table(rows, ["model", "chosen", "share", "95 % interval (Wilson)"])
 
 
@@ -268,27 +303,44 @@ class ABXPanel(ListeningPanel):
         if trial is not None:
             for label in ("A", "B"):
                 b = W.Button(description=f"X is {label}", button_style="success")
-                b.on_click(self.sink.guard(lambda _b, lab=label: self.submit(lab), context="answer"))
+                b.on_click(
+                    self.sink.guard(lambda _b, lab=label: self.submit(lab), context="answer")
+                )
                 buttons.append(b)
         self.answer_box.children = tuple(buttons)
 
     def _summary(self) -> pd.DataFrame:
         pairs = self._session.stats()["pairs"]
-        keep = [c for c in ("model_a", "model_b", "n", "correct", "rate", "ci_low", "ci_high",
-                            "p_value") if c in pairs.columns]
+        keep = [
+            c
+            for c in ("model_a", "model_b", "n", "correct", "rate", "ci_low", "ci_high", "p_value")
+            if c in pairs.columns
+        ]
         return pairs[keep].reset_index(drop=True)
 
     def _summary_html(self, summary: pd.DataFrame) -> str:
         rows = []
         for r in summary.to_dict("records"):
             rate = r.get("rate", float("nan"))
-            rows.append([f"{r['model_a']} vs {r['model_b']}", str(r.get("n", "")), _pct(rate),
-                         f"{_pct(r.get('ci_low'))}-{_pct(r.get('ci_high'))}",
-                         f"{r.get('p_value', float('nan')):.3f}"])
-        heard = [f"{r['model_a']} vs {r['model_b']}" for r in summary.to_dict("records")
-                 if r.get("p_value", 1.0) < 0.05]
-        verdict = ("<b>Heard a difference:</b> " + html.escape(", ".join(heard)) if heard
-                   else "<b>No pair was told apart</b> (p &ge; 0.05 for every pair)")
+            rows.append(
+                [
+                    f"{r['model_a']} vs {r['model_b']}",
+                    str(r.get("n", "")),
+                    _pct(rate),
+                    f"{_pct(r.get('ci_low'))}-{_pct(r.get('ci_high'))}",
+                    f"{r.get('p_value', float('nan')):.3f}",
+                ]
+            )
+        heard = [
+            f"{r['model_a']} vs {r['model_b']}"
+            for r in summary.to_dict("records")
+            if r.get("p_value", 1.0) < 0.05
+        ]
+        verdict = (
+            "<b>Heard a difference:</b> " + html.escape(", ".join(heard))
+            if heard
+            else "<b>No pair was told apart</b> (p &ge; 0.05 for every pair)"
+        )
         return verdict + _table(rows, ["pair", "trials", "correct", "95 % interval", "p"])
 
 
@@ -308,12 +360,21 @@ class MushraPanel(ListeningPanel):
             self.answer_box.children = ()
             return
         for label in trial.labels:
-            self.sliders[label] = W.IntSlider(value=50, min=0, max=100, description=label,
-                                              orientation="vertical", continuous_update=False)
+            self.sliders[label] = W.IntSlider(
+                value=50,
+                min=0,
+                max=100,
+                description=label,
+                orientation="vertical",
+                continuous_update=False,
+            )
         self.rate_button = W.Button(description="submit ratings", button_style="success")
-        self.rate_button.on_click(self.sink.guard(
-            lambda _b: self.submit({k: s.value for k, s in self.sliders.items()}),
-            context="answer"))
+        self.rate_button.on_click(
+            self.sink.guard(
+                lambda _b: self.submit({k: s.value for k, s in self.sliders.items()}),
+                context="answer",
+            )
+        )
         self.answer_box.children = (*self.sliders.values(), self.rate_button)
 
     def _summary(self) -> pd.DataFrame:
@@ -323,10 +384,19 @@ class MushraPanel(ListeningPanel):
 
     def _summary_html(self, summary: pd.DataFrame) -> str:
         best = summary.iloc[0]
-        verdict = (f"<b>Highest score: {html.escape(str(best['model']))}</b>, "
-                   f"{best['mean']:.1f} (95 % interval {best['ci_low']:.1f}-{best['ci_high']:.1f})")
-        rows = [[str(r["model"]), str(r.get("n", "")), f"{r['mean']:.1f}",
-                 f"{r['ci_low']:.1f}-{r['ci_high']:.1f}"] for r in summary.to_dict("records")]
+        verdict = (
+            f"<b>Highest score: {html.escape(str(best['model']))}</b>, "
+            f"{best['mean']:.1f} (95 % interval {best['ci_low']:.1f}-{best['ci_high']:.1f})"
+        )
+        rows = [
+            [
+                str(r["model"]),
+                str(r.get("n", "")),
+                f"{r['mean']:.1f}",
+                f"{r['ci_low']:.1f}-{r['ci_high']:.1f}",
+            ]
+            for r in summary.to_dict("records")
+        ]
         return verdict + _table(rows, ["model", "ratings", "mean", "95 % interval (t)"])
 
 
@@ -338,6 +408,8 @@ def listening_panel(session: Any, **options: Any) -> ListeningPanel:
     try:
         cls = _PANELS[session.kind]
     except (KeyError, AttributeError):
-        raise ValueError(f"session: one of {', '.join(_PANELS)} sessions, got "
-                         f"{getattr(session, 'kind', type(session).__name__)!r}") from None
+        raise ValueError(
+            f"session: one of {', '.join(_PANELS)} sessions, got "
+            f"{getattr(session, 'kind', type(session).__name__)!r}"
+        ) from None
     return cls(session, **options)

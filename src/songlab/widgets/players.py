@@ -27,8 +27,10 @@ __all__ = ["AudioView", "StemsView", "task_audio"]
 
 _PLOTS = ("waveform", "spectrogram")
 # a task or file id (a UUID, or a prefixed hex/base62 token) inside a label
-_ID = re.compile(r"\b(?:[a-z]+_)?[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b"
-                 r"|\b[a-z]+_[0-9A-Za-z]{16,}\b")
+_ID = re.compile(
+    r"\b(?:[a-z]+_)?[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b"
+    r"|\b[a-z]+_[0-9A-Za-z]{16,}\b"
+)
 
 
 def short_ids(text: str) -> str:
@@ -47,8 +49,15 @@ def figure_png(fig: Any, *, dpi: int = 80) -> bytes:
 class AudioView(W.VBox):
     """One clip: ``player`` (an ``<audio>`` element), ``waveform`` and ``spectrogram`` images."""
 
-    def __init__(self, client: Any = None, source: Any = None, *, label: str = "",
-                 plots: tuple[str, ...] = _PLOTS, figsize: tuple[float, float] = (6, 1.8)) -> None:
+    def __init__(
+        self,
+        client: Any = None,
+        source: Any = None,
+        *,
+        label: str = "",
+        plots: tuple[str, ...] = _PLOTS,
+        figsize: tuple[float, float] = (6, 1.8),
+    ) -> None:
         bad = [p for p in plots if p not in _PLOTS]
         if bad:
             raise ValueError(f"plots: each one of {', '.join(_PLOTS)}, got {bad}")
@@ -96,13 +105,15 @@ class AudioView(W.VBox):
             name = short_ids(label or self.file_id or "")
             if label:
                 self.title.value = self._title(label)
-            shown = audio.player(data if isinstance(data, bytes) else (samples, rate),
-                                 label=name or None)
+            shown = audio.player(
+                data if isinstance(data, bytes) else (samples, rate), label=name or None
+            )
             self.player.value = shown.html
             for kind in self.plots:
                 fig = Figure(figsize=self.figsize)
-                getattr(audio, kind)((samples, rate), ax=fig.add_subplot(),
-                                     title=f"{kind} {name}".strip())
+                getattr(audio, kind)(
+                    (samples, rate), ax=fig.add_subplot(), title=f"{kind} {name}".strip()
+                )
                 image = getattr(self, kind)
                 image.value = figure_png(fig)
                 image.layout.display = ""
@@ -122,8 +133,9 @@ class AudioView(W.VBox):
 class StemsView(W.HBox):
     """Stems (or models) side by side: one column per label with its player and waveform."""
 
-    def __init__(self, client: Any, stems: Mapping[str, Any], *,
-                 plots: tuple[str, ...] = ("waveform",)) -> None:
+    def __init__(
+        self, client: Any, stems: Mapping[str, Any], *, plots: tuple[str, ...] = ("waveform",)
+    ) -> None:
         if not isinstance(stems, Mapping) or not stems:
             raise ValueError("stems: a non-empty mapping of label -> file id or bytes")
         self.columns = {
@@ -132,8 +144,9 @@ class StemsView(W.HBox):
         }
         for column in self.columns.values():
             column.layout = W.Layout(flex="1 1 0", min_width="12em")
-        super().__init__(children=list(self.columns.values()),
-                         layout=W.Layout(width="100%", overflow="auto"))
+        super().__init__(
+            children=list(self.columns.values()), layout=W.Layout(width="100%", overflow="auto")
+        )
 
     @classmethod
     def from_task(cls, client: Any, task: Any, **options: Any) -> StemsView:

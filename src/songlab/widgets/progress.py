@@ -53,9 +53,14 @@ class TaskRow(W.VBox):
         self.state = _events.initial(task_id, label=label, steps=steps)
         self.task: Any = None  # the final snapshot, once done
         self.finished = threading.Event()
-        self.bar = W.IntProgress(value=0, min=0, max=100, bar_style="info",
-                                 description=self.state.label[:24],
-                                 style={"description_width": "initial"})
+        self.bar = W.IntProgress(
+            value=0,
+            min=0,
+            max=100,
+            bar_style="info",
+            description=self.state.label[:24],
+            style={"description_width": "initial"},
+        )
         self.status = W.HTML(value=status_html(_events.describe(self.state)))
         self.steps = W.HTML(value=_steps_html(self.state.steps))
         self.steps.layout.display = "" if steps else "none"
@@ -113,8 +118,14 @@ class TaskRow(W.VBox):
 class ProgressPanel(W.VBox):
     """Many tasks at once: ``track(task_id)`` adds a row followed by a background thread."""
 
-    def __init__(self, client: Any, *, title: str = "Tasks", max_resumes: int = 50,
-                 poll_interval: float = 0.5) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        title: str = "Tasks",
+        max_resumes: int = 50,
+        poll_interval: float = 0.5,
+    ) -> None:
         self.client = client
         self.max_resumes = max_resumes
         self.poll_interval = poll_interval
@@ -122,16 +133,23 @@ class ProgressPanel(W.VBox):
         self.rows: dict[str, TaskRow] = {}
         self._done_callbacks: list[Callable[[TaskRow], Any]] = []
         self._box = W.VBox()
-        super().__init__(children=[W.HTML(f"<b>{html.escape(title)}</b>"), self._box,
-                                   self.sink.line, self.sink.log])
+        super().__init__(
+            children=[
+                W.HTML(f"<b>{html.escape(title)}</b>"),
+                self._box,
+                self.sink.line,
+                self.sink.log,
+            ]
+        )
 
     def on_done(self, callback: Callable[[TaskRow], Any]) -> None:
         """Call ``callback(row)`` (from the row's thread) when a task ends, before
         ``row.wait()`` returns."""
         self._done_callbacks.append(callback)
 
-    def track(self, task_id: str, *, label: str = "", steps: tuple[str, ...] = (),
-              start: bool = True) -> TaskRow:
+    def track(
+        self, task_id: str, *, label: str = "", steps: tuple[str, ...] = (), start: bool = True
+    ) -> TaskRow:
         """Add (or return) the row of ``task_id`` and start following its stream."""
         if task_id in self.rows:
             return self.rows[task_id]
@@ -139,8 +157,9 @@ class ProgressPanel(W.VBox):
         self.rows[task_id] = row
         self._box.children = (*self._box.children, row)
         if start:
-            threading.Thread(target=self._follow, args=(row,), daemon=True,
-                             name=f"songlab-progress-{task_id}").start()
+            threading.Thread(
+                target=self._follow, args=(row,), daemon=True, name=f"songlab-progress-{task_id}"
+            ).start()
         return row
 
     def wait(self, timeout: float | None = None) -> dict[str, _events.TaskState]:
@@ -156,9 +175,14 @@ class ProgressPanel(W.VBox):
     def _follow(self, row: TaskRow) -> None:
         try:
             try:
-                row.task = watch(self.client, row.task_id, lambda u: self._show(row, u),
-                                 max_resumes=self.max_resumes, poll_interval=self.poll_interval,
-                                 raise_on_failure=False)
+                row.task = watch(
+                    self.client,
+                    row.task_id,
+                    lambda u: self._show(row, u),
+                    max_resumes=self.max_resumes,
+                    poll_interval=self.poll_interval,
+                    raise_on_failure=False,
+                )
             except Exception as exc:  # noqa: BLE001 - the thread must show, not raise
                 text = self.sink.error(exc, context=row.state.label)
                 if row.state.done:  # the stream said how it ended; only the snapshot is missing

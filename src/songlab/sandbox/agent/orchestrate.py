@@ -144,9 +144,12 @@ class _Run:
         index = len(self.trace.steps)
         fraction = self.calls_made / max(self.total_calls, 1)
         self.tools.progress(
-            step=call.operation, phase="started", index=index,
-            message=f"calling {call.operation}: {call.purpose.removeprefix('verify: ')}", fraction=fraction,
-        )  # fmt: skip
+            step=call.operation,
+            phase="started",
+            index=index,
+            message=f"calling {call.operation}: {call.purpose.removeprefix('verify: ')}",
+            fraction=fraction,
+        )
         res = self.tools.call(call.operation, call.model, payload)
         self.calls_made += 1
         self.results[call.key] = res
@@ -158,9 +161,14 @@ class _Run:
         elif not text and res.assets:
             text = f"{len(res.assets)} file(s): " + ", ".join(name for name, _ in res.assets)
         self.trace.tool_call(
-            tool=call.operation, tool_id=res.tool_id, status=res.status, cost=cost,
-            task_id=res.task_id, file_ids=res.file_ids, text=text,
-        )  # fmt: skip
+            tool=call.operation,
+            tool_id=res.tool_id,
+            status=res.status,
+            cost=cost,
+            task_id=res.task_id,
+            file_ids=res.file_ids,
+            text=text,
+        )
         summary = {
             "call": call.key,
             "tool": call.operation,
@@ -171,9 +179,12 @@ class _Run:
         self.context.append(json.dumps(summary, ensure_ascii=False))
         done = self.calls_made / max(self.total_calls, 1)
         self.tools.progress(
-            step=call.operation, phase="finished", index=index,
-            message=f"{call.operation} {res.status}", fraction=min(done, 1.0),
-        )  # fmt: skip
+            step=call.operation,
+            phase="finished",
+            index=index,
+            message=f"{call.operation} {res.status}",
+            fraction=min(done, 1.0),
+        )
         what = capitalize(call.purpose.removeprefix("verify: "))
         if res.status == "completed":
             files = f" (files: {', '.join(res.file_ids)})" if res.file_ids else ""
@@ -275,8 +286,13 @@ class _Run:
         parts.append(self.plan.summary)
         parts.extend(self.lines)
         if self.undone:
-            parts.append("Left undone: " + "; ".join(
-                f"{u['purpose'].removeprefix('verify: ')} ({u['reason']})" for u in self.undone) + ".")
+            parts.append(
+                "Left undone: "
+                + "; ".join(
+                    f"{u['purpose'].removeprefix('verify: ')} ({u['reason']})" for u in self.undone
+                )
+                + "."
+            )
         if self.plan.dropped:
             parts.append(
                 "Flash makes one tool call per run, so I left out: "
@@ -302,10 +318,17 @@ class _Run:
         steps: list[dict[str, Any]] = []
         for call in self.plan.calls:
             tid = self.tools.tool_id(call.operation, call.model)
-            steps.append({
-                "index": len(steps), "tool": call.operation, "model": call.model, "tool_id": tid,
-                "input": _placeholder(dict(call.payload)), "depends_on": list(call.deps), "purpose": call.purpose,
-            })  # fmt: skip
+            steps.append(
+                {
+                    "index": len(steps),
+                    "tool": call.operation,
+                    "model": call.model,
+                    "tool_id": tid,
+                    "input": _placeholder(dict(call.payload)),
+                    "depends_on": list(call.deps),
+                    "purpose": call.purpose,
+                }
+            )
         blob = json.dumps({"tier": self.plan.tier, "steps": steps}, sort_keys=True)
         wf_id = "wf_" + hashlib.sha256(blob.encode()).hexdigest()[:16]
         self.trace.prose(self.plan.summary)  # the planned calls are the workflow's steps

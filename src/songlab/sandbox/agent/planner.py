@@ -87,7 +87,8 @@ def _generation_call(it: Intents, kind: str, lyrics: Ref | None) -> Call:
         "generate_song",
         it.version,
         payload,
-        "make " + a_or_an(f"{seconds(secs)} {_adjective(it)}song{about}")
+        "make "
+        + a_or_an(f"{seconds(secs)} {_adjective(it)}song{about}")
         + f" in {it.version}{with_lyrics}",
     )
 
@@ -103,12 +104,16 @@ def _audio_call(it: Intents, name: str, audio: AudioSource, song_op: str | None)
             }
             where = "at the start" if it.extend_type == "head" else "at the end"
             return Call(
-                "extend", "extend_music", "v5", payload,
+                "extend",
+                "extend_music",
+                "v5",
+                payload,
                 f"extend the music by {length(it.song_seconds)} {where}",
             )
         payload = {"song": audio, "extend_type": it.extend_type}
-        purpose = ("add an intro to the song" if it.extend_type == "head"
-                   else "extend the song at the end")
+        purpose = (
+            "add an intro to the song" if it.extend_type == "head" else "extend the song at the end"
+        )
         return Call("extend", "extend_song", it.version, payload, purpose)
     if name == "remix":
         return Call(
@@ -146,12 +151,18 @@ def _audio_call(it: Intents, name: str, audio: AudioSource, song_op: str | None)
 
 
 _EFFECTS = {
-    "reverb": "add reverb", "echo": "add an echo", "lowpass": "run it through a low-pass filter",
-    "highpass": "run it through a high-pass filter", "pitch_shift": "shift its pitch",
+    "reverb": "add reverb",
+    "echo": "add an echo",
+    "lowpass": "run it through a low-pass filter",
+    "highpass": "run it through a high-pass filter",
+    "pitch_shift": "shift its pitch",
     "normalize": "normalize its loudness",
 }
-_STEMS = {"2stem": "two stems (vocals and instrumental)", "6-stem": "six stems",
-          "12stem": "twelve stems"}
+_STEMS = {
+    "2stem": "two stems (vocals and instrumental)",
+    "6-stem": "six stems",
+    "12stem": "twelve stems",
+}
 _TRANSFORMS = ("extend", "remix", "effect")  # produce the audio the next operations read
 _YOUR_FILE = re.compile(r" (it|the song|the music)\b")  # the first op on a named file
 

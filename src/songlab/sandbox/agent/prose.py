@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["a_or_an", "capitalize", "length", "listing", "narrate", "seconds", "turn_sentence"]
 
+
 def a_or_an(phrase: str) -> str:
     """``phrase`` with its indefinite article, by sound: "an 8-second song", "an 11-second
     song", "a 20-second song", "an upbeat song"."""

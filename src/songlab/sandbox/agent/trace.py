@@ -89,9 +89,15 @@ class Trace:
                 f"status: must be completed or failed (only calls made are traced), got {status!r}"
             )
         return self._add(
-            kind="tool_call", tool=tool, tool_id=tool_id, status=status, cost=cost,
-            task_id=task_id, file_ids=file_ids, text=text,
-        )  # fmt: skip
+            kind="tool_call",
+            tool=tool,
+            tool_id=tool_id,
+            status=status,
+            cost=cost,
+            task_id=task_id,
+            file_ids=file_ids,
+            text=text,
+        )
 
     def finish(
         self,

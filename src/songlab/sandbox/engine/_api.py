@@ -35,8 +35,22 @@ from songlab.spec import REGISTRY
 
 SAMPLE_RATE = SR
 
-__all__ = ["Asset", "AudioIn", "AudioInfo", "EngineInputError", "RenderError", "RenderResult", "Voice",
-           "check_audio", "decode", "excerpt", "extract_voice", "fingerprint", "render", "similarity"]
+__all__ = [
+    "Asset",
+    "AudioIn",
+    "AudioInfo",
+    "EngineInputError",
+    "RenderError",
+    "RenderResult",
+    "Voice",
+    "check_audio",
+    "decode",
+    "excerpt",
+    "extract_voice",
+    "fingerprint",
+    "render",
+    "similarity",
+]
 
 Inputs = dict[str, AudioIn] | None
 Renderer = Callable[[str, dict[str, Any], int, Inputs, Voice | None], RenderResult]
@@ -51,8 +65,9 @@ def _text(operation: str) -> Renderer:
 def _music(make: Callable[[str, dict[str, Any], int, Inputs, Voice | None], Made]) -> Renderer:
     """A renderer from a music maker: a recipe is finished and encoded, foreign audio kept."""
 
-    def run(model: str, payload: dict[str, Any], seed: int, inputs: Inputs,
-            voice: Voice | None) -> RenderResult:
+    def run(
+        model: str, payload: dict[str, Any], seed: int, inputs: Inputs, voice: Voice | None
+    ) -> RenderResult:
         fmt = out_format(payload)
         out, meta, normalise = make(model, payload, seed, inputs, voice)
         if isinstance(out, np.ndarray):
@@ -81,28 +96,34 @@ def _edit(out: Any, meta: dict[str, Any]) -> Made:
     return out, meta, False
 
 
-def _vocal_clone(model: str, p: dict[str, Any], seed: int, inputs: Inputs,
-                 voice: Voice | None) -> RenderResult:
+def _vocal_clone(
+    model: str, p: dict[str, Any], seed: int, inputs: Inputs, voice: Voice | None
+) -> RenderResult:
     raise RenderError("operation: vocal_clone makes no audio; the worker calls extract_voice")
 
 
 # operation (the spec registry's names) -> its renderer: the code that really differs.
 RENDERERS: dict[str, Renderer] = {
-    "generate_song": _music(lambda m, p, s, i, v: _made(
-        ops_music.generate("generate_song", m, p, s, v, i))),
-    "generate_music": _music(lambda m, p, s, i, v: _made(
-        ops_music.generate("generate_music", m, p, s, v, i))),
+    "generate_song": _music(
+        lambda m, p, s, i, v: _made(ops_music.generate("generate_song", m, p, s, v, i))
+    ),
+    "generate_music": _music(
+        lambda m, p, s, i, v: _made(ops_music.generate("generate_music", m, p, s, v, i))
+    ),
     "generate_singing": _music(lambda m, p, s, i, v: ops_music.singing(m, p, s, i, v)),
-    "similar_song": _music(lambda m, p, s, i, v: _made(
-        ops_music.similar("similar_song", m, p, s, i, v))),
-    "similar_music": _music(lambda m, p, s, i, v: _made(
-        ops_music.similar("similar_music", m, p, s, i, v))),
+    "similar_song": _music(
+        lambda m, p, s, i, v: _made(ops_music.similar("similar_song", m, p, s, i, v))
+    ),
+    "similar_music": _music(
+        lambda m, p, s, i, v: _made(ops_music.similar("similar_music", m, p, s, i, v))
+    ),
     "melody_to_song": _music(lambda m, p, s, i, v: _made(ops_music.melody_song(m, p, s, i))),
     "midi_to_song": _music(lambda m, p, s, i, v: _made(ops_music.midi_song(m, p, s, i))),
     "remix_song": _music(_remix),
     "extend_song": _music(lambda m, p, s, i, v: _edit(*ops_edit.extend("extend_song", m, p, s, i))),
-    "extend_music": _music(lambda m, p, s, i, v: _edit(
-        *ops_edit.extend("extend_music", m, p, s, i))),
+    "extend_music": _music(
+        lambda m, p, s, i, v: _edit(*ops_edit.extend("extend_music", m, p, s, i))
+    ),
     "inpaint": _music(lambda m, p, s, i, v: _edit(*ops_edit.inpaint(m, p, s, i))),
     "vocal_clone": _vocal_clone,
     "separate_stems": lambda m, p, s, i, v: ops_audio.separate_stems(m, p, i),
@@ -152,7 +173,9 @@ def check_audio(data: bytes, *, field: str, formats: tuple[str, ...] = ()) -> Au
         raise EngineInputError(field, str(exc)) from None
     if formats and p.format not in formats:
         raise EngineInputError(field, f"must be {' or '.join(formats)}, got {p.format}")
-    return AudioInfo(p.format, codec.MIME[p.format], round(p.duration_s, 4), p.sample_rate, p.channels)
+    return AudioInfo(
+        p.format, codec.MIME[p.format], round(p.duration_s, 4), p.sample_rate, p.channels
+    )
 
 
 def extract_voice(data: bytes, *, field: str = "reference_file_id") -> Voice:
@@ -164,7 +187,9 @@ def extract_voice(data: bytes, *, field: str = "reference_file_id") -> Voice:
     got = analyse_voice(audio[:, : SR * 60])
     if got is None:
         raise EngineInputError(field, "holds no voice (no pitched speech or singing was found)")
-    return Voice(got["f0_low"], got["f0_high"], got["f0_median"], tuple(got["formants"]), got["gender"])
+    return Voice(
+        got["f0_low"], got["f0_high"], got["f0_median"], tuple(got["formants"]), got["gender"]
+    )
 
 
 def decode(data: bytes) -> tuple[np.ndarray, int]:

@@ -127,7 +127,11 @@ def loudness_gain(mix: np.ndarray) -> float:
     m = np.abs(mix).max() if mix.size else 0.0
     if m < 1e-7:
         return 1.0
-    blocks = mix.mean(axis=0)[: (mix.shape[1] // 4410) * 4410].reshape(-1, 4410) if mix.shape[1] >= 4410 else mix.mean(axis=0)[None, :]
+    blocks = (
+        mix.mean(axis=0)[: (mix.shape[1] // 4410) * 4410].reshape(-1, 4410)
+        if mix.shape[1] >= 4410
+        else mix.mean(axis=0)[None, :]
+    )
     rms = np.sqrt((blocks**2).mean(axis=1))
     loud = rms[rms >= np.median(rms)]
     level = float(np.sqrt((loud**2).mean())) if len(loud) else float(rms.max())

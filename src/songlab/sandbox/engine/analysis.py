@@ -18,7 +18,9 @@ def mono(x: np.ndarray) -> np.ndarray:
     return x.mean(axis=0) if x.ndim > 1 else x
 
 
-def spectrogram(x: np.ndarray, *, nfft: int = 2048, hop: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def spectrogram(
+    x: np.ndarray, *, nfft: int = 2048, hop: int = 512
+) -> tuple[np.ndarray, np.ndarray]:
     """Magnitude STFT of a mono signal: ``(freqs, |S| (bins, frames))``.
 
     A signal shorter than one frame is zero-padded to it (scipy would shrink the

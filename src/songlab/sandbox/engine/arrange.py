@@ -17,22 +17,54 @@ from songlab.sandbox.engine.theory import SCALES, chord
 
 # drum style -> {sound: [(sixteenth step, velocity), ...]}
 DRUM_PATTERNS = {
-    "pop": {"kick": [(0, 1.0), (8, 0.95), (10, 0.6)], "snare": [(4, 0.9), (12, 0.9)],
-            "hihat": [(s, 0.55 if s % 4 else 0.7) for s in range(0, 16, 2)], "shaker": []},
-    "rock": {"kick": [(0, 1.0), (6, 0.8), (8, 1.0)], "snare": [(4, 1.0), (12, 1.0)],
-             "hihat": [(s, 0.75) for s in range(0, 16, 2)], "shaker": []},
-    "four": {"kick": [(0, 1.0), (4, 1.0), (8, 1.0), (12, 1.0)], "clap": [(4, 0.8), (12, 0.8)],
-             "openhat": [(2, 0.5), (6, 0.5), (10, 0.5), (14, 0.5)], "shaker": [(s, 0.3) for s in range(16)]},
-    "hiphop": {"kick": [(0, 1.0), (7, 0.8), (10, 0.9)], "snare": [(4, 0.95), (12, 0.95)],
-               "hihat": [(s, 0.45 + 0.2 * (s % 4 == 0)) for s in range(16)], "shaker": []},
-    "soft": {"kick": [(0, 0.7), (8, 0.55)], "snare": [(12, 0.45)],
-             "hihat": [(s, 0.35) for s in range(0, 16, 4)], "shaker": [(s, 0.25) for s in range(2, 16, 4)]},
-    "swing": {"kick": [(0, 0.55), (8, 0.45)], "snare": [(12, 0.35)],
-              "hihat": [(0, 0.5), (4, 0.55), (6, 0.4), (8, 0.5), (12, 0.55), (14, 0.4)], "shaker": []},
+    "pop": {
+        "kick": [(0, 1.0), (8, 0.95), (10, 0.6)],
+        "snare": [(4, 0.9), (12, 0.9)],
+        "hihat": [(s, 0.55 if s % 4 else 0.7) for s in range(0, 16, 2)],
+        "shaker": [],
+    },
+    "rock": {
+        "kick": [(0, 1.0), (6, 0.8), (8, 1.0)],
+        "snare": [(4, 1.0), (12, 1.0)],
+        "hihat": [(s, 0.75) for s in range(0, 16, 2)],
+        "shaker": [],
+    },
+    "four": {
+        "kick": [(0, 1.0), (4, 1.0), (8, 1.0), (12, 1.0)],
+        "clap": [(4, 0.8), (12, 0.8)],
+        "openhat": [(2, 0.5), (6, 0.5), (10, 0.5), (14, 0.5)],
+        "shaker": [(s, 0.3) for s in range(16)],
+    },
+    "hiphop": {
+        "kick": [(0, 1.0), (7, 0.8), (10, 0.9)],
+        "snare": [(4, 0.95), (12, 0.95)],
+        "hihat": [(s, 0.45 + 0.2 * (s % 4 == 0)) for s in range(16)],
+        "shaker": [],
+    },
+    "soft": {
+        "kick": [(0, 0.7), (8, 0.55)],
+        "snare": [(12, 0.45)],
+        "hihat": [(s, 0.35) for s in range(0, 16, 4)],
+        "shaker": [(s, 0.25) for s in range(2, 16, 4)],
+    },
+    "swing": {
+        "kick": [(0, 0.55), (8, 0.45)],
+        "snare": [(12, 0.35)],
+        "hihat": [(0, 0.5), (4, 0.55), (6, 0.4), (8, 0.5), (12, 0.55), (14, 0.4)],
+        "shaker": [],
+    },
 }
 # sound -> fine stem
-DRUM_STEM = {"kick": "kick", "snare": "snare", "clap": "perc", "hihat": "hihat", "openhat": "hihat",
-             "shaker": "perc", "crash": "perc", "tom": "perc"}
+DRUM_STEM = {
+    "kick": "kick",
+    "snare": "snare",
+    "clap": "perc",
+    "hihat": "hihat",
+    "openhat": "hihat",
+    "shaker": "perc",
+    "crash": "perc",
+    "tom": "perc",
+}
 
 
 def bar_len(plan: Plan) -> float:
@@ -109,13 +141,26 @@ def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
         deg = chord_degree(plan, b)
         rng = np.random.default_rng([seed, 23, b % 100000 + 100000])
         for inst in plan.harmony:
-            tones = chord(plan.root, plan.mode, deg, octave=3 if inst in ("guitar", "strings") else 4,
-                          seventh=jazz)
+            tones = chord(
+                plan.root,
+                plan.mode,
+                deg,
+                octave=3 if inst in ("guitar", "strings") else 4,
+                seventh=jazz,
+            )
             if inst == "piano":
                 if plan.drum_style in ("soft", "none") or plan.genre in ("ballad", "classical"):
                     arp = tones + [tones[0] + 12, tones[1] + 12]
                     for i in range(8):
-                        out.append((step_time(plan, b, 2 * i), 4 * six, arp[(i * 2 + (i > 3)) % len(arp)], 0.55, "piano"))
+                        out.append(
+                            (
+                                step_time(plan, b, 2 * i),
+                                4 * six,
+                                arp[(i * 2 + (i > 3)) % len(arp)],
+                                0.55,
+                                "piano",
+                            )
+                        )
                     out.append((step_time(plan, b, 0), 16 * six, tones[0] - 12, 0.6, "piano"))
                 elif jazz:
                     for st in (0, 6):
@@ -143,7 +188,9 @@ def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
                             out.append((step_time(plan, b, st), 1.5 * six, p + 12, 0.45, "synth"))
                 else:
                     for i in range(16):
-                        out.append((step_time(plan, b, i), 0.9 * six, tones[i % 3] + 12, 0.35, "synth"))
+                        out.append(
+                            (step_time(plan, b, i), 0.9 * six, tones[i % 3] + 12, 0.35, "synth")
+                        )
             elif inst == "strings":
                 for p in tones + [tones[0] + 12]:
                     out.append((step_time(plan, b, 0), 16 * six, p, 0.45, "strings"))
@@ -153,8 +200,18 @@ def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
     return out
 
 
-def melody_line(plan: Plan, bar0: int, n_notes: int, n_bars: int, seed: int, *, low: float, high: float,
-                center: float, lift: int = 0) -> list[tuple[float, float, float]]:
+def melody_line(
+    plan: Plan,
+    bar0: int,
+    n_notes: int,
+    n_bars: int,
+    seed: int,
+    *,
+    low: float,
+    high: float,
+    center: float,
+    lift: int = 0,
+) -> list[tuple[float, float, float]]:
     """A singable phrase: ``n_notes`` notes over ``n_bars`` bars starting at ``bar0``.
 
     Returns ``(onset_s, dur_s, midi)``; pitches are scale tones near ``center``
@@ -176,7 +233,11 @@ def melody_line(plan: Plan, bar0: int, n_notes: int, n_bars: int, seed: int, *, 
             lens[i] += 2
     sc = SCALES[plan.mode]
     lo, hi = int(np.ceil(low)), int(np.floor(high))
-    pitches = np.array([p for p in range(lo, hi + 1) if (p - plan.root) % 12 in sc]) if hi > lo else np.array([round(center)])
+    pitches = (
+        np.array([p for p in range(lo, hi + 1) if (p - plan.root) % 12 in sc])
+        if hi > lo
+        else np.array([round(center)])
+    )
     if len(pitches) == 0:
         pitches = np.array([round(center)])
     idx = int(np.argmin(np.abs(pitches - center))) + lift
@@ -187,7 +248,11 @@ def melody_line(plan: Plan, bar0: int, n_notes: int, n_bars: int, seed: int, *, 
         step = pos % 16
         if step % 4 == 0:
             tones = {p % 12 for p in chord(plan.root, plan.mode, chord_degree(plan, bar))}
-            cands = [j for j in range(max(0, idx - 2), min(len(pitches), idx + 3)) if pitches[j] % 12 in tones]
+            cands = [
+                j
+                for j in range(max(0, idx - 2), min(len(pitches), idx + 3))
+                if pitches[j] % 12 in tones
+            ]
             if cands:
                 idx = int(rng.choice(cands))
         else:
@@ -216,8 +281,10 @@ def chords_for_melody(plan: Plan, melody: list[Any], n_bars: int) -> list[int]:
         if weight.sum() == 0:
             prog.append(prev)
             continue
-        scores = [sum(weight[p % 12] for p in chord(plan.root, plan.mode, d)) + (0.01 if d == 0 else 0)
-                  for d in range(7)]
+        scores = [
+            sum(weight[p % 12] for p in chord(plan.root, plan.mode, d)) + (0.01 if d == 0 else 0)
+            for d in range(7)
+        ]
         prev = int(np.argmax(scores))
         prog.append(prev)
     return prog

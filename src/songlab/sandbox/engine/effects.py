@@ -30,7 +30,9 @@ def highpass_hz(amount: float) -> float:
     return float(40.0 * (2500.0 / 40.0) ** amount)
 
 
-def apply(x: np.ndarray, effect: str, amount: float = 0.5, *, semitones: float | None = None) -> np.ndarray:
+def apply(
+    x: np.ndarray, effect: str, amount: float = 0.5, *, semitones: float | None = None
+) -> np.ndarray:
     """One effect; returns a new array of the same shape."""
     a = float(np.clip(amount, 0.0, 1.0))
     x = np.asarray(x, dtype=np.float32)

@@ -64,7 +64,10 @@ def similarity(fp_a: str, fp_b: str) -> float:
             return 0.0
         return _scale(float((a[:n] == b[:n]).mean()))
     best = 0.0
-    for shift in range(-min(MAX_SHIFT_FRAMES, len(b) - MIN_OVERLAP), min(MAX_SHIFT_FRAMES, len(a) - MIN_OVERLAP) + 1):
+    for shift in range(
+        -min(MAX_SHIFT_FRAMES, len(b) - MIN_OVERLAP),
+        min(MAX_SHIFT_FRAMES, len(a) - MIN_OVERLAP) + 1,
+    ):
         if shift >= 0:
             n = min(len(a) - shift, len(b))
             rate = (a[shift : shift + n] == b[:n]).mean()

@@ -35,7 +35,9 @@ def notes_from_audio(x: np.ndarray, sr: int = SR, *, min_dur: float = 0.08) -> l
         if start is not None:
             dur = (i - start) * hop
             if dur >= min_dur:
-                notes.append([float(times[start] - hop / 2), float(dur), float(round(np.median(vals)))])
+                notes.append(
+                    [float(times[start] - hop / 2), float(dur), float(round(np.median(vals)))]
+                )
             start = None
         if v:
             start, cur, vals = i, float(p), [float(p)]

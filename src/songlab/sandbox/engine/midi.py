@@ -44,13 +44,17 @@ def parse(data: bytes) -> tuple[list[Note], float]:
             key = (msg.channel, msg.note)
             if key in active:
                 t0, vel = active.pop(key)
-                notes.append([t0, max(t - t0, 0.03), msg.note, vel, program[msg.channel], msg.channel])
+                notes.append(
+                    [t0, max(t - t0, 0.03), msg.note, vel, program[msg.channel], msg.channel]
+                )
     for (ch, pitch), (t0, vel) in active.items():
         notes.append([t0, max(t - t0, 0.1), pitch, vel, program[ch], ch])
     if not notes:
         raise MidiError("holds no notes")
     notes.sort(key=lambda n: (n[0], n[2]))
-    return [[round(a, 5), round(b, 5), int(p), int(v), int(pr), int(c)] for a, b, p, v, pr, c in notes], length
+    return [
+        [round(a, 5), round(b, 5), int(p), int(v), int(pr), int(c)] for a, b, p, v, pr, c in notes
+    ], length
 
 
 def tempo_of(data: bytes) -> float | None:
@@ -66,7 +70,9 @@ def tempo_of(data: bytes) -> float | None:
     return None
 
 
-def write(tracks: list[tuple[int, int, list[tuple[float, float, int, int]]]], *, bpm: float = 120.0) -> bytes:
+def write(
+    tracks: list[tuple[int, int, list[tuple[float, float, int, int]]]], *, bpm: float = 120.0
+) -> bytes:
     """A type-1 MIDI file; ``tracks`` are ``(channel, program, [(beat, beats, pitch, vel)])``."""
     tpb = 480
     mf = mido.MidiFile(type=1, ticks_per_beat=tpb)
@@ -84,7 +90,9 @@ def write(tracks: list[tuple[int, int, list[tuple[float, float, int, int]]]], *,
         now = 0
         for tick, on, pitch, vel in events:
             kind = "note_on" if on else "note_off"
-            tr.append(mido.Message(kind, channel=channel, note=pitch, velocity=vel, time=tick - now))
+            tr.append(
+                mido.Message(kind, channel=channel, note=pitch, velocity=vel, time=tick - now)
+            )
             now = tick
         mf.tracks.append(tr)
     buf = io.BytesIO()

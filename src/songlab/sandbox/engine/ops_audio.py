@@ -28,9 +28,13 @@ from songlab.sandbox.engine.voice import f0_track
 from songlab.spec import LIMITS
 
 
-def separate_stems(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
+def separate_stems(
+    model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None
+) -> RenderResult:
     if model not in separate.GROUPS:
-        raise RenderError(f"model: stem separation models are {', '.join(separate.GROUPS)}, got {model!r}")
+        raise RenderError(
+            f"model: stem separation models are {', '.join(separate.GROUPS)}, got {model!r}"
+        )
     src = get_input(inputs, "audio", "song")
     assert src is not None
     fmt = out_format(payload)
@@ -49,10 +53,14 @@ def separate_stems(model: str, payload: dict[str, Any], inputs: dict[str, AudioI
         for name in separate.GROUPS[model]:
             assets.append(asset(name, stems[name], recipe.foreign(model, d, stem=name), fmt))
         method = "spectral"
-    return RenderResult(assets=assets, metadata={"stems": list(separate.GROUPS[model]), "method": method})
+    return RenderResult(
+        assets=assets, metadata={"stems": list(separate.GROUPS[model]), "method": method}
+    )
 
 
-def audio_effect(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
+def audio_effect(
+    model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None
+) -> RenderResult:
     src = get_input(inputs, "audio", "song")
     assert src is not None
     eff = payload.get("effect", "normalize")
@@ -65,18 +73,27 @@ def audio_effect(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn]
     if eff == "normalize":
         g = effects.normalize_gain(x)
         y = x * np.float32(g)
-        rec = (recipe.derive(src.recipe, gain=g) if src.layered and src.recipe is not None
-               else recipe.foreign(model, x.shape[1] / SR))
+        rec = (
+            recipe.derive(src.recipe, gain=g)
+            if src.layered and src.recipe is not None
+            else recipe.foreign(model, x.shape[1] / SR)
+        )
         lufs = effects.loudness(y) if np.abs(y).max() > 1e-6 else float("-inf")
-        meta = {"effect": eff, "gain_db": round(float(20 * np.log10(max(g, 1e-9))), 2),
-                "loudness_lufs": round(lufs, 2) if np.isfinite(lufs) else None}
+        meta = {
+            "effect": eff,
+            "gain_db": round(float(20 * np.log10(max(g, 1e-9))), 2),
+            "loudness_lufs": round(lufs, 2) if np.isfinite(lufs) else None,
+        }
     else:
         y = effects.apply(x, eff, amount, semitones=semis)
         peak = float(np.abs(y).max())
         g = min(1.0, effects.PEAK / peak) if peak > 0 else 1.0
         y *= np.float32(g)
-        rec = (recipe.derive(recipe.derive(src.recipe, effect=[eff, amount, semis]), gain=g)  # type: ignore[arg-type]
-               if src.layered else recipe.foreign(model, x.shape[1] / SR))
+        rec = (
+            recipe.derive(recipe.derive(src.recipe, effect=[eff, amount, semis]), gain=g)  # type: ignore[arg-type]
+            if src.layered
+            else recipe.foreign(model, x.shape[1] / SR)
+        )
         meta = {"effect": eff, "amount": amount}
         if eff == "lowpass":
             meta["cutoff_hz"] = round(effects.lowpass_hz(amount), 1)
@@ -89,7 +106,9 @@ def audio_effect(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn]
 
 def mix(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
     """Sum ``track0..trackN`` with optional linear ``gains``; exact in the recipe when all are sandbox files."""
-    names = sorted((k for k in (inputs or {}) if k.startswith("track")), key=lambda k: int(k[5:] or 0))
+    names = sorted(
+        (k for k in (inputs or {}) if k.startswith("track")), key=lambda k: int(k[5:] or 0)
+    )
     if not names:
         raise RenderError("tracks: mix needs at least one track (inputs track0, track1, ...)")
     gains = payload.get("gains") or [1.0] * len(names)
@@ -109,7 +128,10 @@ def mix(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) 
         if peak > effects.PEAK:
             rec = recipe.derive(rec, gain=effects.PEAK / peak)
             out *= np.float32(effects.PEAK / peak)
-        return RenderResult(assets=[asset("mix", out, rec, fmt)], metadata={"tracks": len(names), "method": "recipe"})
+        return RenderResult(
+            assets=[asset("mix", out, rec, fmt)],
+            metadata={"tracks": len(names), "method": "recipe"},
+        )
     audios = [s.audio for s in srcs]  # type: ignore[union-attr]
     ch = max(a.shape[0] for a in audios)
     n = max(a.shape[1] for a in audios)
@@ -119,8 +141,10 @@ def mix(model: str, payload: dict[str, Any], inputs: dict[str, AudioIn] | None) 
     peak = float(np.abs(out).max())
     if peak > effects.PEAK:
         out *= np.float32(effects.PEAK / peak)
-    return RenderResult(assets=[asset("mix", out, recipe.foreign(model, n / SR), fmt)],
-                        metadata={"tracks": len(names), "method": "audio"})
+    return RenderResult(
+        assets=[asset("mix", out, recipe.foreign(model, n / SR), fmt)],
+        metadata={"tracks": len(names), "method": "audio"},
+    )
 
 
 def transcribe(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
@@ -129,7 +153,10 @@ def transcribe(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> Re
     lang = payload.get("language")
     if src.layered:
         lines = recipe.sung(src.recipe)
-        segs = [{"start_ms": int(round(s * 1000)), "end_ms": int(round(e * 1000)), "text": t} for s, e, t, _ in lines]
+        segs = [
+            {"start_ms": int(round(s * 1000)), "end_ms": int(round(e * 1000)), "text": t}
+            for s, e, t, _ in lines
+        ]
         language = lang or (lines[0][3] if lines else "en")
         source = "recipe"
     else:
@@ -137,7 +164,9 @@ def transcribe(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> Re
         language = lang or "en"
         source = "estimated"
     out = "\n".join(str(s["text"]) for s in segs)
-    return RenderResult(text=out, metadata={"language": language, "segments": segs, "source": source})
+    return RenderResult(
+        text=out, metadata={"language": language, "segments": segs, "source": source}
+    )
 
 
 def _estimate_segments(src: Src) -> list[dict[str, Any]]:
@@ -157,7 +186,10 @@ def _estimate_segments(src: Src) -> list[dict[str, Any]]:
                 segs.append((start, t))
             start = None
     lines = text.pseudo_lyrics(seed_of("transcribe", len(src.data)), len(segs))
-    return [{"start_ms": int(s * 1000), "end_ms": int(e * 1000), "text": ln} for (s, e), ln in zip(segs, lines, strict=True)]
+    return [
+        {"start_ms": int(s * 1000), "end_ms": int(e * 1000), "text": ln}
+        for (s, e), ln in zip(segs, lines, strict=True)
+    ]
 
 
 def copyright_check(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) -> RenderResult:
@@ -166,34 +198,47 @@ def copyright_check(payload: dict[str, Any], inputs: dict[str, AudioIn] | None) 
     f = fp.encode_bits(fp.bits(src.audio))
     return RenderResult(
         text="fingerprinted; the service compares it with the library",
-        metadata={"fingerprint": f, "duration_s": round(src.audio.shape[1] / SR, 3),
-                  "match_threshold": fp.MATCH_THRESHOLD},
+        metadata={
+            "fingerprint": f,
+            "duration_s": round(src.audio.shape[1] / SR, 3),
+            "match_threshold": fp.MATCH_THRESHOLD,
+        },
     )
 
 
 def sound_effect(payload: dict[str, Any], seed: int) -> RenderResult:
     prompt = str(payload.get("prompt") or "")
-    dur = clamp(payload.get("duration_seconds"), float(LIMITS["sfx_seconds_min"]),
-                float(LIMITS["sfx_seconds_max"]), float(LIMITS["sfx_seconds_default"]),
-                "duration_seconds")
+    dur = clamp(
+        payload.get("duration_seconds"),
+        float(LIMITS["sfx_seconds_min"]),
+        float(LIMITS["sfx_seconds_max"]),
+        float(LIMITS["sfx_seconds_default"]),
+        "duration_seconds",
+    )
     audio, used = sfx.render(prompt, dur, rng_of("sfx", prompt, payload.get("seed", seed)))
     rec = recipe.foreign("v5", dur, sfx=used)
-    return RenderResult(assets=[asset("mix", audio[None, :], rec, out_format(payload))],
-                        metadata={"layers": used, "duration_s": dur})
+    return RenderResult(
+        assets=[asset("mix", audio[None, :], rec, out_format(payload))],
+        metadata={"layers": used, "duration_s": dur},
+    )
 
 
 def text_op(operation: str, payload: dict[str, Any], seed: int) -> RenderResult:
     if operation == "write_lyrics":
         prompt = str(payload.get("prompt") or "")
         lyr = text.write_lyrics(prompt, seed=int(payload.get("seed", 0)))
-        return RenderResult(text=lyr, metadata={"theme": text.theme_of(prompt), "lines": len(text.lyric_lines(lyr))})
+        return RenderResult(
+            text=lyr, metadata={"theme": text.theme_of(prompt), "lines": len(text.lyric_lines(lyr))}
+        )
     if operation == "translate_lyrics":
         lang = str(payload.get("target_language") or "")
         if not lang:
             raise RenderError("target_language: is required")
         matched = bool(payload.get("syllable_matched", True))
         out = text.translate(str(payload.get("lyrics") or ""), lang, syllable_matched=matched)
-        return RenderResult(text=out, metadata={"language": text.language_code(lang), "syllable_matched": matched})
+        return RenderResult(
+            text=out, metadata={"language": text.language_code(lang), "syllable_matched": matched}
+        )
     q = str(payload.get("query") or payload.get("prompt") or "")
     out, results = text.web_search(q)
     return RenderResult(text=out, metadata={"query": q, "results": results})

@@ -43,8 +43,15 @@ def _main_layer(rec: dict[str, Any]) -> dict[str, Any]:
     return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])
 
 
-def _variant(score: dict[str, Any], *, model: str, seed: int, lyrics: str | None, vocal_start_s: float,
-             rotate: int = 0) -> dict[str, Any]:
+def _variant(
+    score: dict[str, Any],
+    *,
+    model: str,
+    seed: int,
+    lyrics: str | None,
+    vocal_start_s: float,
+    rotate: int = 0,
+) -> dict[str, Any]:
     """The same song's plan with a new seed (new melody, fills) and, if asked, rotated chords."""
     sc = copy.deepcopy(score)
     plan = song.plan_of(sc)
@@ -53,15 +60,27 @@ def _variant(score: dict[str, Any], *, model: str, seed: int, lyrics: str | None
     parts = [p for p in sc["parts"] if p != "vocal"] if not lyrics else list(sc["parts"])
     if lyrics and "vocal" not in parts:
         parts.append("vocal")
-    sc.update(plan=plan.to_dict(), model=model, seed=seed, lyrics=lyrics or "", parts=parts,
-              vocal_start_s=float(vocal_start_s), melody=None)
+    sc.update(
+        plan=plan.to_dict(),
+        model=model,
+        seed=seed,
+        lyrics=lyrics or "",
+        parts=parts,
+        vocal_start_s=float(vocal_start_s),
+        melody=None,
+    )
     if lyrics and not sc.get("voice"):
         sc["voice"] = song.new_score(plan, model=model, seed=seed, duration_s=1)["voice"]
     return sc
 
 
-def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
-           inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
+def extend(
+    operation: str,
+    model: str,
+    payload: dict[str, Any],
+    seed: int,
+    inputs: dict[str, AudioIn] | None,
+) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
     if operation == "extend_song":
         etype = payload.get("extend_type", "tail")
         if etype not in ("tail", "head"):
@@ -72,8 +91,13 @@ def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
         except (TypeError, ValueError):
             raise RenderError(f"extend_at_ms: must be an integer, got {raw!r}") from None
         applied = 0 if at_ms == 0 else int(min(max(at_ms, EXTEND_MIN_MS), EXTEND_MAX_MS))
-        length = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX,
-                       float(LIMITS["song_seconds_default"]), "duration_seconds")
+        length = clamp(
+            payload.get("duration_seconds"),
+            SONG_MIN,
+            SONG_MAX,
+            float(LIMITS["song_seconds_default"]),
+            "duration_seconds",
+        )
         lyrics = str(payload.get("lyrics") or "")
         src = get_input(inputs, "song", "audio")
     else:
@@ -81,8 +105,13 @@ def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
         if etype not in ("tail", "head"):
             raise RenderError(f"side: must be 'tail' or 'head', got {etype!r}")
         applied = 0
-        length = clamp(payload.get("extend_seconds"), float(LIMITS["extend_seconds_min"]),
-                       float(LIMITS["extend_seconds_max"]), 30.0, "extend_seconds")
+        length = clamp(
+            payload.get("extend_seconds"),
+            float(LIMITS["extend_seconds_min"]),
+            float(LIMITS["extend_seconds_max"]),
+            30.0,
+            "extend_seconds",
+        )
         lyrics = ""
         src = get_input(inputs, "music", "audio", "song")
     assert src is not None
@@ -94,8 +123,12 @@ def extend(operation: str, model: str, payload: dict[str, Any], seed: int,
     if not src.layered and etype == "tail" and applied == 0:
         x = _before_fade_out(src.audio)
     key = seed_of("extend", payload.get("prompt"), lyrics, seed, etype, applied)
-    meta = {"extend_at_ms": applied, "extend_type": etype, "join_s": round(x if etype == "tail" else length, 4),
-            "added_s": length}
+    meta = {
+        "extend_at_ms": applied,
+        "extend_type": etype,
+        "join_s": round(x if etype == "tail" else length, 4),
+        "added_s": length,
+    }
     if src.layered:
         rec = _extend_layered(src.recipe, model, etype, x, length, lyrics, key)  # type: ignore[arg-type]
         return rec, meta
@@ -119,7 +152,9 @@ def _before_fade_out(audio: np.ndarray) -> float:
     return float(min(len(m), end) / SR)
 
 
-def _extend_layered(rec: dict[str, Any], model: str, etype: str, x: float, length: float, lyrics: str, key: int) -> dict[str, Any]:
+def _extend_layered(
+    rec: dict[str, Any], model: str, etype: str, x: float, length: float, lyrics: str, key: int
+) -> dict[str, Any]:
     main = _main_layer(rec)
     sc = main["score"]
     bl = arrange.bar_len(song.plan_of(sc))
@@ -134,8 +169,17 @@ def _extend_layered(rec: dict[str, Any], model: str, etype: str, x: float, lengt
                 layers.append(ly)
         vstart = (np.ceil((x - main["offset_s"]) / bl) + 1) * bl
         new = _variant(sc, model=model, seed=key, lyrics=lyrics, vocal_start_s=vstart)
-        layers.append(recipe.layer(new, offset_s=main["offset_s"], start_s=x - h, end_s=x + length,
-                                   fade_in_s=XFADE, fade_out_s=min(1.5, length / 4), gain=main["gain"]))
+        layers.append(
+            recipe.layer(
+                new,
+                offset_s=main["offset_s"],
+                start_s=x - h,
+                end_s=x + length,
+                fade_in_s=XFADE,
+                fade_out_s=min(1.5, length / 4),
+                gain=main["gain"],
+            )
+        )
         total = x + length
     else:
         shift = length - x
@@ -150,17 +194,35 @@ def _extend_layered(rec: dict[str, Any], model: str, etype: str, x: float, lengt
         off = main["offset_s"] + shift
         vstart = (np.ceil(-off / bl) + 1) * bl
         new = _variant(sc, model=model, seed=key, lyrics=lyrics, vocal_start_s=vstart)
-        layers.append(recipe.layer(new, offset_s=off, start_s=0.0, end_s=length + h, fade_in_s=0.01,
-                                   fade_out_s=XFADE, gain=main["gain"]))
+        layers.append(
+            recipe.layer(
+                new,
+                offset_s=off,
+                start_s=0.0,
+                end_s=length + h,
+                fade_in_s=0.01,
+                fade_out_s=XFADE,
+                gain=main["gain"],
+            )
+        )
         total = length + rec["duration_s"] - x
-    return recipe.make(layers, model=rec["model"], duration_s=total, channels=max(rec["channels"], recipe.channels_of(model)))
+    return recipe.make(
+        layers,
+        model=rec["model"],
+        duration_s=total,
+        channels=max(rec["channels"], recipe.channels_of(model)),
+    )
 
 
-def _new_part(src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float) -> tuple[dict[str, Any], np.ndarray]:
+def _new_part(
+    src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float
+) -> tuple[dict[str, Any], np.ndarray]:
     """A layered recipe for new material at the foreign input's tempo and key."""
     plan = plan_from_prompt(prompt, np.random.default_rng(key), base=src.plan())
     parts = song.ALL_PARTS if lyrics else ("drums", "bass", "harmony", "lead")
-    sc = song.new_score(plan, model=model, seed=key, duration_s=duration, lyrics=lyrics, parts=parts)
+    sc = song.new_score(
+        plan, model=model, seed=key, duration_s=duration, lyrics=lyrics, parts=parts
+    )
     rec = recipe.make([recipe.layer(sc)], model=model, duration_s=duration)
     return rec, recipe.render_mix(rec)
 
@@ -171,8 +233,16 @@ def _level_match(new: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return new * np.float32(r_ref / r_new) if r_new > 1e-7 and r_ref > 1e-7 else new
 
 
-def _extend_foreign(src: Src, model: str, payload: dict[str, Any], etype: str, x: float, length: float,
-                    lyrics: str, key: int) -> np.ndarray:
+def _extend_foreign(
+    src: Src,
+    model: str,
+    payload: dict[str, Any],
+    etype: str,
+    x: float,
+    length: float,
+    lyrics: str,
+    key: int,
+) -> np.ndarray:
     audio = src.audio
     ch = max(audio.shape[0], recipe.channels_of(model))
     audio = fit_channels(audio, ch)
@@ -201,8 +271,9 @@ def _extend_foreign(src: Src, model: str, payload: dict[str, Any], etype: str, x
     return out
 
 
-def inpaint(model: str, payload: dict[str, Any], seed: int,
-            inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
+def inpaint(
+    model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
+) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
     src = get_input(inputs, "song", "audio")
     assert src is not None
     try:
@@ -231,13 +302,26 @@ def inpaint(model: str, payload: dict[str, Any], seed: int,
         if lyrics is None:
             lyrics = sc["lyrics"] if "vocal" in sc["parts"] else ""
         vstart = np.ceil((a - main["offset_s"]) / bl) * bl
-        new = _variant(sc, model=model, seed=key, lyrics=str(lyrics), vocal_start_s=vstart, rotate=1)
-        layers.append(recipe.layer(new, offset_s=main["offset_s"], start_s=a, end_s=b, fade_in_s=xf,
-                                   fade_out_s=xf, gain=main["gain"]))
+        new = _variant(
+            sc, model=model, seed=key, lyrics=str(lyrics), vocal_start_s=vstart, rotate=1
+        )
+        layers.append(
+            recipe.layer(
+                new,
+                offset_s=main["offset_s"],
+                start_s=a,
+                end_s=b,
+                fade_in_s=xf,
+                fade_out_s=xf,
+                gain=main["gain"],
+            )
+        )
         return recipe.make(layers, model=rec["model"], duration_s=d, channels=rec["channels"]), meta
     audio = src.audio.copy()
     an, bn, xn = int(round(a * SR)), int(round(b * SR)), int(round(xf * SR))
-    _, fresh = _new_part(src, model, str(payload.get("prompt") or ""), str(lyrics or ""), key, b - a)
+    _, fresh = _new_part(
+        src, model, str(payload.get("prompt") or ""), str(lyrics or ""), key, b - a
+    )
     fresh = _level_match(fit_channels(fresh, audio.shape[0])[:, : bn - an], audio[:, an:bn])
     w = np.ones(bn - an, dtype=np.float32)
     if xn:
@@ -247,7 +331,9 @@ def inpaint(model: str, payload: dict[str, Any], seed: int,
     return audio, meta
 
 
-def remix_foreign(src: Src, model: str, payload: dict[str, Any], seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+def remix_foreign(
+    src: Src, model: str, payload: dict[str, Any], seed: int
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Foreign remix: the input's (spectrally separated) vocals over a new arrangement."""
     prompt = str(payload.get("prompt") or payload.get("genre") or "")
     key = seed_of("remix-foreign", prompt, seed, len(src.data))

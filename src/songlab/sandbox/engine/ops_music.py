@@ -41,11 +41,20 @@ NO_VOCAL = ("drums", "bass", "harmony", "lead")
 
 def describe(score: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     plan = song.plan_of(score)
-    meta = {"genre": plan.genre, "tempo_bpm": plan.tempo, "key": key_name(plan.root, plan.mode),
-            "mode": plan.mode, "instruments": list(plan.harmony) + (["drums"] if plan.drums else []),
-            "duration_s": rec["duration_s"], "channels": rec["channels"]}
+    meta = {
+        "genre": plan.genre,
+        "tempo_bpm": plan.tempo,
+        "key": key_name(plan.root, plan.mode),
+        "mode": plan.mode,
+        "instruments": list(plan.harmony) + (["drums"] if plan.drums else []),
+        "duration_s": rec["duration_s"],
+        "channels": rec["channels"],
+    }
     if score.get("voice") and "vocal" in score["parts"]:
-        meta["voice"] = {"gender": score["voice"]["gender"], "f0_median": score["voice"]["f0_median"]}
+        meta["voice"] = {
+            "gender": score["voice"]["gender"],
+            "f0_median": score["voice"]["f0_median"],
+        }
     return meta
 
 
@@ -53,7 +62,9 @@ def _seed(payload: dict[str, Any], seed: int) -> int:
     return int(payload.get("seed", seed))
 
 
-def _voice_for(voice: Voice | None, plan: Plan, key: int, *, register: float | None = None) -> dict[str, Any]:
+def _voice_for(
+    voice: Voice | None, plan: Plan, key: int, *, register: float | None = None
+) -> dict[str, Any]:
     v = voice_dict(voice)
     if v is not None:
         return v
@@ -65,31 +76,60 @@ def _voice_for(voice: Voice | None, plan: Plan, key: int, *, register: float | N
 
 
 def _single(score: dict[str, Any], model: str, dur: float) -> dict[str, Any]:
-    return recipe.make([recipe.layer(score, fade_out_s=min(1.5, dur / 6))], model=model, duration_s=dur)
+    return recipe.make(
+        [recipe.layer(score, fade_out_s=min(1.5, dur / 6))], model=model, duration_s=dur
+    )
 
 
-def generate(operation: str, model: str, payload: dict[str, Any], seed: int, voice: Voice | None,
-             inputs: dict[str, AudioIn] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def generate(
+    operation: str,
+    model: str,
+    payload: dict[str, Any],
+    seed: int,
+    voice: Voice | None,
+    inputs: dict[str, AudioIn] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """generate_song and generate_music (an optional input ``song``/``music`` sets tempo and key)."""
     prompt = str(payload.get("prompt") or "")
     s = _seed(payload, seed)
     ref = get_input(inputs, "song", "music", required=False)
-    key = seed_of("compose", prompt, payload.get("lyrics"), s, None if ref is None else len(ref.data))
-    plan = plan_from_prompt(prompt, rng_of("plan", prompt, s), base=None if ref is None else ref.plan())
-    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, float(LIMITS["song_seconds_default"]), "duration_seconds")
+    key = seed_of(
+        "compose", prompt, payload.get("lyrics"), s, None if ref is None else len(ref.data)
+    )
+    plan = plan_from_prompt(
+        prompt, rng_of("plan", prompt, s), base=None if ref is None else ref.plan()
+    )
+    dur = clamp(
+        payload.get("duration_seconds"),
+        SONG_MIN,
+        SONG_MAX,
+        float(LIMITS["song_seconds_default"]),
+        "duration_seconds",
+    )
     if operation == "generate_music":
         score = song.new_score(plan, model=model, seed=key, duration_s=dur, parts=NO_VOCAL)
     else:
         lyrics = payload.get("lyrics") or write_lyrics(prompt, seed=key)
-        score = song.new_score(plan, model=model, seed=key, duration_s=dur, lyrics=str(lyrics),
-                               voice=_voice_for(voice, plan, key),
-                               language=language_code(payload.get("language")) if payload.get("language") else "en")
+        score = song.new_score(
+            plan,
+            model=model,
+            seed=key,
+            duration_s=dur,
+            lyrics=str(lyrics),
+            voice=_voice_for(voice, plan, key),
+            language=language_code(payload.get("language")) if payload.get("language") else "en",
+        )
     rec = _single(score, model, dur)
     return rec, describe(score, rec)
 
 
-def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None,
-            voice: Voice | None) -> tuple[dict[str, Any], dict[str, Any], bool]:
+def singing(
+    model: str,
+    payload: dict[str, Any],
+    seed: int,
+    inputs: dict[str, AudioIn] | None,
+    voice: Voice | None,
+) -> tuple[dict[str, Any], dict[str, Any], bool]:
     """generate_singing: a vocal-only track; with a sandbox ``vocal_reference`` it keeps the
     reference's timing, level and (unless ``voice`` is given) its singer."""
     prompt = str(payload.get("prompt") or payload.get("styleOfMusic") or "")
@@ -102,12 +142,25 @@ def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
         assert vs is not None and ref.recipe is not None
         ly = next(x for x in ref.recipe["layers"] if x["score"] is vs)
         sc = copy.deepcopy(vs)
-        sc.update(model=model, parts=["vocal"], lyrics=str(lyrics or vs["lyrics"]),
-                  language=language_code(lang) if lang else guess_language(str(lyrics or vs["lyrics"]), vs.get("language", "en")))
+        sc.update(
+            model=model,
+            parts=["vocal"],
+            lyrics=str(lyrics or vs["lyrics"]),
+            language=language_code(lang)
+            if lang
+            else guess_language(str(lyrics or vs["lyrics"]), vs.get("language", "en")),
+        )
         if voice is not None:
             sc["voice"] = voice_dict(voice)
-        new = recipe.layer(sc, offset_s=ly["offset_s"], start_s=ly["start_s"], end_s=ly["end_s"],
-                           fade_in_s=ly["fade_in_s"], fade_out_s=ly["fade_out_s"], gain=ly["gain"])
+        new = recipe.layer(
+            sc,
+            offset_s=ly["offset_s"],
+            start_s=ly["start_s"],
+            end_s=ly["end_s"],
+            fade_in_s=ly["fade_in_s"],
+            fade_out_s=ly["fade_out_s"],
+            gain=ly["gain"],
+        )
         rec = recipe.make([new], model=model, duration_s=ref.recipe["duration_s"])
         return rec, describe(sc, rec), False
     key = seed_of("sing", prompt, lyrics, s)
@@ -119,14 +172,24 @@ def singing(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Au
     v = v or _voice_for(None, plan, key)
     if not lyrics:
         lyrics = write_lyrics(prompt, seed=key)
-    sc = song.new_score(plan, model=model, seed=key, duration_s=0, lyrics=str(lyrics), voice=v,
-                        parts=("vocal",), vocal_start_s=0.0,
-                        language=language_code(lang) if lang else guess_language(str(lyrics), "en"))
+    sc = song.new_score(
+        plan,
+        model=model,
+        seed=key,
+        duration_s=0,
+        lyrics=str(lyrics),
+        voice=v,
+        parts=("vocal",),
+        vocal_start_s=0.0,
+        language=language_code(lang) if lang else guess_language(str(lyrics), "en"),
+    )
     lines = song.sung_lines(sc)
     end = lines[-1].end if lines else 4.0
     dur = clamp(payload.get("duration_seconds"), 1, SONG_MAX, end + 1.0, "duration_seconds")
     sc["duration_s"] = dur
-    rec = recipe.make([recipe.layer(sc, offset_s=0.5, end_s=dur, fade_out_s=0.3)], model=model, duration_s=dur)
+    rec = recipe.make(
+        [recipe.layer(sc, offset_s=0.5, end_s=dur, fade_out_s=0.3)], model=model, duration_s=dur
+    )
     return rec, describe(sc, rec), True
 
 
@@ -145,7 +208,7 @@ def guess_language(lyrics: str, default: str) -> str:
                 nxt = next((s for s in sylls if rest.startswith(s)), None)
                 if nxt is None:
                     break
-                rest = rest[len(nxt):]
+                rest = rest[len(nxt) :]
             hits += not rest
         share = hits / len(ws)
         if share > best_share:
@@ -153,10 +216,18 @@ def guess_language(lyrics: str, default: str) -> str:
     return best if best != "xx" else default
 
 
-def similar(operation: str, model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None,
-            voice: Voice | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def similar(
+    operation: str,
+    model: str,
+    payload: dict[str, Any],
+    seed: int,
+    inputs: dict[str, AudioIn] | None,
+    voice: Voice | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """similar_song / similar_music: a new piece at the input's tempo and key."""
-    src = get_input(inputs, "song" if operation == "similar_song" else "music", "audio", "song", "music")
+    src = get_input(
+        inputs, "song" if operation == "similar_song" else "music", "audio", "song", "music"
+    )
     assert src is not None
     prompt = str(payload.get("prompt") or "")
     s = _seed(payload, seed)
@@ -164,21 +235,36 @@ def similar(operation: str, model: str, payload: dict[str, Any], seed: int, inpu
     base = src.plan()
     plan = plan_from_prompt(prompt, rng_of("plan", prompt, s, key), base=base)
     if not prompt:
-        plan.genre, plan.harmony, plan.drum_style, plan.drums = base.genre, list(base.harmony), base.drum_style, base.drums
-    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, min(max(src.duration_s, SONG_MIN), SONG_MAX), "duration_seconds")
+        plan.genre, plan.harmony, plan.drum_style, plan.drums = (
+            base.genre,
+            list(base.harmony),
+            base.drum_style,
+            base.drums,
+        )
+    dur = clamp(
+        payload.get("duration_seconds"),
+        SONG_MIN,
+        SONG_MAX,
+        min(max(src.duration_s, SONG_MIN), SONG_MAX),
+        "duration_seconds",
+    )
     if operation == "similar_music":
         sc = song.new_score(plan, model=model, seed=key, duration_s=dur, parts=NO_VOCAL)
     else:
         v = voice_dict(voice) or src.voice() or _voice_for(None, plan, key)
         lyrics = payload.get("lyrics") or write_lyrics(prompt or plan.genre, seed=key)
-        sc = song.new_score(plan, model=model, seed=key, duration_s=dur, lyrics=str(lyrics), voice=v)
+        sc = song.new_score(
+            plan, model=model, seed=key, duration_s=dur, lyrics=str(lyrics), voice=v
+        )
     rec = _single(sc, model, dur)
     meta = describe(sc, rec)
     meta["source"] = {"tempo_bpm": base.tempo, "key": key_name(base.root, base.mode)}
     return rec, meta
 
 
-def melody_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def melody_song(
+    model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """melody_to_song: the input melody's notes, harmonised and produced."""
     src = get_input(inputs, "melody", "audio")
     assert src is not None
@@ -196,26 +282,46 @@ def melody_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str
     s = _seed(payload, seed)
     key = seed_of("melody", prompt, s, notes)
     root, mode = melody.key_of(notes)
-    plan = plan_from_prompt(prompt, rng_of("plan", prompt, s, key),
-                            base=Plan(tempo=melody.tempo_of(notes), root=root, mode=mode))
+    plan = plan_from_prompt(
+        prompt,
+        rng_of("plan", prompt, s, key),
+        base=Plan(tempo=melody.tempo_of(notes), root=root, mode=mode),
+    )
     end = notes[-1][0] + notes[-1][1]
     n_bars = int(np.ceil((end + 0.5) / arrange.bar_len(plan))) + 1
     plan.progression = arrange.chords_for_melody(plan, notes, n_bars)
-    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, max(SONG_MIN, n_bars * arrange.bar_len(plan)), "duration_seconds")
+    dur = clamp(
+        payload.get("duration_seconds"),
+        SONG_MIN,
+        SONG_MAX,
+        max(SONG_MIN, n_bars * arrange.bar_len(plan)),
+        "duration_seconds",
+    )
     lyrics = str(payload.get("lyrics") or "")
     register = float(np.median([m for _, _, m in notes]))
     if lyrics:
-        sc = song.new_score(plan, model=model, seed=key, duration_s=dur, lyrics=lyrics, melody=notes,
-                            voice=_voice_for(None, plan, key, register=register))
+        sc = song.new_score(
+            plan,
+            model=model,
+            seed=key,
+            duration_s=dur,
+            lyrics=lyrics,
+            melody=notes,
+            voice=_voice_for(None, plan, key, register=register),
+        )
     else:
-        sc = song.new_score(plan, model=model, seed=key, duration_s=dur, melody=notes, parts=NO_VOCAL)
+        sc = song.new_score(
+            plan, model=model, seed=key, duration_s=dur, melody=notes, parts=NO_VOCAL
+        )
     rec = _single(sc, model, dur)
     meta = describe(sc, rec)
     meta["melody_notes"] = len(notes)
     return rec, meta
 
 
-def midi_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def midi_song(
+    model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """midi_to_song: the MIDI file's notes on the sandbox's instruments (+ drums, + a singer)."""
     src = get_input(inputs, "midi")
     assert src is not None
@@ -229,24 +335,42 @@ def midi_song(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, 
     tonal = [[o, d, float(p)] for o, d, p, _, _, ch in notes if ch != 9]
     root, mode = melody.key_of(tonal) if tonal else (0, "major")
     bpm = midi.tempo_of(src.data) or 120.0
-    plan = plan_from_prompt(prompt, rng_of("plan", prompt, s, key), base=Plan(tempo=bpm, root=root, mode=mode))
+    plan = plan_from_prompt(
+        prompt, rng_of("plan", prompt, s, key), base=Plan(tempo=bpm, root=root, mode=mode)
+    )
     plan.tempo = bpm  # the file's tempo wins: its notes are timed by it
-    dur = clamp(payload.get("duration_seconds"), SONG_MIN, SONG_MAX, max(SONG_MIN, length + 1.5), "duration_seconds")
+    dur = clamp(
+        payload.get("duration_seconds"),
+        SONG_MIN,
+        SONG_MAX,
+        max(SONG_MIN, length + 1.5),
+        "duration_seconds",
+    )
     lyrics = str(payload.get("lyrics") or "")
     parts: tuple[str, ...] = ("drums", "vocal") if lyrics else ("drums",)
     if not plan.drums:
         parts = tuple(p for p in parts if p != "drums")
     sky = song.skyline(notes)
     register = float(np.median([m for _, _, m in sky])) if sky else 60.0
-    sc = song.new_score(plan, model=model, seed=key, duration_s=dur, lyrics=lyrics, midi=notes, parts=parts,
-                        voice=_voice_for(None, plan, key, register=register) if lyrics else None)
+    sc = song.new_score(
+        plan,
+        model=model,
+        seed=key,
+        duration_s=dur,
+        lyrics=lyrics,
+        midi=notes,
+        parts=parts,
+        voice=_voice_for(None, plan, key, register=register) if lyrics else None,
+    )
     rec = _single(sc, model, dur)
     meta = describe(sc, rec)
     meta["midi_notes"] = len(notes)
     return rec, meta
 
 
-def remix(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None) -> tuple[dict[str, Any], dict[str, Any]] | Src:
+def remix(
+    model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
+) -> tuple[dict[str, Any], dict[str, Any]] | Src:
     """remix_song of a sandbox song: same tempo, key, chords, melody, lyrics and singer; the
     prompt's genre and instruments. Foreign input is returned for the audio path."""
     src = get_input(inputs, "song", "audio")
@@ -263,8 +387,11 @@ def remix(model: str, payload: dict[str, Any], seed: int, inputs: dict[str, Audi
         raise RenderError("prompt: a remix needs a prompt naming the new style")
     new = copy.deepcopy(sc)
     new.update(plan=plan.to_dict(), model=model)
-    rec = recipe.make([recipe.layer(new, fade_out_s=min(1.5, sc["duration_s"] / 6))], model=model,
-                      duration_s=src.duration_s)
+    rec = recipe.make(
+        [recipe.layer(new, fade_out_s=min(1.5, sc["duration_s"] / 6))],
+        model=model,
+        duration_s=src.duration_s,
+    )
     meta = describe(new, rec)
     meta["from_genre"] = old.genre
     return rec, meta

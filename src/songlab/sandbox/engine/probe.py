@@ -72,8 +72,10 @@ def probe(data: bytes) -> Probe:
             frames, sr, channels = _count_av(data)
             announced = None if announced is None else announced - _AV_SLACK
         if announced is not None and frames < announced:
-            raise Truncated(f"is truncated (its header announces {announced} samples, "
-                            f"the decoder found {frames})")
+            raise Truncated(
+                f"is truncated (its header announces {announced} samples, "
+                f"the decoder found {frames})"
+            )
     if frames == 0:
         raise CodecError("holds no audio samples (truncated?)")
     return Probe(fmt, frames / sr, sr, channels)
@@ -120,7 +122,9 @@ def _count_av(data: bytes) -> tuple[int, int, int]:
             found = next((s for s in cont.streams if s.type == "audio"), None)
             if found is None:
                 raise CodecError("the container has no audio stream")
-            st = cast("AudioStream", found)  # PyAV makes every stream of type "audio" an AudioStream
+            st = cast(
+                "AudioStream", found
+            )  # PyAV makes every stream of type "audio" an AudioStream
             sr, channels = st.codec_context.sample_rate, st.codec_context.channels
             for packet in cont.demux(st):
                 try:

@@ -39,33 +39,139 @@ GENRES: dict[str, tuple[int, int, str | None, tuple[str, ...], bool, str]] = {
     "cinematic": (70, 100, "minor", ("strings", "other", "piano"), True, "soft"),
 }
 _GENRE_WORDS = {
-    "pop": "pop", "rock": "rock", "punk": "rock", "grunge": "rock", "metal": "metal",
-    "ballad": "ballad", "jazz": "jazz", "swing": "jazz", "bossa": "latin", "latin": "latin",
-    "salsa": "latin", "electronic": "electronic", "edm": "electronic", "house": "electronic",
-    "techno": "electronic", "trance": "electronic", "dance": "electronic", "disco": "funk",
-    "synthwave": "electronic", "hip": "hiphop", "hiphop": "hiphop", "hip-hop": "hiphop",
-    "rap": "hiphop", "trap": "hiphop", "lofi": "lofi", "lo-fi": "lofi", "chillhop": "lofi",
-    "folk": "folk", "acoustic": "folk", "country": "folk", "indie": "folk",
-    "classical": "classical", "orchestral": "classical", "piano solo": "classical",
-    "ambient": "ambient", "drone": "ambient", "meditation": "ambient", "rnb": "rnb",
-    "r&b": "rnb", "soul": "rnb", "funk": "funk", "reggae": "reggae", "blues": "blues",
-    "cinematic": "cinematic", "epic": "cinematic", "soundtrack": "cinematic",
+    "pop": "pop",
+    "rock": "rock",
+    "punk": "rock",
+    "grunge": "rock",
+    "metal": "metal",
+    "ballad": "ballad",
+    "jazz": "jazz",
+    "swing": "jazz",
+    "bossa": "latin",
+    "latin": "latin",
+    "salsa": "latin",
+    "electronic": "electronic",
+    "edm": "electronic",
+    "house": "electronic",
+    "techno": "electronic",
+    "trance": "electronic",
+    "dance": "electronic",
+    "disco": "funk",
+    "synthwave": "electronic",
+    "hip": "hiphop",
+    "hiphop": "hiphop",
+    "hip-hop": "hiphop",
+    "rap": "hiphop",
+    "trap": "hiphop",
+    "lofi": "lofi",
+    "lo-fi": "lofi",
+    "chillhop": "lofi",
+    "folk": "folk",
+    "acoustic": "folk",
+    "country": "folk",
+    "indie": "folk",
+    "classical": "classical",
+    "orchestral": "classical",
+    "piano solo": "classical",
+    "ambient": "ambient",
+    "drone": "ambient",
+    "meditation": "ambient",
+    "rnb": "rnb",
+    "r&b": "rnb",
+    "soul": "rnb",
+    "funk": "funk",
+    "reggae": "reggae",
+    "blues": "blues",
+    "cinematic": "cinematic",
+    "epic": "cinematic",
+    "soundtrack": "cinematic",
 }
-_MINOR_WORDS = ("sad", "melanchol", "dark", "somber", "sombre", "gloomy", "tragic", "lonely",
-                "heartbreak", "mournful", "moody", "haunting", "minor", "grief", "tears")
-_MAJOR_WORDS = ("happy", "joy", "bright", "cheer", "upbeat", "sunny", "uplifting", "hopeful",
-                "triumph", "playful", "fun", "love song", "summer", "major")
-_SLOW_WORDS = ("slow", "calm", "chill", "relax", "peaceful", "gentle", "sleepy", "lullaby",
-               "ballad", "soft", "mellow", "dreamy")
-_FAST_WORDS = ("fast", "uptempo", "up-tempo", "energetic", "upbeat", "intense", "driving",
-               "aggressive", "frantic", "party", "hype", "dance")
+_MINOR_WORDS = (
+    "sad",
+    "melanchol",
+    "dark",
+    "somber",
+    "sombre",
+    "gloomy",
+    "tragic",
+    "lonely",
+    "heartbreak",
+    "mournful",
+    "moody",
+    "haunting",
+    "minor",
+    "grief",
+    "tears",
+)
+_MAJOR_WORDS = (
+    "happy",
+    "joy",
+    "bright",
+    "cheer",
+    "upbeat",
+    "sunny",
+    "uplifting",
+    "hopeful",
+    "triumph",
+    "playful",
+    "fun",
+    "love song",
+    "summer",
+    "major",
+)
+_SLOW_WORDS = (
+    "slow",
+    "calm",
+    "chill",
+    "relax",
+    "peaceful",
+    "gentle",
+    "sleepy",
+    "lullaby",
+    "ballad",
+    "soft",
+    "mellow",
+    "dreamy",
+)
+_FAST_WORDS = (
+    "fast",
+    "uptempo",
+    "up-tempo",
+    "energetic",
+    "upbeat",
+    "intense",
+    "driving",
+    "aggressive",
+    "frantic",
+    "party",
+    "hype",
+    "dance",
+)
 _INSTRUMENTS = {
-    "piano": "piano", "keys": "piano", "rhodes": "piano", "organ": "piano",
-    "guitar": "guitar", "acoustic": "guitar", "ukulele": "guitar", "banjo": "guitar",
-    "synth": "synth", "synthesizer": "synth", "808": "synth", "arp": "synth",
-    "strings": "strings", "violin": "strings", "cello": "strings", "orchestra": "strings",
-    "orchestral": "strings", "pad": "other", "brass": "other", "sax": "other",
-    "saxophone": "other", "flute": "other", "bells": "other", "trumpet": "other",
+    "piano": "piano",
+    "keys": "piano",
+    "rhodes": "piano",
+    "organ": "piano",
+    "guitar": "guitar",
+    "acoustic": "guitar",
+    "ukulele": "guitar",
+    "banjo": "guitar",
+    "synth": "synth",
+    "synthesizer": "synth",
+    "808": "synth",
+    "arp": "synth",
+    "strings": "strings",
+    "violin": "strings",
+    "cello": "strings",
+    "orchestra": "strings",
+    "orchestral": "strings",
+    "pad": "other",
+    "brass": "other",
+    "sax": "other",
+    "saxophone": "other",
+    "flute": "other",
+    "bells": "other",
+    "trumpet": "other",
 }
 
 
@@ -102,9 +208,13 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
     """The plan a prompt asks for; ``base`` (an input song's plan) supplies tempo and key
     unless the prompt names them."""
     text = (prompt or "").lower()
-    genre = next((g for w, g in _GENRE_WORDS.items() if re.search(r"\b" + re.escape(w) + r"\b", text)), None)
+    genre = next(
+        (g for w, g in _GENRE_WORDS.items() if re.search(r"\b" + re.escape(w) + r"\b", text)), None
+    )
     if genre is None:
-        genre = base.genre if base else str(rng.choice(["pop", "rock", "folk", "electronic", "lofi"]))
+        genre = (
+            base.genre if base else str(rng.choice(["pop", "rock", "folk", "electronic", "lofi"]))
+        )
     lo, hi, gmode, harmony, drums, style = GENRES[genre]
     tempo = float(rng.integers(lo, hi + 1))
     if _has(text, _SLOW_WORDS) and not _has(text, _FAST_WORDS):
@@ -142,13 +252,24 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
         energy = 0.85
     if _has(text, _SLOW_WORDS):
         energy = 0.4
-    gender = "female" if _has(text, ("female", "woman", "girl", "soprano")) else (
-        "male" if _has(text, ("male", " man", "boy", "baritone", "bass voice")) else None)
+    gender = (
+        "female"
+        if _has(text, ("female", "woman", "girl", "soprano"))
+        else ("male" if _has(text, ("male", " man", "boy", "baritone", "bass voice")) else None)
+    )
     progs = PROGRESSIONS[mode]
     prog = list(progs[int(rng.integers(0, len(progs)))])
     return Plan(
-        genre=genre, tempo=tempo, root=root, mode=mode, harmony=harm, drums=drums,
-        drum_style=style if drums else "none", bass=not re.search(r"a cappella|acapella", text),
-        progression=prog, energy=energy, gender=gender,
+        genre=genre,
+        tempo=tempo,
+        root=root,
+        mode=mode,
+        harmony=harm,
+        drums=drums,
+        drum_style=style if drums else "none",
+        bass=not re.search(r"a cappella|acapella", text),
+        progression=prog,
+        energy=energy,
+        gender=gender,
         swing=0.12 if style == "swing" else 0.0,
     )

@@ -28,9 +28,20 @@ import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine.synth import SR
 
 # stereo position per stem (-1 left .. 1 right) at full width; v6 plays them narrower
-PAN = {"lead_vocals": 0.0, "backing_vocals": -0.45, "kick": 0.0, "snare": 0.05, "hihat": 0.35,
-       "perc": -0.4, "bass": 0.0, "guitar": -0.5, "piano": 0.3, "synth": -0.25, "strings": 0.45,
-       "other": -0.3}
+PAN = {
+    "lead_vocals": 0.0,
+    "backing_vocals": -0.45,
+    "kick": 0.0,
+    "snare": 0.05,
+    "hihat": 0.35,
+    "perc": -0.4,
+    "bass": 0.0,
+    "guitar": -0.5,
+    "piano": 0.3,
+    "synth": -0.25,
+    "strings": 0.45,
+    "other": -0.3,
+}
 WIDTH = {"v5": 0.0, "v6": 0.55, "v7": 1.0}
 CHANNELS = {"v5": 1, "v6": 2, "v7": 2}
 
@@ -39,23 +50,54 @@ def channels_of(model: str) -> int:
     return CHANNELS.get(model, 2)
 
 
-def layer(score: dict[str, Any], *, start_s: float = 0.0, end_s: float | None = None, offset_s: float = 0.0,
-          fade_in_s: float = 0.01, fade_out_s: float = 0.01, gain: float = 1.0,
-          stems: list[str] | None = None) -> dict[str, Any]:
-    return {"score": score, "offset_s": float(offset_s), "start_s": float(start_s),
-            "end_s": float(score["duration_s"] + offset_s if end_s is None else end_s),
-            "fade_in_s": float(fade_in_s), "fade_out_s": float(fade_out_s), "gain": float(gain),
-            "stems": stems, "effects": []}
+def layer(
+    score: dict[str, Any],
+    *,
+    start_s: float = 0.0,
+    end_s: float | None = None,
+    offset_s: float = 0.0,
+    fade_in_s: float = 0.01,
+    fade_out_s: float = 0.01,
+    gain: float = 1.0,
+    stems: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "score": score,
+        "offset_s": float(offset_s),
+        "start_s": float(start_s),
+        "end_s": float(score["duration_s"] + offset_s if end_s is None else end_s),
+        "fade_in_s": float(fade_in_s),
+        "fade_out_s": float(fade_out_s),
+        "gain": float(gain),
+        "stems": stems,
+        "effects": [],
+    }
 
 
-def make(layers: list[dict[str, Any]], *, model: str, duration_s: float, channels: int | None = None) -> dict[str, Any]:
-    ch = channels or max([channels_of(model)] + [channels_of(ly["score"]["model"]) for ly in layers])
-    return {"engine": 1, "kind": "layers", "model": model, "channels": ch,
-            "duration_s": float(duration_s), "layers": layers}
+def make(
+    layers: list[dict[str, Any]], *, model: str, duration_s: float, channels: int | None = None
+) -> dict[str, Any]:
+    ch = channels or max(
+        [channels_of(model)] + [channels_of(ly["score"]["model"]) for ly in layers]
+    )
+    return {
+        "engine": 1,
+        "kind": "layers",
+        "model": model,
+        "channels": ch,
+        "duration_s": float(duration_s),
+        "layers": layers,
+    }
 
 
 def foreign(model: str, duration_s: float, **extra: Any) -> dict[str, Any]:
-    return {"engine": 1, "kind": "foreign", "model": model, "duration_s": float(duration_s), **extra}
+    return {
+        "engine": 1,
+        "kind": "foreign",
+        "model": model,
+        "duration_s": float(duration_s),
+        **extra,
+    }
 
 
 def is_layered(rec: dict[str, Any] | None) -> bool:
@@ -64,8 +106,13 @@ def is_layered(rec: dict[str, Any] | None) -> bool:
     return rec.get("engine") == 1 and rec.get("kind") == "layers" and bool(rec.get("layers"))
 
 
-def derive(rec: dict[str, Any], *, gain: float = 1.0, stems: list[str] | None = None,
-           effect: list[Any] | None = None) -> dict[str, Any]:
+def derive(
+    rec: dict[str, Any],
+    *,
+    gain: float = 1.0,
+    stems: list[str] | None = None,
+    effect: list[Any] | None = None,
+) -> dict[str, Any]:
     """A copy of ``rec`` with a gain, a stem subset or an effect applied to every layer."""
     out = copy.deepcopy(rec)
     for ly in out["layers"]:
@@ -200,8 +247,13 @@ def vocal_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
     if not is_layered(rec):
         return None
     assert rec is not None
-    cands = [ly for ly in rec["layers"] if ly["score"].get("voice") and "vocal" in ly["score"]["parts"]
-             and (ly["stems"] is None or "lead_vocals" in ly["stems"])]
+    cands = [
+        ly
+        for ly in rec["layers"]
+        if ly["score"].get("voice")
+        and "vocal" in ly["score"]["parts"]
+        and (ly["stems"] is None or "lead_vocals" in ly["stems"])
+    ]
     if not cands:
         return None
     score: dict[str, Any] = max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]

@@ -25,7 +25,18 @@ SR = 44100
 GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
     "2stem": {
         "vocals": ("lead_vocals", "backing_vocals"),
-        "instrumental": ("kick", "snare", "hihat", "perc", "bass", "guitar", "piano", "synth", "strings", "other"),
+        "instrumental": (
+            "kick",
+            "snare",
+            "hihat",
+            "perc",
+            "bass",
+            "guitar",
+            "piano",
+            "synth",
+            "strings",
+            "other",
+        ),
     },
     "6-stem": {
         "vocals": ("lead_vocals", "backing_vocals"),
@@ -36,9 +47,17 @@ GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
         "other": ("synth", "strings", "other"),
     },
     "12stem": {
-        "lead_vocals": ("lead_vocals",), "backing_vocals": ("backing_vocals",), "drums": ("perc",),
-        "kick": ("kick",), "snare": ("snare",), "hihat": ("hihat",), "bass": ("bass",),
-        "guitar": ("guitar",), "piano": ("piano",), "synth": ("synth",), "strings": ("strings",),
+        "lead_vocals": ("lead_vocals",),
+        "backing_vocals": ("backing_vocals",),
+        "drums": ("perc",),
+        "kick": ("kick",),
+        "snare": ("snare",),
+        "hihat": ("hihat",),
+        "bass": ("bass",),
+        "guitar": ("guitar",),
+        "piano": ("piano",),
+        "synth": ("synth",),
+        "strings": ("strings",),
         "other": ("other",),
     },
 }
@@ -96,18 +115,33 @@ def spectral(x: np.ndarray, model: str) -> dict[str, np.ndarray]:
         tot = low + mid_lo + mid_hi + high
         b_low, b_ml, b_mh, b_hi = low / tot, mid_lo / tot, mid_hi / tot, high / tot
         if model == "6-stem":
-            masks = {"vocals": vocal, "drums": drums, "bass": tonal * b_low, "guitar": tonal * b_mh,
-                     "piano": tonal * b_ml, "other": tonal * b_hi}
+            masks = {
+                "vocals": vocal,
+                "drums": drums,
+                "bass": tonal * b_low,
+                "guitar": tonal * b_mh,
+                "piano": tonal * b_ml,
+                "other": tonal * b_hi,
+            }
         else:
             k_lo = _smooth_band(fb, 1, 150)
             h_hi = _smooth_band(fb, 6000, 22050)
             s_mid = np.clip(1 - k_lo - h_hi, 0, None)
             dt = k_lo + h_hi + s_mid + 1e-12
-            masks = {"lead_vocals": vocal * centre, "backing_vocals": vocal * (1 - centre),
-                     "drums": drums * 0.0, "kick": drums * k_lo / dt, "snare": drums * s_mid / dt,
-                     "hihat": drums * h_hi / dt, "bass": tonal * b_low, "guitar": tonal * b_mh * 0.5,
-                     "piano": tonal * b_ml, "synth": tonal * b_mh * 0.5, "strings": tonal * b_hi * 0.5,
-                     "other": tonal * b_hi * 0.5}
+            masks = {
+                "lead_vocals": vocal * centre,
+                "backing_vocals": vocal * (1 - centre),
+                "drums": drums * 0.0,
+                "kick": drums * k_lo / dt,
+                "snare": drums * s_mid / dt,
+                "hihat": drums * h_hi / dt,
+                "bass": tonal * b_low,
+                "guitar": tonal * b_mh * 0.5,
+                "piano": tonal * b_ml,
+                "synth": tonal * b_mh * 0.5,
+                "strings": tonal * b_hi * 0.5,
+                "other": tonal * b_hi * 0.5,
+            }
     out = {}
     for name, mk in masks.items():
         _, y = istft(S * mk[None], fs=SR, nperseg=nfft, noverlap=nfft - hop)

@@ -34,7 +34,9 @@ def _impulses(n: int, where: np.ndarray, kernel: np.ndarray, gains: np.ndarray) 
     return out[:n]
 
 
-def render(prompt: str, duration_s: float, rng: np.random.Generator) -> tuple[np.ndarray, list[str]]:
+def render(
+    prompt: str, duration_s: float, rng: np.random.Generator
+) -> tuple[np.ndarray, list[str]]:
     """Mono float32 effect and the keywords it used."""
     text = (prompt or "").lower()
     n = int(duration_s * SR)
@@ -53,7 +55,9 @@ def render(prompt: str, duration_s: float, rng: np.random.Generator) -> tuple[np
         out += _impulses(n, drops, drop, rng.uniform(0.05, 0.3, len(drops)))
     if has("wind", "breeze", "gust"):
         used.append("wind")
-        lfo = 0.5 + 0.5 * np.sin(2 * np.pi * 0.23 * t + rng.uniform(0, 6)) * np.sin(2 * np.pi * 0.07 * t)
+        lfo = 0.5 + 0.5 * np.sin(2 * np.pi * 0.23 * t + rng.uniform(0, 6)) * np.sin(
+            2 * np.pi * 0.07 * t
+        )
         out += 0.5 * _bp(rng.standard_normal(n), 200, 1200) * lfo
     if has("thunder", "explosion", "boom", "blast"):
         used.append("thunder")
@@ -87,7 +91,9 @@ def render(prompt: str, duration_s: float, rng: np.random.Generator) -> tuple[np
         for w in _events(n, 3, rng):
             m = int(0.12 * SR)
             tt = np.arange(m) / SR
-            chirp = np.sin(2 * np.pi * np.cumsum(3000 + 2500 * np.sin(2 * np.pi * 12 * tt)) / SR) * np.hanning(m)
+            chirp = np.sin(
+                2 * np.pi * np.cumsum(3000 + 2500 * np.sin(2 * np.pi * 12 * tt)) / SR
+            ) * np.hanning(m)
             out[w : w + m] += 0.25 * chirp[: n - w]
     if has("water", "stream", "river", "ocean", "wave"):
         used.append("water")
@@ -97,12 +103,21 @@ def render(prompt: str, duration_s: float, rng: np.random.Generator) -> tuple[np
         used.append("fire")
         out += 0.1 * _bp(rng.standard_normal(n), 100, 800)
         pops = _events(n, 25, rng)
-        out += _impulses(n, pops, rng.standard_normal(150) * np.exp(-np.arange(150) / 20), rng.uniform(0.1, 0.6, len(pops)))
+        out += _impulses(
+            n,
+            pops,
+            rng.standard_normal(150) * np.exp(-np.arange(150) / 20),
+            rng.uniform(0.1, 0.6, len(pops)),
+        )
     if has("applause", "crowd", "clapping", "cheer"):
         used.append("applause")
         claps = _events(n, 300, rng)
-        out += _impulses(n, claps, _bp(rng.standard_normal(600), 700, 6000) * np.exp(-np.arange(600) / 90),
-                         rng.uniform(0.05, 0.2, len(claps)))
+        out += _impulses(
+            n,
+            claps,
+            _bp(rng.standard_normal(600), 700, 6000) * np.exp(-np.arange(600) / 90),
+            rng.uniform(0.05, 0.2, len(claps)),
+        )
     if has("engine", "car", "motor", "truck"):
         used.append("engine")
         f = 45 + 8 * np.sin(2 * np.pi * 0.3 * t)

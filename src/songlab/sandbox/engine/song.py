@@ -27,32 +27,93 @@ from songlab.sandbox.engine.theory import SCALES, hz_to_midi
 from songlab.sandbox.engine.voice import DEFAULT_VOICES, SungNote, sing
 
 SR = synth.SR
-FINE_STEMS = ("lead_vocals", "backing_vocals", "kick", "snare", "hihat", "perc", "bass", "guitar",
-              "piano", "synth", "strings", "other")
+FINE_STEMS = (
+    "lead_vocals",
+    "backing_vocals",
+    "kick",
+    "snare",
+    "hihat",
+    "perc",
+    "bass",
+    "guitar",
+    "piano",
+    "synth",
+    "strings",
+    "other",
+)
 ALL_PARTS = ("drums", "bass", "harmony", "lead", "vocal")
 # mix balance (linear gain per stem before the score's loudness gain)
-LEVELS = {"lead_vocals": 1.6, "backing_vocals": 0.5, "kick": 0.5, "snare": 0.32, "hihat": 0.14,
-          "perc": 0.12, "bass": 0.14, "guitar": 0.08, "piano": 0.1, "synth": 0.06, "strings": 0.08,
-          "other": 0.1, "lead": 0.17}
-_GM_DRUMS = {35: "kick", 36: "kick", 38: "snare", 40: "snare", 37: "clap", 39: "clap", 42: "hihat",
-             44: "hihat", 46: "openhat", 49: "crash", 57: "crash", 41: "tom", 43: "tom", 45: "tom",
-             47: "tom", 48: "tom", 50: "tom", 70: "shaker", 82: "shaker"}
+LEVELS = {
+    "lead_vocals": 1.6,
+    "backing_vocals": 0.5,
+    "kick": 0.5,
+    "snare": 0.32,
+    "hihat": 0.14,
+    "perc": 0.12,
+    "bass": 0.14,
+    "guitar": 0.08,
+    "piano": 0.1,
+    "synth": 0.06,
+    "strings": 0.08,
+    "other": 0.1,
+    "lead": 0.17,
+}
+_GM_DRUMS = {
+    35: "kick",
+    36: "kick",
+    38: "snare",
+    40: "snare",
+    37: "clap",
+    39: "clap",
+    42: "hihat",
+    44: "hihat",
+    46: "openhat",
+    49: "crash",
+    57: "crash",
+    41: "tom",
+    43: "tom",
+    45: "tom",
+    47: "tom",
+    48: "tom",
+    50: "tom",
+    70: "shaker",
+    82: "shaker",
+}
 
 
-def new_score(plan: Plan, *, model: str, seed: int, duration_s: float, lyrics: str = "",
-              language: str = "en", voice: dict[str, Any] | None = None, melody: list[Any] | None = None,
-              midi: list[Any] | None = None, parts: tuple[str, ...] = ALL_PARTS,
-              vocal_start_s: float | None = None) -> dict[str, Any]:
+def new_score(
+    plan: Plan,
+    *,
+    model: str,
+    seed: int,
+    duration_s: float,
+    lyrics: str = "",
+    language: str = "en",
+    voice: dict[str, Any] | None = None,
+    melody: list[Any] | None = None,
+    midi: list[Any] | None = None,
+    parts: tuple[str, ...] = ALL_PARTS,
+    vocal_start_s: float | None = None,
+) -> dict[str, Any]:
     if voice is None and "vocal" in parts:
         rng = np.random.default_rng([seed, 5])
         gender = plan.gender or ("female" if rng.random() < 0.5 else "male")
         voice = dict(DEFAULT_VOICES[gender])
     if vocal_start_s is None:
         vocal_start_s = 2 * arrange.bar_len(plan) if (melody is None and midi is None) else 0.0
-    return {"plan": plan.to_dict(), "model": model, "seed": int(seed), "duration_s": float(duration_s),
-            "lyrics": lyrics or "", "language": language,
-            "voice": None if voice is None else {**voice, "formants": list(voice["formants"])},
-            "melody": melody, "midi": midi, "parts": list(parts), "vocal_start_s": float(vocal_start_s)}
+    return {
+        "plan": plan.to_dict(),
+        "model": model,
+        "seed": int(seed),
+        "duration_s": float(duration_s),
+        "lyrics": lyrics or "",
+        "language": language,
+        "voice": None if voice is None else {**voice, "formants": list(voice["formants"])},
+        "melody": melody,
+        "midi": midi,
+        "parts": list(parts),
+        "vocal_start_s": float(vocal_start_s),
+    }
 
 
 def plan_of(score: dict[str, Any]) -> Plan:
@@ -114,7 +175,9 @@ def sung_lines(score: dict[str, Any]) -> list[Line]:
     if fixed:
         shift = 12 * round((center - float(np.median([m for _, _, m in fixed]))) / 12)
         notes = [(o, d, _fit(m + shift, lo, hi)) for o, d, m in fixed]
-        sylls = [(s, ln, ch) for ln, (text, ch) in enumerate(lines) for s in line_syllables(text, lang)]
+        sylls = [
+            (s, ln, ch) for ln, (text, ch) in enumerate(lines) for s in line_syllables(text, lang)
+        ]
         if not sylls:
             sylls = [("oh", 0, False)] * len(notes)
             lines = [("", False)]
@@ -122,7 +185,9 @@ def sung_lines(score: dict[str, Any]) -> list[Line]:
         for (o, d, m), (syl, ln, _) in zip(notes, sylls, strict=False):
             by_line.setdefault(ln, []).append(SungNote(o, d, m, vowel_of(syl), consonant_of(syl)))
         for ln, ns in sorted(by_line.items()):
-            out.append(Line(ns[0].onset, ns[-1].onset + ns[-1].dur, lines[ln][0], lines[ln][1], tuple(ns)))
+            out.append(
+                Line(ns[0].onset, ns[-1].onset + ns[-1].dur, lines[ln][0], lines[ln][1], tuple(ns))
+            )
         return out
     bl = arrange.bar_len(plan)
     bar = int(round(score["vocal_start_s"] / bl))
@@ -131,10 +196,21 @@ def sung_lines(score: dict[str, Any]) -> list[Line]:
     for i, (text, chorus) in enumerate(lines):
         syllables = line_syllables(text, lang) or ["oh"]
         n_bars = 2 if len(syllables) <= 14 else 4
-        mel = arrange.melody_line(plan, bar, len(syllables), n_bars, score["seed"], low=lo, high=hi,
-                                  center=center, lift=2 if chorus else 0)
-        sung = tuple(SungNote(o, d, m, vowel_of(s), consonant_of(s))
-                     for (o, d, m), s in zip(mel, syllables, strict=True))
+        mel = arrange.melody_line(
+            plan,
+            bar,
+            len(syllables),
+            n_bars,
+            score["seed"],
+            low=lo,
+            high=hi,
+            center=center,
+            lift=2 if chorus else 0,
+        )
+        sung = tuple(
+            SungNote(o, d, m, vowel_of(s), consonant_of(s))
+            for (o, d, m), s in zip(mel, syllables, strict=True)
+        )
         out.append(Line(sung[0].onset, sung[-1].onset + sung[-1].dur, text, chorus, sung))
         bar += n_bars + (2 if i % 4 == 3 else 0)
     return out
@@ -215,8 +291,12 @@ def render(score: dict[str, Any], t0: float, t1: float) -> dict[str, np.ndarray]
         if onset + dur + 1.0 < t0 or onset > t1:
             continue
         stem = "other" if inst == "lead" else inst
-        synth.place(buf(stem), synth.tone(inst, model, pitch, dur, vel), int(round((onset - t0) * SR)),
-                    LEVELS[inst])
+        synth.place(
+            buf(stem),
+            synth.tone(inst, model, pitch, dur, vel),
+            int(round((onset - t0) * SR)),
+            LEVELS[inst],
+        )
     if has_vocal:
         lines = [ln for ln in sung_lines(score) if ln.end > t0 - 0.5 and ln.start < t1 + 0.5]
         if lines:
@@ -226,10 +306,22 @@ def render(score: dict[str, Any], t0: float, t1: float) -> dict[str, np.ndarray]
         lo, hi, _ = _voice_range(score["voice"])
         for ln in lines:
             if ln.chorus:
-                backing.append([SungNote(nt.onset, nt.dur, _fit(_third_above(plan, nt.midi), lo, hi),
-                                         "u" if nt.vowel in "ou" else "a", "") for nt in ln.notes])
+                backing.append(
+                    [
+                        SungNote(
+                            nt.onset,
+                            nt.dur,
+                            _fit(_third_above(plan, nt.midi), lo, hi),
+                            "u" if nt.vowel in "ou" else "a",
+                            "",
+                        )
+                        for nt in ln.notes
+                    ]
+                )
         if backing:
-            buf("backing_vocals")[:] += LEVELS["backing_vocals"] * sing(backing, score["voice"], model, n, seed + 1, t0)
+            buf("backing_vocals")[:] += LEVELS["backing_vocals"] * sing(
+                backing, score["voice"], model, n, seed + 1, t0
+            )
     return stems
 
 
@@ -242,8 +334,15 @@ def _third_above(plan: Plan, midi: float) -> float:
     return midi + 4
 
 
-def place_drum(dst: np.ndarray, sound: str, model: str, seed: int, onset: float, vel: float) -> None:
-    synth.place(dst, synth.drum(sound, model, seed % 1000), int(round(onset * SR)), vel * LEVELS[arrange.DRUM_STEM[sound]])
+def place_drum(
+    dst: np.ndarray, sound: str, model: str, seed: int, onset: float, vel: float
+) -> None:
+    synth.place(
+        dst,
+        synth.drum(sound, model, seed % 1000),
+        int(round(onset * SR)),
+        vel * LEVELS[arrange.DRUM_STEM[sound]],
+    )
 
 
 def lead_events(score: dict[str, Any], plan: Plan, bars: range) -> list[tuple[Any, ...]]:
@@ -258,7 +357,15 @@ def lead_events(score: dict[str, Any], plan: Plan, bars: range) -> list[tuple[An
     for b in bars:
         if b % 4 == 0 and b >= 2:
             rng = np.random.default_rng([score["seed"], 41, b])
-            for o, d, m in arrange.melody_line(plan, b, int(rng.integers(6, 12)), 4, score["seed"],
-                                               low=center - 7, high=center + 9, center=center):
+            for o, d, m in arrange.melody_line(
+                plan,
+                b,
+                int(rng.integers(6, 12)),
+                4,
+                score["seed"],
+                low=center - 7,
+                high=center + 9,
+                center=center,
+            ):
                 out.append((o, d, m, 0.75, "lead"))
     return out

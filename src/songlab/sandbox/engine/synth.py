@@ -58,7 +58,9 @@ def _tables(inst: str, model: str, f0: float) -> tuple[np.ndarray, np.ndarray]:
     return (bright * scale).astype(np.float32), (dull * scale).astype(np.float32)
 
 
-def envelope(n: int, n_on: int, attack: float, decay: float, sustain: float, release: float) -> np.ndarray:
+def envelope(
+    n: int, n_on: int, attack: float, decay: float, sustain: float, release: float
+) -> np.ndarray:
     """Attack / exponential decay to ``sustain`` while held, then exponential release."""
     t = np.arange(n, dtype=np.float32) / SR
     env = sustain + (1.0 - sustain) * np.exp(-t / max(decay, 1e-3))
@@ -110,8 +112,10 @@ def drum(name: str, model: str, seed: int) -> np.ndarray:
     """A drum one-shot (kick, snare, hihat, openhat, crash, clap, shaker, tom)."""
     band = model_params(model)[0]
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+
     def t_of(sec: float) -> np.ndarray:
         return np.arange(int(sec * SR)) / SR
+
     if name == "kick":
         t = t_of(0.45)
         f = 48 + 110 * np.exp(-t / 0.035)
@@ -133,7 +137,11 @@ def drum(name: str, model: str, seed: int) -> np.ndarray:
     elif name == "clap":
         t = t_of(0.25)
         bursts = sum(np.exp(-np.maximum(t - d, 0) / 0.008) * (t >= d) for d in (0, 0.011, 0.022))
-        x = bandlimit(rng.standard_normal(len(t)), 900, min(band, 9000)) * (bursts + np.exp(-t / 0.06)) * 0.5
+        x = (
+            bandlimit(rng.standard_normal(len(t)), 900, min(band, 9000))
+            * (bursts + np.exp(-t / 0.06))
+            * 0.5
+        )
     elif name == "tom":
         t = t_of(0.4)
         f = 95 + 60 * np.exp(-t / 0.05)

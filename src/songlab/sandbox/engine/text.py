@@ -26,7 +26,11 @@ def lyric_lines(lyrics: str | None) -> list[str]:
     out = []
     for line in (lyrics or "").splitlines():
         s = line.strip()
-        if s and not (s.startswith("[") and s.endswith("]")) and not (s.startswith("(") and s.endswith(")")):
+        if (
+            s
+            and not (s.startswith("[") and s.endswith("]"))
+            and not (s.startswith("(") and s.endswith(")"))
+        ):
             out.append(s)
     return out
 
@@ -39,7 +43,13 @@ def syllables(word: str, lang: str = "en") -> list[str]:
     """Split a word at its vowel groups ("morning" -> ["mor", "ning"]); at least one piece."""
     w = word.lower()
     groups = [m.span() for m in re.finditer(f"[{_VOWELS}]+", w)]
-    if lang == "en" and len(groups) > 1 and w.endswith("e") and groups[-1][0] == len(w) - 1 and not w.endswith(("le", "ee")):
+    if (
+        lang == "en"
+        and len(groups) > 1
+        and w.endswith("e")
+        and groups[-1][0] == len(w) - 1
+        and not w.endswith(("le", "ee"))
+    ):
         groups = groups[:-1]  # silent final e ("love", "time")
     if len(groups) <= 1:
         return [word]
@@ -78,21 +88,70 @@ def consonant_of(syl: str) -> str:
 # ----------------------------------------------------------------- lyric writing
 
 _THEMES = {
-    "sad": (["rain", "empty room", "fading light", "cold window", "broken letter", "last train"],
-            ["I still hear", "I let go of", "I'm holding on to", "I can't forget"],
-            ["the night you left", "your silent goodbye", "the words we never said", "an echo of your name"]),
-    "happy": (["sunlight", "open road", "summer sky", "golden morning", "dancing street", "bright horizon"],
-              ["we're chasing", "I'm singing to", "we're running through", "I can feel"],
-              ["the best days of our lives", "a heart that's wide awake", "the rhythm of the day", "the colours all around"]),
-    "love": (["your eyes", "midnight call", "slow dance", "candle glow", "warm embrace", "city lights"],
-             ["I'm falling for", "I'm dreaming of", "I'm waiting for", "I'm reaching for"],
-             ["the way you say my name", "a love that never fades", "the fire in your heart", "forever in your arms"]),
-    "energy": (["thunder", "neon fire", "heartbeat", "wild night", "electric sky", "racing pulse"],
-               ["we're breaking through", "we're burning up", "we're rising up to", "we own"],
-               ["the edge of the night", "the sound of the crowd", "a world without end", "the lights up high"]),
-    "calm": (["quiet river", "morning mist", "soft wind", "starlit field", "ocean breeze", "sleeping town"],
-             ["I'm drifting on", "I'm resting in", "I'm floating through", "I'm breathing in"],
-             ["the peace of the evening", "a slow and gentle tide", "the hush before the dawn", "a world that softly turns"]),
+    "sad": (
+        ["rain", "empty room", "fading light", "cold window", "broken letter", "last train"],
+        ["I still hear", "I let go of", "I'm holding on to", "I can't forget"],
+        [
+            "the night you left",
+            "your silent goodbye",
+            "the words we never said",
+            "an echo of your name",
+        ],
+    ),
+    "happy": (
+        [
+            "sunlight",
+            "open road",
+            "summer sky",
+            "golden morning",
+            "dancing street",
+            "bright horizon",
+        ],
+        ["we're chasing", "I'm singing to", "we're running through", "I can feel"],
+        [
+            "the best days of our lives",
+            "a heart that's wide awake",
+            "the rhythm of the day",
+            "the colours all around",
+        ],
+    ),
+    "love": (
+        ["your eyes", "midnight call", "slow dance", "candle glow", "warm embrace", "city lights"],
+        ["I'm falling for", "I'm dreaming of", "I'm waiting for", "I'm reaching for"],
+        [
+            "the way you say my name",
+            "a love that never fades",
+            "the fire in your heart",
+            "forever in your arms",
+        ],
+    ),
+    "energy": (
+        ["thunder", "neon fire", "heartbeat", "wild night", "electric sky", "racing pulse"],
+        ["we're breaking through", "we're burning up", "we're rising up to", "we own"],
+        [
+            "the edge of the night",
+            "the sound of the crowd",
+            "a world without end",
+            "the lights up high",
+        ],
+    ),
+    "calm": (
+        [
+            "quiet river",
+            "morning mist",
+            "soft wind",
+            "starlit field",
+            "ocean breeze",
+            "sleeping town",
+        ],
+        ["I'm drifting on", "I'm resting in", "I'm floating through", "I'm breathing in"],
+        [
+            "the peace of the evening",
+            "a slow and gentle tide",
+            "the hush before the dawn",
+            "a world that softly turns",
+        ],
+    ),
 }
 _THEME_WORDS = {
     "sad": ("sad", "melanchol", "lonely", "heartbreak", "dark", "tears", "blue", "somber", "minor"),
@@ -123,8 +182,14 @@ def write_lyrics(prompt: str, *, seed: int = 0, verses: int = 1) -> str:
     blocks = []
     for v in range(verses):
         a, b = rng.choice(images, 2, replace=False)
-        verse = [f"In the {a} I walk alone" if theme_of(prompt) == "sad" else f"In the {a} we come alive",
-                 line(), f"Every {b} tells me so", line()]
+        verse = [
+            f"In the {a} I walk alone"
+            if theme_of(prompt) == "sad"
+            else f"In the {a} we come alive",
+            line(),
+            f"Every {b} tells me so",
+            line(),
+        ]
         blocks.append(f"[Verse {v + 1}]\n" + "\n".join(s[0].upper() + s[1:] for s in verse))
     hook = f"Oh, {topic.lower()}" if topic else f"Oh, {rng.choice(images)}"
     chorus = [hook + ", stay with me", line(), hook + ", don't let go", line()]
@@ -132,9 +197,37 @@ def write_lyrics(prompt: str, *, seed: int = 0, verses: int = 1) -> str:
     return "\n\n".join(blocks)
 
 
-_STOP = {"about", "song", "songs", "music", "with", "style", "tempo", "minor", "major", "female",
-         "male", "vocals", "voice", "ballad", "slow", "fast", "piano", "guitar", "drums", "track",
-         "beat", "genre", "upbeat", "their", "there", "which", "sounds", "sound", "trending"}
+_STOP = {
+    "about",
+    "song",
+    "songs",
+    "music",
+    "with",
+    "style",
+    "tempo",
+    "minor",
+    "major",
+    "female",
+    "male",
+    "vocals",
+    "voice",
+    "ballad",
+    "slow",
+    "fast",
+    "piano",
+    "guitar",
+    "drums",
+    "track",
+    "beat",
+    "genre",
+    "upbeat",
+    "their",
+    "there",
+    "which",
+    "sounds",
+    "sound",
+    "trending",
+}
 
 # ----------------------------------------------------------------- translation
 
@@ -161,15 +254,66 @@ _INVENTORY = {
     "xx": "ka lo mi na te su ra vo di le sa no be ri ta ma",
 }
 _DICT = {
-    "es": {"love": "amor", "heart": "corazón", "night": "noche", "day": "día", "you": "tú", "i": "yo",
-           "my": "mi", "sky": "cielo", "light": "luz", "dream": "sueño", "fire": "fuego", "rain": "lluvia",
-           "home": "hogar", "forever": "siempre", "together": "juntos", "the": "el", "and": "y", "oh": "oh"},
-    "fr": {"love": "amour", "heart": "cœur", "night": "nuit", "day": "jour", "you": "tu", "i": "je",
-           "my": "mon", "sky": "ciel", "light": "lumière", "dream": "rêve", "fire": "feu", "rain": "pluie",
-           "home": "maison", "forever": "toujours", "together": "ensemble", "the": "le", "and": "et", "oh": "oh"},
-    "de": {"love": "Liebe", "heart": "Herz", "night": "Nacht", "day": "Tag", "you": "du", "i": "ich",
-           "my": "mein", "sky": "Himmel", "light": "Licht", "dream": "Traum", "fire": "Feuer", "rain": "Regen",
-           "home": "Heim", "forever": "immer", "together": "zusammen", "the": "der", "and": "und", "oh": "oh"},
+    "es": {
+        "love": "amor",
+        "heart": "corazón",
+        "night": "noche",
+        "day": "día",
+        "you": "tú",
+        "i": "yo",
+        "my": "mi",
+        "sky": "cielo",
+        "light": "luz",
+        "dream": "sueño",
+        "fire": "fuego",
+        "rain": "lluvia",
+        "home": "hogar",
+        "forever": "siempre",
+        "together": "juntos",
+        "the": "el",
+        "and": "y",
+        "oh": "oh",
+    },
+    "fr": {
+        "love": "amour",
+        "heart": "cœur",
+        "night": "nuit",
+        "day": "jour",
+        "you": "tu",
+        "i": "je",
+        "my": "mon",
+        "sky": "ciel",
+        "light": "lumière",
+        "dream": "rêve",
+        "fire": "feu",
+        "rain": "pluie",
+        "home": "maison",
+        "forever": "toujours",
+        "together": "ensemble",
+        "the": "le",
+        "and": "et",
+        "oh": "oh",
+    },
+    "de": {
+        "love": "Liebe",
+        "heart": "Herz",
+        "night": "Nacht",
+        "day": "Tag",
+        "you": "du",
+        "i": "ich",
+        "my": "mein",
+        "sky": "Himmel",
+        "light": "Licht",
+        "dream": "Traum",
+        "fire": "Feuer",
+        "rain": "Regen",
+        "home": "Heim",
+        "forever": "immer",
+        "together": "zusammen",
+        "the": "der",
+        "and": "und",
+        "oh": "oh",
+    },
 }
 
 
@@ -231,8 +375,20 @@ def pseudo_lyrics(seed: int, n_lines: int) -> list[str]:
 
 # ----------------------------------------------------------------- web search
 
-_GENRES_TRENDING = ("afrobeats", "hyperpop", "amapiano", "drill", "synthwave", "lofi hip hop",
-                    "indie folk", "latin pop", "k-pop", "phonk", "bedroom pop", "country pop")
+_GENRES_TRENDING = (
+    "afrobeats",
+    "hyperpop",
+    "amapiano",
+    "drill",
+    "synthwave",
+    "lofi hip hop",
+    "indie folk",
+    "latin pop",
+    "k-pop",
+    "phonk",
+    "bedroom pop",
+    "country pop",
+)
 
 
 def web_search(query: str) -> tuple[str, list[dict[str, str]]]:
@@ -244,20 +400,29 @@ def web_search(query: str) -> tuple[str, list[dict[str, str]]]:
     if "trend" in q.lower():
         picks = rng.choice(_GENRES_TRENDING, 5, replace=False)
         for i, g in enumerate(picks):
-            results.append({
-                "title": f"{g.title()} is trending this week",
-                "url": f"https://charts.example.com/trending/{g.replace(' ', '-')}",
-                "snippet": f"{g.title()} climbs to #{i + 1} in streaming charts, driven by short-form video.",
-            })
+            results.append(
+                {
+                    "title": f"{g.title()} is trending this week",
+                    "url": f"https://charts.example.com/trending/{g.replace(' ', '-')}",
+                    "snippet": f"{g.title()} climbs to #{i + 1} in streaming charts, driven by short-form video.",
+                }
+            )
     else:
-        sites = ("musicwiki.example.org", "soundnews.example.com", "producerforum.example.net",
-                 "lyricsdb.example.com", "charts.example.com")
+        sites = (
+            "musicwiki.example.org",
+            "soundnews.example.com",
+            "producerforum.example.net",
+            "lyricsdb.example.com",
+            "charts.example.com",
+        )
         for i, site in enumerate(sites):
-            results.append({
-                "title": f"{q.title() or 'Music'} - {('overview', 'latest news', 'discussion', 'lyrics and meaning', 'chart history')[i]}",
-                "url": f"https://{site}/{slug}",
-                "snippet": f"What listeners and producers say about {q or 'music'}: "
-                           f"{int(rng.integers(2, 98))}% more plays this month.",
-            })
+            results.append(
+                {
+                    "title": f"{q.title() or 'Music'} - {('overview', 'latest news', 'discussion', 'lyrics and meaning', 'chart history')[i]}",
+                    "url": f"https://{site}/{slug}",
+                    "snippet": f"What listeners and producers say about {q or 'music'}: "
+                    f"{int(rng.integers(2, 98))}% more plays this month.",
+                }
+            )
     text = "\n".join(f"{r['title']} ({r['url']}): {r['snippet']}" for r in results)
     return text, results

@@ -50,7 +50,9 @@ def parse_key(text: str) -> tuple[int, str | None] | None:
             continue
         if mode == "m" and acc == "" and not explicit:
             continue  # "A m" is too weak a signal
-        pc = _PC[letter] + (1 if acc in ("#", "♯", "sharp") else -1 if acc in ("b", "♭", "flat") else 0)
+        pc = _PC[letter] + (
+            1 if acc in ("#", "♯", "sharp") else -1 if acc in ("b", "♭", "flat") else 0
+        )
         md = None if mode is None else ("major" if mode.startswith("maj") else "minor")
         return pc % 12, md
     return None
@@ -63,7 +65,9 @@ def scale_pitches(root: int, mode: str, low: int, high: int) -> np.ndarray:
     return allp[np.isin(allp % 12, pcs)]
 
 
-def chord(root: int, mode: str, degree: int, *, octave: int = 4, seventh: bool = False) -> list[int]:
+def chord(
+    root: int, mode: str, degree: int, *, octave: int = 4, seventh: bool = False
+) -> list[int]:
     """MIDI pitches of the diatonic triad (or seventh chord) on a scale degree."""
     sc = SCALES[mode]
     base = 12 * (octave + 1) + root

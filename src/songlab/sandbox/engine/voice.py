@@ -37,10 +37,20 @@ BANDWIDTHS = (90.0, 110.0, 170.0)
 FORMANT_GAINS = (1.0, 0.6, 0.35)
 
 DEFAULT_VOICES = {
-    "male": {"f0_low": 98.0, "f0_high": 262.0, "f0_median": 147.0,
-             "formants": tuple(NEUTRAL), "gender": "male"},
-    "female": {"f0_low": 196.0, "f0_high": 523.0, "f0_median": 294.0,
-               "formants": tuple(NEUTRAL * 1.17), "gender": "female"},
+    "male": {
+        "f0_low": 98.0,
+        "f0_high": 262.0,
+        "f0_median": 147.0,
+        "formants": tuple(NEUTRAL),
+        "gender": "male",
+    },
+    "female": {
+        "f0_low": 196.0,
+        "f0_high": 523.0,
+        "f0_median": 294.0,
+        "formants": tuple(NEUTRAL * 1.17),
+        "gender": "female",
+    },
 }
 
 
@@ -86,7 +96,9 @@ def _shape(x: np.ndarray, gains: Callable[[np.ndarray], np.ndarray]) -> np.ndarr
     50 % overlap, whose products sum to one), float32 throughout.
     """
     m = len(x)
-    pad = np.concatenate([np.zeros(NFFT, np.float32), x.astype(np.float32), np.zeros(NFFT + HOP, np.float32)])
+    pad = np.concatenate(
+        [np.zeros(NFFT, np.float32), x.astype(np.float32), np.zeros(NFFT + HOP, np.float32)]
+    )
     frames = np.lib.stride_tricks.sliding_window_view(pad, NFFT)[::HOP] * _WIN
     starts = np.arange(len(frames)) * HOP - NFFT
     spec = sfft.rfft(frames, axis=1)
@@ -115,8 +127,14 @@ _BREATH = np.random.default_rng(99).standard_normal(1 << 16).astype(np.float32)
 LEVEL = 0.55  # fixed output scale (no per-call normalisation: renders stay time-local)
 
 
-def sing(phrases: list[list[SungNote]], voice: dict[str, Any], model: str, n: int, seed: int,
-         t0: float = 0.0) -> np.ndarray:
+def sing(
+    phrases: list[list[SungNote]],
+    voice: dict[str, Any],
+    model: str,
+    n: int,
+    seed: int,
+    t0: float = 0.0,
+) -> np.ndarray:
     """Render phrases of sung notes (onsets in score seconds) into ``n`` samples starting at ``t0``.
 
     Each phrase is synthesised on its own, anchored to the absolute sample grid,
@@ -135,7 +153,9 @@ def sing(phrases: list[list[SungNote]], voice: dict[str, Any], model: str, n: in
     return out
 
 
-def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int) -> tuple[int, np.ndarray]:
+def _phrase(
+    notes: list[SungNote], voice: dict[str, Any], model: str, seed: int
+) -> tuple[int, np.ndarray]:
     band = model_params(model)[0]
     first = int(np.floor((notes[0].onset - 0.1) * SR / HOP)) * HOP  # absolute sample index
     last = int(round((notes[-1].onset + notes[-1].dur + 0.25) * SR))
@@ -190,13 +210,17 @@ def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int)
     y = _shape(src, gains) * LEVEL
     # consonants: short noise bursts at syllable onsets
     burst = {
-        "s": bandlimit(rng.standard_normal(int(0.07 * SR)), 3800, band) * np.hanning(int(0.07 * SR)),
-        "t": bandlimit(rng.standard_normal(int(0.02 * SR)), 1500, band) * np.exp(-np.arange(int(0.02 * SR)) / 200),
+        "s": bandlimit(rng.standard_normal(int(0.07 * SR)), 3800, band)
+        * np.hanning(int(0.07 * SR)),
+        "t": bandlimit(rng.standard_normal(int(0.02 * SR)), 1500, band)
+        * np.exp(-np.arange(int(0.02 * SR)) / 200),
     }
     for nt in notes:
         noise = burst.get(nt.consonant)
         if noise is not None:
-            start = int(round(nt.onset * SR)) - first - (len(noise) if nt.consonant == "s" else 0) // 2
+            start = (
+                int(round(nt.onset * SR)) - first - (len(noise) if nt.consonant == "s" else 0) // 2
+            )
             lo, hi = max(start, 0), min(start + len(noise), m)
             if hi > lo:
                 y[lo:hi] += 0.12 * noise[lo - start : hi - start].astype(np.float32)
@@ -205,8 +229,16 @@ def _phrase(notes: list[SungNote], voice: dict[str, Any], model: str, seed: int)
 
 # --------------------------------------------------------------------- analysis
 
-def f0_track(x: np.ndarray, sr: int = SR, *, fmin: float = 60.0, fmax: float = 1000.0,
-             hop_s: float = 0.01, threshold: float = 0.15) -> tuple[np.ndarray, np.ndarray]:
+
+def f0_track(
+    x: np.ndarray,
+    sr: int = SR,
+    *,
+    fmin: float = 60.0,
+    fmax: float = 1000.0,
+    hop_s: float = 0.01,
+    threshold: float = 0.15,
+) -> tuple[np.ndarray, np.ndarray]:
     """YIN pitch track (de Cheveigné & Kawahara 2002) of a mono signal.
 
     Returns ``(times_s, f0_hz)``; unvoiced or silent frames have f0 = 0.
@@ -266,7 +298,9 @@ def f0_track(x: np.ndarray, sr: int = SR, *, fmin: float = 60.0, fmax: float = 1
     return times, f0
 
 
-def lpc_formants(x: np.ndarray, sr: int = SR, *, order: int = 12, max_frames: int = 200) -> tuple[float, float, float]:
+def lpc_formants(
+    x: np.ndarray, sr: int = SR, *, order: int = 12, max_frames: int = 200
+) -> tuple[float, float, float]:
     """Median F1-F3 (Hz) of the voiced frames, from LPC roots (autocorrelation method)."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim > 1:
@@ -323,5 +357,10 @@ def analyse_voice(x: np.ndarray, sr: int = SR) -> dict[str, Any] | None:
     formants = lpc_formants(x, sr)
     scale = formant_scale(formants)
     gender = "female" if med > 175 or (med > 150 and scale > 1.08) else "male"
-    return {"f0_low": round(low, 2), "f0_high": round(high, 2), "f0_median": round(med, 2),
-            "formants": tuple(round(f, 1) for f in formants), "gender": gender}
+    return {
+        "f0_low": round(low, 2),
+        "f0_high": round(high, 2),
+        "f0_median": round(med, 2),
+        "formants": tuple(round(f, 1) for f in formants),
+        "gender": gender,
+    }

@@ -50,15 +50,17 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"]) if scope["type"] == "http" else {}
         if scope["type"] != "http" or (  # an upload: the files route has its own, lower limit
-                scope["path"] == "/v1/files"
-                and headers.get(b"content-type", b"").startswith(b"multipart/form-data")):
+            scope["path"] == "/v1/files"
+            and headers.get(b"content-type", b"").startswith(b"multipart/form-data")
+        ):
             await self.app(scope, receive, send)
             return
         length = headers.get(b"content-length", b"")
         if length.isdigit() and int(length) > self.max_bytes:
             exc = self._refusal()
             await Response(exc.content(), exc.status, media_type="application/json")(
-                scope, receive, send)
+                scope, receive, send
+            )
             return
         seen = 0
 
@@ -84,8 +86,10 @@ class FaultLatency:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             ms = self.faults.settings.latency_ms
-            if ms and scope["path"].startswith(VENDOR_PREFIXES) and not (
-                scope["method"] == "POST" and scope["path"] == "/v1/files"
+            if (
+                ms
+                and scope["path"].startswith(VENDOR_PREFIXES)
+                and not (scope["method"] == "POST" and scope["path"] == "/v1/files")
             ):
                 await asyncio.sleep(ms / 1000)
         await self.app(scope, receive, send)
@@ -93,8 +97,9 @@ class FaultLatency:
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return Response(exc.content(), status_code=exc.status, media_type="application/json",
-                    headers=exc.headers)
+    return Response(
+        exc.content(), status_code=exc.status, media_type="application/json", headers=exc.headers
+    )
 
 
 async def _unhandled(request: Request, exc: Exception) -> Response:
@@ -106,8 +111,12 @@ async def _unhandled(request: Request, exc: Exception) -> Response:
 async def _internal(request: Request, exc: Exception) -> Response:
     """Anything else a handler raises: logged by the server, answered whole in the error
     shape (never a dropped connection or a text/plain page)."""
-    return await _api_error(request, errors.internal(
-        f"internal error ({type(exc).__name__}); nothing was billed for this request"))
+    return await _api_error(
+        request,
+        errors.internal(
+            f"internal error ({type(exc).__name__}); nothing was billed for this request"
+        ),
+    )
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -115,8 +124,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 405:
         allowed = routing.allowed_methods(request.app, request.url.path)
-        return await _api_error(request, errors.method_not_allowed().with_headers(
-            {"Allow": ", ".join(allowed)}))
+        return await _api_error(
+            request, errors.method_not_allowed().with_headers({"Allow": ", ".join(allowed)})
+        )
     if exc.status_code == 404:  # a file path's 404 is the file routes' own ResourceNotFound
         files = request.url.path.startswith("/v1/files/")
         return await _api_error(request, errors.RESOURCE_NOT_FOUND if files else errors.NOT_FOUND)
@@ -161,8 +171,9 @@ def create_app(parts: AppParts) -> FastAPI:
     p = parts
     for router in (
         account.router(p.accounts, p.store, p.clock, p.catalog),
-        native.router(p.accounts, p.store, p.clock, p.catalog, p.creates, p.events, p.faults,
-                      p.links),
+        native.router(
+            p.accounts, p.store, p.clock, p.catalog, p.creates, p.events, p.faults, p.links
+        ),
         files.router(p.accounts, p.store, p.clock, p.links),
         compat.router(p.accounts, p.catalog, p.creates),
         dedicated.router(p.accounts, p.clock, p.catalog, p.creates),
@@ -179,6 +190,11 @@ def create_app(parts: AppParts) -> FastAPI:
 def create_asgi(parts: AppParts) -> ASGIApp:
     """What uvicorn serves: the lean task-GET path in front of the FastAPI app, both behind
     the configured answer profile (``profiles.py``; the default profile adds nothing)."""
-    hot = HotPath(create_app(parts), accounts=parts.accounts, store=parts.store,
-                  faults=parts.faults, links=parts.links)
+    hot = HotPath(
+        create_app(parts),
+        accounts=parts.accounts,
+        store=parts.store,
+        faults=parts.faults,
+        links=parts.links,
+    )
     return profiles.apply(hot, parts.config.profile)

@@ -47,6 +47,7 @@ M = TypeVar("M", bound=BaseModel)
 MAX_TOKENS = 10**9  # per admin call: an account's balance, a top-up
 ID = int(LIMITS["id_chars"])
 
+
 def _integral(value: Any) -> Any:
     """JSON has one number type: 245.0 is the integer 245 (as JSON Schema says); 245.5 is not."""
     if isinstance(value, float) and value.is_integer() and abs(value) <= INT64:
@@ -68,16 +69,29 @@ def text(max_len: int | None = None, *, required: bool = False) -> Any:
 # The bodies' strings as type aliases (what text() builds; mypy reads an alias, not a call).
 _NONBLANK = r"\S"
 Filled: TypeAlias = Annotated[str, StringConstraints(min_length=1, pattern=_NONBLANK)]
-IdText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=ID,
-                                                     pattern=_NONBLANK)]
-SourceText: TypeAlias = Annotated[str, StringConstraints(min_length=1, max_length=4096,
-                                                         pattern=_NONBLANK)]
+IdText: TypeAlias = Annotated[
+    str, StringConstraints(min_length=1, max_length=ID, pattern=_NONBLANK)
+]
+SourceText: TypeAlias = Annotated[
+    str, StringConstraints(min_length=1, max_length=4096, pattern=_NONBLANK)
+]
 
-FileId = Annotated[str, StringConstraints(pattern=UUID_PATTERN),
-                   Field(json_schema_extra={"format": "uuid"},
-                         description="a file id of the caller (from POST /v1/files or a task output)")]
-NativeLicense = Annotated[Int, Field(ge=int(LIMITS["license_min"]), le=int(LIMITS["license_max"]),
-                                     description="license tier 0-5; 0 or absent = royalty-free")]
+FileId = Annotated[
+    str,
+    StringConstraints(pattern=UUID_PATTERN),
+    Field(
+        json_schema_extra={"format": "uuid"},
+        description="a file id of the caller (from POST /v1/files or a task output)",
+    ),
+]
+NativeLicense = Annotated[
+    Int,
+    Field(
+        ge=int(LIMITS["license_min"]),
+        le=int(LIMITS["license_max"]),
+        description="license tier 0-5; 0 or absent = royalty-free",
+    ),
+]
 
 
 class FileInputUrl(BaseModel):
@@ -93,8 +107,11 @@ class FileInputInline(BaseModel):
 
 FileInput = Annotated[
     Filled | FileInputUrl | FileInputInline,
-    Field(description="a file input: one of this sandbox's signed URLs, \"file_id:<id>\", "
-                      "{\"url\": ...} or {\"base64\": ..., \"filename\"?: ...}")]
+    Field(
+        description='a file input: one of this sandbox\'s signed URLs, "file_id:<id>", '
+        '{"url": ...} or {"base64": ..., "filename"?: ...}'
+    ),
+]
 
 
 class Body(BaseModel):
@@ -111,7 +128,9 @@ def payload_schema_name(operation: str) -> str:
     return f"Payload_{operation}"
 
 
-PAYLOAD_SCHEMAS: list[Any] = [payload_schema_name(n) for n, op in REGISTRY.items() if not op.internal]
+PAYLOAD_SCHEMAS: list[Any] = [
+    payload_schema_name(n) for n, op in REGISTRY.items() if not op.internal
+]
 
 
 class NativeCreate(Body):
@@ -121,10 +140,13 @@ class NativeCreate(Body):
     license: NativeLicense | None = None
     payload_json: Filled = Field(
         description="the tool's input as a STRING of JSON text holding an object; a raw JSON "
-                    "object here is the spec's documented unhandled error (500)",
-        json_schema_extra={"contentMediaType": "application/json",
-                           # the components holding each operation's payload fields
-                           "x-payload-schemas": PAYLOAD_SCHEMAS})
+        "object here is the spec's documented unhandled error (500)",
+        json_schema_extra={
+            "contentMediaType": "application/json",
+            # the components holding each operation's payload fields
+            "x-payload-schemas": PAYLOAD_SCHEMAS,
+        },
+    )
 
     @field_validator("payload_json", mode="before")
     @classmethod
@@ -139,7 +161,8 @@ class SourceUrl(Body):
 
     source_url: SourceText = Field(
         description="one of this sandbox's signed file URLs (GET /v1/files/{id}/url); nothing "
-                    "else is fetched")
+        "else is fetched"
+    )
 
 
 # --- the /_sandbox admin bodies (their refusals use the admin shape: InvalidRequest) ---------
@@ -197,10 +220,18 @@ def _annotation(f: Rule) -> tuple[Any, Any]:
     t: Any
     described = f.type in ("file", "string", "voice") or f.clamp or f.late
     if f.type == "file_id":
-        t = Annotated[str, StringConstraints(pattern=UUID_PATTERN), Field(
-            description="a file id of the caller (from POST /v1/files or a task output)",
-            json_schema_extra={"format": "uuid", "x-file-kinds": list(f.formats),
-                               "x-max-bytes": f.max_bytes})]
+        t = Annotated[
+            str,
+            StringConstraints(pattern=UUID_PATTERN),
+            Field(
+                description="a file id of the caller (from POST /v1/files or a task output)",
+                json_schema_extra={
+                    "format": "uuid",
+                    "x-file-kinds": list(f.formats),
+                    "x-max-bytes": f.max_bytes,
+                },
+            ),
+        ]
     elif f.type == "file":
         t = FileInput
     elif f.type == "license":  # the native integer or a tier name
@@ -220,8 +251,11 @@ def _annotation(f: Rule) -> tuple[Any, Any]:
     else:  # choice, tier
         t = Literal[f.choices]
     if described and f.description:
-        return (t, Field(description=f.description)) if f.required else (
-            t | None, Field(f.default, description=f.description))
+        return (
+            (t, Field(description=f.description))
+            if f.required
+            else (t | None, Field(f.default, description=f.description))
+        )
     if f.required:
         return t, ...
     return t | None, f.default
@@ -281,8 +315,11 @@ def check_route(path: str, body: dict[str, Any]) -> dict[str, Any]:
     return got
 
 
-def check(model: type[M], body: dict[str, Any],
-          refuse: Callable[[str, str], errors.ApiError] = errors.invalid) -> dict[str, Any]:
+def check(
+    model: type[M],
+    body: dict[str, Any],
+    refuse: Callable[[str, str], errors.ApiError] = errors.invalid,
+) -> dict[str, Any]:
     """``body`` checked against ``model`` and normalised (245.0 -> 245), the fields it set
     and its unknown ones; or ``refuse(field, rule)`` (by default 422 InvalidGenerationInput)
     naming the first field."""
@@ -292,8 +329,9 @@ def check(model: type[M], body: dict[str, Any],
         raise _refusal(exc, refuse) from None
 
 
-def _refusal(exc: ValidationError,
-             refuse: Callable[[str, str], errors.ApiError]) -> errors.ApiError:
+def _refusal(
+    exc: ValidationError, refuse: Callable[[str, str], errors.ApiError]
+) -> errors.ApiError:
     """The first field's refusal; a union's branches are joined ("...; or ...")."""
     errs = exc.errors(include_url=False)
     top = errs[0]["loc"][0] if errs[0]["loc"] else None

@@ -26,8 +26,15 @@ _FORBIDDEN = errors.FORBIDDEN.content()
 
 
 class HotPath:
-    def __init__(self, app: ASGIApp, *, accounts: Authenticator, store: Store,
-                 faults: FaultGate, links: Links) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        accounts: Authenticator,
+        store: Store,
+        faults: FaultGate,
+        links: Links,
+    ) -> None:
         self.app = app
         self._accounts = accounts
         self._store = store
@@ -37,16 +44,26 @@ class HotPath:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if (scope["type"] != "http" or scope["method"] != "GET" or not path.startswith(PREFIX)
-                or "/" in path[len(PREFIX):] or len(path) == len(PREFIX)):
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "GET"
+            or not path.startswith(PREFIX)
+            or "/" in path[len(PREFIX) :]
+            or len(path) == len(PREFIX)
+        ):
             await self.app(scope, receive, send)
             return
         ms = self._faults.settings.latency_ms
         if ms:
             await asyncio.sleep(ms / 1000)
-        status, body = self._answer(scope, path[len(PREFIX):])
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [*_JSON, (b"content-length", str(len(body)).encode())]})
+        status, body = self._answer(scope, path[len(PREFIX) :])
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [*_JSON, (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     def _answer(self, scope: Scope, task_id: str) -> tuple[int, bytes]:
@@ -62,8 +79,7 @@ class HotPath:
         done = self._done.get(task_id)
         if done is not None:
             return (200, done[1]) if done[0] == account_id else (403, _FORBIDDEN)
-        status, body, final = tasks.answer(self._store, account_id, task_id,
-                                           self._links.base_url)
+        status, body, final = tasks.answer(self._store, account_id, task_id, self._links.base_url)
         if final and len(self._done) < _CACHE_MAX:
             self._done[task_id] = (account_id, body)
         return status, body

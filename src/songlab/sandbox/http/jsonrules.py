@@ -84,10 +84,14 @@ def loads(raw: str | bytes, field: str) -> Any:
     except _NumberError as exc:
         raise errors.invalid(field, str(exc)) from None
     except RecursionError:  # pragma: no cover - the depth rule refuses these first
-        raise errors.invalid(field, f"nests deeper than {MAX_DEPTH} levels of objects and arrays") from None
+        raise errors.invalid(
+            field, f"nests deeper than {MAX_DEPTH} levels of objects and arrays"
+        ) from None
     except ValueError as exc:
         assert isinstance(exc, json.JSONDecodeError)  # the only ValueError json.loads raises here
-        raise errors.invalid(field, f"is not valid JSON text ({exc.msg} at character {exc.pos})") from None
+        raise errors.invalid(
+            field, f"is not valid JSON text ({exc.msg} at character {exc.pos})"
+        ) from None
 
 
 def loads_object(raw: bytes, field: str = "body") -> dict[str, Any]:

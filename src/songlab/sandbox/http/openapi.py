@@ -74,92 +74,240 @@ def s(max_len: int | None = None, **more: Any) -> Schema:
 LIMIT_MAX, LIMIT_DEFAULT = int(LIMITS["list_limit_max"]), int(LIMITS["list_limit_default"])
 
 SCHEMAS: dict[str, Schema] = {
-    "PipelineError": obj({"error": {"type": "string", "enum": [c.value for c in PIPELINE_ERRORS]},
-                          "message": S, "retryable": B}, "error", "message", "retryable"),
-    "Error": obj({"error": {"type": "string", "enum": [c.value for c in OTHER_ERRORS]
-                            + [METHOD_NOT_ALLOWED_CODE]}}, "error"),
-    "InternalError": obj({"error": {"type": "string", "const": INTERNAL_CODE}, "message": S},
-                         "error", "message"),
-    "Asset": obj({
-        "file_id": s(description="durable file id: GET /v1/files/{file_id}/url for a link",
-                     format="uuid"),
-        "blob_hash": s(description="SHA-256 of the file's bytes (hex)", pattern="^[0-9a-f]{64}$"),
-        "url": s(description="private storage locator: answers 404 ResourceNotFound (XML); "
-                             "never use it"),
-        "name": s(description="what the file is: mix, vocals, drums, ..."),
-        "mime_type": S, "duration_s": {"type": "number", "minimum": 0}},
-        "file_id", "blob_hash", "url"),
-    "Event": obj({
-        "seq": {"type": "integer", "minimum": 1, "maximum": MAX_SEQ},
-        "kind": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
-        "task_id": S, "status": {"type": "string", "enum": [st.value for st in Status]},
-        "progress": {"type": "number", "minimum": 0, "maximum": 1},
-        "step": s(description="song translation: transcribe ... render; Agent One: the "
-                              "operation called (or plan)"),
-        "phase": {"type": "string", "enum": ["started", "finished"]},
-        "index": {"type": "integer", "minimum": 0}, "message": S, "url": S,
-        "cursor": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ,
-                   "description": "timeout and error: resume with after=cursor"}},
-        "seq", "kind", "task_id"),
-    "EventPage": obj({"data": {"type": "array", "items": ref("Event"), "maxItems": EVENT_PAGE},
-                      "next_after": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ},
-                      "done": {"type": "boolean",
-                               "description": "the task finished and nothing follows"}},
-                     "data", "next_after", "done"),
-    "AdminError": obj({"error": s(description="UNAUTHENTICATED, NOT_FOUND or InvalidRequest"),
-                       "message": S}, "error", "message"),
-    "TaskCreated": obj({"task_id": S, "status": {"type": "string", "const": Status.QUEUED.value},
-                        "consent_id": s(description="voice clones only")}, "task_id", "status"),
-    "Task": obj({
-        "task_id": S, "tool_id": NULL_S, "model": S, "operation": S, "license": I,
-        "status": {"type": "string", "enum": [st.value for st in Status]},
-        "created_at": S, "updated_at": S,
-        "cost_usd": {"type": ["string", "null"], "pattern": r"^[0-9]+\.[0-9]{8}$",
-                     "description": "decimal USD with 8 decimals: null while queued or "
-                                    "processing, the charge once completed, \"0.00000000\" "
-                                    "once failed (the reservation was released)"},
-        "parent_task_id": S, "progress": {"type": "number", "minimum": 0, "maximum": 1},
-        "failure": obj({"error": S, "message": S}, "error"),
-        "output": obj({"text": S, "metadata_json": s(contentMediaType="application/json"),
-                       "assets": {"type": "array", "items": ref("Asset")}}),
-    }, "task_id", "tool_id", "model", "operation", "license", "status", "created_at",
-        "updated_at", "cost_usd", "output"),
-    "TaskList": obj({"data": {"type": "array", "items": ref("Task")}, "next_cursor": NULL_S},
-                    "data", "next_cursor"),
-    "Balance": obj({"total_effective": I, "base_effective": I, "extra_tokens": I,
-                    "base_expires_at": S},
-                   "total_effective", "base_effective", "extra_tokens", "base_expires_at"),
-    "ToolList": obj({"data": {"type": "array", "items": obj(
-        {"id": S, "model": S, "operation": S, "name": S}, "id", "model", "operation", "name")}},
-        "data"),
-    "StoredFile": obj({"file_id": S, "mime_type": S, "size_bytes": I, "sha256": S},
-                      "file_id", "mime_type", "size_bytes", "sha256"),
-    "FileLink": obj({"file_id": S, "url": S, "mime_type": S, "expires_at": S},
-                    "file_id", "url", "mime_type", "expires_at"),
+    "PipelineError": obj(
+        {
+            "error": {"type": "string", "enum": [c.value for c in PIPELINE_ERRORS]},
+            "message": S,
+            "retryable": B,
+        },
+        "error",
+        "message",
+        "retryable",
+    ),
+    "Error": obj(
+        {
+            "error": {
+                "type": "string",
+                "enum": [c.value for c in OTHER_ERRORS] + [METHOD_NOT_ALLOWED_CODE],
+            }
+        },
+        "error",
+    ),
+    "InternalError": obj(
+        {"error": {"type": "string", "const": INTERNAL_CODE}, "message": S}, "error", "message"
+    ),
+    "Asset": obj(
+        {
+            "file_id": s(
+                description="durable file id: GET /v1/files/{file_id}/url for a link", format="uuid"
+            ),
+            "blob_hash": s(
+                description="SHA-256 of the file's bytes (hex)", pattern="^[0-9a-f]{64}$"
+            ),
+            "url": s(
+                description="private storage locator: answers 404 ResourceNotFound (XML); "
+                "never use it"
+            ),
+            "name": s(description="what the file is: mix, vocals, drums, ..."),
+            "mime_type": S,
+            "duration_s": {"type": "number", "minimum": 0},
+        },
+        "file_id",
+        "blob_hash",
+        "url",
+    ),
+    "Event": obj(
+        {
+            "seq": {"type": "integer", "minimum": 1, "maximum": MAX_SEQ},
+            "kind": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
+            "task_id": S,
+            "status": {"type": "string", "enum": [st.value for st in Status]},
+            "progress": {"type": "number", "minimum": 0, "maximum": 1},
+            "step": s(
+                description="song translation: transcribe ... render; Agent One: the "
+                "operation called (or plan)"
+            ),
+            "phase": {"type": "string", "enum": ["started", "finished"]},
+            "index": {"type": "integer", "minimum": 0},
+            "message": S,
+            "url": S,
+            "cursor": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_SEQ,
+                "description": "timeout and error: resume with after=cursor",
+            },
+        },
+        "seq",
+        "kind",
+        "task_id",
+    ),
+    "EventPage": obj(
+        {
+            "data": {"type": "array", "items": ref("Event"), "maxItems": EVENT_PAGE},
+            "next_after": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ},
+            "done": {"type": "boolean", "description": "the task finished and nothing follows"},
+        },
+        "data",
+        "next_after",
+        "done",
+    ),
+    "AdminError": obj(
+        {"error": s(description="UNAUTHENTICATED, NOT_FOUND or InvalidRequest"), "message": S},
+        "error",
+        "message",
+    ),
+    "TaskCreated": obj(
+        {
+            "task_id": S,
+            "status": {"type": "string", "const": Status.QUEUED.value},
+            "consent_id": s(description="voice clones only"),
+        },
+        "task_id",
+        "status",
+    ),
+    "Task": obj(
+        {
+            "task_id": S,
+            "tool_id": NULL_S,
+            "model": S,
+            "operation": S,
+            "license": I,
+            "status": {"type": "string", "enum": [st.value for st in Status]},
+            "created_at": S,
+            "updated_at": S,
+            "cost_usd": {
+                "type": ["string", "null"],
+                "pattern": r"^[0-9]+\.[0-9]{8}$",
+                "description": "decimal USD with 8 decimals: null while queued or "
+                'processing, the charge once completed, "0.00000000" '
+                "once failed (the reservation was released)",
+            },
+            "parent_task_id": S,
+            "progress": {"type": "number", "minimum": 0, "maximum": 1},
+            "failure": obj({"error": S, "message": S}, "error"),
+            "output": obj(
+                {
+                    "text": S,
+                    "metadata_json": s(contentMediaType="application/json"),
+                    "assets": {"type": "array", "items": ref("Asset")},
+                }
+            ),
+        },
+        "task_id",
+        "tool_id",
+        "model",
+        "operation",
+        "license",
+        "status",
+        "created_at",
+        "updated_at",
+        "cost_usd",
+        "output",
+    ),
+    "TaskList": obj(
+        {"data": {"type": "array", "items": ref("Task")}, "next_cursor": NULL_S},
+        "data",
+        "next_cursor",
+    ),
+    "Balance": obj(
+        {"total_effective": I, "base_effective": I, "extra_tokens": I, "base_expires_at": S},
+        "total_effective",
+        "base_effective",
+        "extra_tokens",
+        "base_expires_at",
+    ),
+    "ToolList": obj(
+        {
+            "data": {
+                "type": "array",
+                "items": obj(
+                    {"id": S, "model": S, "operation": S, "name": S},
+                    "id",
+                    "model",
+                    "operation",
+                    "name",
+                ),
+            }
+        },
+        "data",
+    ),
+    "StoredFile": obj(
+        {"file_id": S, "mime_type": S, "size_bytes": I, "sha256": S},
+        "file_id",
+        "mime_type",
+        "size_bytes",
+        "sha256",
+    ),
+    "FileLink": obj(
+        {"file_id": S, "url": S, "mime_type": S, "expires_at": S},
+        "file_id",
+        "url",
+        "mime_type",
+        "expires_at",
+    ),
     "FileDownload": obj({"file_id": S, "url": S, "expires_at": S}, "file_id", "url", "expires_at"),
     "AccountCreated": obj({"account_id": S, "api_key": S}, "account_id", "api_key"),
     "ApiKey": obj({"api_key": S}, "api_key"),
-    "Ledger": obj({"entries": {"type": "array", "items": obj({
-        "task_id": S, "parent_task_id": NULL_S, "tool_id": NULL_S, "operation": S, "model": S,
-        "license": I, "kind": S, "amount_usd": S, "created_at": S})}}, "entries"),
-    "Faults": obj({
-        "rate_limited": {"type": "number", "minimum": 0, "maximum": 1},
-        "dependency_unavailable": {"type": "number", "minimum": 0, "maximum": 1},
-        "fail_tasks": {"type": "number", "minimum": 0, "maximum": 1},
-        "drop_stream_after": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
-        "latency_ms": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_LATENCY_MS},
-        "seed": {"type": ["integer", "null"], "minimum": -MAX_SEED, "maximum": MAX_SEED},
-    }, extra=False),
+    "Ledger": obj(
+        {
+            "entries": {
+                "type": "array",
+                "items": obj(
+                    {
+                        "task_id": S,
+                        "parent_task_id": NULL_S,
+                        "tool_id": NULL_S,
+                        "operation": S,
+                        "model": S,
+                        "license": I,
+                        "kind": S,
+                        "amount_usd": S,
+                        "created_at": S,
+                    }
+                ),
+            }
+        },
+        "entries",
+    ),
+    "Faults": obj(
+        {
+            "rate_limited": {"type": "number", "minimum": 0, "maximum": 1},
+            "dependency_unavailable": {"type": "number", "minimum": 0, "maximum": 1},
+            "fail_tasks": {"type": "number", "minimum": 0, "maximum": 1},
+            "drop_stream_after": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
+            "latency_ms": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_LATENCY_MS},
+            "seed": {"type": ["integer", "null"], "minimum": -MAX_SEED, "maximum": MAX_SEED},
+        },
+        extra=False,
+    ),
     "Clock": obj({"now": S}, "now"),
-    "ToolState": obj({"id": S, "model": S, "operation": S, "name": S, "active": B,
-                      "priced_licenses": {"type": "array", "items": I}},
-                     "id", "active", "priced_licenses"),
+    "ToolState": obj(
+        {
+            "id": S,
+            "model": S,
+            "operation": S,
+            "name": S,
+            "active": B,
+            "priced_licenses": {"type": "array", "items": I},
+        },
+        "id",
+        "active",
+        "priced_licenses",
+    ),
 }
 SECURITY_SCHEMES: dict[str, Schema] = {
-    "ApiKey": {"type": "http", "scheme": "bearer",
-               "description": "the account's API key: Authorization: Bearer <key>"},
-    "SandboxAdmin": {"type": "apiKey", "in": "header", "name": "X-Sandbox-Admin-Token",
-                     "description": "the sandbox's admin token (--admin-token)"},
+    "ApiKey": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "the account's API key: Authorization: Bearer <key>",
+    },
+    "SandboxAdmin": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Sandbox-Admin-Token",
+        "description": "the sandbox's admin token (--admin-token)",
+    },
 }
 
 # --- responses -------------------------------------------------------------------------
@@ -188,32 +336,62 @@ def errors_of(*codes: ErrorCode) -> dict[str, Schema]:
 
 
 AUTH = (E.UNAUTHENTICATED, E.INVALID_API_KEY)
-CREATE_ERRORS = (*AUTH, E.UNKNOWN_TOOL, E.INSUFFICIENT_FUNDS, E.TOOL_NOT_PRICED,
-                 E.INVALID_GENERATION_INPUT, E.RATE_LIMITED, E.DEPENDENCY_UNAVAILABLE)
+CREATE_ERRORS = (
+    *AUTH,
+    E.UNKNOWN_TOOL,
+    E.INSUFFICIENT_FUNDS,
+    E.TOOL_NOT_PRICED,
+    E.INVALID_GENERATION_INPUT,
+    E.RATE_LIMITED,
+    E.DEPENDENCY_UNAVAILABLE,
+)
 CREATED = {"201": _json(ref("TaskCreated"), "the task, queued")}
-RAW_PAYLOAD_500 = {"500": {
-    "description": "payload_json sent as a raw JSON value instead of a string: the spec's "
-                   "documented unhandled error, answered whole as JSON",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InternalError"}}}}}
+RAW_PAYLOAD_500 = {
+    "500": {
+        "description": "payload_json sent as a raw JSON value instead of a string: the spec's "
+        "documented unhandled error, answered whole as JSON",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InternalError"}}},
+    }
+}
 
 # --- parameters ------------------------------------------------------------------------
 
-IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
-               "schema": {"type": "string"},
-               "description": "same key (per account) -> same task, billed once. A key is at "
-                              f"most {int(LIMITS['idempotency_key_max'])} characters of "
-                              f"{IDEMPOTENCY_KEY_PATTERN}; any other value is accepted and means "
-                              "no dedup (the spec: a malformed key is not an error)"}
+IDEMPOTENCY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "same key (per account) -> same task, billed once. A key is at "
+    f"most {int(LIMITS['idempotency_key_max'])} characters of "
+    f"{IDEMPOTENCY_KEY_PATTERN}; any other value is accepted and means "
+    "no dedup (the spec: a malformed key is not an error)",
+}
 LIST_QUERY = [
-    {"name": "limit", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": int(LIMITS["list_limit_min"]), "maximum": LIMIT_MAX,
-                "default": LIMIT_DEFAULT}},
-    {"name": "cursor", "in": "query", "required": False,
-     "schema": s(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")},
+    {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "schema": {
+            "type": "integer",
+            "minimum": int(LIMITS["list_limit_min"]),
+            "maximum": LIMIT_MAX,
+            "default": LIMIT_DEFAULT,
+        },
+    },
+    {
+        "name": "cursor",
+        "in": "query",
+        "required": False,
+        "schema": s(pattern=CURSOR_PATTERN, description="next_cursor of the previous page"),
+    },
 ]
-AFTER = {"name": "after", "in": "query", "required": False,
-         "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ, "default": 0},
-         "description": "replay the events after this seq"}
+AFTER = {
+    "name": "after",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ, "default": 0},
+    "description": "replay the events after this seq",
+}
 
 # --- request bodies --------------------------------------------------------------------
 
@@ -234,15 +412,30 @@ TRANSLATION = model_body(bodies.SongTranslation)
 # One content type: generators mishandle a required body with two (openapi-python-client
 # emits an unimported ``Unset``). The JSON form ``{"source_url"}`` of the spec is still
 # accepted; the operation's description says so.
-UPLOAD = {"required": True, "content": {
-    "multipart/form-data": {"schema": obj({"file": {
-        "type": "string", "format": "binary", "x-max-bytes": UPLOAD_MAX_BYTES,
-        "description": f"the audio or MIDI file, at most {UPLOAD_MAX_BYTES} bytes"}}, "file")},
-}}
-UPLOAD_NOTE = ("Upload a file as multipart/form-data (part `file`). The spec's other form, a "
-               "JSON body `{\"source_url\": <one of this sandbox's signed URLs>}`, is accepted "
-               "too and copies that file (nothing else is fetched); it is left out of this "
-               "document so that generated clients get one request body.")
+UPLOAD = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": obj(
+                {
+                    "file": {
+                        "type": "string",
+                        "format": "binary",
+                        "x-max-bytes": UPLOAD_MAX_BYTES,
+                        "description": f"the audio or MIDI file, at most {UPLOAD_MAX_BYTES} bytes",
+                    }
+                },
+                "file",
+            )
+        },
+    },
+}
+UPLOAD_NOTE = (
+    "Upload a file as multipart/form-data (part `file`). The spec's other form, a "
+    'JSON body `{"source_url": <one of this sandbox\'s signed URLs>}`, is accepted '
+    "too and copies that file (nothing else is fetched); it is left out of this "
+    "document so that generated clients get one request body."
+)
 
 
 def field_schema(f: Field) -> Schema:
@@ -266,9 +459,11 @@ def field_schema(f: Field) -> Schema:
     elif f.type == "file_id":
         out = s(format="uuid", description="a file id of the caller")
     else:  # file
-        out = {"anyOf": [s(), ref("FileInputUrl"), ref("FileInputInline")],
-               "description": "a file input: one of this sandbox's signed URLs, "
-                              "\"file_id:<id>\", {\"url\": ...} or {\"base64\": ...}"}
+        out = {
+            "anyOf": [s(), ref("FileInputUrl"), ref("FileInputInline")],
+            "description": "a file input: one of this sandbox's signed URLs, "
+            '"file_id:<id>", {"url": ...} or {"base64": ...}',
+        }
     if f.type in ("file", "file_id"):
         out["x-file-kinds"] = list(f.formats)
         if f.max_bytes:
@@ -277,7 +472,8 @@ def field_schema(f: Field) -> Schema:
         out["default"] = f.default
     if f.description:
         out["description"] = f.description + (
-            " (another value fails during generation)" if f.late else "")
+            " (another value fails during generation)" if f.late else ""
+        )
     return out
 
 
@@ -294,7 +490,9 @@ def payload_schema(op: Operation) -> Schema:
 
 PAYLOADS: dict[str, Schema] = {
     bodies.payload_schema_name(name): payload_schema(op)
-    for name, op in REGISTRY.items() if not op.internal}
+    for name, op in REGISTRY.items()
+    if not op.internal
+}
 assert set(PAYLOADS) == set(bodies.PAYLOAD_SCHEMAS)  # NativeCreate's payload_json refers to them
 
 
@@ -310,10 +508,19 @@ def _body(schema: Schema, required: bool = True) -> Schema:
 # --- the table -------------------------------------------------------------------------
 
 
-def _vendor(ok: dict[str, Schema], *codes: ErrorCode, body: Schema | None = None,
-            params: list[Schema] | None = None, tag: str = "vendor") -> Schema:
-    out: Schema = {"tags": [tag], "security": [{"ApiKey": []}], "parameters": params or [],
-                   "responses": {**ok, **errors_of(*codes)}}
+def _vendor(
+    ok: dict[str, Schema],
+    *codes: ErrorCode,
+    body: Schema | None = None,
+    params: list[Schema] | None = None,
+    tag: str = "vendor",
+) -> Schema:
+    out: Schema = {
+        "tags": [tag],
+        "security": [{"ApiKey": []}],
+        "parameters": params or [],
+        "responses": {**ok, **errors_of(*codes)},
+    }
     if body is not None:
         out["requestBody"] = body
     return out
@@ -323,15 +530,27 @@ def _create(body: Schema, *extra: ErrorCode, tag: str) -> Schema:
     return _vendor(CREATED, *CREATE_ERRORS, *extra, body=_body(body), params=[IDEMPOTENCY], tag=tag)
 
 
-def _admin(ok: dict[str, Schema], body: Schema | None = None, *, body_required: bool = True,
-           found: bool = False) -> Schema:
-    responses = {**ok, "401": _json(ref("AdminError"), "UNAUTHENTICATED: admin token missing or wrong")}
+def _admin(
+    ok: dict[str, Schema],
+    body: Schema | None = None,
+    *,
+    body_required: bool = True,
+    found: bool = False,
+) -> Schema:
+    responses = {
+        **ok,
+        "401": _json(ref("AdminError"), "UNAUTHENTICATED: admin token missing or wrong"),
+    }
     if found:
         responses["404"] = _json(ref("AdminError"), "NOT_FOUND: no such account, key or tool")
     if body is not None:
         responses["422"] = _json(ref("AdminError"), "InvalidRequest naming the field")
-    out: Schema = {"tags": [ADMIN_TAG], "security": [{"SandboxAdmin": []}], "parameters": [],
-                   "responses": responses}
+    out: Schema = {
+        "tags": [ADMIN_TAG],
+        "security": [{"SandboxAdmin": []}],
+        "parameters": [],
+        "responses": responses,
+    }
     if body is not None:
         out["requestBody"] = _body(body, body_required)
     return out
@@ -342,43 +561,82 @@ def _ok(name: str, description: str = "OK", status: int = 200) -> dict[str, Sche
 
 
 NO_CONTENT = {"204": {"description": "done"}}
-SSE_EVENT = obj({"id": s(pattern="^[0-9]+$", description="the event's seq"),
-                 "event": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
-                 "data": s(contentMediaType="application/json", contentSchema=ref("Event"))},
-                "id", "event", "data")
-STREAM_OK = {"200": {"description": "server-sent events, one Event per frame (id / event / "
-                                    "data: the Event as JSON). A client that cannot read a "
-                                    "stream polls GET /v1/generations/{task_id}/events instead",
-                     "content": {"text/event-stream": {"schema": SSE_EVENT}}}}
+SSE_EVENT = obj(
+    {
+        "id": s(pattern="^[0-9]+$", description="the event's seq"),
+        "event": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
+        "data": s(contentMediaType="application/json", contentSchema=ref("Event")),
+    },
+    "id",
+    "event",
+    "data",
+)
+STREAM_OK = {
+    "200": {
+        "description": "server-sent events, one Event per frame (id / event / "
+        "data: the Event as JSON). A client that cannot read a "
+        "stream polls GET /v1/generations/{task_id}/events instead",
+        "content": {"text/event-stream": {"schema": SSE_EVENT}},
+    }
+}
 
 
 def table() -> dict[tuple[str, str], Schema]:
     """(method, path) -> the operation's declarations (merged over FastAPI's)."""
     t: dict[tuple[str, str], Schema] = {
-        ("get", "/health"): {"tags": ["sandbox"], "security": [], "parameters": [],
-                             "responses": {"200": _json(obj({"status": S}, "status"), "up")}},
+        ("get", "/health"): {
+            "tags": ["sandbox"],
+            "security": [],
+            "parameters": [],
+            "responses": {"200": _json(obj({"status": S}, "status"), "up")},
+        },
         ("get", "/v1/account/balance"): _vendor(_ok("Balance"), *AUTH),
         ("get", "/v1/tools"): _vendor(_ok("ToolList"), *AUTH),
         ("post", "/v1/generations"): _vendor(
-            {**CREATED, **RAW_PAYLOAD_500}, *CREATE_ERRORS, body=_body(NATIVE_BODY),
-            params=[IDEMPOTENCY], tag="native"),
-        ("get", "/v1/generations"): _vendor(_ok("TaskList"), *AUTH, E.INVALID_GENERATION_INPUT,
-                                            params=LIST_QUERY, tag="native"),
-        ("get", "/v1/generations/{task_id}"): _vendor(_ok("Task"), *AUTH, E.FORBIDDEN,
-                                                      E.NOT_FOUND, tag="native"),
+            {**CREATED, **RAW_PAYLOAD_500},
+            *CREATE_ERRORS,
+            body=_body(NATIVE_BODY),
+            params=[IDEMPOTENCY],
+            tag="native",
+        ),
+        ("get", "/v1/generations"): _vendor(
+            _ok("TaskList"), *AUTH, E.INVALID_GENERATION_INPUT, params=LIST_QUERY, tag="native"
+        ),
+        ("get", "/v1/generations/{task_id}"): _vendor(
+            _ok("Task"), *AUTH, E.FORBIDDEN, E.NOT_FOUND, tag="native"
+        ),
         ("get", "/v1/generations/{task_id}/stream"): _vendor(
-            STREAM_OK, *AUTH, E.FORBIDDEN, E.NOT_FOUND, E.INVALID_GENERATION_INPUT,
-            params=[AFTER], tag="native"),
+            STREAM_OK,
+            *AUTH,
+            E.FORBIDDEN,
+            E.NOT_FOUND,
+            E.INVALID_GENERATION_INPUT,
+            params=[AFTER],
+            tag="native",
+        ),
         ("get", "/v1/generations/{task_id}/events"): _vendor(
-            _ok("EventPage", "the stored events after `after`, at once"), *AUTH, E.FORBIDDEN,
-            E.NOT_FOUND, E.INVALID_GENERATION_INPUT, params=[AFTER], tag="native"),
-        ("post", "/v1/files"): _vendor(_ok("StoredFile", "stored", 201), *AUTH,
-                                       E.INVALID_GENERATION_INPUT, body=UPLOAD, tag="files")
+            _ok("EventPage", "the stored events after `after`, at once"),
+            *AUTH,
+            E.FORBIDDEN,
+            E.NOT_FOUND,
+            E.INVALID_GENERATION_INPUT,
+            params=[AFTER],
+            tag="native",
+        ),
+        ("post", "/v1/files"): _vendor(
+            _ok("StoredFile", "stored", 201),
+            *AUTH,
+            E.INVALID_GENERATION_INPUT,
+            body=UPLOAD,
+            tag="files",
+        )
         | {"description": UPLOAD_NOTE},
-        ("get", "/v1/files/{file_id}/url"): _vendor(_ok("FileLink"), *AUTH,
-                                                    E.RESOURCE_NOT_FOUND, tag="files"),
-        ("get", "/v1/files/{file_id}/download"): _vendor(_ok("FileDownload"), *AUTH,
-                                                         E.RESOURCE_NOT_FOUND, tag="files"),
+        ("get", "/v1/files/{file_id}/url"): _vendor(
+            _ok("FileLink"), *AUTH, E.RESOURCE_NOT_FOUND, tag="files"
+        ),
+        ("get", "/v1/files/{file_id}/download"): _vendor(
+            _ok("FileDownload"), *AUTH, E.RESOURCE_NOT_FOUND, tag="files"
+        ),
         ("post", "/v1/voice-clones"): _create(VOICE_CLONE, tag="dedicated"),
         ("post", "/v1/song-translations"): _create(TRANSLATION, tag="dedicated"),
     }
@@ -388,31 +646,44 @@ def table() -> dict[tuple[str, str], Schema]:
     for route in WORKFLOWS:
         t[("post", f"/v1/{route}")] = _create(workflow_body(route), tag="workflow")
     a = "/_sandbox"
-    t.update({
-        ("post", f"{a}/accounts"): _admin(_ok("AccountCreated", "created", 201),
-                                          model_body(bodies.AdminAccount), body_required=False),
-        ("post", f"{a}/accounts/{{account_id}}/keys"): _admin(_ok("ApiKey", "created", 201),
-                                                               found=True),
-        ("delete", f"{a}/keys/{{api_key}}"): _admin(NO_CONTENT, found=True),
-        ("post", f"{a}/accounts/{{account_id}}/topup"): _admin(
-            _ok("Balance"), model_body(bodies.AdminTopup), found=True),
-        ("get", f"{a}/accounts/{{account_id}}/balance"): _admin(_ok("Balance"), found=True),
-        ("get", f"{a}/accounts/{{account_id}}/ledger"): _admin(_ok("Ledger"), found=True),
-        ("put", f"{a}/faults"): _admin(_ok("Faults"), model_body(bodies.AdminFaults),
-                                       body_required=False),
-        ("get", f"{a}/faults"): _admin(_ok("Faults")),
-        ("delete", f"{a}/faults"): _admin(NO_CONTENT),
-        ("post", f"{a}/clock"): _admin(_ok("Clock"), model_body(bodies.AdminClock)),
-        ("get", f"{a}/clock"): _admin(_ok("Clock")),
-        ("put", f"{a}/tools/{{tool_id}}"): _admin(_ok("ToolState"),
-                                                  model_body(bodies.AdminToolSwitch),
-                                                  body_required=False, found=True),
-    })
+    t.update(
+        {
+            ("post", f"{a}/accounts"): _admin(
+                _ok("AccountCreated", "created", 201),
+                model_body(bodies.AdminAccount),
+                body_required=False,
+            ),
+            ("post", f"{a}/accounts/{{account_id}}/keys"): _admin(
+                _ok("ApiKey", "created", 201), found=True
+            ),
+            ("delete", f"{a}/keys/{{api_key}}"): _admin(NO_CONTENT, found=True),
+            ("post", f"{a}/accounts/{{account_id}}/topup"): _admin(
+                _ok("Balance"), model_body(bodies.AdminTopup), found=True
+            ),
+            ("get", f"{a}/accounts/{{account_id}}/balance"): _admin(_ok("Balance"), found=True),
+            ("get", f"{a}/accounts/{{account_id}}/ledger"): _admin(_ok("Ledger"), found=True),
+            ("put", f"{a}/faults"): _admin(
+                _ok("Faults"), model_body(bodies.AdminFaults), body_required=False
+            ),
+            ("get", f"{a}/faults"): _admin(_ok("Faults")),
+            ("delete", f"{a}/faults"): _admin(NO_CONTENT),
+            ("post", f"{a}/clock"): _admin(_ok("Clock"), model_body(bodies.AdminClock)),
+            ("get", f"{a}/clock"): _admin(_ok("Clock")),
+            ("put", f"{a}/tools/{{tool_id}}"): _admin(
+                _ok("ToolState"),
+                model_body(bodies.AdminToolSwitch),
+                body_required=False,
+                found=True,
+            ),
+        }
+    )
     return t
 
 
-BODY_LIMIT_NOTE = ("Any JSON body over the sandbox's body limit is refused with 422 "
-                   "InvalidGenerationInput naming `body`.")
+BODY_LIMIT_NOTE = (
+    "Any JSON body over the sandbox's body limit is refused with 422 "
+    "InvalidGenerationInput naming `body`."
+)
 
 
 def complete(doc: dict[str, Any]) -> dict[str, Any]:
@@ -430,25 +701,44 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
             op["security"], op["tags"] = d["security"], d["tags"]
             if "requestBody" in d:
                 op["requestBody"] = d["requestBody"]
-                op["description"] = " ".join(filter(None, (d.get("description"),
-                                                           BODY_LIMIT_NOTE)))
+                op["description"] = " ".join(filter(None, (d.get("description"), BODY_LIMIT_NOTE)))
     components = doc.setdefault("components", {})
-    components["schemas"] = {**SCHEMAS, **MODEL_DEFS, **PAYLOADS}  # FastAPI's ValidationError ones are unused
+    components["schemas"] = {
+        **SCHEMAS,
+        **MODEL_DEFS,
+        **PAYLOADS,
+    }  # FastAPI's ValidationError ones are unused
     components["securitySchemes"] = SECURITY_SCHEMES
     # answers of no declared operation: an unknown path, or a method a path does not have
     components["responses"] = {
-        "UnknownRoute": _json(ref("Error"), 'any path the API does not have: 404 {"error": '
-                              '"NOT_FOUND"} (under /v1/files/: "ResourceNotFound")'),
-        "MethodNotAllowed": {**_json(ref("Error"), 'a method the path does not have: 405 '
-                                     '{"error": "METHOD_NOT_ALLOWED"}; OPTIONS answers 204'),
-                             "headers": {"Allow": {"description": "every method of the path",
-                                                   "schema": S}}},
+        "UnknownRoute": _json(
+            ref("Error"),
+            'any path the API does not have: 404 {"error": '
+            '"NOT_FOUND"} (under /v1/files/: "ResourceNotFound")',
+        ),
+        "MethodNotAllowed": {
+            **_json(
+                ref("Error"),
+                "a method the path does not have: 405 "
+                '{"error": "METHOD_NOT_ALLOWED"}; OPTIONS answers 204',
+            ),
+            "headers": {"Allow": {"description": "every method of the path", "schema": S}},
+        },
     }
-    doc["tags"] = [{"name": "vendor"}, {"name": "native"}, {"name": "files"},
-                   {"name": "compat"}, {"name": "dedicated"}, {"name": "workflow"},
-                   {"name": "sandbox"},
-                   {"name": ADMIN_TAG, "description": "the sandbox's own admin surface: not "
-                    "part of the vendor API, never listed in /v1/tools"}]
+    doc["tags"] = [
+        {"name": "vendor"},
+        {"name": "native"},
+        {"name": "files"},
+        {"name": "compat"},
+        {"name": "dedicated"},
+        {"name": "workflow"},
+        {"name": "sandbox"},
+        {
+            "name": ADMIN_TAG,
+            "description": "the sandbox's own admin surface: not "
+            "part of the vendor API, never listed in /v1/tools",
+        },
+    ]
     return doc
 
 
@@ -457,10 +747,15 @@ def install(app: FastAPI) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = complete(get_openapi(
-                title=app.title, version=app.version, routes=app.routes,
-                description="The Enterprise Audio Generation API as the songlab sandbox "
-                            "serves it, plus its /_sandbox admin surface."))
+            app.openapi_schema = complete(
+                get_openapi(
+                    title=app.title,
+                    version=app.version,
+                    routes=app.routes,
+                    description="The Enterprise Audio Generation API as the songlab sandbox "
+                    "serves it, plus its /_sandbox admin surface.",
+                )
+            )
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

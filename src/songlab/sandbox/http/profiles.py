@@ -71,8 +71,13 @@ def route_kind(method: str, path: str) -> str | None:
         return "tools"
     if path == "/v1/account/balance":
         return "balance"
-    for pattern, kind in ((_TASK, "task"), (_STREAM, "stream"), (_EVENTS, "events_page"),
-                          (_LINK, "file_link"), (_DOWNLOAD, "download")):
+    for pattern, kind in (
+        (_TASK, "task"),
+        (_STREAM, "stream"),
+        (_EVENTS, "events_page"),
+        (_LINK, "file_link"),
+        (_DOWNLOAD, "download"),
+    ):
         if pattern.match(path):
             return kind
     return "other"
@@ -114,8 +119,10 @@ def _spec_body(kind: str, body: Json) -> Json:
         return spec_task(body)
     if kind == "listing":  # the envelope is songlab's guess; the items are tasks
         items = body.get("data") if isinstance(body, dict) else None
-        return {"data": [spec_task(t) for t in items or []],
-                "next_cursor": body.get("next_cursor") if isinstance(body, dict) else None}
+        return {
+            "data": [spec_task(t) for t in items or []],
+            "next_cursor": body.get("next_cursor") if isinstance(body, dict) else None,
+        }
     if kind == "tools":
         items = body.get("data") if isinstance(body, dict) else None
         return {"data": [_pick(t, "id", "model", "operation") for t in items or []]}
@@ -128,8 +135,7 @@ def _spec_body(kind: str, body: Json) -> Json:
     if kind == "upload":
         return _pick(body, "file_id")
     if kind == "balance":
-        return _pick(body, "total_effective", "base_effective", "extra_tokens",
-                     "base_expires_at")
+        return _pick(body, "total_effective", "base_effective", "extra_tokens", "base_expires_at")
     return body
 
 
@@ -138,16 +144,21 @@ def _spec_body(kind: str, body: Json) -> Json:
 
 def noise_fields() -> dict[str, Any]:
     """The unknown fields added to every object: a string, a number, null, a nested object."""
-    return {"x_vendor_rev": "2026-11-noise", "x_unknown_count": 7, "x_unknown_null": None,
-            "x_unknown_obj": {"note": "a field songlab has never seen", "items": [1, "two"]}}
+    return {
+        "x_vendor_rev": "2026-11-noise",
+        "x_unknown_count": 7,
+        "x_unknown_null": None,
+        "x_unknown_obj": {"note": "a field songlab has never seen", "items": [1, "two"]},
+    }
 
 
 def add_noise(value: Json) -> Json:
     """``value`` with :func:`noise_fields` added to every object in it (nested too, and the
     objects inside an ``output.metadata_json`` text: a tool's result may grow fields)."""
     if isinstance(value, dict):
-        out = {k: _noisy_text(v) if k == "metadata_json" else add_noise(v)
-               for k, v in value.items()}
+        out = {
+            k: _noisy_text(v) if k == "metadata_json" else add_noise(v) for k, v in value.items()
+        }
         return {**out, **noise_fields()}
     if isinstance(value, list):
         return [add_noise(v) for v in value]
@@ -199,17 +210,22 @@ class Profile:
         doc = json.loads(json.dumps(doc))  # a copy: the app caches its own
         info = doc.setdefault("info", {})
         if self.name == NOISY:
-            info["description"] = (info.get("description", "") + " Profile noisy: every "
-                                   "object and event also carries unknown fields.")
+            info["description"] = (
+                info.get("description", "") + " Profile noisy: every "
+                "object and event also carries unknown fields."
+            )
             return doc
-        info["description"] = (info.get("description", "") + " Profile spec: answers carry "
-                               "only the fields the vendor's spec shows.")
+        info["description"] = (
+            info.get("description", "") + " Profile spec: answers carry "
+            "only the fields the vendor's spec shows."
+        )
         doc["paths"].pop(EVENTS_PAGE, None)
         stream = doc["paths"].get("/v1/generations/{task_id}/stream", {}).get("get")
         if stream is not None:
             stream["responses"]["200"]["description"] = (
-                "server-sent events (id: seq / event: kind / data: {\"seq\"}; timeout and "
-                "error add \"cursor\")")
+                'server-sent events (id: seq / event: kind / data: {"seq"}; timeout and '
+                'error add "cursor")'
+            )
         schemas = doc.get("components", {}).get("schemas", {})
         schemas.pop("EventPage", None)
         schemas.update(_SPEC_SCHEMAS)
@@ -224,23 +240,51 @@ _S = {"type": "string"}
 _I = {"type": "integer"}
 _SPEC_SCHEMAS: dict[str, Any] = {
     "Asset": _obj({"file_id": _S, "blob_hash": _S, "url": _S}, "file_id", "blob_hash", "url"),
-    "Task": _obj({"task_id": _S, "status": {"type": "string", "enum": [
-        "queued", "processing", "completed", "failed"]},
-        "output": _obj({"text": _S, "metadata_json": _S, "assets": {
-            "type": "array", "items": {"$ref": "#/components/schemas/Asset"}}})},
-        "task_id", "status"),
-    "Event": _obj({"seq": {"type": "integer", "minimum": 1},
-                   "cursor": {"type": "integer", "minimum": 0,
-                              "description": "timeout and error only"}}, "seq"),
-    "TaskCreated": _obj({"task_id": _S, "status": {"type": "string", "const": "queued"},
-                         "consent_id": _S}, "task_id", "status"),
-    "ToolList": _obj({"data": {"type": "array", "items": _obj(
-        {"id": _S, "model": _S, "operation": _S}, "id", "model", "operation")}}, "data"),
+    "Task": _obj(
+        {
+            "task_id": _S,
+            "status": {"type": "string", "enum": ["queued", "processing", "completed", "failed"]},
+            "output": _obj(
+                {
+                    "text": _S,
+                    "metadata_json": _S,
+                    "assets": {"type": "array", "items": {"$ref": "#/components/schemas/Asset"}},
+                }
+            ),
+        },
+        "task_id",
+        "status",
+    ),
+    "Event": _obj(
+        {
+            "seq": {"type": "integer", "minimum": 1},
+            "cursor": {"type": "integer", "minimum": 0, "description": "timeout and error only"},
+        },
+        "seq",
+    ),
+    "TaskCreated": _obj(
+        {"task_id": _S, "status": {"type": "string", "const": "queued"}, "consent_id": _S},
+        "task_id",
+        "status",
+    ),
+    "ToolList": _obj(
+        {
+            "data": {
+                "type": "array",
+                "items": _obj({"id": _S, "model": _S, "operation": _S}, "id", "model", "operation"),
+            }
+        },
+        "data",
+    ),
     "StoredFile": _obj({"file_id": _S}, "file_id"),
     "FileDownload": _obj({"file_id": _S, "url": _S, "expires_at": _S}, "file_id", "url"),
-    "Balance": _obj({"total_effective": _I, "base_effective": _I, "extra_tokens": _I,
-                     "base_expires_at": _S}, "total_effective", "base_effective",
-                    "extra_tokens", "base_expires_at"),
+    "Balance": _obj(
+        {"total_effective": _I, "base_effective": _I, "extra_tokens": _I, "base_expires_at": _S},
+        "total_effective",
+        "base_effective",
+        "extra_tokens",
+        "base_expires_at",
+    ),
     "InternalError": _obj({"error": _S}, "error"),
 }
 
@@ -282,28 +326,42 @@ class Shaper:
             return
         path = scope["path"]
         if self.profile.hides(path):  # any method, HEAD and OPTIONS included
-            await send({"type": "http.response.start", "status": 404, "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_NOT_FOUND)).encode())]})
-            await send({"type": "http.response.body",
-                        "body": b"" if scope["method"] == "HEAD" else _NOT_FOUND})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 404,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(_NOT_FOUND)).encode()),
+                    ],
+                }
+            )
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"" if scope["method"] == "HEAD" else _NOT_FOUND,
+                }
+            )
             return
         if scope["method"] == "HEAD":  # no body to reshape
             await self.app(scope, receive, send)
             return
         if path == "/openapi.json" and scope["method"] == "GET":
-            await self._buffered(scope, receive, send,
-                                 lambda status, body: self.profile.openapi(body))
+            await self._buffered(
+                scope, receive, send, lambda status, body: self.profile.openapi(body)
+            )
             return
         kind = route_kind(scope["method"], path)
         if kind is None:
             await self.app(scope, receive, send)
             return
-        await self._buffered(scope, receive, send,
-                             lambda status, body: self.profile.body(kind, status, body))
+        await self._buffered(
+            scope, receive, send, lambda status, body: self.profile.body(kind, status, body)
+        )
 
-    async def _buffered(self, scope: Scope, receive: Receive, send: Send,
-                        reshape: Callable[[int, Json], Json]) -> None:
+    async def _buffered(
+        self, scope: Scope, receive: Receive, send: Send, reshape: Callable[[int, Json], Json]
+    ) -> None:
         """Run the app; reshape a JSON answer whole and an event stream frame by frame."""
         start: Message | None = None
         mode = "pass"
@@ -343,10 +401,12 @@ class Shaper:
             except ValueError:
                 payload = None
             out = raw if payload is None else json.dumps(reshape(start["status"], payload)).encode()
-            headers = [(k, v) for k, v in start.get("headers", [])
-                       if k.lower() != b"content-length"]
-            await send({**start, "headers": [*headers, (b"content-length",
-                                                        str(len(out)).encode())]})
+            headers = [
+                (k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"
+            ]
+            await send(
+                {**start, "headers": [*headers, (b"content-length", str(len(out)).encode())]}
+            )
             await send({"type": "http.response.body", "body": out})
 
         await self.app(scope, receive, shaped)
@@ -358,5 +418,16 @@ def apply(app: ASGIApp, profile: str) -> ASGIApp:
     return app if p.name == DEFAULT else Shaper(app, p)
 
 
-__all__ = ["PROFILES", "Profile", "Shaper", "add_noise", "apply", "check", "noise_fields",
-           "route_kind", "spec_error", "spec_event", "spec_task"]
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "Shaper",
+    "add_noise",
+    "apply",
+    "check",
+    "noise_fields",
+    "route_kind",
+    "spec_error",
+    "spec_event",
+    "spec_task",
+]

@@ -49,8 +49,13 @@ class Options:
         if scope["type"] == "http" and scope["method"] == "OPTIONS":
             allowed = allowed_methods(scope["app"], scope["path"])
             if allowed:
-                await send({"type": "http.response.start", "status": 204,
-                            "headers": [(b"allow", ", ".join(allowed).encode())]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 204,
+                        "headers": [(b"allow", ", ".join(allowed).encode())],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b""})
                 return
         await self.app(scope, receive, send)

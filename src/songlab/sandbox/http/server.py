@@ -25,16 +25,24 @@ STARTUP_TIMEOUT = 30.0
 class SandboxServer:
     """A sandbox served by uvicorn on a loopback port, in a daemon thread."""
 
-    def __init__(self, config: SandboxConfig, *,
-                 wrap: Callable[[ASGIApp], ASGIApp] | None = None) -> None:
+    def __init__(
+        self, config: SandboxConfig, *, wrap: Callable[[ASGIApp], ASGIApp] | None = None
+    ) -> None:
         self.config = config
         self.sandbox = build(config)
         self.app = self.sandbox.asgi
         served = self.app if wrap is None else wrap(self.app)  # e.g. a benchmark's extra route
-        self._server = uvicorn.Server(uvicorn.Config(
-            served, host=config.host, port=config.port, log_level="warning",
-            access_log=False, lifespan="off", timeout_graceful_shutdown=1,
-        ))
+        self._server = uvicorn.Server(
+            uvicorn.Config(
+                served,
+                host=config.host,
+                port=config.port,
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                timeout_graceful_shutdown=1,
+            )
+        )
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self.host = config.host
@@ -112,6 +120,13 @@ def serve_in_thread(
     fields everywhere); see ``songlab.sandbox.http.profiles``.
     """
     token, _ = resolve_admin_token(admin_token)
-    config = SandboxConfig(host=host, port=port, db=db, speed=speed, admin_token=token,
-                           workers=workers, profile=profile)
+    config = SandboxConfig(
+        host=host,
+        port=port,
+        db=db,
+        speed=speed,
+        admin_token=token,
+        workers=workers,
+        profile=profile,
+    )
     return SandboxServer(config).start()

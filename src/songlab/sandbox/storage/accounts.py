@@ -44,8 +44,9 @@ class Accounts:
     def create_account(self, name: str | None, tokens: int, extra_tokens: int) -> tuple[str, str]:
         account_id = "acct_" + uuid.uuid4().hex[:20]
         with self._store.tx():
-            billing.create_account(self._store, account_id, name, tokens, extra_tokens,
-                                   self._clock.now())
+            billing.create_account(
+                self._store, account_id, name, tokens, extra_tokens, self._clock.now()
+            )
             key = self._new_key(account_id)
         return account_id, key
 

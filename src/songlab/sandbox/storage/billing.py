@@ -171,8 +171,14 @@ def create_account(
     store.execute(
         "INSERT INTO accounts (id, name, created_at, base_expires_at, base_units, extra_units) "
         "VALUES (?,?,?,?,?,?)",
-        (account_id, name, now, now + YEAR_SECONDS, tokens_to_units(tokens),
-         tokens_to_units(extra_tokens)),
+        (
+            account_id,
+            name,
+            now,
+            now + YEAR_SECONDS,
+            tokens_to_units(tokens),
+            tokens_to_units(extra_tokens),
+        ),
     )
 
 

@@ -125,7 +125,7 @@ def token_of_url(url: str, netlocs: set[str]) -> str | None:
         return None
     if not parts.path.startswith(SIGNED_PREFIX):
         return None
-    return parts.path[len(SIGNED_PREFIX):] or None
+    return parts.path[len(SIGNED_PREFIX) :] or None
 
 
 def locator(file_id: str) -> str:
@@ -158,13 +158,33 @@ def put(
     store.execute(
         "INSERT INTO files (id, account_id, origin, task_id, name, mime_type, size_bytes, sha256, "
         "data, recipe, duration_s, created_at, probe) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (fid, account_id, origin, task_id, name, mime_type, len(data), sha, data,
-         None if recipe is None else json.dumps(recipe, default=str), duration_s, now,
-         None if probe is None else json.dumps(probe)),
+        (
+            fid,
+            account_id,
+            origin,
+            task_id,
+            name,
+            mime_type,
+            len(data),
+            sha,
+            data,
+            None if recipe is None else json.dumps(recipe, default=str),
+            duration_s,
+            now,
+            None if probe is None else json.dumps(probe),
+        ),
     )
-    return {"id": fid, "account_id": account_id, "origin": origin, "task_id": task_id,
-            "name": name, "mime_type": mime_type, "size_bytes": len(data), "sha256": sha,
-            "duration_s": duration_s}
+    return {
+        "id": fid,
+        "account_id": account_id,
+        "origin": origin,
+        "task_id": task_id,
+        "name": name,
+        "mime_type": mime_type,
+        "size_bytes": len(data),
+        "sha256": sha,
+        "duration_s": duration_s,
+    }
 
 
 def meta(store: Store, file_id: str) -> dict[str, Any] | None:

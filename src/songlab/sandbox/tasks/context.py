@@ -121,8 +121,11 @@ class TaskContext:
         self.durations: dict[str, float] = resolved.get("durations", {})
         self.vocal_id: str | None = resolved["vocal_id"]
         seed = self.payload.get("seed")
-        self.seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else int.from_bytes(
-            hashlib.sha256(self.task_id.encode()).digest()[:4], "little")
+        self.seed = (
+            seed
+            if isinstance(seed, int) and not isinstance(seed, bool)
+            else int.from_bytes(hashlib.sha256(self.task_id.encode()).digest()[:4], "little")
+        )
 
     # --- pacing and events -------------------------------------------------------
 
@@ -144,8 +147,10 @@ class TaskContext:
     def progress(self, fraction: float, **data: Any) -> None:
         fraction = round(min(max(fraction, 0.0), 1.0), 4)
         with self.store.tx():
-            self.store.execute("UPDATE tasks SET progress = ?, updated_at = ? WHERE id = ?",
-                                   (fraction, self.env.clock.now(), self.task_id))
+            self.store.execute(
+                "UPDATE tasks SET progress = ?, updated_at = ? WHERE id = ?",
+                (fraction, self.env.clock.now(), self.task_id),
+            )
             self.emit("progress", status="processing", progress=fraction, **data)
 
     # --- audio ---------------------------------------------------------------------
@@ -162,25 +167,43 @@ class TaskContext:
         row = self.store.one("SELECT timbre FROM voices WHERE id = ?", (vid,))
         return None if row is None else engine.Voice.from_dict(json.loads(row[0]))
 
-    def render(self, operation: str, model: str, payload: dict[str, Any], *,
-               inputs: dict[str, engine.AudioIn] | None = None,
-               voice: engine.Voice | None = None) -> engine.RenderResult:
+    def render(
+        self,
+        operation: str,
+        model: str,
+        payload: dict[str, Any],
+        *,
+        inputs: dict[str, engine.AudioIn] | None = None,
+        voice: engine.Voice | None = None,
+    ) -> engine.RenderResult:
         import songlab.sandbox.engine as engine
 
         with CPU_GATE:
-            return engine.render(operation, model, payload, seed=self.seed,
-                                 inputs=inputs or {}, voice=voice)
+            return engine.render(
+                operation, model, payload, seed=self.seed, inputs=inputs or {}, voice=voice
+            )
 
     def store_asset(self, asset: engine.Asset, *, origin: str = "output") -> dict[str, Any]:
         meta = storage.put(
-            self.store, account_id=self.account_id, data=asset.data,
-            mime_type=asset.mime_type, origin=origin, now=self.env.clock.now(),
-            task_id=self.task_id, name=asset.name, recipe=asset.recipe,
+            self.store,
+            account_id=self.account_id,
+            data=asset.data,
+            mime_type=asset.mime_type,
+            origin=origin,
+            now=self.env.clock.now(),
+            task_id=self.task_id,
+            name=asset.name,
+            recipe=asset.recipe,
             duration_s=asset.duration_s,
         )
-        return {"file_id": meta["id"], "blob_hash": meta["sha256"],
-                "url": storage.locator(meta["id"]), "name": asset.name,
-                "mime_type": asset.mime_type, "duration_s": round(asset.duration_s, 3)}
+        return {
+            "file_id": meta["id"],
+            "blob_hash": meta["sha256"],
+            "url": storage.locator(meta["id"]),
+            "name": asset.name,
+            "mime_type": asset.mime_type,
+            "duration_s": round(asset.duration_s, 3),
+        }
 
     def signed_url(self, file_id: str) -> str:
         return self.env.links.signed_url(file_id)[0]
@@ -196,13 +219,15 @@ class TaskContext:
         return Charge(kind, operation, model, units, tool_id(operation, model))
 
     def agent_fee(self, amount: Decimal) -> Charge:
-        return Charge("agent_fee", self.operation, self.model, billing.to_units(amount),
-                      self.tool_id)
+        return Charge(
+            "agent_fee", self.operation, self.model, billing.to_units(amount), self.tool_id
+        )
 
     # --- sub-tasks (Agent One) -----------------------------------------------------
 
-    def create_subtask(self, operation: str, model: str, payload: dict[str, Any], *,
-                       license: int | None = None) -> str:
+    def create_subtask(
+        self, operation: str, model: str, payload: dict[str, Any], *, license: int | None = None
+    ) -> str:
         lic = self.license if license is None else license
         tool = BY_PAIR.get((operation, model))
         try:
@@ -210,16 +235,27 @@ class TaskContext:
                 raise errors.invalid("tool", f"no sub-tool ({operation!r}, {model!r})")
             # Validation runs before the insert's transaction (as in Creates.submit): it may
             # decode an input file, which must not hold the store's lock; it writes nothing.
-            resolved = payloads.validate(operation, payload, Resolver(InputSource(self.store, self.env.links), self.account_id))
+            resolved = payloads.validate(
+                operation,
+                payload,
+                Resolver(InputSource(self.store, self.env.links), self.account_id),
+            )
             with self.store.tx():
                 spec = NewTask(
-                    operation=operation, model=model, tool_id=tool.id, license=lic,
+                    operation=operation,
+                    model=model,
+                    tool_id=tool.id,
+                    license=lic,
                     kind="voice_clone" if operation == "vocal_clone" else "generation",
-                    ledger_kind="agent_sub_tool", payload=payload, resolved=resolved,
+                    ledger_kind="agent_sub_tool",
+                    payload=payload,
+                    resolved=resolved,
                     price_units=billing.to_units(price(operation, model, lic)),
                     parent_task_id=self.task_id,
                 )
-                task_id, _ = insert(self.store, self.env.events, self.account_id, spec, self.env.clock.now())
+                task_id, _ = insert(
+                    self.store, self.env.events, self.account_id, spec, self.env.clock.now()
+                )
         except errors.ApiError as exc:
             raise SubtaskRefused(exc.status, exc.body) from None
         return task_id
@@ -237,5 +273,6 @@ def file_audio(store: Store, file_id: str) -> engine.AudioIn:
     m = storage.meta(store, file_id)
     if m is None:
         raise KeyError(file_id)
-    return engine.AudioIn(storage.data(store, file_id), m["mime_type"],
-                          storage.recipe(store, file_id))
+    return engine.AudioIn(
+        storage.data(store, file_id), m["mime_type"], storage.recipe(store, file_id)
+    )

@@ -71,8 +71,15 @@ def _lookup(store: Store, account_id: str, key: str) -> tuple[int, dict[str, Any
 class Creates:
     """The create path every create route shares (and the resolver of its file inputs)."""
 
-    def __init__(self, store: Store, clock: Now, faults: FaultGate, events: EventSink,
-                 links: Links, scheduler: Scheduler) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Now,
+        faults: FaultGate,
+        events: EventSink,
+        links: Links,
+        scheduler: Scheduler,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._faults = faults
@@ -84,8 +91,9 @@ class Creates:
         """The file inputs and saved voices of ``account_id``, for a payload's validation."""
         return Resolver(self._inputs, account_id)
 
-    def submit(self, account_id: str, idempotency_key: str | None,
-               build: Callable[[], NewTask]) -> tuple[int, dict[str, Any]]:
+    def submit(
+        self, account_id: str, idempotency_key: str | None, build: Callable[[], NewTask]
+    ) -> tuple[int, dict[str, Any]]:
         """Run one create: returns (201, body) or raises :class:`errors.ApiError`."""
         self._faults.check_create()
         store = self._store
@@ -110,8 +118,9 @@ class Creates:
         return 201, body
 
 
-def insert(store: Store, events: EventSink, account_id: str, spec: NewTask,
-           now: float) -> tuple[str, dict[str, Any]]:
+def insert(
+    store: Store, events: EventSink, account_id: str, spec: NewTask, now: float
+) -> tuple[str, dict[str, Any]]:
     """Reserve the price and insert the queued task (inside the caller's transaction)."""
     try:
         r = billing.reserve(store, account_id, spec.price_units, now)
@@ -121,15 +130,33 @@ def insert(store: Store, events: EventSink, account_id: str, spec: NewTask,
         storage.put(store, now=now, **f)
     task_id = str(uuid.uuid4())
     extra = spec.before_insert(store, task_id) if spec.before_insert else {}
-    tasks.insert(store, {
-        "id": task_id, "account_id": account_id, "tool_id": spec.tool_id,
-        "operation": spec.operation, "model": spec.model, "license": spec.license,
-        "kind": spec.kind, "ledger_kind": spec.ledger_kind, "status": "queued",
-        "payload": json.dumps(spec.payload),
-        "inputs": json.dumps({"files": spec.resolved.inputs, "vocal_id": spec.resolved.vocal_id,
-                              "durations": spec.resolved.durations}),
-        "parent_task_id": spec.parent_task_id, "price_units": spec.price_units,
-        "reserved_base": r.base, "reserved_extra": r.extra, "created_at": now, "updated_at": now,
-    })
+    tasks.insert(
+        store,
+        {
+            "id": task_id,
+            "account_id": account_id,
+            "tool_id": spec.tool_id,
+            "operation": spec.operation,
+            "model": spec.model,
+            "license": spec.license,
+            "kind": spec.kind,
+            "ledger_kind": spec.ledger_kind,
+            "status": "queued",
+            "payload": json.dumps(spec.payload),
+            "inputs": json.dumps(
+                {
+                    "files": spec.resolved.inputs,
+                    "vocal_id": spec.resolved.vocal_id,
+                    "durations": spec.resolved.durations,
+                }
+            ),
+            "parent_task_id": spec.parent_task_id,
+            "price_units": spec.price_units,
+            "reserved_base": r.base,
+            "reserved_extra": r.extra,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
     events.emit(task_id, "progress", {"status": "queued", "progress": 0.0})
     return task_id, {"task_id": task_id, "status": "queued", **extra}

@@ -66,7 +66,9 @@ class EventHub:
             self._waiters.setdefault(task_id, set()).add(entry)
         return entry
 
-    def unsubscribe(self, task_id: str, entry: tuple[asyncio.AbstractEventLoop, asyncio.Event]) -> None:
+    def unsubscribe(
+        self, task_id: str, entry: tuple[asyncio.AbstractEventLoop, asyncio.Event]
+    ) -> None:
         with self._lock:
             waiters = self._waiters.get(task_id)
             if waiters is not None:

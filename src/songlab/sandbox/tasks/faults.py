@@ -67,8 +67,11 @@ def parse(body: Any) -> FaultSettings:
                 raise ValueError(f"{name}: must be an integer 0-{hi}")
             setattr(s, name, v)
     if body.get("seed") is not None:
-        if isinstance(body["seed"], bool) or not isinstance(body["seed"], int) \
-                or not -MAX_SEED <= body["seed"] <= MAX_SEED:
+        if (
+            isinstance(body["seed"], bool)
+            or not isinstance(body["seed"], int)
+            or not -MAX_SEED <= body["seed"] <= MAX_SEED
+        ):
             raise ValueError(f"seed: must be an integer {-MAX_SEED}-{MAX_SEED}")
         s.seed = body["seed"]
     return s

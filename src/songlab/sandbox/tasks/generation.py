@@ -46,8 +46,9 @@ def run_generation(ctx: TaskContext) -> Outcome:
         payload["extend_at_ms"] = applied
     ctx.sleep(total * 0.1)
     inputs = {name: ctx.audio_in(name) for name in ctx.inputs}
-    cached = transcript(ctx.store, ctx.account_id, ctx.inputs["audio"]) \
-        if op == "transcribe" else None
+    cached = (
+        transcript(ctx.store, ctx.account_id, ctx.inputs["audio"]) if op == "transcribe" else None
+    )
     if cached is not None:
         result = engine.RenderResult(text=cached[0], metadata={**cached[1], "cache_hit": True})
     else:
@@ -56,8 +57,9 @@ def run_generation(ctx: TaskContext) -> Outcome:
             remember_transcript(ctx.store, ctx.account_id, ctx.inputs["audio"], result)
     assets = [ctx.store_asset(a) for a in result.assets]
     if assets:
-        ctx.emit("streaming_url", url=ctx.signed_url(assets[0]["file_id"]),
-                 file_id=assets[0]["file_id"])
+        ctx.emit(
+            "streaming_url", url=ctx.signed_url(assets[0]["file_id"]), file_id=assets[0]["file_id"]
+        )
     for fraction in (0.25, 0.5, 0.75, 1.0):
         ctx.sleep(total * 0.225)
         ctx.progress(fraction)
@@ -92,17 +94,21 @@ def _meta(store: Store, file_id: str) -> dict[str, Any]:
 
 def transcript(store: Store, account_id: str, file_id: str) -> tuple[str, dict[str, Any]] | None:
     sha = _meta(store, file_id)["sha256"]
-    row = store.one("SELECT text, metadata FROM transcripts WHERE account_id = ? AND sha256 = ?",
-                    (account_id, sha))
+    row = store.one(
+        "SELECT text, metadata FROM transcripts WHERE account_id = ? AND sha256 = ?",
+        (account_id, sha),
+    )
     return None if row is None else (row[0], json.loads(row[1]))
 
 
-def remember_transcript(store: Store, account_id: str, file_id: str,
-                        result: engine.RenderResult) -> None:
+def remember_transcript(
+    store: Store, account_id: str, file_id: str, result: engine.RenderResult
+) -> None:
     sha = _meta(store, file_id)["sha256"]
     store.execute(
         "INSERT OR REPLACE INTO transcripts (account_id, sha256, text, metadata) VALUES (?,?,?,?)",
-        (account_id, sha, result.text or "", json.dumps(result.metadata, default=str)))
+        (account_id, sha, result.text or "", json.dumps(result.metadata, default=str)),
+    )
 
 
 # --- copyright -------------------------------------------------------------------------
@@ -115,7 +121,8 @@ def copyright_check(ctx: TaskContext) -> dict[str, Any]:
     rows = store.all(
         "SELECT id, account_id, task_id, sha256, duration_s, fingerprint FROM files "
         "WHERE origin = 'output' AND created_at <= ? AND mime_type LIKE 'audio/%'",
-        (ctx.now(),))
+        (ctx.now(),),
+    )
     exact = [r for r in rows if r["sha256"] == meta["sha256"]]
     best: tuple[float, Any] = (0.0, None)
     if exact:
@@ -124,7 +131,9 @@ def copyright_check(ctx: TaskContext) -> dict[str, Any]:
         duration = ctx.durations.get("audio") or 0.0
         fp = None
         for r in rows:
-            if r["duration_s"] is None or abs(r["duration_s"] - duration) > max(1.0, 0.1 * duration):
+            if r["duration_s"] is None or abs(r["duration_s"] - duration) > max(
+                1.0, 0.1 * duration
+            ):
                 continue
             if fp is None:
                 with CPU_GATE:
@@ -135,8 +144,12 @@ def copyright_check(ctx: TaskContext) -> dict[str, Any]:
                     other = engine.fingerprint(storage.data(store, r["id"]))
                 store.execute("UPDATE files SET fingerprint = ? WHERE id = ?", (other, r["id"]))
             sim = engine.similarity(fp, other)
-            foreign_better = r["account_id"] != ctx.account_id and best[1] is not None \
-                and best[1]["account_id"] == ctx.account_id and sim >= MATCH_THRESHOLD
+            foreign_better = (
+                r["account_id"] != ctx.account_id
+                and best[1] is not None
+                and best[1]["account_id"] == ctx.account_id
+                and sim >= MATCH_THRESHOLD
+            )
             if sim > best[0] or foreign_better:
                 best = (sim, r)
     similarity, match = best
@@ -176,12 +189,26 @@ def run_voice_clone(ctx: TaskContext) -> Outcome:
         store.execute(
             "INSERT INTO voices (id, account_id, consent_id, task_id, name, description, version, "
             "timbre, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (vocal_id, ctx.account_id, consent_id, ctx.task_id, payload.get("name"),
-             payload.get("description"), ctx.model, json.dumps(timbre.to_dict()),
-             ctx.now()))
+            (
+                vocal_id,
+                ctx.account_id,
+                consent_id,
+                ctx.task_id,
+                payload.get("name"),
+                payload.get("description"),
+                ctx.model,
+                json.dumps(timbre.to_dict()),
+                ctx.now(),
+            ),
+        )
 
     return Outcome(
-        metadata={"vocal_id": vocal_id, "consent_id": consent_id, "version": ctx.model,
-                  "name": payload.get("name")},
-        charges=[ctx.charge("voice_clone", ctx.operation, ctx.model)], finalize=save)
-
+        metadata={
+            "vocal_id": vocal_id,
+            "consent_id": consent_id,
+            "version": ctx.model,
+            "name": payload.get("name"),
+        },
+        charges=[ctx.charge("voice_clone", ctx.operation, ctx.model)],
+        finalize=save,
+    )

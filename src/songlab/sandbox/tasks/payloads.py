@@ -35,8 +35,13 @@ def _field(p: dict[str, Any], r: Resolver, out: Resolved, f: Field) -> None:
             if f.required:
                 raise errors.invalid(f.name, "is required (a file input)")
             return
-        fid, info = r.file_input(f.name, p[f.name], max_bytes=int(f.max_bytes or UPLOAD_MAX_BYTES),
-                                 formats=f.formats, limit_label=f.size_label)
+        fid, info = r.file_input(
+            f.name,
+            p[f.name],
+            max_bytes=int(f.max_bytes or UPLOAD_MAX_BYTES),
+            formats=f.formats,
+            limit_label=f.size_label,
+        )
         out.inputs[f.name] = fid
         out.durations[f.name] = info.duration_s
     elif f.type == "voice":
@@ -50,8 +55,13 @@ def _field(p: dict[str, Any], r: Resolver, out: Resolved, f: Field) -> None:
     elif f.type == "integer" and f.clamp:
         integer(p, f.name, required=f.required)  # the range is clamped at generation time
     elif f.type == "integer":
-        integer(p, f.name, required=f.required,
-                lo=None if f.min is None else int(f.min), hi=None if f.max is None else int(f.max))
+        integer(
+            p,
+            f.name,
+            required=f.required,
+            lo=None if f.min is None else int(f.min),
+            hi=None if f.max is None else int(f.max),
+        )
     elif f.type == "number":
         number(p, f.name, lo=float(f.min or 0.0), hi=float(f.max or 0.0))
     elif f.type == "boolean":
@@ -94,16 +104,20 @@ def _vocal_clone(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     """Native vocal_clone: only with a consent_id issued by POST /v1/voice-clones."""
     consent_id = p.get("consent_id")
     if not isinstance(consent_id, str) or not UUID_RE.match(consent_id):
-        raise errors.invalid("consent_id", "is required: a consent id issued by POST /v1/voice-clones")
-    row = r.store.one("SELECT account_id, reference_file_id, active FROM consents WHERE id = ?",
-                          (consent_id,))
+        raise errors.invalid(
+            "consent_id", "is required: a consent id issued by POST /v1/voice-clones"
+        )
+    row = r.store.one(
+        "SELECT account_id, reference_file_id, active FROM consents WHERE id = ?", (consent_id,)
+    )
     if row is None or row[0] != r.account_id or not row[2]:
         raise errors.invalid("consent_id", "is not an active consent record of this account")
     out = Resolved()
     ref = p.get("reference_file_id", row[1])
     f = REGISTRY["vocal_clone"].field("reference_file_id")
-    fid, info = r.owned_file(f.name, ref, max_bytes=int(f.max_bytes or 0), formats=f.formats,
-                             limit_label=f.size_label)
+    fid, info = r.owned_file(
+        f.name, ref, max_bytes=int(f.max_bytes or 0), formats=f.formats, limit_label=f.size_label
+    )
     out.inputs["reference"] = fid
     return out
 
@@ -111,7 +125,9 @@ def _vocal_clone(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
 def _agent(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     for key in p:
         if key.startswith(STUDIO_FIELDS):
-            raise errors.invalid(key, "belongs to the studio editing surface and must be left unset")
+            raise errors.invalid(
+                key, "belongs to the studio editing surface and must be left unset"
+            )
     return check_fields(REGISTRY[operation], p, r)
 
 
@@ -126,8 +142,12 @@ def _internal(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
 
 # The operations whose payload is more than its registry fields; every other one: _generic.
 SPECIAL: dict[str, Validator] = {
-    "inpaint": _inpaint, "vocal_clone": _vocal_clone, "agent": _agent,
-    "web_search": _internal, "mix": _internal, "translate_lyrics": _internal,
+    "inpaint": _inpaint,
+    "vocal_clone": _vocal_clone,
+    "agent": _agent,
+    "web_search": _internal,
+    "mix": _internal,
+    "translate_lyrics": _internal,
 }
 VALIDATORS: dict[str, Validator] = {name: SPECIAL.get(name, _generic) for name in REGISTRY}
 

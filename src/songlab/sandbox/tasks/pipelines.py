@@ -37,8 +37,9 @@ def _named(result: RenderResult, *names: str) -> Asset:
     return result.assets[0]
 
 
-def _run_steps(ctx: TaskContext, steps: tuple[Step, ...], fns: dict[str, StepFn], state: State,
-               kind: str) -> tuple[list[Charge], RenderResult]:
+def _run_steps(
+    ctx: TaskContext, steps: tuple[Step, ...], fns: dict[str, StepFn], state: State, kind: str
+) -> tuple[list[Charge], RenderResult]:
     charges: list[Charge] = []
     result = RenderResult()
     n = len(steps)
@@ -53,15 +54,31 @@ def _run_steps(ctx: TaskContext, steps: tuple[Step, ...], fns: dict[str, StepFn]
     return charges, result
 
 
-def _finish(ctx: TaskContext, result: RenderResult, charges: list[Charge],
-            metadata: dict[str, Any], names: list[str]) -> Outcome:
+def _finish(
+    ctx: TaskContext,
+    result: RenderResult,
+    charges: list[Charge],
+    metadata: dict[str, Any],
+    names: list[str],
+) -> Outcome:
     assets = [ctx.store_asset(a) for a in result.assets]
     if assets:
-        ctx.emit("streaming_url", url=ctx.signed_url(assets[0]["file_id"]),
-                 file_id=assets[0]["file_id"])
-    metadata = {**metadata, "steps": [
-        {"step": name, "operation": c.operation, "model": c.model, "tool_id": c.tool_id,
-         "amount_usd": usd(c.units)} for name, c in zip(names, charges, strict=True)]}
+        ctx.emit(
+            "streaming_url", url=ctx.signed_url(assets[0]["file_id"]), file_id=assets[0]["file_id"]
+        )
+    metadata = {
+        **metadata,
+        "steps": [
+            {
+                "step": name,
+                "operation": c.operation,
+                "model": c.model,
+                "tool_id": c.tool_id,
+                "amount_usd": usd(c.units),
+            }
+            for name, c in zip(names, charges, strict=True)
+        ],
+    }
     return Outcome(text=result.text, metadata=metadata, assets=assets or None, charges=charges)
 
 
@@ -85,26 +102,48 @@ def run_translation(ctx: TaskContext) -> Outcome:
 
     fns: dict[str, StepFn] = {
         "transcribe": transcribe,
-        "translate": lambda c, s: c.render("translate_lyrics", "v5", {
-            "lyrics": s["transcribe"].text or "", "target_language": p["target_language"],
-            "syllable_matched": p.get("syllable_matched", True)}),
+        "translate": lambda c, s: c.render(
+            "translate_lyrics",
+            "v5",
+            {
+                "lyrics": s["transcribe"].text or "",
+                "target_language": p["target_language"],
+                "syllable_matched": p.get("syllable_matched", True),
+            },
+        ),
         "separate": lambda c, s: c.render("separate_stems", "2stem", {}, inputs={"audio": song}),
-        "revoice": lambda c, s: c.render("generate_singing", "v5", {
-            "lyrics": s["translate"].text or "", "prompt": p["song_style"],
-            "duration_seconds": _length(c, "song")},
-            inputs={"vocal_reference": _audio(_named(s["separate"], "vocals"))}),
-        "layer": lambda c, s: c.render("mix", "v5", {}, inputs={
-            "track0": _audio(_named(s["separate"], "instrumental")),
-            "track1": _audio(s["revoice"].assets[0])}),
-        "render": lambda c, s: c.render("audio_effect", "v5", {"effect": "normalize",
-                                                               "amount": 1.0},
-                                        inputs={"audio": _audio(s["layer"].assets[0])}),
+        "revoice": lambda c, s: c.render(
+            "generate_singing",
+            "v5",
+            {
+                "lyrics": s["translate"].text or "",
+                "prompt": p["song_style"],
+                "duration_seconds": _length(c, "song"),
+            },
+            inputs={"vocal_reference": _audio(_named(s["separate"], "vocals"))},
+        ),
+        "layer": lambda c, s: c.render(
+            "mix",
+            "v5",
+            {},
+            inputs={
+                "track0": _audio(_named(s["separate"], "instrumental")),
+                "track1": _audio(s["revoice"].assets[0]),
+            },
+        ),
+        "render": lambda c, s: c.render(
+            "audio_effect",
+            "v5",
+            {"effect": "normalize", "amount": 1.0},
+            inputs={"audio": _audio(s["layer"].assets[0])},
+        ),
     }
     charges, result = _run_steps(ctx, TRANSLATION_PIPELINE, fns, st, "translation_step")
     metadata = {
         "target_language": p["target_language"],
         "syllable_matched": p.get("syllable_matched", True),
-        "source_lyrics": st["transcribe"].text, "translated_lyrics": st["translate"].text,
+        "source_lyrics": st["transcribe"].text,
+        "translated_lyrics": st["translate"].text,
         "transcription_cache_hit": bool(st.get("cache_hit")),
     }
     return _finish(ctx, result, charges, metadata, [s.name for s in TRANSLATION_PIPELINE])
@@ -119,8 +158,9 @@ def _mix(c: TaskContext, *tracks: Asset | AudioIn) -> RenderResult:
 
 
 def _master(c: TaskContext, a: Asset) -> RenderResult:
-    return c.render("audio_effect", "v5", {"effect": "normalize", "amount": 1.0},
-                    inputs={"audio": _audio(a)})
+    return c.render(
+        "audio_effect", "v5", {"effect": "normalize", "amount": 1.0}, inputs={"audio": _audio(a)}
+    )
 
 
 def _length(ctx: TaskContext, name: str) -> float:
@@ -145,8 +185,9 @@ def _workflow_fns(ctx: TaskContext, route: str) -> dict[str, StepFn]:
     table: dict[str, dict[str, StepFn]] = {
         "beat-swaps": {
             "separate": sep("2stem"),
-            "beat": lambda c, s: c.render("generate_music", "v5", {"prompt": p["prompt"],
-                                                              "duration_seconds": n}),
+            "beat": lambda c, s: c.render(
+                "generate_music", "v5", {"prompt": p["prompt"], "duration_seconds": n}
+            ),
             "mix": lambda c, s: _mix(c, s["beat"].assets[0], _named(s["separate"], "vocals")),
         },
         "karaoke-tracks": {
@@ -159,62 +200,86 @@ def _workflow_fns(ctx: TaskContext, route: str) -> dict[str, StepFn]:
         },
         "revoicings": {
             "separate": sep("2stem"),
-            "sing": lambda c, s: c.render("generate_singing", "v5",
-                                          {"lyrics": lyrics, "duration_seconds": n},
-                                          inputs={"vocal_reference": _audio(
-                                              _named(s["separate"], "vocals"))},
-                                          voice=c.voice()),
-            "mix": lambda c, s: _mix(c, _named(s["separate"], "instrumental"),
-                                     s["sing"].assets[0]),
+            "sing": lambda c, s: c.render(
+                "generate_singing",
+                "v5",
+                {"lyrics": lyrics, "duration_seconds": n},
+                inputs={"vocal_reference": _audio(_named(s["separate"], "vocals"))},
+                voice=c.voice(),
+            ),
+            "mix": lambda c, s: _mix(c, _named(s["separate"], "instrumental"), s["sing"].assets[0]),
         },
         "instrument-layers": {
             # the song as generate_music's input: the new part takes its tempo and key
-            "part": lambda c, s: c.render("generate_music", "v5", {"prompt": p["instrument"],
-                                                              "duration_seconds": n},
-                                          inputs={"song": song()}),
+            "part": lambda c, s: c.render(
+                "generate_music",
+                "v5",
+                {"prompt": p["instrument"], "duration_seconds": n},
+                inputs={"song": song()},
+            ),
             "mix": lambda c, s: _mix(c, song(), s["part"].assets[0]),
         },
         "hummed-songs": {
-            "song": lambda c, s: c.render("melody_to_song", "v5",
-                                          {"prompt": p["prompt"], "lyrics": lyrics},
-                                          inputs={"melody": c.audio_in("hum")}),
+            "song": lambda c, s: c.render(
+                "melody_to_song",
+                "v5",
+                {"prompt": p["prompt"], "lyrics": lyrics},
+                inputs={"melody": c.audio_in("hum")},
+            ),
             "render": lambda c, s: _master(c, s["song"].assets[0]),
         },
         "trending-songs": {
-            "search": lambda c, s: c.render("web_search", "internal",
-                                            {"query": f"trending {p['genre']} songs"}),
-            "lyrics": lambda c, s: c.render("write_lyrics", "v5",
-                                            {"prompt": f"{p['genre']} {p.get('prompt') or ''}"}),
-            "song": lambda c, s: c.render("generate_song", "v5", {
-                "prompt": f"{p['genre']} {p.get('prompt') or ''}".strip(),
-                "lyrics": lyrics or s["lyrics"].text or ""}),
+            "search": lambda c, s: c.render(
+                "web_search", "internal", {"query": f"trending {p['genre']} songs"}
+            ),
+            "lyrics": lambda c, s: c.render(
+                "write_lyrics", "v5", {"prompt": f"{p['genre']} {p.get('prompt') or ''}"}
+            ),
+            "song": lambda c, s: c.render(
+                "generate_song",
+                "v5",
+                {
+                    "prompt": f"{p['genre']} {p.get('prompt') or ''}".strip(),
+                    "lyrics": lyrics or s["lyrics"].text or "",
+                },
+            ),
         },
         "voice-songs": {
-            "song": lambda c, s: c.render("similar_song", "v5",
-                                          {"prompt": p["prompt"], "lyrics": lyrics},
-                                          inputs={"song": c.audio_in("recording")}),
+            "song": lambda c, s: c.render(
+                "similar_song",
+                "v5",
+                {"prompt": p["prompt"], "lyrics": lyrics},
+                inputs={"song": c.audio_in("recording")},
+            ),
             "render": lambda c, s: _master(c, s["song"].assets[0]),
         },
         "genre-remixes": {
-            "remix": lambda c, s: c.render("remix_song", "v5", {"prompt": p["genre"]},
-                                           inputs={"song": song()}),
+            "remix": lambda c, s: c.render(
+                "remix_song", "v5", {"prompt": p["genre"]}, inputs={"song": song()}
+            ),
         },
         "midi-songs": {
-            "song": lambda c, s: c.render("midi_to_song", "v5",
-                                          {"prompt": p["prompt"], "lyrics": lyrics},
-                                          inputs={"midi": c.audio_in("midi")}),
+            "song": lambda c, s: c.render(
+                "midi_to_song",
+                "v5",
+                {"prompt": p["prompt"], "lyrics": lyrics},
+                inputs={"midi": c.audio_in("midi")},
+            ),
             "render": lambda c, s: _master(c, s["song"].assets[0]),
         },
         "vocal-layers": {
-            "sing": lambda c, s: c.render("generate_singing", "v5",
-                                          {"lyrics": lyrics, "duration_seconds": n},
-                                          voice=c.voice()),
+            "sing": lambda c, s: c.render(
+                "generate_singing", "v5", {"lyrics": lyrics, "duration_seconds": n}, voice=c.voice()
+            ),
             "mix": lambda c, s: _mix(c, song(), s["sing"].assets[0]),
         },
         "audio-inpainting": {
-            "inpaint": lambda c, s: c.render("inpaint", "v5", {
-                "start_ms": p["start_ms"], "end_ms": p["end_ms"], "lyrics": lyrics},
-                inputs={"song": song()}),
+            "inpaint": lambda c, s: c.render(
+                "inpaint",
+                "v5",
+                {"start_ms": p["start_ms"], "end_ms": p["end_ms"], "lyrics": lyrics},
+                inputs={"song": song()},
+            ),
         },
     }
     return table[route]
@@ -222,7 +287,9 @@ def _workflow_fns(ctx: TaskContext, route: str) -> dict[str, StepFn]:
 
 def run_workflow(ctx: TaskContext) -> Outcome:
     route = ctx.operation
-    charges, result = _run_steps(ctx, WORKFLOW_PIPELINES[route], _workflow_fns(ctx, route), {},
-                                 "workflow_step")
-    return _finish(ctx, result, charges, {"workflow": route},
-                   [s.name for s in WORKFLOW_PIPELINES[route]])
+    charges, result = _run_steps(
+        ctx, WORKFLOW_PIPELINES[route], _workflow_fns(ctx, route), {}, "workflow_step"
+    )
+    return _finish(
+        ctx, result, charges, {"workflow": route}, [s.name for s in WORKFLOW_PIPELINES[route]]
+    )

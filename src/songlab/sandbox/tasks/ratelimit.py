@@ -61,5 +61,6 @@ def check(store: Store, account_id: str, buckets: list[Bucket], now: float) -> N
 def record(store: Store, account_id: str, buckets: list[Bucket], now: float) -> None:
     for b in buckets:
         store.execute(
-            "INSERT INTO rate_hits (account_id, bucket, at) VALUES (?,?,?)", (account_id, b.key, now)
+            "INSERT INTO rate_hits (account_id, bucket, at) VALUES (?,?,?)",
+            (account_id, b.key, now),
         )

@@ -26,7 +26,9 @@ from songlab.sandbox.storage.files import SignatureError
 if TYPE_CHECKING:
     import songlab.sandbox.engine as engine
 
-UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+UUID_RE = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
 
 _MISSING = object()
 
@@ -56,9 +58,15 @@ def probe_verdict(data: bytes) -> dict[str, Any]:
         info = engine.check_audio(data, field="file")
     except engine.EngineInputError as exc:
         return {"error": exc.message}
-    return {"info": {"format": info.format, "mime_type": info.mime_type,
-                     "duration_s": info.duration_s, "sample_rate": info.sample_rate,
-                     "channels": info.channels}}
+    return {
+        "info": {
+            "format": info.format,
+            "mime_type": info.mime_type,
+            "duration_s": info.duration_s,
+            "sample_rate": info.sample_rate,
+            "channels": info.channels,
+        }
+    }
 
 
 def cached_verdict(store: Any, file_id: str) -> dict[str, Any]:
@@ -85,8 +93,14 @@ def audio_info(name: str, verdict: dict[str, Any], formats: tuple[str, ...]) -> 
 # --- scalar fields ---------------------------------------------------------------
 
 
-def string(p: dict[str, Any], name: str, *, required: bool = False, max_len: int | None = None,
-           default: Any = None) -> Any:
+def string(
+    p: dict[str, Any],
+    name: str,
+    *,
+    required: bool = False,
+    max_len: int | None = None,
+    default: Any = None,
+) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -101,8 +115,15 @@ def string(p: dict[str, Any], name: str, *, required: bool = False, max_len: int
     return v
 
 
-def integer(p: dict[str, Any], name: str, *, lo: int | None = None, hi: int | None = None,
-            required: bool = False, default: Any = None) -> Any:
+def integer(
+    p: dict[str, Any],
+    name: str,
+    *,
+    lo: int | None = None,
+    hi: int | None = None,
+    required: bool = False,
+    default: Any = None,
+) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -117,7 +138,9 @@ def integer(p: dict[str, Any], name: str, *, lo: int | None = None, hi: int | No
     return v
 
 
-def number(p: dict[str, Any], name: str, *, lo: float, hi: float, default: float | None = None) -> Any:
+def number(
+    p: dict[str, Any], name: str, *, lo: float, hi: float, default: float | None = None
+) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         return default
@@ -128,7 +151,9 @@ def number(p: dict[str, Any], name: str, *, lo: float, hi: float, default: float
     return float(v)
 
 
-def boolean(p: dict[str, Any], name: str, *, default: bool | None = None, required: bool = False) -> Any:
+def boolean(
+    p: dict[str, Any], name: str, *, default: bool | None = None, required: bool = False
+) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -139,8 +164,14 @@ def boolean(p: dict[str, Any], name: str, *, default: bool | None = None, requir
     return v
 
 
-def choice(p: dict[str, Any], name: str, options: tuple[str, ...], *, default: str | None = None,
-           required: bool = False) -> Any:
+def choice(
+    p: dict[str, Any],
+    name: str,
+    options: tuple[str, ...],
+    *,
+    default: str | None = None,
+    required: bool = False,
+) -> Any:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -178,8 +209,15 @@ class Resolver:
     def links(self) -> Links:
         return self._source.links
 
-    def file_input(self, name: str, value: Any, *, max_bytes: int, formats: tuple[str, ...],
-                   limit_label: str | None = None) -> tuple[str, engine.AudioInfo]:
+    def file_input(
+        self,
+        name: str,
+        value: Any,
+        *,
+        max_bytes: int,
+        formats: tuple[str, ...],
+        limit_label: str | None = None,
+    ) -> tuple[str, engine.AudioInfo]:
         """A payload file input (url / bare URL / base64 / file_id:) -> (file id, info)."""
         if isinstance(value, dict) and "url" in value:
             value = value["url"]
@@ -187,18 +225,22 @@ class Resolver:
             return self._inline(name, value, max_bytes, formats, limit_label)
         if not isinstance(value, str) or not value:
             raise errors.invalid(
-                name, "must be a file input: {\"url\": ...}, a URL string, "
-                "{\"base64\": ...} or \"file_id:<id>\"")
+                name,
+                'must be a file input: {"url": ...}, a URL string, '
+                '{"base64": ...} or "file_id:<id>"',
+            )
         if value.startswith("file_id:"):
-            meta = storage.owned(self.store, self.account_id, value[len("file_id:"):])
+            meta = storage.owned(self.store, self.account_id, value[len("file_id:") :])
             if meta is None:
                 raise errors.invalid(name, "file_id is not a file of this account")
         else:
             token = storage.token_of_url(value, self.links.netlocs())
             if token is None:
                 raise errors.invalid(
-                    name, "URL is not resolvable: only this sandbox's signed file URLs "
-                    "(GET /v1/files/{id}/url) are accepted")
+                    name,
+                    "URL is not resolvable: only this sandbox's signed file URLs "
+                    "(GET /v1/files/{id}/url) are accepted",
+                )
             try:
                 fid = self.links.verify(token)
             except SignatureError as exc:
@@ -208,8 +250,15 @@ class Resolver:
                 raise errors.invalid(name, "signed URL names no file")
         return meta["id"], self._check(name, meta, max_bytes, formats, limit_label)
 
-    def owned_file(self, name: str, file_id: Any, *, max_bytes: int, formats: tuple[str, ...],
-                   limit_label: str | None = None) -> tuple[str, engine.AudioInfo]:
+    def owned_file(
+        self,
+        name: str,
+        file_id: Any,
+        *,
+        max_bytes: int,
+        formats: tuple[str, ...],
+        limit_label: str | None = None,
+    ) -> tuple[str, engine.AudioInfo]:
         """A ``*_file_id`` field of a dedicated route: an uploaded file of the caller."""
         if file_id is None:
             raise errors.invalid(name, "is required (a file id from POST /v1/files)")
@@ -220,8 +269,14 @@ class Resolver:
             raise errors.invalid(name, "is not an active file of this account")
         return file_id, self._check(name, meta, max_bytes, formats, limit_label)
 
-    def _inline(self, name: str, value: dict[str, Any], max_bytes: int, formats: tuple[str, ...],
-                limit_label: str | None) -> tuple[str, engine.AudioInfo]:
+    def _inline(
+        self,
+        name: str,
+        value: dict[str, Any],
+        max_bytes: int,
+        formats: tuple[str, ...],
+        limit_label: str | None,
+    ) -> tuple[str, engine.AudioInfo]:
         raw = value["base64"]
         if not isinstance(raw, str):
             raise errors.invalid(name, "base64 must be a string")
@@ -233,22 +288,38 @@ class Resolver:
             raise errors.invalid(name, "base64 is not valid base64") from None
         if len(data) > max_bytes:
             raise errors.invalid(
-                name, f"file is {len(data)} bytes, the limit is {limit_label or max_bytes}")
+                name, f"file is {len(data)} bytes, the limit is {limit_label or max_bytes}"
+            )
         verdict = probe_verdict(data)
         info = audio_info(name, verdict, formats)
         fid = str(uuid.uuid4())
         name_of = value.get("filename")
-        self.new_files.append({
-            "file_id": fid, "account_id": self.account_id, "data": data,
-            "mime_type": info.mime_type, "origin": "inline", "duration_s": info.duration_s,
-            "name": name_of if isinstance(name_of, str) else None, "probe": verdict})
+        self.new_files.append(
+            {
+                "file_id": fid,
+                "account_id": self.account_id,
+                "data": data,
+                "mime_type": info.mime_type,
+                "origin": "inline",
+                "duration_s": info.duration_s,
+                "name": name_of if isinstance(name_of, str) else None,
+                "probe": verdict,
+            }
+        )
         return fid, info
 
-    def _check(self, name: str, meta: dict[str, Any], max_bytes: int, formats: tuple[str, ...],
-               limit_label: str | None) -> engine.AudioInfo:
+    def _check(
+        self,
+        name: str,
+        meta: dict[str, Any],
+        max_bytes: int,
+        formats: tuple[str, ...],
+        limit_label: str | None,
+    ) -> engine.AudioInfo:
         if meta["size_bytes"] > max_bytes:
             raise errors.invalid(
-                name, f"file is {meta['size_bytes']} bytes, the limit is {limit_label or max_bytes}")
+                name, f"file is {meta['size_bytes']} bytes, the limit is {limit_label or max_bytes}"
+            )
         return audio_info(name, cached_verdict(self.store, meta["id"]), formats)
 
     def voice(self, name: str, vocal_id: Any) -> str | None:
@@ -259,7 +330,9 @@ class Resolver:
             raise errors.invalid(name, "must be a string (a vocal_id from a voice clone)")
         row = self.store.one(
             "SELECT v.account_id, c.active FROM voices v JOIN consents c ON c.id = v.consent_id "
-            "WHERE v.id = ?", (vocal_id,))
+            "WHERE v.id = ?",
+            (vocal_id,),
+        )
         if row is None or row[0] != self.account_id:
             raise errors.invalid(name, "is not a saved voice of this account")
         if not row[1]:

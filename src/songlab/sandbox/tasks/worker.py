@@ -38,17 +38,33 @@ class Worker:
     in the background at start (the runners load the audio engine), or by the first task.
     """
 
-    def __init__(self, *, store: Store, clock: Now, events: EventSink, links: Links,
-                 faults: FaultGate, load_runners: Callable[[], dict[str, Runner]],
-                 workers: int, speed: float) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        clock: Now,
+        events: EventSink,
+        links: Links,
+        faults: FaultGate,
+        load_runners: Callable[[], dict[str, Runner]],
+        workers: int,
+        speed: float,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._events = events
         self._faults = faults
         self._load_runners = load_runners
         self._workers = workers
-        self.env = TaskEnv(store=store, clock=clock, events=events, links=links, speed=speed,
-                           sleep=self.sleep, run_task=self.run)
+        self.env = TaskEnv(
+            store=store,
+            clock=clock,
+            events=events,
+            links=links,
+            speed=speed,
+            sleep=self.sleep,
+            run_task=self.run,
+        )
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -92,19 +108,31 @@ class Worker:
         store = self._store
         rows = store.all(
             "SELECT id, status, kind, parent_task_id FROM tasks "
-            "WHERE status IN ('queued', 'processing') ORDER BY rowid")
+            "WHERE status IN ('queued', 'processing') ORDER BY rowid"
+        )
         requeue = []
         for r in rows:
-            if r["parent_task_id"] is not None or (r["kind"] == "agent" and r["status"] == "processing"):
+            if r["parent_task_id"] is not None or (
+                r["kind"] == "agent" and r["status"] == "processing"
+            ):
                 self.fail(r["id"], "interrupted by a sandbox restart; released, not billed")
                 continue
             if r["status"] == "processing":
                 with store.tx():
-                    store.execute("UPDATE tasks SET status = 'queued', progress = NULL, "
-                                  "updated_at = ? WHERE id = ?", (self._clock.now(), r["id"]))
-                    self._events.emit(r["id"], "progress", {
-                        "status": "queued", "progress": 0.0,
-                        "message": "resumed after a sandbox restart"})
+                    store.execute(
+                        "UPDATE tasks SET status = 'queued', progress = NULL, "
+                        "updated_at = ? WHERE id = ?",
+                        (self._clock.now(), r["id"]),
+                    )
+                    self._events.emit(
+                        r["id"],
+                        "progress",
+                        {
+                            "status": "queued",
+                            "progress": 0.0,
+                            "message": "resumed after a sandbox restart",
+                        },
+                    )
             requeue.append(r["id"])
         return requeue
 
@@ -154,8 +182,11 @@ class Worker:
             row = tasks.get(store, task_id)
             if row is None or row["status"] != "queued":
                 return None
-            store.execute("UPDATE tasks SET status = 'processing', progress = 0.0, updated_at = ? "
-                          "WHERE id = ?", (self._clock.now(), task_id))
+            store.execute(
+                "UPDATE tasks SET status = 'processing', progress = 0.0, updated_at = ? "
+                "WHERE id = ?",
+                (self._clock.now(), task_id),
+            )
             self._events.emit(task_id, "progress", {"status": "processing", "progress": 0.0})
             return tasks.get(store, task_id)
 
@@ -167,12 +198,23 @@ class Worker:
                 return
             charges = outcome.charges
             if charges is None:
-                charges = [Charge(row["ledger_kind"], row["operation"], row["model"],
-                                  row["price_units"], row["tool_id"])]
+                charges = [
+                    Charge(
+                        row["ledger_kind"],
+                        row["operation"],
+                        row["model"],
+                        row["price_units"],
+                        row["tool_id"],
+                    )
+                ]
             total = sum(c.units for c in charges)
-            charged = billing.settle(store, row["account_id"],
-                                     Reservation(row["reserved_base"], row["reserved_extra"]),
-                                     total, now)
+            charged = billing.settle(
+                store,
+                row["account_id"],
+                Reservation(row["reserved_base"], row["reserved_extra"]),
+                total,
+                now,
+            )
             short = total - charged  # only when a usage fee outgrew the balance
             for c in reversed(charges):
                 cut = min(short, c.units)
@@ -182,19 +224,34 @@ class Worker:
             if row["kind"] in ("translation", "workflow", "agent"):
                 parent = task_id
             for c in charges:
-                billing.add_line(store, account_id=row["account_id"], task_id=task_id,
-                                 parent_task_id=parent, tool_id=c.tool_id,
-                                 operation=c.operation, model=c.model, license=row["license"],
-                                 kind=c.kind, units=c.units, now=now)
+                billing.add_line(
+                    store,
+                    account_id=row["account_id"],
+                    task_id=task_id,
+                    parent_task_id=parent,
+                    tool_id=c.tool_id,
+                    operation=c.operation,
+                    model=c.model,
+                    license=row["license"],
+                    kind=c.kind,
+                    units=c.units,
+                    now=now,
+                )
             if outcome.finalize is not None:
                 outcome.finalize(store)
             store.execute(
                 "UPDATE tasks SET status = 'completed', progress = 1.0, output_text = ?, "
                 "output_metadata = ?, output_assets = ?, cost_units = ?, reserved_base = 0, "
                 "reserved_extra = 0, updated_at = ? WHERE id = ?",
-                (outcome.text, json.dumps(outcome.metadata or {}),
-                 None if not outcome.assets else json.dumps(outcome.assets),
-                 self._cost(task_id), now, task_id))
+                (
+                    outcome.text,
+                    json.dumps(outcome.metadata or {}),
+                    None if not outcome.assets else json.dumps(outcome.assets),
+                    self._cost(task_id),
+                    now,
+                    task_id,
+                ),
+            )
             self._events.emit(task_id, "terminal", {"status": "completed", "progress": 1.0})
 
     def fail(self, task_id: str, message: str) -> None:
@@ -203,17 +260,25 @@ class Worker:
             row = tasks.get(store, task_id)
             if row is None or row["status"] in ("completed", "failed"):
                 return
-            billing.release(store, row["account_id"],
-                            Reservation(row["reserved_base"], row["reserved_extra"]))
+            billing.release(
+                store, row["account_id"], Reservation(row["reserved_base"], row["reserved_extra"])
+            )
             store.execute(
                 "UPDATE tasks SET status = 'failed', failure = ?, cost_units = ?, "
                 "reserved_base = 0, reserved_extra = 0, updated_at = ? WHERE id = ?",
-                (json.dumps({"error": FAILED, "message": message}), self._cost(task_id), now,
-                 task_id))
+                (
+                    json.dumps({"error": FAILED, "message": message}),
+                    self._cost(task_id),
+                    now,
+                    task_id,
+                ),
+            )
             self._events.emit(task_id, "terminal", {"status": "failed", "message": message})
 
     def _cost(self, task_id: str) -> int:
         units: int = self._store.value(
             "SELECT COALESCE(SUM(amount_units), 0) FROM ledger WHERE task_id = ? OR "
-            "parent_task_id = ?", (task_id, task_id))
+            "parent_task_id = ?",
+            (task_id, task_id),
+        )
         return units

@@ -37,8 +37,10 @@ def create_answer(result: tuple[int, dict[str, Any]]) -> Response:
     return json_response(body, status)
 
 
-async def create(creates: Creates, request: Request, account_id: str,
-                 build: Callable[[], NewTask]) -> Response:
+async def create(
+    creates: Creates, request: Request, account_id: str, build: Callable[[], NewTask]
+) -> Response:
     """Run a create in a worker thread: validation may decode input audio (Creates.submit)."""
-    return create_answer(await run_in_threadpool(
-        creates.submit, account_id, idempotency_key(request), build))
+    return create_answer(
+        await run_in_threadpool(creates.submit, account_id, idempotency_key(request), build)
+    )

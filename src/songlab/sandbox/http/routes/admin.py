@@ -47,12 +47,15 @@ async def _body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise _bad("body", "must be a JSON object")
     # JSON has one number type: 100.0 is the integer 100 (as the document's schemas say)
-    return {k: int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**63 else v
-            for k, v in body.items()}
+    return {
+        k: int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**63 else v
+        for k, v in body.items()
+    }
 
 
-def _int(body: dict[str, Any], name: str, default: int | None = None, lo: int = 0,
-         hi: int = MAX_TOKENS) -> int:
+def _int(
+    body: dict[str, Any], name: str, default: int | None = None, lo: int = 0, hi: int = MAX_TOKENS
+) -> int:
     v = body.get(name)
     v = default if v is None else v  # null is absent, as for the other optional fields
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -60,8 +63,14 @@ def _int(body: dict[str, Any], name: str, default: int | None = None, lo: int = 
     return v
 
 
-def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Clock,
-           injected: Faults, catalog: Catalog) -> APIRouter:
+def router(
+    admin_token: str,
+    accounts: Accounts,
+    store: Store,
+    sandbox_clock: Clock,
+    injected: Faults,
+    catalog: Catalog,
+) -> APIRouter:
     """The admin routes; they alone move the clock, the faults, balances and tool switches."""
     r = APIRouter(prefix="/_sandbox", tags=["sandbox-admin"])
     token = admin_token.encode()
@@ -69,8 +78,13 @@ def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Cl
     def admin(request: Request) -> None:
         given = request.headers.get(ADMIN_HEADER, "").encode()
         if not given or not hmac.compare_digest(given, token):
-            raise ApiError(401, {"error": "UNAUTHENTICATED",
-                                 "message": "X-Sandbox-Admin-Token is missing or wrong"})
+            raise ApiError(
+                401,
+                {
+                    "error": "UNAUTHENTICATED",
+                    "message": "X-Sandbox-Admin-Token is missing or wrong",
+                },
+            )
 
     def known(account_id: str) -> None:
         if not accounts.account_exists(account_id):
@@ -82,7 +96,8 @@ def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Cl
         body = bodies.check(bodies.AdminAccount, await _body(request), _bad)
         name = body.get("name")
         account_id, key = accounts.create_account(
-            name, _int(body, "balance_tokens", 100_000), _int(body, "extra_tokens", 0))
+            name, _int(body, "balance_tokens", 100_000), _int(body, "extra_tokens", 0)
+        )
         return json_response({"account_id": account_id, "api_key": key}, 201)
 
     @r.post("/accounts/{account_id}/keys", status_code=201)
@@ -102,8 +117,9 @@ def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Cl
     async def topup(account_id: str, request: Request) -> Response:
         admin(request)
         known(account_id)
-        tokens = _int(bodies.check(bodies.AdminTopup, await _body(request), _bad), "tokens",
-                      None, lo=1)
+        tokens = _int(
+            bodies.check(bodies.AdminTopup, await _body(request), _bad), "tokens", None, lo=1
+        )
         with store.tx():
             billing.top_up(store, account_id, tokens)
         return json_response(billing.balance(store, account_id, sandbox_clock.now()))
@@ -147,7 +163,11 @@ def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Cl
         admin(request)
         body = bodies.check(bodies.AdminClock, await _body(request), _bad)
         v = body.get("advance_seconds")
-        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_ADVANCE_SECONDS:
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float)
+            or not 0 <= v <= MAX_ADVANCE_SECONDS
+        ):
             raise _bad("advance_seconds", f"must be a number 0-{MAX_ADVANCE_SECONDS}")
         try:
             return json_response({"now": iso(sandbox_clock.advance(float(v)))})
@@ -169,8 +189,10 @@ def router(admin_token: str, accounts: Accounts, store: Store, sandbox_clock: Cl
         if active is not None and not isinstance(active, bool):
             raise _bad("active", "must be a boolean")
         priced = body.get("priced_licenses")
-        if priced is not None and (not isinstance(priced, list) or any(
-                isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 5 for x in priced)):
+        if priced is not None and (
+            not isinstance(priced, list)
+            or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 5 for x in priced)
+        ):
             raise _bad("priced_licenses", "must be a list of license tiers 1-5")
         return json_response(catalog.set_state(tool_id, active, priced))
 

@@ -60,8 +60,14 @@ def router(accounts: Authenticator, catalog: Catalog, creates: Creates) -> APIRo
                 body = bodies.check_compat(c, parse_object(raw))
                 tool = catalog.by_pair(c.operation, version)
                 lic = compat_license(body.get("license"))
-                return generation_task(catalog, creates.resolver(account_id), tool, lic,
-                                       compat_payload(c, body), checked=True)
+                return generation_task(
+                    catalog,
+                    creates.resolver(account_id),
+                    tool,
+                    lic,
+                    compat_payload(c, body),
+                    checked=True,
+                )
 
             return await create(creates, request, account_id, build)
 

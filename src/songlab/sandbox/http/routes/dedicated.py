@@ -35,33 +35,41 @@ WORKFLOW_MODELS = {path: bodies.ROUTE_MODELS[path] for path in WORKFLOWS}
 
 def _owned(res: Resolver, f: Field, value: Any) -> tuple[str, Any]:
     """A ``*_file_id`` field: a file of the caller, within the field's size and kinds."""
-    return res.owned_file(f.name, value, max_bytes=int(f.max_bytes or 0), formats=f.formats,
-                          limit_label=f.size_label)
+    return res.owned_file(
+        f.name, value, max_bytes=int(f.max_bytes or 0), formats=f.formats, limit_label=f.size_label
+    )
 
 
 def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creates) -> APIRouter:
     r = APIRouter()
 
-    async def dedicated(request: Request, build: Callable[[dict[str, Any], str], NewTask]) -> Response:
+    async def dedicated(
+        request: Request, build: Callable[[dict[str, Any], str], NewTask]
+    ) -> Response:
         account_id = account(accounts, request)
         raw = await request.body()
-        return await create(creates, request, account_id,
-                            lambda: build(parse_object(raw), account_id))
+        return await create(
+            creates, request, account_id, lambda: build(parse_object(raw), account_id)
+        )
 
     @r.post("/v1/voice-clones", status_code=201)
     async def voice_clones(request: Request) -> Response:
         return await dedicated(
-            request, lambda b, a: _clone(catalog, clock, creates.resolver(a), b, a))
+            request, lambda b, a: _clone(catalog, clock, creates.resolver(a), b, a)
+        )
 
     @r.post("/v1/song-translations", status_code=201)
     async def song_translations(request: Request) -> Response:
         return await dedicated(request, lambda b, a: _translation(creates.resolver(a), b, a))
 
     for route in WORKFLOWS:
+
         def make(route: str = route) -> Callable[[Request], Awaitable[Response]]:
             async def handler(request: Request) -> Response:
                 return await dedicated(
-                    request, lambda b, a: _workflow(creates.resolver(a), route, b, a))
+                    request, lambda b, a: _workflow(creates.resolver(a), route, b, a)
+                )
+
             handler.__name__ = "workflow_" + route.replace("-", "_")
             return handler
 
@@ -69,7 +77,9 @@ def router(accounts: Authenticator, clock: Now, catalog: Catalog, creates: Creat
     return r
 
 
-def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict[str, Any], account_id: str) -> NewTask:
+def _clone(
+    catalog: Catalog, clock: Now, res: Resolver, b: dict[str, Any], account_id: str
+) -> NewTask:
     r = ROUTES["voice-clones"]
     b = bodies.check_route(r.path, b)
     fid, _ = _owned(res, r.field("reference_file_id"), b["reference_file_id"])
@@ -83,17 +93,30 @@ def _clone(catalog: Catalog, clock: Now, res: Resolver, b: dict[str, Any], accou
         store.execute(
             "INSERT INTO consents (id, account_id, reference_file_id, rights_attestation, active, "
             "created_at) VALUES (?,?,?,?,1,?)",
-            (consent_id, account_id, fid, attestation, clock.now()))
+            (consent_id, account_id, fid, attestation, clock.now()),
+        )
         return {"consent_id": consent_id}
 
-    payload = {"reference_file_id": fid, "name": b.get("name"),
-               "description": b.get("description"), "version": version,
-               "consent_id": consent_id}
+    payload = {
+        "reference_file_id": fid,
+        "name": b.get("name"),
+        "description": b.get("description"),
+        "version": version,
+        "consent_id": consent_id,
+    }
     return NewTask(
-        operation="vocal_clone", model=version, tool_id=tool.id, license=lic, kind="voice_clone",
-        ledger_kind="voice_clone", payload=payload, resolved=Resolved(inputs={"reference": fid}),
+        operation="vocal_clone",
+        model=version,
+        tool_id=tool.id,
+        license=lic,
+        kind="voice_clone",
+        ledger_kind="voice_clone",
+        payload=payload,
+        resolved=Resolved(inputs={"reference": fid}),
         price_units=billing.to_units(price("vocal_clone", version, lic)),
-        buckets=ratelimit.for_tool(tool.id, "vocal_clone", version), before_insert=record_consent)
+        buckets=ratelimit.for_tool(tool.id, "vocal_clone", version),
+        before_insert=record_consent,
+    )
 
 
 def _translation(res: Resolver, b: dict[str, Any], account_id: str) -> NewTask:
@@ -101,15 +124,24 @@ def _translation(res: Resolver, b: dict[str, Any], account_id: str) -> NewTask:
     b = bodies.check_route(r.path, b)
     fid, info = _owned(res, r.field("song_file_id"), b["song_file_id"])
     lic = parse_license(b["license"], names_only=True)
-    payload = {"song_file_id": fid, "target_language": b["target_language"],
-               "syllable_matched": b["syllable_matched"], "song_style": b["song_style"]}
+    payload = {
+        "song_file_id": fid,
+        "target_language": b["target_language"],
+        "syllable_matched": b["syllable_matched"],
+        "song_style": b["song_style"],
+    }
     return NewTask(
-        operation="song_translation", model="pipeline",
-        tool_id=tool_id("song_translation", "pipeline"), license=lic, kind="translation",
-        ledger_kind="translation_step", payload=payload,
+        operation="song_translation",
+        model="pipeline",
+        tool_id=tool_id("song_translation", "pipeline"),
+        license=lic,
+        kind="translation",
+        ledger_kind="translation_step",
+        payload=payload,
         resolved=Resolved(inputs={"song": fid}, durations={"song": info.duration_s}),
         price_units=billing.to_units(estimate_translation(lic)),
-        buckets=ratelimit.for_route("song-translations"))
+        buckets=ratelimit.for_route("song-translations"),
+    )
 
 
 def _workflow(res: Resolver, route: str, b: dict[str, Any], account_id: str) -> NewTask:
@@ -134,7 +166,14 @@ def _workflow(res: Resolver, route: str, b: dict[str, Any], account_id: str) -> 
         check_inside(b["start_ms"], b["end_ms"], resolved.durations["song"])
     lic = parse_license(b["license"], names_only=True)
     return NewTask(
-        operation=route, model="workflow", tool_id=tool_id(route, "workflow"), license=lic,
-        kind="workflow", ledger_kind="workflow_step", payload=payload, resolved=resolved,
+        operation=route,
+        model="workflow",
+        tool_id=tool_id(route, "workflow"),
+        license=lic,
+        kind="workflow",
+        ledger_kind="workflow_step",
+        payload=payload,
+        resolved=resolved,
         price_units=billing.to_units(estimate_workflow(route, lic)),
-        buckets=ratelimit.for_route(route))
+        buckets=ratelimit.for_route(route),
+    )

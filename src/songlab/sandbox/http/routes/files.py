@@ -44,12 +44,28 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
             raise errors.RESOURCE_NOT_FOUND
         return meta
 
-    def _stored(account_id: str, data: bytes, mime: str, name: str | None,
-                verdict: dict[str, Any] | None) -> Response:
-        meta = storage.put(store, account_id=account_id, data=data, mime_type=mime,
-                           origin="upload", now=clock.now(), name=name, probe=verdict)
-        return json_response({"file_id": meta["id"], "mime_type": mime,
-                              "size_bytes": meta["size_bytes"], "sha256": meta["sha256"]}, 201)
+    def _stored(
+        account_id: str, data: bytes, mime: str, name: str | None, verdict: dict[str, Any] | None
+    ) -> Response:
+        meta = storage.put(
+            store,
+            account_id=account_id,
+            data=data,
+            mime_type=mime,
+            origin="upload",
+            now=clock.now(),
+            name=name,
+            probe=verdict,
+        )
+        return json_response(
+            {
+                "file_id": meta["id"],
+                "mime_type": mime,
+                "size_bytes": meta["size_bytes"],
+                "sha256": meta["sha256"],
+            },
+            201,
+        )
 
     @r.post("/v1/files", status_code=201)
     async def upload(request: Request) -> Response:
@@ -62,14 +78,21 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
             return await _multipart(request, account_id)
         raw = await request.body()
         if not raw:
-            raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
+            raise errors.invalid(
+                "source_url", "is required (or send multipart/form-data with a file part)"
+            )
         body = jsonrules.loads(raw, "body")
         if not isinstance(body, dict) or "source_url" not in body:
-            raise errors.invalid("source_url", "is required (or send multipart/form-data with a file part)")
+            raise errors.invalid(
+                "source_url", "is required (or send multipart/form-data with a file part)"
+            )
         url = bodies.check(bodies.SourceUrl, body)["source_url"]
         token = storage.token_of_url(url, links.netlocs()) if isinstance(url, str) else None
         if token is None:
-            raise errors.invalid("source_url", "must be one of this sandbox's signed file URLs; other URLs are never fetched")
+            raise errors.invalid(
+                "source_url",
+                "must be one of this sandbox's signed file URLs; other URLs are never fetched",
+            )
         try:
             file_id = links.verify(token)
         except SignatureError as exc:
@@ -78,8 +101,13 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
         if meta is None:
             raise errors.invalid("source_url", "signed URL names no file")
         return await run_in_threadpool(
-            _stored, account_id, storage.data(store, file_id), meta["mime_type"], meta["name"],
-            storage.probe_of(store, file_id))
+            _stored,
+            account_id,
+            storage.data(store, file_id),
+            meta["mime_type"],
+            meta["name"],
+            storage.probe_of(store, file_id),
+        )
 
     async def _multipart(request: Request, account_id: str) -> Response:
         seen = 0
@@ -99,7 +127,9 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
         except _TooLarge:
             raise errors.invalid("file", TOO_LARGE) from None
         except HTTPException as exc:  # malformed multipart
-            raise errors.invalid("file", f"the multipart body is malformed ({exc.detail})") from None
+            raise errors.invalid(
+                "file", f"the multipart body is malformed ({exc.detail})"
+            ) from None
         try:
             parts = [v for v in form.values() if isinstance(v, UploadFile)]
             if not parts:
@@ -119,8 +149,9 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
     async def file_link(file_id: str, request: Request) -> Response:
         meta = _owned_or_404(account(accounts, request), file_id)
         url, expires = links.signed_url(file_id)
-        return json_response({"file_id": file_id, "url": url, "mime_type": meta["mime_type"],
-                              "expires_at": expires})
+        return json_response(
+            {"file_id": file_id, "url": url, "mime_type": meta["mime_type"], "expires_at": expires}
+        )
 
     @r.get("/v1/files/{file_id}/download")
     async def file_download(file_id: str, request: Request) -> Response:
@@ -137,8 +168,11 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
         meta = storage.meta(store, file_id)
         if meta is None:
             return Response(storage.NOT_FOUND_XML, 404, media_type="application/xml")
-        return Response(storage.data(store, file_id), media_type=meta["mime_type"],
-                        headers={"Cache-Control": "private, max-age=60"})
+        return Response(
+            storage.data(store, file_id),
+            media_type=meta["mime_type"],
+            headers={"Cache-Control": "private, max-age=60"},
+        )
 
     @r.api_route("/_storage/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
     async def private_storage(path: str) -> Response:

@@ -54,8 +54,15 @@ def native_license(value: Any) -> int:
         raise errors.invalid(exc.field, exc.rule) from None
 
 
-def generation_task(catalog: Catalog, resolver: Resolver, tool: Tool, license: int,
-                    payload: Any, *, checked: bool = False) -> NewTask:
+def generation_task(
+    catalog: Catalog,
+    resolver: Resolver,
+    tool: Tool,
+    license: int,
+    payload: Any,
+    *,
+    checked: bool = False,
+) -> NewTask:
     """Validate a payload for ``tool`` and price it (native and compat creates).
 
     ``checked``: the body model built from the registry checked the payload's fields
@@ -73,14 +80,29 @@ def generation_task(catalog: Catalog, resolver: Resolver, tool: Tool, license: i
         kind = "voice_clone" if tool.operation == "vocal_clone" else "generation"
         ledger_kind = "voice_clone" if kind == "voice_clone" else "generation"
     return NewTask(
-        operation=tool.operation, model=tool.model, tool_id=tool.id, license=license, kind=kind,
-        ledger_kind=ledger_kind, payload=payload, resolved=resolved, price_units=units,
+        operation=tool.operation,
+        model=tool.model,
+        tool_id=tool.id,
+        license=license,
+        kind=kind,
+        ledger_kind=ledger_kind,
+        payload=payload,
+        resolved=resolved,
+        price_units=units,
         buckets=ratelimit.for_tool(tool.id, tool.operation, tool.model),
     )
 
 
-def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
-           creates: Creates, event_log: EventLog, faults: FaultGate, links: Links) -> APIRouter:
+def router(
+    accounts: Authenticator,
+    store: Store,
+    clock: Now,
+    catalog: Catalog,
+    creates: Creates,
+    event_log: EventLog,
+    faults: FaultGate,
+    links: Links,
+) -> APIRouter:
     r = APIRouter()
 
     @r.post("/v1/generations", status_code=201)
@@ -115,7 +137,9 @@ def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
     async def list_generations(request: Request) -> Response:
         account_id = account(accounts, request)
         q = request.query_params
-        limit = query_int(q.get("limit"), "limit", lo=LIMIT_MIN, hi=LIMIT_MAX, default=LIMIT_DEFAULT)
+        limit = query_int(
+            q.get("limit"), "limit", lo=LIMIT_MIN, hi=LIMIT_MAX, default=LIMIT_DEFAULT
+        )
         before = None
         if "cursor" in q:  # present, even empty: it must be one this listing returned
             try:
@@ -123,16 +147,19 @@ def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
             except ValueError as exc:
                 raise errors.invalid("cursor", str(exc).split(": ", 1)[1]) from None
         rows, nxt = tasks.page(store, account_id, limit, before)
-        return json_response({
-            "data": [tasks.snapshot(row, links.base_url) for row in rows],
-            "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
-        })
+        return json_response(
+            {
+                "data": [tasks.snapshot(row, links.base_url) for row in rows],
+                "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
+            }
+        )
 
     def own_task_and_after(task_id: str, request: Request) -> tuple[Any, int]:
         """The caller's task (403 another's, 404 none) and the ``after`` cursor (stream, page)."""
         row = tasks.own(store, account(accounts, request), task_id)
-        return row, query_int(request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ,
-                              default=0)
+        return row, query_int(
+            request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ, default=0
+        )
 
     @r.get("/v1/generations/{task_id}/events")
     async def event_page(task_id: str, request: Request) -> Response:
@@ -142,9 +169,11 @@ def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
         rows = event_log.after(task_id, after)[:EVENT_PAGE]
         data = [json.loads(d) for _, _, d in rows]
         done = row["status"] in ("completed", "failed") and (
-            not rows or rows[-1][1] == "terminal" or len(rows) < EVENT_PAGE)
-        return json_response({"data": data, "next_after": rows[-1][0] if rows else after,
-                              "done": done})
+            not rows or rows[-1][1] == "terminal" or len(rows) < EVENT_PAGE
+        )
+        return json_response(
+            {"data": data, "next_after": rows[-1][0] if rows else after, "done": done}
+        )
 
     @r.get("/v1/generations/{task_id}/stream")
     async def stream(task_id: str, request: Request) -> Response:
@@ -152,13 +181,15 @@ def router(accounts: Authenticator, store: Store, clock: Now, catalog: Catalog,
         return StreamingResponse(
             _events(event_log, store, clock, faults, task_id, after),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
 
     return r
 
 
-async def _events(log: EventLog, store: Store, clock: Now, faults: FaultGate, task_id: str,
-                  after: int) -> AsyncIterator[bytes]:
+async def _events(
+    log: EventLog, store: Store, clock: Now, faults: FaultGate, task_id: str, after: int
+) -> AsyncIterator[bytes]:
     """Replay what follows ``after``, then follow live events until terminal/timeout/drop."""
     entry = log.hub.subscribe(task_id)
     _, wake = entry
@@ -171,8 +202,13 @@ async def _events(log: EventLog, store: Store, clock: Now, faults: FaultGate, ta
             batch = log.after(task_id, last)
             for seq, kind, data in batch:
                 if drop_after is not None and sent >= drop_after:
-                    yield _ephemeral(log, task_id, "error", last,
-                                     "stream dropped (injected fault); resume with after=cursor")
+                    yield _ephemeral(
+                        log,
+                        task_id,
+                        "error",
+                        last,
+                        "stream dropped (injected fault); resume with after=cursor",
+                    )
                     return
                 yield events.frame(seq, kind, data)
                 last, sent = seq, sent + 1
@@ -186,8 +222,13 @@ async def _events(log: EventLog, store: Store, clock: Now, faults: FaultGate, ta
                 return  # a finished task: nothing follows ``after``
             idle = clock.now() - idle_since
             if idle >= STREAM_IDLE_SECONDS:
-                yield _ephemeral(log, task_id, "timeout", last,
-                                 f"no event for {STREAM_IDLE_SECONDS:.0f} s; resume with after=cursor")
+                yield _ephemeral(
+                    log,
+                    task_id,
+                    "timeout",
+                    last,
+                    f"no event for {STREAM_IDLE_SECONDS:.0f} s; resume with after=cursor",
+                )
                 return
             try:
                 await asyncio.wait_for(wake.wait(), timeout=min(STREAM_IDLE_SECONDS - idle, 1.0))
