@@ -20,7 +20,8 @@ PORT   ?= 0
 # fills those waits (measured idle: 261 s with 3 against about 350 s with 2)
 WORKERS ?= 3
 # what test-pythons runs on the other interpreters (client, ledger, sandbox contract, quickstart)
-FAST_SUBSET := tests/client tests/ledger tests/sandbox notebooks/01_quickstart.ipynb --nbval \
+FAST_SUBSET := tests/client tests/ledger tests/sandbox/http tests/sandbox/tasks tests/sandbox/storage \
+	tests/sandbox/test_assembly.py tests/sandbox/test_process.py notebooks/01_quickstart.ipynb --nbval \
 	--nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider -q -n $(WORKERS) --dist loadfile
 
 .PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps bench clean

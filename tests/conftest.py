@@ -26,6 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._profiles import PROFILES, ProfileSandbox, running
+
 SANDBOX_SPEED = 500.0
 
 
@@ -84,3 +86,17 @@ def new_account(admin: httpx.Client) -> Callable[..., Account]:
         return Account(data["account_id"], data["api_key"])
 
     return make
+
+
+@pytest.fixture(scope="module", params=PROFILES)
+def profile_sandbox(request: pytest.FixtureRequest) -> Iterator[ProfileSandbox]:
+    """One sandbox per test module and profile (default, spec, noisy), ids as the profiles.
+
+    Module-scoped and parametrised over ``tests._profiles.PROFILES``: a module's tests run
+    profile by profile, so at most one of its sandboxes runs at once.
+    """
+    sb = running(request.param)
+    try:
+        yield sb
+    finally:
+        sb.stop()

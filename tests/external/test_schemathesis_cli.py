@@ -19,7 +19,7 @@ is rendered; reservations are released), so thousands of accepted creates cost
 no CPU. The documented 500 (``payload_json`` sent as a raw JSON value) is the one
 answer ``not_a_server_error`` would flag: negative cases that mutate
 ``payload_json`` into an object or array are excluded by the hook's
-``filter_body`` (the spec documents that 500; ``tests/sandbox/test_native.py``
+``filter_body`` (the spec documents that 500; ``tests/sandbox/http/test_native.py``
 asserts it on its own), and nothing else is excluded. The ``/_sandbox`` admin routes run in a second
 process of their own: they switch faults, tools and the clock, which would
 otherwise turn the vendor run's answers into injected 503s.

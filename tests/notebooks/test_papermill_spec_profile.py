@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.profiles._sandboxes import running
+from tests._profiles import running
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

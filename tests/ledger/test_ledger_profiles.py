@@ -33,7 +33,7 @@ import pytest
 from songlab import pricing
 from songlab.ledger import LedgerStore, spend, tasks_frame, tier_comparison, trace_frame
 from songlab.ledger.reconcile import reconcile_store
-from tests.profiles._sandboxes import PROFILES, ProfileSandbox, running, songlab_command
+from tests._profiles import PROFILES, ProfileSandbox, running, songlab_command
 
 OUTSIDE_PRICE = Decimal("0.25")  # generate_song v7, standard tier
 SONG_V7_STANDARD = pricing.price("generate_song", "v7", 2)

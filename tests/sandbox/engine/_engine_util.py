@@ -8,7 +8,7 @@ import numpy as np
 
 import songlab.sandbox.engine as E
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 SR = 44100
 
 

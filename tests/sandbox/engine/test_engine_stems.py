@@ -9,7 +9,7 @@ from scipy.signal import stft
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import recipe
 from songlab.spec import STEMS
-from tests.engine._engine_util import SR, as_foreign, as_input, audio_of
+from tests.sandbox.engine._engine_util import SR, as_foreign, as_input, audio_of
 
 
 def stems_of(res, model, fmt="wav"):

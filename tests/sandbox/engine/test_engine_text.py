@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine.text import line_syllables, lyric_lines, translate
-from tests.engine._engine_util import as_input
+from tests.sandbox.engine._engine_util import as_input
 
 
 def test_transcription_returns_the_sung_lyrics(song_v7):

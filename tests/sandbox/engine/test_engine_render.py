@@ -7,7 +7,7 @@ import pyloudnorm
 import pytest
 
 import songlab.sandbox.engine as E
-from tests.engine._engine_util import SR, audio_of, band_share
+from tests.sandbox.engine._engine_util import SR, audio_of, band_share
 
 CASES = [
     ("generate_song", "v7", {"prompt": "slow sad piano ballad in A minor", "duration_seconds": 6}),

@@ -8,7 +8,7 @@ import pytest
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import recipe
 from songlab.sandbox.engine.voice import f0_track
-from tests.engine._engine_util import audio_of, read
+from tests.sandbox.engine._engine_util import audio_of, read
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import codec
-from tests.engine._engine_util import read
+from tests.sandbox.engine._engine_util import read
 
 TONE = (0.3 * np.sin(2 * np.pi * 440 * np.arange(44100) / 44100)).astype(np.float32)[None, :]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.profiles._sandboxes import ProfileSandbox
+from tests._profiles import ProfileSandbox
 from tests.sandbox._util import tone
 
 # What the spec shows, written out here (not imported from the sandbox): a leak fails.

@@ -135,7 +135,7 @@ def _bodies(acct, song: str, vocal_id: str | None) -> dict[str, dict]:
 
 @pytest.fixture
 def vocal_id(acct):
-    from tests.sandbox.test_voice_clone import clone_body, voice_recording
+    from tests.sandbox.tasks.test_voice_clone import clone_body, voice_recording
 
     ref = upload(acct, voice_recording())
     snap = wait(acct, acct.post("/v1/voice-clones", json=clone_body(ref)).json()["task_id"])

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.agent._agent_http import (
+from tests.sandbox.agent._agent_http import (
     MULTI,
     api,
     create,

@@ -21,7 +21,7 @@ import pytest
 from songlab import listening
 from songlab.client import AsyncClient, Client
 from songlab.widgets import ProgressPanel
-from tests.profiles._sandboxes import ProfileSandbox
+from tests._profiles import ProfileSandbox
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SONG = {"prompt": "a profile journey", "duration_seconds": 5, "seed": 3}

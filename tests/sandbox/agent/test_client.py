@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from songlab.client import Client, ValidationError
-from tests.agent._agent_http import MULTI
+from tests.sandbox.agent._agent_http import MULTI
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import analysis, recipe
 from songlab.sandbox.engine.prompt import plan_from_prompt
-from tests.engine._engine_util import audio_of
+from tests.sandbox.engine._engine_util import audio_of
 
 
 def test_plan_reads_the_words():

@@ -8,7 +8,7 @@ import songlab.sandbox.engine as E
 from songlab.sandbox.engine import midi, recipe
 from songlab.sandbox.engine.theory import hz_to_midi
 from songlab.sandbox.engine.voice import f0_track
-from tests.engine._engine_util import SR, audio_of, read
+from tests.sandbox.engine._engine_util import SR, audio_of, read
 
 
 def test_midi_notes_appear_in_the_pitch_track():

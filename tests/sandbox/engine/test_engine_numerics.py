@@ -12,7 +12,7 @@ import pytest
 
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import codec
-from tests.engine._engine_util import as_foreign, as_input
+from tests.sandbox.engine._engine_util import as_foreign, as_input
 
 PROMPTS = [
     "sad metal",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import songlab.sandbox.engine as E
-from tests.engine._engine_util import SR, as_foreign, as_input, audio_of
+from tests.sandbox.engine._engine_util import SR, as_foreign, as_input, audio_of
 
 
 def _snr(ref, x):

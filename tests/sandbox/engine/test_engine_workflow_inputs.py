@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import analysis, recipe
 from songlab.sandbox.tasks.pipelines import _workflow_fns
-from tests.engine._engine_util import as_input
+from tests.sandbox.engine._engine_util import as_input
 
 
 def _ctx(song: E.AudioIn, payload: dict, seconds: float) -> SimpleNamespace:

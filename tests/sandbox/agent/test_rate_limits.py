@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from songlab.spec import AGENT_RATE_LIMITS
-from tests.agent._agent_http import api, create
+from tests.sandbox.agent._agent_http import api, create
 
 PROSE = "hello there"  # nothing for the tools to do: the cheapest, quickest run
 

@@ -6,7 +6,7 @@ import numpy as np
 
 import songlab.sandbox.engine as E
 from songlab.sandbox.engine import codec, effects
-from tests.engine._engine_util import SR, audio_of
+from tests.sandbox.engine._engine_util import SR, audio_of
 
 
 def test_near_copies_match_and_different_songs_do_not(song_v7, song_v5):
