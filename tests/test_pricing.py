@@ -142,7 +142,9 @@ def test_a_pipeline_is_the_sum_of_its_steps_in_the_tier() -> None:
     ],
     ids=lambda v: str(v),
 )
-def test_task_price_refuses_what_has_no_list_price(what: str, model: str | None, match: str) -> None:
+def test_task_price_refuses_what_has_no_list_price(
+    what: str, model: str | None, match: str
+) -> None:
     with pytest.raises(pricing.PricingError, match=match):
         pricing.task_price(what, model)
 
