@@ -439,6 +439,18 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
         0,
     )
     cols["tool_id"], cols["tool_id_source"] = v, src
+    # its time is the run's (the trace shows none of its own), with the run's source
+    run_at = pc.index_in(cols["parent_task_id"], value_set=cols["task_id"])
+    sub = pc.and_(found, pc.is_null(cols["created_at"]))
+    cols["created_at"] = pc.if_else(sub, pc.take(cols["created_at"], run_at), cols["created_at"])
+    run_src = pc.take(_schema.source_codes(cols["created_at_source"]), run_at)
+    cols["created_at_source"] = _schema.source_array(
+        pc.if_else(
+            pc.and_(sub, pc.is_valid(cols["created_at"])),
+            run_src,
+            _schema.source_codes(cols["created_at_source"]),
+        )
+    )
     return True
 
 
@@ -507,7 +519,11 @@ def resolve(
         cols["labels_source"] = _schema.source_array(
             pc.if_else(pc.fill_null(labelled, False), 1, 2)
         )
-    if tools and (table["operation"].null_count or table["model"].null_count):
+    # a task known only from a run's trace gets the run as parent, the step's tool id and
+    # billed cost, and the run's time; then the listing names its operation and model
+    if cols["operation"].null_count and _sub_tasks_from_traces(cols):
+        recost = True
+    if tools and (cols["operation"].null_count or cols["model"].null_count):
         tool_ids = pa.array(list(tools), pa.string())
         at = pc.index_in(cols["tool_id"], value_set=tool_ids)
         listed = {
@@ -518,8 +534,6 @@ def resolve(
             v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
             cols[fact], cols[f"{fact}_source"] = v, src
             changed = pc.or_(changed, filled)
-    if cols["operation"].null_count and _sub_tasks_from_traces(cols):
-        recost = True
     # duration stays the service's (updated_at - created_at on its clock): a created_at from
     # the record is the client's clock, which need not agree with the service's
     if pc.any(changed).as_py():
