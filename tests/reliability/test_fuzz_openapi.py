@@ -31,8 +31,9 @@ from hypothesis.errors import Unsatisfiable
 
 # per operation and mode: 8 requests per operation. This in-process run checks what
 # schemathesis's CLI (tests/external, with its coverage phase's boundary cases) does not: every
-# refusal is a JSON error body. 8 per mode took ~85 s here; 4 gives up half the random draws per
-# operation (SONGLAB_FUZZ_EXAMPLES=8 runs the deeper search).
+# refusal is a JSON error body. Side by side (load 1.9-2.1): 8 per mode, 753 requests in 32 s;
+# 4 per mode, 377 requests in 17 s, every operation still fuzzed both ways. Given up: half the
+# random draws per operation (SONGLAB_FUZZ_EXAMPLES=8 runs the deeper search).
 MAX_EXAMPLES = int(os.environ.get("SONGLAB_FUZZ_EXAMPLES", "4"))
 MODES = (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE)
 ADMIN_TOKEN = "fuzz-admin-token"
