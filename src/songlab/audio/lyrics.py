@@ -1,0 +1,125 @@
+"""Lyrics adherence: the service's own transcription of a clip against the asked lyrics.
+
+The transcription tool (``transcribe``, model ``whisper-transcribe-v1``, $0.03 a call in
+every tier) costs money, so :func:`transcribe` prices every call first
+(``client.batch``: checked and priced before anything is sent, refused whole over
+``budget_usd``), sends each clip once, and goes through the client's record: a re-run
+(a restarted kernel, the notebook run again) re-attaches to the tasks it already paid
+for and buys nothing again. The word error rate is jiwer's, after one normalisation
+(lower case, punctuation removed, whitespace collapsed) applied to both texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+from songlab.audio._errors import AudioError
+
+__all__ = ["TRANSCRIBE", "Transcripts", "normalise", "price", "transcribe", "wer"]
+
+TRANSCRIBE: Final = {"operation": "transcribe", "model": "whisper-transcribe-v1"}
+
+
+def _transform() -> Any:
+    import jiwer
+
+    return jiwer.Compose(
+        [
+            jiwer.ToLowerCase(),
+            jiwer.RemovePunctuation(),  # type: ignore[no-untyped-call]
+            jiwer.RemoveMultipleSpaces(),
+            jiwer.Strip(),
+            jiwer.ReduceToListOfListOfWords(),
+        ]
+    )
+
+
+def normalise(text: str, /) -> str:
+    """The text as it is scored: lower case, no punctuation, one space between words."""
+    import jiwer
+
+    words: list[list[str]] = _transform()(jiwer.ReduceToSingleSentence()(str(text).splitlines()))
+    return " ".join(w for line in words for w in line)
+
+
+def wer(reference: str, hypothesis: str, /) -> float:
+    """Word error rate of ``hypothesis`` (the transcript) against ``reference`` (the asked
+    lyrics), both normalised: (S + D + I) / N. NaN when the reference has no word."""
+    import jiwer
+
+    ref, hyp = normalise(reference), normalise(hypothesis)
+    if not ref:
+        return float("nan")
+    if not hyp:
+        return 1.0
+    return float(jiwer.wer(ref, hyp))
+
+
+@dataclass(frozen=True, slots=True)
+class Transcripts:
+    """What :func:`transcribe` got: ``text`` by file id, the batch frame (task ids, costs,
+    ``reused`` for calls the record already held), and the list price of the new calls."""
+
+    text: dict[str, str]
+    batch: Any  # pandas DataFrame
+    new_usd: Decimal
+
+
+def _requests(file_ids: Sequence[str], language: str | None) -> list[dict[str, Any]]:
+    out = []
+    for fid in file_ids:
+        payload: dict[str, Any] = {"audio": f"file_id:{fid}"}
+        if language:
+            payload["language"] = language
+        out.append({**TRANSCRIBE, "payload": payload})
+    return out
+
+
+def price(client: Any, file_ids: Sequence[str], /) -> Decimal:
+    """The list price of transcribing every clip once (nothing is sent)."""
+    one = client.estimate(operation=TRANSCRIBE["operation"], model=TRANSCRIBE["model"]).usd
+    return Decimal(one) * len(list(file_ids))
+
+
+def transcribe(
+    client: Any,
+    file_ids: Sequence[str],
+    /,
+    *,
+    budget_usd: Decimal | int | str | None = None,
+    language: str | None = None,
+    known: Mapping[str, str] | None = None,
+) -> Transcripts:
+    """Transcribe each clip (by file id) with the service's tool, once.
+
+    Priced and checked before anything is sent: with ``budget_usd`` the list price of the
+    calls the record does not already hold must fit in it, or ``BudgetExceeded`` is raised
+    and nothing is sent. ``known``: transcripts already held (the adherence cache) by file
+    id; those clips are not sent at all. Raises :class:`AudioError` naming ``file_ids``
+    for an empty or non-string id.
+    """
+    ids = list(dict.fromkeys(file_ids))
+    if any(not isinstance(f, str) or not f for f in ids):
+        raise AudioError("file_ids", "must be the file ids (strings) of the clips to transcribe")
+    have = dict(known or {})
+    todo = [f for f in ids if f not in have]
+    import pandas as pd
+
+    frame = pd.DataFrame()
+    new = Decimal(0)
+    if todo:
+        frame = client.batch(_requests(todo, language), budget_usd=budget_usd, progress=False)
+        for fid, (_, row) in zip(todo, frame.iterrows(), strict=True):
+            if row["status"] != "completed":
+                continue
+            if not row["reused"] and row["cost_usd"] is not None:
+                new += Decimal(row["cost_usd"])
+            task = client.generations.get(row["task_id"])
+            text = task.output.text if task.output is not None else None
+            if text is None:  # the spec keeps transcription text in output.text
+                text = ""
+            have[fid] = str(text)
+    return Transcripts(text={f: have[f] for f in ids if f in have}, batch=frame, new_usd=new)
