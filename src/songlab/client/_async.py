@@ -233,7 +233,9 @@ class AsyncClient(BaseClient):
         task_id = w.task_id
 
         async def get() -> Task:
-            got: Task = await self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
+            got: Task = await self._drive(
+                self.generations._get_op(task_id, "poll"), w.deadline, w.expired
+            )
             return got
 
         final: Task = await afollow(
@@ -264,6 +266,8 @@ class AsyncClient(BaseClient):
                         async for sse in EventSource(response).aiter_sse():
                             event = loop.on_frame(sse.data, sse.id, sse.event)
                             if event is not None:
+                                if event.ends_task:
+                                    await self._drive(self._ended_op(task_id, event))
                                 yield event
                             if loop.finished:
                                 return
@@ -300,7 +304,9 @@ class AsyncClient(BaseClient):
             except (WaitTimeout, StreamError, MalformedResponse) as exc:
                 w.stream_ended(exc)
         while True:
-            task: Task = await self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
+            task: Task = await self._drive(
+                self.generations._get_op(task_id, "poll"), w.deadline, w.expired
+            )
             delay = w.on_task(task, time.monotonic())
             if delay is None:
                 return task

@@ -46,7 +46,7 @@ from songlab.client._errors import (
     error_from_response,
 )
 from songlab.client._loop import StreamLoop, WatchUpdate, bounded_timeout
-from songlab.client._models import Tool, UploadedFile, parse_task, parse_tools
+from songlab.client._models import Event, Tool, UploadedFile, parse_task, parse_tools
 from songlab.client._record import (
     RecordRow,
     RecordStore,
@@ -166,6 +166,7 @@ class BaseClient:
         self._rng = random.Random(seed)
         self._tools: tuple[Tool, ...] | None = None
         self._uploads: dict[str, UploadedFile] = {}
+        self._finished: set[str] = set()  # tasks whose end (and status) the record has
         self._budgets = BudgetStack()
         self.key_id = _attribution.key_id(api_key)  # non-secret; names the key in ledgers
         if reuse is True:
@@ -439,6 +440,37 @@ class BaseClient:
         key = deterministic_key(self.key_id, route, canonical_request(route, body), scope, take)
         return self.record.find(key_id=self.key_id, base_url=self.base_url, idempotency_key=key)
 
+    def _seen_ended_op(self, task_id: str, status: str | None, via: str) -> Op:
+        """Note in the record when this client first saw ``task_id`` end (its own clock),
+        with the status it ended with (None if what it saw did not say) and how (``via``:
+        "stream", "poll" or "get"). Once per task and client; a record that cannot be
+        written is logged and never fails the read."""
+        record = self.record
+        if record is None or task_id in self._finished:
+            return None
+        at = datetime.now(UTC)
+        try:
+            yield Work(
+                functools.partial(
+                    record.finish,
+                    task_id=task_id,
+                    key_id=self.key_id,
+                    at=at,
+                    status=status,
+                    via=via,
+                )
+            )
+        except Exception:  # noqa: BLE001 - the task is read: never fail the read
+            log.warning("could not note the end of task %s in %s", task_id, record.path)
+            return None
+        if status is not None:
+            self._finished.add(task_id)
+        return None
+
+    def _ended_op(self, task_id: str, event: Event) -> Op:
+        """A stream event that shows the task ended, noted in the record."""
+        return (yield from self._seen_ended_op(task_id, event.final_status, "stream"))
+
     def _say(self, message: str) -> None:
         """One line a notebook shows (stdout, like ``connect()``'s), also logged; ``quiet``
         clients only log it."""
@@ -580,6 +612,8 @@ class BaseClient:
             )
             return None
         task = parse_task(raw)
+        if task.done:
+            yield from self._seen_ended_op(found.task_id, task.status, "get")
         when = (
             found.accepted_at.astimezone().strftime("%H:%M")
             if found.accepted_at is not None

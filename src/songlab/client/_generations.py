@@ -173,8 +173,13 @@ class Generations(Generic[C]):
             )
         )
 
-    def _get_op(self, task_id: str) -> Op:
-        return parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
+    def _get_op(self, task_id: str, via: str = "get") -> Op:
+        """The snapshot; one that shows the task ended is noted in the record (``via``: a
+        single "get", or a "poll" of wait/watch)."""
+        task = parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
+        if task.done:
+            yield from self._c._seen_ended_op(task_id, task.status, via)
+        return task
 
     @overload
     def get(self: Generations[Client], task_id: str) -> Task: ...

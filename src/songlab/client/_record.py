@@ -68,6 +68,9 @@ _FIELDS: Final = (
     ("origin", "string"),
     ("sent_at", "timestamp"),
     ("accepted_at", "timestamp"),
+    ("finished_at", "timestamp"),
+    ("final_status", "string"),
+    ("finished_via", "string"),
 )
 
 
@@ -101,7 +104,8 @@ _DDL: Final = (
     "task_id TEXT NOT NULL, key_id TEXT NOT NULL, base_url TEXT, idempotency_key TEXT, "
     "route TEXT, tool_id TEXT, operation TEXT, model TEXT, license INTEGER, "
     "payload_sha256 TEXT, estimate_usd TEXT, project TEXT, tags TEXT, scope TEXT, "
-    "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, payload TEXT, consent_id TEXT, "
+    "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, finished_at TEXT, "
+    "final_status TEXT, finished_via TEXT, payload TEXT, consent_id TEXT, "
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, UNIQUE (task_id, key_id))",
     "CREATE INDEX IF NOT EXISTS creates_by_key ON creates (key_id, base_url, idempotency_key)",
     # uploads sent once: the same bytes (and type) on the same account reuse their file id
@@ -197,6 +201,11 @@ class RecordRow:
     origin: str | None
     sent_at: datetime | None
     accepted_at: datetime | None
+    # the client's clock when it first saw the task end (a terminal event, a poll or a get),
+    # the status it ended with, and how it was seen: "stream", "poll" or "get"
+    finished_at: datetime | None = None
+    final_status: str | None = None
+    finished_via: str | None = None
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -238,6 +247,7 @@ class RecordStore:
             con.execute("PRAGMA synchronous = NORMAL")
             for ddl in _DDL:
                 con.execute(ddl)
+            _add_missing_columns(con)
             self._con, self._pid = con, os.getpid()
         return self._con
 
@@ -271,6 +281,9 @@ class RecordStore:
             row.origin,
             _iso(row.sent_at),
             _iso(row.accepted_at),
+            _iso(row.finished_at),
+            row.final_status,
+            row.finished_via,
             payload if self.keep_payloads else None,
             consent_id,
         )
@@ -303,6 +316,26 @@ class RecordStore:
                 .fetchone()
             )
         return None if row is None else _row(row)
+
+    def finish(
+        self, *, task_id: str, key_id: str, at: datetime, status: str | None, via: str
+    ) -> bool:
+        """Note that the client saw the task end at ``at`` (its own clock), with ``status``
+        (None when what it saw did not say, e.g. a terminal event without a status), and
+        how (``via``). The first sighting keeps its time; a status not known then is
+        filled in by the next sighting that shows it. True while a fact was still missing
+        (the row exists and was changed); False when the row is absent or already full."""
+        with self._lock:
+            con = self._connection()
+            cur = con.execute(
+                "UPDATE creates SET finished_at = COALESCE(finished_at, ?), "
+                "finished_via = COALESCE(finished_via, ?), "
+                "final_status = COALESCE(final_status, ?) "
+                "WHERE task_id = ? AND key_id = ? "
+                "AND (finished_at IS NULL OR final_status IS NULL)",
+                (_iso(at), via, status, task_id, key_id),
+            )
+            return cur.rowcount > 0
 
     def forget(self, *, task_id: str, key_id: str) -> None:
         """Remove a row whose task the service no longer has (e.g. a restarted in-memory
@@ -425,7 +458,20 @@ def _row(r: tuple[Any, ...]) -> RecordRow:
     d["estimate_usd"] = None if d["estimate_usd"] is None else Decimal(d["estimate_usd"])
     d["sent_at"] = _when(d["sent_at"])
     d["accepted_at"] = _when(d["accepted_at"])
+    d["finished_at"] = _when(d["finished_at"])
     return RecordRow(**d)
+
+
+def _add_missing_columns(con: sqlite3.Connection) -> None:
+    """Columns a record made by an older songlab lacks (added empty: facts it never saw)."""
+    have = {r[1] for r in con.execute("PRAGMA table_info(creates)")}
+    for name in ("finished_at", "final_status", "finished_via"):
+        if name not in have:
+            try:
+                con.execute(f"ALTER TABLE creates ADD COLUMN {name} TEXT")
+            except sqlite3.OperationalError:  # another process added it first
+                if name not in {r[1] for r in con.execute("PRAGMA table_info(creates)")}:
+                    raise
 
 
 _SHARED: dict[tuple[str, bool], RecordStore] = {}

@@ -230,7 +230,9 @@ class Client(BaseClient):
             w,
             callback,
             open_stream=lambda after: self._stream(task_id, after=after, deadline=w.deadline),
-            get=lambda: self._drive(self.generations._get_op(task_id), w.deadline, w.expired),
+            get=lambda: self._drive(
+                self.generations._get_op(task_id, "poll"), w.deadline, w.expired
+            ),
             sleep=self._sleep,
         )
         return final
@@ -252,6 +254,8 @@ class Client(BaseClient):
                         for sse in EventSource(response).iter_sse():
                             event = loop.on_frame(sse.data, sse.id, sse.event)
                             if event is not None:
+                                if event.ends_task:
+                                    self._drive(self._ended_op(task_id, event))
                                 yield event
                             if loop.finished:
                                 return
@@ -286,7 +290,9 @@ class Client(BaseClient):
             except (WaitTimeout, StreamError, MalformedResponse) as exc:
                 w.stream_ended(exc)
         while True:
-            task: Task = self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
+            task: Task = self._drive(
+                self.generations._get_op(task_id, "poll"), w.deadline, w.expired
+            )
             delay = w.on_task(task, time.monotonic())
             if delay is None:
                 return task
