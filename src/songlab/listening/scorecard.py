@@ -1,0 +1,504 @@
+"""One scorecard per model: listening, prompt adherence, waiting and cost, side by side.
+
+``scorecard(adherence=..., listening=..., tasks=..., records=...)`` joins four answers
+that each have one engine, and computes none of them again:
+
+* **listening**: the listening panel's score per model (``panel.bradley_terry`` for
+  preference answers, ``panel.mushra_panel`` for MUSHRA) on the answers it is given,
+  with a 95 % interval by bootstrap over raters (the panel's own function run on
+  raters drawn with replacement, as Music Arena does over votes), and the number of
+  raters and answers. The point score is the panel's, figure for figure.
+* **adherence**: the mean of each score column of :func:`songlab.audio.study.analyse`'s
+  frame per model, with a bootstrap 95 % interval over clips (NaN rows, where the
+  request asked nothing, left out and counted).
+* **waiting**: the client's own clock from sending the create to first seeing the task
+  end (the record's ``sent_at`` and ``finished_at``), p50 and p95: no service timestamp
+  is needed, so it works against a service that shows none (the spec).
+* **cost**: the ledger's ``cost_usd`` and ``cost_source`` of each clip's task (billed,
+  else the list-price estimate, labelled which); per clip and per minute of audio.
+
+The rows are per model, or per (model, license) with ``by=("model", "license")``.
+``quality_per_usd`` is listening points per dollar of a clip. Any part may be missing:
+adherence alone works before anyone has listened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+import songlab.listening.panel as panel
+from songlab.listening._errors import ListeningError
+
+__all__ = [
+    "ADHERENCE_COLUMNS",
+    "Scorecard",
+    "adherence_summary",
+    "bootstrap_mean",
+    "cost_summary",
+    "listening_summary",
+    "scorecard",
+    "waiting",
+]
+
+# the adherence frame's score columns, in the scorecard's order (lyrics: lower is better)
+ADHERENCE_COLUMNS: Final = (
+    "key_score",
+    "tempo_score",
+    "duration_score",
+    "melody_score",
+    "lyrics_wer",
+)
+REPORTED: Final = ("loudness_lufs", "true_peak_dbtp")
+CENT: Final = Decimal("0.00000001")
+BOOT: Final = 1000
+
+
+def bootstrap_mean(
+    values: Sequence[float], /, *, boot: int = BOOT, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float, float, int]:
+    """``(mean, low, high, n)`` of the finite values, with a percentile bootstrap interval
+    (``boot`` resamples, seeded). Fewer than two values: NaN bounds."""
+    x = np.asarray([v for v in values if v is not None], dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, float("nan"), float("nan"), 1
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(boot, x.size))].mean(axis=1)
+    a = (1 - confidence) / 2
+    low, high = np.quantile(means, [a, 1 - a])
+    return mean, float(low), float(high), int(x.size)
+
+
+def _keys(frame: pd.DataFrame, by: Sequence[str]) -> list[str]:
+    missing = [c for c in by if c not in frame.columns]
+    if missing:
+        raise ListeningError("by", f"columns {missing} are not in the frame")
+    return list(by)
+
+
+def adherence_summary(
+    adherence: pd.DataFrame, /, *, by: Sequence[str] = ("model",), boot: int = BOOT, seed: int = 0
+) -> pd.DataFrame:
+    """Per group: clips, and for each score column its mean, bootstrap interval and the
+    number of clips it was asked of (``<col>``, ``<col>_low``, ``<col>_high``, ``<col>_n``);
+    loudness and true peak means; ``audio_s`` (the clips' total length)."""
+    keys = _keys(adherence, by)
+    rows = []
+    for group, g in adherence.groupby(keys, sort=True, dropna=False):
+        row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        row["clips"] = len(g)
+        row["audio_s"] = float(g["duration_s"].sum()) if "duration_s" in g else float("nan")
+        for col in ADHERENCE_COLUMNS:
+            if col not in g:
+                continue
+            mean, low, high, n = bootstrap_mean(g[col].to_list(), boot=boot, seed=seed)
+            row.update({col: mean, f"{col}_low": low, f"{col}_high": high, f"{col}_n": n})
+        for col in REPORTED:
+            if col in g:
+                vals = g[col].to_numpy(dtype=float)
+                vals = vals[np.isfinite(vals)]
+                row[col] = float(vals.mean()) if vals.size else float("nan")
+        if "clipped_samples" in g:
+            row["clipped_share"] = float((g["clipped_samples"] > 0).mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _record_frame(records: Any) -> pd.DataFrame:
+    if isinstance(records, pd.DataFrame):
+        return records
+    table = records.table() if hasattr(records, "table") else records
+    if hasattr(table, "to_pandas"):
+        out: pd.DataFrame = table.to_pandas()
+        return out
+    raise ListeningError("records", "must be a RecordStore, its Arrow table or a frame")
+
+
+def waiting(
+    records: Any, /, *, by: Sequence[str] = ("model",), task_ids: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Per group, from the client's record (its own clock): ``waited`` (tasks seen to their
+    end), ``wait_p50_s`` and ``wait_p95_s`` of ``finished_at - sent_at`` over completed
+    tasks. ``task_ids``: only these tasks (a study's clips). Tasks the client never saw end
+    are counted in ``unseen``, never guessed."""
+    frame = _record_frame(records)
+    for col in ("task_id", "sent_at", "finished_at", "final_status"):
+        if col not in frame.columns:
+            raise ListeningError("records", f"has no {col!r} column (a record of songlab >= 0.1)")
+    if task_ids is not None:
+        frame = frame[frame["task_id"].isin(list(task_ids))]
+    frame = frame.drop_duplicates("task_id")
+    keys = _keys(frame, by)
+    rows = []
+    for group, g in frame.groupby(keys, sort=True, dropna=False):
+        row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        done = g[
+            (g["final_status"] == "completed") & g["finished_at"].notna() & g["sent_at"].notna()
+        ]
+        secs = (
+            (pd.to_datetime(done["finished_at"]) - pd.to_datetime(done["sent_at"]))
+            .dt.total_seconds()
+            .to_numpy(dtype=float)
+        )
+        row["waited"] = int(secs.size)
+        row["unseen"] = int(g["finished_at"].isna().sum())
+        row["wait_p50_s"] = float(np.percentile(secs, 50)) if secs.size else float("nan")
+        row["wait_p95_s"] = float(np.percentile(secs, 95)) if secs.size else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def cost_summary(
+    tasks: pd.DataFrame,
+    /,
+    *,
+    clips: pd.DataFrame | None = None,
+    by: Sequence[str] = ("model",),
+) -> pd.DataFrame:
+    """Per group, from the ledger's tasks frame (``task_id``, ``cost_usd``, ``cost_source``):
+    ``usd_per_clip`` and ``usd_per_minute`` (Decimal; per minute of the clips' audio when
+    ``clips`` gives ``task_id`` and ``duration_s``), ``cost_basis`` ("billed", "estimated"
+    or "billed+estimated") and ``unknown_cost`` (clips whose cost nobody knows: left out of
+    the means, never counted as 0)."""
+    for col in ("task_id", "cost_usd", "cost_source"):
+        if col not in tasks.columns:
+            raise ListeningError("tasks", f"needs the ledger's {col!r} column")
+    t = tasks.drop_duplicates("task_id").set_index("task_id")
+    if clips is not None:
+        want = clips.dropna(subset=["task_id"]).drop_duplicates("task_id")
+        missing = sorted(set(want["task_id"]) - set(t.index))
+        if missing:
+            raise ListeningError(
+                "tasks", f"{len(missing)} clip task(s) are not in the ledger (first: {missing[0]})"
+            )
+        keys = _keys(want, by)
+        base = want[[*keys, "task_id", "duration_s"]].set_index("task_id")
+    else:
+        keys = _keys(t.reset_index(), by)
+        base = t[keys].assign(duration_s=float("nan"))
+    joined = base.join(t[["cost_usd", "cost_source"]])
+    rows = []
+    for group, g in joined.groupby(keys, sort=True, dropna=False):
+        row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        known = g[g["cost_usd"].notna() & g["cost_source"].isin(["billed", "estimated"])]
+        sources = sorted(set(known["cost_source"]))
+        total = sum((Decimal(str(v)) for v in known["cost_usd"]), Decimal(0))
+        n = len(known)
+        row["usd_per_clip"] = (total / n).quantize(CENT) if n else None
+        minutes = float(known["duration_s"].sum()) / 60.0 if n else float("nan")
+        row["usd_per_minute"] = (
+            (total / Decimal(repr(minutes))).quantize(CENT) if n and minutes > 0 else None
+        )
+        row["cost_basis"] = "+".join(sources) if sources else "unknown"
+        row["unknown_cost"] = int(len(g) - n)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _preference_score(results: pd.DataFrame) -> pd.DataFrame:
+    out = panel.bradley_terry(results)
+    return out[["model", "score"]]
+
+
+def _mushra_score(results: pd.DataFrame) -> pd.DataFrame:
+    models = panel.mushra_panel(results)["models"]
+    return models.rename(columns={"mean": "score"})[["model", "score"]]
+
+
+def listening_summary(
+    results: pd.DataFrame,
+    /,
+    *,
+    kind: str = "preference",
+    boot: int = 400,
+    seed: int = 0,
+    score: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """Per model: the listening panel's ``score`` (0-100) on ``results`` (one row per
+    answer, with ``rater`` and ``model``; pass the answers the panel keeps after its
+    exclusions), a bootstrap 95 % interval over raters (``boot`` resamples; resamples the
+    panel cannot fit are skipped and counted in ``attrs["boot_failed"]``), and the number of
+    ``raters`` and ``answers`` per model. ``kind``: "preference" (Bradley-Terry) or
+    "mushra" (the panel's MUSHRA mean); ``score``: another panel function, same shape."""
+    fn = score or {"preference": _preference_score, "mushra": _mushra_score}.get(kind)
+    if fn is None:
+        raise ListeningError("kind", f"must be 'preference' or 'mushra'; got {kind!r}")
+    if "rater" not in results.columns or "model" not in results.columns:
+        raise ListeningError("listening", "must be campaign results (rater and model columns)")
+    point = fn(results).set_index("model")["score"]
+    raters = sorted(results["rater"].unique())
+    by_rater = {r: g for r, g in results.groupby("rater")}
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {m: [] for m in point.index}
+    failed = 0
+    for _ in range(boot if len(raters) > 1 else 0):
+        pick = rng.integers(0, len(raters), size=len(raters))
+        sample = pd.concat(
+            [by_rater[raters[i]].assign(rater=f"{raters[i]}#{k}") for k, i in enumerate(pick)],
+            ignore_index=True,
+        )
+        try:
+            got = fn(sample).set_index("model")["score"]
+        except (ListeningError, ValueError, np.linalg.LinAlgError):
+            failed += 1
+            continue
+        for m in point.index:
+            if m in got.index:
+                draws[m].append(float(got[m]))
+    rows = []
+    for m, s in point.items():
+        d = np.asarray(draws[str(m)])
+        mine = results[_involves(results, str(m))]
+        rows.append(
+            {
+                "model": m,
+                "listening_score": float(s),
+                "listening_low": float(np.quantile(d, 0.025)) if d.size else float("nan"),
+                "listening_high": float(np.quantile(d, 0.975)) if d.size else float("nan"),
+                "raters": int(mine["rater"].nunique()),
+                "answers": int(len(mine)),
+            }
+        )
+    out = pd.DataFrame(rows)
+    out.attrs.update(boot=boot, boot_failed=failed, kind=kind)
+    return out
+
+
+def _involves(results: pd.DataFrame, model: str) -> pd.Series:
+    hit = results["model"] == model
+    for col in ("model_a", "model_b", "winner", "loser", "other"):
+        if col in results.columns:
+            hit |= results[col] == model
+    return hit
+
+
+class Scorecard:
+    """The joined table (``frame``), shown as a table in a notebook, plotted with
+    :meth:`plot`, exported with :meth:`to_html` and :meth:`to_parquet`."""
+
+    def __init__(self, frame: pd.DataFrame, *, provenance: Mapping[str, Any] | None = None) -> None:
+        self.frame = frame
+        self.provenance = dict(provenance or {})
+
+    def __repr__(self) -> str:
+        return f"Scorecard({len(self.frame)} rows)\n{self.display_frame().to_string(index=False)}"
+
+    def display_frame(self) -> pd.DataFrame:
+        """The frame as a person reads it: intervals as "0.91 (0.80-1.00)", money in cents,
+        seconds rounded, what is unknown as "-"."""
+        f = self.frame
+        out = pd.DataFrame()
+        for col in ("model", "license"):
+            if col in f:
+                out[col] = f[col]
+        if "listening_score" in f:
+            out["listening (95% CI)"] = [
+                _ci(s, lo, hi, 1)
+                for s, lo, hi in zip(
+                    f["listening_score"], f["listening_low"], f["listening_high"], strict=True
+                )
+            ]
+            out["raters / answers"] = [
+                f"{int(r)} / {int(a)}" if _num(r) else "-"
+                for r, a in zip(f["raters"], f["answers"], strict=True)
+            ]
+        for col in ADHERENCE_COLUMNS:
+            if col in f and f[col].notna().any():
+                out[col.replace("_score", "").replace("_", " ") + " (95% CI)"] = [
+                    _ci(s, lo, hi, 2)
+                    for s, lo, hi in zip(f[col], f[f"{col}_low"], f[f"{col}_high"], strict=True)
+                ]
+        if "wait_p50_s" in f:
+            out["wait p50 / p95"] = [
+                f"{a:.1f} s / {b:.1f} s" if _num(a) else "-"
+                for a, b in zip(f["wait_p50_s"], f["wait_p95_s"], strict=True)
+            ]
+        if "usd_per_clip" in f:
+            out["per clip"] = [_cents(v) for v in f["usd_per_clip"]]
+            out["per minute"] = [_cents(v) for v in f["usd_per_minute"]]
+            out["cost basis"] = f["cost_basis"]
+        if "quality_per_usd" in f:
+            out["points per $"] = [f"{v:,.0f}" if _num(v) else "-" for v in f["quality_per_usd"]]
+        return out
+
+    def _repr_html_(self) -> str:
+        html: str = self.display_frame().to_html(index=False, escape=True, na_rep="-")
+        return html
+
+    def to_html(self, path: str | os.PathLike[str], /) -> str:
+        """A self-contained HTML page: the table and each measure's provenance (0600)."""
+        import html as h
+
+        rows = "".join(
+            f"<li><b>{h.escape(k)}</b>: {h.escape(str(v.get('library', '')))}; "
+            f"rule: {h.escape(str(v.get('rule', '')))}; versions: "
+            f"{h.escape(str(v.get('library_versions', '')))}</li>"
+            for k, v in self.provenance.items()
+        )
+        text = (
+            "<!doctype html><html><head><meta charset='utf-8'><title>songlab scorecard</title>"
+            "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>"
+            "<h1>Scorecard</h1>"
+            + self._repr_html_()
+            + "<h2>Provenance</h2><ul>"
+            + rows
+            + "</ul></body></html>"
+        )
+        _write_private(path, text.encode())
+        return text
+
+    def to_parquet(self, path: str | os.PathLike[str], /) -> None:
+        """The frame as Parquet (money as decimal128(18, 8), provenance in the metadata)."""
+        import json
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        f = self.frame.copy()
+        schema_fields = []
+        for col in f.columns:
+            if col.startswith("usd_"):
+                schema_fields.append(pa.field(col, pa.decimal128(18, 8)))
+        table = pa.Table.from_pandas(f, preserve_index=False)
+        for fld in schema_fields:
+            i = table.schema.get_field_index(fld.name)
+            table = table.set_column(i, fld, pa.array(list(f[fld.name]), fld.type))
+        meta = dict(table.schema.metadata or {})
+        meta[b"songlab.provenance"] = json.dumps(self.provenance, default=str).encode()
+        table = table.replace_schema_metadata(meta)
+        tmp = f"{os.fspath(path)}.tmp"
+        pq.write_table(table, tmp)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+
+    def plot(self, *, measure: str = "key_score") -> Any:
+        """Quality per dollar: each model's listening score (or ``measure`` when nobody has
+        listened) against its price per clip, with the 95 % intervals; legend outside."""
+        from matplotlib.figure import Figure
+
+        f = self.frame
+        use_listening = "listening_score" in f and f["listening_score"].notna().any()
+        y, lo, hi = (
+            ("listening_score", "listening_low", "listening_high")
+            if use_listening
+            else (measure, f"{measure}_low", f"{measure}_high")
+        )
+        if y not in f:
+            raise ListeningError("measure", f"{measure!r} is not a column of the scorecard")
+        fig = Figure(figsize=(7, 3.6), layout="constrained")
+        ax = fig.add_subplot(1, 1, 1)
+        for i, (_, r) in enumerate(f.iterrows()):
+            x = (
+                float(r["usd_per_clip"])
+                if "usd_per_clip" in f and r["usd_per_clip"] is not None
+                else float(i)
+            )
+            err = [[max(0.0, r[y] - r[lo])], [max(0.0, r[hi] - r[y])]] if _num(r[lo]) else None
+            label = str(r["model"]) + (f" ({r['license']})" if "license" in f else "")
+            ax.errorbar([x], [r[y]], yerr=err, fmt="o", capsize=4, color=f"C{i}", label=label)
+        ax.set_xlabel("price per clip (USD)" if "usd_per_clip" in f else "model")
+        ax.set_ylabel(y.replace("_", " "))
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small")
+        return fig
+
+
+def _num(v: Any) -> bool:
+    try:
+        return v is not None and bool(np.isfinite(float(v)))
+    except (TypeError, ValueError):
+        return False
+
+
+def _ci(s: Any, lo: Any, hi: Any, digits: int) -> str:
+    if not _num(s):
+        return "-"
+    if not (_num(lo) and _num(hi)):
+        return f"{float(s):.{digits}f}"
+    return f"{float(s):.{digits}f} ({float(lo):.{digits}f}-{float(hi):.{digits}f})"
+
+
+def _cents(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "-"
+    return f"${Decimal(str(v)).quantize(Decimal('0.01'))}"
+
+
+def _write_private(path: str | os.PathLike[str], data: bytes) -> None:
+    tmp = f"{os.fspath(path)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def scorecard(
+    *,
+    adherence: pd.DataFrame | None = None,
+    listening: pd.DataFrame | None = None,
+    tasks: pd.DataFrame | None = None,
+    records: Any = None,
+    by: Sequence[str] = ("model",),
+    kind: str = "preference",
+    boot: int = BOOT,
+    seed: int = 0,
+) -> Scorecard:
+    """The scorecard: one row per ``by`` group (models, or models and license tiers).
+
+    ``adherence``: :func:`songlab.audio.study.analyse`'s frame (its tasks also choose which
+    tasks waiting and cost look at). ``listening``: the answers the listening panel keeps
+    (``Campaign.results()`` after its exclusions, or a session's results) or an already
+    summarised frame (``model, listening_score, listening_low, listening_high, raters,
+    answers``). ``tasks``: the ledger's tasks frame (``ledger.tasks_frame(client)``).
+    ``records``: the client's record (``client.record``) for the waiting. Any may be None.
+    """
+    parts: list[pd.DataFrame] = []
+    keys = list(by)
+    prov: dict[str, Any] = {}
+    clips = None
+    if adherence is not None:
+        parts.append(adherence_summary(adherence, by=keys, boot=boot, seed=seed))
+        prov.update(adherence.attrs.get("provenance", {}))
+        clips = adherence
+    if listening is not None:
+        if "listening_score" in listening.columns:
+            lis = listening
+        else:
+            lis = listening_summary(listening, kind=kind, boot=min(boot, 400), seed=seed)
+        parts.append(lis)
+        prov["listening"] = {
+            "library": f"songlab.listening.panel ({kind}), bootstrap over raters",
+            "rule": "the panel's score (0-100); 95 % percentile interval of raters drawn with "
+            "replacement",
+            "library_versions": {},
+        }
+    ids = None if clips is None else clips["task_id"].dropna().tolist()
+    if records is not None:
+        parts.append(waiting(records, by=keys, task_ids=ids))
+    if tasks is not None:
+        parts.append(cost_summary(tasks, clips=clips, by=keys))
+    if not parts:
+        raise ListeningError(
+            "scorecard", "needs at least one of adherence, listening, tasks, records"
+        )
+    frame = parts[0]
+    for p in parts[1:]:
+        on = [k for k in keys if k in p.columns and k in frame.columns]
+        frame = frame.merge(p, on=on or ["model"], how="outer")
+    if "listening_score" in frame and "usd_per_clip" in frame:
+        frame["quality_per_usd"] = [
+            float(s) / float(u) if _num(s) and u is not None and float(u) > 0 else float("nan")
+            for s, u in zip(frame["listening_score"], frame["usd_per_clip"], strict=True)
+        ]
+    frame = frame.sort_values(keys, ignore_index=True)
+    return Scorecard(frame, provenance=prov)
