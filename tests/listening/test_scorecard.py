@@ -123,7 +123,7 @@ def _tasks(sources: dict[str, str]) -> pd.DataFrame:
 
 def test_cost_is_the_ledgers_labelled_billed_or_estimated_and_unknown_stays_unknown():
     frame = _adherence()
-    tasks = _tasks({"v5": "billed", "v6": "estimated", "v7": "unknown"})
+    tasks = _tasks({"v5": "billed", "v6": "estimate", "v7": "unknown"})
     out = sc.cost_summary(tasks, clips=frame).set_index("model")
     assert out.loc["v5", "usd_per_clip"] == Decimal("0.11")
     assert out.loc["v5", "usd_per_minute"] == Decimal("0.22")  # 30 s clips
@@ -166,7 +166,7 @@ def test_one_scorecard_joins_all_four_and_exports(tmp_path):
     card = sc.scorecard(
         adherence=frame,
         listening=_preferences(),
-        tasks=_tasks({"v5": "billed", "v6": "billed", "v7": "estimated"}),
+        tasks=_tasks({"v5": "billed", "v6": "billed", "v7": "estimate"}),
         records=_record(waits),
         boot=60,
     )

@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 CACHE_ENV: Final = "SONGLAB_ANALYSIS_CACHE"
+_PEAK_RSS = [0]  # the largest worker's peak resident memory (KiB) seen by this process
 BASE: Final = ("duration", "tempo", "key", "loudness", "true_peak")
 META_COLUMNS: Final = ("clip", "task_id", "file_id", "blob_key", "model", "operation", "license")
 
@@ -179,7 +180,11 @@ def measure_clip(
         else:
             rs, rsr = codec.decode(ref)
             out["reference"] = _contour(ms.pitch_contour(rs, sr=rsr))
-    return {k: v for k, v in out.items() if k in need}
+    import resource
+
+    kept = {k: v for k, v in out.items() if k in need}
+    kept["_peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kept
 
 
 def _json_float(x: float) -> float | str:
@@ -270,7 +275,7 @@ def _pool(workers: int) -> cf.ProcessPoolExecutor:
     # forkserver: workers start from a clean server process (no kernel threads, no sandbox),
     # with the measures imported once; fork from a threaded kernel can deadlock
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["songlab.audio.study"])
+    ctx.set_forkserver_preload(["songlab.audio.study", "librosa", "scipy.signal", "soxr"])
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
 
@@ -332,6 +337,7 @@ def analyse(
         bar.close()
     frame = pd.DataFrame([rows[i] for i in sorted(rows)])
     frame.attrs["provenance"] = provenance()
+    frame.attrs["worker_peak_rss_mib"] = _PEAK_RSS[0] / 1024
     return frame
 
 
@@ -396,6 +402,9 @@ def _finish(
     store: AnalysisCache | None,
     on_row: Callable[[dict[str, Any]], None] | None,
 ) -> dict[str, Any]:
+    rss = measured.pop("_peak_rss_kib", None)
+    if rss is not None:
+        _PEAK_RSS[0] = max(_PEAK_RSS[0], int(rss))
     ref = measured.pop("reference", None)
     if store is not None:
         if measured:
@@ -426,10 +435,13 @@ def _finish(
     return row
 
 
-def clips_from_batch(frame: Any, client: Any, /) -> list[Clip]:
-    """One :class:`Clip` per completed row of a ``client.batch`` frame (its ``request``,
-    task and first file), with the asset's blob hash from the task (one GET each) so the
-    cache is consulted before anything is downloaded."""
+def clips_from_batch(
+    frame: Any, requests: Sequence[Mapping[str, Any]], client: Any, /
+) -> list[Clip]:
+    """One :class:`Clip` per completed row of a ``client.batch`` frame (``request`` is the
+    row's index into ``requests``, the list the batch was given), its task and first file,
+    with the asset's blob hash from the task (one GET each) so the cache is consulted
+    before anything is downloaded."""
     out = []
     for i, row in frame.iterrows():
         if row.get("status") != "completed" or not row.get("file_ids"):
@@ -437,7 +449,7 @@ def clips_from_batch(frame: Any, client: Any, /) -> list[Clip]:
         task = client.generations.get(row["task_id"])
         assets = list(task.output.assets) if task.output is not None else []
         blob = assets[0].blob_hash if assets else None
-        req = dict(row["request"])
+        req = dict(requests[int(row["request"])])
         out.append(
             Clip(
                 request=req,

@@ -56,6 +56,9 @@ ADHERENCE_COLUMNS: Final = (
 )
 REPORTED: Final = ("loudness_lufs", "true_peak_dbtp")
 CENT: Final = Decimal("0.00000001")
+# the ledger's cost_source -> the scorecard's label ("unbilled" failed tasks and "unknown"
+# costs are not a clip's price: left out and counted)
+_BASIS: Final = {"billed": "billed", "estimate": "estimated", "estimated": "estimated"}
 BOOT: Final = 1000
 
 
@@ -189,8 +192,8 @@ def cost_summary(
     rows = []
     for group, g in joined.groupby(keys, sort=True, dropna=False):
         row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
-        known = g[g["cost_usd"].notna() & g["cost_source"].isin(["billed", "estimated"])]
-        sources = sorted(set(known["cost_source"]))
+        known = g[g["cost_usd"].notna() & g["cost_source"].isin(list(_BASIS))]
+        sources = sorted({_BASIS[str(v)] for v in known["cost_source"]})
         total = sum((Decimal(str(v)) for v in known["cost_usd"]), Decimal(0))
         n = len(known)
         row["usd_per_clip"] = (total / n).quantize(CENT) if n else None
