@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import songlab.listening.panel as panel
+from songlab import ledger
 import songlab.listening.scorecard as sc
 from songlab.listening import ListeningError
 
@@ -104,21 +105,29 @@ def test_waiting_is_the_clients_clock_p50_and_p95():
 
 
 def _tasks(sources: dict[str, str]) -> pd.DataFrame:
-    price = {"v5": Decimal("0.11"), "v6": Decimal("0.15"), "v7": Decimal("0.25")}
-    rows = []
+    """A ledger tasks frame (``ledger.tasks_frame`` of task snapshots): per model 12 songs
+    whose cost the service shows ("billed"), does not show ("estimate": the ledger prices
+    it) or cannot be priced ("unknown": no operation known)."""
+    price = {"v5": "0.11", "v6": "0.15", "v7": "0.25"}
+    snaps = []
     for m in ("v5", "v6", "v7"):
         for i in range(12):
             src = sources[m]
-            rows.append(
+            snaps.append(
                 {
                     "task_id": f"{m}-{i}",
+                    "tool_id": f"tool-{m}",
                     "model": m,
+                    "operation": None if src == "unknown" else "generate_song",
                     "license": 2,
-                    "cost_usd": None if src == "unknown" else price[m],
-                    "cost_source": src,
+                    "status": "completed",
+                    "created_at": "2026-11-01T10:00:00Z",
+                    "updated_at": "2026-11-01T10:00:30Z",
+                    "cost_usd": price[m] if src == "billed" else None,
+                    "output": {},
                 }
             )
-    return pd.DataFrame(rows)
+    return ledger.tasks_frame(snaps, record=None, tools={})
 
 
 def test_cost_is_the_ledgers_labelled_billed_or_estimated_and_unknown_stays_unknown():

@@ -160,22 +160,33 @@ def waiting(
     return pd.DataFrame(rows)
 
 
+def _ledger_costs(tasks: Any) -> pd.DataFrame:
+    """``task_id, model, license, cost_usd, cost_source`` of every top-level task, read from
+    the ledger's one relation (``songlab.ledger.engine``): the scorecard's cost is the
+    ledger's, figure for figure."""
+    from songlab.ledger.engine import open_ledger
+
+    with open_ledger(tasks) as lg:
+        out: pd.DataFrame = lg.frame(
+            "SELECT task_id, model, license, cost_usd, cost_source FROM ledger WHERE top_level"
+        )
+    return out
+
+
 def cost_summary(
-    tasks: pd.DataFrame,
+    tasks: Any,
     /,
     *,
     clips: pd.DataFrame | None = None,
     by: Sequence[str] = ("model",),
 ) -> pd.DataFrame:
-    """Per group, from the ledger's tasks frame (``task_id``, ``cost_usd``, ``cost_source``):
+    """Per group, the ledger's cost of the clips' tasks (``tasks``: the ledger's tasks frame,
+    a ``LedgerStore`` or a client, read through ``songlab.ledger.engine``'s relation):
     ``usd_per_clip`` and ``usd_per_minute`` (Decimal; per minute of the clips' audio when
     ``clips`` gives ``task_id`` and ``duration_s``), ``cost_basis`` ("billed", "estimated"
-    or "billed+estimated") and ``unknown_cost`` (clips whose cost nobody knows: left out of
-    the means, never counted as 0)."""
-    for col in ("task_id", "cost_usd", "cost_source"):
-        if col not in tasks.columns:
-            raise ListeningError("tasks", f"needs the ledger's {col!r} column")
-    t = tasks.drop_duplicates("task_id").set_index("task_id")
+    or "billed+estimated") and ``unknown_cost`` (clips whose cost is unknown or still
+    pending: left out of the means, never counted as 0)."""
+    t = _ledger_costs(tasks).drop_duplicates("task_id").set_index("task_id")
     if clips is not None:
         want = clips.dropna(subset=["task_id"]).drop_duplicates("task_id")
         missing = sorted(set(want["task_id"]) - set(t.index))
@@ -449,7 +460,7 @@ def scorecard(
     *,
     adherence: pd.DataFrame | None = None,
     listening: pd.DataFrame | None = None,
-    tasks: pd.DataFrame | None = None,
+    tasks: Any = None,
     records: Any = None,
     by: Sequence[str] = ("model",),
     kind: str = "preference",
