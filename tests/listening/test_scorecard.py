@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import songlab.listening.panel as panel
-from songlab import ledger
 import songlab.listening.scorecard as sc
+from songlab import ledger
 from songlab.listening import ListeningError
 
 
