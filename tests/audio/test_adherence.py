@@ -149,6 +149,7 @@ def test_loudness_is_bs1770():
 NOTES = [(0.5 + 0.5 * i, 0.45, 60 + p) for i, p in enumerate([0, 2, 4, 5, 7, 5, 4, 2, 0, 4, 7, 12])]
 
 
+@pytest.mark.slow  # pYIN and a constant-Q transform: about 20 s on a loaded machine
 def test_melody_follows_the_asked_line_at_an_offset():
     hum = melody(NOTES, 7.0)
     ref = ms.pitch_contour(hum, sr=SR)
