@@ -9,8 +9,9 @@ An answer file is the small JSON a rater's page downloads (or posts)::
 
 ``token = HMAC-SHA256(secret, "songlab-campaign-token/1|" + campaign + "|" + rater + "|" + design)``:
 the campaign's secret stays with the organiser; the token sits in that rater's page
-only (never in the answer file). Answers: preference a label or ``null`` (no
-preference), ABX ``"A"``/``"B"``, MUSHRA ``[[label, integer 0-100], ...]`` by label.
+only (never in the answer file). Answers: what the trial's controls give
+(:mod:`songlab.listening.controls`): a choice's value (a label, ``null``, an int), or a
+scale's ``[[label, integer], ...]`` sorted by label.
 The canonical form is ``JSON.stringify`` of arrays of ASCII strings, integers and
 null, which Python's ``json.dumps(separators=(",", ":"))`` reproduces byte for byte.
 What this detects and what it cannot: docs/listening.md, "Tamper evidence".
@@ -52,27 +53,6 @@ def token(secret: bytes, campaign: str, rater: str, design: str) -> str:
 def mac(tok: str, campaign: str, rater: str, kind: str, design: str, answers: list[Any]) -> str:
     body = canonical([ANSWERS_FORMAT, campaign, rater, kind, design, answers])
     return hmac.new(tok.encode("ascii"), body, hashlib.sha256).hexdigest()
-
-
-def encode_answer(kind: str, value: Any) -> Any:
-    """A session's answer as the answer file writes it."""
-    if kind == "mushra":
-        return [[label, int(round(value[label]))] for label in sorted(value)]
-    return value
-
-
-def decode_answer(kind: str, value: Any) -> Any:
-    """An answer file's answer as a session takes it (MUSHRA pairs -> dict)."""
-    if kind == "mushra":
-        if not isinstance(value, list) or not all(
-            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in value
-        ):
-            raise Refused("a MUSHRA answer must be a list of [label, rating] pairs")
-        labels = [p[0] for p in value]
-        if len(set(labels)) != len(labels):
-            raise Refused(f"a MUSHRA answer rates a label twice: {labels}")
-        return {label: rating for label, rating in value}
-    return value
 
 
 def document(

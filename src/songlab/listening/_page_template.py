@@ -18,7 +18,11 @@ body{font-family:system-ui,sans-serif;max-width:56em;margin:1em auto;padding:0 1
 .clip{display:flex;align-items:center;gap:.8em;margin:.3em 0}
 .clip .mark{min-width:6em;color:#777}.clip .mark.ok{color:#3a3}
 .msg{color:#b00;min-height:1.2em}.ok{color:#3a3}
-input[type=range]{width:16em}
+.scale{position:relative;display:inline-block;width:18em;padding-bottom:1.3em;margin-left:.5em}
+.scale input[type=range]{width:100%;margin:0}
+.scale .words{position:absolute;left:0;right:0;bottom:0;height:1.2em;font-size:.8em;color:#555}
+.scale .word{position:absolute;transform:translateX(-50%);white-space:nowrap}
+.clip .value{min-width:7em}
 </style></head>
 <body>
 <h1>__TITLE__</h1>
@@ -97,12 +101,36 @@ function heard(audio) {
   for (let i = 0; i < audio.played.length; i++) t += audio.played.end(i) - audio.played.start(i);
   return t >= Math.min(design.min_play, 0.9 * (audio.duration || Infinity));
 }
+function scaleWord(sc, v) {
+  for (const [lo, hi, word] of sc.words) if (lo <= v && v <= hi) return word;
+  return "";
+}
+function slider(sc, label) {
+  // a slider with the scale's words along it, each at the middle of its band
+  const box = $("div", {"class": "scale"});
+  const s = $("input", {type: "range", min: String(sc.low), max: String(sc.high), step: String(sc.step),
+                        value: String(sc.start), name: "rate-" + label, "data-label": label});
+  const words = $("div", {"class": "words"});
+  for (const [lo, hi, word] of sc.words) {
+    const w = $("span", {"class": "word"}, word);
+    w.style.left = (100 * ((lo + hi) / 2 - sc.low) / (sc.high - sc.low)) + "%";
+    words.append(w);
+  }
+  const v = $("span", {"class": "value"});
+  const show = () => { v.textContent = s.value + " (" + scaleWord(sc, +s.value) + ")"; };
+  s.addEventListener("input", show); show();
+  box.append(s, words);
+  return [box, v, s];
+}
 function buildTrial(tr, n) {
   const box = $("section", {"class": "trial", "data-trial": tr.trial});
   box.append($("h3", {}, "Trial " + (n + 1) + " of " + design.trials.length + ": " + tr.prompt));
+  const c = tr.controls, sc = c.scale || null, sliders = {};
+  box.append($("p", {"class": "question"}, c.question));
   played[tr.trial] = new Set(((saved.played || {})[tr.trial] || []).filter(l => tr.play.includes(l)));
   let gate = () => {};  // set below, once the answer button exists
   for (const label of tr.play) {
+    const name = label === "Ref" ? "Reference" : label;
     const row = $("div", {"class": "clip", "data-label": label});
     const audio = $("audio", {controls: "", preload: "auto", src: tr.audio[label], "data-label": label});
     const mark = $("span", {"class": "mark"}, "not played");
@@ -117,27 +145,24 @@ function buildTrial(tr, n) {
     audio.addEventListener("play", () => {
       document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
     });
-    const play = $("button", {"class": "play-btn", type: "button"}, "\u25b6 Play " + (label === "Ref" ? "Reference" : label));
+    const play = $("button", {"class": "play-btn", type: "button"}, "\u25b6 Play " + name);
     play.addEventListener("click", () => { audio.currentTime = 0; audio.play(); });
-    row.append($("b", {}, label === "Ref" ? "Reference" : label), play, audio, mark);
+    row.append($("b", {"class": "name"}, name), play, audio, mark);
+    if (sc && sc.rate.includes(label)) {
+      const [scale, value, input] = slider(sc, label);
+      sliders[label] = input;
+      row.append(scale, value);
+    }
     box.append(row);
   }
   const form = $("div", {"class": "answer"});
-  if (design.kind === "mushra") {
-    for (const label of tr.labels) {
-      const s = $("input", {type: "range", min: "0", max: "100", step: "1", value: "50", name: "rate-" + label, "data-label": label});
-      const v = $("span", {}, "50"); s.addEventListener("input", () => { v.textContent = s.value; });
-      const row = $("div", {}); row.append($("b", {}, label + " "), s, " ", v); form.append(row);
-    }
-  } else {
-    const options = design.kind === "abx" ? [["A", "X is A"], ["B", "X is B"]]
-      : tr.labels.map(l => [l, "I prefer " + l]).concat(design.allow_tie ? [["", "No preference"]] : []);
-    for (const [value, text] of options) {
-      const r = $("input", {type: "radio", name: "choice-" + tr.trial, value: value});
+  if (!sc) {
+    c.choices.forEach(([value, text], i) => {
+      const r = $("input", {type: "radio", name: "choice-" + tr.trial, value: value === null ? "" : String(value), "data-i": String(i)});
       const lab = $("label", {}); lab.append(r, " " + text + " "); form.append(lab);
-    }
+    });
   }
-  const btn = $("button", {"class": "answer-btn"}, "Answer"), msg = $("div", {"class": "msg"});
+  const btn = $("button", {"class": "answer-btn"}, c.submit), msg = $("div", {"class": "msg"});
   const waiting = "Play every clip before answering; not played yet: ";
   // the answer stays disabled until every clip of the trial was heard (min_play or its end)
   gate = () => {
@@ -149,16 +174,16 @@ function buildTrial(tr, n) {
   btn.addEventListener("click", () => {
     const missing = tr.labels.filter(l => !played[tr.trial].has(l));
     if (missing.length) {
-      msg.className = "msg"; msg.textContent = "Play every clip before answering; not played yet: " + missing.join(", ");
+      msg.className = "msg"; msg.textContent = waiting + missing.join(", ");
       return;
     }
     let value;
-    if (design.kind === "mushra") {
-      value = tr.labels.slice().sort().map(l => [l, parseInt(form.querySelector('[data-label="' + l + '"]').value, 10)]);
+    if (sc) {
+      value = sc.rate.slice().sort().map(l => [l, parseInt(sliders[l].value, 10)]);
     } else {
       const sel = form.querySelector("input:checked");
       if (!sel) { msg.className = "msg"; msg.textContent = "Choose an answer first."; return; }
-      value = sel.value === "" ? null : sel.value;
+      value = c.choices[+sel.dataset.i][0];
     }
     answers[tr.trial] = [tr.trial, value, Array.from(played[tr.trial]).sort()];
     box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (you may change it).";
@@ -168,13 +193,13 @@ function buildTrial(tr, n) {
   const before = (saved.answers || {})[tr.trial];
   if (before && before[0] === tr.trial) {
     answers[tr.trial] = before;
-    if (design.kind === "mushra") {
+    if (sc) {
       for (const [l, r] of before[1]) {
-        const s = form.querySelector('[data-label="' + l + '"]');
-        if (s) { s.value = r; s.dispatchEvent(new Event("input")); }
+        if (sliders[l]) { sliders[l].value = r; sliders[l].dispatchEvent(new Event("input")); }
       }
     } else {
-      const r = form.querySelector('input[value="' + (before[1] === null ? "" : before[1]) + '"]');
+      const i = c.choices.findIndex(ch => JSON.stringify(ch[0]) === JSON.stringify(before[1]));
+      const r = form.querySelector('input[data-i="' + i + '"]');
       if (r) r.checked = true;
     }
     box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (restored; you may change it).";

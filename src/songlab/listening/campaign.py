@@ -1,7 +1,7 @@
 """Listening campaigns: one blind design per rater, rater pages, collected answer files.
 
-``campaign(kind, clips, raters=N, seed=...)`` builds one session of ``kind``
-(``"preference"``, ``"abx"``, ``"mushra"``) per rater: the same loudness-matched
+``campaign(kind, clips, raters=N, seed=...)`` builds one session of protocol ``kind``
+(one of :data:`~songlab.listening.registry.PROTOCOLS`) per rater: the same loudness-matched
 clips (matched once), each rater with its own trial order, label positions and
 page encoding, drawn from the campaign seed (``SeedSequence(seed).spawn``). The
 answer key stays in the campaign (on the organiser's machine); pages and answer
@@ -22,13 +22,13 @@ import numpy as np
 import pandas as pd
 
 import songlab.listening._answers as ans
+import songlab.listening.controls as controls
 import songlab.listening.page as pg
-import songlab.listening.panel as panel
 from songlab.listening._errors import ListeningError
 from songlab.listening._intake import CollectError, Received, rater_ids, sources
-from songlab.listening._protocols import MID_ANCHOR
 from songlab.listening._simulate import simulate
-from songlab.listening.session import KINDS, ListeningSession
+from songlab.listening.registry import protocol
+from songlab.listening.session import ListeningSession
 
 __all__ = ["CAMPAIGN_FORMAT", "Campaign", "CollectError", "campaign", "load_campaign"]
 
@@ -52,8 +52,7 @@ class Campaign:
         bitrate: int = pg.DEFAULT_BITRATE,
         **options: Any,
     ) -> None:
-        if kind not in KINDS:
-            raise ListeningError("kind", f"must be one of {', '.join(KINDS)}; got {kind!r}")
+        make = protocol(kind)
         if seed is None:
             seed = cast(int, np.random.SeedSequence().entropy) % (2**63)  # fresh: an int
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -74,7 +73,7 @@ class Campaign:
         self.raters = tuple(rater_ids(raters))
         children = np.random.SeedSequence(seed).spawn(len(self.raters))
         seeds = [int(c.generate_state(1, np.uint64)[0] % (2**63)) for c in children]
-        base = KINDS[kind](clips, seed=seeds[0], **options)  # matches loudness once
+        base = make(clips, seed=seeds[0], **options)  # matches loudness once
         self._rater_seeds = dict(zip(self.raters, seeds, strict=False))
         self._sessions = {r: base.sibling(s) for r, s in self._rater_seeds.items()}
         self.models, self.prompts = base.models, base.prompts
@@ -158,7 +157,11 @@ class Campaign:
         every clip counts as played. For scripted raters and tests."""
         session = self._sessions[self._rater(rater)]
         rows = [
-            [t, ans.encode_answer(self.kind, a), sorted(session._playable(session.trials[t]))]
+            [
+                t,
+                controls.to_file(session.controls(t), a),
+                sorted(session._playable(session.trials[t])),
+            ]
             for t, a in sorted(answers.items())
         ]
         digest = self._digest(rater)
@@ -199,8 +202,8 @@ class Campaign:
                     raise ans.Refused(f"trial {t}: played label {label!r} is not in that trial")
                 session.mark_played(t, label)
             try:
-                session.answer(t, ans.decode_answer(self.kind, value))
-            except (ListeningError, RuntimeError) as exc:
+                session.answer(t, controls.from_file(session.controls(t), value))
+            except (ValueError, RuntimeError) as exc:
                 raise ans.Refused(f"trial {t}: {exc}") from None
         return rater, session
 
@@ -295,24 +298,17 @@ class Campaign:
         return path
 
     def stats(self, *, baseline: str | None = None, confidence: float = 0.95) -> dict[str, Any]:
-        """Panel statistics of every collected answer (:mod:`songlab.listening.panel`).
+        """Panel statistics of every collected answer (the protocol's ``panel_stats``).
 
         preference: ``{"shares", "ranking"}``; abx: ``{"raters", "pooled"}``;
-        mushra: ``{"screening" (with a reference), "models", "pairs"}``.
+        mushra: ``{"screening" (with a reference), "models", "pairs"}``; acr:
+        ``{"models", "pairs"}``.
         """
         frame = self.results()
         if frame.empty:
             raise ListeningError("answers", "none collected yet (call collect first)")
-        if self.kind == "preference":
-            return {
-                "shares": panel.preference_shares(frame, confidence=confidence),
-                "ranking": panel.bradley_terry(frame, baseline=baseline, confidence=confidence),
-            }
-        if self.kind == "abx":
-            return panel.abx_panel(frame, confidence=confidence)
-        mid = MID_ANCHOR if self.options.get("mid_anchor") else None
-        return panel.mushra_panel(
-            frame, reference=self.options.get("reference"), mid_anchor=mid, confidence=confidence
+        return protocol(self.kind).panel_stats(
+            frame, options=self.options, baseline=baseline, confidence=confidence
         )
 
     def progress(self) -> pd.DataFrame:

@@ -128,6 +128,7 @@ def design_text(
                 "labels": list(t.labels),
                 "play": list(playable),
                 "audio": audio,
+                "controls": session.controls(t.index).to_json(),
             }
         )
     doc: dict[str, Any] = {
@@ -135,7 +136,6 @@ def design_text(
         "campaign": campaign,
         "rater": rater,
         "kind": session.kind,
-        "allow_tie": bool(session.options.get("allow_tie", False)),
         "min_play": float(min_play),
         "trials": trials,
     }

@@ -4,14 +4,20 @@ The answer key (which model is behind each label), the seed and the
 matching gains live in a closure (``self._unseal()``), never in a public
 attribute, repr, str or results frame, until :meth:`ListeningSession.reveal`.
 Saved files hold the key too, sealed (base64 of compressed JSON: against
-accidental peeking, not a cryptographic commitment). The kind-specific
-parts (labels, answers, result rows) are in :mod:`songlab.listening._protocols`.
+accidental peeking, not a cryptographic commitment).
+
+A *protocol* (preference, ABX, MUSHRA, ACR ...) is a subclass in one module of
+:mod:`songlab.listening.protocols`, listed in :mod:`songlab.listening.registry`. It
+fills in the hooks below: its options and trial design, its labels, the controls
+that answer a trial (:mod:`songlab.listening.controls`, drawn by the rater page and
+the notebook panel alike), what an answer is, its result rows and statistics (one
+listener's and a panel's), the summary a panel shows, and its scripted listener.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -31,6 +37,81 @@ from songlab.listening._store import (
     unseal_text,
 )
 from songlab.listening._trials import Plan
+from songlab.listening.controls import Controls, Summary
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWYZ"  # no X: it is ABX's reference
+#: the columns every protocol's results share, with their dtypes
+TRIAL_COLUMNS = {"trial": "Int64", "prompt": "string"}
+
+
+def frame_of(
+    rows: list[dict[str, Any]],
+    blinded: Mapping[str, str],
+    revealed: Mapping[str, str],
+    is_revealed: bool,
+) -> pd.DataFrame:
+    """A results frame: the ``blinded`` columns, and the ``revealed`` ones after reveal
+    (each mapping column -> dtype, in order)."""
+    columns = dict(blinded) | (dict(revealed) if is_revealed else {})
+    return pd.DataFrame(rows, columns=list(columns)).astype(columns)
+
+
+def no_extra(options: Mapping[str, Any], allowed: set[str]) -> None:
+    """Refuse an option the protocol does not take, naming it."""
+    extra = sorted(set(options) - allowed)
+    if extra:
+        raise ListeningError(extra[0], "is not an option of this protocol")
+
+
+def probability(name: str, value: Any) -> float:
+    """``value`` checked to be a probability in 0..1."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ListeningError(name, f"must be a probability in 0..1; got {value!r}")
+    return float(value)
+
+
+def non_negative(name: str, value: Any) -> float:
+    """``value`` checked to be a number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ListeningError(name, f"must be >= 0; got {value!r}")
+    return float(value)
+
+
+def score_summary(
+    frame: pd.DataFrame,
+    *,
+    score: str,
+    digits: int,
+    what: str,
+    head: tuple[str, ...],
+    word: Callable[[float], str] | None = None,
+) -> Summary:
+    """A panel summary of a score per model (``frame``: model, n, ``score``, ci_low, ci_high,
+    best first): the highest one as the verdict, and one row per model."""
+
+    def number(x: float) -> str:
+        return f"{x:.{digits}f}" + (f" ({word(x)})" if word is not None else "")
+
+    best = frame.iloc[0]
+    verdict = (
+        f"Highest {what}: {best['model']}, {number(best[score])} "
+        f"(95 % interval {best['ci_low']:.{digits}f}-{best['ci_high']:.{digits}f})"
+    )
+    rows = tuple(
+        (
+            str(r["model"]),
+            str(r["n"]),
+            number(r[score]),
+            f"{r['ci_low']:.{digits}f}-{r['ci_high']:.{digits}f}",
+        )
+        for r in frame.to_dict("records")
+    )
+    return Summary(verdict, head, rows, frame)
+
+
+def pct(x: float) -> str:
+    """A share as a whole percentage (``-`` when undefined)."""
+    return "-" if pd.isna(x) else f"{100 * x:.0f} %"
 
 
 @dataclass(frozen=True)
@@ -43,9 +124,12 @@ class Trial:
 
 
 class ListeningSession:
-    """Base of :class:`PreferenceSession`, :class:`ABXSession` and :class:`MushraSession`."""
+    """A blind session of one protocol (the base of every protocol's session class)."""
 
+    #: the protocol's name: the registry's key, and what saved files and pages say
     kind: ClassVar[str] = ""
+    #: the scripted listener's options and their defaults (see :meth:`_scripted`)
+    behaviour: ClassVar[Mapping[str, Any]] = {}
 
     def __init__(
         self,
@@ -103,6 +187,18 @@ class ListeningSession:
     def _labels(self, plan: Plan) -> tuple[str, ...]:
         raise NotImplementedError
 
+    def _playable(self, trial: Trial) -> tuple[str, ...]:
+        """The labels of ``trial`` a listener can play, in the order a screen shows them."""
+        return trial.labels
+
+    def _model_of_plan(self, trial: Trial, plan: Plan, label: str) -> str:
+        """The model (condition) behind ``label`` (a protocol with extra labels overrides it)."""
+        return plan.models[trial.labels.index(label)]
+
+    def controls(self, trial: int, /) -> Controls:
+        """The controls that answer ``trial`` (what the rater page and the panel draw)."""
+        raise NotImplementedError
+
     def _check_answer(self, trial: Trial, value: Any) -> Any:
         raise NotImplementedError
 
@@ -111,6 +207,33 @@ class ListeningSession:
 
     def stats(self, **options: Any) -> dict[str, pd.DataFrame]:
         """Statistics by model (requires :meth:`reveal`); see :mod:`songlab.listening.stats`."""
+        raise NotImplementedError
+
+    @classmethod
+    def panel_stats(
+        cls,
+        frame: pd.DataFrame,
+        /,
+        *,
+        options: Mapping[str, Any],
+        baseline: str | None = None,
+        confidence: float = 0.95,
+    ) -> dict[str, pd.DataFrame]:
+        """Statistics across raters of a campaign's ``frame`` (with a ``rater`` column)."""
+        raise NotImplementedError
+
+    def summary(self) -> Summary:
+        """What a panel shows once the session is revealed: a verdict and a table by model."""
+        raise NotImplementedError
+
+    def _check_behaviour(self, behaviour: dict[str, Any]) -> dict[str, Any]:
+        """The scripted listener's options (``behaviour`` with defaults filled), checked."""
+        return behaviour
+
+    def _scripted(
+        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
+    ) -> Any:
+        """A scripted listener's answer to ``trial`` (it knows the plan: the truth it follows)."""
         raise NotImplementedError
 
     # -- construction ------------------------------------------------------------------
@@ -245,9 +368,6 @@ class ListeningSession:
             )
         return self.trials[int(trial)]
 
-    def _playable(self, trial: Trial) -> tuple[str, ...]:
-        return trial.labels
-
     def _check_label(self, trial: Trial, label: Any) -> str:
         if label not in self._playable(trial):
             raise ListeningError(
@@ -257,13 +377,7 @@ class ListeningSession:
         return checked
 
     def _model_of(self, trial: Trial, label: str) -> str:
-        plan: Plan = self._unseal()["plans"][trial.index]
-        if label == "X":
-            return plan.models[plan.x_at]
-        if label == "Ref":
-            reference: str = self.options["reference"]
-            return reference
-        return plan.models[trial.labels.index(label)]
+        return self._model_of_plan(trial, self._unseal()["plans"][trial.index], label)
 
     def clip(self, trial: int, label: str, /) -> tuple[np.ndarray, int]:
         """The loudness-matched clip behind ``label`` of ``trial``: ``(float32 (channels, samples), sr)``."""
@@ -429,21 +543,3 @@ class ListeningSession:
         self._played = {int(k): set(v) for k, v in doc["played"].items()}
         self._revealed = bool(doc["revealed"])
         return self
-
-
-# The session kinds by the name a saved file gives (``"kind"``), for load(). Filled in by
-# songlab.listening._protocols, where the kinds are defined (the package imports it).
-KINDS: dict[str, type[ListeningSession]] = {}
-
-
-def load(
-    path: str | Path, clips: Mapping[str, Sequence[Any]], /, *, sr: int | None = None
-) -> ListeningSession:
-    """Resume a saved session; ``clips`` must be the same clips it was made with."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ListeningError("path", f"is not a readable session file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("kind") not in KINDS:
-        raise ListeningError("path", f"is not a {FORMAT} session file")
-    return KINDS[doc["kind"]]._restore(doc, clips, sr)

@@ -368,5 +368,30 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
     return out
 
 
+#: the columns of the statistics frames that hold p-values
+P_COLUMNS = ("p_value", "p_holm")
+
+
+def format_p(p: float, /, *, digits: int = 3) -> str:
+    """A p-value as a reader should see it: ``"< 0.001"`` below 0.001 (never ``"0.0"``),
+    else rounded to ``digits`` places (``"0.039"``); ``"-"`` when undefined."""
+    if p is None or pd.isna(p):
+        return "-"
+    floor = 10.0**-digits
+    return f"< {floor:.{digits}f}" if p < floor else f"{p:.{digits}f}"
+
+
+def readable(frame: pd.DataFrame, /, *, digits: int = 3) -> pd.DataFrame:
+    """A copy of a statistics frame for reading: p-values as :func:`format_p` text,
+    other floats rounded to ``digits`` places. Compute with the frame itself."""
+    out = frame.copy()
+    for column in out.columns:
+        if column in P_COLUMNS:
+            out[column] = [format_p(p, digits=digits) for p in out[column]]
+        elif pd.api.types.is_float_dtype(out[column]):
+            out[column] = out[column].round(digits)
+    return out
+
+
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
