@@ -1,8 +1,8 @@
 """A listening protocol lives in one module (docs/architecture.md, "Where to add things").
 
 Each protocol is one module of ``songlab.listening.protocols``, listed in the registry, and
-implements every hook of the protocol contract (trials, controls, answers, results,
-statistics of one listener and of a panel, the summary, the scripted listener). Nothing
+implements every hook of the protocol contract (trials, controls, answers, rater checks,
+results, statistics of one listener and of a panel, the summary, the scripted listener). Nothing
 else in songlab names a protocol: no string constant equal to its name, no page script or
 panel that knows it, no import of its module but the registry's (and the package's
 re-export of the three historical protocols). So adding one takes its module and one line
@@ -30,12 +30,16 @@ HOOKS = (
     "_labels",
     "controls",
     "_check_answer",
+    "_check_plan",
+    "_passed",
+    "_expected",
     "_rows",
     "_frame",
-    "stats",
+    "_stats",
     "panel_stats",
-    "summary",
+    "_summary",
     "_scripted",
+    "_right_answer",
 )
 # who may import a protocol module: the registry, and the package that re-exports
 # preference/abx/mushra under their old names

@@ -47,7 +47,11 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
     while panel.trial is not None:
         assert_blind(panel, MODELS[:2])
         answer_buttons = list(panel.answer_box.children)
-        assert [b.description for b in answer_buttons] == ["I prefer A", "I prefer B"]
+        assert [b.description for b in answer_buttons] == [
+            "I prefer A",
+            "I prefer B",
+            "Both are bad",
+        ]
         assert all(b.disabled for b in answer_buttons)
         count = panel.players["A"].play_count
         panel.play("A")  # asks the browser to play: not "played" until the browser says so

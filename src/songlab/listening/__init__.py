@@ -13,6 +13,7 @@ sends one protocol to a panel of raters.
 from __future__ import annotations
 
 import songlab.listening.panel as panel
+import songlab.listening.raters as raters
 import songlab.listening.stats as stats
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._match import Matched, lowpass_anchor, match_loudness
@@ -20,7 +21,7 @@ from songlab.listening._simulate import simulate
 from songlab.listening.campaign import Campaign, CollectError, campaign, load_campaign
 from songlab.listening.protocols.abx import ABXSession, abx
 from songlab.listening.protocols.mushra import ANCHOR, MID_ANCHOR, MushraSession, mushra
-from songlab.listening.protocols.preference import PreferenceSession, preference
+from songlab.listening.protocols.preference import BOTH_BAD, PreferenceSession, preference
 from songlab.listening.registry import PROTOCOLS, load, protocol
 from songlab.listening.server import CampaignServer, serve
 from songlab.listening.session import ListeningSession, Trial
@@ -29,6 +30,7 @@ from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
 __all__ = [
     "ABXSession",
     "ANCHOR",
+    "BOTH_BAD",
     "Campaign",
     "CampaignServer",
     "CollectError",
@@ -54,6 +56,7 @@ __all__ = [
     "preference",
     "protocol",
     "quality_per_dollar",
+    "raters",
     "serve",
     "simulate",
     "stats",

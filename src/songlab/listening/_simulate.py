@@ -4,7 +4,8 @@ For notebooks that must run unattended and for tests of the statistics. The
 simulated listener reads the answer key privately (it knows the truth it
 was told to follow); nothing of the key is exposed. What it answers is the
 protocol's (:meth:`ListeningSession._scripted`); the options it takes are the
-protocol's ``behaviour``.
+protocol's ``behaviour``, and ``attentive``: the chance that it passes a rater check
+(else it answers the check as any other trial). Its answers are marked scripted.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from songlab.listening._errors import ListeningError
+from songlab.listening._kit import probability
 from songlab.listening.registry import PROTOCOLS
 from songlab.listening.session import ListeningSession
 
@@ -29,13 +31,14 @@ def simulate(
     others; or a mapping of model weights), ``p``, ``p_tie`` ("no preference" with
     ``allow_tie``). ABX: ``p_correct``. MUSHRA: ``scores[model]`` (default 50) plus
     Gaussian ``noise`` (sd), clipped to 0..100. ACR: ``scores[model]`` as a MOS (default
-    3) plus ``noise``, rounded to a category.
+    3) plus ``noise``, rounded to a category. Every protocol: ``attentive`` (default 1), the
+    chance of answering a rater check (gold clip, trapping question) right.
     """
     if not isinstance(session, ListeningSession):
         raise ListeningError(
             "session", f"must be a listening session; got {type(session).__name__}"
         )
-    options = dict(session.behaviour)
+    options = {"attentive": 1.0} | dict(session.behaviour)
     anyone = {name for cls in PROTOCOLS.values() for name in cls.behaviour}
     for name, value in behaviour.items():
         if name in options:
@@ -45,6 +48,7 @@ def simulate(
             raise ListeningError(
                 name, f"is not an option of a scripted listener ({session.kind}'s: {known})"
             )
+    attentive = probability("attentive", options["attentive"])
     options = session._check_behaviour(options)
     rng = np.random.default_rng(seed)
     plans = session._unseal()["plans"]
@@ -53,5 +57,10 @@ def simulate(
             continue
         for label in session._playable(trial):
             session.mark_played(trial.index, label)
-        session.answer(trial.index, session._scripted(trial, plans[trial.index], options, rng))
+        plan = plans[trial.index]
+        if plan.check is not None and rng.random() < attentive:
+            answer = session._right_answer(trial, plan, options, rng)
+        else:
+            answer = session._scripted(trial, plan, options, rng)
+        session._answer(trial.index, answer, replace=False, scripted=True)
     return session

@@ -9,14 +9,21 @@ label with its scale's words, beside that label's clip), and the summary after r
 from ``session.summary()``.
 
 Each label of a trial has a :class:`~songlab.widgets._media.ClipPlayer` (its own
-play button and ``<audio>`` element) holding its loudness-matched clip
-(``session.clip``, as constant-bitrate MP3). Pressing play plays it, and starting
-one clip pauses the others. A clip counts as played only when the browser's
-media element reports that ``min_fraction`` of it (90 % by default) has really
-played (``audio.played``: seeking ahead does not count); the answer controls stay
-disabled until every clip of the trial has. The players and controls are made once
-and reused from trial to trial (never closed while the page shows them, so the
-browser never writes to a closed widget).
+play button and ``<audio>`` element) holding its clip as the session delivers it
+(``session.delivered``: the common format, constant-bitrate MP3, a lead-in from the
+session's key, so X's bytes are not A's). The open reference comes first. Pressing play
+plays it, and starting one clip pauses the others. A clip counts as played only when the
+browser's media element reports that the session's minimum of it (``session.need``: 5 s,
+or the whole clip when shorter) has really played (``audio.played``: seeking ahead does
+not count); the answer controls stay disabled until every clip of the trial has. The
+players and controls are made once and reused from trial to trial, never closed while
+the page shows them, so the browser never writes to a closed widget (JupyterLab's log
+would say "No such comm").
+
+The panel follows its session: answers given elsewhere (the scripted listener of
+:func:`~songlab.listening.simulate`) show up at once, counted apart from the person's
+("2 by you, 34 by the scripted listener"), and after reveal each has its own summary,
+never one of the two mixed. *Reveal* says why it is not yet enabled.
 """
 
 from __future__ import annotations
@@ -26,8 +33,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from songlab.listening.controls import Controls, Scale, Summary
-from songlab.listening.page import encode_mp3
+from songlab.listening.controls import Controls, Scale
 from songlab.widgets._media import ClipPlayer
 from songlab.widgets._ui import ErrorSink, status_html
 
@@ -49,15 +55,12 @@ class ListeningPanel(W.VBox):
 
     children: tuple[Any, ...]  # ipywidgets' trait, declared for the type checker
 
-    def __init__(self, session: Any, *, min_fraction: float = 0.9) -> None:
+    def __init__(self, session: Any) -> None:
         if not callable(getattr(session, "controls", None)) or not hasattr(session, "trials"):
             raise ValueError(
                 f"session: a listening session, got {getattr(session, 'kind', type(session).__name__)!r}"
             )
-        if not isinstance(min_fraction, int | float) or not 0 < min_fraction <= 1:
-            raise ValueError(f"min_fraction: a share of each clip in (0, 1], got {min_fraction!r}")
         self._session = session
-        self.min_fraction = float(min_fraction)
         self.sink = ErrorSink()
         self.header = W.HTML()
         self.question = W.HTML()
@@ -77,6 +80,7 @@ class ListeningPanel(W.VBox):
         self.reveal_button = W.Button(
             description="Reveal", icon="eye", disabled=True, tooltip="Answer every trial first"
         )
+        self.reveal_note = W.HTML()
         self.results = W.HTML()
         self.trial: int | None = None
         self.summary: Any = None
@@ -87,14 +91,27 @@ class ListeningPanel(W.VBox):
                 self.question,
                 self.play_box,
                 self.answer_box,
-                self.reveal_button,
+                W.HBox([self.reveal_button, self.reveal_note]),
                 self.results,
                 self.sink.line,
                 self.sink.log,
             ]
         )
         self.add_class("songlab-listening")
+        session.observe(self._followed)
         self._show(session.next_trial)
+
+    def _followed(self, session: Any) -> None:
+        """An answer was given: by this panel (it moves on itself) or elsewhere (the scripted
+        listener): then show where the session now stands."""
+        if self.trial is not None and self.trial in session.answers and not self._submitting:
+            self._show(session.next_trial)
+
+    def _counts(self) -> str:
+        by = self._session.answered_by()
+        if not by["scripted"]:
+            return f"{by['person']} answered"
+        return f"{by['person']} by you, {by['scripted']} by the scripted listener"
 
     def __repr__(self) -> str:
         answered, total = self._session.progress
@@ -196,9 +213,8 @@ class ListeningPanel(W.VBox):
         self.question.value = f"<i>{html.escape(controls.question)}</i>"
         rows = []
         for label in s._playable(t):
-            samples, rate = s.clip(trial, label)
             player = self._player(label)
-            player.load(encode_mp3(samples, sr=rate), duration=samples.shape[-1] / rate)
+            player.load(s.delivered(trial, label), duration=s.seconds)
             self.players[label] = player
             self.marks[label] = self._all_marks[label]
             self.marks[label].value = status_html("not played")
@@ -222,9 +238,9 @@ class ListeningPanel(W.VBox):
     def _reveal_reason(self) -> None:
         answered, total = self._session.progress
         self.reveal_button.disabled = True
-        self.reveal_button.tooltip = (
-            f"Reveal unlocks once every trial is answered ({answered} of {total} so far)"
-        )
+        why = f"Reveal unlocks once every trial is answered ({answered} of {total} so far)"
+        self.reveal_button.tooltip = why
+        self.reveal_note.value = status_html(why)
 
     def play(self, label: str) -> None:
         """Start ``label``'s clip in the browser (what its play button does); the others pause."""
@@ -238,16 +254,19 @@ class ListeningPanel(W.VBox):
         self.players[label].play()
 
     def _heard(self, label: str) -> None:
-        """The browser reported playback of ``label``: played through enough, it counts."""
+        """The browser reported playback of ``label``: heard for the session's minimum, it counts."""
         player = self.players.get(label)
         if self.trial is None or player is None:
             return
-        if player.played_fraction() + 1e-6 < self.min_fraction:
+        s = self._session
+        if label in s.played(self.trial):
             return
-        if label not in self._session.played(self.trial):
-            self._session.mark_played(self.trial, label)
+        s.mark_played(self.trial, label, seconds=player.heard)
+        if label in s.played(self.trial):
             self.marks[label].value = status_html("played", "ok")
             self._gate()
+        elif player.heard > 0:
+            self.marks[label].value = status_html(f"heard {player.heard:.1f} of {s.need:.1f} s")
 
     def listened(self, label: str) -> None:
         """Stand in for the browser: report ``label``'s clip as heard to its end.
@@ -279,7 +298,10 @@ class ListeningPanel(W.VBox):
         if self.trial is not None and not ready:
             played = self._session.played(self.trial)
             left = [lab for lab in self._session.trials[self.trial].labels if lab not in played]
-            self.sink.info(f"play {', '.join(left)} to the end to answer")
+            need = self._session.need
+            whole = need >= self._session.seconds - 0.5
+            how = "to the end" if whole else f"for {need:.0f} s"
+            self.sink.info(f"play {', '.join(left)} {how} to answer")
         elif ready:
             self.sink.info("answer when ready", "ok")
 
@@ -287,7 +309,11 @@ class ListeningPanel(W.VBox):
         """Answer the current trial with ``value`` (what the answer controls do)."""
         if self.trial is None:
             raise ValueError("answer: the session is complete")
-        self._session.answer(self.trial, value)
+        self._submitting = True
+        try:
+            self._session.answer(self.trial, value)
+        finally:
+            self._submitting = False
         self._show(self._session.next_trial)
 
     def reveal(self) -> Any:
@@ -301,18 +327,36 @@ class ListeningPanel(W.VBox):
         self.answer_box.children = ()
         self.question.value = ""
         self.reveal_button.disabled = True
-        self.children = tuple(c for c in self.children if c is not self.reveal_button)
+        self.reveal_note.value = ""
+        self.children = tuple(
+            c for c in self.children if self.reveal_button not in getattr(c, "children", ())
+        )
         self.sink.info("")
-        self.header.value = f"<b>Revealed</b> - {len(s.trials)} trials"
-        summary: Summary = s.summary()
-        self.summary = summary.frame
-        self.results.value = _summary_html(summary)
+        self.header.value = (
+            f"<b>Revealed</b> - {len(s.trials)} trials ({html.escape(self._counts())})"
+        )
+        parts = s.summaries()
+        self.summaries = {whose: summary.frame for whose, _, summary in parts}
+        self.summary = parts[0][2].frame if parts else None
+        self.results.value = "".join(
+            _summary_html(
+                summary,
+                f"{'Your answers' if whose == 'person' else 'The scripted listener'} ({n} trials)"
+                if len(parts) > 1 or whose != "person"
+                else "",
+            )
+            for whose, n, summary in parts
+        )
         return frame
 
 
-def _summary_html(summary: Summary) -> str:
+def _summary_html(summary: Any, title: str) -> str:
     cell = "padding:.15em .7em;text-align:right"
-    out = [f"<b>{html.escape(summary.verdict)}</b>", "<table style='border-collapse:collapse'><tr>"]
+    out = [f"<h4 style='margin:.6em 0 .2em'>{html.escape(title)}</h4>" if title else ""]
+    out += [
+        f"<b>{html.escape(summary.verdict)}</b>",
+        "<table style='border-collapse:collapse'><tr>",
+    ]
     out += [f"<th style='{cell}'>{html.escape(h)}</th>" for h in summary.head]
     out.append("</tr>")
     for row in summary.rows:
@@ -323,6 +367,6 @@ def _summary_html(summary: Summary) -> str:
     return "".join(out)
 
 
-def listening_panel(session: Any, **options: Any) -> ListeningPanel:
+def listening_panel(session: Any) -> ListeningPanel:
     """The panel of a listening session (any protocol)."""
-    return ListeningPanel(session, **options)
+    return ListeningPanel(session)

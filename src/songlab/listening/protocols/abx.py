@@ -3,7 +3,9 @@
 Trials: every pair of models per prompt per repeat; X repeats A or B in a balanced
 pattern (:func:`~songlab.listening._trials.abx_plans`). Answer: ``"A"`` or ``"B"``.
 Statistics: per pair the correct rate, its interval, the one-sided exact binomial test and
-d' (one listener); across raters, per rater and pooled with Holm's correction.
+d' (one listener); across raters, per rater and pooled with Holm's correction. Rater checks:
+one of A and B is made plainly bad (gold) or interrupted by beeps (trap), which makes X
+plain to tell.
 """
 
 from __future__ import annotations
@@ -17,17 +19,17 @@ import pandas as pd
 import songlab.listening.panel as panel
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
-from songlab.listening._trials import Plan, abx_plans
-from songlab.listening.controls import Choice, Controls, Summary
-from songlab.listening.session import (
+from songlab.listening._kit import (
     TRIAL_COLUMNS,
-    ListeningSession,
-    Trial,
+    check_condition,
     frame_of,
     no_extra,
     pct,
     probability,
 )
+from songlab.listening._trials import Plan, abx_plans
+from songlab.listening.controls import Choice, Controls, Summary
+from songlab.listening.session import ListeningSession, Trial
 
 __all__ = ["ABXSession", "abx"]
 
@@ -37,6 +39,7 @@ class ABXSession(ListeningSession):
 
     kind = "abx"
     behaviour = {"p_correct": 0.9}
+    trap_rule = "When clips are interrupted by beeps, answer as ever: is X A or B?"
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, set())
@@ -63,6 +66,24 @@ class ABXSession(ListeningSession):
             raise ListeningError("choice", f"must be 'A' or 'B' (which one X is); got {value!r}")
         return value
 
+    def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
+        at = int(rng.integers(2))
+        models = list(template.models)
+        models[at] = check_condition(check, models[at], beeps=3 if check == "trap" else 0)
+        return Plan(template.prompt, tuple(models), template.x, check=check, at=at)
+
+    def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
+        return bool(answer == "AB"[plan.x_at])
+
+    def _expected(self, trial: Trial, plan: Plan) -> str:
+        what = "made plainly bad" if plan.check == "gold" else "interrupted by beeps"
+        return f"X is {'AB'[plan.x_at]} ({'AB'[plan.at or 0]} is {what})"
+
+    def _right_answer(
+        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
+    ) -> Any:
+        return "AB"[plan.x_at]
+
     def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
         x = "AB"[plan.x_at]
         return [
@@ -88,8 +109,10 @@ class ABXSession(ListeningSession):
         }
         return frame_of(rows, TRIAL_COLUMNS | {"answer": "string"}, revealed, self.revealed)
 
-    def stats(  # type: ignore[override]  # each protocol has its own options
+    def _stats(  # type: ignore[override]  # each protocol has its own options
         self,
+        frame: pd.DataFrame,
+        /,
         *,
         ci: str = "wilson",
         correction: str = "log-linear",
@@ -97,8 +120,6 @@ class ABXSession(ListeningSession):
         confidence: float = 0.95,
     ) -> dict[str, pd.DataFrame]:
         """``{"pairs": per-pair correct rate, CI, one-sided binomial p, d' (ABX and yes-no)}``."""
-        self._require_revealed("statistics by model")
-        frame = self.results()
         return {
             "pairs": st.abx_table(
                 frame, ci=ci, correction=correction, model=model, confidence=confidence
@@ -118,8 +139,8 @@ class ABXSession(ListeningSession):
         """``{"raters": per rater and pair, "pooled": per pair}`` (Holm over each)."""
         return panel.abx_panel(frame, confidence=confidence)
 
-    def summary(self) -> Summary:
-        pairs = self.stats()["pairs"]
+    def _summary(self, frame: pd.DataFrame) -> Summary:
+        pairs = self._stats(frame)["pairs"]
         keep = ["model_a", "model_b", "n", "correct", "rate", "ci_low", "ci_high", "p_value"]
         frame = pairs[keep].reset_index(drop=True)
         rows = tuple(
@@ -163,8 +184,15 @@ def abx(
     seed: int | None = None,
     repeats: int = 1,
     peak_ceiling_db: float = -1.0,
+    **common: Any,
 ) -> ABXSession:
     """A blind ABX session over every pair of models (options as :func:`preference`'s)."""
     return ABXSession(
-        clips, sr=sr, prompts=prompts, seed=seed, repeats=repeats, peak_ceiling_db=peak_ceiling_db
+        clips,
+        sr=sr,
+        prompts=prompts,
+        seed=seed,
+        repeats=repeats,
+        peak_ceiling_db=peak_ceiling_db,
+        **common,
     )

@@ -6,7 +6,9 @@ with crowd raters). Trials: every (model, prompt) clip ``repeats`` times, in a r
 The mean of the votes is the mean opinion score (MOS). Statistics: per model the MOS with a
 Student t interval over the votes (as the P.808 toolkit reports it) and paired t tests over
 prompts (Holm); across raters, the MOS with a rater-clustered interval as well, and paired
-tests over the raters' means.
+tests over the raters' means. Rater checks (P.808's): a gold clip made plainly bad, whose
+answer must be 1 Bad or 2 Poor (the toolkit accepts one category off), and a trapping
+question, a clip interrupted by 1-5 beeps whose answer must be the number of beeps.
 """
 
 from __future__ import annotations
@@ -20,17 +22,17 @@ import pandas as pd
 import songlab.listening.panel as panel
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
-from songlab.listening._trials import Plan
-from songlab.listening.controls import Choice, Controls, Summary
-from songlab.listening.session import (
+from songlab.listening._kit import (
     TRIAL_COLUMNS,
-    ListeningSession,
-    Trial,
+    check_condition,
     frame_of,
     no_extra,
     non_negative,
     score_summary,
 )
+from songlab.listening._trials import Plan
+from songlab.listening.controls import Choice, Controls, Summary
+from songlab.listening.session import ListeningSession, Trial
 
 __all__ = ["ACRSession", "CATEGORIES"]
 
@@ -44,6 +46,10 @@ class ACRSession(ListeningSession):
 
     kind = "acr"
     behaviour = {"scores": None, "noise": 0.8}
+    trap_rule = (
+        "When a clip is interrupted by beeps, answer with the number of beeps you heard "
+        "(three beeps: 3)."
+    )
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, set())
@@ -71,6 +77,26 @@ class ACRSession(ListeningSession):
             )
         return int(value)
 
+    def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
+        count = int(rng.integers(1, 6)) if check == "trap" else 0
+        model = check_condition(check, template.models[0], beeps=count)
+        return Plan(template.prompt, (model,), check=check, at=0, expect=count or None)
+
+    def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
+        if plan.check == "trap":
+            return bool(answer == plan.expect)
+        return int(answer) <= 2  # P.808's gold: the known answer (1 Bad), one category off
+
+    def _expected(self, trial: Trial, plan: Plan) -> str:
+        if plan.check == "trap":
+            return f"{plan.expect} ({plan.expect} beeps)"
+        return "1 Bad or 2 Poor (made plainly bad)"
+
+    def _right_answer(
+        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
+    ) -> Any:
+        return plan.expect if plan.check == "trap" else 1
+
     def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
         return [
             {
@@ -86,12 +112,10 @@ class ACRSession(ListeningSession):
             rows, TRIAL_COLUMNS | {"rating": "Int64"}, {"model": "string"}, self.revealed
         )
 
-    def stats(  # type: ignore[override]  # each protocol has its own options
-        self, *, test: str = "paired-t", confidence: float = 0.95
+    def _stats(  # type: ignore[override]  # each protocol has its own options
+        self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
     ) -> dict[str, pd.DataFrame]:
         """``{"models": MOS, sd, t interval per model; "pairs": paired tests over prompts, Holm}``."""
-        self._require_revealed("statistics by model")
-        frame = self.results()
         return {
             "models": _mos_table(frame, confidence),
             "pairs": st.mushra_pairwise(_by(frame, "prompt"), test=test),
@@ -127,8 +151,8 @@ class ACRSession(ListeningSession):
             "pairs": st.mushra_pairwise(_by(means, "rater")),
         }
 
-    def summary(self) -> Summary:
-        models = self.stats()["models"].sort_values("mos", ascending=False, ignore_index=True)
+    def _summary(self, frame: pd.DataFrame) -> Summary:
+        models = self._stats(frame)["models"].sort_values("mos", ascending=False, ignore_index=True)
         head = ("model", "votes", "MOS", "95 % interval (t)")
         return score_summary(models, score="mos", digits=2, what="MOS", head=head)
 

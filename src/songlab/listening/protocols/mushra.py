@@ -6,7 +6,9 @@ among the rated clips (the hidden reference); ``anchor=True`` adds the reference
 at 3.5 kHz, ``mid_anchor=True`` at 7 kHz (BS.1534-3 sec. 5.1). The scale carries the
 standard's five words (Bad, Poor, Fair, Good, Excellent) along it. Statistics: per model the
 mean with a t interval and paired tests (Holm); across raters, BS.1534-3 sec. 4.1.2
-post-screening first, then means with rater-clustered intervals.
+post-screening first, then means with rater-clustered intervals. Rater checks: one clip of
+a trial made plainly bad (gold: rated 40 or below, Poor at best) or interrupted by beeps
+(trap: rated 10 or below, as the instructions ask for 0).
 """
 
 from __future__ import annotations
@@ -20,19 +22,19 @@ import pandas as pd
 import songlab.listening.panel as panel
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
-from songlab.listening._match import lowpass_anchor
-from songlab.listening._trials import Plan, latin_plans
-from songlab.listening.controls import Controls, Scale, Summary
-from songlab.listening.session import (
+from songlab.listening._kit import (
     LETTERS,
     TRIAL_COLUMNS,
-    ListeningSession,
-    Trial,
+    check_condition,
     frame_of,
     no_extra,
     non_negative,
     score_summary,
 )
+from songlab.listening._match import lowpass_anchor
+from songlab.listening._trials import Plan, latin_plans
+from songlab.listening.controls import Controls, Scale, Summary
+from songlab.listening.session import ListeningSession, Trial
 
 __all__ = ["ANCHOR", "MID_ANCHOR", "MushraSession", "SCALE", "mushra"]
 
@@ -65,6 +67,9 @@ class MushraSession(ListeningSession):
 
     kind = "mushra"
     behaviour = {"scores": None, "noise": 8.0}
+    trap_rule = "When a clip is interrupted by beeps, rate it 0."
+    #: the most a check clip may be rated and still pass (gold: Poor at best; trap: ~0)
+    CHECK_MAX = {"gold": 40.0, "trap": 10.0}
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, {"reference", "anchor", "mid_anchor"})
@@ -137,6 +142,28 @@ class MushraSession(ListeningSession):
             out[label] = float(r)
         return out
 
+    def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
+        at = int(rng.integers(len(template.models)))
+        models = list(template.models)
+        models[at] = check_condition(check, models[at], beeps=3 if check == "trap" else 0)
+        return Plan(template.prompt, tuple(models), check=check, at=at)
+
+    def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
+        rating = float(answer[trial.labels[plan.at or 0]])
+        return rating <= self.CHECK_MAX[plan.check or "gold"]
+
+    def _expected(self, trial: Trial, plan: Plan) -> str:
+        what = "made plainly bad" if plan.check == "gold" else "interrupted by beeps"
+        top = self.CHECK_MAX[plan.check or "gold"]
+        return f"{trial.labels[plan.at or 0]} rated {top:g} or below ({what})"
+
+    def _right_answer(
+        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
+    ) -> Any:
+        ratings = self._scripted(trial, plan, behaviour, rng)
+        ratings[trial.labels[plan.at or 0]] = 15.0 if plan.check == "gold" else 0.0
+        return ratings
+
     def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
         return [
             {
@@ -153,12 +180,10 @@ class MushraSession(ListeningSession):
         blinded = TRIAL_COLUMNS | {"label": "string", "rating": "Float64"}
         return frame_of(rows, blinded, {"model": "string"}, self.revealed)
 
-    def stats(  # type: ignore[override]  # each protocol has its own options
-        self, *, test: str = "paired-t", confidence: float = 0.95
+    def _stats(  # type: ignore[override]  # each protocol has its own options
+        self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
     ) -> dict[str, pd.DataFrame]:
         """``{"models": mean, sd, t interval per model; "pairs": paired tests, Holm-adjusted}``."""
-        self._require_revealed("statistics by model")
-        frame = self.results()
         return {
             "models": st.mushra_table(frame, confidence=confidence),
             "pairs": st.mushra_pairwise(frame, test=test),
@@ -182,8 +207,17 @@ class MushraSession(ListeningSession):
             confidence=confidence,
         )
 
-    def summary(self) -> Summary:
-        models = self.stats()["models"]
+    @classmethod
+    def screen(cls, frame: pd.DataFrame, /, *, options: Mapping[str, Any]) -> pd.DataFrame | None:
+        """BS.1534-3 sec. 4.1.2 post-screening (with a reference: the hidden reference and, with
+        ``mid_anchor``, the mid-range anchor)."""
+        if options.get("reference") is None:
+            return None
+        mid = MID_ANCHOR if options.get("mid_anchor") else None
+        return panel.bs1534_screen(frame, reference=options["reference"], mid_anchor=mid)
+
+    def _summary(self, frame: pd.DataFrame) -> Summary:
+        models = self._stats(frame)["models"]
         frame = models[["model", "n", "mean", "ci_low", "ci_high"]].sort_values(
             "mean", ascending=False, ignore_index=True
         )
@@ -224,6 +258,7 @@ def mushra(
     seed: int | None = None,
     repeats: int = 1,
     peak_ceiling_db: float = -1.0,
+    **common: Any,
 ) -> MushraSession:
     """A blind MUSHRA-style rating session, optionally with an open reference and anchors
     (other options as :func:`preference`'s)."""
@@ -237,4 +272,5 @@ def mushra(
         seed=seed,
         repeats=repeats,
         peak_ceiling_db=peak_ceiling_db,
+        **common,
     )
