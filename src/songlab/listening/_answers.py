@@ -173,9 +173,7 @@ def parse(data: bytes | str | dict[str, Any] | Unreadable | OSError) -> dict[str
         )
         for a in answers
     ):
-        raise Refused(
-            "field 'answers' must be a list of [trial, answer, [[label, ms heard], ...]]"
-        )
+        raise Refused("field 'answers' must be a list of [trial, answer, [[label, ms heard], ...]]")
     trials = [a[0] for a in answers]
     if len(set(trials)) != len(trials):
         raise Refused("answers a trial twice")

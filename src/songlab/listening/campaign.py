@@ -211,7 +211,9 @@ class Campaign:
                 for label in session._playable(trial)
                 if given is None or label in given
             }
-            rows.append([t, controls.to_file(session.controls(t), a), sorted(map(list, ms.items()))])
+            rows.append(
+                [t, controls.to_file(session.controls(t), a), sorted(map(list, ms.items()))]
+            )
         if headphones is None and self.headphone_check:
             headphones = self._right_headphones(rater)
         return ans.document(
@@ -257,10 +259,14 @@ class Campaign:
                 "saved them (the MAC does not match)",
                 forged=True,
             )
-        if self.headphone_check and doc["answers"] and (
-            not isinstance(doc["headphones"], list)
-            or len(doc["headphones"]) != pg.HEADPHONE_TRIALS
-            or any(i > 2 for i in doc["headphones"])
+        if (
+            self.headphone_check
+            and doc["answers"]
+            and (
+                not isinstance(doc["headphones"], list)
+                or len(doc["headphones"]) != pg.HEADPHONE_TRIALS
+                or any(i > 2 for i in doc["headphones"])
+            )
         ):
             raise ans.Refused("the headphone check was not answered (every round, tones 1-3)")
         session = self._sessions[rater].sibling(

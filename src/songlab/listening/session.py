@@ -743,7 +743,12 @@ class ListeningSession:
         sealed_part = unseal_text(doc["sealed"])
         plans = [Plan.from_json(p) for p in sealed_part["plans"]]
         options = dict(doc["options"])
-        for name, default in (("seconds", None), ("min_heard", MIN_HEARD), ("gold", 0), ("traps", 0)):
+        for name, default in (
+            ("seconds", None),
+            ("min_heard", MIN_HEARD),
+            ("gold", 0),
+            ("traps", 0),
+        ):
             options.setdefault(name, default)
         key = bytes.fromhex(sealed_part["key"]) if "key" in sealed_part else secrets.token_bytes(32)
         self = cls.__new__(cls)
