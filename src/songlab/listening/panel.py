@@ -31,7 +31,6 @@ from scipy import stats as sps
 
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
-from songlab.listening._protocols import MID_ANCHOR
 
 REF_FLOOR, ANCHOR_CEILING, MAX_SHARE = 90.0, 90.0, 0.15  # BS.1534-3 sec. 4.1.2
 
@@ -270,7 +269,7 @@ def bs1534_screen(
     /,
     *,
     reference: str,
-    mid_anchor: str | None = MID_ANCHOR,
+    mid_anchor: str | None = None,
     ref_floor: float = REF_FLOOR,
     anchor_ceiling: float = ANCHOR_CEILING,
     max_share: float = MAX_SHARE,
@@ -317,7 +316,7 @@ def mushra_panel(
     /,
     *,
     reference: str | None = None,
-    mid_anchor: str | None = MID_ANCHOR,
+    mid_anchor: str | None = None,
     confidence: float = 0.95,
 ) -> dict[str, pd.DataFrame]:
     """``{"screening", "models", "pairs"}``: screening (when ``reference`` is given), then
