@@ -160,7 +160,7 @@ def _preferences(raters: int = 8, seed: int = 1) -> pd.DataFrame:
 
 def test_listening_figures_equal_the_panels():
     answers = _preferences()
-    out = sc.listening_summary(answers, boot=60).set_index("model")
+    out = sc.listening_summary(answers, boot=20).set_index("model")
     ref = panel.bradley_terry(answers).set_index("model")
     assert out["listening_score"].to_dict() == ref["score"].to_dict()  # the panel's, exactly
     assert (out["listening_low"] <= out["listening_score"]).all()
@@ -206,3 +206,67 @@ def test_per_tier_rows():
         sc.scorecard(adherence=frame, by=("model", "tier"))
     with pytest.raises(ListeningError, match="at least one"):
         sc.scorecard()
+
+
+SECRET = b"scorecard-test-secret-0123456789"
+
+
+@pytest.fixture(scope="module")
+def rated():
+    """A preference campaign: six attentive raters who mostly prefer charlie, and two who
+    never listen: they press "A" in every trial, the rater checks included (the panel's
+    flat-lining rule excludes them, whatever the checks' places)."""
+    from songlab.listening import campaign
+    from tests.listening.listening_signals import MODELS, make_clips
+
+    c = campaign(
+        "preference", make_clips(3, seconds=1.0), raters=8, seed=5, gold=2, traps=2, secret=SECRET
+    )
+    files = [c.simulate(r, prefer=MODELS[2], p=0.75, seed=i) for i, r in enumerate(c.raters[:6])]
+    for r in c.raters[6:]:
+        trials = [row[0] for row in c.simulate(r)["answers"]]
+        files.append(c.answer_file(r, dict.fromkeys(trials, "A"), scripted=True))
+    c.collect(files)
+    return c
+
+
+def test_the_listening_score_comes_after_the_panels_rater_exclusions(rated):
+    ex = rated.exclusions()
+    assert set(ex.loc[ex["excluded"], "rater"]) == {"r07", "r08"}
+    assert "flat-lining" in ex.set_index("rater").loc["r07", "reason"]
+    card = sc.scorecard(listening=rated, boot=10)
+    f = card.frame.set_index("model")
+    kept = rated.stats()["ranking"].set_index("model")["score"]  # the panel's, kept raters
+    assert f["listening_score"].to_dict() == kept.to_dict()
+    everyone = rated.stats(raters="all")["ranking"].set_index("model")["score"]
+    assert not np.allclose(f["listening_score"], everyone[f.index])  # the exclusions count
+    answers = rated.results(raters="kept")
+    assert f["raters"].tolist() == [6, 6, 6] and f["raters_excluded"].tolist() == [2, 2, 2]
+    assert f["answers"].to_dict() == answers.groupby("model").size().to_dict()
+    assert (f["listening_low"] <= f["listening_score"]).all()
+    assert (f["listening_score"] <= f["listening_high"]).all()
+    assert card.provenance["listening"]["excluded_raters"] == ["r07", "r08"]
+    assert "6 / " in card._repr_html_()
+    # the campaign's answers as a frame (every rater, 'excluded' marked): the same figures
+    cols = ["listening_score", "raters", "answers", "raters_excluded"]
+    again = sc.listening_summary(rated.results(), boot=0).set_index("model")
+    assert again[cols].sort_index().equals(f[cols].sort_index())
+
+
+def test_a_bootstrap_draw_is_the_panels_bradley_terry_of_the_drawn_raters(rated):
+    kept = rated.results(raters="kept")
+    draw = ["r03", "r01", "r03", "r06", "r02", "r02"]
+    got = sc._resampler(kept, None)(draw).set_index("model")["score"]
+    answers = pd.concat(
+        [kept[kept["rater"] == r].assign(rater=f"{r}#{k}") for k, r in enumerate(draw)]
+    )
+    ref = panel.bradley_terry(answers).set_index("model")["score"]
+    assert got.to_dict() == pytest.approx(ref.to_dict(), rel=1e-12, abs=1e-12)
+
+
+def test_only_protocols_that_score_models_make_a_listening_column():
+    with pytest.raises(ListeningError, match="kind"):
+        sc.listening_summary(_preferences(), kind="abx")
+    every = _preferences().assign(excluded=True)
+    with pytest.raises(ListeningError, match="every rater"):
+        sc.listening_summary(every)

@@ -178,7 +178,8 @@ def heard(audio: Any, /, *, sr: int, melody: bool = False) -> Heard:
     arr = as_channels(audio)
     feat = ms.features(arr, sr=sr)
     k, strength = ms.key(feat)
-    contour = ms.melody_contour(arr, sr=sr) if melody else None
+    contour = ms.melody_from_mono(feat.mono) if melody else None  # resampled once
+    lv = ms.levels(arr, sr=sr)
     return Heard(
         duration_s=arr.shape[1] / sr,
         sr=int(sr),
@@ -186,9 +187,9 @@ def heard(audio: Any, /, *, sr: int, melody: bool = False) -> Heard:
         tempo_bpm=ms.tempo(feat),
         key=k,
         key_strength=strength,
-        loudness_lufs=ms.loudness(arr, sr=sr),
-        true_peak_dbtp=ms.true_peak(arr, sr=sr),
-        clipped_samples=ms.clipped_samples(arr),
+        loudness_lufs=lv.loudness_lufs,
+        true_peak_dbtp=lv.true_peak_dbtp,
+        clipped_samples=lv.clipped_samples,
         melody=contour,
     )
 
@@ -297,6 +298,7 @@ def score(
         if ask.duration_s
         else nan,
         "melody_score": nan,
+        "asked_lyrics": ask.lyrics,
         "lyrics_wer": nan,
         "transcript": transcript,
         "loudness_lufs": got.loudness_lufs,

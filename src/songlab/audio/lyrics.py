@@ -7,18 +7,34 @@ every tier) costs money, so :func:`transcribe` prices every call first
 (a restarted kernel, the notebook run again) re-attaches to the tasks it already paid
 for and buys nothing again. The word error rate is jiwer's, after one normalisation
 (lower case, punctuation removed, whitespace collapsed) applied to both texts.
+
+Where the text is: the spec keeps ``output.text`` for Agent One's answer and calls
+``output.metadata_json`` "tool-specific", and shows neither for transcription. The
+sandbox puts the transcript in ``output.text`` and its timed lines in
+``metadata_json["segments"]`` (in every profile: the spec shows both fields).
+:func:`transcript_text` reads ``output.text``, else a ``text``, ``transcript`` or
+``lyrics`` string in ``metadata_json``, else the joined ``segments[].text``; an answer
+with none of them is reported as having no transcript (its WER stays unknown, never 1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
 from songlab.audio._errors import AudioError
 
-__all__ = ["TRANSCRIBE", "Transcripts", "normalise", "price", "transcribe", "wer"]
+__all__ = [
+    "TRANSCRIBE",
+    "Transcripts",
+    "normalise",
+    "price",
+    "transcribe",
+    "transcript_text",
+    "wer",
+]
 
 TRANSCRIBE: Final = {"operation": "transcribe", "model": "whisper-transcribe-v1"}
 
@@ -61,11 +77,42 @@ def wer(reference: str, hypothesis: str, /) -> float:
 @dataclass(frozen=True, slots=True)
 class Transcripts:
     """What :func:`transcribe` got: ``text`` by file id, the batch frame (task ids, costs,
-    ``reused`` for calls the record already held), and the list price of the new calls."""
+    ``reused`` for calls the record already held), the cost of the calls made now
+    (``new_usd``: the service's figure where it shows one, else the list price, as
+    ``cost_source`` says), and ``missing``: file ids with no transcript, and why."""
 
     text: dict[str, str]
     batch: Any  # pandas DataFrame
     new_usd: Decimal
+    cost_source: str = "none"
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+_TEXT_KEYS: Final = ("text", "transcript", "lyrics")
+
+
+def transcript_text(output: Any, /) -> str | None:
+    """The transcript in a transcription task's ``output`` (a :class:`TaskOutput`):
+    ``output.text``, else a ``text``/``transcript``/``lyrics`` string of the parsed
+    ``metadata_json``, else its ``segments[].text`` joined by lines; None when the answer
+    holds none of them."""
+    if output is None:
+        return None
+    text = getattr(output, "text", None)
+    if isinstance(text, str):
+        return text
+    meta = getattr(output, "metadata", None)
+    if not isinstance(meta, Mapping):
+        return None
+    for name in _TEXT_KEYS:
+        if isinstance(meta.get(name), str):
+            return str(meta[name])
+    segments = meta.get("segments")
+    if isinstance(segments, list) and segments:
+        lines = [s.get("text") for s in segments if isinstance(s, Mapping)]
+        if lines and all(isinstance(t, str) for t in lines):
+            return "\n".join(str(t) for t in lines)
+    return None
 
 
 def _requests(file_ids: Sequence[str], language: str | None) -> list[dict[str, Any]]:
@@ -81,7 +128,7 @@ def _requests(file_ids: Sequence[str], language: str | None) -> list[dict[str, A
 def price(client: Any, file_ids: Sequence[str], /) -> Decimal:
     """The list price of transcribing every clip once (nothing is sent)."""
     one = client.estimate(operation=TRANSCRIBE["operation"], model=TRANSCRIBE["model"]).usd
-    return Decimal(one) * len(list(file_ids))
+    return Decimal(one) * len(list(dict.fromkeys(file_ids)))
 
 
 def transcribe(
@@ -110,16 +157,29 @@ def transcribe(
 
     frame = pd.DataFrame()
     new = Decimal(0)
+    sources: set[str] = set()
+    missing: dict[str, str] = {}
     if todo:
         frame = client.batch(_requests(todo, language), budget_usd=budget_usd, progress=False)
         for fid, (_, row) in zip(todo, frame.iterrows(), strict=True):
-            if row["status"] != "completed":
-                continue
             if not row["reused"] and row["cost_usd"] is not None:
                 new += Decimal(row["cost_usd"])
-            task = client.generations.get(row["task_id"])
-            text = task.output.text if task.output is not None else None
-            if text is None:  # the spec keeps transcription text in output.text
-                text = ""
-            have[fid] = str(text)
-    return Transcripts(text={f: have[f] for f in ids if f in have}, batch=frame, new_usd=new)
+                sources.add(str(row["cost_source"]))
+            if row["status"] != "completed":
+                missing[fid] = f"transcription {row['status']}: {row['error'] or 'no detail'}"
+                continue
+            text = transcript_text(client.generations.get(row["task_id"]).output)
+            if text is None:
+                missing[fid] = (
+                    "the service's answer holds no transcript (output.text, metadata_json)"
+                )
+                continue
+            have[fid] = text
+    source = "+".join(sorted(sources)) if sources else "none"
+    return Transcripts(
+        text={f: have[f] for f in ids if f in have},
+        batch=frame,
+        new_usd=new,
+        cost_source=source,
+        missing=missing,
+    )

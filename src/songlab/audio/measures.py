@@ -8,8 +8,9 @@ rules (what a request asked against what was heard) are
 
 Arrays are float32 ``(channels, samples)`` or 1-D (mono) with time on the last
 axis, at any rate; the rhythm, key and melody estimators run on a mono mix
-resampled to :data:`ANALYSIS_SR` (soxr, librosa's default resampler), and one
-magnitude STFT of it (:func:`features`) serves tempo and key together.
+resampled to :data:`ANALYSIS_SR` (soxr, librosa's default resampler) once, and one
+power STFT of it (:func:`features`) serves tempo and key together; loudness and true
+peak read the clip as decoded (its own rate and channels).
 
 librosa, mir_eval and soxr are the ``score`` extra (``pip install
 'songlab[score]'``); they are imported inside the functions, so ``import
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
@@ -33,15 +35,18 @@ __all__ = [
     "ANALYSIS_SR",
     "Features",
     "KEY_NAMES",
+    "Levels",
     "PROVENANCE",
     "Provenance",
     "clipped_samples",
     "features",
     "key",
     "key_from_chroma",
+    "levels",
     "library_version",
     "loudness",
     "melody_contour",
+    "melody_from_mono",
     "midi_contour",
     "pitch_contour",
     "tempo",
@@ -51,6 +56,8 @@ __all__ = [
 ANALYSIS_SR: Final = 22050  # librosa's default rate: tempo, key and melody run here
 N_FFT: Final = 2048  # 93 ms at 22.05 kHz
 HOP: Final = 512  # 23 ms: librosa's default onset and chroma hop
+N_MELS: Final = 128
+TP_BLOCK: Final = 64  # samples per block of the true-peak search
 OVERSAMPLE: Final = 4  # ITU-R BS.1770-4 Annex 2: true peak at 4x the rate (192 kHz for 48 kHz)
 CLIP_LEVEL: Final = 0.999  # a sample at or over this magnitude (about -0.01 dBFS) is at full scale
 CLIP_RUN: Final = 3  # ... and three such samples in a row in one channel are a clip
@@ -195,8 +202,9 @@ PROVENANCE: Final[dict[str, Provenance]] = {
         Provenance(
             "true_peak",
             1,
-            "scipy.signal.upfirdn: 4x oversampling by ITU-R BS.1770-4 Annex 2's 48-tap "
-            "interpolation filter; clipped samples counted on the decoded samples",
+            "numpy: 4x oversampling by ITU-R BS.1770-4 Annex 2's 48-tap interpolation filter "
+            "(evaluated wherever the true peak can be: exact), on the decoded samples at "
+            "their own rate; clipped samples counted on the decoded samples",
             {
                 "oversample": OVERSAMPLE,
                 "filter": "BS.1770-4 Annex 2, 48 taps, 4 phases",
@@ -251,10 +259,10 @@ PROVENANCE: Final[dict[str, Provenance]] = {
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """One mono mix at :data:`ANALYSIS_SR` and its magnitude STFT (shared by tempo and key)."""
+    """One mono mix at :data:`ANALYSIS_SR` and its power STFT (shared by tempo and key)."""
 
     mono: NDArray[np.float32]
-    magnitude: NDArray[np.float32]
+    power: NDArray[np.float32]
     sr: int = ANALYSIS_SR
 
 
@@ -269,28 +277,50 @@ def _mono_at(audio: Any, sr: int, target: int = ANALYSIS_SR) -> NDArray[np.float
     return out
 
 
+@lru_cache(maxsize=4)
+def _mel_basis(sr: int) -> NDArray[np.float32]:
+    import librosa
+
+    basis: NDArray[np.float32] = librosa.filters.mel(sr=sr, n_fft=N_FFT, n_mels=N_MELS)
+    return basis
+
+
+@lru_cache(maxsize=4)
+def _chroma_basis(sr: int) -> NDArray[np.float32]:
+    import librosa
+
+    basis: NDArray[np.float32] = librosa.filters.chroma(sr=sr, n_fft=N_FFT, tuning=0.0)
+    return basis
+
+
 def features(audio: Any, /, *, sr: int) -> Features:
-    """The mono mix at 22.05 kHz and its magnitude STFT (``n_fft`` 2048, hop 512).
+    """The mono mix at 22.05 kHz and its power STFT (``n_fft`` 2048, hop 512).
 
     Raises :class:`AudioError` naming ``audio`` for a clip shorter than one STFT frame.
     """
+    return _features(_mono_at(audio, _check_sr(sr)))
+
+
+def _features(mono: NDArray[np.float32]) -> Features:
     import librosa
 
-    sr = _check_sr(sr)
-    mono = _mono_at(audio, sr)
     if mono.size < N_FFT:
         raise AudioError("audio", f"must be at least {N_FFT / ANALYSIS_SR:.2f} s long to analyse")
-    mag = np.abs(librosa.stft(mono, n_fft=N_FFT, hop_length=HOP)).astype(np.float32)
-    return Features(mono=mono, magnitude=mag)
+    spec = librosa.stft(mono, n_fft=N_FFT, hop_length=HOP)
+    power = np.square(spec.real, dtype=np.float32) + np.square(spec.imag, dtype=np.float32)
+    return Features(mono=mono, power=power)
 
 
 def tempo(feat: Features, /) -> float:
     """The tempo heard, in BPM: librosa's global tempo estimate (the one its beat tracker
     starts from) on the onset strength of a 128-band mel spectrogram. 0.0 for a clip with
-    no onsets (silence)."""
+    no onsets (silence).
+
+    The mel spectrogram is ``librosa.feature.melspectrogram(S=power)``'s product, taken
+    as one matrix product with librosa's (cached) mel filter bank."""
     import librosa
 
-    mel = librosa.feature.melspectrogram(S=feat.magnitude**2, sr=feat.sr, n_mels=128)
+    mel = _mel_basis(feat.sr) @ feat.power
     env = librosa.onset.onset_strength(S=librosa.power_to_db(mel, ref=np.max), sr=feat.sr)
     if not np.any(env > 0):
         return 0.0
@@ -321,12 +351,16 @@ def key_from_chroma(chroma: Any, /) -> tuple[str, float]:
 
 
 def key(feat: Features, /) -> tuple[str, float]:
-    """The key heard (``"A minor"``, mir_eval's spelling) and the profile correlation."""
+    """The key heard (``"A minor"``, mir_eval's spelling) and the profile correlation.
+
+    The chroma is ``librosa.feature.chroma_stft(S=power, tuning=0)``'s: librosa's chroma
+    filter bank (cached) times the power spectrogram, each frame scaled to its largest
+    bin (``librosa.util.normalize``, the infinity norm), summed over the clip."""
     import librosa
 
-    if not np.any(feat.magnitude > 0):
+    if not np.any(feat.power > 0):
         return "X", 0.0
-    chroma = librosa.feature.chroma_stft(S=feat.magnitude**2, sr=feat.sr, n_fft=N_FFT, tuning=0.0)
+    chroma = librosa.util.normalize(_chroma_basis(feat.sr) @ feat.power, norm=np.inf, axis=0)
     return key_from_chroma(chroma.sum(axis=1))
 
 
@@ -339,26 +373,79 @@ def loudness(audio: Any, /, *, sr: int) -> float:
     return integrated_loudness(arr, sr=sr)
 
 
-def true_peak(audio: Any, /, *, sr: int, block: int = 1 << 18) -> float:
-    """True peak in dBTP (ITU-R BS.1770-4 Annex 2): the largest magnitude of the signal
-    upsampled 4x by the Annex's 48-tap polyphase interpolation filter
-    (``scipy.signal.upfirdn``), in overlapping blocks so memory stays bounded; never below
-    the sample peak. -inf for silence. (The Annex tabulates the filter for 48 kHz; it is
-    applied unchanged at 44.1 kHz, as libebur128 does.)"""
-    from scipy.signal import upfirdn
+@dataclass(frozen=True, slots=True)
+class Levels:
+    """Integrated loudness (LUFS), true peak (dBTP) and clipped samples of one clip."""
 
+    loudness_lufs: float
+    true_peak_dbtp: float
+    clipped_samples: int
+
+
+def levels(audio: Any, /, *, sr: int) -> Levels:
+    """:func:`loudness`, :func:`true_peak` and :func:`clipped_samples` of a clip at its own
+    rate, from one check of the samples and one pass of their magnitudes."""
+    arr = as_channels(audio)
+    sr = _check_sr(sr)
+    mag = np.abs(arr)
+    lufs = float("nan") if arr.shape[1] <= BLOCK_SECONDS * sr else integrated_loudness(arr, sr=sr)
+    return Levels(lufs, _true_peak(arr, mag), _clipped(mag))
+
+
+def true_peak(audio: Any, /, *, sr: int, block: int = TP_BLOCK) -> float:
+    """True peak in dBTP (ITU-R BS.1770-4 Annex 2): the largest magnitude of the signal
+    upsampled 4x by the Annex's 48-tap polyphase interpolation filter; never below the
+    sample peak. -inf for silence. (The Annex tabulates the filter for 48 kHz; it is
+    applied unchanged at 44.1 kHz, as libebur128 does.)
+
+    Exact, without upsampling the whole clip: an output of phase ``k`` is a sum of 12
+    input samples weighted by that phase's taps, so it is at most ``sum |taps|`` (2.02 for
+    the widest phase) times the largest of those samples. The clip is cut into ``block``
+    samples; a block whose inputs are too quiet to beat the peak found so far (the sample
+    peak to start with) cannot hold the true peak and is skipped, and the others are
+    interpolated, loudest first, until none is left that could beat it (typically 3-15 %
+    of a song is interpolated)."""
     arr = as_channels(audio)
     _check_sr(sr)
-    taps = _TP_FILTER.size // OVERSAMPLE  # input samples one output depends on
-    peak = float(np.max(np.abs(arr)))
-    n = arr.shape[1]
-    for start in range(0, n, block):
-        lo, hi = max(0, start - taps), min(n, start + block)
-        up = upfirdn(_TP_FILTER, arr[:, lo:hi], up=OVERSAMPLE, axis=1)
-        # outputs before (start - lo) * 4 were reached by the previous block already
-        skip = (start - lo) * OVERSAMPLE
-        peak = max(peak, float(np.max(np.abs(up[:, skip:]))) if up.shape[1] > skip else 0.0)
-    return float(20.0 * np.log10(peak)) if peak > 0 else float("-inf")
+    if isinstance(block, bool) or not isinstance(block, int) or block < _TP_TAPS:
+        raise AudioError("block", f"must be a whole number of samples >= {_TP_TAPS}; got {block!r}")
+    return _true_peak(arr, np.abs(arr), block)
+
+
+def _true_peak(arr: NDArray[np.float32], mag: NDArray[np.float32], block: int = TP_BLOCK) -> float:
+    """:func:`true_peak` of a checked ``(channels, samples)`` array and its magnitudes."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    peak = float(mag.max())
+    if peak == 0.0:
+        return float("-inf")
+    channels, n = arr.shape
+    blocks = -(-(n + _TP_TAPS - 1) // block)  # outputs 0 .. n + 10 (the filter's tail)
+    full = n // block
+    loudest = np.zeros((channels, blocks), dtype=np.float32)
+    loudest[:, :full] = mag[:, : full * block].reshape(channels, full, block).max(axis=2)
+    if full * block < n:
+        loudest[:, full] = mag[:, full * block :].max(axis=1)
+    # outputs of block b read inputs of blocks b - 1 and b (11 samples back)
+    reach = loudest.copy()
+    reach[:, 1:] = np.maximum(loudest[:, 1:], loudest[:, :-1])
+    ch, at = np.nonzero(reach * _TP_GAIN > peak)
+    if ch.size == 0:
+        return float(20.0 * np.log10(peak))
+    order = np.argsort(-reach[ch, at], kind="stable")
+    ch, at = ch[order], at[order]
+    xp = np.zeros((channels, _TP_TAPS - 1 + blocks * block), dtype=np.float32)
+    xp[:, _TP_TAPS - 1 : _TP_TAPS - 1 + n] = arr
+    windows = sliding_window_view(xp, _TP_TAPS, axis=1)  # windows[c, i] = x[c, i-11 .. i]
+    offsets = np.arange(block)
+    for first in range(0, ch.size, _TP_CHUNK):
+        if reach[ch[first], at[first]] * _TP_GAIN <= peak:
+            break  # this block and every later one are too quiet to beat the peak
+        c, b = ch[first : first + _TP_CHUNK], at[first : first + _TP_CHUNK]
+        pos = b[:, np.newaxis] * block + offsets
+        out = windows[c[:, np.newaxis], pos].astype(np.float64) @ _TP_MATRIX  # (., block, 4)
+        peak = max(peak, float(np.abs(out).max()))
+    return float(20.0 * np.log10(peak))
 
 
 # ITU-R BS.1770-4 Annex 2: the 48-tap, 4-phase interpolating FIR (phases interleaved)
@@ -420,14 +507,26 @@ _TP_PHASES: Final = (
         0.0017089843750,
     ),
 )
-_TP_FILTER: Final = np.asarray(_TP_PHASES, dtype=np.float32).T.reshape(-1)
+_TP_FILTER: Final = np.asarray(_TP_PHASES, dtype=np.float32).T.reshape(-1)  # upfirdn's layout
+_TP_TAPS: Final = len(_TP_PHASES[0])  # 12 input samples per output
+# column k holds phase k's taps, last tap first, so that a window x[i-11 .. i] times the
+# matrix gives the four outputs between input samples i and i + 1
+_TP_MATRIX: Final = np.asarray(_TP_PHASES, dtype=np.float64)[:, ::-1].T.copy()
+_TP_GAIN: Final = float(np.abs(_TP_MATRIX).sum(axis=0).max())  # the widest phase's sum |taps|
+_TP_CHUNK: Final = 64  # blocks interpolated at once
 
 
 def clipped_samples(audio: Any, /) -> int:
     """Samples at full scale (|x| >= 0.999) in runs of at least three in one channel: what
     a clipping stage leaves (a lone full-scale sample is a peak, not a clip)."""
     arr = as_channels(audio)
-    hot = np.abs(arr) >= CLIP_LEVEL
+    return _clipped(np.abs(arr))
+
+
+def _clipped(mag: NDArray[np.float32]) -> int:
+    if not mag.max() >= CLIP_LEVEL:
+        return 0
+    hot = mag >= CLIP_LEVEL
     total = 0
     for row in hot:
         if not row.any():
@@ -466,11 +565,17 @@ def melody_contour(audio: Any, /, *, sr: int) -> tuple[NDArray[np.float64], NDAr
     five harmonics (``librosa.salience`` on ``librosa.cqt``), smoothed by a 5-frame median.
     Every frame with energy is voiced (no voicing detection): melody adherence is scored
     on the asked melody's voiced frames only."""
+    return melody_from_mono(_mono_at(audio, _check_sr(sr)))
+
+
+def melody_from_mono(mono: Any, /) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`melody_contour` of a mono mix already at :data:`ANALYSIS_SR` (the one
+    :func:`features` made: the clip is resampled once for every measure)."""
     import librosa
     from scipy.ndimage import median_filter
 
-    mono = _mono_at(audio, _check_sr(sr))
-    if mono.size < 2048:
+    mono = np.ascontiguousarray(mono, dtype=np.float32)
+    if mono.ndim != 1 or mono.size < 2048:
         raise AudioError("audio", "is too short to follow a melody")
     n_octaves = np.log2(MELODY_FMAX * 5 / MELODY_FMIN)
     n_bins = int(np.ceil(n_octaves * BINS_PER_OCTAVE))

@@ -7,6 +7,12 @@ so a clip is measured once whatever runs it again; a new measure version measure
 again. Clips are measured in worker processes (one per core), fed a few at a time, so
 memory holds only the clips in flight whatever the study's size; a progress bar shows
 the clips done (tqdm: a widget in a notebook, a line on a terminal).
+
+Lyrics cost money: with ``lyrics_budget_usd=`` the study buys the service's transcription
+of each clip that asked for lyrics and has none yet (:mod:`songlab.audio.lyrics`: priced
+first, refused whole over the budget, through the client's record), keeps each transcript
+in the cache by the clip's blob hash, and scores the word error rate. Without it, only
+transcripts already held are scored. :func:`lyrics_price` shows the price beforehand.
 """
 
 from __future__ import annotations
@@ -18,14 +24,17 @@ import multiprocessing
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
 import songlab.audio.adherence as adh
+import songlab.audio.lyrics as ly
 import songlab.audio.measures as ms
 from songlab.audio._errors import AudioError
 
@@ -33,15 +42,34 @@ __all__ = [
     "AnalysisCache",
     "CACHE_ENV",
     "Clip",
+    "LyricsPrice",
+    "WORKER_MODULES",
     "analyse",
     "clips_from_batch",
     "default_cache_path",
+    "lyrics_price",
     "measure_clip",
     "provenance",
 ]
 
 CACHE_ENV: Final = "SONGLAB_ANALYSIS_CACHE"
-_PEAK_RSS = [0]  # the largest worker's peak resident memory (KiB) seen by this process
+# imported once by the worker pool's server process, so every worker starts with them in
+# memory (librosa loads its submodules lazily and compiles its numba kernels on import:
+# "librosa" alone would leave each worker 2-4 s of importing on its first clip)
+WORKER_MODULES: Final = (
+    "songlab.audio.study",
+    "librosa.core.spectrum",
+    "librosa.filters",
+    "librosa.onset",
+    "librosa.feature.rhythm",
+    "librosa.util",
+    "scipy.signal",
+    "scipy.ndimage",
+    "soxr",
+    "soundfile",
+    "pyloudnorm",
+    "threadpoolctl",
+)
 BASE: Final = ("duration", "tempo", "key", "loudness", "true_peak")
 META_COLUMNS: Final = ("clip", "task_id", "file_id", "blob_key", "model", "operation", "license")
 
@@ -78,6 +106,9 @@ class AnalysisCache:
                 os.close(fd)
             con = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
             con.execute("PRAGMA journal_mode = WAL")
+            # a cache: a power cut may lose the last measurements (measured again), never
+            # corrupt the file; without it every clip's row waits for an fsync
+            con.execute("PRAGMA synchronous = NORMAL")
             con.execute(
                 "CREATE TABLE IF NOT EXISTS measured (clip TEXT NOT NULL, measure TEXT NOT NULL, "
                 "version INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (clip, measure, version))"
@@ -156,14 +187,14 @@ def measure_clip(
 ) -> dict[str, Any]:
     """Decode ``data`` and measure ``need`` (measure names; ``melody`` is the song's
     contour, ``reference`` the asked melody's, from ``("melody"|"midi", bytes)``). Runs in a
-    worker process: JSON-able values only."""
+    worker process: JSON-able values only. The clip is decoded once and resampled once."""
     import songlab.codec as codec
 
     out: dict[str, Any] = {}
     if any(m in need for m in (*BASE, "melody")):
         samples, sr = codec.decode(data)
         if any(m in need for m in BASE):
-            got = adh.heard(samples, sr=sr)
+            got = adh.heard(samples, sr=sr, melody="melody" in need)
             out.update(
                 duration=[got.duration_s, got.sr, got.channels],
                 tempo=got.tempo_bpm,
@@ -171,7 +202,9 @@ def measure_clip(
                 loudness=_json_float(got.loudness_lufs),
                 true_peak=[_json_float(got.true_peak_dbtp), got.clipped_samples],
             )
-        if "melody" in need:
+            if got.melody is not None:
+                out["melody"] = _contour(got.melody)
+        else:
             out["melody"] = _contour(ms.melody_contour(samples, sr=sr))
     if "reference" in need and reference is not None:
         kind, ref = reference
@@ -180,11 +213,27 @@ def measure_clip(
         else:
             rs, rsr = codec.decode(ref)
             out["reference"] = _contour(ms.pitch_contour(rs, sr=rsr))
+    return {k: v for k, v in out.items() if k in need}
+
+
+def _measure_in_worker(
+    data: bytes, need: Sequence[str], reference: tuple[str, bytes] | None
+) -> tuple[dict[str, Any], tuple[int, float, int]]:
+    """:func:`measure_clip` in a pool worker, with the worker's pid, CPU seconds since it
+    started and peak resident memory (KiB) so far."""
     import resource
 
-    kept = {k: v for k, v in out.items() if k in need}
-    kept["_peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kept
+    out = measure_clip(data, need, reference)
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return out, (os.getpid(), use.ru_utime + use.ru_stime, int(use.ru_maxrss))
+
+
+def _init_worker() -> None:
+    """One BLAS thread per worker: the pool already keeps every core busy, and BLAS
+    threads of two workers fighting over two cores cost 7x the CPU of a mel filter bank."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
 
 
 def _json_float(x: float) -> float | str:
@@ -275,8 +324,135 @@ def _pool(workers: int) -> cf.ProcessPoolExecutor:
     # forkserver: workers start from a clean server process (no kernel threads, no sandbox),
     # with the measures imported once; fork from a threaded kernel can deadlock
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["songlab.audio.study", "librosa", "scipy.signal", "soxr"])
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    ctx.set_forkserver_preload(list(WORKER_MODULES))
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker)
+
+
+@dataclass
+class _Usage:
+    """What measuring cost: CPU seconds (each worker's own, or this process's time inside
+    :func:`measure_clip`) and the largest worker's peak memory."""
+
+    cpu_by_worker: dict[int, float] = field(default_factory=dict)
+    local_cpu_s: float = 0.0
+    peak_rss_kib: int = 0
+
+    def worker(self, report: tuple[int, float, int]) -> None:
+        pid, cpu, rss = report
+        self.cpu_by_worker[pid] = max(self.cpu_by_worker.get(pid, 0.0), cpu)
+        self.peak_rss_kib = max(self.peak_rss_kib, rss)
+
+    @property
+    def cpu_s(self) -> float:
+        return self.local_cpu_s + sum(self.cpu_by_worker.values())
+
+
+@dataclass(frozen=True, slots=True)
+class LyricsPrice:
+    """What lyrics scoring would buy (nothing is sent to know it): ``calls`` transcriptions
+    of ``file_ids`` at the list price ``usd`` (at most: calls the client's record already
+    holds re-attach for free), ``held`` clips whose transcript is already known, and
+    ``asked`` clips asking for lyrics in all."""
+
+    calls: int
+    usd: Decimal
+    held: int
+    asked: int
+    file_ids: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return (
+            f"lyrics: {self.asked} clip(s) ask for lyrics, {self.held} transcript(s) held; "
+            f"{self.calls} transcription(s) to buy at list price ${self.usd} "
+            f"({ly.TRANSCRIBE['model']})"
+        )
+
+
+def _store_of(cache: AnalysisCache | str | os.PathLike[str] | bool) -> AnalysisCache | None:
+    if cache is False:
+        return None
+    if isinstance(cache, AnalysisCache):
+        return cache
+    return AnalysisCache(None if cache is True else cache)
+
+
+def _lyrics_plan(
+    clips: Sequence[Clip], store: AnalysisCache | None
+) -> tuple[dict[int, str], list[int], dict[str, list[int]]]:
+    """``(known transcripts by clip index, indices asking lyrics, indices by file id to
+    transcribe)``. Raises :class:`AudioError` for a clip that asks lyrics without a file."""
+    known: dict[int, str] = {}
+    asking: list[int] = []
+    todo: dict[str, list[int]] = {}
+    for i, clip in enumerate(clips):
+        if not isinstance(clip, Clip):
+            raise AudioError(f"clips[{i}]", "must be a songlab.audio.study.Clip")
+        if adh.asked(clip.request).lyrics is None:
+            continue
+        asking.append(i)
+        if clip.transcript is not None:
+            known[i] = clip.transcript
+            continue
+        if store is not None and (clip.blob_hash or clip.data is not None):
+            got = store.get(clip.key(), ["transcript"])
+            if "transcript" in got:
+                known[i] = str(got["transcript"])
+                continue
+        if not clip.file_id:
+            raise AudioError(
+                f"clips[{i}]",
+                "asks for lyrics but has no file_id: the service transcribes its own files "
+                "(give the clip's file_id, or its transcript)",
+            )
+        todo.setdefault(clip.file_id, []).append(i)
+    return known, asking, todo
+
+
+def lyrics_price(
+    clips: Sequence[Clip],
+    /,
+    *,
+    client: Any,
+    cache: AnalysisCache | str | os.PathLike[str] | bool = True,
+) -> LyricsPrice:
+    """The price of scoring the lyrics of ``clips``: one transcription per file of a clip
+    that asks for lyrics (``lyrics`` in its request) and whose transcript is not held (on
+    the clip or in ``cache``). Nothing is sent."""
+    clips = list(clips)
+    known, asking, todo = _lyrics_plan(clips, _store_of(cache))
+    usd = ly.price(client, list(todo)) if todo else Decimal(0)
+    return LyricsPrice(len(todo), usd, len(known), len(asking), tuple(todo))
+
+
+def _buy_transcripts(
+    clips: list[Clip],
+    store: AnalysisCache | None,
+    client: Any,
+    budget_usd: Decimal | int | str,
+) -> tuple[list[Clip], dict[str, Any]]:
+    """The clips with every transcript held or bought now (within ``budget_usd``)."""
+    if client is None:
+        raise AudioError("client", "is needed to buy transcriptions (lyrics_budget_usd=)")
+    known, asking, todo = _lyrics_plan(clips, store)
+    got = ly.transcribe(client, list(todo), budget_usd=budget_usd) if todo else None
+    for fid, idx in todo.items():
+        text = got.text.get(fid) if got is not None else None
+        if text is None:
+            continue
+        for i in idx:
+            known[i] = text
+            if store is not None:
+                store.put(clips[i].key(), {"transcript": text})  # paid: kept at once
+    out = [replace(c, transcript=known[i]) if i in known else c for i, c in enumerate(clips)]
+    report = {
+        "asked": len(asking),
+        "transcribed_now": 0 if got is None else len(got.text),
+        "reattached": 0 if got is None else int(got.batch["reused"].sum()),
+        "new_usd": str(Decimal(0) if got is None else got.new_usd),
+        "cost_source": "none" if got is None else got.cost_source,
+        "missing": {} if got is None else dict(got.missing),
+    }
+    return out, report
 
 
 def analyse(
@@ -289,6 +465,7 @@ def analyse(
     progress: bool | None = None,
     total: int | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    lyrics_budget_usd: Decimal | int | str | None = None,
 ) -> Any:  # pandas DataFrame
     """Measure every clip and score it against its request -> a frame, one row per clip.
 
@@ -298,31 +475,40 @@ def analyse(
     and the melody or MIDI a melody/MIDI-to-song request sent. ``cache``: True (the default
     :class:`AnalysisCache`), a path, a cache, or False. ``workers``: processes (default:
     every core; 1 measures in this process). ``progress``: a bar (None: tqdm decides, on
-    when interactive). The frame's ``attrs["provenance"]`` holds every measure's provenance.
+    when interactive). ``lyrics_budget_usd``: score the lyrics, buying the service's
+    transcription of each clip that asks for lyrics and has none held, all priced first
+    and refused whole (``BudgetExceeded``, nothing sent, nothing measured) when their list
+    price is over it (:func:`lyrics_price` shows it); the clips are then listed first.
+    Without it, only transcripts already held are scored.
+
+    The frame's ``attrs``: ``provenance`` (every measure's), ``cpu_s`` (CPU seconds spent
+    measuring, in the workers or here), ``worker_peak_rss_mib`` and ``lyrics`` (what lyrics
+    scoring asked, bought and cost).
     """
     import pandas as pd
 
-    store = (
-        None
-        if cache is False
-        else cache
-        if isinstance(cache, AnalysisCache)
-        else AnalysisCache(None if cache is True else cache)
-    )
+    store = _store_of(cache)
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    lyrics_report: dict[str, Any] = {}
+    if lyrics_budget_usd is not None:
+        clips, lyrics_report = _buy_transcripts(list(clips), store, client, lyrics_budget_usd)
     if total is None and isinstance(clips, Sequence):
         total = len(clips)
     rows: dict[int, dict[str, Any]] = {}
+    usage = _Usage()
     bar = _progress(total, progress)
     jobs = _jobs(clips, store, client)
     try:
         if n_workers == 1:
             for job in jobs:
-                rows[job.index] = _finish(job, _run(job, client), store, on_row)
+                t0 = time.process_time()
+                measured = _run(job, client)
+                usage.local_cpu_s += time.process_time() - t0
+                rows[job.index] = _finish(job, measured, store, on_row)
                 bar.update(1)
         else:
             with _pool(n_workers) as pool:
-                pending: dict[cf.Future[dict[str, Any]], _Job] = {}
+                pending: dict[cf.Future[Any], _Job] = {}
                 for job in jobs:
                     if not job.need:
                         rows[job.index] = _finish(job, {}, store, on_row)
@@ -330,14 +516,22 @@ def analyse(
                         continue
                     pending[_submit(pool, job, client)] = job
                     while len(pending) >= 2 * n_workers:
-                        _drain(pending, rows, store, on_row, bar, cf.FIRST_COMPLETED)
+                        _drain(pending, rows, store, on_row, bar, usage)
                 while pending:
-                    _drain(pending, rows, store, on_row, bar, cf.FIRST_COMPLETED)
+                    _drain(pending, rows, store, on_row, bar, usage)
     finally:
         bar.close()
     frame = pd.DataFrame([rows[i] for i in sorted(rows)])
     frame.attrs["provenance"] = provenance()
-    frame.attrs["worker_peak_rss_mib"] = _PEAK_RSS[0] / 1024
+    frame.attrs["cpu_s"] = usage.cpu_s
+    frame.attrs["worker_peak_rss_mib"] = usage.peak_rss_kib / 1024
+    asked = frame["asked_lyrics"].notna() if len(frame) else pd.Series([], dtype=bool)
+    scored = frame["lyrics_wer"].notna() if len(frame) else asked
+    frame.attrs["lyrics"] = {
+        **lyrics_report,
+        "scored": int((asked & scored).sum()),
+        "unscored": int((asked & ~scored).sum()),  # asked, but no transcript held
+    }
     return frame
 
 
@@ -367,32 +561,34 @@ def _jobs(clips: Iterable[Clip], store: AnalysisCache | None, client: Any) -> It
         yield _Job(i, clip, key, ask, have, need, ref_key)
 
 
+def _args(job: _Job, client: Any) -> tuple[bytes, list[str], tuple[str, bytes] | None]:
+    clip = _fetch(job.clip, client) if any(m != "reference" for m in job.need) else job.clip
+    ref = (job.ask.melody or "melody", clip.reference) if clip.reference is not None else None
+    return clip.data or b"", job.need, ref
+
+
 def _run(job: _Job, client: Any) -> dict[str, Any]:
-    if not job.need:
-        return {}
-    clip = _fetch(job.clip, client) if any(m != "reference" for m in job.need) else job.clip
-    ref = (job.ask.melody or "melody", clip.reference) if clip.reference is not None else None
-    return measure_clip(clip.data or b"", job.need, ref)
+    return measure_clip(*_args(job, client)) if job.need else {}
 
 
-def _submit(pool: cf.ProcessPoolExecutor, job: _Job, client: Any) -> cf.Future[dict[str, Any]]:
-    clip = _fetch(job.clip, client) if any(m != "reference" for m in job.need) else job.clip
-    ref = (job.ask.melody or "melody", clip.reference) if clip.reference is not None else None
-    return pool.submit(measure_clip, clip.data or b"", job.need, ref)
+def _submit(pool: cf.ProcessPoolExecutor, job: _Job, client: Any) -> cf.Future[Any]:
+    return pool.submit(_measure_in_worker, *_args(job, client))
 
 
 def _drain(
-    pending: dict[cf.Future[dict[str, Any]], _Job],
+    pending: dict[cf.Future[Any], _Job],
     rows: dict[int, dict[str, Any]],
     store: AnalysisCache | None,
     on_row: Callable[[dict[str, Any]], None] | None,
     bar: Any,
-    when: str,
+    usage: _Usage,
 ) -> None:
-    done, _ = cf.wait(list(pending), return_when=when)
+    done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
     for fut in done:
         job = pending.pop(fut)
-        rows[job.index] = _finish(job, fut.result(), store, on_row)
+        measured, report = fut.result()
+        usage.worker(report)
+        rows[job.index] = _finish(job, measured, store, on_row)
         bar.update(1)
 
 
@@ -402,9 +598,6 @@ def _finish(
     store: AnalysisCache | None,
     on_row: Callable[[dict[str, Any]], None] | None,
 ) -> dict[str, Any]:
-    rss = measured.pop("_peak_rss_kib", None)
-    if rss is not None:
-        _PEAK_RSS[0] = max(_PEAK_RSS[0], int(rss))
     ref = measured.pop("reference", None)
     if store is not None:
         if measured:

@@ -3,11 +3,12 @@
 ``scorecard(adherence=..., listening=..., tasks=..., records=...)`` joins four answers
 that each have one engine, and computes none of them again:
 
-* **listening**: the listening panel's score per model (``panel.bradley_terry`` for
-  preference answers, ``panel.mushra_panel`` for MUSHRA) on the answers it is given,
-  with a 95 % interval by bootstrap over raters (the panel's own function run on
-  raters drawn with replacement, as Music Arena does over votes), and the number of
-  raters and answers. The point score is the panel's, figure for figure.
+* **listening**: the listening panel's score per model after its rater exclusions (a
+  campaign's ``stats(raters="kept")``: Bradley-Terry for preference, the MUSHRA mean,
+  the ACR MOS), with a 95 % interval by bootstrap over the kept raters (the panel's own
+  function run on raters drawn with replacement, as Music Arena does over votes), and
+  the number of raters and answers counted and of raters excluded. The point score is
+  the panel's, figure for figure.
 * **adherence**: the mean of each score column of :func:`songlab.audio.study.analyse`'s
   frame per model, with a bootstrap 95 % interval over clips (NaN rows, where the
   request asked nothing, left out and counted).
@@ -218,50 +219,155 @@ def cost_summary(
     return pd.DataFrame(rows)
 
 
-def _preference_score(results: pd.DataFrame) -> pd.DataFrame:
-    out = panel.bradley_terry(results)
-    return out[["model", "score"]]
+# the panel's score of each protocol: which table of its panel statistics, which column
+_PANEL_SCORE: Final = {
+    "preference": ("ranking", "score"),  # Bradley-Terry, 0-100
+    "mushra": ("models", "mean"),  # 0-100
+    "acr": ("models", "mos"),  # 1-5
+}
 
 
-def _mushra_score(results: pd.DataFrame) -> pd.DataFrame:
-    models = panel.mushra_panel(results)["models"]
-    return models.rename(columns={"mean": "score"})[["model", "score"]]
+def _panel_score(kind: str, stats: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    table, column = _PANEL_SCORE[kind]
+    out = stats[table][["model", column]].rename(columns={column: "score"})
+    return out.reset_index(drop=True)
+
+
+def _panel_fn(kind: str, options: Mapping[str, Any]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The panel's score of a frame of answers, as the campaign's statistics compute it (the
+    protocol's ``panel_stats``; for preference only its ranking, ``panel.bradley_terry``,
+    which is what ``panel_stats`` puts there, without the shares a resample never shows)."""
+    if kind == "preference":
+        return lambda f: panel.bradley_terry(f)[["model", "score"]]
+    from songlab.listening.registry import protocol
+
+    cls = protocol(kind)
+    return lambda f: _panel_score(kind, cls.panel_stats(f, options=options))
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in _PANEL_SCORE:
+        raise ListeningError(
+            "kind",
+            f"must be one of {', '.join(_PANEL_SCORE)} (a protocol that scores each model; "
+            f"ABX tells whether raters hear a difference, not which is better); got {kind!r}",
+        )
+    return kind
+
+
+def _from_campaign(campaign: Any, answers: str | None) -> tuple[Any, ...]:
+    """``(kind, kept answers, the panel's point scores, score function, excluded raters)``
+    of a campaign, after its exclusions (:meth:`Campaign.exclusions`)."""
+    kind = _check_kind(campaign.kind)
+    stats = campaign.stats(raters="kept", answers=answers)  # the panel's own figures
+    table = stats[_PANEL_SCORE[kind][0]]
+    # every rater's answers, each row marked as its rater's exclusion says (what
+    # results(raters="kept"), which the statistics above counted, keeps)
+    everyone = campaign.results(answers=table.attrs["answers"])
+    gone = everyone["excluded"].fillna(False).astype(bool)
+    kept, out = everyone[~gone].reset_index(drop=True), everyone[gone]
+    return kind, kept, _panel_score(kind, stats), _panel_fn(kind, campaign.options), out
+
+
+def _resampler(
+    kept: pd.DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame] | None
+) -> Callable[[list[str]], pd.DataFrame]:
+    """The panel's score of raters drawn with replacement (each draw a rater of its own).
+
+    ``fn`` runs on the drawn raters' answers. None: preference, whose Bradley-Terry
+    ranking is fitted to the drawn raters' pairwise outcomes (``panel.comparisons`` of
+    each rater, made once, in the order ``panel.bradley_terry`` makes them), which is
+    ``panel.bradley_terry`` of their answers without making the outcomes again."""
+    by_rater = {str(r): g for r, g in kept.groupby("rater")}
+    if fn is not None:
+        run = fn
+
+        def answers(picked: list[str]) -> pd.DataFrame:
+            return run(
+                pd.concat(
+                    [by_rater[r].assign(rater=f"{r}#{k}") for k, r in enumerate(picked)],
+                    ignore_index=True,
+                )
+            )
+
+        return answers
+    pairs = panel.comparisons(kept)
+    pairs_of = {str(r): g for r, g in pairs.groupby("rater")}
+    models_of = {r: set(g["model"]) for r, g in by_rater.items()}
+    none = pairs.iloc[:0]
+
+    def outcomes(picked: list[str]) -> pd.DataFrame:
+        drawn = pd.concat(
+            [pairs_of.get(r, none).assign(rater=f"{r}#{k}") for k, r in enumerate(picked)],
+            ignore_index=True,
+        ).sort_values(["rater", "trial"], kind="stable", ignore_index=True)
+        models = sorted(set().union(*(models_of[r] for r in picked)))
+        return panel.bradley_terry_pairs(drawn, models)[["model", "score"]]
+
+    return outcomes
 
 
 def listening_summary(
-    results: pd.DataFrame,
+    results: Any,
     /,
     *,
     kind: str = "preference",
     boot: int = 400,
     seed: int = 0,
     score: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+    answers: str | None = None,
 ) -> pd.DataFrame:
-    """Per model: the listening panel's ``score`` (0-100) on ``results`` (one row per
-    answer, with ``rater`` and ``model``; pass the answers the panel keeps after its
-    exclusions), a bootstrap 95 % interval over raters (``boot`` resamples; resamples the
-    panel cannot fit are skipped and counted in ``attrs["boot_failed"]``), and the number of
-    ``raters`` and ``answers`` per model. ``kind``: "preference" (Bradley-Terry) or
-    "mushra" (the panel's MUSHRA mean); ``score``: another panel function, same shape."""
-    fn = score or {"preference": _preference_score, "mushra": _mushra_score}.get(kind)
-    if fn is None:
-        raise ListeningError("kind", f"must be 'preference' or 'mushra'; got {kind!r}")
-    if "rater" not in results.columns or "model" not in results.columns:
-        raise ListeningError("listening", "must be campaign results (rater and model columns)")
-    point = fn(results).set_index("model")["score"]
-    raters = sorted(results["rater"].unique())
-    by_rater = {r: g for r, g in results.groupby("rater")}
+    """Per model: the listening panel's ``score`` after its rater exclusions, a bootstrap 95 %
+    interval over the kept raters, the number of ``raters`` and ``answers`` counted, and
+    ``raters_excluded`` (raters of the model the panel's rules left out).
+
+    ``results``: a :class:`~songlab.listening.Campaign` (its ``stats(raters="kept")`` give
+    the score, figure for figure; its ``exclusions()`` say who is out: failed gold and
+    trap checks, flat-lining, the headphone check, the protocol's screening; ``answers``
+    chooses a person's or the scripted raters' answers as ``stats`` does), or a frame of
+    answers with ``rater`` and ``model`` (``Campaign.results()``: rows of raters marked
+    ``excluded`` are left out; ``kind`` says the protocol). The interval runs the panel's
+    own function on ``boot`` resamples of the kept raters drawn with replacement (as Music
+    Arena bootstraps its votes); resamples the panel cannot fit are skipped and counted in
+    ``attrs["boot_failed"]``. Protocols: preference (Bradley-Terry score, 0-100), mushra
+    (mean, 0-100), acr (MOS, 1-5); ``score``: another panel function, same shape."""
+    from songlab.listening.campaign import Campaign
+
+    if isinstance(results, Campaign):
+        kind, kept, point_frame, fn, out = _from_campaign(results, answers)
+        fn = score or fn
+        if score is not None:
+            point_frame = score(kept)
+    else:
+        if not isinstance(results, pd.DataFrame):
+            raise ListeningError(
+                "listening", "must be a Campaign or a frame of its answers (rater and model)"
+            )
+        if "rater" not in results.columns or "model" not in results.columns:
+            raise ListeningError("listening", "must be campaign results (rater and model columns)")
+        if score is None:
+            _check_kind(kind)
+        fn = score or _panel_fn(kind, {})
+        if "excluded" in results.columns:
+            gone = results["excluded"].fillna(False).astype(bool)
+            kept, out = results[~gone], results[gone]
+        else:
+            kept, out = results, results.iloc[:0]
+        if kept.empty:
+            raise ListeningError(
+                "listening", f"every rater ({results['rater'].nunique()}) was excluded"
+            )
+        point_frame = fn(kept)
+    point = point_frame.set_index("model")["score"]
+    raters = sorted(kept["rater"].unique())
+    resample = _resampler(kept, fn if score is not None or kind != "preference" else None)
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {m: [] for m in point.index}
     failed = 0
     for _ in range(boot if len(raters) > 1 else 0):
         pick = rng.integers(0, len(raters), size=len(raters))
-        sample = pd.concat(
-            [by_rater[raters[i]].assign(rater=f"{raters[i]}#{k}") for k, i in enumerate(pick)],
-            ignore_index=True,
-        )
         try:
-            got = fn(sample).set_index("model")["score"]
+            got = resample([raters[i] for i in pick]).set_index("model")["score"]
         except (ListeningError, ValueError, np.linalg.LinAlgError):
             failed += 1
             continue
@@ -271,7 +377,7 @@ def listening_summary(
     rows = []
     for m, s in point.items():
         d = np.asarray(draws[str(m)])
-        mine = results[_involves(results, str(m))]
+        mine = kept[_involves(kept, str(m))]
         rows.append(
             {
                 "model": m,
@@ -280,11 +386,17 @@ def listening_summary(
                 "listening_high": float(np.quantile(d, 0.975)) if d.size else float("nan"),
                 "raters": int(mine["rater"].nunique()),
                 "answers": int(len(mine)),
+                "raters_excluded": int(out[_involves(out, str(m))]["rater"].nunique()),
             }
         )
-    out = pd.DataFrame(rows)
-    out.attrs.update(boot=boot, boot_failed=failed, kind=kind)
-    return out
+    frame = pd.DataFrame(rows)
+    frame.attrs.update(
+        boot=boot,
+        boot_failed=failed,
+        kind=kind,
+        excluded_raters=sorted(str(r) for r in out["rater"].unique()),
+    )
+    return frame
 
 
 def _involves(results: pd.DataFrame, model: str) -> pd.Series:
@@ -459,21 +571,24 @@ def _write_private(path: str | os.PathLike[str], data: bytes) -> None:
 def scorecard(
     *,
     adherence: pd.DataFrame | None = None,
-    listening: pd.DataFrame | None = None,
+    listening: Any = None,
     tasks: Any = None,
     records: Any = None,
     by: Sequence[str] = ("model",),
     kind: str = "preference",
+    answers: str | None = None,
     boot: int = BOOT,
     seed: int = 0,
 ) -> Scorecard:
     """The scorecard: one row per ``by`` group (models, or models and license tiers).
 
     ``adherence``: :func:`songlab.audio.study.analyse`'s frame (its tasks also choose which
-    tasks waiting and cost look at). ``listening``: the answers the listening panel keeps
-    (``Campaign.results()`` after its exclusions, or a session's results) or an already
-    summarised frame (``model, listening_score, listening_low, listening_high, raters,
-    answers``). ``tasks``: the ledger's tasks frame (``ledger.tasks_frame(client)``).
+    tasks waiting and cost look at). ``listening``: a listening campaign (its panel's
+    figures after its rater exclusions: :func:`listening_summary`), a frame of its answers
+    (``Campaign.results()``: raters marked ``excluded`` are left out; ``kind`` names the
+    protocol) or an already summarised frame (``model, listening_score, listening_low,
+    listening_high, raters, answers``). ``answers``: a campaign's "person", "scripted"
+    or "all" answers (by default the only kind it holds). ``tasks``: the ledger's tasks frame (``ledger.tasks_frame(client)``).
     ``records``: the client's record (``client.record``) for the waiting. Any may be None.
     """
     parts: list[pd.DataFrame] = []
@@ -485,15 +600,20 @@ def scorecard(
         prov.update(adherence.attrs.get("provenance", {}))
         clips = adherence
     if listening is not None:
-        if "listening_score" in listening.columns:
+        if isinstance(listening, pd.DataFrame) and "listening_score" in listening.columns:
             lis = listening
         else:
-            lis = listening_summary(listening, kind=kind, boot=min(boot, 400), seed=seed)
+            lis = listening_summary(
+                listening, kind=kind, boot=min(boot, 400), seed=seed, answers=answers
+            )
+            kind = str(lis.attrs.get("kind", kind))
         parts.append(lis)
         prov["listening"] = {
             "library": f"songlab.listening.panel ({kind}), bootstrap over raters",
-            "rule": "the panel's score (0-100); 95 % percentile interval of raters drawn with "
-            "replacement",
+            "rule": "the panel's score after its rater exclusions (checks failed, "
+            "flat-lining, headphone check, screening: songlab.listening.raters); 95 % "
+            "percentile interval of the kept raters drawn with replacement",
+            "excluded_raters": list(lis.attrs.get("excluded_raters", [])),
             "library_versions": {},
         }
     ids = None if clips is None else clips["task_id"].dropna().tolist()
