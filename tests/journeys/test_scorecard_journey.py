@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import songlab.audio.lyrics as ly
 import songlab.audio.study as study
 import songlab.listening.scorecard as sc
 from songlab import ledger
@@ -68,3 +69,39 @@ def test_the_scorecard_joins_adherence_waiting_and_cost(made, profile_sandbox, t
         study.clips_from_batch(batch, requests, client), cache=cache, workers=1, progress=False
     )
     assert again.drop(columns="blob_key").equals(adherence.drop(columns="blob_key"))
+
+
+@pytest.mark.slow
+def test_lyrics_are_scored_on_the_services_transcription(made, profile_sandbox, tmp_path):
+    """The transcript is where each profile keeps it (the spec profile shows output.text and
+    metadata_json, nothing else): the same word error rate, the cost labelled."""
+    client = made[0]
+    request = {
+        "operation": "generate_song",
+        "model": "v6",
+        "payload": {
+            "prompt": "folk in G major, 90 bpm",
+            "lyrics": "Paper boats and thunder,\ncounting every star we lost",
+            "duration_seconds": 12,
+        },
+    }
+    batch = client.batch([request], budget_usd="1.00", progress=False)
+    clips = study.clips_from_batch(batch, [request], client)
+    cache = study.AnalysisCache(tmp_path / "lyrics.sqlite")
+    price = study.lyrics_price(clips, client=client, cache=cache)
+    assert (price.calls, price.usd) == (1, Decimal("0.03"))
+    got = study.analyse(
+        clips, client=client, cache=cache, workers=1, progress=False, lyrics_budget_usd=price.usd
+    )
+    # a 12 s song at 90 bpm has room for the first line only: the words it could not sing
+    # are deletions, counted by the rule (S + D + I) / N
+    asked = ly.normalise(request["payload"]["lyrics"]).split()
+    heard = ly.normalise(got["transcript"].iloc[0]).split()
+    assert heard and heard == asked[: len(heard)]
+    assert got["lyrics_wer"].tolist() == [pytest.approx((len(asked) - len(heard)) / len(asked))]
+    source = "estimate" if profile_sandbox.profile == "spec" else "service"
+    assert got.attrs["lyrics"]["cost_source"] == source
+    assert Decimal(got.attrs["lyrics"]["new_usd"]) == Decimal("0.03")
+    card = sc.scorecard(adherence=got)
+    assert card.frame["lyrics_wer"].tolist() == got["lyrics_wer"].tolist()
+    assert card.frame["lyrics_wer_n"].tolist() == [1]
