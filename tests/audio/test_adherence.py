@@ -126,6 +126,30 @@ def test_true_peak_finds_the_peak_between_samples():
     assert ms.true_peak(np.zeros(sr, np.float32), sr=sr) == float("-inf")
 
 
+def test_true_peak_equals_the_whole_clip_upsampled_by_the_annex_filter():
+    """The block search skips blocks too quiet to beat the peak; it must find exactly what
+    upsampling every sample by the Annex 2 filter finds (scipy.signal.upfirdn)."""
+    from scipy.signal import upfirdn
+
+    rng = np.random.default_rng(7)
+    x = song(2, "major", bpm=120, seconds=3)
+    x[:, rng.integers(0, x.shape[1], 20)] *= 1.9  # a few hot transients in quiet places
+    full = upfirdn(ms._TP_FILTER.astype(np.float64), x.astype(np.float64), up=4, axis=1)
+    assert ms.true_peak(x, sr=SR) == pytest.approx(20 * np.log10(np.abs(full).max()), abs=1e-6)
+
+
+def test_levels_are_the_three_measures_of_one_pass():
+    x = np.clip(2.5 * song(7, "minor", seconds=3), -1, 1)  # peaks at 0.5: clipped
+    lv = ms.levels(x, sr=SR)
+    assert lv.loudness_lufs == ms.loudness(x, sr=SR)
+    assert lv.true_peak_dbtp == ms.true_peak(x, sr=SR)
+    assert lv.clipped_samples == ms.clipped_samples(x) > 0
+    short = ms.levels(x[:, : SR // 10], sr=SR)  # under one 400 ms block: no loudness
+    assert math.isnan(short.loudness_lufs) and short.true_peak_dbtp > -3
+    with pytest.raises(AudioError, match="sr"):
+        ms.levels(x, sr=0)
+
+
 def test_clipping_counts_runs_at_full_scale():
     t = np.arange(SR) / SR
     clean = 0.9 * np.sin(2 * np.pi * 440 * t)

@@ -64,7 +64,7 @@ def test_lyrics_scored_on_the_services_transcription_paid_once(
             }
             for words in (SUNLIGHT, BOATS)
         ]
-        made = client.batch(songs, progress=False)
+        made = client.batch(songs)
         clips = study.clips_from_batch(made, songs, client)
         sunlight, boats = clips
         # the boats song judged against the sunlight lyrics: the same file, other words asked

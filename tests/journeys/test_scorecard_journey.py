@@ -31,7 +31,7 @@ def made(profile_sandbox: ProfileSandbox) -> Any:
         for m in ("v5", "v6", "v7")
         for p in PROMPTS
     ]
-    batch = client.batch(requests, budget_usd="5.00", progress=False)
+    batch = ledger.batch_frame(client.batch(requests, budget_usd="5.00"))  # as widgets.batch
     assert (batch["status"] == "completed").all()
     yield client, batch, requests
     client.close()
@@ -85,7 +85,7 @@ def test_lyrics_are_scored_on_the_services_transcription(made, profile_sandbox, 
             "duration_seconds": 12,
         },
     }
-    batch = client.batch([request], budget_usd="1.00", progress=False)
+    batch = client.batch([request], budget_usd="1.00")
     clips = study.clips_from_batch(batch, [request], client)
     cache = study.AnalysisCache(tmp_path / "lyrics.sqlite")
     price = study.lyrics_price(clips, client=client, cache=cache)

@@ -29,7 +29,7 @@ _SCORES = ("key_score", "tempo_score", "duration_score", "melody_score")
 @dataclass(frozen=True, slots=True)
 class BestOf:
     """The ranked takes (``frame``: one row per take, best first, with ``adherence``), the
-    batch that made them, the list price of the takes bought by this call (0 on a re-run)
+    batch that made them (``client.batch``'s result), the list price of the takes bought by this call (0 on a re-run)
     and the ``top`` k takes' file ids."""
 
     frame: Any  # pandas DataFrame
@@ -76,21 +76,14 @@ def best_of(
     if not isinstance(request, Mapping) or "take" in request:
         raise AudioError("request", "must be one create request without a take (best_of sets it)")
     requests = [{**request, "take": t} for t in range(1, n + 1)]
-    batch = client.batch(requests, budget_usd=budget_usd, progress=False)
+    batch = client.batch(requests, budget_usd=budget_usd)
     new = sum(
-        (
-            Decimal(str(c))
-            for c, r in zip(batch["cost_usd"], batch["reused"], strict=True)
-            if c is not None and not r
-        ),
+        (Decimal(r.cost_usd) for r in batch.rows if r.cost_usd is not None and not r.reused),
         Decimal(0),
     )
-    done = batch[batch["status"] == "completed"]
     clips = [
-        replace(c, label=f"take {int(requests[int(i)]['take'])}")
-        for c, i in zip(
-            study.clips_from_batch(batch, requests, client), done["request"], strict=True
-        )
+        replace(c, label=f"take {c.request['take']}")
+        for c in study.clips_from_batch(batch, requests, client)
     ]
     frame = rank(study.analyse(clips, client=client, cache=cache, workers=workers, progress=False))
     top = [str(f) for f in frame["file_id"].head(k)]

@@ -76,13 +76,14 @@ def wer(reference: str, hypothesis: str, /) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Transcripts:
-    """What :func:`transcribe` got: ``text`` by file id, the batch frame (task ids, costs,
-    ``reused`` for calls the record already held), the cost of the calls made now
+    """What :func:`transcribe` got: ``text`` by file id, the ``client.batch`` result of the
+    calls (task ids, costs, ``reused`` for calls the record already held; None when every
+    transcript was known), the cost of the calls made now
     (``new_usd``: the service's figure where it shows one, else the list price, as
     ``cost_source`` says), and ``missing``: file ids with no transcript, and why."""
 
     text: dict[str, str]
-    batch: Any  # pandas DataFrame
+    batch: Any  # songlab.client.BatchResult | None
     new_usd: Decimal
     cost_source: str = "none"
     missing: dict[str, str] = field(default_factory=dict)
@@ -153,22 +154,20 @@ def transcribe(
         raise AudioError("file_ids", "must be the file ids (strings) of the clips to transcribe")
     have = dict(known or {})
     todo = [f for f in ids if f not in have]
-    import pandas as pd
-
-    frame = pd.DataFrame()
+    batch = None
     new = Decimal(0)
     sources: set[str] = set()
     missing: dict[str, str] = {}
     if todo:
-        frame = client.batch(_requests(todo, language), budget_usd=budget_usd, progress=False)
-        for fid, (_, row) in zip(todo, frame.iterrows(), strict=True):
-            if not row["reused"] and row["cost_usd"] is not None:
-                new += Decimal(row["cost_usd"])
-                sources.add(str(row["cost_source"]))
-            if row["status"] != "completed":
-                missing[fid] = f"transcription {row['status']}: {row['error'] or 'no detail'}"
+        batch = client.batch(_requests(todo, language), budget_usd=budget_usd)
+        for fid, row in zip(todo, batch.rows, strict=True):
+            if not row.reused and row.cost_usd is not None:
+                new += Decimal(row.cost_usd)
+                sources.add(str(row.cost_source))
+            if row.status != "completed":
+                missing[fid] = f"transcription {row.status}: {row.error or 'no detail'}"
                 continue
-            text = transcript_text(client.generations.get(row["task_id"]).output)
+            text = transcript_text(client.generations.get(row.task_id).output)
             if text is None:
                 missing[fid] = (
                     "the service's answer holds no transcript (output.text, metadata_json)"
@@ -178,7 +177,7 @@ def transcribe(
     source = "+".join(sorted(sources)) if sources else "none"
     return Transcripts(
         text={f: have[f] for f in ids if f in have},
-        batch=frame,
+        batch=batch,
         new_usd=new,
         cost_source=source,
         missing=missing,

@@ -64,6 +64,10 @@ CLIP_RUN: Final = 3  # ... and three such samples in a row in one channel are a 
 MELODY_HOP: Final = 256  # 11.6 ms frames for melody contours
 MELODY_FMIN: Final = 65.4  # C2
 MELODY_FMAX: Final = 1046.5  # C6
+# a song's melody is searched for from F3 up: below it the bass line's harmonic sum wins the
+# salience (a sandbox melody_to_song song scored 0.18 searched from C2, 0.67 from A2 and
+# 0.97 from F3); the score ignores octaves, so a line below F3 is found an octave up
+MELODY_SEARCH_FMIN: Final = 174.6
 BINS_PER_OCTAVE: Final = 36  # a third of a semitone per constant-Q bin
 KEY_NAMES: Final = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
 # Albrecht & Shanahan (2013), "The use of large corpora to train a new type of key-finding
@@ -218,7 +222,7 @@ PROVENANCE: Final[dict[str, Provenance]] = {
         ),
         Provenance(
             "melody",
-            1,
+            2,
             "librosa.pyin (the asked melody, monophonic), a harmonic-sum constant-Q salience "
             "(librosa.cqt, librosa.salience; the song's predominant pitch) or the MIDI file's "
             "top line (mido), mir_eval.melody",
@@ -227,6 +231,7 @@ PROVENANCE: Final[dict[str, Provenance]] = {
                 "hop_length": MELODY_HOP,
                 "fmin_hz": MELODY_FMIN,
                 "fmax_hz": MELODY_FMAX,
+                "song_search_fmin_hz": MELODY_SEARCH_FMIN,
                 "bins_per_octave": BINS_PER_OCTAVE,
                 "harmonics": [1, 2, 3, 4, 5],
                 "cent_tolerance": 50,
@@ -561,8 +566,9 @@ def pitch_contour(audio: Any, /, *, sr: int) -> tuple[NDArray[np.float64], NDArr
 
 def melody_contour(audio: Any, /, *, sr: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(times_s, f0_hz)`` of the predominant pitch of a polyphonic mix: per 11.6 ms frame
-    the constant-Q bin (a third of a semitone, C2-C6) with the largest harmonic sum over
-    five harmonics (``librosa.salience`` on ``librosa.cqt``), smoothed by a 5-frame median.
+    the constant-Q bin (a third of a semitone, F3-C6: above the bass, see
+    :data:`MELODY_SEARCH_FMIN`) with the largest harmonic sum over five harmonics
+    (``librosa.salience`` on ``librosa.cqt`` from C2), smoothed by a 5-frame median.
     Every frame with energy is voiced (no voicing detection): melody adherence is scored
     on the asked melody's voiced frames only."""
     return melody_from_mono(_mono_at(audio, _check_sr(sr)))
@@ -597,7 +603,7 @@ def melody_from_mono(mono: Any, /) -> tuple[NDArray[np.float64], NDArray[np.floa
         weights=[1.0, 0.8, 0.6, 0.4, 0.3],
         fill_value=0.0,
     )
-    keep = freqs <= MELODY_FMAX
+    keep = (freqs >= MELODY_SEARCH_FMIN) & (freqs <= MELODY_FMAX)
     sal = np.nan_to_num(sal[keep], nan=0.0)
     best = np.argmax(sal, axis=0)
     f0 = freqs[keep][best]

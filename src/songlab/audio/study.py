@@ -447,7 +447,7 @@ def _buy_transcripts(
     report = {
         "asked": len(asking),
         "transcribed_now": 0 if got is None else len(got.text),
-        "reattached": 0 if got is None else int(got.batch["reused"].sum()),
+        "reattached": 0 if got is None or got.batch is None else int(got.batch.reused),
         "new_usd": str(Decimal(0) if got is None else got.new_usd),
         "cost_source": "none" if got is None else got.cost_source,
         "missing": {} if got is None else dict(got.missing),
@@ -628,28 +628,49 @@ def _finish(
     return row
 
 
+def _batch_rows(batch: Any) -> list[dict[str, Any]]:
+    """The rows of ``client.batch``'s result (a ``BatchResult``) or of its frame
+    (``songlab.widgets.batch``, ``songlab.ledger.batch_frame``) as dicts."""
+    rows = getattr(batch, "rows", None)
+    if isinstance(rows, tuple):
+        return [{name: getattr(r, name) for name in BATCH_FIELDS} for r in rows]
+    if hasattr(batch, "iterrows") and hasattr(batch, "columns"):
+        missing = [c for c in BATCH_FIELDS if c not in batch.columns]
+        if missing:
+            raise AudioError("batch", f"the batch frame has no {missing[0]!r} column")
+        return [{name: row[name] for name in BATCH_FIELDS} for _, row in batch.iterrows()]
+    raise AudioError(
+        "batch", f"must be client.batch's result or its frame; got {type(batch).__name__}"
+    )
+
+
+BATCH_FIELDS: Final = ("request", "task_id", "status", "file_ids")
+
+
 def clips_from_batch(
-    frame: Any, requests: Sequence[Mapping[str, Any]], client: Any, /
+    batch: Any, requests: Sequence[Mapping[str, Any]], client: Any, /
 ) -> list[Clip]:
-    """One :class:`Clip` per completed row of a ``client.batch`` frame (``request`` is the
-    row's index into ``requests``, the list the batch was given), its task and first file,
-    with the asset's blob hash from the task (one GET each) so the cache is consulted
-    before anything is downloaded."""
+    """One :class:`Clip` per completed row of a batch (``client.batch``'s result, or the
+    frame of ``songlab.widgets.batch``): its request (the row's ``request`` index into
+    ``requests``, the list the batch was given), its task and first file, with the asset's
+    blob hash from the task (one GET each) so the cache is consulted before anything is
+    downloaded. Each clip is labelled ``request N`` (its index into ``requests``)."""
     out = []
-    for i, row in frame.iterrows():
-        if row.get("status") != "completed" or not row.get("file_ids"):
+    for row in _batch_rows(batch):
+        if row["status"] != "completed" or row["file_ids"] is None or not len(row["file_ids"]):
             continue
         task = client.generations.get(row["task_id"])
         assets = list(task.output.assets) if task.output is not None else []
         blob = assets[0].blob_hash if assets else None
-        req = dict(requests[int(row["request"])])
+        index = int(row["request"])
+        req = dict(requests[index])
         out.append(
             Clip(
                 request=req,
                 file_id=str(row["file_ids"][0]),
                 blob_hash=blob,
                 task_id=str(row["task_id"]),
-                label=str(row.get("clip", i)),
+                label=f"request {index}",
             )
         )
     return out
