@@ -48,6 +48,10 @@ def test_bootstrap_mean_brackets_the_mean_and_is_seeded():
     assert sc.bootstrap_mean(x, seed=3) == (mean, low, high, n)
     assert sc.bootstrap_mean([float("nan"), 1.0])[3] == 1
     assert np.isnan(sc.bootstrap_mean([])[0])
+    mean0, low0, high0, n0 = sc.bootstrap_mean(x, boot=0)  # no resamples: no interval
+    assert mean0 == mean and np.isnan(low0) and np.isnan(high0) and n0 == 8
+    with pytest.raises(ListeningError, match="boot"):
+        sc.bootstrap_mean(x, boot=-1)
 
 
 def test_adherence_figures_equal_the_frame():
@@ -270,3 +274,21 @@ def test_only_protocols_that_score_models_make_a_listening_column():
     every = _preferences().assign(excluded=True)
     with pytest.raises(ListeningError, match="every rater"):
         sc.listening_summary(every)
+
+
+def test_quality_per_dollar_is_the_same_figure_as_the_listening_value_table():
+    """One answer wherever it is shown: the scorecard's points per dollar equal
+    ``listening.quality_per_dollar``'s at the clips' own tier, from the same panel score."""
+    from songlab.listening import quality_per_dollar
+
+    answers = _preferences()
+    tasks = _tasks({"v5": "billed", "v6": "billed", "v7": "billed"})
+    frame = _adherence()
+    card = sc.scorecard(adherence=frame, listening=answers, tasks=tasks, boot=0)
+    f = card.frame.set_index("model")
+    ranking = panel.bradley_terry(answers)  # the panel's own table
+    clip_tasks = {m: list(g["task_id"]) for m, g in frame.groupby("model")}
+    value = quality_per_dollar(ranking, tasks, clip_tasks)
+    own = value[value["measured"]].set_index("model")
+    assert f["usd_per_clip"].to_dict() == own["usd_per_clip"].to_dict()
+    assert f["quality_per_usd"].to_dict() == pytest.approx(own["points_per_usd"].to_dict())

@@ -67,14 +67,16 @@ def bootstrap_mean(
     values: Sequence[float], /, *, boot: int = BOOT, seed: int = 0, confidence: float = 0.95
 ) -> tuple[float, float, float, int]:
     """``(mean, low, high, n)`` of the finite values, with a percentile bootstrap interval
-    (``boot`` resamples, seeded). Fewer than two values: NaN bounds."""
+    (``boot`` resamples, seeded). Fewer than two values, or ``boot=0``: NaN bounds."""
+    if isinstance(boot, bool) or not isinstance(boot, int) or boot < 0:
+        raise ListeningError("boot", f"must be a whole number of resamples >= 0; got {boot!r}")
     x = np.asarray([v for v in values if v is not None], dtype=float)
     x = x[np.isfinite(x)]
     if x.size == 0:
         return float("nan"), float("nan"), float("nan"), 0
     mean = float(x.mean())
-    if x.size < 2:
-        return mean, float("nan"), float("nan"), 1
+    if x.size < 2 or boot == 0:
+        return mean, float("nan"), float("nan"), int(x.size)
     rng = np.random.default_rng(seed)
     means = x[rng.integers(0, x.size, size=(boot, x.size))].mean(axis=1)
     a = (1 - confidence) / 2
