@@ -1,7 +1,8 @@
 """Melody adherence on what the sandbox makes: melody_to_song from a hum and midi_to_song
 from a MIDI file, measured through the study as a user runs it (the asked melody fetched
 from the request's file_id), against the same songs judged by a melody they were not
-given (the same line a fourth up)."""
+given (the same line a fourth up; pYIN on a wrong hum is tested on synthetic clips in
+test_adherence.py)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _hum(notes) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.slow  # two songs, pYIN on two hums, the song's contour: ~15 s
+@pytest.mark.slow  # two songs, their contours and pYIN on the hum: ~12 s
 def test_sandbox_songs_follow_the_asked_melody_and_a_wrong_one_scores_lower(
     sandbox, new_account, tmp_path
 ):
@@ -65,21 +66,17 @@ def test_sandbox_songs_follow_the_asked_melody_and_a_wrong_one_scores_lower(
         made = client.batch(requests, budget_usd="1.00")
         assert [r.status for r in made] == ["completed", "completed"]
         from_midi, from_hum = study.clips_from_batch(made, requests, client)
-        # the same songs (same blob: measured once) judged against a line they were not given
-        wrong = [
-            replace(from_midi, reference=_midi(FOURTH_UP), label="midi, a fourth up"),
-            replace(from_hum, reference=_hum(FOURTH_UP), label="hum, a fourth up"),
-        ]
+        # the same song (same blob: measured once) judged against a line it was not given
+        wrong = replace(from_midi, reference=_midi(FOURTH_UP), label="midi, a fourth up")
         cache = study.AnalysisCache(tmp_path / "melody.sqlite")
         got = study.analyse(
-            [from_midi, from_hum, *wrong], client=client, cache=cache, workers=1, progress=False
+            [from_midi, from_hum, wrong], client=client, cache=cache, workers=1, progress=False
         ).set_index("clip")
 
     right = got.loc[[from_midi.label, from_hum.label], "melody_score"]
     assert (right >= 0.8).all(), right  # raw chroma accuracy: the asked line is heard
-    for good, bad in ((from_midi.label, "midi, a fourth up"), (from_hum.label, "hum, a fourth up")):
-        assert got.loc[bad, "melody_score"] <= 0.5
-        assert got.loc[good, "melody_score"] - got.loc[bad, "melody_score"] >= 0.4
+    bad = got.loc["midi, a fourth up", "melody_score"]
+    assert bad <= 0.5 and got.loc[from_midi.label, "melody_score"] - bad >= 0.4
     # only the melody was asked: no key or tempo in "pop", so neither is scored
     assert got["key_score"].isna().all() and got["tempo_score"].isna().all()
     assert got.attrs["provenance"]["melody"]["version"] == 2
