@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
+    start = time.perf_counter()
 
     import hashlib
 
@@ -135,6 +136,7 @@ def main() -> None:
             f"{model}: key {row['key_score']:.2f}  tempo {row['tempo_score']:.2f}  "
             f"duration {row['duration_score']:.2f}"
         )
+    print(f"the whole script: {time.perf_counter() - start:.1f} s (songs rendered, both passes)")
     print(f"scorecard_analysis_rtf: {audio_s / t_cold:.1f}")
 
 

@@ -292,3 +292,24 @@ def test_quality_per_dollar_is_the_same_figure_as_the_listening_value_table():
     own = value[value["measured"]].set_index("model")
     assert f["usd_per_clip"].to_dict() == own["usd_per_clip"].to_dict()
     assert f["quality_per_usd"].to_dict() == pytest.approx(own["points_per_usd"].to_dict())
+
+
+def test_a_single_session_scores_its_listener():
+    """A session is one listener: the panel's score of their answers once revealed (each
+    trial a unit), one rater, an interval over their trials; a blind session is refused."""
+    from songlab import listening
+    from tests.listening.listening_signals import MODELS, make_clips
+
+    session = listening.preference(make_clips(4, seconds=0.5), seed=1, repeats=2)  # 24 trials
+    listening.simulate(session, prefer={MODELS[2]: 2.0, MODELS[1]: 1.5, MODELS[0]: 1.0}, seed=2)
+    with pytest.raises(ListeningError, match="reveal"):
+        sc.scorecard(listening=session)
+    session.reveal()
+    f = sc.scorecard(listening=session, boot=50).frame.set_index("model")
+    answers = session.results()
+    ref = panel.bradley_terry(answers.assign(rater=answers["trial"].map("trial {}".format)))
+    assert f["listening_score"].to_dict() == ref.set_index("model")["score"].to_dict()
+    assert (f["raters"] == 1).all()
+    assert (f["listening_low"] <= f["listening_score"]).all()
+    assert (f["listening_score"] <= f["listening_high"]).all()
+    assert f["answers"].to_dict() == answers.groupby("model").size().to_dict()

@@ -271,6 +271,21 @@ def _from_campaign(campaign: Any, answers: str | None) -> tuple[Any, ...]:
     return kind, kept, _panel_score(kind, stats), _panel_fn(kind, campaign.options), out
 
 
+def _from_session(session: Any, answers: str | None) -> tuple[pd.DataFrame, str]:
+    """A revealed session's answers and its kind. One listener: each trial is its own unit
+    (``rater`` "trial N"), so the panel's fit treats the trials as independent and the
+    bootstrap resamples the listener's trials."""
+    kind = _check_kind(session.kind)
+    frame = session.results(answers=answers or "all")
+    if "model" not in frame.columns:
+        raise ListeningError(
+            "listening", "the session is still blind: reveal() it before it is scored"
+        )
+    if frame.empty:
+        raise ListeningError("listening", "the session has no answers yet")
+    return frame.assign(rater=[f"trial {t}" for t in frame["trial"]]), kind
+
+
 def _resampler(
     kept: pd.DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame] | None
 ) -> Callable[[list[str]], pd.DataFrame]:
@@ -323,7 +338,10 @@ def listening_summary(
     interval over the kept raters, the number of ``raters`` and ``answers`` counted, and
     ``raters_excluded`` (raters of the model the panel's rules left out).
 
-    ``results``: a :class:`~songlab.listening.Campaign` (its ``stats(raters="kept")`` give
+    ``results``: a revealed :class:`~songlab.listening.ListeningSession` (one listener:
+    the panel's score of their answers with each trial a unit, the interval a bootstrap
+    over their trials), a
+    :class:`~songlab.listening.Campaign` (its ``stats(raters="kept")`` give
     the score, figure for figure; its ``exclusions()`` say who is out: failed gold and
     trap checks, flat-lining, the headphone check, the protocol's screening; ``answers``
     chooses a person's or the scripted raters' answers as ``stats`` does), or a frame of
@@ -334,7 +352,11 @@ def listening_summary(
     ``attrs["boot_failed"]``. Protocols: preference (Bradley-Terry score, 0-100), mushra
     (mean, 0-100), acr (MOS, 1-5); ``score``: another panel function, same shape."""
     from songlab.listening.campaign import Campaign
+    from songlab.listening.session import ListeningSession
 
+    one_listener = isinstance(results, ListeningSession)
+    if one_listener:
+        results, kind = _from_session(results, answers)
     if isinstance(results, Campaign):
         kind, kept, point_frame, fn, out = _from_campaign(results, answers)
         fn = score or fn
@@ -392,7 +414,10 @@ def listening_summary(
             }
         )
     frame = pd.DataFrame(rows)
+    if one_listener:
+        frame["raters"] = 1
     frame.attrs.update(
+        resampled="trials" if one_listener else "raters",
         boot=boot,
         boot_failed=failed,
         kind=kind,
@@ -585,7 +610,8 @@ def scorecard(
     """The scorecard: one row per ``by`` group (models, or models and license tiers).
 
     ``adherence``: :func:`songlab.audio.study.analyse`'s frame (its tasks also choose which
-    tasks waiting and cost look at). ``listening``: a listening campaign (its panel's
+    tasks waiting and cost look at). ``listening``: a revealed listening session (one
+    listener), a listening campaign (its panel's
     figures after its rater exclusions: :func:`listening_summary`), a frame of its answers
     (``Campaign.results()``: raters marked ``excluded`` are left out; ``kind`` names the
     protocol) or an already summarised frame (``model, listening_score, listening_low,
