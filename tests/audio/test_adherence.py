@@ -229,3 +229,19 @@ def test_every_measure_has_its_provenance():
         p = ms.PROVENANCE[name].as_dict()
         assert p["library"] and p["rule"] and p["source"] and p["version"] >= 1
         assert all(v != "absent" for v in p["library_versions"].values()), p
+
+
+def test_no_measure_reaches_the_network(monkeypatch):
+    """Every measure runs with the network cut (no weights fetched at run time)."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a measure tried the network: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    x = song(0, "major", seconds=3)
+    got = adh.heard(x, sr=SR, melody=True)
+    assert got.key != "X" and got.tempo_bpm > 0 and got.melody is not None
+    assert ms.pitch_contour(melody(NOTES[:3], 2.0), sr=SR)[1].max() > 0
+    assert ms.midi_contour(_midi(NOTES[:3]))[1].max() > 0
