@@ -97,3 +97,9 @@ def test_a_progress_bar_counts_the_clips(clips, capsys):
     study.analyse(clips[:2], cache=False, workers=1, progress=True)
     err = capsys.readouterr().err
     assert "adherence" in err and "2/2" in err
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, "2", True])
+def test_a_bad_worker_count_is_named(clips, workers):
+    with pytest.raises(AudioError, match="workers"):
+        study.analyse(clips, cache=False, workers=workers, progress=False)

@@ -487,8 +487,12 @@ def analyse(
     """
     import pandas as pd
 
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise AudioError("workers", f"must be a whole number of processes >= 1; got {workers!r}")
     store = _store_of(cache)
-    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
     lyrics_report: dict[str, Any] = {}
     if lyrics_budget_usd is not None:
         clips, lyrics_report = _buy_transcripts(list(clips), store, client, lyrics_budget_usd)
