@@ -164,7 +164,7 @@ def _preferences(raters: int = 8, seed: int = 1) -> pd.DataFrame:
 
 def test_listening_figures_equal_the_panels():
     answers = _preferences()
-    out = sc.listening_summary(answers, boot=20).set_index("model")
+    out = sc.listening_summary(answers, kind="preference", boot=20).set_index("model")
     ref = panel.bradley_terry(answers).set_index("model")
     assert out["listening_score"].to_dict() == ref["score"].to_dict()  # the panel's, exactly
     assert (out["listening_low"] <= out["listening_score"]).all()
@@ -179,6 +179,7 @@ def test_one_scorecard_joins_all_four_and_exports(tmp_path):
     card = sc.scorecard(
         adherence=frame,
         listening=_preferences(),
+        kind="preference",
         tasks=_tasks({"v5": "billed", "v6": "billed", "v7": "estimate"}),
         records=_record(waits),
         boot=60,
@@ -253,7 +254,7 @@ def test_the_listening_score_comes_after_the_panels_rater_exclusions(rated):
     assert "6 / " in card._repr_html_()
     # the campaign's answers as a frame (every rater, 'excluded' marked): the same figures
     cols = ["listening_score", "raters", "answers", "raters_excluded"]
-    again = sc.listening_summary(rated.results(), boot=0).set_index("model")
+    again = sc.listening_summary(rated.results(), kind="preference", boot=0).set_index("model")
     assert again[cols].sort_index().equals(f[cols].sort_index())
 
 
@@ -271,9 +272,11 @@ def test_a_bootstrap_draw_is_the_panels_bradley_terry_of_the_drawn_raters(rated)
 def test_only_protocols_that_score_models_make_a_listening_column():
     with pytest.raises(ListeningError, match="kind"):
         sc.listening_summary(_preferences(), kind="abx")
+    with pytest.raises(ListeningError, match="name the protocol"):
+        sc.listening_summary(_preferences())  # a frame of answers does not say its protocol
     every = _preferences().assign(excluded=True)
     with pytest.raises(ListeningError, match="every rater"):
-        sc.listening_summary(every)
+        sc.listening_summary(every, kind="preference")
 
 
 def test_quality_per_dollar_is_the_same_figure_as_the_listening_value_table():
@@ -284,7 +287,7 @@ def test_quality_per_dollar_is_the_same_figure_as_the_listening_value_table():
     answers = _preferences()
     tasks = _tasks({"v5": "billed", "v6": "billed", "v7": "billed"})
     frame = _adherence()
-    card = sc.scorecard(adherence=frame, listening=answers, tasks=tasks, boot=0)
+    card = sc.scorecard(adherence=frame, listening=answers, kind="preference", tasks=tasks, boot=0)
     f = card.frame.set_index("model")
     ranking = panel.bradley_terry(answers)  # the panel's own table
     clip_tasks = {m: list(g["task_id"]) for m, g in frame.groupby("model")}

@@ -222,15 +222,10 @@ def cost_summary(
 
 
 # the panel's score of each protocol: which table of its panel statistics, which column
-_PANEL_SCORE: Final = {
-    "preference": ("ranking", "score"),  # Bradley-Terry, 0-100
-    "mushra": ("models", "mean"),  # 0-100
-    "acr": ("models", "mos"),  # 1-5
-}
 
 
 def _panel_score(kind: str, stats: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    table, column = _PANEL_SCORE[kind]
+    table, column = _panel_score_at(kind)
     out = stats[table][["model", column]].rename(columns={column: "score"})
     return out.reset_index(drop=True)
 
@@ -239,7 +234,7 @@ def _panel_fn(kind: str, options: Mapping[str, Any]) -> Callable[[pd.DataFrame],
     """The panel's score of a frame of answers, as the campaign's statistics compute it (the
     protocol's ``panel_stats``; for preference only its ranking, ``panel.bradley_terry``,
     which is what ``panel_stats`` puts there, without the shares a resample never shows)."""
-    if kind == "preference":
+    if _bradley_terry(kind):
         return lambda f: panel.bradley_terry(f)[["model", "score"]]
     from songlab.listening.registry import protocol
 
@@ -247,13 +242,40 @@ def _panel_fn(kind: str, options: Mapping[str, Any]) -> Callable[[pd.DataFrame],
     return lambda f: _panel_score(kind, cls.panel_stats(f, options=options))
 
 
-def _check_kind(kind: str) -> str:
-    if kind not in _PANEL_SCORE:
+def _panel_score_at(kind: str | None) -> tuple[str, str]:
+    """``(table, column)`` of the protocol's panel score per model (its ``panel_score``)."""
+    from songlab.listening.registry import PROTOCOLS, protocol
+
+    if kind is None:
+        raise ListeningError(
+            "kind", f"name the protocol of these answers: one of {', '.join(PROTOCOLS)}"
+        )
+    at = protocol(kind).panel_score
+    if at is None:
+        scoring = [k for k, c in PROTOCOLS.items() if c.panel_score is not None]
         raise ListeningError(
             "kind",
-            f"must be one of {', '.join(_PANEL_SCORE)} (a protocol that scores each model; "
-            f"ABX tells whether raters hear a difference, not which is better); got {kind!r}",
+            f"must be a protocol that scores each model ({', '.join(scoring)}); {kind!r} tells "
+            "whether raters hear a difference, not which is better",
         )
+    return at
+
+
+def _bradley_terry(kind: str | None) -> bool:
+    """Whether the protocol's panel score is the Bradley-Terry ranking (fitted to pairwise
+    outcomes, which the bootstrap makes once)."""
+    return _panel_score_at(kind) == ("ranking", "score")
+
+
+def _check_kind(kind: str | None) -> str:
+    """``kind`` when it names a protocol that scores each model."""
+    if kind is None:
+        from songlab.listening.registry import PROTOCOLS
+
+        raise ListeningError(
+            "kind", f"name the protocol of these answers: one of {', '.join(PROTOCOLS)}"
+        )
+    _panel_score_at(kind)
     return kind
 
 
@@ -262,7 +284,7 @@ def _from_campaign(campaign: Any, answers: str | None) -> tuple[Any, ...]:
     of a campaign, after its exclusions (:meth:`Campaign.exclusions`)."""
     kind = _check_kind(campaign.kind)
     stats = campaign.stats(raters="kept", answers=answers)  # the panel's own figures
-    table = stats[_PANEL_SCORE[kind][0]]
+    table = stats[_panel_score_at(kind)[0]]
     # every rater's answers, each row marked as its rater's exclusion says (what
     # results(raters="kept"), which the statistics above counted, keeps)
     everyone = campaign.results(answers=table.attrs["answers"])
@@ -328,7 +350,7 @@ def listening_summary(
     results: Any,
     /,
     *,
-    kind: str = "preference",
+    kind: str | None = None,
     boot: int = 400,
     seed: int = 0,
     score: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
@@ -369,9 +391,7 @@ def listening_summary(
             )
         if "rater" not in results.columns or "model" not in results.columns:
             raise ListeningError("listening", "must be campaign results (rater and model columns)")
-        if score is None:
-            _check_kind(kind)
-        fn = score or _panel_fn(kind, {})
+        fn = score or _panel_fn(_check_kind(kind), {})
         if "excluded" in results.columns:
             gone = results["excluded"].fillna(False).astype(bool)
             kept, out = results[~gone], results[gone]
@@ -384,7 +404,7 @@ def listening_summary(
         point_frame = fn(kept)
     point = point_frame.set_index("model")["score"]
     raters = sorted(kept["rater"].unique())
-    resample = _resampler(kept, fn if score is not None or kind != "preference" else None)
+    resample = _resampler(kept, fn if score is not None or not _bradley_terry(kind) else None)
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {m: [] for m in point.index}
     failed = 0
@@ -602,7 +622,7 @@ def scorecard(
     tasks: Any = None,
     records: Any = None,
     by: Sequence[str] = ("model",),
-    kind: str = "preference",
+    kind: str | None = None,
     answers: str | None = None,
     boot: int = BOOT,
     seed: int = 0,

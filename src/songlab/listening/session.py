@@ -83,6 +83,9 @@ class ListeningSession:
     behaviour: ClassVar[Mapping[str, Any]] = {}
     #: what a listener must do with a clip interrupted by beeps (the trapping question)
     trap_rule: ClassVar[str] = ""
+    #: where :meth:`panel_stats` keeps the panel's score per model, ``(table, column)``;
+    #: None for a protocol that does not score models (the scorecard reads it)
+    panel_score: ClassVar[tuple[str, str] | None] = None
 
     def __init__(
         self,

@@ -45,6 +45,7 @@ class ACRSession(ListeningSession):
     """Absolute category rating: one clip per trial, rated 1 (Bad) to 5 (Excellent)."""
 
     kind = "acr"
+    panel_score = ("models", "mos")  # 1-5
     behaviour = {"scores": None, "noise": 0.8}
     trap_rule = (
         "When a clip is interrupted by beeps, answer with the number of beeps you heard "

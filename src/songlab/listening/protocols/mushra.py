@@ -66,6 +66,7 @@ class MushraSession(ListeningSession):
     """
 
     kind = "mushra"
+    panel_score = ("models", "mean")  # 0-100
     behaviour = {"scores": None, "noise": 8.0}
     trap_rule = "When a clip is interrupted by beeps, rate it 0."
     #: the most a check clip may be rated and still pass (gold: Poor at best; trap: ~0)

@@ -44,6 +44,7 @@ class PreferenceSession(ListeningSession):
     or all models at once (``design="all"``); ``allow_tie`` adds "no preference" (answer None)."""
 
     kind = "preference"
+    panel_score = ("ranking", "score")  # Bradley-Terry, 0-100
     behaviour = {"prefer": None, "p": 0.8, "p_tie": 0.0, "p_bad": 0.0}
     trap_rule = "When a clip is interrupted by beeps, choose that clip."
 
