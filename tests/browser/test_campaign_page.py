@@ -181,8 +181,8 @@ def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
         labels = page.eval_on_selector_all(
             f"section[data-trial='{t}'] .clip", "cs => cs.map(c => c.dataset.label)"
         )
-        assert labels == ["A", "B", "C", "D", "Ref"]
-        _play(page, t, *labels[:-1])  # the open reference is optional
+        assert labels == ["Ref", "A", "B", "C", "D"]  # the reference first (BS.1534-3)
+        _play(page, t, *labels[1:])  # the open reference is optional
         wanted = {"A": 12, "B": 100, "C": 57, "D": 0}
         for label, value in wanted.items():
             page.eval_on_selector(
