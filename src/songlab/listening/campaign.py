@@ -33,10 +33,10 @@ import songlab.listening.page as pg
 import songlab.listening.raters as rules
 from songlab.listening._errors import ListeningError
 from songlab.listening._intake import CollectError, Received, rater_ids, sources
-from songlab.listening._private import write_private
 from songlab.listening._simulate import simulate
 from songlab.listening.registry import protocol
 from songlab.listening.session import ANSWERS, ListeningSession
+from songlab.localfiles import write_atomic
 
 __all__ = ["CAMPAIGN_FORMAT", "Campaign", "CollectError", "campaign", "load_campaign"]
 
@@ -493,7 +493,7 @@ class Campaign:
             "received": [{"source": r.source, "doc": r.doc} for r in self.received.values()],
             "seen": self._seen,
         }
-        return write_private(Path(path), json.dumps(doc).encode("utf-8"))
+        return write_atomic(Path(path), json.dumps(doc).encode("utf-8"))
 
     def to_csv(self, path: str | Path, /) -> Path:
         """Write :meth:`results` (every rater, ``excluded`` and ``scripted`` marked) to CSV,
