@@ -50,6 +50,7 @@ def test_serves_pages_takes_answers_and_collect_merges_them(camp, tmp_path) -> N
             r = http.post(f"{srv.url}/answers", content=json.dumps(changed).encode())
             assert r.status_code == 409 and "these change" in r.json()["message"]
             assert http.post(f"{srv.url}/answers", content=b"x" * 10).status_code == 400
+        links = {r: u.removeprefix(srv.url) for r, u in links.items()}
         frame = camp.collect(srv)
         assert set(frame["rater"]) == {"r01"} and len(frame) == 3  # the gold check left out
         assert camp.collect(srv).equals(frame)  # the inbox's files were collected before
@@ -64,6 +65,12 @@ def test_serves_pages_takes_answers_and_collect_merges_them(camp, tmp_path) -> N
     with pytest.raises(httpx.TransportError):
         httpx.get(f"http://127.0.0.1:{port}/p/x", timeout=2)
     assert "stopped" in repr(srv)
+    # started again on the same inbox: it knows what r01 sent and when r01's page went out
+    with serve(camp, inbox=inbox) as again:
+        assert set(again._accepted) == {"r01"} and set(again._issued) == {"r01"}
+        assert {r: u.removeprefix(again.url) for r, u in again.links().items()} == links
+        r = httpx.post(f"{again.url}/answers", content=good, timeout=10)
+        assert r.json()["message"].startswith("Already received")
 
 
 def test_a_forged_file_gets_one_sentence_whichever_rule_it_broke(camp) -> None:
