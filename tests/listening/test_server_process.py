@@ -17,7 +17,7 @@ import pytest
 import soundfile as sf
 
 from songlab.listening import campaign, load_campaign, simulate
-from tests.listening.listening_signals import SR, make_clips
+from tests.listening.listening_signals import make_clips
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -119,7 +119,8 @@ class Campaign:
         )
         self._designs: dict[str, str] = {}
         self._digests: dict[str, str] = {}
-        self._pool = pg.AudioPool(key, bitrate=bitrate)
+        self._audio = pg.PageAudio(key, bitrate=bitrate)
+        self._audio_texts: dict[str, str] = {}
         self.received: dict[str, Received] = {}
         self._filled: dict[str, ListeningSession] = {}
         self._seen: dict[str, str] = {}  # MAC of every file collected -> where it came from
@@ -153,8 +154,7 @@ class Campaign:
                 self._sessions[rater],
                 campaign=self.id,
                 rater=self._public[rater],
-                pool=self._pool,
-                headphones=self._headphones(rater),
+                headphones=self.headphone_check,
             )
         return self._designs[rater]
 
@@ -168,7 +168,17 @@ class Campaign:
 
     def page(self, rater: str, /) -> str:
         """``rater``'s self-contained HTML page."""
-        return pg.render(self.design(rater), token=self._token(rater), title=self.title)
+        if rater not in self._audio_texts:  # encoded once, each element for itself
+            self._audio_texts[rater] = pg.audio_text(
+                self._sessions[rater],
+                rater=self._public[rater],
+                audio=self._audio,
+                headphones=self._headphones(rater),
+            )
+        audio = self._audio_texts[rater]
+        return pg.render(
+            self.design(rater), audio=audio, token=self._token(rater), title=self.title
+        )
 
     def export(
         self, directory: str | Path, /, *, raters: Iterable[str] | None = None
