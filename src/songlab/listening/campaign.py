@@ -327,6 +327,9 @@ class Campaign:
         for name, raw in sources(source):
             try:
                 doc = ans.parse(raw)
+                # checked first: a file edited after its page signed it is "tampered", even
+                # when it carries the MAC of a file already collected
+                rater, session = self._check(doc)
                 seen = self._seen.get(doc["mac"])
                 if seen == name:
                     unchanged += 1
@@ -335,7 +338,6 @@ class Campaign:
                     raise ans.Refused(
                         f"replayed: the same answer file as {seen}, already collected"
                     )
-                rater, session = self._check(doc)
                 self._keep(rater, session, Received(name, doc))
                 self._seen[doc["mac"]] = name
                 accepted += 1
