@@ -50,6 +50,7 @@ def test_serves_pages_takes_answers_and_collect_merges_them(camp, tmp_path) -> N
             r = http.post(f"{srv.url}/answers", content=json.dumps(changed).encode())
             assert r.status_code == 409 and "these change" in r.json()["message"]
             assert http.post(f"{srv.url}/answers", content=b"x" * 10).status_code == 400
+        links = {r: u.removeprefix(srv.url) for r, u in links.items()}
         frame = camp.collect(srv)
         assert set(frame["rater"]) == {"r01"} and len(frame) == 3  # the gold check left out
         assert camp.collect(srv).equals(frame)  # the inbox's files were collected before
@@ -64,6 +65,12 @@ def test_serves_pages_takes_answers_and_collect_merges_them(camp, tmp_path) -> N
     with pytest.raises(httpx.TransportError):
         httpx.get(f"http://127.0.0.1:{port}/p/x", timeout=2)
     assert "stopped" in repr(srv)
+    # started again on the same inbox: it knows what r01 sent and when r01's page went out
+    with serve(camp, inbox=inbox) as again:
+        assert set(again._accepted) == {"r01"} and set(again._issued) == {"r01"}
+        assert {r: u.removeprefix(again.url) for r, u in again.links().items()} == links
+        r = httpx.post(f"{again.url}/answers", content=good, timeout=10)
+        assert r.json()["message"].startswith("Already received")
 
 
 def test_a_forged_file_gets_one_sentence_whichever_rule_it_broke(camp) -> None:
@@ -114,3 +121,70 @@ def test_links_use_the_public_url_and_a_bad_one_is_refused(camp) -> None:
     with pytest.raises(ListeningError) as info:
         CampaignServer(camp, public_url="192.0.2.7")
     assert info.value.argument == "public_url"
+
+
+def test_hostile_posts_get_a_reply_with_the_reason_never_a_dropped_line(camp) -> None:
+    """200 kB of nested JSON, bytes that are not UTF-8, not JSON, no body, a body declared
+    larger than 1 MB: each gets an HTTP reply saying why (the connection is never dropped),
+    and the server keeps taking answers afterwards."""
+    import socket
+
+    with serve(camp) as srv, httpx.Client(timeout=10) as http:
+        deep = http.post(f"{srv.url}/answers", content=b"[" * 100_000 + b"]" * 100_000)
+        assert deep.status_code == 400 and "nests deeper than 16" in deep.json()["message"]
+        binary = http.post(f"{srv.url}/answers", content=b"\xff\xfe{" * 10)
+        assert binary.status_code == 400 and binary.json()["message"].startswith("Refused:")
+        assert http.post(f"{srv.url}/answers", content=b"{").status_code == 400
+        assert http.post(f"{srv.url}/answers", content=b"").status_code == 411
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
+            raw.sendall(b"POST /answers HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n{")
+            raw.shutdown(socket.SHUT_WR)
+            head = b"".join(iter(lambda: raw.recv(4096), b"")).decode()
+        assert head.startswith("HTTP/1.0 413") and "at most 1 MB" in head
+        srv._issued["r01"] = 0.0  # the page went out long ago
+        ok = http.post(f"{srv.url}/answers", content=json.dumps(_doc(camp, "r01")).encode())
+        assert ok.status_code == 200 and ok.json()["message"].startswith("Received")
+
+
+def test_received_is_said_only_of_files_collect_accepts(camp, tmp_path) -> None:
+    """Every file the server answers "Received ... Thank you" is one ``collect`` takes, and
+    every file collect would refuse is refused when sent: a sequence of honest, partial,
+    completed, changed, unheard, forged and replayed files."""
+    from songlab.listening import _answers as ans
+
+    def signed(rater, doc):
+        doc = json.loads(json.dumps(doc))
+        doc["mac"] = ans.mac(camp._token(rater), doc)
+        return doc
+
+    full1, full2 = _doc(camp, "r01"), _doc(camp, "r02")
+    partial2 = signed("r02", dict(full2, answers=full2["answers"][:2]))
+    unheard1 = json.loads(json.dumps(full1))
+    unheard1["answers"][0][2] = [[label, 100] for label, _ in unheard1["answers"][0][2]]
+    sent = [
+        ("r02", partial2),  # half the trials: received
+        ("r01", signed("r01", unheard1)),  # a clip heard 0.1 s: refused now
+        ("r01", full1),  # received
+        ("r01", _doc(camp, "r01", p_correct=0.0)),  # changes r01's answers: refused
+        ("r02", full2),  # completes r02's partial file: received
+        ("r02", partial2),  # fewer answers than already sent: refused
+        ("r01", dict(full1, rater=camp.public_id("r02"))),  # forged: refused
+    ]
+    received = []
+    with serve(camp, inbox=tmp_path / "inbox") as srv, httpx.Client(timeout=10) as http:
+        srv._issued.update({"r01": 0.0, "r02": 0.0})
+        for _rater, doc in sent:
+            r = http.post(f"{srv.url}/answers", content=json.dumps(doc).encode())
+            message = r.json()["message"]
+            assert message.startswith(("Received", "Refused")), message
+            assert (r.status_code == 200) == message.startswith("Received")
+            if message.startswith("Received"):
+                assert message.endswith("Thank you.")
+                received.append(doc["mac"])
+        assert len(received) == 3
+        frame = camp.collect(srv)  # raises CollectError if a single file is refused
+    assert set(received) == {r.doc["mac"] for r in camp.received.values()} | {partial2["mac"]}
+    assert camp.received["r02"].doc["mac"] == full2["mac"]  # the completed file replaced it
+    # every trial of both raters but the gold check (a check, not data)
+    assert frame.groupby("rater")["trial"].nunique().to_dict() == {"r01": 3, "r02": 3}
+    assert len(full1["answers"]) == len(full2["answers"]) == 4

@@ -58,6 +58,12 @@ def test_every_hostile_entry_is_named_and_the_good_files_are_kept(camp, tmp_path
     assert "symbolic link; not followed" in refused["h-link.json"]
     assert "not a regular file" in refused["i-pipe.json"]
     assert set(camp.results()["rater"]) == {"r01", "r02"}
+    # a collected file edited after its page signed it is tampered, not a replay of itself
+    (tmp_path / "a-r01.json").write_text(json.dumps(forged | {"mac": good["r01"]["mac"]}))
+    with pytest.raises(CollectError) as edited:
+        camp.collect([tmp_path / "a-r01.json"])
+    assert "tampered" in dict(edited.value.refused)["a-r01.json"]
+    (tmp_path / "a-r01.json").write_text(json.dumps(good["r01"]))
     # collecting the folder again takes nothing twice and passes over what it has
     with pytest.raises(CollectError) as again:
         camp.collect(tmp_path)

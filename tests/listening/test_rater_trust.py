@@ -153,6 +153,15 @@ def test_mushra_post_screening_shows_among_the_exclusions() -> None:
         in ex.loc["r03", "reason"]
     )
     assert c.stats()["models"].attrs["counted"] == 2
+    # with everyone: the excluded rater really is counted (the screening is shown, not applied)
+    everyone = c.stats(raters="all")
+    assert everyone["models"].attrs["counted"] == 3
+    assert set(everyone["models"]["raters"]) == {3}
+    assert (
+        everyone["screening"].set_index("rater")["excluded"].to_dict() == ex["excluded"].to_dict()
+    )
+    ref = lambda f: f.set_index("model").loc[MODELS[0], "mean"]  # noqa: E731
+    assert ref(everyone["models"]) < ref(c.stats()["models"]) - 10  # r03's 50s pull it down
 
 
 def test_scripted_and_person_answers_are_never_mixed_unless_asked() -> None:

@@ -2,7 +2,8 @@
 
 Placeholders (filled in one pass by :func:`songlab.listening.page.render`): ``__TITLE__``
 (HTML-escaped), ``__DESIGN__`` (the design text, JSON whose ``<``, ``>``, ``&`` are escaped;
-hashed as is by the page), ``__TOKEN__``, ``__SHA_K__``/``__SHA_H__`` (the SHA-256
+hashed as is by the page), ``__AUDIO__`` (the clips as ``data:`` URIs, JSON, not hashed),
+``__TOKEN__``, ``__SHA_K__``/``__SHA_H__`` (the SHA-256
 constants, computed exactly in Python). The script computes SHA-256 and HMAC itself
 (WebCrypto is missing outside secure contexts, e.g. a page served over plain HTTP on a
 LAN address). It knows no protocol: each trial's controls are described in the design
@@ -41,6 +42,7 @@ done, press <b>Download answers</b> and send the file to the organiser.</p>
 <p><button id="download">Download answers</button> <button id="send" hidden>Send to the organiser</button></p>
 <p id="status" class="msg"></p>
 <script type="application/json" id="design">__DESIGN__</script>
+<script type="application/json" id="audio">__AUDIO__</script>
 <script type="application/json" id="token">"__TOKEN__"</script>
 <script>
 "use strict";
@@ -82,6 +84,7 @@ function hmac(key, msg) {
 const designText = document.getElementById("design").textContent;
 const design = JSON.parse(designText), digest = hex(sha256(utf8(designText)));
 const token = JSON.parse(document.getElementById("token").textContent);
+const audio = JSON.parse(document.getElementById("audio").textContent);
 const need = design.need_ms;
 const answers = {}, heardMs = {};
 let phones = null;  // the headphone check's answers, once given
@@ -158,7 +161,7 @@ function buildTrial(tr, n) {
   let gate = () => {};  // set below, once the answer button exists
   for (const label of tr.play) {
     const name = label === "Ref" ? "Reference" : label;
-    const row = player(label, name, tr.audio[label], (ms, mark, row) => {
+    const row = player(label, name, audio.trials[tr.trial][label], (ms, mark, row) => {
       if (ms <= (heard[label] || 0)) return;
       heard[label] = ms;
       if (ok(label)) { mark.textContent = "played"; mark.classList.add("ok"); row.setAttribute("data-played", "1"); }
@@ -229,13 +232,13 @@ function heardList(tr) {
   const h = heardMs[tr.trial] || {};
   return tr.play.filter(l => h[l] !== undefined).sort().map(l => [l, h[l]]);
 }
-function buildHeadphones(check) {
+function buildHeadphones(rounds) {
   // Woods et al. (2017): in each trial three tones; one is quieter. Pick it.
   const box = $("section", {"class": "check", id: "headphone-check"});
   box.append($("h3", {}, "Before the test: a headphone check"));
-  box.append($("p", {}, "Each of the " + check.trials.length + " rounds plays three tones. Put on your headphones, play all three, and choose the quietest one."));
+  box.append($("p", {}, "Each of the " + rounds.length + " rounds plays three tones. Put on your headphones, play all three, and choose the quietest one."));
   const chosen = (saved.phones || []).slice();
-  check.trials.forEach((uris, n) => {
+  rounds.forEach((uris, n) => {
     const round = $("div", {"class": "round", "data-round": String(n)});
     round.append($("b", {}, "Round " + (n + 1)));
     uris.forEach((uri, i) => round.append(player("tone-" + i, "tone " + (i + 1), uri, () => {})));
@@ -250,8 +253,8 @@ function buildHeadphones(check) {
   });
   const done = $("button", {id: "phones-done"}, "Done: start the test"), msg = $("div", {"class": "msg"});
   done.addEventListener("click", () => {
-    if (check.trials.some((_, n) => chosen[n] === undefined)) { msg.textContent = "Choose the quietest tone of every round first."; return; }
-    phones = check.trials.map((_, n) => chosen[n]);
+    if (rounds.some((_, n) => chosen[n] === undefined)) { msg.textContent = "Choose the quietest tone of every round first."; return; }
+    phones = rounds.map((_, n) => chosen[n]);
     persist(); box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Thank you: the test is below.";
     document.getElementById("trials").hidden = false;
   });
@@ -292,7 +295,7 @@ design.trials.forEach((tr, n) => root.append(buildTrial(tr, n)));
 if (design.headphones) {
   phones = saved.phones || null;
   root.hidden = phones === null;
-  root.before(buildHeadphones(design.headphones));
+  root.before(buildHeadphones(audio.headphones));
 }
 progress();
 document.body.setAttribute("data-ready", "1");

@@ -33,10 +33,10 @@ import songlab.listening.page as pg
 import songlab.listening.raters as rules
 from songlab.listening._errors import ListeningError
 from songlab.listening._intake import CollectError, Received, rater_ids, sources
-from songlab.listening._private import write_private
 from songlab.listening._simulate import simulate
 from songlab.listening.registry import protocol
 from songlab.listening.session import ANSWERS, ListeningSession
+from songlab.localfiles import write_atomic
 
 __all__ = ["CAMPAIGN_FORMAT", "Campaign", "CollectError", "campaign", "load_campaign"]
 
@@ -119,7 +119,8 @@ class Campaign:
         )
         self._designs: dict[str, str] = {}
         self._digests: dict[str, str] = {}
-        self._pool = pg.AudioPool(key, bitrate=bitrate)
+        self._audio = pg.PageAudio(key, bitrate=bitrate)
+        self._audio_texts: dict[str, str] = {}
         self.received: dict[str, Received] = {}
         self._filled: dict[str, ListeningSession] = {}
         self._seen: dict[str, str] = {}  # MAC of every file collected -> where it came from
@@ -153,8 +154,7 @@ class Campaign:
                 self._sessions[rater],
                 campaign=self.id,
                 rater=self._public[rater],
-                pool=self._pool,
-                headphones=self._headphones(rater),
+                headphones=self.headphone_check,
             )
         return self._designs[rater]
 
@@ -168,7 +168,17 @@ class Campaign:
 
     def page(self, rater: str, /) -> str:
         """``rater``'s self-contained HTML page."""
-        return pg.render(self.design(rater), token=self._token(rater), title=self.title)
+        if rater not in self._audio_texts:  # encoded once, each element for itself
+            self._audio_texts[rater] = pg.audio_text(
+                self._sessions[rater],
+                rater=self._public[rater],
+                audio=self._audio,
+                headphones=self._headphones(rater),
+            )
+        audio = self._audio_texts[rater]
+        return pg.render(
+            self.design(rater), audio=audio, token=self._token(rater), title=self.title
+        )
 
     def export(
         self, directory: str | Path, /, *, raters: Iterable[str] | None = None
@@ -317,6 +327,9 @@ class Campaign:
         for name, raw in sources(source):
             try:
                 doc = ans.parse(raw)
+                # checked first: a file edited after its page signed it is "tampered", even
+                # when it carries the MAC of a file already collected
+                rater, session = self._check(doc)
                 seen = self._seen.get(doc["mac"])
                 if seen == name:
                     unchanged += 1
@@ -325,7 +338,6 @@ class Campaign:
                     raise ans.Refused(
                         f"replayed: the same answer file as {seen}, already collected"
                     )
-                rater, session = self._check(doc)
                 self._keep(rater, session, Received(name, doc))
                 self._seen[doc["mac"]] = name
                 accepted += 1
@@ -493,7 +505,7 @@ class Campaign:
             "received": [{"source": r.source, "doc": r.doc} for r in self.received.values()],
             "seen": self._seen,
         }
-        return write_private(Path(path), json.dumps(doc).encode("utf-8"))
+        return write_atomic(Path(path), json.dumps(doc).encode("utf-8"))
 
     def to_csv(self, path: str | Path, /) -> Path:
         """Write :meth:`results` (every rater, ``excluded`` and ``scripted`` marked) to CSV,

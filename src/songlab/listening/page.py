@@ -5,9 +5,11 @@ model name, tool, task or file id, and nothing from which one could be worked ou
 the campaign's secret. Every clip is in the session's common format (48 kHz stereo, one
 length, the same fades, loudness matched), encoded the same way (constant-bitrate MP3, no
 tag: every file the same size, every frame header alike), after a lead-in of digital
-silence of 1-1151 samples drawn from the campaign's secret: no two audio elements of a
-page share bytes (X is not a copy of A, the hidden reference not a copy of the open one),
-and the lead-in says nothing of the model. (Decoding the audio and listening, or
+silence of 1-1151 samples drawn from the campaign's secret and the element: no two audio
+elements share bytes, on a page or across pages (X is not a copy of A, the hidden
+reference not a copy of the open one), and the lead-in says nothing of the model, nor of
+which elements hold the same clip. The design a page hashes (trials, labels, controls)
+holds no audio: answers are bound to it, and a scripted rater's file needs no encoding. (Decoding the audio and listening, or
 correlating, can tell X from A: that is the test. See docs/listening.md, "What a rater
 can and cannot learn from a page".)
 
@@ -35,7 +37,7 @@ from songlab.listening.session import ListeningSession
 
 DEFAULT_BITRATE = fmt.DEFAULT_BITRATE
 HEADPHONE_TRIALS = 6  # Woods et al. (2017)
-_PLACEHOLDER = re.compile(r"__(TITLE|DESIGN|TOKEN|SHA_K|SHA_H)__")
+_PLACEHOLDER = re.compile(r"__(TITLE|DESIGN|AUDIO|TOKEN|SHA_K|SHA_H)__")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
@@ -74,36 +76,31 @@ def _uri(data: bytes) -> str:
     return "data:audio/mpeg;base64," + base64.b64encode(data).decode("ascii")
 
 
-class AudioPool:
-    """Encoded variants of each clip, shared by the pages of one campaign.
+class PageAudio:
+    """The encoded audio of rater pages: every element its own encoding.
 
-    Variant v of a clip has a lead-in of ``1 + (h + 97 v) mod 1151`` samples, h drawn from
-    the campaign's secret and the clip: distinct for every v < 1151, as 1151 is prime. A
-    page uses variants 0, 1, ... of a clip in the order its elements need them, so no two
-    elements of a page share bytes, and a campaign encodes each clip only as many times
-    as one page plays it (not once per rater).
+    Each element (a rater, a trial, a label) gets a lead-in of 1-1151 samples drawn from the
+    campaign's secret and the element, and is encoded for itself: no two elements of any
+    page of the campaign share bytes, not X and A, not the hidden reference and the open
+    one, not two raters' copies of one clip, and no lead-in says anything of another (two
+    elements of one clip on a page never get the same lead-in).
     """
 
     def __init__(self, secret: bytes, *, bitrate: int = DEFAULT_BITRATE) -> None:
         self._secret, self.bitrate = secret, bitrate
-        self._cache: dict[tuple[str, int, int], str] = {}
+        self._used: dict[tuple[object, ...], set[int]] = {}
 
     def __repr__(self) -> str:
-        return f"AudioPool(bitrate={self.bitrate}, encoded={len(self._cache)})"
+        return f"PageAudio(bitrate={self.bitrate})"
 
-    def uri(self, key: tuple[str, int], variant: int, core: np.ndarray) -> str:
-        k = (key[0], key[1], variant)
-        if k not in self._cache:
-            lead = fmt.lead(self._secret, "clip", key[0], key[1], variant=variant)
-            self._cache[k] = _uri(fmt.encode_mp3(fmt.shape(core, lead=lead), bitrate=self.bitrate))
-        return self._cache[k]
-
-    def headphone_uris(self) -> list[str]:
-        """The three tones of the headphone check (normal, quiet, antiphase), encoded once."""
-        return [
-            self.uri((f"headphones-{i}", 0), 0, tone)
-            for i, tone in enumerate(fmt.headphone_tones())
-        ]
+    def uri(self, clip: tuple[object, ...], element: tuple[object, ...], core: np.ndarray) -> str:
+        """``core`` (a common-format clip) as a ``data:`` URI for ``element`` of a page."""
+        used = self._used.setdefault(clip, set())
+        n = 0
+        while (lead := fmt.lead(self._secret, "element", *element, n)) in used:
+            n += 1
+        used.add(lead)
+        return _uri(fmt.encode_mp3(fmt.shape(core, lead=lead), bitrate=self.bitrate))
 
 
 def headphone_orders(secret: bytes, rater: str) -> list[list[int]]:
@@ -121,31 +118,21 @@ def design_text(
     *,
     campaign: str,
     rater: str,
-    pool: AudioPool,
-    headphones: list[list[int]] | None = None,
+    headphones: bool = False,
 ) -> str:
-    """The exact JSON text a rater's page embeds (and hashes); deterministic. ``rater`` is
-    the rater's public id; ``headphones``: the check's tone orders (None: no check)."""
-    plans = session._unseal()["plans"]
-    trials: list[dict[str, Any]] = []
-    uses: dict[tuple[str, int], int] = {}
-    for t in session.trials:
-        playable = session._playable(t)
-        audio = {}
-        for label in playable:
-            key = (session._model_of(t, label), plans[t.index].prompt)
-            variant = uses[key] = uses.get(key, -1) + 1
-            audio[label] = pool.uri(key, variant, session._core(*key))
-        trials.append(
-            {
-                "trial": t.index,
-                "prompt": t.prompt,
-                "labels": list(t.labels),
-                "play": list(playable),
-                "audio": audio,
-                "controls": session.controls(t.index).to_json(),
-            }
-        )
+    """The exact JSON text a rater's page embeds and hashes (deterministic): its trials,
+    labels and controls, no audio. ``rater`` is the rater's public id; ``headphones``:
+    whether the page opens with the headphone check."""
+    trials: list[dict[str, Any]] = [
+        {
+            "trial": t.index,
+            "prompt": t.prompt,
+            "labels": list(t.labels),
+            "play": list(session._playable(t)),
+            "controls": session.controls(t.index).to_json(),
+        }
+        for t in session.trials
+    ]
     rules = []
     if session.options["traps"] and session.trap_rule:
         rules.append(session.trap_rule)
@@ -156,20 +143,54 @@ def design_text(
         "kind": session.kind,
         "need_ms": int(session.need * 1000),
         "rules": rules,
-        "headphones": None,
+        "headphones": HEADPHONE_TRIALS if headphones else 0,
         "trials": trials,
     }
+    return _script_json(doc)
+
+
+def audio_text(
+    session: ListeningSession,
+    *,
+    rater: str,
+    audio: PageAudio,
+    headphones: list[list[int]] | None = None,
+) -> str:
+    """The page's audio as JSON: ``{"trials": {trial: {label: data URI}}, "headphones":
+    [[three URIs] per round]}``, every element its own encoding (see :class:`PageAudio`)."""
+    plans = session._unseal()["plans"]
+    trials: dict[str, dict[str, str]] = {}
+    for t in session.trials:
+        trials[str(t.index)] = {}
+        for label in session._playable(t):
+            model, prompt = session._model_of(t, label), plans[t.index].prompt
+            core = session._core(model, prompt)
+            trials[str(t.index)][label] = audio.uri(
+                (rater, model, prompt), (rater, t.index, label), core
+            )
+    rounds = []
     if headphones is not None:
-        tones = pool.headphone_uris()
-        doc["headphones"] = {"trials": [[tones[i] for i in order] for order in headphones]}
+        tones = fmt.headphone_tones()
+        for n, order in enumerate(headphones):
+            rounds.append(
+                [
+                    audio.uri((rater, "tone", i), (rater, "headphones", n, i), tones[i])
+                    for i in order
+                ]
+            )
+    return _script_json({"trials": trials, "headphones": rounds})
+
+
+def _script_json(doc: dict[str, Any]) -> str:
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     # inside <script>: no "<" (no "</script>", no "<!--"), ">" or "&": the same JSON string
     return re.sub("[<>&]", lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
-def render(design: str, *, token: str, title: str) -> str:
-    """The whole page: the template with the title (HTML-escaped), the design text and this
-    rater's token, filled in one pass (a placeholder inside a text is never replaced)."""
+def render(design: str, *, audio: str, token: str, title: str) -> str:
+    """The whole page: the template with the title (HTML-escaped), the design text, its
+    audio and this rater's token, filled in one pass (a placeholder inside a text is never
+    replaced)."""
     if not isinstance(title, str) or not title.strip():
         raise ListeningError("title", "must be a non-empty string")
     if not re.fullmatch(r"[0-9a-f]{64}", token):
@@ -177,6 +198,7 @@ def render(design: str, *, token: str, title: str) -> str:
     values = {
         "TITLE": html.escape(title),
         "DESIGN": design,
+        "AUDIO": audio,
         "TOKEN": token,
         "SHA_K": ",".join(f"0x{k:08x}" for k in SHA_K),
         "SHA_H": ",".join(f"0x{h:08x}" for h in SHA_H),
@@ -185,8 +207,9 @@ def render(design: str, *, token: str, title: str) -> str:
 
 
 __all__ = [
-    "AudioPool",
     "HEADPHONE_TRIALS",
+    "PageAudio",
+    "audio_text",
     "design_digest",
     "design_text",
     "encode_mp3",

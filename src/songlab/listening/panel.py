@@ -336,16 +336,20 @@ def mushra_panel(
     reference: str | None = None,
     mid_anchor: str | None = None,
     confidence: float = 0.95,
+    exclude: bool = True,
 ) -> dict[str, pd.DataFrame]:
     """``{"screening", "models", "pairs"}``: screening (when ``reference`` is given), then
     per model the mean, a t interval over all scores and one over assessor means, and
-    paired t tests between models over assessor means (Holm)."""
+    paired t tests between models over assessor means (Holm). ``exclude=False`` shows the
+    screening but counts every assessor of ``frame`` (a campaign applies its exclusions,
+    the screening among them, before: so its ``raters="all"`` really is everyone)."""
     _require(frame, ["trial", "model", "rating"])
     out: dict[str, pd.DataFrame] = {}
     kept = frame
     if reference is not None:
         out["screening"] = screen = bs1534_screen(frame, reference=reference, mid_anchor=mid_anchor)
-        kept = frame[frame["rater"].isin(screen.loc[~screen["excluded"], "rater"])]
+        if exclude:
+            kept = frame[frame["rater"].isin(screen.loc[~screen["excluded"], "rater"])]
     if kept.empty:
         raise ListeningError(
             "frame",

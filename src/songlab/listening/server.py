@@ -35,7 +35,7 @@ from typing import Any
 import songlab.listening._answers as ans
 from songlab.listening._errors import ListeningError, SessionError
 from songlab.listening._intake import read
-from songlab.listening._private import create_exclusive, private_dir
+from songlab.localfiles import create_exclusive, private_dir
 
 FORGED = (
     "Refused: this file was not made by a page of this campaign as it was sent to you, or it "

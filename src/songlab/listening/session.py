@@ -50,6 +50,7 @@ from songlab.listening._store import (
 )
 from songlab.listening._trials import Plan, with_checks
 from songlab.listening.controls import Controls, Summary
+from songlab.localfiles import write_atomic
 
 __all__ = ["ANSWERS", "ListeningSession", "Trial"]
 
@@ -700,8 +701,8 @@ class ListeningSession:
 
     # -- save / resume -------------------------------------------------------------------
     def save(self, path: str | Path, /) -> Path:
-        """Save the session as JSON (answers, what was heard, the sealed key); resume with
-        :func:`~songlab.listening.load`."""
+        """Save the session as JSON (answers, what was heard, the sealed key), a file only
+        its owner can read (0600); resume with :func:`~songlab.listening.load`."""
         secret = self._unseal()
         sealed_part = {
             "seed": secret["seed"],
@@ -725,9 +726,7 @@ class ListeningSession:
             "heard": {str(k): v for k, v in self._heard.items()},
             "sealed": seal_text(sealed_part),
         }
-        path = Path(path)
-        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        return path
+        return write_atomic(Path(path), json.dumps(doc, indent=1))
 
     @classmethod
     def _restore(

@@ -81,6 +81,9 @@ class ListeningPanel(W.VBox):
             description="Reveal", icon="eye", disabled=True, tooltip="Answer every trial first"
         )
         self.reveal_note = W.HTML()
+        # held for the panel's life: a widget Python drops is closed when collected, and
+        # the page's view of it would then write to a closed comm
+        self._reveal_row = W.HBox([self.reveal_button, self.reveal_note])
         self.results = W.HTML()
         self.trial: int | None = None
         self.summary: Any = None
@@ -91,7 +94,7 @@ class ListeningPanel(W.VBox):
                 self.question,
                 self.play_box,
                 self.answer_box,
-                W.HBox([self.reveal_button, self.reveal_note]),
+                self._reveal_row,
                 self.results,
                 self.sink.line,
                 self.sink.log,
@@ -189,13 +192,14 @@ class ListeningPanel(W.VBox):
         self.trial = trial
         self._drop_players()
         s = self._session
-        answered, total = s.progress
+        _, total = s.progress
         if trial is None:
             self._controls = None
             self.question.value = ""
             self.answer_box.children = ()
             self.header.value = (
-                f"<b>All {total} trials answered.</b> Press Reveal to unblind."
+                f"<b>All {total} trials answered</b> ({html.escape(self._counts())}). "
+                "Press Reveal to unblind."
                 if not s.revealed
                 else ""
             )
@@ -203,11 +207,13 @@ class ListeningPanel(W.VBox):
             self.reveal_button.tooltip = (
                 "" if s.revealed else "Unblind: show the model of each label"
             )
+            self.reveal_note.value = ""
             self.sink.info("")
             return
         t = s.trials[trial]
         self.header.value = (
-            f"<b>Trial {trial + 1} of {total}</b> - {html.escape(t.prompt)} ({answered} answered)"
+            f"<b>Trial {trial + 1} of {total}</b> - {html.escape(t.prompt)} "
+            f"({html.escape(self._counts())})"
         )
         controls = self._controls = s.controls(trial)
         self.question.value = f"<i>{html.escape(controls.question)}</i>"
@@ -328,9 +334,7 @@ class ListeningPanel(W.VBox):
         self.question.value = ""
         self.reveal_button.disabled = True
         self.reveal_note.value = ""
-        self.children = tuple(
-            c for c in self.children if self.reveal_button not in getattr(c, "children", ())
-        )
+        self.children = tuple(c for c in self.children if c is not self._reveal_row)
         self.sink.info("")
         self.header.value = (
             f"<b>Revealed</b> - {len(s.trials)} trials ({html.escape(self._counts())})"

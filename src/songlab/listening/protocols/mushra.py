@@ -200,12 +200,15 @@ class MushraSession(ListeningSession):
         baseline: str | None = None,
         confidence: float = 0.95,
     ) -> dict[str, pd.DataFrame]:
-        """``{"screening" (with a reference), "models", "pairs"}`` (:func:`panel.mushra_panel`)."""
+        """``{"screening" (with a reference), "models", "pairs"}`` (:func:`panel.mushra_panel`)
+        of the raters in ``frame``: the campaign has already left out the raters it excludes
+        (the screening among its rules), so none is dropped here."""
         return panel.mushra_panel(
             frame,
             reference=options.get("reference"),
             mid_anchor=MID_ANCHOR if options.get("mid_anchor") else None,
             confidence=confidence,
+            exclude=False,
         )
 
     @classmethod
