@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         f"tasks frame from {args.n:,} task dicts (same checksums on every path: "
         f"{ours['checks']['total_cost']} USD total, {ours['checks']['sources']})"
     )
-    print(f"{'path':<46}{'seconds':>9}{'build peak MiB':>16}{'process peak MiB':>18}")
+    print(f"{'path':<52}{'seconds':>9}{'build peak MiB':>16}{'process peak MiB':>18}")
 
     def build(r: dict[str, Any]) -> int:
         return r["peak"] - r["rss_before"]
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{f'{pk / mib:,.0f}' if pk is not None else '-':>18}"
             )
         )
-        print(f"{name:<46}{cells}")
+        print(f"{name:<52}{cells}")
     print(
         f"(*) {s['pages']:,} pages of 100 from generations.raw_pages(); its time includes "
         "making each page (tasks, then JSON)"
