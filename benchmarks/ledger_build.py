@@ -1,9 +1,9 @@
-"""Build the tasks frame from 1,000,000 synthetic task snapshots: songlab vs naive pandas.
+"""Build the tasks frame from 200,000 synthetic task snapshots: songlab vs naive pandas.
 
 One subprocess per path (a fresh process each, so ``ru_maxrss`` is honest and
 neither path inherits the other's warmed-up heap):
 
-- ``songlab`` and ``naive`` each generate the same 1,000,000 task dicts
+- ``songlab`` and ``naive`` each generate the same N task dicts (default 200,000)
   (design.md's snapshot shape, seed 0), reset the peak RSS
   (``/proc/self/clear_refs``, so the build peak is the build's own) and build
   the frame: ``songlab.ledger.tasks_frame(records)`` (Arrow, column by column),
@@ -12,7 +12,7 @@ neither path inherits the other's warmed-up heap):
   price-list estimate, ``.map`` for the nested fields). All paths give the same
   checksums (total cost, rows per cost source, total duration), compared here;
 - ``pages_naive`` and ``pages_songlab`` start from the same tasks as the bytes
-  of 10,000 listing pages of 100 (``GET /v1/generations`` bodies, compact JSON
+  of N/100 listing pages of 100 (``GET /v1/generations`` bodies, compact JSON
   as the sandbox sends them), made once by this script and held in memory by
   each child before the clock starts. Naive: ``json.loads`` each page (what
   ``response.json()`` does), collect the dicts, then exactly ``naive_frame``.
@@ -22,7 +22,7 @@ neither path inherits the other's warmed-up heap):
   time includes making them): neither the million dicts nor the million-task
   bytes ever exist at once. Its whole-process peak is printed on its own line;
 - ``pages_record``: ``tasks_frame_from_pages(pages, record=...)`` joined with the
-  client's record of every one of the million tasks (a ``RECORD_SCHEMA``-shaped
+  client's record of every one of the tasks (a ``RECORD_SCHEMA``-shaped
   Arrow table made before the clock starts: key id, project, tags, the client's
   clock ...), as a ledger does when songlab made the tasks. Its own ratio is
   printed (naive from pages / songlab from pages with the record join).
@@ -31,7 +31,12 @@ Two ratios are printed: from already-parsed dicts, and from listing pages (the
 way a ledger is really fed: from the API). The last line is
 ``ledger_build_speedup_from_listing: X`` (naive from pages / songlab from pages).
 
-Usage: python benchmarks/ledger_build.py [--n 1000000]
+N: 200,000 by default, so the six children finish within the benchmark's minute on a
+loaded 2-core machine (at 1,000,000 the naive paths alone took minutes, and the whole run
+over 10 under load). Each child has the time left of ``--budget`` (60 s) as its time box;
+``--n 1000000`` with ``--budget 900`` gives the million-task figures.
+
+Usage: python benchmarks/ledger_build.py [--n 200000] [--budget 60]
 """
 
 from __future__ import annotations
@@ -282,14 +287,21 @@ def child(path: str, n: int, pages_file: str | None) -> None:
     )
 
 
-def _run(path: str, n: int, pages_file: str | None = None) -> dict[str, Any]:
+def _run(path: str, n: int, pages_file: str | None = None, timeout: float = 60) -> dict[str, Any]:
     extra = ["--pages-file", pages_file] if pages_file else []
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", path, "--n", str(n), *extra],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", path, "--n", str(n), *extra],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=max(1.0, timeout),
+        )
+    except subprocess.TimeoutExpired:
+        raise SystemExit(
+            f"ledger_build: the {path} child went over the time left ({timeout:.0f} s); "
+            "run with a smaller --n or a larger --budget"
+        ) from None
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -301,7 +313,8 @@ def _write_pages(n: int, path: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--n", type=int, default=200_000)
+    p.add_argument("--budget", type=float, default=60.0, help="seconds the whole run may take")
     p.add_argument(
         "--child",
         choices=("songlab", "naive", "stream", "pages_songlab", "pages_naive", "pages_record"),
@@ -312,14 +325,18 @@ def main(argv: list[str] | None = None) -> int:
         child(args.child, args.n, args.pages_file)
         return 0
     t0 = time.perf_counter()
-    ours, naive, s = _run("songlab", args.n), _run("naive", args.n), _run("stream", args.n)
+
+    def run(path: str, pages_file: str | None = None) -> dict[str, Any]:
+        return _run(path, args.n, pages_file, args.budget - (time.perf_counter() - t0))
+
+    ours, naive, s = run("songlab"), run("naive"), run("stream")
     with tempfile.TemporaryDirectory() as tmp:
         pages_file = os.path.join(tmp, "pages.jsonl")
         _write_pages(args.n, pages_file)
         pages_bytes = os.path.getsize(pages_file)
-        p_ours = _run("pages_songlab", args.n, pages_file)
-        p_naive = _run("pages_naive", args.n, pages_file)
-        p_rec = _run("pages_record", args.n, pages_file)
+        p_ours = run("pages_songlab", pages_file)
+        p_naive = run("pages_naive", pages_file)
+        p_rec = run("pages_record", pages_file)
     runs = {
         "songlab": ours,
         "naive": naive,
@@ -338,13 +355,13 @@ def main(argv: list[str] | None = None) -> int:
         f"tasks frame from {args.n:,} task dicts (same checksums on every path: "
         f"{ours['checks']['total_cost']} USD total, {ours['checks']['sources']})"
     )
-    print(f"{'path':<46}{'seconds':>9}{'build peak MiB':>16}{'process peak MiB':>18}")
+    print(f"{'path':<52}{'seconds':>9}{'build peak MiB':>16}{'process peak MiB':>18}")
 
     def build(r: dict[str, Any]) -> int:
         return r["peak"] - r["rss_before"]
 
     rows = [
-        ("from 1M task dicts (already parsed):", None, None, None),
+        (f"from {args.n:,} task dicts (already parsed):", None, None, None),
         ("  pandas.DataFrame(list_of_dicts) only", naive["bare_seconds"], None, None),
         ("  naive pandas, same frame", naive["seconds"], build(naive), naive["peak"]),
         ("  songlab tasks_frame(dicts)", ours["seconds"], build(ours), ours["peak"]),
@@ -362,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("  songlab tasks_frame_from_pages", p_ours["seconds"], build(p_ours), p_ours["peak"]),
         (
-            "  songlab from pages + record join (1M rows)",
+            f"  songlab from pages + record join ({args.n:,} rows)",
             p_rec["seconds"],
             build(p_rec),
             p_rec["peak"],
@@ -378,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{f'{pk / mib:,.0f}' if pk is not None else '-':>18}"
             )
         )
-        print(f"{name:<46}{cells}")
+        print(f"{name:<52}{cells}")
     print(
         f"(*) {s['pages']:,} pages of 100 from generations.raw_pages(); its time includes "
         "making each page (tasks, then JSON)"

@@ -13,7 +13,7 @@ the catalog tool it uses; ``docs/sandbox.md`` lists these choices.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Final
 
 from songlab.spec import (
@@ -38,6 +38,7 @@ __all__ = [
     "TRANSLATION_PIPELINE",
     "TaskPrice",
     "WORKFLOW_PIPELINES",
+    "cents",
     "estimate_agent",
     "estimate_translation",
     "estimate_workflow",
@@ -50,6 +51,13 @@ __all__ = [
 
 D = Decimal
 TOKEN_USD: Final[Decimal] = D("0.01")
+
+
+def cents(value: Decimal) -> str:
+    """An amount as a person reads it: to the cent (half-even), thousands separated,
+    ``1,234.50``. The one formatter of printed money (client summaries, the ledger's
+    tables, notebooks); frames and exports keep the exact decimals."""
+    return f"{value.quantize(TOKEN_USD, ROUND_HALF_EVEN):,.2f}"
 
 
 class PricingError(LookupError):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pandas as pd
 import pyarrow as pa
 
 from songlab.client import BatchResult, BatchRow
-from songlab.ledger import batch_frame
+from songlab.ledger import _schema, batch_frame
 
 COLUMNS = [
     "request",
@@ -19,6 +20,8 @@ COLUMNS = [
     "tool_id",
     "cost_usd",
     "cost_source",
+    "billed_usd",
+    "estimate_usd",
     "file_ids",
     "error",
 ]
@@ -32,8 +35,8 @@ def _row(i: int, **kw: object) -> BatchRow:
         "reused": False,
         "take": 1,
         "tool_id": "t1",
-        "cost_usd": Decimal("0.07"),
-        "cost_source": "service",
+        "billed_usd": Decimal("0.07"),
+        "estimate_usd": Decimal("0.07"),
         "file_ids": ("f-1", "f-2"),
         "error": None,
     }
@@ -48,13 +51,13 @@ def test_an_empty_batch_is_an_empty_frame_with_the_columns():
 def test_rows_keep_exact_money_lists_and_failures():
     rows = (
         _row(0),
-        _row(1, reused=True, cost_usd=Decimal("0.12345678"), cost_source="estimate"),
+        _row(1, reused=True, billed_usd=None, estimate_usd=Decimal("0.12345678")),
         _row(
             2,
             task_id=None,
             status="not created",
-            cost_usd=None,
-            cost_source=None,
+            billed_usd=None,
+            estimate_usd=Decimal("0.07"),
             file_ids=(),
             error="InvalidGenerationInput: payload: bad",
         ),
@@ -67,3 +70,34 @@ def test_rows_keep_exact_money_lists_and_failures():
     assert list(df["reused"]) == [False, True, False]
     assert df["task_id"].isna().tolist() == [False, False, True]
     assert df["error"][2].startswith("InvalidGenerationInput")
+    # the ledger's vocabulary; a request never created has no cost and no source
+    assert df["cost_source"].tolist()[:2] == ["billed", "estimate"]
+    assert df["cost_source"].isna().tolist() == [False, False, True]
+
+
+def test_cost_and_source_follow_the_ledgers_one_rule():
+    """The same words and amounts as a tasks frame gives the same tasks (``_schema.cost_of``):
+    billed wins; a completed task without a cost counts its estimate; a failed one is 0
+    (unbilled); a running one is pending (null); one that cannot be priced is unknown (null,
+    never 0); a task lost while followed is unknown."""
+    rows = (
+        _row(0, billed_usd=Decimal("0.05")),  # billed wins over the estimate
+        _row(1, billed_usd=None),
+        _row(2, status="failed", billed_usd=None),
+        _row(3, status="processing", billed_usd=None),
+        _row(4, billed_usd=None, estimate_usd=None),
+        _row(5, status="unknown", billed_usd=None, error="TimeoutError"),
+    )
+    df = batch_frame(BatchResult(rows, 6, 0, 0, 0, Decimal("0.42")))
+    assert df["cost_source"].tolist() == [
+        "billed",
+        "estimate",
+        "unbilled",
+        "pending",
+        "unknown",
+        "unknown",
+    ]
+    cost = df["cost_usd"].tolist()
+    assert cost[:3] == [Decimal("0.05"), Decimal("0.07"), Decimal(0)]
+    assert all(pd.isna(v) for v in cost[3:])
+    assert set(df["cost_source"]) <= set(_schema.COST_SOURCES)

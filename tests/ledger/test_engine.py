@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 import sqlglot
 from sqlglot.errors import ErrorLevel
@@ -13,6 +14,7 @@ from sqlglot.errors import ErrorLevel
 from songlab.ledger import _schema, engine, tables
 from songlab.ledger._duckdb import DuckDB
 from songlab.ledger._periods import period
+from songlab.ledger.reconcile import reconcile_on
 from songlab.ledger.synthetic import synthetic_table
 
 
@@ -69,10 +71,21 @@ def test_the_cube_gives_what_the_relation_gives(frame: pd.DataFrame, keys: tuple
 
 def test_every_query_of_a_report_transpiles_to_spark_sql(frame: pd.DataFrame) -> None:
     backend = Recording()
-    with engine.open_ledger(frame, engine=backend) as lg:
+    seen = frame.assign(seen_at=frame["created_at"])  # as if each task had its own refresh
+    snaps = pa.table(
+        {
+            "taken_at": pa.array(
+                sorted(frame["created_at"].dropna().tolist())[::500], _schema.TIMESTAMP
+            ),
+            "total_effective": pa.array(range(10_000, 9_994, -1), pa.int64()),
+        }
+    )
+    with engine.open_ledger(seen, engine=backend) as lg:
         tables.build_from(lg, budgets=["100", "jingles=5"], p=period(start="2026-09-01"))
         lg.tier_prices()
         lg.tier_comparison(by=["project"])
+        for freq in (None, "day", "month"):  # the reconciliation with the balance
+            assert len(reconcile_on(lg, snaps, freq=freq))
     assert len(backend.seen) > 25
     for sql in backend.seen:
         if "json_valid" in sql:  # the trace: each engine's own JSON schema (TRACE_PARSE)

@@ -47,6 +47,7 @@ from songlab.client._errors import (
 )
 from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import Task
+from songlab.pricing import cents
 
 if TYPE_CHECKING:
     from songlab.client._async import AsyncClient
@@ -132,8 +133,7 @@ class BatchItem:
     task_id: str | None = None
     reused: bool = False
     status: str | None = None
-    cost_usd: Decimal | None = None
-    cost_source: str | None = None
+    billed_usd: Decimal | None = None  # the cost the task's snapshot showed, if it did
     file_ids: tuple[str, ...] = ()
     error: str | None = None
 
@@ -227,17 +227,11 @@ class BatchState:
         item.error = _describe(exc)
 
     def on_finished(self, item: BatchItem, task: Task) -> None:
-        """The task's end: its status, cost (the service's, else the list price; nothing
-        for a failed task), files and failure."""
+        """The task's end: its status, the cost its snapshot shows (None where the service
+        shows none: what counts is the ledger's rule, ``ledger.batch_frame``), files and
+        failure."""
         item.status = task.status
-        if task.cost_usd is not None:
-            item.cost_usd, item.cost_source = task.cost_usd, "service"
-        elif task.status == "failed":
-            item.cost_usd, item.cost_source = Decimal(0), "released"
-        elif item.estimate_usd is not None:
-            item.cost_usd, item.cost_source = item.estimate_usd, "estimate"
-        else:
-            item.cost_source = "unknown"
+        item.billed_usd = task.cost_usd
         item.file_ids = task.file_ids
         if task.failure is not None:
             f = task.failure
@@ -272,9 +266,12 @@ class BatchProgress:
 
 @dataclass(frozen=True, slots=True)
 class BatchRow:
-    """What became of one request of a batch. ``cost_source``: ``service`` (the snapshot
-    showed a cost), ``estimate`` (the list price), ``released`` (a failed task, nothing
-    billed) or ``unknown``; ``status`` "not created" for a request refused for good."""
+    """What became of one request of a batch: the facts, not a verdict. ``billed_usd``: the
+    cost the task's snapshot showed (None where the service shows none, as the spec's does
+    not promise one); ``estimate_usd``: the request's list price (None: not priceable);
+    ``status`` "not created" for a request refused for good. What the row costs, and why,
+    is the ledger's one rule: ``songlab.ledger.batch_frame`` gives ``cost_usd`` and
+    ``cost_source`` (billed, estimate, unbilled, pending or unknown)."""
 
     request: int
     task_id: str | None
@@ -282,8 +279,8 @@ class BatchRow:
     reused: bool
     take: int
     tool_id: str | None
-    cost_usd: Decimal | None
-    cost_source: str | None
+    billed_usd: Decimal | None
+    estimate_usd: Decimal | None
     file_ids: tuple[str, ...]
     error: str | None
 
@@ -312,7 +309,7 @@ class BatchResult:
         """One line: what was created, re-attached and refused, and what it cost."""
         return (
             f"batch: {self.created} created, {self.reused} re-attached from the record "
-            f"(nothing spent again), {self.failed} not created; ~${self.spent_usd} at list "
+            f"(nothing spent again), {self.failed} not created; ~${cents(self.spent_usd)} at list "
             f"price; {self.rate_limit_pauses} rate-limit pauses"
         )
 
@@ -336,8 +333,8 @@ def result_of(state: BatchState) -> BatchResult:
             reused=i.reused,
             take=i.take,
             tool_id=i.request.tool_id,
-            cost_usd=i.cost_usd,
-            cost_source=i.cost_source,
+            billed_usd=i.billed_usd,
+            estimate_usd=i.estimate_usd,
             file_ids=i.file_ids,
             error=i.error,
         )

@@ -194,14 +194,6 @@ class CreateRecord:
     final_status: str | None = None
     finished_via: str | None = None
 
-    @property
-    def recorded_at(self) -> datetime:
-        """``accepted_at`` by the name the create hook gave it before the record existed
-        (``ledger.LabelStore`` reads it); every record a listener gets has it."""
-        if self.accepted_at is None:
-            raise AttributeError("recorded_at: this row of the record has no accepted_at")
-        return self.accepted_at
-
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")

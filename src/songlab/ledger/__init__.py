@@ -16,7 +16,8 @@
 - :func:`batch_frame`: a ``client.batch`` result as a frame, one row per request;
 - ``df.songlab``: the accessor on a tasks frame; ``songlab report``: the HTML cost report.
 
-Money is ``decimal128(18, 8)`` (sums ``decimal128(38, 8)``): exact, never a float.
+Money is ``decimal128(18, 8)`` (sums ``decimal128(38, 8)``): exact, never a float, and
+printed as an amount (``0.00000000``, never ``0E-8``: :class:`MoneyDtype`).
 Columns are documented in ``docs/ledger.md`` and defined once in ``_schema``.
 """
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import songlab.ledger.accessor as _accessor  # noqa: F401  (registers df.songlab)
 from songlab.ledger._parquet import write_parquet
-from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
+from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE, MoneyDtype
 from songlab.ledger._source import http_listing
 from songlab.ledger.batches import batch_frame
 from songlab.ledger.engine import open_ledger, spend, tier_comparison, tier_prices
@@ -37,6 +38,7 @@ __all__ = [
     "LedgerStore",
     "MONEY",
     "MONEY_SUM",
+    "MoneyDtype",
     "RefreshResult",
     "TASKS",
     "TRACE",

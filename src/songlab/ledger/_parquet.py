@@ -28,6 +28,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import songlab.ledger._schema as _schema
+
 __all__ = [
     "DecimalType",
     "SourceType",
@@ -54,7 +56,7 @@ class DecimalType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type i
         return cls(storage_type.precision, storage_type.scale)
 
     def to_pandas_dtype(self) -> pd.ArrowDtype:
-        return pd.ArrowDtype(self.storage_type)
+        return _schema.MoneyDtype(self.storage_type)  # prints amounts, never 0E-8
 
 
 class SourceType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information

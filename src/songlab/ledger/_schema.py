@@ -180,9 +180,80 @@ def source_codes(column: pa.Array | pa.ChunkedArray, dictionary: pa.Array = FACT
     return pa.concat_arrays(out) if len(out) > 1 else out[0]
 
 
+def _amount(value: Any) -> str:
+    """An exact amount as plain text with all its places (``0.00000000``, never ``0E-8``)."""
+    return format(value, "f") if isinstance(value, Decimal) else str(value)
+
+
+def _amount_repr(value: Any) -> str:
+    return f"Decimal('{value:f}')" if isinstance(value, Decimal) else repr(value)
+
+
+class MoneyArray(pd.arrays.ArrowExtensionArray):  # type: ignore[misc]  # pandas: no types
+    """A pyarrow-backed column that prints its decimals as amounts.
+
+    pandas prints an Arrow decimal through ``str(Decimal)``, which writes a zero with 8
+    places as ``0E-8`` (and anything under 0.000001 in E-notation). This array is pandas'
+    own ``ArrowExtensionArray`` (same data, same kernels, same results) with one change,
+    its scalar formatter (``ExtensionArray._formatter``, pandas' documented hook):
+    ``0.00000000``, ``0.00158225``, ``12.50000000``.
+    """
+
+    def __init__(self, values: pa.Array | pa.ChunkedArray) -> None:
+        super().__init__(values)
+        if pa.types.is_decimal(self._pa_array.type):
+            self._dtype = MoneyDtype(self._pa_array.type)
+
+    def _from_pyarrow_array(self, pa_array: pa.Array | pa.ChunkedArray) -> Any:
+        # pandas' shortcut for an operation's result (3.x) skips __init__: money stays
+        # money, anything else (a comparison's booleans, ...) is a plain Arrow array
+        out = super()._from_pyarrow_array(pa_array)
+        if not pa.types.is_decimal(out._pa_array.type):
+            return pd.arrays.ArrowExtensionArray(out._pa_array)
+        out._dtype = MoneyDtype(out._pa_array.type)
+        return out
+
+    def _formatter(self, boxed: bool = False) -> Any:
+        if not pa.types.is_decimal(self._pa_array.type):
+            return super()._formatter(boxed)
+        return _amount if boxed else _amount_repr
+
+
+class MoneyDtype(pd.ArrowDtype):  # type: ignore[misc]  # pandas: no types
+    """``pd.ArrowDtype`` of a decimal type whose columns print as amounts (:class:`MoneyArray`).
+
+    Equal to ``pd.ArrowDtype`` of the same Arrow type, either way round, with the same name
+    (``decimal128(18, 8)[pyarrow]``): code that checks dtypes sees no difference. Arithmetic,
+    filters, sorts, ``groupby`` sums and concatenation keep it.
+    """
+
+    def construct_array_type(self) -> type[MoneyArray]:
+        return MoneyArray
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, pd.ArrowDtype):
+            return bool(self.pyarrow_dtype == other.pyarrow_dtype)
+        return bool(super().__eq__(other))
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+def pandas_type(t: pa.DataType) -> pd.ArrowDtype:
+    """The dtype of a ledger frame's column of Arrow type ``t``: money (any decimal) prints
+    as amounts (:class:`MoneyDtype`), every other type is plain ``pd.ArrowDtype``."""
+    return MoneyDtype(t) if pa.types.is_decimal(t) else pd.ArrowDtype(t)
+
+
+def money_array(values: Any, type_: pa.DataType = MONEY_SUM) -> MoneyArray:
+    """``Decimal`` values (None: missing) as a money column of ``type_``."""
+    return MoneyArray(pa.array(values, type_))
+
+
 def to_frame(table: pa.Table) -> pd.DataFrame:
-    """An Arrow table as a DataFrame whose every column is ``pd.ArrowDtype``."""
-    return table.to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
+    """An Arrow table as a DataFrame whose every column is ``pd.ArrowDtype`` (money: the
+    :class:`MoneyDtype` that prints amounts, never ``0E-8``)."""
+    return table.to_pandas(types_mapper=pandas_type, ignore_metadata=True)
 
 
 def to_table(frame: pd.DataFrame, schema: pa.Schema, *, keep_dictionary: bool = False) -> pa.Table:

@@ -1,8 +1,12 @@
 """A batch's result as a frame: one row per request (``songlab.client.BatchResult``).
 
-The client returns typed rows and knows no frame; this is the frame a notebook reads
-(``songlab.widgets.batch`` returns it). pyarrow-backed like every ledger frame: money is
-``decimal128(18, 8)`` (exact), ``file_ids`` a list of strings.
+The client returns typed rows of facts (the cost each task's snapshot showed, the list
+price of its request) and knows no frame; this is the frame a notebook reads
+(``songlab.widgets.batch`` returns it). ``cost_usd`` and ``cost_source`` come from the
+ledger's one rule of what counts (``_schema.cost_of``, as in every tasks frame), so a
+batch row and the same task's ledger row say the same thing in the same words.
+pyarrow-backed like every ledger frame: money is ``decimal128(18, 8)`` (exact),
+``file_ids`` a list of strings.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import Final
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
 from songlab.client import BatchResult
@@ -27,6 +32,8 @@ BATCH: Final[pa.Schema] = pa.schema(
         pa.field("tool_id", pa.string()),
         pa.field("cost_usd", _schema.MONEY),
         pa.field("cost_source", pa.string()),
+        pa.field("billed_usd", _schema.MONEY),
+        pa.field("estimate_usd", _schema.MONEY),
         pa.field("file_ids", pa.list_(pa.string())),
         pa.field("error", pa.string()),
     ]
@@ -35,10 +42,31 @@ BATCH: Final[pa.Schema] = pa.schema(
 
 def batch_frame(result: BatchResult) -> pd.DataFrame:
     """One row per request of ``result``, in request order: ``request, task_id, status,
-    reused, take, tool_id, cost_usd`` (Decimal, exact), ``cost_source`` (``service`` /
-    ``estimate`` / ``released`` / ``unknown``), ``file_ids, error``."""
+    reused, take, tool_id``, ``cost_usd`` and ``cost_source`` by the ledger's rule
+    (``billed``, ``estimate`` for a completed task the service shows no cost for,
+    ``unbilled`` for a failed one: 0, ``pending``, ``unknown``: null, never 0),
+    ``billed_usd`` and ``estimate_usd`` (the facts it was decided from), ``file_ids,
+    error``. A request that was never created has no cost and no source (null)."""
+    rows = result.rows
+    billed = pa.array([r.billed_usd for r in rows], _schema.MONEY)
+    estimate = pa.array([r.estimate_usd for r in rows], _schema.MONEY)
+    status = pa.array([r.status for r in rows], pa.string())
+    cost, source = _schema.cost_of(billed, estimate, status)
+    created = pa.array([r.task_id is not None for r in rows], pa.bool_())
     columns = {
-        f.name: pa.array([getattr(row, f.name) for row in result.rows], f.type) for f in BATCH
+        "request": pa.array([r.request for r in rows], pa.int64()),
+        "task_id": pa.array([r.task_id for r in rows], pa.string()),
+        "status": status,
+        "reused": pa.array([r.reused for r in rows], pa.bool_()),
+        "take": pa.array([r.take for r in rows], pa.int32()),
+        "tool_id": pa.array([r.tool_id for r in rows], pa.string()),
+        "cost_usd": pc.if_else(created, cost, pa.scalar(None, _schema.MONEY)),
+        "cost_source": pc.if_else(
+            created, source.dictionary_decode(), pa.scalar(None, pa.string())
+        ),
+        "billed_usd": billed,
+        "estimate_usd": estimate,
+        "file_ids": pa.array([list(r.file_ids) for r in rows], pa.list_(pa.string())),
+        "error": pa.array([r.error for r in rows], pa.string()),
     }
-    table = pa.Table.from_pydict(columns, schema=BATCH)
-    return table.to_pandas(types_mapper=pd.ArrowDtype)
+    return _schema.to_frame(pa.Table.from_pydict(columns, schema=BATCH))

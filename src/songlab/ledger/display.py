@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
+
+from songlab.pricing import cents  # the one formatter of printed money
 
 __all__ = ["EXACT_LABEL", "cents", "exact", "finance", "is_money", "shown", "text"]
 
@@ -36,11 +38,6 @@ OPTIONAL: Final[tuple[str, ...]] = (
     "pending_usd",
     "failed_tasks",
 )
-
-
-def cents(value: Decimal) -> str:
-    """An amount to the cent (half-even), thousands separated: ``1,234.50``."""
-    return f"{value.quantize(CENT, ROUND_HALF_EVEN):,.2f}"
 
 
 def exact(value: Decimal) -> str:

@@ -512,16 +512,14 @@ class Ledger:
             "t_tier AS tier, "
             "CAST(coalesce(sum(c.tasks), 0) AS BIGINT) AS tasks, "
             f"CAST(coalesce(sum(c.tasks * {price}), 0) AS {_MONEY}) AS priced_usd, "
-            f"CAST(coalesce(sum(c.cost_usd), 0) AS {_MONEY}) AS actual_usd "
+            f"CAST(coalesce(sum(c.cost_usd), 0) AS {_MONEY}) AS actual_usd, "
+            f"CAST(coalesce(sum(c.tasks * {price}), 0) - coalesce(sum(c.cost_usd), 0) "
+            f"AS {_MONEY}) AS difference_usd "
             f"FROM tiers {join} (SELECT * FROM ({compared}) AS q WHERE compared) AS c ON 1 = 1 "
             f"GROUP BY {', '.join([*(f'c.{k}' for k in keys), 't_license', 't_tier'])} "
             f"ORDER BY {', '.join([*(f'c.{k} NULLS LAST' for k in keys), 't_license'])}"
         )
         out = self.frame(sql)
-        money = pd.ArrowDtype(_schema.MONEY_SUM)
-        out["difference_usd"] = pd.array(
-            [a - b for a, b in zip(out["priced_usd"], out["actual_usd"], strict=True)], dtype=money
-        )
         (total, n, est) = self.one(
             "SELECT CAST(coalesce(sum(tasks), 0) AS BIGINT), "
             "CAST(coalesce(sum(CASE WHEN compared THEN tasks ELSE 0 END), 0) AS BIGINT), "
@@ -609,7 +607,7 @@ class Ledger:
             if m.money:
                 merged[m.name] = pd.array(
                     [Decimal(0) if v is None or pd.isna(v) else v for v in merged[m.name].tolist()],
-                    dtype=pd.ArrowDtype(_schema.MONEY_SUM),
+                    dtype=_schema.MoneyDtype(_schema.MONEY_SUM),
                 )
             else:
                 merged[m.name] = merged[m.name].fillna(0).astype(pd.ArrowDtype(pa.int64()))
@@ -624,7 +622,7 @@ class Ledger:
         ):
             running[k] = running.get(k, Decimal(0)) + v
             cum.append(running[k])
-        merged["cumulative_usd"] = pd.array(cum, dtype=pd.ArrowDtype(_schema.MONEY_SUM))
+        merged["cumulative_usd"] = pd.array(cum, dtype=_schema.MoneyDtype(_schema.MONEY_SUM))
         return merged
 
     # -- forecast and budgets ------------------------------------------------------------

@@ -31,14 +31,21 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
+from songlab.ledger.engine import MEASURES, Ledger, open_ledger
 
-__all__ = ["EXPLAINED", "RECONCILE", "UNEXPLAINED", "reconcile", "reconcile_store"]
+__all__ = [
+    "EXPLAINED",
+    "RECONCILE",
+    "UNEXPLAINED",
+    "reconcile",
+    "reconcile_on",
+    "reconcile_store",
+]
 
 TOKEN_USD: Final[Decimal] = Decimal("0.01")
 EXPLAINED: Final[str] = "explained"
@@ -58,10 +65,6 @@ NO_LEDGER: Final[str] = (
     "No balance snapshots: reconciliation needs a Parquet ledger refreshed at least twice "
     "(songlab report --ledger DIR; every refresh snapshots GET /v1/account/balance)."
 )
-
-
-def _top_level(table: pa.Table) -> pa.Table:
-    return table.filter(pc.is_null(table["parent_task_id"]))
 
 
 def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
@@ -103,170 +106,145 @@ def _snapshots(balances: Any) -> pa.Table:
     return balances.sort_by("taken_at")
 
 
-def _money(values: list[Decimal | None]) -> pa.Array:
-    return pa.array(values, _schema.MONEY_SUM)
+# Per period between consecutive snapshots (``k``: 0 is the first snapshot, the baseline),
+# the measures of the top-level tasks a refresh added, by their ``seen_at``: one query over
+# the relation ``ledger`` (``engine.RELATION_SQL``; its measures are ``engine.MEASURES``).
+# Tasks are first summed per ``seen_at`` (one value per refresh), so the range join with the
+# snapshots is small whatever the number of tasks. A task never seen (``seen_at`` null) is
+# in the baseline; one seen after the last snapshot waits for the next one.
+_PERIODS_SQL: Final[str] = """
+WITH snaps AS (
+  SELECT taken_at, total_effective, row_number() OVER (ORDER BY taken_at) - 1 AS k
+  FROM snapshots
+), spans AS (
+  SELECT k, taken_at AS period_end, lag(taken_at) OVER (ORDER BY k) AS period_start,
+         total_effective, lag(total_effective) OVER (ORDER BY k) AS before_total
+  FROM snaps
+), added AS (
+  SELECT seen_at, {totals} FROM ledger WHERE top_level GROUP BY seen_at
+), per AS (
+  SELECT s.k AS k, s.period_start AS period_start, s.period_end AS period_end,
+         CASE WHEN s.k = 0 THEN NULL ELSE CAST(CAST(s.before_total - s.total_effective
+              AS DECIMAL(18, 0)) * CAST({token} AS DECIMAL(3, 2)) AS {money}) END AS spent,
+         CAST(coalesce(sum(a.billed_usd), 0) AS {money}) AS billed,
+         CAST(coalesce(sum(a.estimated_usd), 0) + coalesce(sum(a.pending_usd), 0)
+              AS {money}) AS estimated,
+         CAST(coalesce(sum(a.tasks), 0) AS BIGINT) AS tasks,
+         CAST(coalesce(sum(a.estimated_tasks), 0) + coalesce(sum(a.pending_tasks), 0)
+              AS BIGINT) AS estimated_tasks,
+         CAST(coalesce(sum(a.unknown_tasks), 0) AS BIGINT) AS unknown_tasks
+  FROM spans AS s LEFT JOIN added AS a
+    ON (a.seen_at IS NULL AND s.k = 0)
+    OR (a.seen_at <= s.period_end AND (s.k = 0 OR a.seen_at > s.period_start))
+  GROUP BY s.k, s.period_start, s.period_end, s.before_total, s.total_effective
+), grouped AS (
+  SELECT min(k) AS k, min(period_start) AS period_start, max(period_end) AS period_end,
+         sum(spent) AS spent, CAST(sum(billed) AS {money}) AS billed,
+         CAST(sum(estimated) AS {money}) AS estimated, CAST(sum(tasks) AS BIGINT) AS tasks,
+         CAST(sum(estimated_tasks) AS BIGINT) AS estimated_tasks,
+         CAST(sum(unknown_tasks) AS BIGINT) AS unknown_tasks
+  FROM per GROUP BY {group}
+), rows AS (
+  SELECT k, period_start, period_end, CAST(spent AS {money}) AS spent,
+         CAST(billed + estimated AS {money}) AS explained, billed, estimated, tasks,
+         estimated_tasks, unknown_tasks
+  FROM grouped
+)
+SELECT CASE WHEN k = 0
+            THEN 'up to ' || strftime(period_end, '%Y-%m-%d %H:%M:%S') || ' (first snapshot)'
+            ELSE {label} END AS period,
+       period_start, period_end, spent AS balance_spent_usd, explained AS explained_usd,
+       CAST(spent - explained AS {money}) AS unexplained_usd, billed AS billed_usd,
+       estimated AS estimated_usd, tasks, estimated_tasks, unknown_tasks,
+       CASE WHEN spent IS NULL THEN '{baseline}'
+            WHEN abs(spent - explained) < CAST({token} AS DECIMAL(3, 2)) THEN '{explained}'
+            ELSE '{unexplained}' END AS status
+FROM rows ORDER BY k
+"""
+_GROUPS: Final[dict[str | None, tuple[str, str]]] = {
+    # freq: (the GROUP BY key of a period, its label); the baseline is always its own row
+    None: (
+        "k",
+        "strftime(period_start, '%Y-%m-%d %H:%M:%S') || ' .. ' "
+        "|| strftime(period_end, '%Y-%m-%d %H:%M:%S')",
+    ),
+    "day": (
+        "CASE WHEN k = 0 THEN '' ELSE strftime(period_end, '%Y-%m-%d') END",
+        "strftime(period_end, '%Y-%m-%d')",
+    ),
+    "month": (
+        "CASE WHEN k = 0 THEN '' ELSE strftime(period_end, '%Y-%m') END",
+        "strftime(period_end, '%Y-%m')",
+    ),
+}
+_NEEDED: Final[tuple[str, ...]] = (
+    "tasks",
+    "billed_usd",
+    "estimated_tasks",
+    "estimated_usd",
+    "unknown_tasks",
+    "pending_tasks",
+    "pending_usd",
+)
+
+
+def reconcile_on(lg: Ledger, balances: Any, *, freq: str | None = None) -> pd.DataFrame:
+    """:func:`reconcile` of the relation ``lg`` already has open (the report's: the source
+    is not read again), as one query of it (columns: :data:`RECONCILE`)."""
+    if freq not in FREQS:
+        raise ValueError(f"freq: one of None, 'day', 'month', got {freq!r}")
+    snaps = _snapshots(balances)
+    if snaps.num_rows == 0:
+        return _schema.to_frame(RECONCILE.empty_table())
+    snapshots = pa.table(
+        {
+            "taken_at": pc.cast(snaps["taken_at"], _schema.TIMESTAMP),
+            "total_effective": pc.cast(snaps["total_effective"], pa.int64()),
+        }
+    )
+    lg.backend.register("snapshots", snapshots)
+    group, label = _GROUPS[freq]
+    by_name = {m.name: m for m in MEASURES}
+    sql = _PERIODS_SQL.format(
+        totals=", ".join(f"{by_name[n].total} AS {n}" for n in _NEEDED),
+        money="DECIMAL(38, 8)",
+        token=TOKEN_USD,
+        group=group,
+        label=label,
+        baseline=BASELINE,
+        explained=EXPLAINED,
+        unexplained=UNEXPLAINED,
+    )
+    return _schema.to_frame(lg.arrow(sql).cast(RECONCILE))
 
 
 def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataFrame:
     """Balance spent per period beside the ledger's billed + estimated cost (columns:
     :data:`RECONCILE`).
 
-    ``tasks``: a tasks frame or table whose ``seen_at`` a ``LedgerStore`` set;
-    ``balances``: its snapshots (``LedgerStore.balances()``). ``freq``: None (one row per
-    period between consecutive snapshots), ``"day"`` or ``"month"`` (periods summed by the
-    UTC day or month of their later snapshot; the baseline stays its own row).
+    ``tasks``: a tasks frame or table whose ``seen_at`` a ``LedgerStore`` set (or anything
+    ``engine.open_ledger`` reads); ``balances``: its snapshots (``LedgerStore.balances()``).
+    ``freq``: None (one row per period between consecutive snapshots), ``"day"`` or
+    ``"month"`` (periods summed by the UTC day or month of their later snapshot; the
+    baseline stays its own row).
     """
     if freq not in FREQS:
         raise ValueError(f"freq: one of None, 'day', 'month', got {freq!r}")
     snaps = _snapshots(balances)
     if snaps.num_rows == 0:
         return _schema.to_frame(RECONCILE.empty_table())
-    taken = _taken(snaps)
-    return _rows(_per_period(_top_level(_schema.as_table(tasks)), taken), snaps, freq)
-
-
-def _taken(snaps: pa.Table) -> np.ndarray:
-    taken: np.ndarray = (
-        snaps["taken_at"].cast(_schema.TIMESTAMP).to_numpy().astype("datetime64[us]")
-    )
-    return taken
-
-
-def _per_period(t: pa.Table, taken: np.ndarray) -> dict[int, dict[str, Any]]:
-    """Per period (between snapshots): tasks seen, estimated, unknown; billed and estimated
-    sums (exact ``Decimal``)."""
-    seen = t["seen_at"].to_numpy().astype("datetime64[us]")
-    # period k holds tasks seen in (taken[k-1], taken[k]]; k = 0 (and never seen) is the baseline
-    period = np.searchsorted(taken, seen, side="left")
-    period = np.where(np.isnat(seen), 0, period)
-    src = t["cost_source"]
-    # a pending task's price is already reserved from the balance: its estimate explains it
-    pending = pc.fill_null(pc.equal(src, _schema.PENDING), False)
-    est_mask = pc.or_(pc.fill_null(pc.equal(src, _schema.ESTIMATE), False), pending)
-    work = pa.table(
-        {
-            "period": pa.array(period, pa.int64()),
-            "one": pa.repeat(pa.scalar(1, pa.int64()), t.num_rows),
-            "estimated": pc.cast(est_mask, pa.int64()),
-            "unknown": pc.cast(pc.fill_null(pc.equal(src, _schema.UNKNOWN), False), pa.int64()),
-            "billed": pc.if_else(
-                pc.fill_null(pc.equal(src, _schema.BILLED), False),
-                t["billed_usd"],
-                pa.scalar(None, _schema.MONEY),
-            ),
-            "estimate": pc.if_else(
-                est_mask,
-                pc.if_else(pending, t["estimate_usd"], t["cost_usd"]),
-                pa.scalar(None, _schema.MONEY),
-            ),
-        }
-    )
-    g = work.group_by("period", use_threads=False).aggregate(
-        [(c, "sum") for c in ("one", "estimated", "unknown", "billed", "estimate")]
-    )
-    return {row["period"]: row for row in g.to_pylist()}
-
-
-def _merge(into: dict[int, dict[str, Any]], more: dict[int, dict[str, Any]]) -> None:
-    for k, row in more.items():
-        acc = into.setdefault(k, {})
-        for name, value in row.items():
-            if name != "period" and value is not None:
-                acc[name] = acc.get(name, 0) + value
-
-
-def _rows(per: dict[int, dict[str, Any]], snaps: pa.Table, freq: str | None) -> pd.DataFrame:
-    taken = _taken(snaps)
-    totals = [int(v) for v in snaps["total_effective"].to_pylist()]
-    rows: list[dict[str, Any]] = []
-    for k in range(len(totals)):  # tasks seen after the last snapshot wait for the next one
-        got = per.get(k, {})
-        billed = Decimal(got.get("billed_sum") or 0)
-        estimated = Decimal(got.get("estimate_sum") or 0)
-        explained = billed + estimated
-        spent = None if k == 0 else (totals[k - 1] - totals[k]) * TOKEN_USD
-        start = None if k == 0 else pd.Timestamp(taken[k - 1], tz="UTC").to_pydatetime()
-        end = pd.Timestamp(taken[k], tz="UTC").to_pydatetime()
-        rows.append(
-            {
-                "start": start,
-                "end": end,
-                "spent": spent,
-                "explained": explained,
-                "billed": billed,
-                "estimated": estimated,
-                "tasks": int(got.get("one_sum") or 0),
-                "estimated_tasks": int(got.get("estimated_sum") or 0),
-                "unknown_tasks": int(got.get("unknown_sum") or 0),
-            }
-        )
-    return _schema.to_frame(_table(rows, freq))
-
-
-def _label(row: dict[str, Any], freq: str | None) -> str:
-    if row["start"] is None:
-        return f"up to {row['end']:%Y-%m-%d %H:%M:%S} (first snapshot)"
-    if freq == "day":
-        return f"{row['end']:%Y-%m-%d}"
-    if freq == "month":
-        return f"{row['end']:%Y-%m}"
-    return f"{row['start']:%Y-%m-%d %H:%M:%S} .. {row['end']:%Y-%m-%d %H:%M:%S}"
-
-
-def _table(rows: list[dict[str, Any]], freq: str | None) -> pa.Table:
-    grouped: dict[Any, dict[str, Any]] = {}
-    for i, row in enumerate(rows):
-        # one row per period between snapshots (two may share a second); else per day/month
-        key = (
-            (i, _label(row, freq))
-            if freq is None or row["start"] is None
-            else (-1, _label(row, freq))
-        )
-        if key not in grouped:
-            grouped[key] = dict(row)
-            continue
-        acc = grouped[key]
-        acc["end"] = row["end"]
-        for name in ("spent", "explained", "billed", "estimated"):
-            acc[name] = (acc[name] or Decimal(0)) + (row[name] or Decimal(0))
-        for name in ("tasks", "estimated_tasks", "unknown_tasks"):
-            acc[name] += row[name]
-    out = list(grouped.values())
-    unexplained = [None if r["spent"] is None else r["spent"] - r["explained"] for r in out]
-    status = [
-        BASELINE if u is None else EXPLAINED if abs(u) < TOKEN_USD else UNEXPLAINED
-        for u in unexplained
-    ]
-    cols = [
-        pa.array([label for _, label in grouped], pa.string()),
-        pa.array([r["start"] for r in out], _schema.TIMESTAMP),
-        pa.array([r["end"] for r in out], _schema.TIMESTAMP),
-        _money([r["spent"] for r in out]),
-        _money([r["explained"] for r in out]),
-        _money(unexplained),
-        _money([r["billed"] for r in out]),
-        _money([r["estimated"] for r in out]),
-        pa.array([r["tasks"] for r in out], pa.int64()),
-        pa.array([r["estimated_tasks"] for r in out], pa.int64()),
-        pa.array([r["unknown_tasks"] for r in out], pa.int64()),
-        pa.array(status, pa.string()),
-    ]
-    return pa.Table.from_arrays(cols, schema=RECONCILE)
+    with open_ledger(tasks) as lg:
+        return reconcile_on(lg, snaps, freq=freq)
 
 
 def reconcile_store(store: Any, *, freq: str | None = None) -> pd.DataFrame:
-    """:func:`reconcile` of a ``LedgerStore``'s tasks and balance snapshots, read a month
-    at a time (``store.iter_tables()``): memory grows with the largest month, not with
-    the ledger; nothing is read when there is no snapshot."""
+    """:func:`reconcile` of a ``LedgerStore``: its month files read in place by the engine
+    (as the report reads them) beside its balance snapshots; nothing is read when there is
+    no snapshot."""
     if freq not in FREQS:
         raise ValueError(f"freq: one of None, 'day', 'month', got {freq!r}")
     snaps = _snapshots(store.balance_table())
     if snaps.num_rows == 0:
         return _schema.to_frame(RECONCILE.empty_table())
-    if not hasattr(store, "iter_tables"):
-        return reconcile(store.read_table(), snaps, freq=freq)
-    taken = _taken(snaps)
-    per: dict[int, dict[str, Any]] = {}
-    for month in store.iter_tables():
-        _merge(per, _per_period(_top_level(month), taken))
-    return _rows(per, snaps, freq)
+    with open_ledger(store) as lg:
+        return reconcile_on(lg, snaps, freq=freq)

@@ -403,7 +403,7 @@ def _tasks_body(d: tables.ReportData) -> str:
 def _reconciliation_body(d: tables.ReportData) -> str:
     import songlab.ledger.reconcile as reconcile
 
-    recon = reconcile.reconcile_store(d.store) if d.store is not None else None
+    recon = d.tables.get("reconciliation")  # the report's relation, with the other tables
     shown = (
         _table(recon)
         if recon is not None and len(recon)

@@ -218,7 +218,10 @@ class LedgerStore:
         self._tools: dict[str, tuple[str, str]] | None = None
 
     def track(self, client: Any) -> LedgerStore:
-        """Make sure the creates ``client`` makes are in the record this ledger joins.
+        """Join ``client``'s record at every refresh and read: labels (project, tags, key)
+        and the facts the service does not show. Labels only: tracking fetches no task,
+        writes nothing and never refreshes by itself; the tasks come from
+        :meth:`refresh` (``store.refresh(client)``).
 
         A songlab client writes every accepted create to its record (``client.record``); the
         ledger reads that record. A client without a record (``record=False``) is refused:

@@ -41,6 +41,7 @@ from songlab.ledger._periods import (
     period,
 )
 from songlab.ledger.engine import TRACE_PARSE, Ledger, day_filter, open_ledger
+from songlab.ledger.reconcile import reconcile_on
 
 __all__ = [
     "AGENT_STEP_ROWS",
@@ -276,6 +277,9 @@ def build_from(
     t["agent_steps"].attrs["total_steps"] = steps_total
     t["tasks"] = lg.tasks(TASK_COLUMNS, p=p, limit=TASK_ROWS)
     t["tasks"].attrs["total_tasks"] = int(totals["tasks"]) + int(figures["sub_tasks"])
+    snapshots = store.balance_table() if store is not None else None
+    if snapshots is not None and snapshots.num_rows:  # a ledger with balance snapshots
+        t["reconciliation"] = reconcile_on(lg, snapshots)
     days = len(t["by_day"])
     freq = "day" if days <= 92 else "week" if days <= 750 else "month"
     charts = {
@@ -361,7 +365,9 @@ def _summary(p: Period, fc: Forecast, f: Mapping[str, Any]) -> pd.DataFrame:
         {
             "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
             "count": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
-            "amount_usd": pd.array([r[2] for r in rows], dtype=pd.ArrowDtype(_schema.MONEY_SUM)),
+            "amount_usd": pd.array(
+                [r[2] for r in rows], dtype=_schema.MoneyDtype(_schema.MONEY_SUM)
+            ),
             "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
         }
     )
