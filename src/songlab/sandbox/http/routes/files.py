@@ -171,7 +171,7 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
         return Response(
             storage.data(store, file_id),
             media_type=meta["mime_type"],
-            headers={"Cache-Control": "private, max-age=60"},
+            headers=storage.download_headers(meta["mime_type"], meta["name"], file_id),
         )
 
     @r.api_route("/_storage/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
