@@ -776,8 +776,10 @@ def tier_comparison_of(source: Any) -> pd.DataFrame:
         return _tier_comparison(con)
 
 
-# Text that a spreadsheet would evaluate (OWASP, CSV injection): starts with = + - @ tab CR.
-FORMULA_START: Final[str] = "^[=+\\-@\t\r]"
+# Text that a spreadsheet would evaluate (OWASP, CSV injection): starts with = + - @ tab CR;
+# or with any other control character (kept as it is, but a leading ' makes it inert), as
+# export.inert does.
+FORMULA_START: Final[str] = "^[=+\\-@\\x00-\\x1f]"
 
 
 def _inert(column: str) -> str:
