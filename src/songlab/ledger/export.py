@@ -37,7 +37,6 @@ from __future__ import annotations
 import csv
 import os
 import re
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -46,6 +45,8 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+
+import songlab.localfiles as localfiles
 
 __all__ = [
     "FORMULA_START",
@@ -118,15 +119,9 @@ def _headers(frame: pd.DataFrame) -> list[str]:
 
 
 def atomic(target: Path, write: Callable[[Path], None]) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return target
+    """``write(tmp)`` fills a private temporary file that is then renamed over ``target``
+    (0600, new folders 0700: :func:`songlab.localfiles.replace_atomically`)."""
+    return localfiles.replace_atomically(target, write)
 
 
 def export_csv(

@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+import songlab.localfiles as localfiles
 from songlab.client import (
     CreateRecord,
     Labels,
@@ -120,7 +121,7 @@ class LabelStore:
         return f"LabelStore({str(self.path)!r})"
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        localfiles.ensure_private_file(self.path, what="the ledger's labels")
         con = sqlite3.connect(self.path, timeout=30)
         con.execute(_DDL)
         return con
