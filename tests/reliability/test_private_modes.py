@@ -7,9 +7,10 @@ them, then ``songlab report`` with a ledger, CSV and Excel. Every file under tha
 songlab wrote must be ``0600`` and every folder it made ``0700``.
 
 Left out, each for a stated reason: the notebooks this test copied in and papermill's
-copies of them; the stand-in raters' answer files of notebook 08 (the notebook's own code
-writes them, as a rater's browser would download them); and what Jupyter, IPython and
-matplotlib keep under the home (not songlab's files).
+copies of them; the folders the notebooks' own code makes (``out``, ``out/campaign``) and
+the stand-in raters' answer files of notebook 08 (the notebook's own code writes them, as a
+rater's browser would download them); and what Jupyter, IPython and matplotlib keep under
+the home (not songlab's files).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ NOT_SONGLAB = {
     ".config/matplotlib*": "matplotlib's settings",
     ".jupyter*": "Jupyter's settings",
     "lab": "the user's own folder (made by this test)",
+    "lab/notebooks/out": "made by notebook 01's own code (OUT.mkdir)",
+    "lab/notebooks/out/campaign": "made by notebook 08's own code (out.mkdir)",
     "lab/notebooks": "the user's own folder (made by this test)",
 }
 
@@ -54,12 +57,11 @@ NOT_SONGLAB = {
 # The test fails if one of these is private already (then delete its line) or if a file
 # not listed here is not private.
 PENDING = {
-    "lab/notebooks/out": "listening: campaign export folders (issue 31, listening engineer)",
-    "lab/notebooks/out/campaign": "listening: campaign export folders (listening engineer)",
     "lab/notebooks/out/campaign/*_pages": "listening: the rater pages' folder (listening)",
     "lab/notebooks/out/campaign/*_pages/*": "listening: rater pages hold rater tokens (listening)",
     "lab/notebooks/out/campaign/*_campaign.json": "listening: the saved campaign (its secret)",
     ".local/share/songlab/record.sqlite*": "client: the record (issue 31 client part)",
+    "lab/notebooks/out/*.mp3": "client: files.download(to=) (issue 31 client part)",
 }
 
 
