@@ -29,7 +29,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import songlab.localfiles as localfiles
 
@@ -184,7 +184,7 @@ _SHARED: dict[str, AssetCache] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def resolve_cache(cache: Any) -> AssetCache | None:
+def resolve_cache(cache: object) -> AssetCache | None:
     """``cache=`` of a client: None/True -> the default cache, False -> none, a directory or
     an :class:`AssetCache`."""
     if cache is False:
