@@ -320,6 +320,30 @@ def put(
     }
 
 
+def upload_answer(store: Store, account_id: str, key: str) -> tuple[int, dict[str, Any]] | None:
+    """The (status, body) an upload under this Idempotency-Key was answered with, or None.
+
+    Uploads share the idempotency table of creates (per account): the spec says a repeat
+    with the same key returns the original; songlab's sandbox honours it for uploads too
+    (the spec is silent on POST /v1/files), so the same bytes sent again under their key
+    keep their file id."""
+    row = store.one(
+        "SELECT status_code, body FROM idempotency WHERE account_id = ? AND key = ?",
+        (account_id, key),
+    )
+    return None if row is None else (int(row[0]), json.loads(row[1]))
+
+
+def keep_upload_answer(
+    store: Store, account_id: str, key: str, status: int, body: dict[str, Any], now: float
+) -> None:
+    store.execute(
+        "INSERT INTO idempotency (account_id, key, status_code, body, created_at) "
+        "VALUES (?,?,?,?,?)",
+        (account_id, key, status, json.dumps(body), now),
+    )
+
+
 def meta(store: Store, file_id: str) -> dict[str, Any] | None:
     row = store.one(f"SELECT {_META_COLUMNS} FROM files WHERE id = ?", (file_id,))
     return None if row is None else dict(row)
