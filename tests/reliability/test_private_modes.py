@@ -60,8 +60,6 @@ PENDING = {
     "lab/notebooks/out/campaign/*_pages": "listening: the rater pages' folder (listening)",
     "lab/notebooks/out/campaign/*_pages/*": "listening: rater pages hold rater tokens (listening)",
     "lab/notebooks/out/campaign/*_campaign.json": "listening: the saved campaign (its secret)",
-    ".local/share/songlab/record.sqlite*": "client: the record (issue 31 client part)",
-    "lab/notebooks/out/*.mp3": "client: files.download(to=) (issue 31 client part)",
 }
 
 

@@ -202,3 +202,15 @@ def test_an_existing_database_open_to_others_is_warned_about(tmp_path):
     with pytest.warns(WideModeWarning, match=r"the sandbox database .*0644.*chmod 600"):
         Store(str(db)).close()
     assert stat.S_IMODE(db.stat().st_mode) == 0o644  # the user's choice, only warned about
+
+
+def test_a_damaged_database_is_named_and_left_as_it_is(tmp_path):
+    from songlab.sandbox.storage.db import DamagedDatabase
+
+    db = tmp_path / "bad.sqlite3"
+    garbage = b"not a database at all" * 300
+    db.write_bytes(garbage)
+    db.chmod(0o600)
+    with pytest.raises(DamagedDatabase, match=rf"the sandbox database {db} cannot be used"):
+        Store(str(db))
+    assert db.read_bytes() == garbage  # untouched

@@ -76,6 +76,10 @@ CREATE TABLE IF NOT EXISTS tool_overrides (
 """
 
 
+class DamagedDatabase(RuntimeError):
+    """The database file is not a usable SQLite database (named, left untouched)."""
+
+
 class Store:
     """One SQLite connection shared by all threads under a re-entrant lock."""
 
@@ -92,11 +96,18 @@ class Store:
         self.lock = threading.RLock()
         self._depth = 0
         self._after: list[Callable[[], None]] = []
-        if path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.executescript(SCHEMA)
-        self._migrate()
+        try:
+            if path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(SCHEMA)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise DamagedDatabase(
+                f"the sandbox database {path} cannot be used ({exc}); it is left as it is: "
+                "move it aside to keep it, or start with another --db (or --db :memory:)"
+            ) from None
 
     def _migrate(self) -> None:
         """Columns added since a database was made (its data is kept)."""
