@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.reliability._util import SandboxProcess
 
 pytestmark = pytest.mark.slow  # a sandbox process and four notebook runs
 
@@ -59,33 +59,8 @@ DAMAGE: list[tuple[str, Callable[[Path], None], str]] = [
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "songlab.sandbox",
-            "--port",
-            "0",
-            "--db",
-            str(tmp_path / "sandbox.sqlite3"),
-            "--speed",
-            "1000",
-            "--admin-token",
-            "lost-record-admin",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("songlab sandbox listening on "), line
-        yield line.rsplit(" ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        proc.stdout.close()
+    with SandboxProcess(str(tmp_path / "sandbox.sqlite3"), speed=1000) as sb:
+        yield sb.base_url
 
 
 def _state(base_url: str) -> tuple[set[str], int]:
