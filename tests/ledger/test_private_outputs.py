@@ -1,4 +1,4 @@
-"""What the ledger writes is private: the store, its labels, the report and its exports are
+"""What the ledger writes is private: the store, the report and its exports are
 0600 in folders made 0700, whatever the umask."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from songlab.ledger.labels import LabelStore
 from songlab.ledger.report import write_report
 from tests.ledger._util import snap
 
@@ -33,13 +32,11 @@ def test_store_report_and_exports_are_private_whatever_the_umask(tmp_path: Path)
             csv_dir=str(out / "reports" / "csv"),
             all_tasks_csv=True,
         )
-        LabelStore(out / "ledger")._connect().close()  # the legacy labels file, when written
     finally:
         os.umask(old)
     modes = _modes(out)
     files = {k for k in modes if (out / k).is_file()}
     assert {"reports/r.html", "reports/r.xlsx", "reports/csv/tasks.csv"} <= files
     assert any(k.startswith("ledger/month=2026-1") for k in files)
-    assert "ledger/labels.sqlite" in files
     wrong = {k: f"{m:04o}" for k, m in modes.items() if m != (0o600 if k in files else 0o700)}
     assert wrong == {}

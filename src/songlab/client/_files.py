@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import os
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Final, TypeAlias
@@ -31,7 +30,13 @@ from songlab.client._models import (
     parse_upload,
 )
 from songlab.client._typing import C, Resource, operation
-from songlab.client._validate import AUDIO_MIME, ValidationError, check_file, require
+from songlab.client._validate import (
+    AUDIO_MIME,
+    SURROGATE,
+    ValidationError,
+    check_file,
+    require,
+)
 from songlab.codec import CodecError, cut_off, sniff
 from songlab.spec import LIMITS
 
@@ -39,7 +44,6 @@ __all__ = ["FileRef", "Files", "file_id_of", "upload_key"]
 
 _UPLOAD_MAX = int(LIMITS["upload_bytes"])
 _NAME_MAX: Final = int(LIMITS["upload_filename_chars"])
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 FileRef: TypeAlias = str | UploadedFile | Asset  # a file id, or what names one
 
@@ -90,7 +94,7 @@ def _check_filename(name: str) -> None:
         "filename",
         f"at most {_NAME_MAX} characters, got {len(name)} ({name[:40]!r}...)",
     )
-    bad = _SURROGATE.search(name)
+    bad = SURROGATE.search(name)
     require(
         bad is None,
         "filename",

@@ -196,7 +196,7 @@ def canonical_json(value: object, field: str = "payload") -> str:
         )
     except (TypeError, ValueError, RecursionError) as e:
         raise ValidationError(field, f"must be JSON-serialisable ({e})") from None
-    if _SURROGATE.search(text):
+    if SURROGATE.search(text):
         where, at, char = _lone_surrogate(value, field)
         raise ValidationError(
             where,
@@ -206,18 +206,19 @@ def canonical_json(value: object, field: str = "payload") -> str:
     return text
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+# half of a UTF-16 pair, which no UTF-8 text can hold (escaped: the source holds no surrogate)
+SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 
 
 def _lone_surrogate(value: object, path: str) -> tuple[str, int, str]:
     """(field path, index, character) of the first lone surrogate in ``value``."""
     if isinstance(value, str):
-        m = _SURROGATE.search(value)
+        m = SURROGATE.search(value)
         if m:
             return path, m.start(), m.group()
     elif isinstance(value, Mapping):
         for k in sorted(value, key=str):
-            if isinstance(k, str) and _SURROGATE.search(k):
+            if isinstance(k, str) and SURROGATE.search(k):
                 return _lone_surrogate(k, f"{path} (a key)")
             found = _lone_surrogate(value[k], f"{path}.{k}")
             if found[0]:
@@ -474,8 +475,10 @@ def workflow_body(route: str, fields: Mapping[str, object], known_files: KnownFi
             continue
         if f.type == "integer":
             integer(value, f.name, int(f.min or 0), None if f.max is None else int(f.max))
-        else:
+        elif f.type in ("string", "voice"):
             text(value, f.name, nonempty=f.required, max_chars=f.max_len)
+        elif f.type != "file_id":
+            field_rule(f, value, f.name)  # any other type the registry states, by its rule
     if route == "audio-inpainting":
         time_range(fields.get("start_ms"), fields.get("end_ms"), "start_ms", "end_ms")
     for f in r.fields:
