@@ -1,10 +1,11 @@
-"""A cut cache entry is refetched: three client processes share one asset cache.
+"""A cut cache entry is refetched: two client processes share one asset cache.
 
 A sandbox process makes a song. A first Python process downloads it (a link, then the
-bytes) into the cache; a second reads it from the cache (no request). The entry is then
-cut to 1,000 bytes on disk, as a full disk or a killed copy leaves it. A third process,
+bytes) into the cache and reads it again from the cache (no request). The entry is then
+cut to 1,000 bytes on disk, as a full disk or a killed copy leaves it. A second process,
 asking by the bare file id (the lookup that was never checked), gets the whole song again:
-it says on stderr which entry was damaged, fetches the file, and keeps it whole.
+it says on stderr which entry was damaged, fetches the file, keeps it whole, and its next
+read is served from the cache again.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from tests.reliability._util import SandboxProcess, key_client, wait
 
-pytestmark = pytest.mark.slow  # a sandbox process and three client processes
+pytestmark = pytest.mark.slow  # a sandbox process and two client processes
 
 DOWNLOAD = textwrap.dedent(
     """
@@ -31,14 +32,19 @@ DOWNLOAD = textwrap.dedent(
     client = songlab.connect()
     paths = []
     client._http.event_hooks["request"].append(lambda r: paths.append(r.url.path))
-    data = client.files.download(sys.argv[1])
-    print(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-                      "requests": paths}))
+    for _ in range(2):  # read twice: the second read is the cache's
+        data = client.files.download(sys.argv[1])
+        print(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
+                          "requests": paths}), flush=True)
+        paths = []
     """
 )
 
 
-def _download(env: dict[str, str], file_id: str) -> tuple[dict[str, object], str]:
+def _download(
+    env: dict[str, str], file_id: str
+) -> tuple[dict[str, object], dict[str, object], str]:
+    """Two downloads of ``file_id`` in one fresh process: what each saw, and its stderr."""
     done = subprocess.run(
         [sys.executable, "-c", DOWNLOAD, file_id],
         capture_output=True,
@@ -47,7 +53,8 @@ def _download(env: dict[str, str], file_id: str) -> tuple[dict[str, object], str
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+    first, second = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    return first, second, done.stderr
 
 
 def test_a_cut_cache_entry_is_refetched_by_the_next_process(tmp_path: Path) -> None:
@@ -70,21 +77,20 @@ def test_a_cut_cache_entry_is_refetched_by_the_next_process(tmp_path: Path) -> N
             "SONGLAB_BASE_URL": sb.base_url,
             "SONGLAB_CACHE_DIR": str(cache),
         }
-        first, _ = _download(env, file_id)
+        first, second, _ = _download(env, file_id)
         assert first["requests"] == [f"/v1/files/{file_id}/download", first["requests"][1]]
         assert first["sha256"] == hashlib.sha256(song).hexdigest()
-        second, _ = _download(env, file_id)
         assert second["requests"] == [] and second["sha256"] == first["sha256"]
 
         (entry,) = [p for p in cache.rglob("*") if p.is_file()]
         entry.write_bytes(entry.read_bytes()[:1000])  # cut off
 
-        third, stderr = _download(env, file_id)
+        third, fourth, stderr = _download(env, file_id)  # a fresh process: nothing in memory
         assert third["size"] == len(song) and third["sha256"] == first["sha256"]
         assert len(third["requests"]) == 2  # fetched again
         assert f"the cached copy of file {file_id}" in stderr
         assert "is damaged (1,000 bytes, not as written)" in stderr and str(entry) in stderr
         assert "fetching it again" in stderr
-
-        fourth, _ = _download(env, file_id)  # whole again in the cache
-        assert fourth["requests"] == [] and fourth["sha256"] == first["sha256"]
+        assert stderr.count("is damaged") == 1  # said once, of the cut entry only
+        assert fourth["requests"] == [] and fourth["sha256"] == first["sha256"]  # whole again
+        assert len(entry.read_bytes()) == len(song)
