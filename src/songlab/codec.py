@@ -28,6 +28,7 @@ __all__ = [
     "KINDS",
     "MIME",
     "MP3_RATES",
+    "cut_off",
     "decode",
     "decode_head",
     "encode",
@@ -81,6 +82,22 @@ def sniff(data: bytes | bytearray | memoryview, /) -> str | None:
         return "m4a"
     if head[:3] == b"ID3" or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
         return "mp3"
+    return None
+
+
+def cut_off(data: bytes | bytearray | memoryview, /) -> str | None:
+    """Why ``data`` is shorter than the length its own header announces, or None.
+
+    A WAV whose RIFF header announces more bytes than it has was cut off (a copy or a
+    download stopped partway); decoders read what is there without a word, the sandbox's
+    probe refuses it as an input, and ``files.read`` refuses to decode it. The one rule
+    of both (``sandbox/engine/probe.py`` calls it)."""
+    if sniff(data) == "wav" and len(data) >= 12:
+        announced = int.from_bytes(bytes(data[4:8]), "little") + 8
+        if announced > len(data):
+            return (
+                f"is truncated (its WAV header announces {announced:,} bytes, it has {len(data):,})"
+            )
     return None
 
 

@@ -252,6 +252,7 @@ LIMITS: Final[dict[str, int | float]] = {
     "translation_source_bytes": 60 * MIB,
     "extend_input_bytes": 40_000_000,  # "40 MB"
     "upload_bytes": 64 * MIB,  # songlab's choice for POST /v1/files
+    "upload_filename_chars": 255,  # songlab's choice: a name every file system can hold
     "voice_clone_name_chars": 255,
     "voice_clone_description_chars": 1024,
     "rights_attestation_chars": 2048,

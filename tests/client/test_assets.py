@@ -111,3 +111,117 @@ def test_size_cap_evicts_least_recently_used(tmp_path):
 def test_default_location_honours_the_env(monkeypatch, tmp_path):
     monkeypatch.setenv("SONGLAB_CACHE_DIR", str(tmp_path / "x"))
     assert AssetCache().path == tmp_path / "x"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda b: b[:1000], id="cut-off"),
+        pytest.param(lambda b: b"", id="emptied"),
+        pytest.param(lambda b: b[:-1] + bytes([b[-1] ^ 1]), id="one-bit"),
+    ],
+)
+def test_a_damaged_entry_found_by_bare_file_id_is_dropped_said_and_fetched_again(
+    sandbox, song, tmp_path, caplog, damage
+):
+    """The issue's case: an entry looked up by its bare file id was never checked, so a
+    cut-off entry came back as 1,000 bytes with no error."""
+    acct, task = song
+    asset = task.output.assets[0]
+    cache = AssetCache(tmp_path)
+    with Client(acct.api_key, base_url=sandbox.base_url, cache=cache) as c:
+        good = c.files.download(asset.file_id)
+        entry = cache._entry(asset.file_id, None, f"{c.key_id}@{c.base_url}")
+        assert entry.read_bytes() == good
+        entry.write_bytes(damage(good))
+        seen = _counting(c)
+        with caplog.at_level("WARNING", logger="songlab.client"):
+            again = c.files.download(asset.file_id)
+        assert again == good and len(seen) == 2  # fetched again: a link, then the bytes
+        assert f"the cached copy of file {asset.file_id}" in caplog.text
+        assert str(entry) in caplog.text and "fetching it again" in caplog.text
+        seen.clear()
+        assert c.files.download(asset.file_id) == good and seen == []  # kept again, whole
+
+
+def test_every_read_is_checked_whatever_the_lookup(tmp_path, caplog):
+    cache = AssetCache(tmp_path)
+    content = b"the song's bytes" * 100
+    cache.put("f1", None, content, owner="me")
+    cache.put("f2", "opaque-etag", content, owner="me")  # a blob hash that is no SHA-256
+    assert cache.get("f1", owner="me") == content
+    assert cache.get("f2", "opaque-etag", owner="me") == content
+    assert cache.get("f2", owner="me") == content  # by bare file id
+    for fid, blob in (("f1", None), ("f2", "opaque-etag")):
+        cache._entry(fid, blob, "me").write_bytes(content[:1000])
+    with caplog.at_level("WARNING", logger="songlab.client"):
+        assert cache.get("f1", owner="me") is None
+        assert cache.get("f2", owner="me") is None
+    assert caplog.text.count("is damaged (1,000 bytes, not as written)") == 2
+    assert cache.size() == 0
+
+
+def test_a_sha256_blob_hash_is_checked_too(tmp_path, caplog):
+    import hashlib
+
+    cache = AssetCache(tmp_path)
+    content = b"abc" * 10
+    right = "sha256:" + hashlib.sha256(content).hexdigest()
+    wrong = "0" * 64
+    cache.put("f", wrong, content)  # kept under a hash its bytes do not have
+    with caplog.at_level("WARNING", logger="songlab.client"):
+        assert cache.get("f", wrong) is None
+    assert "does not match the service's blob hash" in caplog.text
+    cache.put("f", right, content)
+    assert cache.get("f", right) == content
+
+
+def test_an_entry_of_an_older_songlab_is_a_miss(tmp_path):
+    cache = AssetCache(tmp_path)
+    old = cache._entry("f", None)  # where an older version kept it: no hash in the name
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"unchecked bytes")
+    assert cache.get("f") is None and not old.exists()
+
+
+def test_new_bytes_under_a_key_replace_the_old_entry(tmp_path):
+    cache = AssetCache(tmp_path)
+    cache.put("f", None, b"one")
+    cache.put("f", None, b"two")
+    assert cache.get("f") == b"two" and cache.size() == 3
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_entries_are_private_whatever_the_umask(tmp_path):
+    import stat
+
+    old = os.umask(0)
+    try:
+        cache = AssetCache(tmp_path / "cache" / "assets")
+        cache.put("f", "h", b"bytes", owner="me")
+    finally:
+        os.umask(old)
+    entry = cache._entry("f", "h", "me")
+    modes = {
+        p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode)
+        for p in (tmp_path / "cache").rglob("*")
+    } | {"cache": stat.S_IMODE((tmp_path / "cache").stat().st_mode)}
+    assert modes == {
+        "cache": 0o700,
+        "cache/assets": 0o700,
+        f"cache/assets/{entry.parent.name}": 0o700,
+        f"cache/assets/{entry.parent.name}/{entry.name}": 0o600,
+    }
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_cache_folder_open_to_others_is_warned_about_once(tmp_path):
+    from songlab.localfiles import WideModeWarning
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o755)
+    cache = AssetCache(folder)
+    with pytest.warns(WideModeWarning, match="the asset cache folder .*chmod 700"):
+        cache.put("f", None, b"x")
+    assert cache.get("f") == b"x"  # no second warning (filterwarnings = error)

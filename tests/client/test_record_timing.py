@@ -171,6 +171,7 @@ def test_a_record_of_an_older_songlab_gains_the_columns(tmp_path):
     )
     con.commit()
     con.close()
+    path.chmod(0o600)  # (an older songlab made it 0644: tests/client/test_record_damage.py)
     store = RecordStore(path)
     (row,) = store.table().to_pylist()
     assert row["task_id"] == "t-old" and row["finished_at"] is None

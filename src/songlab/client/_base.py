@@ -33,7 +33,7 @@ from songlab.client._batch import BatchArgs, BatchProgress, BatchRequest, BatchR
 from songlab.client._budget import Budget, BudgetStack
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Watch, Work, path_id
 from songlab.client._compat import Compat
-from songlab.client._create import canonical_body, find_previous
+from songlab.client._create import canonical_body, content_keyed, find_previous
 from songlab.client._dedicated import SongTranslations, VoiceClones
 from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
 from songlab.client._estimate import Estimate
@@ -44,7 +44,7 @@ from songlab.client._loop import StreamLoop, WatchUpdate, bounded_timeout, watch
 from songlab.client._models import Event, Page, Task, Tool, UploadedFile, parse_tools
 from songlab.client._pagination import PageOp, PageT
 from songlab.client._record import CreateRecord, RecordStore, current_origin, shared_store
-from songlab.client._redact import REDACTOR
+from songlab.client._redact import REDACTOR, redact_url
 from songlab.client._retry import Retrier, RetryPolicy, retry_after_s
 from songlab.client._typing import Slot, operation
 from songlab.client._validate import ValidationError, canonical_json, require
@@ -298,7 +298,8 @@ class BaseClient:
         text = None if payload is None else canonical_json(payload)
         canonical = canonical_body({k: v for k, v in body.items() if k != "payload_json"}, text)
         sha = hashlib.sha256(canonical.encode()).hexdigest()
-        return find_previous(self, route, sha, scope, take)
+        identity = content_keyed(canonical, sha, self._uploads)
+        return find_previous(self, route, identity, scope, take, sha)
 
     # -- implemented by the senders (Client, AsyncClient) ------------------------
 
@@ -330,11 +331,12 @@ class BaseClient:
             headers = {k: v for k, v in headers.items() if k != "Content-Type"}
         if call.idempotency_key is not None:
             headers = {**headers, "Idempotency-Key": call.idempotency_key}
-        url = (
-            call.path
-            if call.path.startswith(("http://", "https://"))
-            else self.base_url + call.path
-        )
+        if call.path.startswith(("http://", "https://")):
+            url = call.path
+            if not call.auth:  # a signed URL: a bearer of its own, never shown in a log
+                REDACTOR.add_url(url)
+        else:
+            url = self.base_url + call.path
         extensions = self._extensions
         if retrier is not None:
             remaining = retrier.deadline - time.monotonic()
@@ -532,5 +534,5 @@ def _followed(step: Watch) -> Op[Task]:
 def _loggable(path: str) -> str:
     """A path safe to show: signed URLs lose their token."""
     if path.startswith(("http://", "https://")):
-        return path.split("?", 1)[0].rsplit("/", 1)[0] + "/<signed>"
+        return redact_url(path)
     return path

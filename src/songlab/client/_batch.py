@@ -34,7 +34,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Final, Literal, TypedDict
 
 from songlab.client._call import NOT_GIVEN, Batch, Op, Work
-from songlab.client._create import CreateRequest, Reuse, create_op, find_previous
+from songlab.client._create import CreateRequest, Reuse, create_op, find_previous, identity_of
 from songlab.client._errors import (
     APIConnectionError,
     BudgetExceeded,
@@ -413,9 +413,10 @@ def _prepare_op(client: BaseClient, index: int, request: object) -> Op[BatchItem
     _, scope = client._scope()
     recorded = False
     if scope is not None and client.record is not None:
+        identity = identity_of(client, native)
         found = yield Work(
             functools.partial(
-                find_previous, client, native.route, native.payload_sha256, scope, take
+                find_previous, client, native.route, identity, scope, take, native.payload_sha256
             )
         )
         recorded = found is not None

@@ -83,9 +83,12 @@ class Call:
     @property
     def kind(self) -> CallKind:
         """GETs are reads; a POST with an Idempotency-Key is a create; any other POST
-        (an upload) is repeated only where it provably never reached the server."""
+        (an upload, keyed or not) is repeated only where it provably never reached the
+        server."""
         if self.method == "GET":
             return CallKind.READ
+        if self.files is not None:  # an upload, even when it carries a key of its bytes
+            return CallKind.UPLOAD
         return CallKind.CREATE if self.idempotency_key is not None else CallKind.UPLOAD
 
 

@@ -5,7 +5,8 @@ One, compat, dedicated, workflow, batch: :func:`native_request` or :func:`route_
 the request is made canonical once (sorted keys, no spaces; a native payload's canonical
 text is also the ``payload_json`` sent) and hashed once (``payload_sha256``). Then
 :func:`create_op` names the create (the caller's Idempotency-Key, or one derived from the
-request's hash, its reuse scope and take), re-attaches to the recorded task of the same
+request's hash, its reuse scope and take; a file this client uploaded counts by the SHA-256
+of its bytes, not its file id: :func:`content_keyed`), re-attaches to the recorded task of the same
 request instead of buying it again, or reserves the estimate against the active budgets,
 POSTs, and builds the one :class:`~songlab.client._record.CreateRecord` that the record
 writes and the create hook's listeners get.
@@ -26,7 +27,7 @@ from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Work, new_idempo
 from songlab.client._errors import Forbidden, MalformedResponse, NotFound
 from songlab.client._estimate import Estimate
 from songlab.client._handle import TaskHandle
-from songlab.client._models import parse_task
+from songlab.client._models import UploadedFile, parse_task
 from songlab.client._record import CreateRecord
 from songlab.client._typing import C
 from songlab.client._validate import ValidationError, canonical_json, idempotency_key, require
@@ -39,9 +40,11 @@ __all__ = [
     "CreateRequest",
     "Reuse",
     "canonical_body",
+    "content_keyed",
     "create_op",
     "create_options",
     "find_previous",
+    "identity_of",
     "request_key",
     "reuse_of",
     "route_request",
@@ -182,20 +185,52 @@ def request_key(key_id: str, route: str, payload_sha256: str, scope: str, take: 
     return "songlab:r:" + digest.hexdigest()
 
 
+def content_keyed(canonical: str, payload_sha256: str, uploads: Mapping[str, UploadedFile]) -> str:
+    """The hash that names a request: ``payload_sha256`` (its canonical text's), unless the
+    request names files this client uploaded. Each such file id is then replaced by the
+    SHA-256 of the file's bytes before hashing, so the same reference uploaded again under
+    a new file id (the record that remembered the first upload was lost) names the same
+    request: the same Idempotency-Key, and the service returns the original task instead of
+    billing it again. Settings (name, consent, every other field) stay part of it."""
+    known = [(fid, up.sha256) for fid, up in uploads.items() if up.sha256 and fid in canonical]
+    if not known:
+        return payload_sha256
+    text = canonical
+    for fid, sha in known:
+        text = text.replace(fid, f"sha256:{sha}")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def identity_of(client: BaseClient, request: CreateRequest) -> str:
+    """:func:`content_keyed` of ``request`` with the files ``client`` uploaded."""
+    return content_keyed(request.canonical, request.payload_sha256, client._uploads)
+
+
 def find_previous(
-    client: BaseClient, route: str, payload_sha256: str, scope: str, take: int
+    client: BaseClient,
+    route: str,
+    payload_sha256: str,
+    scope: str,
+    take: int,
+    also: str | None = None,
 ) -> CreateRecord | None:
-    """The recorded create of this request on the client's account, or None (local)."""
+    """The recorded create of this request on the client's account, or None (local).
+    ``also``: a second hash the same request was recorded under (by file id, before
+    creates were keyed by the bytes of their uploads)."""
     if client.record is None:
         return None
-    return client.record.find_request(
-        key_id=client.key_id,
-        base_url=client.base_url,
-        route=route,
-        payload_sha256=payload_sha256,
-        scope=scope,
-        take=take,
-    )
+    for sha in dict.fromkeys(h for h in (payload_sha256, also) if h):
+        found = client.record.find_request(
+            key_id=client.key_id,
+            base_url=client.base_url,
+            route=route,
+            payload_sha256=sha,
+            scope=scope,
+            take=take,
+        )
+        if found is not None:
+            return found
+    return None
 
 
 def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[C]]:
@@ -204,17 +239,19 @@ def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[
     origin, scope = client._scope()
     if reuse.key is not None or reuse.fresh:
         scope = None
+    identity = identity_of(client, request)
+    legacy = request.payload_sha256 if identity != request.payload_sha256 else None
     if reuse.key is not None:
         key = reuse.key
     elif scope is None:
         key = new_idempotency_key()
     else:
-        key = request_key(client.key_id, request.route, request.payload_sha256, scope, reuse.take)
+        key = request_key(client.key_id, request.route, identity, scope, reuse.take)
     if scope is not None and client.record is not None:
         try:
             found = yield Work(
                 functools.partial(
-                    find_previous, client, request.route, request.payload_sha256, scope, reuse.take
+                    find_previous, client, request.route, identity, scope, reuse.take, legacy
                 )
             )
         except Exception:  # noqa: BLE001 - an unreadable record: the key still dedups
@@ -263,7 +300,7 @@ def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[
         operation=request.operation,
         model=request.model,
         license=request.license,
-        payload_sha256=request.payload_sha256,
+        payload_sha256=identity,
         estimate_usd=estimate.usd if estimate else None,
         project=labels.project,
         tags=labels.tags,

@@ -14,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import os
+from dataclasses import replace
 from pathlib import Path
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
+import songlab.localfiles as localfiles
 from songlab.client._call import Call, Op, Work, path_id
 from songlab.client._errors import ResourceNotFound
 from songlab.client._models import (
@@ -28,13 +30,20 @@ from songlab.client._models import (
     parse_upload,
 )
 from songlab.client._typing import C, Resource, operation
-from songlab.client._validate import AUDIO_MIME, ValidationError, check_file
-from songlab.codec import sniff
+from songlab.client._validate import (
+    AUDIO_MIME,
+    SURROGATE,
+    ValidationError,
+    check_file,
+    require,
+)
+from songlab.codec import CodecError, cut_off, sniff
 from songlab.spec import LIMITS
 
-__all__ = ["FileRef", "Files", "file_id_of"]
+__all__ = ["FileRef", "Files", "file_id_of", "upload_key"]
 
 _UPLOAD_MAX = int(LIMITS["upload_bytes"])
+_NAME_MAX: Final = int(LIMITS["upload_filename_chars"])
 
 FileRef: TypeAlias = str | UploadedFile | Asset  # a file id, or what names one
 
@@ -71,10 +80,47 @@ def _read_upload(path: Path) -> bytes:
 
 
 def _write_download(to: Path, name: str, content: bytes) -> Path:
-    """Write ``content`` to ``to`` (a file), or to ``to/name`` when ``to`` is a directory."""
+    """Write ``content`` to ``to`` (a file), or to ``to/name`` when ``to`` is a directory:
+    whole or not at all, private (0600: songlab.localfiles)."""
     path = to / name if to.is_dir() else to
-    path.write_bytes(content)
-    return path
+    return localfiles.write_atomic(path, content)
+
+
+def _check_filename(name: str) -> None:
+    """An upload's file name: Unicode text of at most ``upload_filename_chars`` characters
+    (the sandbox refuses a longer one too)."""
+    require(
+        len(name) <= _NAME_MAX,
+        "filename",
+        f"at most {_NAME_MAX} characters, got {len(name)} ({name[:40]!r}...)",
+    )
+    bad = SURROGATE.search(name)
+    require(
+        bad is None,
+        "filename",
+        "must be valid Unicode text: it holds a lone surrogate "
+        f"U+{ord(bad.group()) if bad else 0:04X} (half of a character)",
+    )
+    require("\x00" not in name, "filename", "must not hold a NUL character")
+
+
+def upload_key(key_id: str, base_url: str | None, content_sha256: str, mime: str) -> str:
+    """The Idempotency-Key of an upload: its account, its bytes and their type. Sent with
+    the upload so a service that deduplicates uploads returns the first file for the same
+    bytes even when the record that remembered it is lost (the sandbox does)."""
+    text = "\n".join((key_id, base_url or "", content_sha256, mime))
+    return "songlab:u:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _decode_whole(file_id: str, content: bytes) -> AudioArray:
+    """Decode audio that is whole: a file cut off short of the length its header announces
+    is refused (the service refuses it as an input too), naming the file."""
+    from songlab.client._audio import decode_audio
+
+    problem = cut_off(content)
+    if problem is not None:
+        raise CodecError(f"file {file_id} {problem}; the service refuses it as an input too")
+    return decode_audio(content)
 
 
 class Files(Resource[C]):
@@ -102,14 +148,23 @@ class Files(Resource[C]):
                 max_bytes=_UPLOAD_MAX,
                 limit_text="64 MiB",
             )
+            _check_filename(name)
             mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
             digest = hashlib.sha256(content).hexdigest()
             known = yield from self._uploaded_before_op(digest, mime)
             if known is not None:
                 return known
-            data = yield Call("POST", "/v1/files", files={"file": (name, content, mime)})
-            # the answer may show only file_id: what was sent fills the rest
-            up = parse_upload(data, mime_type=mime, size_bytes=len(content))
+            key = (
+                None
+                if self._c.reuse is False
+                else upload_key(self._c.key_id, self._c.base_url, digest, mime)
+            )
+            data = yield Call(
+                "POST", "/v1/files", files={"file": (name, content, mime)}, idempotency_key=key
+            )
+            # the answer may show only file_id: what was sent fills the rest; the bytes'
+            # SHA-256 is the client's own (creates that name the file are keyed by it)
+            up = replace(parse_upload(data, mime_type=mime, size_bytes=len(content)), sha256=digest)
             record = self._c.record
             if record is not None and self._c.reuse is not False:
                 try:
@@ -204,8 +259,6 @@ class Files(Resource[C]):
     @operation
     def read(self, file_id: FileRef) -> Op[AudioArray]:
         """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
-        from songlab.client._audio import decode_audio
-
-        _, _, content = yield from self._download_op(file_id)
-        audio: AudioArray = yield Work(decode_audio, (content,))
+        fid, _, content = yield from self._download_op(file_id)
+        audio: AudioArray = yield Work(_decode_whole, (fid, content))
         return audio

@@ -40,6 +40,7 @@ from songlab.client._errors import (
     error_from_response,
 )
 from songlab.client._models import Event, Task, parse_event
+from songlab.client._redact import scrub_exception
 from songlab.client._retry import (
     CallKind,
     RetryPolicy,
@@ -130,7 +131,7 @@ class StreamLoop:
         if isinstance(exc, httpx.RequestError) and not is_retryable(exc, CallKind.READ):
             raise APIConnectionError(
                 f"{type(exc).__name__}: {exc}", method="GET", path=self.path
-            ) from exc
+            ) from scrub_exception(exc)
         self.reason = type(exc).__name__
 
     def on_frame(self, data: str, sse_id: str, sse_event: str) -> Event | None:

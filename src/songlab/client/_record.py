@@ -24,15 +24,20 @@ kernel loses nothing it was told. The ledger reads it (``table()``,
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sqlite3
 import sys
 import threading
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
+
+import songlab.localfiles as localfiles
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,9 +49,13 @@ __all__ = [
     "RecordStore",
     "current_origin",
     "default_record_path",
+    "diagnose",
     "record_schema",
     "shared_store",
 ]
+
+log = logging.getLogger("songlab.client")
+_T = TypeVar("_T")
 
 RECORD_ENV: Final = "SONGLAB_RECORD"
 ORIGIN_ENV: Final = "SONGLAB_ORIGIN"
@@ -199,11 +208,72 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+_DAMAGE_CODES: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_MAGIC: Final = b"SQLite format 3\x00"
+_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
+
+
+class _Damaged(Exception):
+    """The record file is there but is not a whole SQLite database (the message says how)."""
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _DAMAGE_CODES
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+def diagnose(path: Path) -> str | None:
+    """What is wrong with the record file at ``path``, or None when it is absent or looks
+    whole (its SQLite header read, its size checked against the pages it announces).
+    Raises :class:`OSError` when the file cannot be read at all."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    if not path.is_file():
+        raise IsADirectoryError(f"{path} is not a file")
+    if size == 0:
+        return "is empty (0 bytes)"
+    with open(path, "rb") as fh:
+        head = fh.read(100)
+    if not head.startswith(_MAGIC[: len(head)]) or len(head) < len(_MAGIC):
+        return f"is not an SQLite database (it starts with {head[:16]!r})"
+    if len(head) < 100:
+        return f"is cut off ({size:,} bytes, shorter than its own header)"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        return f"has a damaged header (page size {page})"
+    if size % page:
+        return f"is cut off ({size:,} bytes, not a whole number of {page:,}-byte pages)"
+    if head[24:28] == head[92:96]:  # the page count in the header is current
+        announced = int.from_bytes(head[28:32], "big") * page
+        if announced > size:
+            return f"is cut off ({size:,} bytes; its header says {announced:,})"
+    return None
+
+
 class RecordStore:
     """The record (one SQLite file). ``path=None``: :func:`default_record_path`.
 
     ``keep_payloads=True`` also keeps each request's canonical text (off by default:
     prompts and lyrics may be confidential); read it back with :meth:`payload`.
+
+    **Never silently lost.** The file is made ``0600`` in a ``0700`` folder, whole (built
+    under a temporary name, then linked into place); an existing one open to other users
+    is warned about. Opening it checks it: an emptied, cut-off or garbage file, or one
+    SQLite finds malformed at any later read or write, is *named* in a warning (its path,
+    what is wrong, what songlab does), moved aside as ``<name>.damaged-<UTC time>`` (with
+    its ``-wal``/``-shm``; never overwritten) and a new record is started. A record that
+    cannot be opened at all (permissions, a full disk, a folder in the way) is named the
+    same way and the client carries on without it. Either way nothing is bought twice:
+    creates are named by what they ask (their Idempotency-Key is derived from the request,
+    uploads by their bytes), so the service returns a task made before instead of billing
+    it again (docs/reliability.md, "what survives a lost record"). No
+    ``sqlite3.DatabaseError`` reaches the caller.
     """
 
     def __init__(
@@ -214,37 +284,173 @@ class RecordStore:
         self._lock = threading.Lock()
         self._con: sqlite3.Connection | None = None
         self._pid = 0
+        self._ino: tuple[int, int] | None = None
+        self._said: set[str] = set()
 
     def __repr__(self) -> str:
         return f"RecordStore({str(self.path)!r})"
 
-    # one connection per process, used under a lock (a fork opens its own)
-    def _connection(self) -> sqlite3.Connection:
-        if self._con is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+    # -- opening, checking, setting a damaged file aside ------------------------------
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def _set_aside(self, problem: str) -> None:
+        """Move the damaged file (and its side files) aside, never over anything, and say so."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        n = 0
+        while True:
+            aside = self.path.with_name(
+                f"{self.path.name}.damaged-{stamp}" + (f"-{n}" if n else "")
+            )
+            if not any(Path(f"{aside}{s}").exists() for s in ("", *_SIDE_FILES)):
+                break
+            n += 1
+        try:
+            os.link(self.path, aside)  # fails rather than replace anything
+        except FileExistsError:
+            raise
+        except OSError:
+            os.rename(self.path, aside)
+        else:
+            os.unlink(self.path)
+        for suffix in _SIDE_FILES:
+            side = Path(f"{self.path}{suffix}")
+            if side.exists():
+                os.rename(side, f"{aside}{suffix}")
+        log.warning(
+            "songlab: the record %s %s. It is kept as %s (never overwritten) and a new "
+            "record is started at %s. Nothing is bought twice: every create is named by what "
+            "it asks (its Idempotency-Key comes from the request and uploads from their "
+            "bytes), so the service returns a task made before instead of billing it again; "
+            "only the record's history (labels, timings) of the creates before is in %s.",
+            self.path,
+            problem,
+            aside.name,
+            self.path.name,
+            aside.name,
+        )
+
+    def _create_new(self) -> None:
+        """A new, empty record, whole: built under a temporary name, then linked into place
+        (another process that made one first wins)."""
+        localfiles.private_dir(self.path.parent)
+        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        localfiles.create_exclusive(tmp, b"")
+        try:
+            con = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                con.execute("PRAGMA journal_mode = WAL")
+                for ddl in _DDL:
+                    con.execute(ddl)
+            finally:
+                con.close()
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass
+            except OSError:  # no hard links here: the first to rename wins
+                if not self.path.exists():
+                    os.replace(tmp, self.path)
+        finally:
+            for suffix in ("", *_SIDE_FILES):
+                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+
+    def _open(self) -> sqlite3.Connection:
+        for attempt in (1, 2):
+            problem = diagnose(self.path)
+            if problem is not None:
+                self._set_aside(problem)
+            if not self.path.exists():
+                self._create_new()
+            else:
+                localfiles.check_private(self.path, what="the client's record")
             con = sqlite3.connect(
                 self.path, timeout=60, check_same_thread=False, isolation_level=None
             )
-            con.execute("PRAGMA busy_timeout = 60000")
-            con.execute("PRAGMA journal_mode = WAL")
-            con.execute("PRAGMA synchronous = NORMAL")
-            for ddl in _DDL:
-                con.execute(ddl)
-            _add_missing_columns(con)
-            self._con, self._pid = con, os.getpid()
+            try:
+                con.execute("PRAGMA busy_timeout = 60000")
+                con.execute("PRAGMA journal_mode = WAL")
+                con.execute("PRAGMA synchronous = NORMAL")
+                for ddl in _DDL:
+                    con.execute(ddl)
+                _add_missing_columns(con)
+            except sqlite3.DatabaseError as exc:
+                con.close()
+                if not _is_damage(exc) or attempt == 2:
+                    raise
+                self._set_aside(f"is damaged ({exc})")
+                continue
+            self._ino = self._identity()
+            return con
+        raise AssertionError("unreachable")
+
+    # one connection per process, used under a lock (a fork opens its own)
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None or self._pid != os.getpid():
+            self._con, self._pid = self._open(), os.getpid()
         return self._con
+
+    def _drop_connection(self) -> None:
+        if self._con is not None and self._pid == os.getpid():
+            try:
+                self._con.close()
+            except sqlite3.Error:
+                pass
+        self._con = None
+
+    def _run(self, work: Callable[[sqlite3.Connection], _T], default: _T) -> _T:
+        """``work(connection)`` under the lock. A file found damaged (now or at a later
+        read or write) is set aside and the work done again on a new record; a record that
+        cannot be used at all is named once and ``default`` is the answer."""
+        with self._lock:
+            for attempt in (1, 2):
+                try:
+                    return work(self._connection())
+                except sqlite3.DatabaseError as exc:
+                    if not _is_damage(exc) or attempt == 2:
+                        self._unusable(exc)
+                        return default
+                    mine = self._ino
+                    self._drop_connection()
+                    if mine is not None and self._identity() == mine:
+                        self._set_aside(f"is damaged ({exc})")
+                    # else another process set it aside already: open the new one
+                except (sqlite3.Error, OSError) as exc:
+                    self._drop_connection()
+                    self._unusable(exc)
+                    return default
+            return default
+
+    def _unusable(self, exc: BaseException) -> None:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if why in self._said:
+            return
+        self._said.add(why)
+        log.warning(
+            "songlab: could not read the record %s (%s). Continuing without it: creates are "
+            "still named by what they ask, so the service deduplicates a repeat (nothing is "
+            "bought twice), but nothing is written down until the record can be opened "
+            "again (check the file and its folder, or pass record=PATH or record=False).",
+            self.path,
+            why,
+        )
 
     def close(self) -> None:
         with self._lock:
-            if self._con is not None and self._pid == os.getpid():
-                self._con.close()
-            self._con = None
+            self._drop_connection()
+
+    # -- rows ---------------------------------------------------------------------------
 
     def write(
         self, row: CreateRecord, *, payload: str | None = None, consent_id: str | None = None
     ) -> bool:
         """Commit one accepted create; False if (task_id, key_id) was already recorded
-        (an idempotent repeat adds no row)."""
+        (an idempotent repeat adds no row) or the record cannot be written (said once)."""
         values = (
             row.task_id,
             row.key_id,
@@ -271,8 +477,8 @@ class RecordStore:
             consent_id,
         )
         cols = (*_COLUMNS, "payload", "consent_id")
-        with self._lock:
-            con = self._connection()
+
+        def work(con: sqlite3.Connection) -> bool:
             con.execute("BEGIN IMMEDIATE")
             try:
                 cur = con.execute(
@@ -282,9 +488,21 @@ class RecordStore:
                 )
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                _rollback(con)
                 raise
             return cur.rowcount == 1
+
+        return self._run(work, False)
+
+    def _one(self, sql: str, args: tuple[object, ...]) -> tuple[object, ...] | None:
+        def work(con: sqlite3.Connection) -> tuple[object, ...] | None:
+            row: tuple[object, ...] | None = con.execute(sql, args).fetchone()
+            return row
+
+        return self._run(work, None)
+
+    def _change(self, sql: str, args: tuple[object, ...]) -> int:
+        return self._run(lambda con: con.execute(sql, args).rowcount, 0)
 
     def finish(
         self, *, task_id: str, key_id: str, at: datetime, status: str | None, via: str
@@ -294,17 +512,15 @@ class RecordStore:
         how (``via``). The first sighting keeps its time; a status not known then is
         filled in by the next sighting that shows it. True while a fact was still missing
         (the row exists and was changed); False when the row is absent or already full."""
-        with self._lock:
-            con = self._connection()
-            cur = con.execute(
-                "UPDATE creates SET finished_at = COALESCE(finished_at, ?), "
-                "finished_via = COALESCE(finished_via, ?), "
-                "final_status = COALESCE(final_status, ?) "
-                "WHERE task_id = ? AND key_id = ? "
-                "AND (finished_at IS NULL OR final_status IS NULL)",
-                (_iso(at), via, status, task_id, key_id),
-            )
-            return cur.rowcount > 0
+        changed = self._change(
+            "UPDATE creates SET finished_at = COALESCE(finished_at, ?), "
+            "finished_via = COALESCE(finished_via, ?), "
+            "final_status = COALESCE(final_status, ?) "
+            "WHERE task_id = ? AND key_id = ? "
+            "AND (finished_at IS NULL OR final_status IS NULL)",
+            (_iso(at), via, status, task_id, key_id),
+        )
+        return changed > 0
 
     def find_request(
         self,
@@ -319,24 +535,19 @@ class RecordStore:
         """The first recorded create of this request (route, canonical request, reuse scope
         and take) on this account, or None: what a create re-attaches to. Found by what it
         asks, so a row written with a key of an older songlab is found too."""
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(
-                    f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? "
-                    "AND payload_sha256 = ? AND base_url IS ? AND route = ? AND scope = ? "
-                    "AND take = ? ORDER BY seq LIMIT 1",
-                    (key_id, payload_sha256, base_url, route, scope, take),
-                )
-                .fetchone()
-            )
+        row = self._one(
+            f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? "
+            "AND payload_sha256 = ? AND base_url IS ? AND route = ? AND scope = ? "
+            "AND take = ? ORDER BY seq LIMIT 1",
+            (key_id, payload_sha256, base_url, route, scope, take),
+        )
         return None if row is None else _row(row)
 
     def forget(self, *, task_id: str, key_id: str) -> None:
         """Remove a row whose task the service no longer has (e.g. a restarted in-memory
         sandbox): the record keeps only tasks that exist."""
-        with self._lock:
-            con = self._connection()
+
+        def work(con: sqlite3.Connection) -> None:
             con.execute("BEGIN IMMEDIATE")
             try:
                 con.execute(
@@ -344,24 +555,21 @@ class RecordStore:
                 )
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                _rollback(con)
                 raise
+
+        self._run(work, None)
 
     def upload_of(
         self, key_id: str, base_url: str | None, content_sha256: str, mime_type: str | None
     ) -> tuple[str, int | None] | None:
         """(file id, size) of the same bytes uploaded before on this account, or None."""
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(
-                    "SELECT file_id, size_bytes FROM uploads WHERE key_id = ? AND base_url IS ? "
-                    "AND content_sha256 = ? AND mime_type IS ?",
-                    (key_id, base_url, content_sha256, mime_type),
-                )
-                .fetchone()
-            )
-        return None if row is None else (row[0], row[1])
+        row = self._one(
+            "SELECT file_id, size_bytes FROM uploads WHERE key_id = ? AND base_url IS ? "
+            "AND content_sha256 = ? AND mime_type IS ?",
+            (key_id, base_url, content_sha256, mime_type),
+        )
+        return None if row is None else (str(row[0]), _int(row[1]))
 
     def write_upload(
         self,
@@ -372,64 +580,52 @@ class RecordStore:
         file_id: str,
         size_bytes: int | None,
     ) -> None:
-        with self._lock:
-            self._connection().execute(
-                "INSERT OR REPLACE INTO uploads VALUES (?,?,?,?,?,?,?)",
-                (
-                    key_id,
-                    base_url,
-                    content_sha256,
-                    mime_type,
-                    file_id,
-                    size_bytes,
-                    datetime.now(UTC).isoformat(),
-                ),
-            )
+        self._change(
+            "INSERT OR REPLACE INTO uploads VALUES (?,?,?,?,?,?,?)",
+            (
+                key_id,
+                base_url,
+                content_sha256,
+                mime_type,
+                file_id,
+                size_bytes,
+                datetime.now(UTC).isoformat(),
+            ),
+        )
 
     def forget_upload(self, key_id: str, base_url: str | None, file_id: str) -> None:
-        with self._lock:
-            self._connection().execute(
-                "DELETE FROM uploads WHERE key_id = ? AND base_url IS ? AND file_id = ?",
-                (key_id, base_url, file_id),
-            )
+        self._change(
+            "DELETE FROM uploads WHERE key_id = ? AND base_url IS ? AND file_id = ?",
+            (key_id, base_url, file_id),
+        )
 
     def consent_id(self, *, task_id: str, key_id: str) -> str | None:
         """The ``consent_id`` a voice-clone create answered with (kept to re-attach)."""
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(
-                    "SELECT consent_id FROM creates WHERE task_id = ? AND key_id = ?",
-                    (task_id, key_id),
-                )
-                .fetchone()
-            )
-        return None if row is None else row[0]
+        row = self._one(
+            "SELECT consent_id FROM creates WHERE task_id = ? AND key_id = ?", (task_id, key_id)
+        )
+        return None if row is None else _text(row[0])
 
     def payload(self, task_id: str) -> str | None:
         """The canonical request text of a task (kept only with ``keep_payloads=True``)."""
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(
-                    "SELECT payload FROM creates WHERE task_id = ? ORDER BY seq LIMIT 1", (task_id,)
-                )
-                .fetchone()
-            )
-        return None if row is None else row[0]
+        row = self._one(
+            "SELECT payload FROM creates WHERE task_id = ? ORDER BY seq LIMIT 1", (task_id,)
+        )
+        return None if row is None else _text(row[0])
 
     def rows(self, *, key_id: str | None = None) -> list[CreateRecord]:
         """Every row (of ``key_id``, if given), oldest first."""
         if not self.path.exists():
             return []
         where, args = ("WHERE key_id = ?", (key_id,)) if key_id is not None else ("", ())
-        with self._lock:
-            found = (
-                self._connection()
-                .execute(f"SELECT {', '.join(_COLUMNS)} FROM creates {where} ORDER BY seq", args)
-                .fetchall()
-            )
-        return [_row(r) for r in found]
+
+        def work(con: sqlite3.Connection) -> list[tuple[object, ...]]:
+            sql = f"SELECT {', '.join(_COLUMNS)} FROM creates {where} ORDER BY seq"
+            found: list[tuple[object, ...]] = con.execute(sql, args).fetchall()
+            return found
+
+        empty: list[tuple[object, ...]] = []
+        return [_row(r) for r in self._run(work, empty)]
 
     def table(self, *, key_id: str | None = None) -> pa.Table:
         """Every row (of ``key_id``, if given) as Arrow (:data:`RECORD_SCHEMA`), oldest first."""
@@ -450,6 +646,13 @@ class RecordStore:
                 values = [",".join(r.tags) or None for r in rows]
             arrays.append(pa.array(values, f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _rollback(con: sqlite3.Connection) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except sqlite3.Error:  # a damaged file may refuse even that
+        pass
 
 
 def _row(r: tuple[object, ...]) -> CreateRecord:

@@ -44,6 +44,7 @@ from songlab.client._errors import (
     SonglabError,
     UnexpectedResponse,
 )
+from songlab.client._redact import scrub_exception
 from songlab.spec import RETRYABLE_CODES
 
 __all__ = [
@@ -245,7 +246,7 @@ class Retrier:
         if self.key is not None and isinstance(err, APIError | APIConnectionError):
             err.idempotency_key = self.key
         if err is not exc and err.__cause__ is None:
-            err.__cause__ = exc
+            err.__cause__ = scrub_exception(exc)  # the cause keeps no request headers
         return err
 
 

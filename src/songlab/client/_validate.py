@@ -16,7 +16,7 @@ import math
 import re
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Final, TypedDict
 
 from songlab.client._errors import ValidationError
 from songlab.codec import MIME
@@ -191,11 +191,44 @@ def canonical_json(value: object, field: str = "payload") -> str:
     canonical form of the client: a native payload is sent in it, a request is recorded,
     hashed and keyed by it."""
     try:
-        return json.dumps(
+        text = json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
     except (TypeError, ValueError, RecursionError) as e:
         raise ValidationError(field, f"must be JSON-serialisable ({e})") from None
+    if SURROGATE.search(text):
+        where, at, char = _lone_surrogate(value, field)
+        raise ValidationError(
+            where,
+            f"must be valid Unicode text: it holds a lone surrogate U+{ord(char):04X} at "
+            f"character {at} (half of a character, often an emoji cut in two)",
+        )
+    return text
+
+
+# half of a UTF-16 pair, which no UTF-8 text can hold (escaped: the source holds no surrogate)
+SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: object, path: str) -> tuple[str, int, str]:
+    """(field path, index, character) of the first lone surrogate in ``value``."""
+    if isinstance(value, str):
+        m = SURROGATE.search(value)
+        if m:
+            return path, m.start(), m.group()
+    elif isinstance(value, Mapping):
+        for k in sorted(value, key=str):
+            if isinstance(k, str) and SURROGATE.search(k):
+                return _lone_surrogate(k, f"{path} (a key)")
+            found = _lone_surrogate(value[k], f"{path}.{k}")
+            if found[0]:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{i}]")
+            if found[0]:
+                return found
+    return "", -1, ""
 
 
 def payload_object(payload: object, field: str = "payload") -> Mapping[str, object]:

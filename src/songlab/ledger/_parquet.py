@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import songlab.ledger._schema as _schema
+import songlab.localfiles as localfiles
 
 __all__ = [
     "DecimalType",
@@ -172,17 +172,9 @@ def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) ->
 
 def replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
     """``write(tmp)`` to a temporary file in ``target``'s directory, fsynced and renamed over
-    ``target``: a reader sees the old file or the new one, never half of one."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
-    try:
-        write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    ``target``: a reader sees the old file or the new one, never half of one. The file is
+    private (0600, new folders 0700: :func:`songlab.localfiles.replace_atomically`)."""
+    localfiles.replace_atomically(target, write)
 
 
 def write_atomic(target: Path, table: pa.Table) -> None:

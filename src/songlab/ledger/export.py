@@ -22,6 +22,14 @@ all. In Excel every text cell is a string cell, and one that starts with
 (Excel shows the text as typed and never evaluates it, even once edited); in
 CSV such text gets a leading ``'`` (OWASP's advice), which a spreadsheet shows
 as text. Numbers (money, counts, negative differences) stay numbers.
+
+**Always opens.** A prompt may hold any character. XML 1.0 cannot hold most control
+characters (NUL, ESC, ...), lone surrogates, U+FFFE or U+FFFF, and one of them made
+an ``.xlsx`` nobody could open. Every Excel text cell goes through :func:`xml_text`,
+which shows each as a visible stand-in (ESC as ``␛``, NUL as ``␀``: the Unicode
+control pictures; ``�`` for the others), never dropping it. CSV keeps every
+character as it is; a cell that starts with a control character also gets the
+leading ``'``.
 """
 
 from __future__ import annotations
@@ -29,7 +37,6 @@ from __future__ import annotations
 import csv
 import os
 import re
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -38,6 +45,8 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+
+import songlab.localfiles as localfiles
 
 __all__ = [
     "FORMULA_START",
@@ -48,6 +57,7 @@ __all__ = [
     "inert",
     "is_formula_like",
     "sheet_name",
+    "xml_text",
 ]
 
 # Excel number format of money cells: thousands, at least 2 and up to 8 decimals.
@@ -64,8 +74,10 @@ def is_formula_like(text: str) -> bool:
 
 def inert(text: str) -> str:
     """``text`` as a CSV cell no spreadsheet evaluates: a leading ``'`` if it looks like a
-    formula (OWASP), else unchanged."""
-    return "'" + text if is_formula_like(text) else text
+    formula (OWASP) or starts with a control character (a reader that drops it must not
+    find a formula behind it), else unchanged. Control characters are kept as they are."""
+    starts_with_control = bool(text) and text[0] < " "
+    return "'" + text if is_formula_like(text) or starts_with_control else text
 
 
 def _money_text(d: Decimal) -> str:
@@ -107,15 +119,9 @@ def _headers(frame: pd.DataFrame) -> list[str]:
 
 
 def atomic(target: Path, write: Callable[[Path], None]) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return target
+    """``write(tmp)`` fills a private temporary file that is then renamed over ``target``
+    (0600, new folders 0700: :func:`songlab.localfiles.replace_atomically`)."""
+    return localfiles.replace_atomically(target, write)
 
 
 def export_csv(
@@ -204,18 +210,33 @@ def _letter(col: int) -> str:
     return str(get_column_letter(col))
 
 
-_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# What XML 1.0 cannot hold (section 2.2): C0 controls but tab, LF and CR; lone surrogates;
+# U+FFFE and U+FFFF
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# text Excel would read as its own escape (_x0041_ is shown as "A"): its "_" is escaped
+_OOXML_ESCAPE = re.compile(r"_(x[0-9A-Fa-f]{4}_)")
+
+
+def _shown(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return chr(0x2400 + c) if c < 0x20 else "\ufffd"
+
+
+def xml_text(text: str) -> str:
+    """``text`` as an Excel text cell shows it, every character XML 1.0 forbids replaced by
+    a visible one: a C0 control by its Unicode control picture (ESC -> ``␛``, NUL -> ``␀``),
+    a lone surrogate, U+FFFE or U+FFFF by ``�``. A CR (XML reads it back as LF) is written
+    as LF, and text that looks like OOXML's own escape (``_x0041_``) is kept as typed."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _NOT_XML.sub(_shown, text)
+    return _OOXML_ESCAPE.sub(r"_x005F_\1", text)
 
 
 def _text_cell(cell: Any, text: str) -> None:
     quote = is_formula_like(text)
-    # XML keeps tab and LF; it reads a CR back as LF, so CR is written as LF; characters
-    # XML cannot hold at all become OOXML's _xHHHH_
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if _ILLEGAL_XML.search(text):
-        from openpyxl.utils.escape import escape
-
-        text = escape(text)
+    # songlab's own cleaning: openpyxl escapes only 0x01-0x19, so NUL and 0x1A-0x1F
+    # (ESC among them) made a file no reader opens
+    text = xml_text(text)
     cell._value = text  # a string cell, whatever it starts with: never a formula
     cell.data_type = "s"
     if quote:

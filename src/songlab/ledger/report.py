@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import html
 import os
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ import songlab.ledger.display as display
 import songlab.ledger.export as export
 import songlab.ledger.plots as plots
 import songlab.ledger.tables as tables
+import songlab.localfiles as localfiles
 from songlab.ledger._periods import Period, elapsed_text, parse_budgets, worst_budget
 from songlab.ledger.engine import AGENT_TIER, open_ledger
 from songlab.ledger.tables import DATE_UNKNOWN
@@ -468,15 +468,7 @@ def render_html(
 
 
 def _write_text(path: Path, document: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_text(document, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    return localfiles.write_atomic(path, document)  # 0600, new folders 0700
 
 
 def write_report(

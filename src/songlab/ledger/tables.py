@@ -373,8 +373,10 @@ def _summary(p: Period, fc: Forecast, f: Mapping[str, Any]) -> pd.DataFrame:
     )
 
 
-# Text that a spreadsheet would evaluate (OWASP, CSV injection): starts with = + - @ tab CR.
-FORMULA_START: Final[str] = "^[=+\\-@\t\r]"
+# Text that a spreadsheet would evaluate (OWASP, CSV injection): starts with = + - @ tab CR;
+# or with any other control character (kept as it is, but a leading ' makes it inert), as
+# export.inert does.
+FORMULA_START: Final[str] = "^[=+\\-@\\x00-\\x1f]"
 
 
 def _inert(column: str) -> str:

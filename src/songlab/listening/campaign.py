@@ -184,15 +184,13 @@ class Campaign:
         self, directory: str | Path, /, *, raters: Iterable[str] | None = None
     ) -> list[Path]:
         """Write ``rater-<id>.html`` for each rater (or those given) into ``directory``."""
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        from songlab.localfiles import private_dir, write_atomic  # a page holds its token
+
+        out = private_dir(directory)  # 0700 where made; each page 0600, written whole
         paths = []
         for r in raters if raters is not None else self.raters:
             path = out / f"rater-{self._rater(r)}.html"
-            tmp = path.with_suffix(".html.part")
-            tmp.write_text(self.page(r), encoding="utf-8")
-            tmp.replace(path)
-            paths.append(path)
+            paths.append(write_atomic(path, self.page(r)))
         return paths
 
     # -- answers -------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 No HTTP here. Everything the sandbox keeps (accounts, keys, tasks, events,
 files, ledger, idempotency records, rate-limit hits, voices, consents) lives in
-one SQLite database: a file (WAL, ``synchronous=FULL``, so a SIGKILL loses
+one SQLite database, the URL-signing secret excepted (``files.Signer``): a file
+(0600, its folder 0700 when made here; WAL, ``synchronous=FULL``, so a SIGKILL loses
 nothing committed) or ``:memory:``. One connection is shared by the event loop
 and the worker threads under a re-entrant lock; :meth:`Store.tx` is an
 ``IMMEDIATE`` transaction that nests, with callbacks run after the outermost
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import songlab.localfiles as localfiles
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,13 +76,19 @@ CREATE TABLE IF NOT EXISTS tool_overrides (
 """
 
 
+class DamagedDatabase(RuntimeError):
+    """The database file is not a usable SQLite database (named, left untouched)."""
+
+
 class Store:
     """One SQLite connection shared by all threads under a re-entrant lock."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         if path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            # 0600 in a 0700 folder when made here (its -wal and -shm files follow the
+            # database's mode); an existing file open to other users is warned about
+            localfiles.ensure_private_file(Path(path).expanduser(), what="the sandbox database")
         self._conn = sqlite3.connect(
             path, check_same_thread=False, isolation_level=None, timeout=30.0
         )
@@ -87,11 +96,18 @@ class Store:
         self.lock = threading.RLock()
         self._depth = 0
         self._after: list[Callable[[], None]] = []
-        if path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.executescript(SCHEMA)
-        self._migrate()
+        try:
+            if path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(SCHEMA)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise DamagedDatabase(
+                f"the sandbox database {path} cannot be used ({exc}); it is left as it is: "
+                "move it aside to keep it, or start with another --db (or --db :memory:)"
+            ) from None
 
     def _migrate(self) -> None:
         """Columns added since a database was made (its data is kept)."""
@@ -161,6 +177,18 @@ class Store:
     def get_meta(self, key: str) -> str | None:
         row = self.one("SELECT value FROM meta WHERE key = ?", (key,))
         return None if row is None else row[0]
+
+    def erase_meta(self, key: str) -> None:
+        """Delete a meta row, its bytes overwritten in the file (``secure_delete``), and
+        checkpoint the WAL so no copy stays in the log."""
+        with self.lock:
+            self._conn.execute("PRAGMA secure_delete=ON")
+            try:
+                self._conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            finally:
+                self._conn.execute("PRAGMA secure_delete=OFF")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def set_meta(self, key: str, value: str) -> None:
         self.execute(

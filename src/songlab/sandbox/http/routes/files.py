@@ -18,8 +18,11 @@ from songlab.sandbox.storage import files as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES, SignatureError
 from songlab.sandbox.tasks import validation
+from songlab.sandbox.tasks.creates import valid_key
+from songlab.spec import LIMITS
 
 MULTIPART_SLACK = 64 * 1024  # room for multipart headers and boundaries
+FILENAME_MAX = int(LIMITS["upload_filename_chars"])
 TOO_LARGE = f"must be at most {UPLOAD_MAX_BYTES} bytes (64 MiB)"
 
 
@@ -45,37 +48,50 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
         return meta
 
     def _stored(
-        account_id: str, data: bytes, mime: str, name: str | None, verdict: dict[str, Any] | None
+        account_id: str,
+        data: bytes,
+        mime: str,
+        name: str | None,
+        verdict: dict[str, Any] | None,
+        key: str | None,
     ) -> Response:
-        meta = storage.put(
-            store,
-            account_id=account_id,
-            data=data,
-            mime_type=mime,
-            origin="upload",
-            now=clock.now(),
-            name=name,
-            probe=verdict,
-        )
-        return json_response(
-            {
+        """Store an upload; with a valid Idempotency-Key, a repeat answers the original
+        (the same status and body, nothing stored again), as a create's repeat does."""
+        with store.tx():
+            if key is not None and (hit := storage.upload_answer(store, account_id, key)):
+                return json_response(hit[1], hit[0])
+            meta = storage.put(
+                store,
+                account_id=account_id,
+                data=data,
+                mime_type=mime,
+                origin="upload",
+                now=clock.now(),
+                name=name,
+                probe=verdict,
+            )
+            body = {
                 "file_id": meta["id"],
                 "mime_type": mime,
                 "size_bytes": meta["size_bytes"],
                 "sha256": meta["sha256"],
-            },
-            201,
-        )
+            }
+            if key is not None:
+                storage.keep_upload_answer(store, account_id, key, 201, body, clock.now())
+        return json_response(body, 201)
 
     @r.post("/v1/files", status_code=201)
     async def upload(request: Request) -> Response:
         account_id = account(accounts, request)
+        key = valid_key(request.headers.get("idempotency-key"))
+        if key is not None and (hit := storage.upload_answer(store, account_id, key)):
+            return json_response(hit[1], hit[0])  # a repeat: its body is not read again
         ctype = request.headers.get("content-type", "")
         length = request.headers.get("content-length")
         if ctype.startswith("multipart/form-data"):
             if length and length.isdigit() and int(length) > UPLOAD_MAX_BYTES + MULTIPART_SLACK:
                 raise errors.invalid("file", TOO_LARGE)
-            return await _multipart(request, account_id)
+            return await _multipart(request, account_id, key)
         raw = await request.body()
         if not raw:
             raise errors.invalid(
@@ -107,9 +123,10 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
             meta["mime_type"],
             meta["name"],
             storage.probe_of(store, file_id),
+            key,
         )
 
-    async def _multipart(request: Request, account_id: str) -> Response:
+    async def _multipart(request: Request, account_id: str, key: str | None) -> Response:
         seen = 0
         receive = request.receive
 
@@ -136,12 +153,19 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
                 raise errors.invalid("file", "is required: a multipart file part")
             named = form.get("file")
             part = named if isinstance(named, UploadFile) else parts[0]
+            if part.filename is not None and len(part.filename) > FILENAME_MAX:
+                raise errors.invalid(
+                    "filename",
+                    f"must be at most {FILENAME_MAX} characters, got {len(part.filename)}",
+                )
             data = await part.read(UPLOAD_MAX_BYTES + 1)
             if len(data) > UPLOAD_MAX_BYTES:
                 raise errors.invalid("file", TOO_LARGE)
             mime, verdict = await _probe(data, part.content_type)
             # hashing and writing tens of MiB: a worker thread, not the event loop
-            return await run_in_threadpool(_stored, account_id, data, mime, part.filename, verdict)
+            return await run_in_threadpool(
+                _stored, account_id, data, mime, part.filename, verdict, key
+            )
         finally:
             await form.close()
 
@@ -171,7 +195,7 @@ def router(accounts: Authenticator, store: Store, clock: Now, links: Links) -> A
         return Response(
             storage.data(store, file_id),
             media_type=meta["mime_type"],
-            headers={"Cache-Control": "private, max-age=60"},
+            headers=storage.download_headers(meta["mime_type"], meta["name"], file_id),
         )
 
     @r.api_route("/_storage/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
