@@ -24,7 +24,7 @@ from songlab.widgets.listening import (
     PreferencePanel,
     listening_panel,
 )
-from songlab.widgets.players import AudioView, StemsView, task_audio
+from songlab.widgets.players import AudioView, StemsView, TakePlayer, task_audio
 from songlab.widgets.progress import ProgressPanel, TaskRow
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "PreferencePanel",
     "ProgressPanel",
     "StemsView",
+    "TakePlayer",
     "TaskRow",
     "listening_panel",
     "task_audio",
