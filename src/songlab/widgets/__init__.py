@@ -6,7 +6,9 @@
 - :class:`ProgressPanel`: many tasks at once, live from their event streams;
 - :class:`AudioView`, :class:`StemsView`: players, waveform and spectrogram;
 - :class:`PreferencePanel`, :class:`ABXPanel`, :class:`MushraPanel`: blind listening;
-- :class:`CostPanel`: balance, spend by tier and operation, the tier comparison.
+- :class:`CostPanel`: balance, spend by tier and operation, the tier comparison;
+- :func:`export_library`: every asset of a project, notebook or period into a folder, with a
+  progress bar (:class:`ExportBar`).
 
 Display panels from the main thread; they update themselves from background
 threads by setting widget values. Callback errors are shown in each panel.
@@ -17,6 +19,7 @@ from __future__ import annotations
 from songlab.widgets.clone import ClonePanel
 from songlab.widgets.cost import CostPanel
 from songlab.widgets.form import GenerationForm
+from songlab.widgets.library import ExportBar, export_library
 from songlab.widgets.listening import (
     ABXPanel,
     ListeningPanel,
@@ -32,6 +35,7 @@ __all__ = [
     "AudioView",
     "ClonePanel",
     "CostPanel",
+    "ExportBar",
     "GenerationForm",
     "ListeningPanel",
     "MushraPanel",
@@ -40,6 +44,7 @@ __all__ = [
     "StemsView",
     "TakePlayer",
     "TaskRow",
+    "export_library",
     "listening_panel",
     "task_audio",
 ]
