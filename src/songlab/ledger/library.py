@@ -58,11 +58,11 @@ from songlab.ledger.naming import (
 )
 
 __all__ = [
-    "MANIFEST_COLUMNS",
     "ExportProgress",
     "ExportResult",
     "FIELDS",
     "JOURNAL",
+    "MANIFEST_COLUMNS",
     "TEMPLATE",
     "export_library",
 ]
