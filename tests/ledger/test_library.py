@@ -156,11 +156,11 @@ def test_a_second_run_downloads_nothing_and_a_damaged_file_is_fetched_again(
         cut = out / "v5" / f"{ids[0]}.mp3"
         cut.write_bytes(cut.read_bytes()[:1000])  # a damaged file
         (out / "v5" / f"{ids[1]}.mp3").unlink()  # a lost one
-        (out / "v5" / f".{ids[2]}.mp3.0123.songlab-part").write_bytes(b"half")  # a killed write
+        (out / "v5" / f".{ids[2]}.mp3.{'0' * 32}.tmp").write_bytes(b"half")  # a killed write
         third = export_library(client, out, template="{model}/{task}.{ext}")
     assert (third.downloaded, third.present) == (2, 1)
     assert _files(out) == {f"v5/{i}.mp3" for i in ids}
-    assert not list(out.rglob("*.songlab-part"))
+    assert not list(out.rglob("*.tmp"))
     manifest = pd.read_csv(out / "manifest.csv", dtype=str)
     for row in manifest.itertuples():
         assert hashlib.sha256((out / row.file).read_bytes()).hexdigest() == row.blob_hash

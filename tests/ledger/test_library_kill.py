@@ -201,7 +201,7 @@ def test_an_export_killed_halfway_resumes_with_every_file_once(
     assert (manifest["cost_usd"] == "0.54000000").all()  # sfx_gen's price, as billed
     for row in manifest.itertuples():
         assert hashlib.sha256((folder / row.file).read_bytes()).hexdigest() == row.blob_hash
-    assert not list(folder.rglob("*.songlab-part"))
+    assert not list(folder.rglob("*.tmp"))  # no temporary left by the kill
 
     third = _child(env, folder)
     out, err = third.communicate(timeout=300)

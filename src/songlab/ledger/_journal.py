@@ -1,74 +1,53 @@
 """The export folder's journal and its private files: what is written, whole, and 0600.
 
 A killed export leaves nothing half-written under a final name: each file is written to a
-``.songlab-part`` temporary (0600) and renamed into place, and then one committed row of
-the journal (SQLite, in the folder) names the asset it holds, its size and SHA-256. The
-next run trusts a file only if the journal has it and its size and hash still match.
+temporary (0600, by :mod:`songlab.localfiles`), one committed row of the journal (SQLite,
+in the folder, 0600) names the asset it holds, its size and SHA-256, and then it is renamed
+into place. The next run trusts a file only if the journal has it and its size and hash
+still match; it deletes the temporaries a kill left.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
+import re
 import sqlite3
 import threading
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = [
-    "DIR_MODE",
-    "FILE_MODE",
-    "JOURNAL",
-    "Journal",
-    "PART_SUFFIX",
-    "make_dirs",
-    "sha256_of",
-    "write_private",
-]
+from songlab.localfiles import ensure_private_file, replace_atomically
+
+__all__ = ["JOURNAL", "Journal", "leftovers", "sha256_of", "write_private"]
 
 JOURNAL: Final[str] = ".songlab-export.sqlite"
-PART_SUFFIX: Final[str] = ".songlab-part"
-DIR_MODE: Final = 0o700
-FILE_MODE: Final = 0o600
-
-
-def make_dirs(path: Path, root: Path) -> None:
-    """``path`` and its parents up to ``root``, each created 0700."""
-    missing = []
-    p = path
-    while p != root and not p.exists():
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            d.mkdir(mode=DIR_MODE)
-        os.chmod(d, DIR_MODE)
+_LEFTOVER: Final = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
 
 def write_private(
     target: Path, content: bytes, *, before_rename: Callable[[], None] | None = None
 ) -> None:
-    """``content`` at ``target`` whole or not at all: a 0600 temporary file, then a rename.
+    """``content`` at ``target`` whole or not at all (:func:`songlab.localfiles.replace_atomically`:
+    a 0600 temporary file beside it, fsynced, renamed; its folders made 0700).
     ``before_rename`` runs once the bytes are on disk (the journal's row: a kill between it
     and the rename leaves a row whose file is missing, which the next run fetches again)."""
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}{PART_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    try:
-        with os.fdopen(fd, "wb") as fh:
+
+    def fill(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
             fh.write(content)
-            fh.flush()
-            os.fsync(fh.fileno())
         if before_rename is not None:
             before_rename()
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    replace_atomically(target, fill)
+
+
+def leftovers(root: Path) -> list[Path]:
+    """The temporary files a killed run left (``.NAME.<32 hex>.tmp``, as ``localfiles``
+    names them) anywhere under ``root``."""
+    return [p for p in root.rglob(".*.tmp") if _LEFTOVER.fullmatch(p.name)]
 
 
 def sha256_of(path: Path) -> str | None:
@@ -86,9 +65,7 @@ class Journal:
     """The folder's record of what is written (SQLite, one committed row per file)."""
 
     def __init__(self, folder: Path) -> None:
-        path = folder / JOURNAL
-        if not path.exists():
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+        path = ensure_private_file(folder / JOURNAL, what="the export's journal")
         self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
         self._lock = threading.Lock()
         with self._lock, self._db:

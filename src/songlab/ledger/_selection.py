@@ -19,10 +19,24 @@ from typing import Any, Final
 
 import pandas as pd
 
+import songlab.ledger.engine as engine
 import songlab.ledger.periods as periods
 from songlab.ledger.tasks import tasks_frame
 
 __all__ = ["Task", "asset_dicts", "select"]
+
+_COLUMNS: Final = (
+    "task_id",
+    "operation",
+    "model",
+    "tier",
+    "license",
+    "status",
+    "created_at",
+    "cost_usd",
+    "cost_source",
+    "project",
+)
 
 _PROMPT_KEYS: Final = ("prompt", "styleOfMusic", "style_of_music", "song_style", "genre", "task")
 
@@ -137,27 +151,22 @@ def select(
     prompts: Mapping[str, str] | Callable[[Mapping[str, Any]], str | None] | None,
 ) -> list[Task]:
     frame = _frame_of(client, tasks)
-    if period is not None or start is not None or end is not None:
-        frame = periods.in_period(frame, periods.period(period, start=start, end=end))
+    p = (
+        periods.period(period, start=start, end=end)
+        if period is not None or start is not None or end is not None
+        else None
+    )
+    # the rows and their money through the ledger engine's relation: the cost report's
+    # cost_usd and cost_source, by its one rule of what counts
+    where = [engine.day_filter(p)]
     if project is not None:
-        frame = frame[frame["project"].astype("string").fillna("") == project]
-    cols = [
-        c
-        for c in (
-            "task_id",
-            "operation",
-            "model",
-            "tier",
-            "license",
-            "status",
-            "created_at",
-            "cost_usd",
-            "cost_source",
-            "project",
+        where.append(f"project = '{project.replace(chr(39), chr(39) * 2)}'")
+    with engine.open_ledger(frame) as book:
+        chosen = book.arrow(
+            f"SELECT {', '.join(_COLUMNS)} FROM ledger WHERE {' AND '.join(where)} "
+            "ORDER BY created_at NULLS FIRST, task_id"
         )
-        if c in frame.columns
-    ]
-    rows = [{k: _value(v) for k, v in r.items()} for r in frame[cols].to_dict("records")]
+    rows = [{k: _value(v) for k, v in r.items()} for r in chosen.to_pylist()]
     record = getattr(client, "record", None)
     recorded = _record_rows(client)
     out: list[Task] = []

@@ -25,6 +25,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,16 +37,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from songlab.ledger._journal import (
-    DIR_MODE,
-    FILE_MODE,
-    JOURNAL,
-    PART_SUFFIX,
-    Journal,
-    make_dirs,
-    sha256_of,
-    write_private,
-)
+from songlab.ledger._journal import JOURNAL, Journal, leftovers, sha256_of, write_private
 from songlab.ledger._selection import Task, asset_dicts, select
 from songlab.ledger.export import export_csv
 from songlab.ledger.naming import (
@@ -56,6 +49,7 @@ from songlab.ledger.naming import (
     short_id,
     slug,
 )
+from songlab.localfiles import private_dir, replace_atomically
 
 __all__ = [
     "ExportProgress",
@@ -288,10 +282,8 @@ def export_library(
     root = Path(folder)
     if root.exists() and not root.is_dir():
         raise ValueError(f"folder: {root} is a file, not a folder")
-    if not root.exists():
-        root.mkdir(mode=DIR_MODE, parents=True)
-        os.chmod(root, DIR_MODE)
-    for part in root.rglob("*" + PART_SUFFIX):  # what a killed run left half-written
+    private_dir(root)  # 0700 if songlab makes it (a folder of yours keeps its mode)
+    for part in leftovers(root):  # what a killed run left half-written
         part.unlink(missing_ok=True)
     selected = select(
         client,
@@ -385,14 +377,7 @@ def _run(
     _emit(progress, state)
     frame = _manifest_frame(items)
     name = f"manifest.{manifest}"
-    if manifest == "csv":
-        export_csv({"manifest": frame}, root)
-        os.chmod(root / name, FILE_MODE)
-    else:
-        from songlab.ledger._parquet import write_parquet
-
-        write_parquet(frame, root / name)
-        os.chmod(root / name, FILE_MODE)
+    replace_atomically(root / name, functools.partial(_write_manifest, frame, manifest))
     state = replace(state, phase="done")
     _emit(progress, state)
     return ExportResult(
@@ -457,7 +442,6 @@ def _write_group(
         item.path = f"{item.stem}.{ext}"
         item.sha256, item.size = hashlib.sha256(content).hexdigest(), len(content)
         target = root / item.path
-        make_dirs(target.parent, root)
         # the journal's row before the rename: a file under its final name is always known
         write_private(
             target,
@@ -476,6 +460,19 @@ def _write_group(
             count(done=1, downloaded=1, bytes_downloaded=len(content))
         else:
             count(done=1, copied=1)
+
+
+def _write_manifest(frame: pd.DataFrame, kind: str, tmp: Path) -> None:
+    """The manifest into ``tmp`` (a private temporary: ``replace_atomically`` renames it):
+    CSV as the ledger writes it (exact money, formula-like text made inert), or Parquet."""
+    if kind == "parquet":
+        from songlab.ledger._parquet import write_parquet
+
+        write_parquet(frame, tmp)
+        return
+    with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=".songlab-manifest-") as work:
+        (written,) = export_csv({"manifest": frame}, work)
+        shutil.copyfile(written, tmp)
 
 
 def _check_blob(item: _Item, content: bytes) -> None:
