@@ -110,7 +110,8 @@ def test_nothing_after_the_parameters_cell_reassigns_a_parameter(path: Path) -> 
 def _reads_parameters(source: str) -> set[str]:
     """Parameters a cell re-binds only to read them as people typed them:
     ``A, B = lists(A=A, B=B)`` (songlab.params) keeps the value it was given."""
-    tree = ast.parse(source)
+    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    tree = ast.parse("\n".join(lines))
     kept: set[str] = set()
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):

@@ -231,6 +231,18 @@ class GenerationForm(SubmitOnce, W.VBox):
             self.reason.value = status_html("ready", "ok")
         self.submit.disabled = not self.gate.valid or bool(done) or self._busy.locked()
 
+    def use_take(self, take: int) -> None:
+        """Submit the current values as take number ``take`` next (what *New take* does, by
+        number: a notebook that names its takes re-attaches to them when it is run again,
+        where *New take* would move on to a take the record does not hold yet)."""
+        if not (isinstance(take, int) and not isinstance(take, bool) and take >= 1):
+            raise ValueError(f"take: a whole number >= 1, got {take!r}")
+        fingerprint = self._fingerprint()
+        self._submitted.pop(fingerprint, None)
+        self._key = self._key_for = None
+        self._takes[fingerprint] = take
+        self._refresh()
+
     def _start_new_take(self) -> None:
         """The next take of the current values that the record does not hold yet."""
         fingerprint = self._fingerprint()
