@@ -114,7 +114,10 @@ def test_clone_flow_shows_consent_price_progress_and_vocal_id(fake, voice_mp3) -
     assert song["kind"] == "generation" and song["payload"]["vocal_id"] == "voice-task-1"
     assert song["payload"]["prompt"] == "a slow waltz"
     assert song["tool_id"].startswith("tool-generate_song")
-    panel.progress.wait(5)
+    form.progress.wait(5)  # the songs have a panel of their own under the form
+    assert form.progress is not panel.progress and not panel.progress.rows.keys() & set(
+        form.task_ids
+    )
     assert panel.sink.errors == []
 
 

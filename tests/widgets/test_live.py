@@ -199,7 +199,7 @@ def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
     song.submit.click()  # the person wrote the prompt, saw the price and pressed Generate
     assert len(song.task_ids) == 1, panel.sink.errors + song.sink.errors
     assert song.request()["payload"]["vocal_id"] == panel.vocal_id
-    panel.progress.wait(WAIT)
+    song.progress.wait(WAIT)
     assert client.generations.get(song.task_ids[0]).status == "completed"
     assert panel.sink.errors == [] and song.sink.errors == []
 

@@ -99,7 +99,7 @@ class ClonePanel(SubmitOnce, W.VBox):
             button_style="success",
             disabled=True,
             tooltip="Opens a song form with this voice; nothing is sent until you press Generate",
-            layout=W.Layout(width="auto"),  # the label shown whole
+            layout=W.Layout(width="max-content"),  # the label shown whole, not stretched
         )
         self.song_button.layout.display = "none"
         self._form = form
@@ -271,7 +271,7 @@ class ClonePanel(SubmitOnce, W.VBox):
         """From the row's thread: the status line says how the clone ended (never "sent"
         next to a finished bar) and the saved voice is shown."""
         if row.task_id != self.task_id:
-            return  # a song started from this panel shares its progress panel
+            return
         task = row.task
         vocal_id = getattr(task, "vocal_id", None)
         if row.state.status != "completed" or not vocal_id:
@@ -299,7 +299,8 @@ class ClonePanel(SubmitOnce, W.VBox):
             self.sink.info("no saved voice yet", "warn")
             return None
         if self._form is None:
-            self._form = GenerationForm(self.client, progress=self.progress)
+            songs = ProgressPanel(self.client, title="Songs with this voice")
+            self._form = GenerationForm(self.client, progress=songs)
         if self._form not in self._form_box.children:
             self._form_box.children = (self._form,)
         form = self._form
