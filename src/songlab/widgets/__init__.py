@@ -7,6 +7,8 @@
 - :class:`AudioView`, :class:`StemsView`: players, waveform and spectrogram;
 - :class:`PreferencePanel`, :class:`ABXPanel`, :class:`MushraPanel`: blind listening;
 - :class:`CostPanel`: balance, spend by tier and operation, the tier comparison;
+- :func:`batch` / :func:`abatch`: ``client.batch`` with a progress bar (a line on a
+  terminal), returning the result as a frame (:class:`BatchDisplay` is the bar);
 - :func:`export_library`: every asset of a project, notebook or period into a folder, with a
   progress bar (:class:`ExportBar`).
 
@@ -16,6 +18,7 @@ threads by setting widget values. Callback errors are shown in each panel.
 
 from __future__ import annotations
 
+from songlab.widgets.batches import BatchDisplay, abatch, batch
 from songlab.widgets.clone import ClonePanel
 from songlab.widgets.cost import CostPanel
 from songlab.widgets.form import GenerationForm
@@ -33,6 +36,7 @@ from songlab.widgets.progress import ProgressPanel, TaskRow
 __all__ = [
     "ABXPanel",
     "AudioView",
+    "BatchDisplay",
     "ClonePanel",
     "CostPanel",
     "ExportBar",
@@ -44,6 +48,8 @@ __all__ = [
     "StemsView",
     "TakePlayer",
     "TaskRow",
+    "abatch",
+    "batch",
     "export_library",
     "listening_panel",
     "task_audio",
