@@ -16,6 +16,7 @@ MODULES = sorted(n for n in GRAPH.files if not n.endswith("__main__"))
 MUST_SAY = GRAPH.packages | {
     "songlab.codec",
     "songlab.localfiles",
+    "songlab.params",
     "songlab.pricing",
     "songlab.spec",
 }

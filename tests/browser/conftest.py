@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-collect_ignore = ["lab_smoke.ipynb", "listening_panel.ipynb"]
+collect_ignore = ["clone_song.ipynb", "lab_smoke.ipynb", "listening_panel.ipynb"]

@@ -23,12 +23,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -65,9 +67,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """A running JupyterLab: (base URL with token query, notebook name)."""
+@contextmanager
+def _running_lab(
+    tmp_path: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """A running JupyterLab: (base URL with token query, notebook name). Its root is a copy
+    of notebooks/ (plus this folder's fixture notebooks), each marked trusted as `make lab`
+    marks them, so saved outputs and widget views render when a notebook is opened."""
     if not CHROMIUM.exists():
         pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
     pytest.importorskip("playwright.sync_api", reason="browser test: playwright is not installed")
@@ -78,22 +84,25 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
         root.mkdir()
     if (ROOT / "data").is_dir():  # notebooks read ../data/ fixtures
         shutil.copytree(ROOT / "data", tmp_path / "data")
-    for fixture in HERE.glob("*.ipynb"):  # lab_smoke.ipynb, listening_panel.ipynb
+    for fixture in HERE.glob("*.ipynb"):  # lab_smoke, listening_panel, clone_song
         shutil.copy(fixture, root / fixture.name)
     name = _notebook_to_open(root)
     assert "kernelspec" in json.loads((root / name).read_text(encoding="utf-8"))["metadata"]
     port, token = _free_port(), secrets.token_hex(16)
     state = tmp_path / "jupyter"
+    _trust(root, state / "data")
     env = {
         **os.environ,
         "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
         "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
         "JUPYTER_CONFIG_DIR": str(state / "config"),
+        "JUPYTER_DATA_DIR": str(state / "data"),
         "PYTHONWARNINGS": "ignore",
     }
     env.pop("SONGLAB_API_KEY", None)
     env.pop("SONGLAB_BASE_URL", None)
+    env.update(extra_env or {})
     log = (tmp_path / "lab.log").open("wb")
     proc = subprocess.Popen(
         [
@@ -145,13 +154,68 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
         log.close()
 
 
+def _trust(root: Path, data_dir: Path) -> None:
+    from nbformat import read
+    from nbformat.sign import NotebookNotary
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    notary = NotebookNotary(data_dir=str(data_dir))
+    for path in root.glob("*.ipynb"):
+        notary.sign(read(path, as_version=4))
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    with _running_lab(tmp_path) as running:
+        yield running
+
+
 def _menu(page: object, menu: str, item: str) -> None:
     page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()  # type: ignore[attr-defined]
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()  # type: ignore[attr-defined]
 
 
+STALE = re.compile(
+    r"127\.0\.0\.1:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|\bvoice_[0-9a-f]{8,}"
+)
+
+
+def _bar_seconds(widths: list[list]) -> tuple[float, list]:
+    """How long the first bar moved: from its first width between 0 and 100 % to its first
+    100 % after that (``widths``: [time ms, bar id, width] as the page recorded them)."""
+    first = next(b for _, b, w in widths if w.endswith("%") and 0 < float(w[:-1]) < 100)
+    own = [(t, float(w[:-1])) for t, b, w in widths if b == first and w.endswith("%")]
+    moving = [t for t, w in own if 0 < w < 100]
+    full = [t for t, w in own if w >= 100 and t > moving[0]]
+    assert full, f"the first bar never completed: {own}"
+    return (full[0] - moving[0]) / 1000, own
+
+
+def _take_audio(page: object, n: int) -> dict:
+    return page.evaluate(  # type: ignore[attr-defined]
+        "n => { const a = document.querySelectorAll('.songlab-clip-player audio')[n];"
+        " return {paused: a.paused, t: a.currentTime}; }",
+        n,
+    )
+
+
+def _click_play(page: object, audio: object) -> None:
+    """A person's click on the play button of an <audio controls> (at its left end)."""
+    box = audio.bounding_box()  # type: ignore[attr-defined]
+    assert box is not None
+    page.mouse.click(box["x"] + 16, box["y"] + box["height"] / 2)  # type: ignore[attr-defined]
+
+
 def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> None:
+    """The quickstart in JupyterLab. Opened: its saved outputs and widget views show no
+    address, id or time of the run that saved them. Run All: the first bar moves for at
+    least 3 s, every bar ends green, the older take plays as well as the newer one (and
+    starting one pauses the other), a take downloads under its own name; then the clone
+    panel's consent gate."""
     from playwright.sync_api import expect, sync_playwright
+
+    from songlab.codec import sniff
 
     url, name = lab
     OUT.mkdir(parents=True, exist_ok=True)
@@ -159,24 +223,33 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
         old.unlink()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
         try:
             page.goto(url)
             status = page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle")
             expect(status.first).to_be_visible(timeout=90_000)  # the first kernel start is slow
-            page.screenshot(path=str(OUT / "1-opened.png"))
-
             news = page.get_by_role("button", name="No", exact=True)
             if news.count():
                 news.first.click()  # the "official Jupyter news?" toast would cover widgets
-            _menu(page, "Edit", "Clear Outputs of All Cells")  # no stale saved widget views
+            # freshly opened (trusted, as make lab marks it): the saved widget views render,
+            # and nothing on the page is an address, id or time of the run that saved it
+            expect(page.locator(".widget-hprogress").first).to_be_attached(timeout=30_000)
+            page.screenshot(path=str(OUT / "1-opened.png"))
+            opened = page.locator(".jp-NotebookPanel").first.inner_text()
+            assert "using the local sandbox at http://127.0.0.1:PORT" in opened
+            assert not STALE.findall(opened), STALE.findall(opened)[:5]
+
+            _menu(page, "Edit", "Clear Outputs of All Cells")  # start from nothing
             expect(page.locator(".widget-hprogress")).to_have_count(0)
-            # record every width a progress bar shows while the notebook runs
+            # record every width every progress bar shows while the notebook runs
             page.evaluate("""() => {
-              window.__widths = [];
+              window.__widths = []; let next = 0;
               new MutationObserver(ms => ms.forEach(m => {
-                if (m.target.classList && m.target.classList.contains('progress-bar'))
-                  window.__widths.push([performance.now(), m.target.style.width]);
+                const e = m.target;
+                if (e.classList && e.classList.contains('progress-bar')) {
+                  if (!e.dataset.sid) e.dataset.sid = String(next++);
+                  window.__widths.push([performance.now(), e.dataset.sid, e.style.width]);
+                }
               })).observe(document.body, {attributes: true, attributeFilter: ['style'],
                                           subtree: true});
             }""")
@@ -184,30 +257,60 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
 
             bars = page.locator(".widget-hprogress .progress-bar")  # IntProgress, horizontal
             expect(bars.first).to_be_attached(timeout=60_000)
-            expect(page.get_by_text("completed (100%)").first).to_be_attached(timeout=60_000)
+            expect(page.get_by_text("completed (100%)").first).to_be_attached(timeout=90_000)
             expect(bars.first).to_have_attribute("style", re.compile(r"width: 100%"))
-            # the bar was seen on its way: it showed progress between 0 and 100 % for at
-            # least half a second (at the sandbox speed of the other notebooks, 20, it is
-            # over in about a quarter of a second)
-            widths = [
-                (t, float(w[:-1])) for t, w in page.evaluate("window.__widths") if w.endswith("%")
-            ]
-            moving = [t for t, w in widths if 0 < w < 100]
-            full = [t for t, w in widths if w >= 100 and moving and t > moving[0]]
-            assert moving and full, f"the progress bar never showed progress: {widths}"
-            shown = (full[0] - moving[0]) / 1000
-            assert shown >= 0.5, f"the bar moved for only {shown:.2f} s: {widths}"
+            # the quickstart's own bar lives: a person watching sees it move for seconds
+            shown, own = _bar_seconds(page.evaluate("window.__widths"))
+            steps = len({w for _, w in own if 0 < w < 100})
+            print(f"the quickstart's bar moved for {shown:.1f} s through {steps} widths")
+            assert shown >= 3.0, f"the bar moved for only {shown:.2f} s: {own}"
             clone_button = page.locator("button", has_text="Clone voice").first
             consent = page.locator(".songlab-consent input[type=checkbox]")
-            expect(clone_button).to_be_attached(timeout=60_000)  # the run got to the clone panel
+            expect(clone_button).to_be_attached(timeout=120_000)  # the run got to the clone panel
             # every bar of the run (those before the clone panel) ended green at 100%
             unfinished = page.locator(".widget-hprogress .progress-bar:not(.progress-bar-success)")
-            expect(unfinished).to_have_count(0, timeout=30_000)
-            expect(page.locator("audio").first).to_be_attached(timeout=30_000)
-            bars.last.scroll_into_view_if_needed()
+            expect(unfinished).to_have_count(0, timeout=60_000)
             page.screenshot(path=str(OUT / "2-progress-completed.png"))
-            page.locator("audio").last.scroll_into_view_if_needed()
-            page.screenshot(path=str(OUT / "3-audio.png"))
+
+            # the form's two takes: each row has its own player and download link
+            takes = page.locator(".songlab-clip-player audio")
+            expect(takes).to_have_count(2, timeout=60_000)
+            links = page.locator("a.songlab-download")
+            expect(links.nth(1)).to_be_visible(timeout=30_000)
+            older, newer = takes.nth(0), takes.nth(1)
+            older.scroll_into_view_if_needed()
+            page.wait_for_function(
+                "document.querySelectorAll('.songlab-clip-player audio')[0].readyState >= 2",
+                timeout=15_000,
+            )
+            _click_play(page, older)  # the older take
+            page.wait_for_function(
+                "(() => { const a = document.querySelectorAll('.songlab-clip-player audio')[0];"
+                " return !a.paused && a.currentTime > 0.2; })()",
+                timeout=15_000,
+            )
+            t = _take_audio(page, 0)["t"]
+            page.wait_for_timeout(300)
+            assert _take_audio(page, 0)["t"] > t  # it really plays
+            page.screenshot(path=str(OUT / "3-older-take-playing.png"))
+            _click_play(page, newer)
+            page.wait_for_function(
+                "(() => { const a = document.querySelectorAll('.songlab-clip-player audio')[1];"
+                " return !a.paused && a.currentTime > 0.1; })()",
+                timeout=15_000,
+            )
+            assert _take_audio(page, 0)["paused"], "starting the newer take pauses the older"
+            # a download named after the take, holding its audio
+            expect(links.nth(0)).to_contain_text("v5-take1-sunny-ukulele-pop-")
+            with page.expect_download() as got:
+                links.nth(0).click()
+            download = got.value
+            assert re.fullmatch(
+                r"v5-take1-sunny-ukulele-pop-[0-9a-f]{8}\.mp3", download.suggested_filename
+            ), download.suggested_filename
+            saved = Path(download.path()).read_bytes()
+            assert sniff(saved) == "mp3" and len(saved) > 10_000
+            print(f"downloaded {download.suggested_filename} ({len(saved):,} bytes)")
 
             clone_button.scroll_into_view_if_needed()
             expect(clone_button).to_be_disabled(timeout=30_000)
@@ -330,6 +433,98 @@ def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, st
             assert set(said) - control == set(), said
         except Exception:
             page.screenshot(path=str(OUT / "listening-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def clone_lab(tmp_path: Path) -> Iterator[tuple[str, Any, str]]:
+    """JupyterLab whose kernels use this test's sandbox (an account of their own), so the
+    test counts the account's tasks and tokens while it clicks: (notebook URL, sandbox, key)."""
+    from songlab.sandbox.http.server import serve_in_thread
+
+    srv = serve_in_thread(speed=20, admin_token="browser-admin")
+    try:
+        made = httpx.post(
+            f"{srv.base_url}/_sandbox/accounts",
+            headers={"X-Sandbox-Admin-Token": "browser-admin"},
+            json={},
+        )
+        key = made.json()["api_key"]
+        env = {"SONGLAB_API_KEY": key, "SONGLAB_BASE_URL": srv.base_url}
+        with _running_lab(tmp_path, env) as (url, name):
+            yield url.replace(f"/lab/tree/{name}", "/lab/tree/clone_song.ipynb"), srv, key
+    finally:
+        srv.stop()
+
+
+def _account(srv: Any, key: str) -> tuple[int, int]:
+    """(tasks, tokens) of the account, from the service."""
+    auth = {"Authorization": f"Bearer {key}"}
+    tasks = httpx.get(f"{srv.base_url}/v1/generations", params={"limit": 100}, headers=auth)
+    balance = httpx.get(f"{srv.base_url}/v1/account/balance", headers=auth)
+    return len(tasks.json()["data"]), balance.json()["total_effective"]
+
+
+def test_the_clone_panels_song_button_creates_nothing_until_generate(
+    clone_lab: tuple[str, Any, str],
+) -> None:
+    """After a clone, *Start a song with this voice* (shown whole) opens the song form with
+    the voice set and creates nothing; the status line says the clone completed (not
+    "queued" beside a full bar); only typing a prompt and pressing Generate makes the song,
+    billed the price the form showed."""
+    from playwright.sync_api import expect, sync_playwright
+
+    url, srv, key = clone_lab
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        try:
+            page.goto(url)
+            expect(
+                page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle").first
+            ).to_be_visible(timeout=90_000)
+            news = page.get_by_role("button", name="No", exact=True)
+            if news.count():
+                news.first.click()
+            _menu(page, "Edit", "Clear Outputs of All Cells")
+            _menu(page, "Run", "Run All Cells")
+            song = page.locator("button", has_text="Start a song with this voice")
+            expect(song).to_be_visible(timeout=120_000)
+            expect(page.get_by_text("clone completed: the voice is saved")).to_be_visible()
+            expect(page.get_by_text("clone sent")).to_have_count(0)
+            assert song.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "label cut"
+            before = _account(srv, key)
+            assert before[0] == 1  # the clone
+            song.click()
+            generate = page.locator("button", has_text="Generate")
+            expect(generate).to_be_visible(timeout=15_000)
+            expect(generate).to_be_disabled()
+            expect(page.get_by_text("prompt: required").first).to_be_visible()
+            prompt = page.locator("textarea[placeholder*='sung by Ana']")
+            expect(prompt).to_be_visible()
+            price = page.locator(".widget-html", has_text="Price: $").last
+            shown = re.search(r"Price: \$(\d+\.\d\d)", price.inner_text())
+            assert shown is not None
+            page.screenshot(path=str(OUT / "5-song-form-opened.png"))
+            page.wait_for_timeout(1000)  # anything it might have sent would be there by now
+            assert _account(srv, key) == before, "the song button bought something"
+            prompt.fill("a slow waltz in my own voice")
+            prompt.press("Tab")
+            expect(generate).to_be_enabled(timeout=15_000)
+            assert _account(srv, key) == before
+            generate.click()
+            deadline = time.monotonic() + 30
+            while _account(srv, key)[0] == before[0] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            after = _account(srv, key)
+            assert after[0] == before[0] + 1
+            assert (before[1] - after[1]) / 100 == float(shown.group(1))  # tokens: cents
+            page.screenshot(path=str(OUT / "6-song-generated.png"), full_page=True)
+        except Exception:
+            page.screenshot(path=str(OUT / "clone-failure.png"), full_page=True)
             raise
         finally:
             browser.close()

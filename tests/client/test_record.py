@@ -94,6 +94,8 @@ def test_same_request_reattaches_without_a_post_and_says_so(client, capsys):
     assert h2.task_id == h1.task_id and h2.raw["reused"] is True and h2.reused
     assert out.count("\n") == 1 and f"reused task {h1.task_id[:8]}" in out
     assert "$0.07 not spent again" in out and "fresh=True" in out
+    # it names the create it answered, so "the same call" is the one the reader just ran
+    assert "(generate_song v5, take 1) from " in out and "the same call with fresh=True" in out
     assert _balance(client) == before and len(_tasks(client)) == 1
     assert client.record.table().num_rows == 1  # a reuse adds no row
 
@@ -279,7 +281,7 @@ def test_a_failed_task_reattaches_and_says_how_to_ask_again(client, admin, capsy
     capsys.readouterr()
     again = client.generations.create(operation="generate_song", model="v5", payload=SONG)
     assert again.task_id == h.task_id and again.status == "failed"
-    assert "it failed (nothing was billed); take=2" in capsys.readouterr().out
+    assert "it failed (nothing was billed); the same call with take=2" in capsys.readouterr().out
     second = client.generations.create(operation="generate_song", model="v5", payload=SONG, take=2)
     assert second.wait(timeout=60).status == "completed"
 

@@ -83,7 +83,7 @@ def test_papermill_parameters_change_the_run(tmp_path: Path) -> None:
         log_output=False,
         parameters={
             "TASK": TASK,
-            "TIERS": ["flash", "pro"],
+            "TIERS": json.dumps(["flash", "pro"]),  # what -p TIERS '["flash", "pro"]' passes
             "MAX_BUDGET": 150,
             "CAPPED_TIER": "pro",
             "CAPPED_BUDGET": 10,

@@ -2,6 +2,10 @@
 08_listening_campaign and 03_cost_report is changed (04's by test_papermill_agent_one.py);
 each change is found in what the run printed or wrote.
 
+Every list parameter is passed as people type it, JSON text after ``-p`` (papermill hands
+the notebook a string): ``-p MODELS '["v6", "v7"]'``; text that is not a list stops the
+notebook at once, naming the parameter and the ``-y`` form, before anything is spent.
+
 The runs are papermill processes, two at a time (one per core), started by a module
 fixture; each test then reads its own executed copy. A static check covers every notebook:
 no cell after the parameters cell assigns a parameter again (05 once re-set MODELS and
@@ -104,10 +108,32 @@ def test_nothing_after_the_parameters_cell_reassigns_a_parameter(path: Path) -> 
     for cell in nb["cells"][at + 1 :]:
         if cell["cell_type"] != "code":
             continue
-        again = params & _assigned("".join(cell["source"]))
+        source = "".join(cell["source"])
+        again = params & _assigned(source) - _reads_parameters(source)
         assert not again, (
             f"{path.name} cell {cell.get('id')}: reassigns parameter(s) {sorted(again)}"
         )
+
+
+def _reads_parameters(source: str) -> set[str]:
+    """Parameters a cell re-binds only to read them as people typed them:
+    ``A, B = lists(A=A, B=B)`` (songlab.params) keeps the value it was given."""
+    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    tree = ast.parse("\n".join(lines))
+    kept: set[str] = set()
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        if getattr(call.func, "id", None) not in ("lists", "dicts"):
+            continue
+        targets = node.targets[0]
+        names = [t.id for t in getattr(targets, "elts", [targets]) if isinstance(t, ast.Name)]
+        given = [k.arg for k in call.keywords]
+        values = [getattr(k.value, "id", None) for k in call.keywords]
+        if names == given == values:
+            kept |= set(names)
+    return kept
 
 
 def test_the_static_check_catches_a_reassignment() -> None:
@@ -116,6 +142,60 @@ def test_the_static_check_catches_a_reassignment() -> None:
         "OUT",
     }
     assert "PROMPTS" not in _assigned("print(PROMPTS)\nx = PROMPTS[0]")
+    # reading a parameter as typed keeps its value; anything else is a reassignment
+    assert _reads_parameters("MODELS, PROMPTS = lists(MODELS=MODELS, PROMPTS=PROMPTS)") == {
+        "MODELS",
+        "PROMPTS",
+    }
+    assert _reads_parameters("MODELS = lists(MODELS=['v5'])") == set()
+    assert _reads_parameters("MODELS, PROMPTS = lists(MODELS=PROMPTS, PROMPTS=MODELS)") == set()
+
+
+@pytest.mark.parametrize("path", PARAMETERISED, ids=lambda p: p.stem)
+def test_every_list_parameter_is_read_as_typed_before_anything_else(path: Path) -> None:
+    """The cell after the parameters cell reads every list parameter through
+    songlab.params.lists, so papermill's -p JSON text works there, before any request."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    at = _parameters_cell(nb)
+    assert at is not None
+    defaults: dict[str, object] = {}
+    exec("".join(nb["cells"][at]["source"]), {}, defaults)  # plain assignments only
+    wanted = {k for k, v in defaults.items() if isinstance(v, list | dict)}
+    following = "".join(nb["cells"][at + 1]["source"])
+    assert wanted and _reads_parameters(following) == wanted, following
+
+
+def test_text_that_is_not_a_list_stops_at_once_naming_the_y_form(tmp_path: Path) -> None:
+    """``-p MODELS 'v6, v7'``: the run stops in the cell after the parameters, before the
+    client connects (nothing sent, nothing spent), and says which -y form works."""
+    pytest.importorskip("papermill")
+    out = tmp_path / "ran.ipynb"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "papermill",
+            str(NOTEBOOKS / "05_ab_listening.ipynb"),
+            str(out),
+            "--cwd",
+            str(NOTEBOOKS),
+            "-k",
+            "python3",
+            "--no-progress-bar",
+            "-p",
+            "MODELS",
+            "v6, v7",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert run.returncode != 0
+    said = run.stdout + run.stderr + _outputs(out)
+    assert "ParameterError: MODELS: must be a list" in said, said[-3000:]
+    assert "-y 'MODELS: [v6, v7]'" in said
+    assert "using the local sandbox" not in _outputs(out)  # it never connected
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +230,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
             "--no-progress-bar",
         ]
         for key, value in params.items():
-            args += ["-y", json.dumps({key: value})]
+            if isinstance(value, list):  # as people type a list: JSON text after -p
+                args += ["-p", key, json.dumps(value)]
+            else:
+                args += ["-y", json.dumps({key: value})]
         log = (base / f"{name}.log").open("wb")
         running[name] = (subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env), log)
 

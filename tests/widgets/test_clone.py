@@ -95,11 +95,29 @@ def test_clone_flow_shows_consent_price_progress_and_vocal_id(fake, voice_mp3) -
     assert panel.vocal_id == "voice-task-1"
     assert "vocal_id = voice-task-1" in panel.result.value
     assert not panel.song_button.disabled and panel.song_button.layout.display == ""
+    assert "clone completed" in panel.sink.line.value  # not "sent" beside a finished bar
+    assert "completed (100%)" in panel.progress.rows[panel.task_id].status.value
+    creates = len(fake.backend.creates)
     panel.song_button.click()
+    # the button opens the song form with the voice; it buys nothing
+    assert len(fake.backend.creates) == creates
+    form = panel.song_form
+    assert form is not None and form in panel._form_box.children
+    assert form.vocal_id.value == "voice-task-1" and form.operation.value == "generate_song"
+    assert form.prompt.value == "" and "sung by me" in form.prompt.placeholder
+    assert form.submit.disabled and "prompt: required" in form.reason.value
+    assert "Price: $" in form.price_label.value
+    assert "press Generate" in panel.sink.line.value
+    form.prompt.value = "a slow waltz"  # the person writes it, sees the price, presses Generate
+    form.submit.click()
     song = fake.backend.creates[-1]
     assert song["kind"] == "generation" and song["payload"]["vocal_id"] == "voice-task-1"
+    assert song["payload"]["prompt"] == "a slow waltz"
     assert song["tool_id"].startswith("tool-generate_song")
-    panel.progress.wait(5)
+    form.progress.wait(5)  # the songs have a panel of their own under the form
+    assert form.progress is not panel.progress and not panel.progress.rows.keys() & set(
+        form.task_ids
+    )
     assert panel.sink.errors == []
 
 

@@ -115,3 +115,19 @@ def test_payload_and_license_sent(fake) -> None:
 def test_a_form_without_usable_tools_says_so(fake) -> None:
     form = GenerationForm(fake, tools=())
     assert form.submit.disabled and "operation: choose one" in form.reason.value
+
+
+def test_use_take_names_the_take_a_script_submits(fake) -> None:
+    import pytest
+
+    form = make(fake)
+    form.prompt.value = "a song"
+    form.submit.click()
+    form.use_take(2)
+    assert form.take_label.value == "take 2" and not form.submit.disabled
+    form.submit.click()
+    assert form.task_ids == ["task-1", "task-2"]
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="take: a whole number >= 1"):
+            form.use_take(bad)
+    form.progress.wait(5)

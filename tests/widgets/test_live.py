@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from songlab.client import Client
+from songlab.codec import sniff
 from songlab.spec import TRANSLATION_STEPS
 from songlab.widgets.clone import ClonePanel
 from songlab.widgets.cost import CostPanel
@@ -121,7 +122,13 @@ def test_progress_reaches_the_end_through_dropped_streams(client, admin, sandbox
     assert row.state.last_seq > 2
     assert row.state.status == "completed" and row.bar.value == row.bar.max
     assert row.bar.bar_style == "success" and "completed (100%)" in row.status.value
-    assert form.output.loaded.wait(WAIT) and "<audio" in form.output.player.value
+    take = form.takes[row.task_id]
+    assert take.loaded.wait(WAIT) and sniff(take.player.value) == "mp3"
+    assert (
+        take.player.filename
+        == take.filename
+        == (f"{form.model.value}-take1-bright-synth-pop-{row.task_id.replace('-', '')[:8]}.mp3")
+    )
 
 
 def client_key(client: Client) -> str:
@@ -185,11 +192,14 @@ def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
     assert panel.vocal_id and panel.vocal_id in panel.result.value, panel.sink.errors
     lines = ledger(admin, account)
     assert [(e["kind"], D(e["amount_usd"])) for e in lines] == [("voice_clone", D("12.00"))]
-    panel.song_button.click()
-    song = panel._form
-    assert song is not None and len(song.task_ids) == 1, panel.sink.errors + song.sink.errors
+    panel.song_button.click()  # opens the song form: nothing is bought yet
+    song = panel.song_form
+    assert song is not None and song.task_ids == [] and len(ledger(admin, account)) == 1
+    song.prompt.value = "a song in my own voice"
+    song.submit.click()  # the person wrote the prompt, saw the price and pressed Generate
+    assert len(song.task_ids) == 1, panel.sink.errors + song.sink.errors
     assert song.request()["payload"]["vocal_id"] == panel.vocal_id
-    panel.progress.wait(WAIT)
+    song.progress.wait(WAIT)
     assert client.generations.get(song.task_ids[0]).status == "completed"
     assert panel.sink.errors == [] and song.sink.errors == []
 
@@ -318,7 +328,15 @@ def test_form_shows_a_reuse_and_new_take_makes_another_named_task(sandbox, admin
         labels = [form2.progress.rows[t].state.label for t in form2.task_ids]
         assert re.fullmatch(r"v7 take 1 \u00b7 \d\d:\d\d \u00b7 bright synth pop", labels[0])
         assert re.fullmatch(r"v7 take 2 \u00b7 \d\d:\d\d \u00b7 bright synth pop", labels[1])
-        shown = [form2.progress.rows[t].bar.description for t in form2.task_ids]
-        assert shown[0] != shown[1]  # the row's 24 characters tell the takes apart
+        # the re-attached take is named with its own time, as the re-attach line says
+        assert labels[0] == form.progress.rows[form.task_ids[0]].state.label
+        shown = [form2.progress.rows[t].title.value for t in form2.task_ids]
+        assert "take 1" in shown[0] and "take 2" in shown[1]
+        assert all("bright synth pop" in t and "white-space:normal" in t for t in shown)  # whole
+        # every take keeps its own player and its own download name, the older one included
+        takes = [form2.takes[t] for t in form2.task_ids]
+        assert all(t.loaded.wait(WAIT) for t in takes)
+        assert takes[0].player.value != takes[1].player.value
+        assert [t.filename.split("-")[1] for t in takes] == ["take1", "take2"]
         form2.new_take.click()  # takes 1 and 2 are recorded: the next is 3
         assert form2.take_label.value == "take 3"

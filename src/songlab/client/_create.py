@@ -349,10 +349,14 @@ def reattach_op(client: C, found: CreateRecord, announce: bool) -> Op[TaskHandle
             if found.accepted_at is not None
             else "earlier"
         )
+        # which create this was, so "the same call" below is unambiguous
+        what = " ".join(x for x in (found.operation, found.model) if x) or found.route
+        if found.take is not None:
+            what += f", take {found.take}"
         if task.status == "failed":
             client._say(
-                f"reused task {found.task_id[:8]}... from {when}: it failed (nothing "
-                "was billed); take=2 or fresh=True asks again"
+                f"reused task {found.task_id[:8]}... ({what}) from {when}: it failed (nothing "
+                "was billed); the same call with take=2 or fresh=True asks again"
             )
         else:
             cost = (
@@ -361,8 +365,8 @@ def reattach_op(client: C, found: CreateRecord, announce: bool) -> Op[TaskHandle
                 else "its price"
             )
             client._say(
-                f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
-                "again; fresh=True makes a new one"
+                f"reused task {found.task_id[:8]}... ({what}) from {when}; {cost} not "
+                "spent again; the same call with fresh=True makes a new one"
             )
     consent = yield Work(
         functools.partial(record.consent_id, task_id=found.task_id, key_id=client.key_id)

@@ -8,7 +8,9 @@
 - :class:`ListeningPanel` (:func:`listening_panel`): a blind listening session, any protocol;
 - :class:`CostPanel`: balance, spend by tier and operation, the tier comparison;
 - :func:`batch` / :func:`abatch`: ``client.batch`` with a progress bar (a line on a
-  terminal), returning the result as a frame (:class:`BatchDisplay` is the bar).
+  terminal), returning the result as a frame (:class:`BatchDisplay` is the bar);
+- :func:`export_library`: every asset of a project, notebook or period into a folder, with a
+  progress bar (:class:`ExportBar`).
 
 Display panels from the main thread; they update themselves from background
 threads by setting widget values. Callback errors are shown in each panel.
@@ -20,8 +22,9 @@ from songlab.widgets.batches import BatchDisplay, abatch, batch
 from songlab.widgets.clone import ClonePanel
 from songlab.widgets.cost import CostPanel
 from songlab.widgets.form import GenerationForm
+from songlab.widgets.library import ExportBar, export_library
 from songlab.widgets.listening import ListeningPanel, listening_panel
-from songlab.widgets.players import AudioView, StemsView, task_audio
+from songlab.widgets.players import AudioView, StemsView, TakePlayer, task_audio
 from songlab.widgets.progress import ProgressPanel, TaskRow
 
 __all__ = [
@@ -29,13 +32,16 @@ __all__ = [
     "BatchDisplay",
     "ClonePanel",
     "CostPanel",
+    "ExportBar",
     "GenerationForm",
     "ListeningPanel",
     "ProgressPanel",
     "StemsView",
+    "TakePlayer",
     "TaskRow",
     "abatch",
     "batch",
+    "export_library",
     "listening_panel",
     "task_audio",
 ]

@@ -219,18 +219,29 @@ def settle(state: TaskState, snapshot: Mapping[str, Any]) -> TaskState:
     return reduce(state, data)
 
 
-def describe(state: TaskState) -> str:
-    """The one status line of a row (plain text)."""
+def _elapsed(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    whole = int(seconds)
+    text = f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
+    return f" \u00b7 {text}"
+
+
+def describe(state: TaskState, *, label: bool = True, elapsed: float | None = None) -> str:
+    """The one status line of a row (plain text). ``label=False`` leaves the task's label
+    out (a row shows it whole above its bar); ``elapsed`` (seconds since the row started)
+    is appended, so a row with no reported progress still shows time passing."""
+    head = f"{state.label}: " if label else ""
     percent = f"{state.fraction * 100:.0f}%"
     if state.done and state.status == Status.FAILED:
-        return f"{state.label}: failed - {state.error}"
+        return f"{head}failed - {state.error}"
     if state.done:
-        return f"{state.label}: {state.status} ({percent})"
+        return f"{head}{state.status} ({percent}){_elapsed(elapsed)}"
     tail = f" - {state.message}" if state.message and state.message != state.status else ""
     if not state.determinate:  # the service reports no progress: claim no percentage
         if state.ended:
-            return f"{state.label}: {state.status}{tail}"
+            return f"{head}{state.status}{tail}{_elapsed(elapsed)}"
         seen = f"{state.events} event{'s' if state.events != 1 else ''}" if state.events else ""
         note = ", ".join(filter(None, (seen, "progress not reported")))
-        return f"{state.label}: {state.status} ({note}){tail}"
-    return f"{state.label}: {state.status} {percent}{tail}"
+        return f"{head}{state.status} ({note}){tail}{_elapsed(elapsed)}"
+    return f"{head}{state.status} {percent}{tail}{_elapsed(elapsed)}"

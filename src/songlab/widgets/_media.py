@@ -7,6 +7,10 @@ is an anywidget: an ``<audio>`` element with its own play button. Its button (or
 (``timeupdate``, ``pause``, ``ended``) report back through traits: ``heard`` (seconds
 actually played, summed over ``audio.played`` ranges, so seeking ahead does not count),
 ``duration``, ``paused`` and ``ended``. Whoever needs "played through" observes ``heard``.
+
+With a ``filename`` the player also shows a download link that saves the clip under that
+name (the browser's own "Save audio as" would offer ``download.mp3``); ``show_button=False``
+leaves only the ``<audio controls>`` element (and the link), for a take in a list.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ function heardOf(audio) {
 function render({ model, el }) {
   const box = document.createElement("div");
   box.className = "songlab-clip-player";
-  box.style.cssText = "display:flex;align-items:center;gap:.5em;margin:.2em 0";
+  box.style.cssText = "display:flex;flex-wrap:wrap;align-items:center;gap:.5em;margin:.2em 0";
   const button = document.createElement("button");
   button.className = "songlab-play jupyter-button";
   const audio = document.createElement("audio");
@@ -33,19 +37,36 @@ function render({ model, el }) {
   audio.controls = true;
   audio.preload = "auto";
   audio.style.height = "2.2em";
+  const link = document.createElement("a");
+  link.className = "songlab-download jupyter-button";
+  link.style.cssText = "white-space:normal;overflow-wrap:anywhere;height:auto;line-height:1.3;" +
+    "padding:.3em .6em;text-decoration:none";
   let url = null, last = 0, started = model.get("play_count");
   function label() {
     button.textContent = "\u25b6 " + model.get("label");
     audio.dataset.label = model.get("label");
     button.disabled = !model.get("enabled");
+    button.style.display = model.get("show_button") ? "" : "none";
+  }
+  function downloadLink() {
+    const name = model.get("filename");
+    link.style.display = name && url ? "" : "none";
+    link.download = name || "";
+    link.title = name ? "save as " + name : "";
+    link.textContent = "\u2b07 " + (name || "");
+    if (url) link.href = url; else link.removeAttribute("href");
+    // the media element's own menu would save "download.mp3": the link names the file
+    if (name) audio.setAttribute("controlslist", "nodownload");
+    else audio.removeAttribute("controlslist");
   }
   function load() {
     const v = model.get("value");
     if (url) { URL.revokeObjectURL(url); url = null; }
-    if (!v || v.byteLength === 0) { audio.removeAttribute("src"); audio.load(); return; }
+    if (!v || v.byteLength === 0) { audio.removeAttribute("src"); audio.load(); downloadLink(); return; }
     const bytes = new Uint8Array(v.buffer, v.byteOffset || 0, v.byteLength);
     url = URL.createObjectURL(new Blob([bytes], { type: model.get("mime") }));
     audio.src = url;
+    downloadLink();
   }
   function report(force) {
     const now = Date.now();
@@ -76,10 +97,12 @@ function render({ model, el }) {
   model.on("change:value", load);
   model.on("change:label", label);
   model.on("change:enabled", label);
+  model.on("change:show_button", label);
+  model.on("change:filename", downloadLink);
   model.on("change:play_count", () => { if (model.get("play_count") !== started) { started = model.get("play_count"); start(); } });
   model.on("change:stop_count", () => audio.pause());
   label(); load();
-  box.append(button, audio);
+  box.append(button, audio, link);
   el.append(box);
   return () => { audio.pause(); if (url) URL.revokeObjectURL(url); };
 }
@@ -95,6 +118,8 @@ class ClipPlayer(anywidget.AnyWidget):
     mime = T.Unicode("audio/mpeg").tag(sync=True)
     label = T.Unicode("").tag(sync=True)
     enabled = T.Bool(True).tag(sync=True)
+    show_button = T.Bool(True).tag(sync=True)
+    filename = T.Unicode("").tag(sync=True)  # a download link saving the clip under this name
     play_count = T.Int(0).tag(sync=True)  # the kernel asks the browser to play (a counter)
     stop_count = T.Int(0).tag(sync=True)
     # reported by the browser's media element

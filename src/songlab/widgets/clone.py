@@ -7,7 +7,9 @@ from code) is checked as it arrives: mp3 or m4a, its size shown, refused over
 box ticked and the attestation filled. A click uploads the reference, creates
 the clone (``POST /v1/voice-clones``, one Idempotency-Key per submission) and
 shows the consent id, the flat price, the progress and finally the saved
-``vocal_id`` with a button that starts a song sung with it.
+``vocal_id`` with a button that opens a song form sung with it: the voice filled in, the
+prompt left to the person (a suggestion as placeholder), the price shown, and nothing sent
+until they press *Generate*.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ class ClonePanel(SubmitOnce, W.VBox):
             icon="music",
             button_style="success",
             disabled=True,
+            tooltip="Opens a song form with this voice; nothing is sent until you press Generate",
+            layout=W.Layout(width="max-content"),  # the label shown whole, not stretched
         )
         self.song_button.layout.display = "none"
         self._form = form
@@ -258,38 +262,57 @@ class ClonePanel(SubmitOnce, W.VBox):
                 f"{_gate.format_price(self.gate.price)}",
                 "ok",
             )
-            self.sink.info("clone queued", "ok")
+            self.sink.info(f"clone sent as task {self.task_id[:8]}...", "ok")
             return self.progress.track(self.task_id, label=f"voice clone {f['version']}")
 
         return self._submit_once(create, created)
 
     def _clone_done(self, row: TaskRow) -> None:
+        """From the row's thread: the status line says how the clone ended (never "sent"
+        next to a finished bar) and the saved voice is shown."""
         if row.task_id != self.task_id:
-            return  # a song started from this panel shares its progress panel
+            return
         task = row.task
         vocal_id = getattr(task, "vocal_id", None)
         if row.state.status != "completed" or not vocal_id:
             if row.state.status == "completed":
                 self.sink.error("the clone completed without a vocal_id in metadata_json")
+            else:
+                self.sink.info(f"clone {row.state.status}: no voice saved", "error")
             return
         self.vocal_id = vocal_id
+        self.sink.info("clone completed: the voice is saved", "ok")
         self.result.value = status_html(f"saved voice: vocal_id = {vocal_id}", "ok")
         self.song_button.disabled = False
         self.song_button.layout.display = ""
 
-    def start_song(self, prompt: str | None = None) -> TaskRow | None:
-        """Start a song sung with the saved voice in the linked generation form."""
+    @property
+    def song_form(self) -> GenerationForm | None:
+        """The song form :meth:`start_song` opened (None before)."""
+        return self._form
+
+    def start_song(self, prompt: str | None = None) -> GenerationForm | None:
+        """Open the generation form for a song sung with the saved voice: the voice filled
+        in, ``prompt`` if given (else the person's own, with a suggestion as placeholder),
+        the price shown. Nothing is sent: the form's *Generate* does that."""
         if not self.vocal_id:
             self.sink.info("no saved voice yet", "warn")
             return None
         if self._form is None:
-            self._form = GenerationForm(self.client, progress=self.progress)
+            songs = ProgressPanel(self.client, title="Songs with this voice")
+            self._form = GenerationForm(self.client, progress=songs)
         if self._form not in self._form_box.children:
             self._form_box.children = (self._form,)
         form = self._form
         form.operation.value = "generate_song"
         form.vocal_id.value = self.vocal_id
-        if prompt is not None or not form.prompt.value.strip():
-            voice = self.name.value or "my voice"
-            form.prompt.value = prompt or f"a warm pop song sung by {voice}"
-        return form.send()
+        voice = self.name.value.strip() or "my voice"
+        form.prompt.placeholder = f"describe the song, e.g. a warm pop song sung by {voice}"
+        if prompt is not None:
+            form.prompt.value = prompt
+        self.sink.info(
+            "song form below: the voice is set; write the prompt, check the price and press "
+            "Generate (nothing is sent before)",
+            "info",
+        )
+        return form

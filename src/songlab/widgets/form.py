@@ -9,14 +9,15 @@ to it (the client's record), and the form says so before you click ("would
 re-attach to task ... from 10:02 (take 1); nothing is billed"). "New take" moves to
 the next take the record does not hold yet, so the same values make a new task.
 Each result is named in the progress list by model, take, a short prompt and the
-time, so takes can be told apart. The created task is followed in an embedded
-progress panel.
+time, so takes can be told apart. Each take has a row of its own in ``takes`` (its
+progress, then its own player and a download link named after the take), so an older
+take plays as well as the newest; starting one pauses the others.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -24,15 +25,21 @@ import ipywidgets as W
 
 import songlab.widgets._api as _api
 import songlab.widgets._gate as _gate
+from songlab.ledger.naming import take_filename
 from songlab.spec import LIMITS
 from songlab.widgets._submit import SubmitOnce
 from songlab.widgets._ui import ErrorSink, status_html
-from songlab.widgets.players import AudioView
+from songlab.widgets.players import TakePlayer
 from songlab.widgets.progress import ProgressPanel, TaskRow
 
 __all__ = ["GenerationForm"]
 
 _WIDE = W.Layout(width="32em")
+
+
+def _when(moment: datetime | None) -> str:
+    """``HH:MM`` in local time; the client's record and the form say the same."""
+    return moment.astimezone().strftime("%H:%M") if moment is not None else "earlier"
 
 
 class GenerationForm(SubmitOnce, W.VBox):
@@ -76,10 +83,9 @@ class GenerationForm(SubmitOnce, W.VBox):
             tooltip="The same values as a new task (the next take)",
         )
         self.take_label = W.HTML()
-        self.progress = (
-            progress if progress is not None else ProgressPanel(client, title="Generations")
-        )
-        self.output = AudioView(client)  # the latest completed task's audio
+        self.progress = progress if progress is not None else ProgressPanel(client, title="Takes")
+        self.takes: dict[str, TakePlayer] = {}  # task id -> its player, under its row
+        self._names: dict[str, tuple[str | None, int, str]] = {}  # task id -> model, take, prompt
         self.task_ids: list[str] = []
         self.gate = _gate.Gate(False)
         self._init_submit()
@@ -110,7 +116,6 @@ class GenerationForm(SubmitOnce, W.VBox):
                 self.sink.line,
                 self.sink.log,
                 self.progress,
-                self.output,
             ]
         )
         self._refresh()
@@ -216,19 +221,27 @@ class GenerationForm(SubmitOnce, W.VBox):
                 "info",
             )
         elif previous is not None:
-            when = (
-                previous.accepted_at.astimezone().strftime("%H:%M")
-                if previous.accepted_at is not None
-                else "earlier"
-            )
             self.reason.value = status_html(
-                f"would re-attach to task {previous.task_id[:8]}... from {when} (take {take}): "
-                "nothing is billed again; New take makes another",
+                f"would re-attach to task {previous.task_id[:8]}... from "
+                f"{_when(previous.accepted_at)} (take {take}): nothing is billed again; "
+                "New take makes another",
                 "info",
             )
         else:
             self.reason.value = status_html("ready", "ok")
         self.submit.disabled = not self.gate.valid or bool(done) or self._busy.locked()
+
+    def use_take(self, take: int) -> None:
+        """Submit the current values as take number ``take`` next (what *New take* does, by
+        number: a notebook that names its takes re-attaches to them when it is run again,
+        where *New take* would move on to a take the record does not hold yet)."""
+        if not (isinstance(take, int) and not isinstance(take, bool) and take >= 1):
+            raise ValueError(f"take: a whole number >= 1, got {take!r}")
+        fingerprint = self._fingerprint()
+        self._submitted.pop(fingerprint, None)
+        self._key = self._key_for = None
+        self._takes[fingerprint] = take
+        self._refresh()
 
     def _start_new_take(self) -> None:
         """The next take of the current values that the record does not hold yet."""
@@ -247,25 +260,33 @@ class GenerationForm(SubmitOnce, W.VBox):
         self._takes[fingerprint] = take
         self._refresh()
 
-    def _label(self, take: int) -> str:
-        """How a result is named in the list: model, take, the time and a short prompt (in
-        that order: a progress row shows the first 24 characters)."""
+    def _label(self, take: int, when: datetime | None = None) -> str:
+        """How a take is named in its row: model, take, the time it was made (a re-attached
+        take's own time, as the re-attach line says) and the prompt's first words."""
         prompt = " ".join(str(self.prompt.value or "").split())
-        short = prompt if len(prompt) <= 24 else prompt[:23] + "\u2026"
-        when = datetime.now().strftime("%H:%M")
-        return f"{self.model.value} take {take} \u00b7 {when} \u00b7 {short}"
+        short = prompt if len(prompt) <= 60 else prompt[:59] + "\u2026"
+        return f"{self.model.value} take {take} \u00b7 {_when(when)} \u00b7 {short}".rstrip(
+            " \u00b7"
+        )
 
     def _task_done(self, row: TaskRow) -> None:
-        """From the row's thread: show the first audio file of a completed task."""
-        if row.task_id not in self.task_ids or row.state.status != "completed":
+        """From the row's thread: show the take's audio (or text) under its row."""
+        view = self.takes.get(row.task_id)
+        if view is None or row.state.status != "completed":
             return
         file_ids = tuple(getattr(row.task, "file_ids", ()) or ())
+        model, take, prompt = self._names[row.task_id]
         if file_ids:
-            self.output.load(file_ids[0], label=f"{row.state.label} - {file_ids[0]}")
+
+            def name_of(ext: str) -> str:
+                return take_filename(
+                    model=model, take=take, prompt=prompt, task_id=row.task_id, ext=ext
+                )
+
+            view.load(file_ids[0], name_of=name_of, more=len(file_ids) - 1)
         else:
-            self.output.set_text(
-                getattr(getattr(row.task, "output", None), "text", None) or "completed (no audio)"
-            )
+            text = getattr(getattr(row.task, "output", None), "text", None)
+            view.set_text(text or "completed (no audio)")
 
     # -- submit ----------------------------------------------------------------
 
@@ -273,6 +294,7 @@ class GenerationForm(SubmitOnce, W.VBox):
         """Create the task for the current values (what the button does); None if refused."""
 
         take = self.take()
+        previous = self.would_reuse()  # a re-attach keeps the recorded task's own time
 
         def create(key: str | None) -> Any:
             req = self.request()
@@ -287,14 +309,26 @@ class GenerationForm(SubmitOnce, W.VBox):
             )
 
         def created(handle: Any) -> TaskRow:
-            if handle.task_id not in self.task_ids:
-                self.task_ids.append(handle.task_id)
+            task_id = handle.task_id
+            if task_id not in self.task_ids:
+                self.task_ids.append(task_id)
             reused = isinstance(getattr(handle, "raw", None), dict) and handle.raw.get("reused")
+            found = previous if reused and previous is not None else None
+            when = found.accepted_at if found is not None else datetime.now(UTC)
             self.sink.info(
-                f"task {handle.task_id} "
-                + ("re-attached (nothing billed again)" if reused else "created"),
+                f"task {task_id[:8]}... "
+                + (
+                    f"from {_when(when)} re-attached (nothing billed again)"
+                    if reused
+                    else "created"
+                ),
                 "ok",
             )
-            return self.progress.track(handle.task_id, label=self._label(take))
+            if task_id not in self.takes:
+                self.takes[task_id] = TakePlayer(self.client)
+                self._names[task_id] = (self.model.value, take, str(self.prompt.value or ""))
+            return self.progress.track(
+                task_id, label=self._label(take, when), extra=(self.takes[task_id],)
+            )
 
         return self._submit_once(create, created)

@@ -13,7 +13,7 @@ import html
 import io
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import ipywidgets as W
@@ -21,9 +21,13 @@ from matplotlib.figure import Figure
 
 import songlab.audio as audio
 import songlab.widgets._api as _api
+from songlab.widgets._media import ClipPlayer
 from songlab.widgets._ui import ErrorSink, status_html
 
-__all__ = ["AudioView", "StemsView", "task_audio"]
+__all__ = ["AudioView", "StemsView", "TakePlayer", "task_audio"]
+
+_MIME = {"mp3": "audio/mpeg", "wav": "audio/wav", "flac": "audio/flac", "ogg": "audio/ogg"}
+_MIME["m4a"] = "audio/mp4"
 
 _PLOTS = ("waveform", "spectrogram")
 # a task or file id (a UUID, or a prefixed hex/base62 token) inside a label
@@ -127,6 +131,53 @@ class AudioView(W.VBox):
     def set_text(self, text: str) -> None:
         """Show a line of text instead of audio (a task without an audio output)."""
         self.player.value = f"<pre>{html.escape(text)}</pre>"
+        self.loaded.set()
+
+
+class TakePlayer(W.VBox):
+    """The result of one take, shown under its progress row: its own ``<audio>`` element
+    (``player``; starting it pauses every other clip of the page, so takes compare one at a
+    time) and a download link saving it under a name made by ``name_of(ext)`` (model, take,
+    prompt words, id); or ``text`` for a result without audio. Created empty, from the main
+    thread; :meth:`load` fills it from any thread (widget values only)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.player = ClipPlayer(label="", show_button=False)
+        self.text = W.HTML()
+        self.note = W.HTML()
+        self.file_id: str | None = None
+        self.filename = ""
+        self.loaded = threading.Event()  # set after each load (even a failed one)
+        super().__init__(children=[self.player, self.text, self.note])
+        self.player.layout.display = self.text.layout.display = "none"
+
+    def load(self, file_id: str, *, name_of: Callable[[str], str], more: int = 0) -> None:
+        """Fetch ``file_id`` and show it with its download link; ``more``: files of the same
+        task not shown here (named in a note)."""
+        try:
+            from songlab.codec import sniff
+
+            data = _api.download(self.client, file_id)
+            kind = sniff(data) or "bin"
+            self.file_id, self.filename = file_id, name_of(kind)
+            self.player.load(data, mime=_MIME.get(kind, "application/octet-stream"))
+            self.player.filename = self.filename
+            self.player.layout.display = ""
+            if more:
+                self.note.value = status_html(
+                    f"+{more} more file{'s' if more > 1 else ''} in this task "
+                    "(task_audio(client, task) shows them all)"
+                )
+        except Exception as exc:  # noqa: BLE001 - shown under the take
+            self.note.value = status_html(f"audio: {type(exc).__name__}: {exc}", "error")
+        finally:
+            self.loaded.set()
+
+    def set_text(self, text: str) -> None:
+        """A result without audio (lyrics, ...): its text."""
+        self.text.value = f'<pre style="white-space:pre-wrap">{html.escape(text)}</pre>'
+        self.text.layout.display = ""
         self.loaded.set()
 
 

@@ -33,8 +33,10 @@ from songlab.widgets._ui import ErrorSink, describe_error, status_html
 
 __all__ = ["ProgressPanel", "TaskRow"]
 
+TICK_SECONDS = 1.0  # how often a running row's elapsed time is shown again
 _BAR_STYLE = {"completed": "success", "failed": "danger"}
 _INDETERMINATE = "#c8d1dc"  # a full, grey bar: working, how far unknown
+_WRAP = "white-space:normal;overflow-wrap:anywhere;line-height:1.3;font-weight:600"
 _STEP_MARK = {"finished": "\u2713", "started": "\u25b6", "pending": "\u00b7"}
 
 
@@ -47,29 +49,49 @@ def _steps_html(steps: tuple[tuple[str, str], ...]) -> str:
 
 
 class TaskRow(W.VBox):
-    """One task: ``bar`` (0-100), ``status`` line, ``steps`` line; ``state`` is the reducer's."""
+    """One task: its ``title`` (the whole label, wrapping), ``bar`` (0-100), ``status`` line
+    and ``steps`` line; ``state`` is the reducer's. ``extra`` widgets (made by the caller, in
+    the main thread) sit below, e.g. the take's player once it completes."""
 
-    def __init__(self, task_id: str, *, label: str = "", steps: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        label: str = "",
+        steps: tuple[str, ...] = (),
+        extra: tuple[W.Widget, ...] = (),
+    ) -> None:
         self.state = _events.initial(task_id, label=label, steps=steps)
         self.task: Any = None  # the final snapshot, once done
         self.finished = threading.Event()
-        self.bar = W.IntProgress(
-            value=0,
-            min=0,
-            max=100,
-            bar_style="info",
-            description=self.state.label[:24],
-            style={"description_width": "initial"},
-        )
-        self.status = W.HTML(value=status_html(_events.describe(self.state)))
+        self.started = time.monotonic()
+        self._ended: float | None = None
+        self.title = W.HTML(value=f'<div style="{_WRAP}">{html.escape(self.state.label)}</div>')
+        self.bar = W.IntProgress(value=0, min=0, max=100, bar_style="info")
+        self.status = W.HTML(value=status_html(self._describe()))
         self.steps = W.HTML(value=_steps_html(self.state.steps))
         self.steps.layout.display = "" if steps else "none"
         self._lock = threading.Lock()
-        super().__init__(children=[W.HBox([self.bar, self.status]), self.steps])
+        super().__init__(
+            children=[
+                self.title,
+                W.HBox([self.bar, self.status], layout=W.Layout(align_items="center")),
+                self.steps,
+                *extra,
+            ]
+        )
 
     @property
     def task_id(self) -> str:
         return self.state.task_id
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the row started following its task (frozen once it is done)."""
+        return (self._ended or time.monotonic()) - self.started
+
+    def _describe(self) -> str:
+        return _events.describe(self.state, label=False, elapsed=self.elapsed)
 
     def apply(self, event: Any) -> _events.TaskState:
         """Fold one stream event in and render the new state."""
@@ -90,21 +112,29 @@ class TaskRow(W.VBox):
         with self._lock:
             if resumed:
                 self.state = replace(self.state, resumes=self.state.resumes + 1)
-            self.status.value = status_html(f"{_events.describe(self.state)} - {text}", tone)
+            self.status.value = status_html(f"{self._describe()} - {text}", tone)
 
     def fail(self, text: str) -> None:
         with self._lock:
             self.state = replace(self.state, error=text, done=True, status="failed")
             self._render()
 
+    def tick(self) -> None:
+        """Show the time passing (the panel's ticker calls it every second while not done)."""
+        with self._lock:
+            if not self.state.done:
+                self._render()
+
     def _render(self) -> None:
         s = self.state
+        if s.done and self._ended is None:
+            self._ended = time.monotonic()
         unknown = not (s.done or s.determinate)
         self.bar.value = 100 if unknown else round(s.fraction * 100)
         self.bar.style.bar_color = _INDETERMINATE if unknown else None
         self.bar.bar_style = _BAR_STYLE.get(s.status, "info") if s.done else "info"
         tone = ("error" if s.status == "failed" else "ok") if s.done else "info"
-        self.status.value = status_html(_events.describe(s), tone)
+        self.status.value = status_html(self._describe(), tone)
         if s.steps:
             self.steps.value = _steps_html(s.steps)
             self.steps.layout.display = ""
@@ -133,6 +163,8 @@ class ProgressPanel(W.VBox):
         self.rows: dict[str, TaskRow] = {}
         self._done_callbacks: list[Callable[[TaskRow], Any]] = []
         self._box = W.VBox()
+        self._ticker: threading.Thread | None = None
+        self._ticker_lock = threading.Lock()
         super().__init__(
             children=[
                 W.HTML(f"<b>{html.escape(title)}</b>"),
@@ -148,19 +180,50 @@ class ProgressPanel(W.VBox):
         self._done_callbacks.append(callback)
 
     def track(
-        self, task_id: str, *, label: str = "", steps: tuple[str, ...] = (), start: bool = True
+        self,
+        task_id: str,
+        *,
+        label: str = "",
+        steps: tuple[str, ...] = (),
+        start: bool = True,
+        extra: tuple[W.Widget, ...] = (),
     ) -> TaskRow:
-        """Add (or return) the row of ``task_id`` and start following its stream."""
+        """Add (or return) the row of ``task_id`` and start following its stream. ``extra``:
+        widgets shown under the row (made here, in the main thread; filled later)."""
         if task_id in self.rows:
             return self.rows[task_id]
-        row = TaskRow(task_id, label=label, steps=steps)
+        row = TaskRow(task_id, label=label, steps=steps, extra=extra)
         self.rows[task_id] = row
         self._box.children = (*self._box.children, row)
         if start:
             threading.Thread(
                 target=self._follow, args=(row,), daemon=True, name=f"songlab-progress-{task_id}"
             ).start()
+            self._start_ticker()
         return row
+
+    def _start_ticker(self) -> None:
+        """One thread per panel shows the elapsed time of its running rows, every second."""
+        with self._ticker_lock:
+            if self._ticker is not None and self._ticker.is_alive():
+                return
+            self._ticker = threading.Thread(
+                target=self._tick, daemon=True, name="songlab-progress-ticker"
+            )
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while True:
+            running = [r for r in list(self.rows.values()) if not r.finished.is_set()]
+            if not running:
+                with self._ticker_lock:  # a row tracked meanwhile restarts the ticker
+                    if all(r.finished.is_set() for r in list(self.rows.values())):
+                        self._ticker = None
+                        return
+                continue
+            running[0].finished.wait(TICK_SECONDS)
+            for row in running:
+                row.tick()
 
     def wait(self, timeout: float | None = None) -> dict[str, _events.TaskState]:
         """Block until every row is done (or ``timeout`` overall); states by task id."""

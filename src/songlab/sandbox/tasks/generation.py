@@ -3,8 +3,10 @@
 Simulated work time per operation (:data:`SIM_SECONDS`, divided by ``--speed``)
 is spread over a fixed series of events, so every speed shows the same states
 and events: progress 0 (processing), the render, ``streaming_url`` (a signed
-link to the output being produced), progress 0.25 and 0.5, ``partial_output``
-(an excerpt as its own file), progress 0.75 and 1.0, then ``terminal``.
+link to the output being produced), then one progress event every
+:data:`~songlab.sandbox.tasks.context.PROGRESS_TICK` simulated seconds up to 1.0 (a
+5 s song: 20, every 5 %) with ``partial_output`` (an excerpt as its own file) right
+after 0.5, then ``terminal``.
 """
 
 from __future__ import annotations
@@ -60,11 +62,11 @@ def run_generation(ctx: TaskContext) -> Outcome:
         ctx.emit(
             "streaming_url", url=ctx.signed_url(assets[0]["file_id"]), file_id=assets[0]["file_id"]
         )
-    for fraction in (0.25, 0.5, 0.75, 1.0):
-        ctx.sleep(total * 0.225)
-        ctx.progress(fraction)
-        if fraction == 0.5 and assets:
+    partial_done = not assets
+    for fraction in ctx.advance(total * 0.9, 0.0, 1.0):
+        if fraction >= 0.5 and not partial_done:
             _partial(ctx, result.assets[0])
+            partial_done = True
     if op == "copyright":
         metadata.update(copyright_check(ctx))
     metadata = {**result.metadata, **metadata}
@@ -172,15 +174,13 @@ def _prefer_foreign(rows: list[Any], account_id: str) -> Any:
 
 def run_voice_clone(ctx: TaskContext) -> Outcome:
     total = SIM_SECONDS["vocal_clone"]
-    ctx.sleep(total * 0.2)
-    ctx.progress(0.3)
+    for _ in ctx.advance(total * 0.2, 0.0, 0.3):
+        pass
     reference = storage.data(ctx.store, ctx.inputs["reference"])
     with CPU_GATE:
         timbre = engine.extract_voice(reference)
-    ctx.sleep(total * 0.4)
-    ctx.progress(0.7)
-    ctx.sleep(total * 0.4)
-    ctx.progress(1.0)
+    for _ in ctx.advance(total * 0.8, 0.3, 1.0):
+        pass
     vocal_id = "voice_" + uuid.uuid4().hex
     consent_id = ctx.payload["consent_id"]
     payload = ctx.payload
