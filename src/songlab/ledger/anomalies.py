@@ -1,0 +1,488 @@
+"""Anomalies: a day's spend of a project, key, tool or tier (or the whole account) far above its
+own usual, with how much above and what made it.
+
+The method (``docs/ledger.md``, "Guardrails"), per series (one project, key, tool, tier, or
+the total), for each day evaluated:
+
+- **the usual** is the median of the same weekday over the 8 weeks before (at least 2 of
+  them), else the median of the 28 days before: robust to a past spike, and Mondays are
+  compared with Mondays;
+- **the spread** is the median absolute deviation of the 28 days before from their own
+  usual, as a standard deviation (x 1.4826), never under 5% of the usual nor under a cent:
+  the series' own day-to-day noise;
+- a day is **out of the ordinary** when it is more than ``z`` spreads (default 5) above its
+  usual; it is an **anomaly** when its impact (actual - usual) also passes the thresholds, as
+  AWS Cost Anomaly Detection's do: an absolute amount (``min_usd``) and/or a percentage of the
+  usual (``min_percent``), combined by ``and`` (both) or ``or`` (either);
+- **no anomaly on a day that is the first of its kind**: a series is judged only once it has
+  ``MIN_HISTORY`` (7) days behind it since its first spend (a new project, key, tool or tier
+  is new, not anomalous; the total still sees what it adds);
+- **today** (the day of ``as_of``) is judged on its spend so far against a whole day's usual
+  range: it can only be late, never wrong (so far <= the whole day).
+
+Each anomaly names its **drivers**: within the series on that day, the projects, keys, tools
+and tiers whose spend was above their own usual (same method), largest excess first, and
+how many tasks the series had that day; ``songlab.ledger.guardrails`` adds the costliest
+tasks by id. Everything here is pure: a daily cube in (one row per day and label), anomalies
+out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+__all__ = [
+    "DIMENSIONS",
+    "MIN_HISTORY",
+    "Anomaly",
+    "Driver",
+    "Thresholds",
+    "detect",
+    "usual_and_spread",
+]
+
+# monitors: the dimension and the cube column it reads (total: the whole account)
+DIMENSIONS: Final[dict[str, str | None]] = {
+    "total": None,
+    "project": "project",
+    "key": "key_id",
+    "tool": "tool_id",
+    "tier": "tier",
+}
+MIN_HISTORY: Final[int] = 7  # days a series must have behind it to be judged
+WEEKS: Final[int] = 8  # same weekdays looked back at
+WINDOW: Final[int] = 28  # days of the usual without 2 same weekdays
+SPREAD_DAYS: Final[int] = 56  # days of the spread
+MAD_SD: Final[float] = 1.4826  # median absolute deviation -> standard deviation (normal)
+Q90_SD: Final[float] = 1.2816  # 90th percentile - median -> standard deviation (normal)
+MIN_SPREAD_SHARE: Final[float] = 0.05
+MIN_SPREAD_USD: Final[float] = 0.01
+DRIVERS: Final[int] = 3  # per dimension
+AUTO_SHARE: Final[float] = 0.2  # the default absolute threshold: this share of the account's day
+AUTO_MIN_USD: Final[Decimal] = Decimal("1.00")
+_CENT: Final[Decimal] = Decimal("0.01")
+NAMES: Final[dict[str, str]] = {
+    "total": "the account",
+    "project": "project",
+    "key": "key",
+    "tool": "tool",
+    "tier": "tier",
+}
+UNLABELLED: Final[dict[str, str]] = {
+    "project": "(no project)",
+    "key": "(key not recorded)",
+    "tool": "(tool unknown)",
+    "tier": "(tier unknown)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When a day out of the ordinary is an anomaly (AWS: absolute and/or percentage impact)."""
+
+    # impact (actual - usual) at least this; None: AUTO_SHARE of the account's usual day, at
+    # least AUTO_MIN_USD (material for the account whatever its size)
+    min_usd: Decimal | None = None
+    min_percent: Decimal = Decimal("50")  # impact at least this share of the usual, in %
+    combine: str = "and"  # "and": both; "or": either
+    z: float = 6.0  # spreads above the usual that are out of the ordinary
+
+    def __post_init__(self) -> None:
+        if self.combine not in ("and", "or"):
+            raise ValueError(f"combine: 'and' or 'or', got {self.combine!r}")
+        if self.min_usd is not None and (not self.min_usd.is_finite() or self.min_usd < 0):
+            raise ValueError(f"min_usd: a non-negative amount in USD, got {self.min_usd!r}")
+        if not self.min_percent.is_finite() or self.min_percent < 0:
+            raise ValueError(f"min_percent: a non-negative percentage, got {self.min_percent!r}")
+        if not np.isfinite(self.z) or self.z <= 0:
+            raise ValueError(f"z: a positive number of spreads, got {self.z!r}")
+
+    def floor_usd(self, account_usual: float) -> Decimal:
+        """The absolute threshold on a day whose account-wide usual is ``account_usual``."""
+        if self.min_usd is not None:
+            return self.min_usd
+        auto = AUTO_SHARE * (account_usual if np.isfinite(account_usual) else 0.0)
+        return max(AUTO_MIN_USD, _cents(auto))
+
+    def passes(self, impact: Decimal, percent: Decimal | None, floor: Decimal) -> bool:
+        big = impact >= floor
+        steep = percent is None or percent >= self.min_percent  # from nothing: steep
+        return (big and steep) if self.combine == "and" else (big or steep)
+
+
+@dataclass(frozen=True, slots=True)
+class Driver:
+    """One label's part of an anomaly: its spend that day and its own usual."""
+
+    dimension: str  # project, key, tool, tier
+    value: str  # its name (unlabelled work: "(no project)", ...)
+    actual_usd: Decimal
+    usual_usd: Decimal
+    excess_usd: Decimal  # actual - usual
+
+
+@dataclass(frozen=True, slots=True)
+class Anomaly:
+    """A day of one series far above its usual."""
+
+    dimension: str  # total, project, key, tool, tier
+    value: str | None  # the project, key id, tool id or tier (None: the total)
+    day: date
+    partial: bool  # the day of as_of, judged on its spend so far
+    actual_usd: Decimal  # exact
+    usual_usd: Decimal  # to the cent
+    upper_usd: Decimal  # the top of its usual range: usual + z spreads
+    impact_usd: Decimal  # actual - usual, to the cent
+    impact_percent: Decimal | None  # of the usual (None: the usual is $0)
+    z: float  # spreads above the usual
+    history_days: int  # days of the series before this one
+    tasks: int  # tasks of the series that day
+    drivers: tuple[Driver, ...] = ()
+    top_tasks: tuple[tuple[str, Decimal], ...] = ()  # (task id, cost), costliest first
+    unknown_tasks: int = 0  # tasks of unknown cost that day (not in actual_usd)
+
+    @property
+    def scope(self) -> str:
+        if self.dimension == "total":
+            return NAMES["total"]
+        return f"{NAMES[self.dimension]} {self.value}"
+
+    @property
+    def key(self) -> str:
+        """Stable identity of the anomaly (a series and a day)."""
+        return f"anomaly:{self.dimension}:{self.value or ''}:{self.day.isoformat()}"
+
+    def describe(self) -> str:
+        pct = f" (+{self.impact_percent:,.0f}%)" if self.impact_percent is not None else ""
+        so_far = " so far" if self.partial else ""
+        causes = "; ".join(
+            f"{d.dimension} {d.value} +${_cents(d.excess_usd):,.2f}" for d in self.drivers[:4]
+        )
+        return (
+            f"{self.scope} spent ${_cents(self.actual_usd):,.2f}{so_far} on {self.day}, "
+            f"${self.impact_usd:,.2f}{pct} above its usual ${self.usual_usd:,.2f}"
+            + (f"; made by {causes}" if causes else "")
+        )
+
+
+def _cents(x: Decimal | float) -> Decimal:
+    return Decimal(str(x)).quantize(_CENT, ROUND_HALF_EVEN)
+
+
+def usual_and_spread(
+    y: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """For every day of ``y`` (daily series, oldest first, one per row of a 2-D array; NaN
+    before a series began): its usual (from the days before it only) and its spread; NaN where
+    there is nothing before."""
+    y = np.atleast_2d(np.asarray(y, dtype=np.float64))
+    s, n = y.shape
+    # the same weekday, 1..WEEKS weeks back
+    lags = np.full((s, n, WEEKS), np.nan)
+    for k in range(1, WEEKS + 1):
+        if n > 7 * k:
+            lags[:, 7 * k :, k - 1] = y[:, : n - 7 * k]
+    before = _windows(y, WINDOW)
+    with np.errstate(all="ignore"), _quiet():
+        same_day = np.nanmedian(lags, axis=2)
+        recent = np.nanmedian(before, axis=2)
+    enough = np.sum(~np.isnan(lags), axis=2) >= 2
+    usual = np.where(enough, same_day, recent)
+    resid = _windows(y - usual, SPREAD_DAYS)
+    has = np.sum(~np.isnan(resid), axis=2) >= 2
+    with np.errstate(all="ignore"), _quiet():
+        centre = np.nanmedian(resid, axis=2)
+        mad = np.nanmedian(np.abs(resid - centre[:, :, None]), axis=2)
+        upper = np.nanquantile(resid, 0.9, axis=2) - centre
+    # the larger of two robust measures of the day-to-day noise, each as a standard deviation:
+    # the median absolute deviation, and how far the busiest tenth of days lies above the
+    # median (spend is a sum of unequal prices: its busy days are lumpier than its quiet ones)
+    spread = np.where(has, np.maximum(MAD_SD * mad, upper / Q90_SD), np.nan)
+    floor = np.maximum(MIN_SPREAD_SHARE * np.abs(np.nan_to_num(usual)), MIN_SPREAD_USD)
+    spread = np.where(np.isnan(spread), np.nan, np.maximum(spread, floor))
+    return usual, spread
+
+
+def _usual_at(y: npt.NDArray[np.float64], i: int) -> npt.NDArray[np.float64]:
+    """The usual of day ``i`` of each row (as :func:`usual_and_spread`, for one day)."""
+    lags = np.stack(
+        [y[:, i - 7 * k] if i >= 7 * k else np.full(len(y), np.nan) for k in range(1, WEEKS + 1)],
+        axis=1,
+    )
+    before = y[:, max(0, i - WINDOW) : i]
+    with np.errstate(all="ignore"), _quiet():
+        same_day = np.nanmedian(lags, axis=1)
+        recent = np.nanmedian(before, axis=1) if before.shape[1] else np.full(len(y), np.nan)
+    enough = np.sum(~np.isnan(lags), axis=1) >= 2
+    return np.where(enough, same_day, recent)
+
+
+def _windows(y: npt.NDArray[np.float64], width: int) -> npt.NDArray[np.float64]:
+    """``[s, t]``: the ``width`` values of row s before day t (NaN where there are none)."""
+    s, n = y.shape
+    padded = np.concatenate([np.full((s, width), np.nan), y], axis=1)
+    view = np.lib.stride_tricks.sliding_window_view(padded, width, axis=1)
+    return np.asarray(view[:, :n, :], dtype=np.float64)
+
+
+def _quiet() -> Any:
+    """Silence numpy's "All-NaN slice" warnings inside a block."""
+    import warnings
+
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.simplefilter("ignore", RuntimeWarning)
+    return _Exit(ctx)
+
+
+@dataclass(frozen=True)
+class _Exit:
+    ctx: Any
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        self.ctx.__exit__(*exc)
+
+
+def _floats(values: pd.Series) -> npt.NDArray[np.float64]:
+    """Amounts (Decimal, Arrow decimal, float; null) as floats, null as 0."""
+    try:
+        out = values.astype("float64").to_numpy(na_value=np.nan)
+    except (TypeError, ValueError):
+        out = np.array([np.nan if _null(v) else float(v) for v in values.tolist()])
+    return np.nan_to_num(np.asarray(out, dtype=np.float64), nan=0.0)
+
+
+def _null(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
+class _Cube:
+    """The cube as arrays: a day index and a label code per dimension for each row."""
+
+    def __init__(self, frame: pd.DataFrame, first_day: date, end: date) -> None:
+        self.first_day = first_day
+        self.n = (end - first_day).days + 1
+        self.day = np.array([(d - first_day).days for d in frame["day"].tolist()], np.int64)
+        self.amount = _floats(frame["cost_usd"])
+        self.cost = np.array(frame["cost_usd"].astype(object).tolist() + [None], object)[:-1]
+        self.tasks = _ints(frame, "tasks")
+        self.unknown = _ints(frame, "unknown_tasks")
+        self.codes: dict[str, npt.NDArray[np.int64]] = {}
+        self.names: dict[str, list[str]] = {}
+        for dim, col in DIMENSIONS.items():
+            if col is None:
+                continue
+            raw = frame[col].astype(object).where(frame[col].notna(), None)
+            values = raw.fillna(UNLABELLED[dim]).astype(str)
+            codes, uniques = pd.factorize(values, sort=True)
+            self.codes[dim] = np.asarray(codes, np.int64)
+            self.names[dim] = [str(u) for u in uniques]
+
+    def exact(self, mask: npt.NDArray[np.bool_]) -> Decimal:
+        """The exact sum of the rows of ``mask`` (nulls add nothing)."""
+        return sum((Decimal(str(v)) for v in self.cost[mask] if not _null(v)), Decimal(0))
+
+    def matrix(self, dim: str, rows: npt.NDArray[np.bool_] | None = None) -> _Matrix:
+        """Series of ``dim`` over the rows ``rows`` (all): NaN before each series began."""
+        sel = np.ones(len(self.day), bool) if rows is None else rows
+        days, amounts = self.day[sel], self.amount[sel]
+        if dim == "total":
+            names: list[str | None] = [None]
+            codes = np.zeros(len(days), np.int64)
+        else:
+            names = list(self.names[dim])
+            codes = self.codes[dim][sel]
+        y = np.zeros((len(names), self.n))
+        np.add.at(y, (codes, days), amounts)
+        spent = y != 0
+        born = np.where(spent.any(axis=1), spent.argmax(axis=1), -1).astype(np.int64)
+        cols = np.arange(self.n)[None, :]
+        y = np.where((born[:, None] >= 0) & (cols >= born[:, None]), y, np.nan)
+        return _Matrix(names, self.first_day, y, born)
+
+    def rows_of(self, dim: str, name: str | None) -> npt.NDArray[np.bool_]:
+        if dim == "total":
+            return np.ones(len(self.day), bool)
+        return np.asarray(self.codes[dim] == self.names[dim].index(str(name)), bool)
+
+
+def _ints(frame: pd.DataFrame, column: str) -> npt.NDArray[np.int64]:
+    if column not in frame.columns:
+        return np.zeros(len(frame), np.int64)
+    return np.asarray(frame[column].fillna(0).astype("int64").to_numpy(), np.int64)
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    """Series of one dimension as rows of a dense day matrix (NaN before each began)."""
+
+    names: list[str | None]
+    first_day: date
+    y: npt.NDArray[np.float64]  # series x days
+    born: npt.NDArray[np.int64]  # the day index of each series' first spend (-1: none)
+
+
+def detect(
+    cube: pd.DataFrame,
+    *,
+    as_of: datetime,
+    since: date | None = None,
+    thresholds: Thresholds | None = None,
+    monitors: Iterable[str] = tuple(DIMENSIONS),
+    drivers: bool = True,
+) -> list[Anomaly]:
+    """The anomalies of the days from ``since`` (default: the 7 days to ``as_of``) to the day of
+    ``as_of`` (judged so far), biggest impact first.
+
+    ``cube``: one row per day and label, columns ``day`` (date), ``project``, ``key_id``,
+    ``tool_id``, ``tier`` (null: not labelled), ``cost_usd`` (exact; null rows add nothing),
+    ``tasks`` and optionally ``unknown_tasks``; days after ``as_of``'s are left out.
+    """
+    if as_of.tzinfo is None:
+        raise ValueError("as_of: must be timezone-aware (UTC)")
+    th = thresholds or Thresholds()
+    monitors = list(monitors)
+    bad = [m for m in monitors if m not in DIMENSIONS]
+    if bad:
+        raise ValueError(f"monitors: each one of {', '.join(DIMENSIONS)}, got {bad!r}")
+    end = as_of.astimezone(UTC).date()
+    since = since or end - timedelta(days=6)
+    if since > end:
+        raise ValueError(f"since: must not be after the day of as_of ({since} > {end})")
+    frame = _dated(cube, end)
+    if not len(frame):
+        return []
+    # a series is as old as its first spend anywhere in the cube; the usual of `since` needs
+    # WEEKS weeks and SPREAD_DAYS of residuals before it, so older days are not read
+    all_days = frame["day"].tolist()
+    first_day = max(min(all_days), since - timedelta(days=7 * WEEKS + SPREAD_DAYS))
+    born = _born(frame, first_day)
+    frame = frame[[d >= first_day for d in all_days]]
+    c = _Cube(frame, first_day, end)
+    account_usual, _ = usual_and_spread(c.matrix("total").y)
+    found: list[Anomaly] = []
+    for dim in monitors:
+        found.extend(_judge(dim, c, born, account_usual[0], end=end, since=since, th=th))
+    if drivers:
+        found = [replace(a, drivers=_drivers(a, c)) for a in found]
+    found.sort(key=lambda a: (-a.impact_usd, a.day, a.dimension, a.value or ""))
+    return found
+
+
+def _dated(cube: pd.DataFrame, end: date) -> pd.DataFrame:
+    frame = cube[cube["day"].notna()]
+    if not len(frame):
+        return frame
+    days = [d.date() if isinstance(d, datetime) else d for d in frame["day"].tolist()]
+    frame = frame.assign(day=days)
+    return frame[[d <= end for d in days]]
+
+
+def _born(frame: pd.DataFrame, first_day: date) -> dict[tuple[str, str | None], date]:
+    """The first day with spend of each series that began before ``first_day``."""
+    old = frame[[d < first_day for d in frame["day"].tolist()]]
+    if not len(old):
+        return {}
+    spent = old[_floats(old["cost_usd"]) != 0]
+    out: dict[tuple[str, str | None], date] = {}
+    if len(spent):
+        out[("total", None)] = min(spent["day"].tolist())
+    for dim, col in DIMENSIONS.items():
+        if col is None:
+            continue
+        raw = spent[col].astype(object).where(spent[col].notna(), None)
+        for name, d in zip(raw.fillna(UNLABELLED[dim]).astype(str), spent["day"], strict=True):
+            key = (dim, str(name))
+            if key not in out or d < out[key]:
+                out[key] = d
+    return out
+
+
+def _judge(
+    dim: str,
+    c: _Cube,
+    born: dict[tuple[str, str | None], date],
+    account_usual: npt.NDArray[np.float64],
+    *,
+    end: date,
+    since: date,
+    th: Thresholds,
+) -> list[Anomaly]:
+    m = c.matrix(dim)
+    usual, spread = usual_and_spread(m.y)
+    lo = (since - m.first_day).days
+    y = m.y
+    with np.errstate(invalid="ignore"):
+        upper = usual + th.z * spread
+        hits = np.argwhere(y[:, lo:] > upper[:, lo:])
+    out = []
+    for r, col in hits.tolist():
+        i = lo + col
+        name = m.names[r]
+        day = m.first_day + timedelta(days=i)
+        began = born.get((dim, name), m.first_day + timedelta(days=int(m.born[r])))
+        history = (day - began).days
+        if history < MIN_HISTORY:
+            continue  # among the first days of its kind: new, not anomalous
+        impact = _cents(y[r, i] - usual[r, i])
+        base = _cents(usual[r, i])
+        pct = (impact / base * 100).quantize(Decimal("0.1")) if base > 0 else None
+        if not th.passes(impact, pct, th.floor_usd(float(account_usual[i]))):
+            continue
+        rows = (c.day == i) & c.rows_of(dim, name)
+        out.append(
+            Anomaly(
+                dimension=dim,
+                value=name,
+                day=day,
+                partial=day == end,
+                actual_usd=c.exact(rows),
+                usual_usd=base,
+                upper_usd=_cents(upper[r, i]),
+                impact_usd=impact,
+                impact_percent=pct,
+                z=float(round((y[r, i] - usual[r, i]) / spread[r, i], 1)),
+                history_days=history,
+                tasks=int(c.tasks[rows].sum()),
+                unknown_tasks=int(c.unknown[rows].sum()),
+            )
+        )
+    return out
+
+
+def _drivers(a: Anomaly, c: _Cube) -> tuple[Driver, ...]:
+    """Within the anomaly's series: the labels above their own usual that day."""
+    i = (a.day - c.first_day).days
+    mine = c.rows_of(a.dimension, a.value) & (c.day <= i)
+    today = mine & (c.day == i)
+    out: list[Driver] = []
+    for dim, col in DIMENSIONS.items():
+        if col is None or dim == a.dimension:
+            continue
+        m = c.matrix(dim, mine)
+        usual = _usual_at(m.y, i)
+        rows = []
+        for r, name in enumerate(m.names):
+            at = today & (c.codes[dim] == r)
+            if not at.any():
+                continue
+            actual = c.exact(at)
+            u = usual[r]
+            base = _cents(0.0 if np.isnan(u) else u)
+            excess = actual - base
+            if actual and excess > 0:
+                rows.append(Driver(dim, str(name), actual, base, excess))
+        rows.sort(key=lambda d: (-d.excess_usd, d.value))
+        out.extend(rows[:DRIVERS])
+    return tuple(out)
