@@ -103,3 +103,24 @@ def synthetic_year(
     t = t.take(order)
     per = {(start + timedelta(days=i)).date(): int(c) for i, c in enumerate(counts)}
     return Year(t, start.date(), days, spike_ids, per)
+
+
+def write_ledger(table: pa.Table, path: Any, balances: list[dict[str, Any]] = ()) -> Any:  # type: ignore[assignment]
+    """A ``LedgerStore`` directory of ``table`` (month files), with balance snapshots."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    from songlab.ledger import _parquet
+    from songlab.ledger.store import PART, LedgerStore
+    from songlab.ledger.synthetic import _by_month
+
+    root = Path(path)
+    for month, part in _by_month(table):
+        target = root / f"month={month}" / PART
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(_parquet.to_parquet_table(part), target)
+    store = LedgerStore(root)
+    for snap in balances:
+        store._append_balance({"tasks_added": 0, **snap})
+    return store

@@ -40,11 +40,11 @@ if TYPE_CHECKING:
     from songlab.ledger.guardrails import GuardrailReport
 
 __all__ = [
-    "EXIT_ALERTS",
-    "KINDS",
     "Alert",
     "AlertState",
     "Delivery",
+    "EXIT_ALERTS",
+    "KINDS",
     "alerts_html",
     "check_url",
     "collect",

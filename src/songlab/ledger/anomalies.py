@@ -40,10 +40,10 @@ import numpy.typing as npt
 import pandas as pd
 
 __all__ = [
-    "DIMENSIONS",
-    "MIN_HISTORY",
     "Anomaly",
+    "DIMENSIONS",
     "Driver",
+    "MIN_HISTORY",
     "Thresholds",
     "detect",
     "usual_and_spread",
@@ -386,7 +386,11 @@ def _dated(cube: pd.DataFrame, end: date) -> pd.DataFrame:
         return frame
     days = [d.date() if isinstance(d, datetime) else d for d in frame["day"].tolist()]
     frame = frame.assign(day=days)
-    return frame[[d <= end for d in days]]
+    frame = frame[[d <= end for d in days]]
+    # one order whatever order the engine answered in: float sums, and so medians at a
+    # half cent, come out the same on every run
+    keys = [c for c in ("day", "project", "tags", "key_id", "tool_id", "tier") if c in frame]
+    return frame.sort_values(keys, key=lambda col: col.astype(str), kind="stable")
 
 
 def _born(frame: pd.DataFrame, first_day: date) -> dict[tuple[str, str | None], date]:

@@ -56,14 +56,14 @@ from songlab.ledger.anomalies import DIMENSIONS, Thresholds
 from songlab.ledger.forecasts import LEVEL, PERIODS, SpendForecast, period_bounds
 
 __all__ = [
-    "DEFAULT_NEAR",
-    "SCOPES",
-    "STATUSES",
     "BudgetFileError",
     "BudgetRule",
     "BudgetState",
+    "DEFAULT_NEAR",
     "ExpirySettings",
     "Guardrails",
+    "SCOPES",
+    "STATUSES",
     "load",
     "parse",
     "status",

@@ -40,7 +40,12 @@ import numpy.typing as npt
 
 from songlab.ledger.forecasts import LEVEL, PATHS, RESAMPLE_DAYS, Daily, simulate
 
-__all__ = ["TOKEN_USD", "ExpiryOutlook", "balance_rate", "outlook"]
+__all__ = [
+    "ExpiryOutlook",
+    "TOKEN_USD",
+    "balance_rate",
+    "outlook",
+]
 
 TOKEN_USD: Final[Decimal] = Decimal("0.01")
 RATE_DAYS: Final[int] = 28  # the window of the balance's own burn rate

@@ -39,9 +39,9 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "Daily",
     "LEVEL",
     "PATHS",
-    "Daily",
     "SpendForecast",
     "forecast",
     "forecast_periods",
