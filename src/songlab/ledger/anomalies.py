@@ -192,16 +192,16 @@ def usual_and_spread(
             lags[:, 7 * k :, k - 1] = y[:, : n - 7 * k]
     before = _windows(y, WINDOW)
     with np.errstate(all="ignore"), _quiet():
-        same_day = np.nanmedian(lags, axis=2)
-        recent = np.nanmedian(before, axis=2)
+        same_day = _quantile(lags, 0.5)
+        recent = _quantile(before, 0.5)
     enough = np.sum(~np.isnan(lags), axis=2) >= 2
     usual = np.where(enough, same_day, recent)
     resid = _windows(y - usual, SPREAD_DAYS)
     has = np.sum(~np.isnan(resid), axis=2) >= 2
     with np.errstate(all="ignore"), _quiet():
-        centre = np.nanmedian(resid, axis=2)
-        mad = np.nanmedian(np.abs(resid - centre[:, :, None]), axis=2)
-        upper = np.nanquantile(resid, 0.9, axis=2) - centre
+        centre = _quantile(resid, 0.5)
+        mad = _quantile(np.abs(resid - centre[:, :, None]), 0.5)
+        upper = _quantile(resid, 0.9) - centre
     # the larger of two robust measures of the day-to-day noise, each as a standard deviation:
     # the median absolute deviation, and how far the busiest tenth of days lies above the
     # median (spend is a sum of unequal prices: its busy days are lumpier than its quiet ones)
@@ -219,10 +219,25 @@ def _usual_at(y: npt.NDArray[np.float64], i: int) -> npt.NDArray[np.float64]:
     )
     before = y[:, max(0, i - WINDOW) : i]
     with np.errstate(all="ignore"), _quiet():
-        same_day = np.nanmedian(lags, axis=1)
-        recent = np.nanmedian(before, axis=1) if before.shape[1] else np.full(len(y), np.nan)
+        same_day = _quantile(lags, 0.5)
+        recent = _quantile(before, 0.5) if before.shape[1] else np.full(len(y), np.nan)
     enough = np.sum(~np.isnan(lags), axis=1) >= 2
     return np.where(enough, same_day, recent)
+
+
+def _quantile(a: npt.NDArray[np.float64], q: float) -> npt.NDArray[np.float64]:
+    """The ``q`` quantile along the last axis, NaNs left out (linear between the two nearest,
+    as numpy's default); NaN where a row has none. Sorting once is many times faster than
+    ``np.nanquantile`` on many short rows."""
+    s = np.sort(a, axis=-1)  # NaNs sort last
+    n = np.sum(~np.isnan(a), axis=-1)
+    pos = q * np.maximum(n - 1, 0)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+    low = np.take_along_axis(s, lo[..., None], axis=-1)[..., 0]
+    high = np.take_along_axis(s, hi[..., None], axis=-1)[..., 0]
+    out = low + (high - low) * (pos - lo)
+    return np.where(n > 0, out, np.nan)
 
 
 def _windows(y: npt.NDArray[np.float64], width: int) -> npt.NDArray[np.float64]:

@@ -12,8 +12,7 @@ prints, the webhook receives, notebook 03 and the HTML report open with.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -24,6 +23,7 @@ import pandas as pd
 import songlab.ledger.alerts as alerts_
 import songlab.ledger.anomalies as anomalies_
 import songlab.ledger.budgets as budgets_
+import songlab.ledger.engine as engine
 import songlab.ledger.expiry as expiry_
 import songlab.ledger.forecasts as forecasts_
 
@@ -38,17 +38,35 @@ __all__ = [
 FORECAST_SCOPES: Final[int] = 10  # projects and keys forecast: the costliest of the last 28 days
 TOP_TASKS: Final[int] = 5  # costliest tasks named per anomaly
 
-# The daily cube: one scan of the tasks up to as_of (top level: sub-tasks are inside their run).
-CUBE_SQL: Final[str] = """
-SELECT CAST(created_at AS DATE) AS day, project, tags, key_id, tool_id, tier,
-       CAST(count(*) AS BIGINT) AS tasks,
-       CAST(sum(cost_usd) AS DECIMAL(38, 8)) AS cost_usd,
-       CAST(count(*) FILTER (WHERE cost_source = 'estimate') AS BIGINT) AS estimated_tasks,
-       CAST(count(*) FILTER (WHERE cost_usd IS NULL) AS BIGINT) AS unknown_tasks
-FROM tasks
-WHERE parent_task_id IS NULL AND created_at IS NOT NULL AND created_at <= $as_of
-GROUP BY CAST(created_at AS DATE), project, tags, key_id, tool_id, tier
-"""
+# The daily cube: the engine's measures of the relation ``ledger`` (one rule of what counts),
+# per UTC day and label, up to as_of (top level: sub-tasks are inside their run's cost).
+CUBE_MEASURES: Final[tuple[str, ...]] = (
+    "tasks",
+    "cost_usd",
+    "estimated_tasks",
+    "unknown_tasks",
+    "pending_tasks",
+)
+CUBE_KEYS: Final[tuple[str, ...]] = ("day", "project", "tags", "key_id", "tool_id", "tier")
+
+
+def _cube_sql(as_of: datetime) -> str:
+    totals = ", ".join(f"{m.total} AS {m.name}" for m in engine.MEASURES if m.name in CUBE_MEASURES)
+    keys = ", ".join(CUBE_KEYS)
+    return (
+        f"SELECT {keys}, {totals} FROM ledger "
+        f"WHERE top_level AND day IS NOT NULL AND created_at <= {_ts(as_of)} "
+        f"GROUP BY {keys}"
+    )
+
+
+def _ts(t: datetime) -> str:
+    return f"TIMESTAMPTZ '{t.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S.%f')}+00:00'"
+
+
+def _text(value: str) -> str:
+    """A SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass
@@ -99,33 +117,18 @@ class GuardrailReport:
 # ---------------------------------------------------------------------------------- data
 
 
-@contextmanager
-def _connection(source: Any) -> Iterator[Any]:
-    from songlab.ledger.tables import connect
-
-    with connect(source) as con:
-        yield con
-
-
 def daily_cube(source: Any, *, as_of: datetime) -> pd.DataFrame:
     """Spend per UTC day, project, tags, key, tool and tier of ``source`` up to ``as_of``
-    (a tasks frame, an Arrow table, a ``LedgerStore`` or its directory)."""
-    with _connection(source) as con:
-        return _cube(con, as_of)
+    (a tasks frame, an Arrow table, a ``LedgerStore`` or its directory): the engine's
+    measures, so a day's total is the report's."""
+    with engine.open_ledger(source) as lg:
+        return _cube(lg, as_of)
 
 
-def _cube(con: Any, as_of: datetime) -> pd.DataFrame:
-    frame = con.sql(CUBE_SQL, params={"as_of": as_of}).to_arrow_table().to_pandas(types_mapper=None)
+def _cube(lg: engine.Ledger, as_of: datetime) -> pd.DataFrame:
+    frame = lg.arrow(_cube_sql(as_of)).to_pandas()
     frame["day"] = [d if isinstance(d, date) else pd.Timestamp(d).date() for d in frame["day"]]
     return frame
-
-
-def _newest(con: Any) -> datetime | None:
-    rows = con.sql("SELECT max(created_at) FROM tasks").fetchall()
-    newest = rows[0][0] if rows else None
-    if newest is None:
-        return None
-    return _utc(newest)
 
 
 def series(
@@ -148,54 +151,46 @@ def series(
     return out
 
 
-def _scope_filter(dimension: str, value: str | None) -> tuple[str, dict[str, Any]]:
-    """SQL over ``tasks`` selecting one anomaly series (or budget scope)."""
+def _scope_filter(dimension: str, value: str | None) -> str:
+    """SQL over ``ledger`` selecting one anomaly series or budget scope."""
     if dimension in ("total", "account"):
-        return "TRUE", {}
+        return "TRUE"
     if dimension == "tag":
-        return "list_contains(string_split(coalesce(tags, ''), ','), $v)", {"v": value}
+        return f"list_contains(string_split(coalesce(tags, ''), ','), {_text(str(value))})"
     column = anomalies_.DIMENSIONS.get(dimension) or {"key": "key_id"}.get(dimension, dimension)
     if value == anomalies_.UNLABELLED.get(dimension):
-        return f"{column} IS NULL", {}
-    return f"{column} = $v", {"v": value}
+        return f"{column} IS NULL"
+    return f"{column} = {_text(str(value))}"
 
 
-def _top_tasks(con: Any, a: anomalies_.Anomaly, as_of: datetime) -> tuple[tuple[str, Decimal], ...]:
-    where, params = _scope_filter(a.dimension, a.value)
-    lo = datetime.combine(a.day, time(), UTC)
-    rows = con.sql(
-        f"SELECT task_id, cost_usd FROM tasks WHERE parent_task_id IS NULL AND {where} "
-        "AND created_at >= $lo AND created_at < $hi AND created_at <= $as_of "
-        f"AND cost_usd IS NOT NULL ORDER BY cost_usd DESC, task_id LIMIT {TOP_TASKS}",
-        params={**params, "lo": lo, "hi": lo + timedelta(days=1), "as_of": as_of},
-    ).fetchall()
-    return tuple((str(t), Decimal(c)) for t, c in rows)
+def _top_tasks(
+    lg: engine.Ledger, a: anomalies_.Anomaly, as_of: datetime
+) -> tuple[tuple[str, Decimal], ...]:
+    """The anomaly's costliest tasks of its day (its series, up to as_of)."""
+    rows = lg.arrow(
+        f"SELECT task_id, cost_usd FROM ledger WHERE top_level AND "
+        f"{_scope_filter(a.dimension, a.value)} AND day = DATE '{a.day.isoformat()}' "
+        f"AND created_at <= {_ts(as_of)} AND cost_usd IS NOT NULL "
+        f"ORDER BY cost_usd DESC, task_id LIMIT {TOP_TASKS}"
+    ).to_pylist()
+    return tuple((str(r["task_id"]), Decimal(r["cost_usd"])) for r in rows)
 
 
 def _crossed(
-    con: Any, rule: budgets_.BudgetRule, start: date, as_of: datetime, amount: Decimal
+    lg: engine.Ledger, rule: budgets_.BudgetRule, start: date, as_of: datetime, amount: Decimal
 ) -> datetime | None:
-    """When the budget's spend in its period first went over ``amount`` (exact, per task)."""
-    where, params = _scope_filter(rule.scope, rule.value)
-    rows = con.sql(
-        f"""SELECT min(created_at) FROM (
-              SELECT created_at, sum(cost_usd) OVER (ORDER BY created_at, task_id
-                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum
-              FROM tasks
-              WHERE parent_task_id IS NULL AND cost_usd IS NOT NULL AND {where}
-                AND created_at >= $lo AND created_at <= $as_of) AS running
-            WHERE cum >= $amount""",
-        params={
-            **params,
-            "lo": datetime.combine(start, time(), UTC),
-            "as_of": as_of,
-            "amount": amount,
-        },
-    ).fetchall()
-    at = rows[0][0] if rows else None
-    if at is None:
-        return None
-    return _utc(at)
+    """When the budget's spend in its period first reached ``amount`` (exact, per task)."""
+    lo = datetime.combine(start, time(), UTC)
+    rows = lg.arrow(
+        "SELECT min(created_at) AS at FROM (SELECT created_at, sum(cost_usd) OVER "
+        "(ORDER BY created_at, task_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum "
+        f"FROM ledger WHERE top_level AND cost_usd IS NOT NULL AND "
+        f"{_scope_filter(rule.scope, rule.value)} AND created_at >= {_ts(lo)} "
+        f"AND created_at <= {_ts(as_of)}) AS running "
+        f"WHERE cum >= CAST('{amount:f}' AS DECIMAL(38, 8))"
+    ).to_pylist()
+    at = rows[0]["at"] if rows else None
+    return None if at is None else _utc(at)
 
 
 def _utc(t: Any) -> datetime:
@@ -243,13 +238,9 @@ def check(
     if balances is None and store is not None:
         balances = store.balances()
     snapshots = _snapshots(balances)
-    with _connection(source) as con:
-        if as_of is None:
-            newest = _newest(con)
-            now = datetime.now(UTC)
-            as_of = max(now, newest) if newest is not None else now
-        as_of = as_of.astimezone(UTC)
-        cube = _cube(con, as_of)
+    with engine.open_ledger(source) as lg:
+        as_of = (as_of or lg.as_of()).astimezone(UTC)
+        cube = _cube(lg, as_of)
         report = GuardrailReport(as_of, rules)
         total = series(cube)
         days = sorted(d for d, v in total.items() if v)
@@ -263,7 +254,7 @@ def check(
             thresholds=rules.thresholds,
             monitors=rules.monitors,
         )
-        report.anomalies = [replace(a, top_tasks=_top_tasks(con, a, as_of)) for a in found]
+        report.anomalies = [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
         if snapshots:
             newest_snapshot = max(snapshots, key=lambda s: s["taken_at"])
             report.expiry = expiry_.outlook(
@@ -280,7 +271,7 @@ def check(
                 "(songlab report --check --ledger DIR)"
             )
         crossings = {
-            (b.rule.key, b.period): _crossed(con, b.rule, b.start, as_of, _edge(b))
+            (b.rule.key, b.period): _crossed(lg, b.rule, b.start, as_of, _edge(b))
             for b in report.budgets
             if b.status in ("over", "near")
         }
