@@ -237,6 +237,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             xlsx=args.xlsx,
             simulated_clock=getattr(client, "sandbox", None) is not None,
             all_tasks_csv=args.all_tasks,
+            guardrails=settings if settings is not None else True,
         )
     except Exception as exc:  # noqa: BLE001
         print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)

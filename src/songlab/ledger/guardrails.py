@@ -12,6 +12,7 @@ prints, the webhook receives, notebook 03 and the HTML report open with.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
@@ -31,6 +32,7 @@ __all__ = [
     "FORECAST_SCOPES",
     "GuardrailReport",
     "check",
+    "check_ledger",
     "daily_cube",
     "series",
 ]
@@ -215,7 +217,7 @@ def _costliest(cube: pd.DataFrame, column: str, as_of: datetime, n: int) -> list
 
 def check(
     source: Any,
-    settings: budgets_.Guardrails | str | None = None,
+    settings: budgets_.Guardrails | str | os.PathLike[str] | None = None,
     *,
     as_of: datetime | None = None,
     balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
@@ -229,52 +231,74 @@ def check(
     ``settings``: a :class:`~songlab.ledger.budgets.Guardrails`, the path of a budgets file,
     or None (no budgets; default thresholds). ``balances``: the balance snapshots (default:
     the ``LedgerStore``'s, when ``source`` is one). ``state``: the alerts' memory (first seen,
-    sent); without one, "since" is what the data says, or ``as_of``.
+    sent); without one, "since" is what the data says, or ``as_of``. ``forecast_scopes``:
+    the costliest projects and keys forecast besides the account (0: only the account and
+    the budgets).
     """
-    if isinstance(settings, str) or hasattr(settings, "__fspath__"):
-        settings = budgets_.load(settings)  # type: ignore[arg-type]
-    rules = settings if isinstance(settings, budgets_.Guardrails) else budgets_.Guardrails()
     store = _store_of(source)
-    if balances is None and store is not None:
-        balances = store.balances()
-    snapshots = _snapshots(balances)
-    with engine.open_ledger(source) as lg:
-        as_of = (as_of or lg.as_of()).astimezone(UTC)
-        cube = _cube(lg, as_of)
-        report = GuardrailReport(as_of, rules)
-        total = series(cube)
-        days = sorted(d for d, v in total.items() if v)
-        report.history_days = (as_of.date() - days[0]).days if days else 0
-        report.forecasts = _forecasts(cube, total, rules, as_of, paths, forecast_scopes)
-        report.budgets = _budgets(cube, rules, as_of, report.forecasts)
-        found = anomalies_.detect(
-            cube,
+    with engine.open_ledger(store if store is not None else source) as lg:
+        return check_ledger(
+            lg,
+            settings,
             as_of=as_of,
-            since=as_of.date() - timedelta(days=rules.anomaly_days - 1),
-            thresholds=rules.thresholds,
-            monitors=rules.monitors,
+            balances=balances if balances is not None or store is None else store.balances(),
+            state=state,
+            paths=paths,
+            forecast_scopes=forecast_scopes,
         )
-        report.anomalies = [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
-        if snapshots:
-            newest_snapshot = max(snapshots, key=lambda s: s["taken_at"])
-            report.expiry = expiry_.outlook(
-                newest_snapshot,
-                total,
-                as_of=as_of,
-                snapshots=snapshots,
-                level=rules.level,
-                paths=paths,
-            )
-        else:
-            report.notes.append(
-                "no balance snapshot: expiring tokens need a ledger refreshed from a client "
-                "(songlab report --check --ledger DIR)"
-            )
-        crossings = {
-            (b.rule.key, b.period): _crossed(lg, b.rule, b.start, as_of, _edge(b))
-            for b in report.budgets
-            if b.status in ("over", "near")
-        }
+
+
+def check_ledger(
+    lg: engine.Ledger,
+    settings: budgets_.Guardrails | str | os.PathLike[str] | None = None,
+    *,
+    as_of: datetime | None = None,
+    balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
+    state: alerts_.AlertState | None = None,
+    paths: int = forecasts_.PATHS,
+    forecast_scopes: int = FORECAST_SCOPES,
+) -> GuardrailReport:
+    """:func:`check` on a ledger already open (the report opens its source once)."""
+    if isinstance(settings, str | os.PathLike):
+        settings = budgets_.load(settings)
+    rules = settings if isinstance(settings, budgets_.Guardrails) else budgets_.Guardrails()
+    snapshots = _snapshots(balances)
+    as_of = (as_of or lg.as_of()).astimezone(UTC)
+    cube = _cube(lg, as_of)
+    report = GuardrailReport(as_of, rules)
+    total = series(cube)
+    days = sorted(d for d, v in total.items() if v)
+    report.history_days = (as_of.date() - days[0]).days if days else 0
+    report.forecasts = _forecasts(cube, total, rules, as_of, paths, forecast_scopes)
+    report.budgets = _budgets(cube, rules, as_of, report.forecasts)
+    found = anomalies_.detect(
+        cube,
+        as_of=as_of,
+        since=as_of.date() - timedelta(days=rules.anomaly_days - 1),
+        thresholds=rules.thresholds,
+        monitors=rules.monitors,
+    )
+    report.anomalies = [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
+    if snapshots:
+        newest_snapshot = max(snapshots, key=lambda s: s["taken_at"])
+        report.expiry = expiry_.outlook(
+            newest_snapshot,
+            total,
+            as_of=as_of,
+            snapshots=snapshots,
+            level=rules.level,
+            paths=paths,
+        )
+    else:
+        report.notes.append(
+            "no balance snapshot: expiring tokens need a ledger refreshed from a client "
+            "(songlab report --ledger DIR)"
+        )
+    crossings = {
+        (b.rule.key, b.period): _crossed(lg, b.rule, b.start, as_of, _edge(b))
+        for b in report.budgets
+        if b.status in ("over", "near")
+    }
     report.alerts = alerts_.collect(report, crossings=crossings, state=state)
     return report
 
@@ -288,8 +312,6 @@ def _edge(b: budgets_.BudgetState) -> Decimal:
 
 
 def _store_of(source: Any) -> Any:
-    import os
-
     from songlab.ledger.store import LedgerStore
 
     if isinstance(source, LedgerStore):

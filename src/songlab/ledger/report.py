@@ -10,6 +10,7 @@ tables when asked; :func:`render_report` / :func:`render_html` only render. The
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import os
 import uuid
@@ -434,6 +435,7 @@ def render_report(
     clock = f'<p class="note sandbox">{html.escape(d.source_note)}</p>' if d.source_note else ""
     parts = [
         f"<h1>{html.escape(title)}</h1>",
+        d.guardrails._repr_html_() if d.guardrails is not None else "",  # the alerts first
         f'<p class="note">Period: {html.escape(d.period.label)}. As of '
         f"{d.as_of:%Y-%m-%d %H:%M:%S} UTC{' (sandbox clock)' if d.source_note else ''}; "
         f"generated {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC. Money in USD to the cent "
@@ -490,6 +492,7 @@ def write_report(
     sections: Sequence[Section] | None = None,
     simulated_clock: bool | None = None,
     all_tasks_csv: bool = False,
+    guardrails: Any = True,
 ) -> Path:
     """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
     Excel workbook of its tables.
@@ -502,6 +505,9 @@ def write_report(
     The tasks table (HTML, Excel, CSV) holds the period's newest
     ``tables.TASK_ROWS`` tasks; ``all_tasks_csv`` writes every task of the
     period to ``tasks.csv`` instead (streamed: about 1.3 GB for 10M tasks).
+    ``guardrails``: the report opens with the active alerts (``songlab.ledger.guardrails``):
+    True for the default thresholds, a budgets file's path or its ``Guardrails``; False
+    for none.
     """
     from songlab.ledger.store import LedgerStore
 
@@ -524,6 +530,17 @@ def write_report(
         d = tables.build_from(
             lg, p=period, as_of=as_of, budgets=parse_budgets(budgets), source_note=note, store=store
         )
+        if guardrails is not False and guardrails is not None:
+            from songlab.ledger.guardrails import check_ledger
+
+            found = check_ledger(
+                lg,
+                None if guardrails is True else guardrails,
+                as_of=d.as_of,
+                balances=store.balances() if store is not None else None,
+                forecast_scopes=0,
+            )
+            d = dataclasses.replace(d, guardrails=found)
         path = _write_text(Path(out), render_report(d, title=title, sections=sections))
         if csv_dir is not None:
             export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
