@@ -313,7 +313,7 @@ def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) 
                 from songlab.ledger.tasks import tasks_table
 
                 source = tasks_table(client)
-                balances = [_balance_now(client)]
+                balances = [guardrails.balance_snapshot(client)]
             if as_of is None and admin is not None:  # a sandbox: its clock may be moved
                 as_of = _sandbox_now(admin)
         with alerts.AlertState(_state_path(args)) as state:
@@ -343,17 +343,6 @@ def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) 
         if callable(close):
             close()
     return EXIT_ALERTS if report.alerts else 0
-
-
-def _balance_now(client: Any) -> dict[str, Any]:
-    bal = client.account.balance()
-    return {
-        "taken_at": datetime.now(UTC),
-        "total_effective": bal.total_effective,
-        "base_effective": bal.base_effective,
-        "extra_tokens": bal.extra_tokens,
-        "base_expires_at": bal.base_expires_at,
-    }
 
 
 def _sandbox_now(admin: Any) -> datetime | None:

@@ -367,7 +367,7 @@ def alerts_html(alerts: Sequence[Alert], *, as_of: datetime, notes: Sequence[str
     head = (
         f'<div class="songlab-alerts" style="margin:0.5em 0 1em">'
         f'<p style="margin:0 0 0.3em;font-weight:bold">Alerts as of '
-        f"{as_of:%Y-%m-%d %H:%M} UTC</p>"
+        f"{as_of:%Y-%m-%d %H:%M:%S} UTC</p>"
     )
     if not alerts:
         body = '<p style="margin:0;padding:0.3em 0.6em;background:#e3f5e3">No active alerts.</p>'

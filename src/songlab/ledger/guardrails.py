@@ -31,6 +31,7 @@ import songlab.ledger.forecasts as forecasts_
 __all__ = [
     "FORECAST_SCOPES",
     "GuardrailReport",
+    "balance_snapshot",
     "check",
     "check_ledger",
     "daily_cube",
@@ -109,8 +110,16 @@ class GuardrailReport:
 
     def __str__(self) -> str:
         if not self.alerts:
-            return f"no active alerts as of {self.as_of:%Y-%m-%d %H:%M} UTC"
+            return f"no active alerts as of {self.as_of:%Y-%m-%d %H:%M:%S} UTC"
         return "\n".join(self.lines())
+
+    def __repr__(self) -> str:
+        return (
+            f"<GuardrailReport as of {self.as_of:%Y-%m-%d %H:%M:%S} UTC: "
+            f"{len(self.alerts)} alert{'s' if len(self.alerts) != 1 else ''}, "
+            f"{len(self.forecasts)} forecasts, {len(self.budgets)} budgets, "
+            f"{len(self.anomalies)} anomalies>"
+        )
 
     def _repr_html_(self) -> str:
         return alerts_.alerts_html(self.alerts, as_of=self.as_of, notes=self.notes)
@@ -236,12 +245,16 @@ def check(
     the budgets).
     """
     store = _store_of(source)
+    if balances is None and store is not None:
+        balances = store.balances()
+    elif balances is None and callable(getattr(getattr(source, "account", None), "balance", None)):
+        balances = [balance_snapshot(source)]  # a client: its balance now
     with engine.open_ledger(store if store is not None else source) as lg:
         return check_ledger(
             lg,
             settings,
             as_of=as_of,
-            balances=balances if balances is not None or store is None else store.balances(),
+            balances=balances,
             state=state,
             paths=paths,
             forecast_scopes=forecast_scopes,
@@ -269,6 +282,13 @@ def check_ledger(
     total = series(cube)
     days = sorted(d for d, v in total.items() if v)
     report.history_days = (as_of.date() - days[0]).days if days else 0
+    if report.history_days < anomalies_.MIN_HISTORY:
+        report.notes.append(
+            f"{report.history_days} complete days of spend so far: anomalies are judged after "
+            f"{anomalies_.MIN_HISTORY}, forecasts have an interval after "
+            f"{forecasts_.RESAMPLE_DAYS} and learn the weekly pattern after "
+            f"{forecasts_.SEASONAL_DAYS}"
+        )
     report.forecasts = _forecasts(cube, total, rules, as_of, paths, forecast_scopes)
     report.budgets = _budgets(cube, rules, as_of, report.forecasts)
     found = anomalies_.detect(
@@ -301,6 +321,20 @@ def check_ledger(
     }
     report.alerts = alerts_.collect(report, crossings=crossings, state=state)
     return report
+
+
+def balance_snapshot(client: Any) -> dict[str, Any]:
+    """The client's account balance now (``GET /v1/account/balance``), as a snapshot."""
+    bal = client.account.balance()
+    raw = bal if isinstance(bal, Mapping) else vars(bal) if hasattr(bal, "__dict__") else {}
+    get = raw.get if raw else (lambda k, d=None: getattr(bal, k, d))
+    return {
+        "taken_at": datetime.now(UTC),
+        "total_effective": get("total_effective"),
+        "base_effective": get("base_effective"),
+        "extra_tokens": get("extra_tokens", 0),
+        "base_expires_at": get("base_expires_at"),
+    }
 
 
 def _edge(b: budgets_.BudgetState) -> Decimal:
