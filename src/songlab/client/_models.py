@@ -299,6 +299,16 @@ class Event:
         return self.kind == EventKind.TERMINAL
 
     @property
+    def ends_task(self) -> bool:
+        """The task is over: the ``terminal`` event, or any event showing a final status."""
+        return self.kind == EventKind.TERMINAL or self.status in (Status.COMPLETED, Status.FAILED)
+
+    @property
+    def final_status(self) -> str | None:
+        """``completed`` or ``failed`` when the event shows it, else None."""
+        return self.status if self.status in (Status.COMPLETED, Status.FAILED) else None
+
+    @property
     def is_resume_signal(self) -> bool:
         """``timeout``/``error``: the server closes; the client resumes after it."""
         return self.kind in (EventKind.TIMEOUT, EventKind.ERROR)
