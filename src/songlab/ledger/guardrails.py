@@ -13,7 +13,8 @@ prints, the webhook receives, notebook 03 and the HTML report open with.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -35,6 +36,7 @@ __all__ = [
     "check",
     "check_ledger",
     "daily_cube",
+    "hold",
     "series",
 ]
 
@@ -49,6 +51,7 @@ CUBE_MEASURES: Final[tuple[str, ...]] = (
     "estimated_tasks",
     "unknown_tasks",
     "pending_tasks",
+    "pending_usd",
 )
 CUBE_KEYS: Final[tuple[str, ...]] = ("day", "project", "tags", "key_id", "tool_id", "tier")
 
@@ -143,19 +146,24 @@ def _cube(lg: engine.Ledger, as_of: datetime) -> pd.DataFrame:
 
 
 def series(
-    cube: pd.DataFrame, scope: str = "account", value: str | None = None
+    cube: pd.DataFrame,
+    scope: str = "account",
+    value: str | None = None,
+    *,
+    column: str = "cost_usd",
 ) -> dict[date, Decimal]:
-    """The daily spend of one scope of the cube (account, project, key, tag), exact."""
+    """The daily spend of one scope of the cube (account, project, key, tag), exact
+    (``column``: another money measure of the cube, ``pending_usd``)."""
     if scope == "account":
         rows = cube
     elif scope == "tag":
         tags = cube["tags"].astype(object).tolist()
         rows = cube[[isinstance(t, str) and value in t.split(",") for t in tags]]
     else:
-        column = {"project": "project", "key": "key_id"}[scope]
-        rows = cube[[v == value for v in cube[column].astype(object).tolist()]]
+        key = {"project": "project", "key": "key_id"}[scope]
+        rows = cube[[v == value for v in cube[key].astype(object).tolist()]]
     out: dict[date, Decimal] = {}
-    for d, v in zip(rows["day"].tolist(), rows["cost_usd"].tolist(), strict=True):
+    for d, v in zip(rows["day"].tolist(), rows[column].tolist(), strict=True):
         if v is None or (isinstance(v, float) and v != v):
             continue
         out[d] = out.get(d, Decimal(0)) + Decimal(str(v))
@@ -321,6 +329,62 @@ def check_ledger(
     }
     report.alerts = alerts_.collect(report, crossings=crossings, state=state)
     return report
+
+
+@contextmanager
+def hold(
+    client: Any,
+    settings: budgets_.Guardrails | str | os.PathLike[str],
+    source: Any = None,
+    *,
+    as_of: datetime | None = None,
+) -> Iterator[list[Any]]:
+    """The hard budgets of a budgets file, held by ``client`` inside the block.
+
+    Each hard budget becomes a ``client.budget`` scoped like it (the account, a project, a tag
+    or a key id) and starting from what ``source`` (a ``LedgerStore``, its directory, a
+    frame; default: the client's own listing) shows spent in the budget's current period,
+    pending tasks' list prices included: a create that would take it over is refused before
+    anything is sent, as ``client.budget`` does. The amounts are the period's at the start of
+    the block (enter it again in a new period; refresh the ledger to count what others spent
+    meanwhile)."""
+    if isinstance(settings, str | os.PathLike):
+        settings = budgets_.load(settings)
+    hard = settings.hard
+    if not hard:
+        yield []
+        return
+    store = _store_of(source) if source is not None else None
+    target = store if store is not None else source if source is not None else client
+    with engine.open_ledger(target) as lg:
+        as_of = (as_of or lg.as_of()).astimezone(UTC)
+        cube = _cube(lg, as_of)
+    held = []
+    for rule in hard:
+        start, _, label = rule.bounds(as_of.date())
+        spent = sum(
+            (
+                v
+                for column in ("cost_usd", "pending_usd")
+                for d, v in series(cube, rule.scope, rule.value, column=column).items()
+                if start <= d <= as_of.date()
+            ),
+            Decimal(0),
+        )
+        held.append(
+            client.budget(
+                usd=rule.usd,
+                spent=spent,
+                project=rule.value if rule.scope == "project" else None,
+                tag=rule.value if rule.scope == "tag" else None,
+                key_id=rule.value if rule.scope == "key" else None,
+                label=f"budget {rule.label} in {label}",
+            )
+        )
+    with ExitStack() as stack:
+        for b in held:
+            stack.enter_context(b)
+        yield held
 
 
 def balance_snapshot(client: Any) -> dict[str, Any]:
