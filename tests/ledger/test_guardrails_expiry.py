@@ -222,3 +222,43 @@ def test_expiry_on_the_sandbox_clock(clock_sandbox: Any, tmp_path: Path) -> None
     assert tight.runs_out_on is not None
     assert abs((tight.runs_out_on - now.date()).days - 116 // 6) <= 1  # about 19-20 days
     assert tight.runs_out_on < expires.date()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["spec", "default"])
+def test_the_check_reads_what_the_balance_shows(profile: str, tmp_path: Path) -> None:
+    """Against a service that answers only the spec's fields (a real ``songlab sandbox --profile
+    spec`` process), and the default one: the ledger's snapshots hold the spec's four balance
+    fields, and the expiry outlook is made of them; songlab's own lyrics are priced."""
+    from tests._profiles import running
+
+    sb = running(profile)
+    try:
+        c = sb.client(speed=500)
+        try:
+            store = LedgerStore(tmp_path / "ledger").track(c)
+            for prompt in ("a verse", "a chorus"):  # two requests (the same one is reused)
+                h = c.generations.create(
+                    operation="write_lyrics", model="v5", payload={"prompt": prompt}
+                )
+                c.generations.wait(h.task_id, timeout=60)
+            store.refresh(c)
+            bal = c.account.balance()
+        finally:
+            c.close()
+        report = guardrails.check(store, paths=200)
+    finally:
+        sb.stop()
+    x = report.expiry
+    assert x is not None
+    assert (x.total_tokens, x.base_tokens, x.extra_tokens) == (
+        bal.total_effective,
+        bal.base_effective,
+        bal.extra_tokens,
+    )
+    assert x.base_expires_at == bal.base_expires_at
+    assert x.days_to_expiry is not None and x.days_to_expiry > 300  # a year from the account
+    assert x.rate_source == "ledger" and x.unused_tokens == x.base_tokens  # no complete day yet
+    assert report.alerts == []
+    spent = guardrails.series(guardrails.daily_cube(store, as_of=report.as_of))
+    assert sum(spent.values(), Decimal(0)) == Decimal("0.04")  # billed, or estimated (spec)
