@@ -124,3 +124,18 @@ def write_ledger(table: pa.Table, path: Any, balances: list[dict[str, Any]] = ()
     for snap in balances:
         store._append_balance({"tasks_added": 0, **snap})
     return store
+
+
+def joint_cube(table: pa.Table) -> Any:
+    """Spend per day, project, key, tool and tier of ``table`` (a frame anomalies.detect reads
+    in memory), through the ledger engine."""
+    from songlab.ledger import engine
+
+    with engine.open_ledger(table) as lg:
+        frame = lg.arrow(
+            "SELECT day, project, key_id, tool_id, tier, CAST(sum(cost_usd) AS DECIMAL(38, 8)) "
+            "AS cost_usd, CAST(count(*) AS BIGINT) AS tasks FROM ledger WHERE top_level "
+            "GROUP BY day, project, key_id, tool_id, tier"
+        ).to_pandas()
+    frame["day"] = [d if isinstance(d, date) else d.date() for d in frame["day"]]
+    return frame

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pytest
 
 from songlab.ledger import anomalies, guardrails
-from tests.ledger._guardrails_data import Year, synthetic_year
+from tests.ledger._guardrails_data import Year, joint_cube, synthetic_year
 
 SPIKE_DAY = 200
 SPIKE_PROJECT = "research"
@@ -43,8 +43,7 @@ def spiked() -> Year:
 
 
 def test_the_planted_spike_is_found_with_its_size_and_cause(spiked: Year) -> None:
-    cube = guardrails.daily_cube(spiked.table, as_of=_end(spiked))
-    found = anomalies.detect(cube, as_of=_end(spiked), since=spiked.start)
+    found = guardrails.find_anomalies(spiked.table, as_of=_end(spiked), since=spiked.start)
     day = spiked.start + timedelta(days=SPIKE_DAY)
     assert {(a.dimension, a.value, a.day) for a in found} >= {
         ("project", SPIKE_PROJECT, day),
@@ -55,10 +54,8 @@ def test_the_planted_spike_is_found_with_its_size_and_cause(spiked: Year) -> Non
     planted = _spike_cost(spiked)
     # the size: what the spike added, within the day's own noise (its usual is a median)
     assert abs(a.impact_usd - planted) < Decimal("0.2") * planted, (a.impact_usd, planted)
-    assert a.actual_usd == sum(
-        (v for d, v in guardrails.series(cube, "project", SPIKE_PROJECT).items() if d == day),
-        Decimal(0),
-    )
+    daily = guardrails.daily_series(spiked.table, as_of=_end(spiked))
+    assert a.actual_usd == guardrails.series(daily, "project", SPIKE_PROJECT)[day]
     assert a.impact_percent is not None and a.impact_percent > 200
     assert a.history_days == SPIKE_DAY
     assert not a.partial
@@ -90,8 +87,7 @@ def test_the_check_names_the_spike_tasks(spiked: Year) -> None:
 def test_a_flat_year_raises_none(seed: int) -> None:
     """Weekly pattern and growth, no spike: not one anomaly in any monitor all year."""
     y = synthetic_year(seed=seed, drift=0.0)
-    cube = guardrails.daily_cube(y.table, as_of=_end(y))
-    assert anomalies.detect(cube, as_of=_end(y), since=y.start) == []
+    assert guardrails.find_anomalies(y.table, as_of=_end(y), since=y.start) == []
 
 
 def test_a_new_project_is_new_not_anomalous() -> None:
@@ -103,7 +99,7 @@ def test_a_new_project_is_new_not_anomalous() -> None:
     for day in range(300, 330):
         usd = "60" if day != 320 else "180"
         rows.append(_row(y.start + timedelta(days=day), project="launch-x", usd=usd))
-    cube = pd.concat([guardrails.daily_cube(y.table, as_of=_end(y)), pd.DataFrame(rows)])
+    cube = pd.concat([joint_cube(y.table), pd.DataFrame(rows)])
     found = [
         a
         for a in anomalies.detect(cube, as_of=_end(y), since=y.start, monitors=["project"])

@@ -260,5 +260,5 @@ def test_the_check_reads_what_the_balance_shows(profile: str, tmp_path: Path) ->
     assert x.days_to_expiry is not None and x.days_to_expiry > 300  # a year from the account
     assert x.rate_source == "ledger" and x.unused_tokens == x.base_tokens  # no complete day yet
     assert report.alerts == []
-    spent = guardrails.series(guardrails.daily_cube(store, as_of=report.as_of))
+    spent = guardrails.series(guardrails.daily_series(store, as_of=report.as_of))
     assert sum(spent.values(), Decimal(0)) == Decimal("0.04")  # billed, or estimated (spec)

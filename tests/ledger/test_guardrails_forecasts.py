@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from songlab.ledger import forecasts
-from songlab.ledger.guardrails import daily_cube, series
+from songlab.ledger.guardrails import daily_series, series
 from tests.ledger._guardrails_data import synthetic_year
 
 AS_OF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday, noon
@@ -155,7 +155,7 @@ def test_backtest_the_interval_covers_the_truth_about_as_often_as_it_says() -> N
     for seed in (2, 3, 4):
         y = synthetic_year(seed=seed, start=datetime(2025, 1, 1, tzinfo=UTC))
         end = datetime(2026, 1, 1, tzinfo=UTC)
-        cube = daily_cube(y.table, as_of=end)
+        cube = daily_series(y.table, as_of=end)
         for scope, value in (("account", None), ("project", "jingles"), ("project", "research")):
             hist = series(cube, scope, value)
             for month in range(2, 13):

@@ -23,7 +23,7 @@ def test_the_daily_series_are_the_reports_figures(year: Year) -> None:
     """Per day, per project and per key, Decimal for Decimal, what the engine's spend says
     (the report's tables and the notebook's accessor)."""
     as_of = datetime.combine(year.start + timedelta(days=year.days), time(), UTC)
-    cube = guardrails.daily_cube(year.table, as_of=as_of)
+    cube = guardrails.daily_series(year.table, as_of=as_of)
     with engine.open_ledger(year.table) as lg:
         by_day = lg.spend(["day"])
         by_project_day = lg.spend(["day", "project"])

@@ -29,7 +29,7 @@ out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -41,11 +41,14 @@ import pandas as pd
 
 __all__ = [
     "Anomaly",
+    "Breakdown",
     "DIMENSIONS",
     "Driver",
     "MIN_HISTORY",
+    "SERIES_COLUMNS",
     "Thresholds",
     "detect",
+    "series_frame",
     "usual_and_spread",
 ]
 
@@ -282,56 +285,6 @@ def _null(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 
-class _Cube:
-    """The cube as arrays: a day index and a label code per dimension for each row."""
-
-    def __init__(self, frame: pd.DataFrame, first_day: date, end: date) -> None:
-        self.first_day = first_day
-        self.n = (end - first_day).days + 1
-        self.day = np.array([(d - first_day).days for d in frame["day"].tolist()], np.int64)
-        self.amount = _floats(frame["cost_usd"])
-        self.cost = np.array(frame["cost_usd"].astype(object).tolist() + [None], object)[:-1]
-        self.tasks = _ints(frame, "tasks")
-        self.unknown = _ints(frame, "unknown_tasks")
-        self.codes: dict[str, npt.NDArray[np.int64]] = {}
-        self.names: dict[str, list[str]] = {}
-        for dim, col in DIMENSIONS.items():
-            if col is None:
-                continue
-            raw = frame[col].astype(object).where(frame[col].notna(), None)
-            values = raw.fillna(UNLABELLED[dim]).astype(str)
-            codes, uniques = pd.factorize(values, sort=True)
-            self.codes[dim] = np.asarray(codes, np.int64)
-            self.names[dim] = [str(u) for u in uniques]
-
-    def exact(self, mask: npt.NDArray[np.bool_]) -> Decimal:
-        """The exact sum of the rows of ``mask`` (nulls add nothing)."""
-        return sum((Decimal(str(v)) for v in self.cost[mask] if not _null(v)), Decimal(0))
-
-    def matrix(self, dim: str, rows: npt.NDArray[np.bool_] | None = None) -> _Matrix:
-        """Series of ``dim`` over the rows ``rows`` (all): NaN before each series began."""
-        sel = np.ones(len(self.day), bool) if rows is None else rows
-        days, amounts = self.day[sel], self.amount[sel]
-        if dim == "total":
-            names: list[str | None] = [None]
-            codes = np.zeros(len(days), np.int64)
-        else:
-            names = list(self.names[dim])
-            codes = self.codes[dim][sel]
-        y = np.zeros((len(names), self.n))
-        np.add.at(y, (codes, days), amounts)
-        spent = y != 0
-        born = np.where(spent.any(axis=1), spent.argmax(axis=1), -1).astype(np.int64)
-        cols = np.arange(self.n)[None, :]
-        y = np.where((born[:, None] >= 0) & (cols >= born[:, None]), y, np.nan)
-        return _Matrix(names, self.first_day, y, born)
-
-    def rows_of(self, dim: str, name: str | None) -> npt.NDArray[np.bool_]:
-        if dim == "total":
-            return np.ones(len(self.day), bool)
-        return np.asarray(self.codes[dim] == self.names[dim].index(str(name)), bool)
-
-
 def _ints(frame: pd.DataFrame, column: str) -> npt.NDArray[np.int64]:
     if column not in frame.columns:
         return np.zeros(len(frame), np.int64)
@@ -348,6 +301,50 @@ class _Matrix:
     born: npt.NDArray[np.int64]  # the day index of each series' first spend (-1: none)
 
 
+# what detect reads: one row per monitor, label and day (``series_frame``)
+SERIES_COLUMNS: Final[tuple[str, ...]] = (
+    "dimension",
+    "value",
+    "day",
+    "cost_usd",
+    "tasks",
+    "unknown_tasks",
+)
+# a breakdown: (dimension, value, first day, last day) -> that series' rows by day and label
+Breakdown = Callable[[str, "str | None", date, date], pd.DataFrame]
+
+
+def series_frame(cube: pd.DataFrame, monitors: Iterable[str] = tuple(DIMENSIONS)) -> pd.DataFrame:
+    """The monitors' daily series of a cube (one row per day and label, columns ``day``,
+    ``project``, ``key_id``, ``tool_id``, ``tier``, ``cost_usd``, ``tasks``,
+    ``unknown_tasks``): one row per monitor (``dimension``), label (``value``, null: not
+    labelled) and day, sums exact."""
+    frames = []
+    for dim in monitors:
+        column = DIMENSIONS[dim]
+        keys = ["day"] if column is None else ["day", column]
+        sums = {c: "sum" for c in ("cost_usd", "tasks", "unknown_tasks") if c in cube.columns}
+        g = cube.groupby(keys, dropna=False, sort=True).agg(sums).reset_index()
+        g = g.rename(columns={column: "value"}) if column else g.assign(value=None)
+        frames.append(g.assign(dimension=dim))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SERIES_COLUMNS)
+    return out[[c for c in SERIES_COLUMNS if c in out.columns]]
+
+
+def _joint(cube: pd.DataFrame) -> Breakdown:
+    """A breakdown read from a cube in memory."""
+
+    def breakdown(dimension: str, value: str | None, lo: date, hi: date) -> pd.DataFrame:
+        frame = _dated(cube, hi)
+        frame = frame[[d >= lo for d in frame["day"].tolist()]]
+        column = DIMENSIONS[dimension]
+        if column is not None:
+            frame = frame[[v == value for v in _labels(frame[column], dimension)]]
+        return series_frame(frame, [d for d in DIMENSIONS if d not in ("total", dimension)])
+
+    return breakdown
+
+
 def detect(
     cube: pd.DataFrame,
     *,
@@ -356,13 +353,17 @@ def detect(
     thresholds: Thresholds | None = None,
     monitors: Iterable[str] = tuple(DIMENSIONS),
     drivers: bool = True,
+    breakdown: Breakdown | None = None,
 ) -> list[Anomaly]:
     """The anomalies of the days from ``since`` (default: the 7 days to ``as_of``) to the day of
     ``as_of`` (judged so far), biggest impact first.
 
-    ``cube``: one row per day and label, columns ``day`` (date), ``project``, ``key_id``,
-    ``tool_id``, ``tier`` (null: not labelled), ``cost_usd`` (exact; null rows add nothing),
-    ``tasks`` and optionally ``unknown_tasks``; days after ``as_of``'s are left out.
+    ``cube``: either one row per day and label (columns ``day`` (date), ``project``,
+    ``key_id``, ``tool_id``, ``tier``; null: not labelled; ``cost_usd`` exact, null rows add
+    nothing; ``tasks``, optionally ``unknown_tasks``), or the monitors' series already summed
+    (:func:`series_frame`'s columns) with a ``breakdown`` that gives a series' rows by day and
+    label for its drivers (``songlab.ledger.guardrails`` asks the ledger, so a large ledger is
+    never held as a cube). Days after ``as_of``'s are left out.
     """
     if as_of.tzinfo is None:
         raise ValueError("as_of: must be timezone-aware (UTC)")
@@ -375,22 +376,31 @@ def detect(
     since = since or end - timedelta(days=6)
     if since > end:
         raise ValueError(f"since: must not be after the day of as_of ({since} > {end})")
-    frame = _dated(cube, end)
-    if not len(frame):
+    if "dimension" not in cube.columns:
+        breakdown = breakdown or _joint(cube)
+        cube = series_frame(_dated(cube, end), {"total", *monitors})
+    long = _dated_series(cube, end)
+    if not len(long):
         return []
-    # a series is as old as its first spend anywhere in the cube; the usual of `since` needs
-    # WEEKS weeks and SPREAD_DAYS of residuals before it, so older days are not read
-    all_days = frame["day"].tolist()
+    # a series is as old as its first spend anywhere; the usual of `since` needs WEEKS weeks
+    # and SPREAD_DAYS of residuals before it, so older days are not read
+    all_days = long["day"].tolist()
     first_day = max(min(all_days), since - timedelta(days=7 * WEEKS + SPREAD_DAYS))
-    born = _born(frame, first_day)
-    frame = frame[[d >= first_day for d in all_days]]
-    c = _Cube(frame, first_day, end)
-    account_usual, _ = usual_and_spread(c.matrix("total").y)
+    born = _born(long)
+    long = long[[d >= first_day for d in all_days]]
+    n = (end - first_day).days + 1
+    total = _Series(long, "total", first_day, n)
+    account_usual, _ = usual_and_spread(total.matrix.y)
     found: list[Anomaly] = []
     for dim in monitors:
-        found.extend(_judge(dim, c, born, account_usual[0], end=end, since=since, th=th))
-    if drivers:
-        found = [replace(a, drivers=_drivers(a, c)) for a in found]
+        s = total if dim == "total" else _Series(long, dim, first_day, n)
+        found.extend(_judge(dim, s, born, account_usual[0], end=end, since=since, th=th))
+    if drivers and breakdown is not None:
+        lo = max(first_day, min(all_days))
+        found = [
+            replace(a, drivers=_drivers(a, breakdown(a.dimension, a.value, lo, a.day), lo))
+            for a in found
+        ]
     found.sort(key=lambda a: (-a.impact_usd, a.day, a.dimension, a.value or ""))
     return found
 
@@ -408,29 +418,88 @@ def _dated(cube: pd.DataFrame, end: date) -> pd.DataFrame:
     return frame.sort_values(keys, key=lambda col: col.astype(str), kind="stable")
 
 
-def _born(frame: pd.DataFrame, first_day: date) -> dict[tuple[str, str | None], date]:
-    """The first day with spend of each series that began before ``first_day``."""
-    old = frame[[d < first_day for d in frame["day"].tolist()]]
-    if not len(old):
-        return {}
-    spent = old[_floats(old["cost_usd"]) != 0]
+def _dated_series(long: pd.DataFrame, end: date) -> pd.DataFrame:
+    frame = long[long["day"].notna()]
+    days = [d.date() if isinstance(d, datetime) else d for d in frame["day"].tolist()]
+    frame = frame.assign(day=days)
+    frame = frame[[d <= end for d in days]]
+    names = [
+        None if dim == "total" else label
+        for dim, label in zip(
+            frame["dimension"].tolist(),
+            _labels_any(frame["value"], frame["dimension"].tolist()),
+            strict=True,
+        )
+    ]
+    frame = frame.assign(value=names)
+    return frame.sort_values(
+        ["dimension", "value", "day"], key=lambda col: col.astype(str), kind="stable"
+    )
+
+
+def _labels(values: pd.Series, dimension: str) -> list[str]:
+    return [UNLABELLED[dimension] if _null(v) else str(v) for v in values.astype(object).tolist()]
+
+
+def _labels_any(values: pd.Series, dims: list[str]) -> list[str]:
+    return [
+        UNLABELLED.get(d, "") if _null(v) else str(v)
+        for v, d in zip(values.astype(object).tolist(), dims, strict=True)
+    ]
+
+
+class _Series:
+    """One monitor's series as a dense day matrix, with their exact sums and counts."""
+
+    def __init__(self, long: pd.DataFrame, dim: str, first_day: date, n: int) -> None:
+        sub = long[long["dimension"] == dim]
+        days = np.array([(d - first_day).days for d in sub["day"].tolist()], np.int64)
+        labels: list[str | None]
+        if dim == "total":
+            codes = np.zeros(len(sub), np.int64)
+            labels = [None]
+        else:  # labelled by _dated_series: unlabelled work is "(no project)", ...
+            codes_, uniques = pd.factorize(pd.Series(sub["value"].tolist(), dtype=object))
+            codes = np.asarray(codes_, np.int64)
+            labels = [str(u) for u in uniques]
+        y = np.zeros((len(labels), n))
+        np.add.at(y, (codes, days), _floats(sub["cost_usd"]))
+        spent = y != 0
+        born = np.where(spent.any(axis=1), spent.argmax(axis=1), -1).astype(np.int64)
+        cols = np.arange(n)[None, :]
+        y = np.where((born[:, None] >= 0) & (cols >= born[:, None]), y, np.nan)
+        self.matrix = _Matrix(labels, first_day, y, born)
+        self.exact: dict[tuple[int, int], Decimal] = {}
+        self.tasks: dict[tuple[int, int], int] = {}
+        self.unknown: dict[tuple[int, int], int] = {}
+        tasks = _ints(sub, "tasks")
+        unknown = _ints(sub, "unknown_tasks")
+        for k, (c, d, v) in enumerate(
+            zip(codes.tolist(), days.tolist(), sub["cost_usd"].tolist(), strict=True)
+        ):
+            key = (c, d)
+            if not _null(v):
+                self.exact[key] = self.exact.get(key, Decimal(0)) + Decimal(str(v))
+            self.tasks[key] = self.tasks.get(key, 0) + int(tasks[k])
+            self.unknown[key] = self.unknown.get(key, 0) + int(unknown[k])
+
+
+def _born(long: pd.DataFrame) -> dict[tuple[str, str | None], date]:
+    """The first day with spend of each series."""
+    spent = long[_floats(long["cost_usd"]) != 0]
     out: dict[tuple[str, str | None], date] = {}
-    if len(spent):
-        out[("total", None)] = min(spent["day"].tolist())
-    for dim, col in DIMENSIONS.items():
-        if col is None:
-            continue
-        raw = spent[col].astype(object).where(spent[col].notna(), None)
-        for name, d in zip(raw.fillna(UNLABELLED[dim]).astype(str), spent["day"], strict=True):
-            key = (dim, str(name))
-            if key not in out or d < out[key]:
-                out[key] = d
+    for dim, name, d in zip(
+        spent["dimension"].tolist(), spent["value"].tolist(), spent["day"].tolist(), strict=True
+    ):
+        key = (str(dim), None if _null(name) else str(name))
+        if key not in out or d < out[key]:
+            out[key] = d
     return out
 
 
 def _judge(
     dim: str,
-    c: _Cube,
+    s: _Series,
     born: dict[tuple[str, str | None], date],
     account_usual: npt.NDArray[np.float64],
     *,
@@ -438,7 +507,7 @@ def _judge(
     since: date,
     th: Thresholds,
 ) -> list[Anomaly]:
-    m = c.matrix(dim)
+    m = s.matrix
     usual, spread = usual_and_spread(m.y)
     lo = (since - m.first_day).days
     y = m.y
@@ -459,49 +528,48 @@ def _judge(
         pct = (impact / base * 100).quantize(Decimal("0.1")) if base > 0 else None
         if not th.passes(impact, pct, th.floor_usd(float(account_usual[i]))):
             continue
-        rows = (c.day == i) & c.rows_of(dim, name)
         out.append(
             Anomaly(
                 dimension=dim,
                 value=name,
                 day=day,
                 partial=day == end,
-                actual_usd=c.exact(rows),
+                actual_usd=s.exact.get((r, i), Decimal(0)),
                 usual_usd=base,
                 upper_usd=_cents(upper[r, i]),
                 impact_usd=impact,
                 impact_percent=pct,
                 z=float(round((y[r, i] - usual[r, i]) / spread[r, i], 1)),
                 history_days=history,
-                tasks=int(c.tasks[rows].sum()),
-                unknown_tasks=int(c.unknown[rows].sum()),
+                tasks=s.tasks.get((r, i), 0),
+                unknown_tasks=s.unknown.get((r, i), 0),
             )
         )
     return out
 
 
-def _drivers(a: Anomaly, c: _Cube) -> tuple[Driver, ...]:
-    """Within the anomaly's series: the labels above their own usual that day."""
-    i = (a.day - c.first_day).days
-    mine = c.rows_of(a.dimension, a.value) & (c.day <= i)
-    today = mine & (c.day == i)
+def _drivers(a: Anomaly, rows: pd.DataFrame, first_day: date) -> tuple[Driver, ...]:
+    """Within the anomaly's series (``rows``: its series by project, key, tool and tier, from
+    ``first_day`` to its day, as :func:`series_frame` gives them): the labels above their own
+    usual that day."""
+    long = _dated_series(rows, a.day)
+    if not len(long):
+        return ()
+    n = (a.day - first_day).days + 1
     out: list[Driver] = []
     for dim, col in DIMENSIONS.items():
         if col is None or dim == a.dimension:
             continue
-        m = c.matrix(dim, mine)
-        usual = _usual_at(m.y, i)
-        rows = []
-        for r, name in enumerate(m.names):
-            at = today & (c.codes[dim] == r)
-            if not at.any():
-                continue
-            actual = c.exact(at)
+        s = _Series(long, dim, first_day, n)
+        usual = _usual_at(s.matrix.y, n - 1)
+        found = []
+        for r, name in enumerate(s.matrix.names):
+            actual = s.exact.get((r, n - 1), Decimal(0))
             u = usual[r]
             base = _cents(0.0 if np.isnan(u) else u)
             excess = actual - base
             if actual and excess > 0:
-                rows.append(Driver(dim, str(name), actual, base, excess))
-        rows.sort(key=lambda d: (-d.excess_usd, d.value))
-        out.extend(rows[:DRIVERS])
+                found.append(Driver(dim, str(name), actual, base, excess))
+        found.sort(key=lambda d: (-d.excess_usd, d.value))
+        out.extend(found[:DRIVERS])
     return tuple(out)

@@ -1,8 +1,9 @@
 """The guardrails of a ledger, all at once: forecasts with intervals, budgets, anomalies, expiring
 tokens, and the alerts they raise.
 
-:func:`check` reads one daily cube of the ledger (spend per UTC day, project, tags, key, tool
-and tier: exact sums of the report's engine, so every figure here adds up to the report's),
+:func:`check` reads the ledger's daily series once (spend per UTC day of the account and of
+each project, key, tool, tier and set of tags: exact sums of the report's engine, so every
+figure here adds up to the report's),
 runs the pure methods of ``forecasts``, ``budgets``, ``anomalies`` and ``expiry`` on it, and
 returns a :class:`GuardrailReport`: the forecasts (the account, each project and each key, for
 the month and the quarter), every budget's state, the anomalies of the last days, the expiry
@@ -35,7 +36,8 @@ __all__ = [
     "balance_snapshot",
     "check",
     "check_ledger",
-    "daily_cube",
+    "daily_series",
+    "find_anomalies",
     "hold",
     "series",
 ]
@@ -43,9 +45,11 @@ __all__ = [
 FORECAST_SCOPES: Final[int] = 10  # projects and keys forecast: the costliest of the last 28 days
 TOP_TASKS: Final[int] = 5  # costliest tasks named per anomaly
 
-# The daily cube: the engine's measures of the relation ``ledger`` (one rule of what counts),
-# per UTC day and label, up to as_of (top level: sub-tasks are inside their run's cost).
-CUBE_MEASURES: Final[tuple[str, ...]] = (
+# The daily series: the engine's measures of the relation ``ledger`` (one rule of what
+# counts), per UTC day for the account and per day and label for each monitor, up to as_of
+# (top level: sub-tasks are inside their run's cost). One scan, grouping sets: a row per
+# monitor, label and day, however many tasks (a year of a busy account is a few thousand).
+SERIES_MEASURES: Final[tuple[str, ...]] = (
     "tasks",
     "cost_usd",
     "estimated_tasks",
@@ -53,16 +57,36 @@ CUBE_MEASURES: Final[tuple[str, ...]] = (
     "pending_tasks",
     "pending_usd",
 )
-CUBE_KEYS: Final[tuple[str, ...]] = ("day", "project", "tags", "key_id", "tool_id", "tier")
+# monitor -> the relation's column (tags: budgets by tag; total: the account)
+SERIES_COLUMNS: Final[dict[str, str]] = {
+    "project": "project",
+    "key": "key_id",
+    "tool": "tool_id",
+    "tier": "tier",
+    "tags": "tags",
+}
 
 
-def _cube_sql(as_of: datetime) -> str:
-    totals = ", ".join(f"{m.total} AS {m.name}" for m in engine.MEASURES if m.name in CUBE_MEASURES)
-    keys = ", ".join(CUBE_KEYS)
+def _totals() -> str:
+    return ", ".join(f"{m.total} AS {m.name}" for m in engine.MEASURES if m.name in SERIES_MEASURES)
+
+
+def _series_sql(as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()) -> str:
+    dims = list(dims) or ["total", *SERIES_COLUMNS]
+    which = " ".join(
+        f"WHEN GROUPING({SERIES_COLUMNS[d]}) = 0 THEN '{d}'" for d in dims if d != "total"
+    )
+    label = " ".join(
+        f"WHEN GROUPING({SERIES_COLUMNS[d]}) = 0 THEN {SERIES_COLUMNS[d]}"
+        for d in dims
+        if d != "total"
+    )
+    sets = ", ".join(["(day)" if d == "total" else f"(day, {SERIES_COLUMNS[d]})" for d in dims])
     return (
-        f"SELECT {keys}, {totals} FROM ledger "
-        f"WHERE top_level AND day IS NOT NULL AND created_at <= {_ts(as_of)} "
-        f"GROUP BY {keys}"
+        f"SELECT CASE {which} ELSE 'total' END AS dimension, "
+        f"CASE {label} ELSE NULL END AS value, day, {_totals()} "
+        f"FROM ledger WHERE top_level AND day IS NOT NULL AND created_at <= {_ts(as_of)} "
+        f"AND {where} GROUP BY GROUPING SETS ({sets})"
     )
 
 
@@ -131,37 +155,82 @@ class GuardrailReport:
 # ---------------------------------------------------------------------------------- data
 
 
-def daily_cube(source: Any, *, as_of: datetime) -> pd.DataFrame:
-    """Spend per UTC day, project, tags, key, tool and tier of ``source`` up to ``as_of``
-    (a tasks frame, an Arrow table, a ``LedgerStore`` or its directory): the engine's
-    measures, so a day's total is the report's."""
+def daily_series(source: Any, *, as_of: datetime) -> pd.DataFrame:
+    """The daily spend of the account and of each project, key, tool, tier and set of tags of
+    ``source`` (a tasks frame, an Arrow table, a ``LedgerStore`` or its directory) up to
+    ``as_of``: one row per ``dimension`` (total, project, key, tool, tier, tags), ``value``
+    (null: not labelled) and ``day``, with the engine's measures (so a day's total is the
+    report's)."""
     with engine.open_ledger(source) as lg:
-        return _cube(lg, as_of)
+        return _series(lg, as_of)
 
 
-def _cube(lg: engine.Ledger, as_of: datetime) -> pd.DataFrame:
-    frame = lg.arrow(_cube_sql(as_of)).to_pandas()
+def _series(
+    lg: engine.Ledger, as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()
+) -> pd.DataFrame:
+    frame = lg.arrow(_series_sql(as_of, where, dims)).to_pandas()
     frame["day"] = [d if isinstance(d, date) else pd.Timestamp(d).date() for d in frame["day"]]
     return frame
 
 
+def find_anomalies(
+    source: Any,
+    *,
+    as_of: datetime,
+    since: date | None = None,
+    thresholds: anomalies_.Thresholds | None = None,
+    monitors: Sequence[str] = tuple(anomalies_.DIMENSIONS),
+) -> list[anomalies_.Anomaly]:
+    """The anomalies of ``source`` from ``since`` to ``as_of`` (``anomalies.detect`` on the
+    ledger's daily series, drivers and costliest tasks asked of the ledger)."""
+    with engine.open_ledger(source) as lg:
+        daily = _series(lg, as_of)
+        found = anomalies_.detect(
+            daily[daily["dimension"] != "tags"],
+            as_of=as_of,
+            since=since,
+            thresholds=thresholds,
+            monitors=monitors,
+            breakdown=_breakdown(lg, as_of),
+        )
+        return [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
+
+
+def _breakdown(lg: engine.Ledger, as_of: datetime) -> anomalies_.Breakdown:
+    """An anomaly's series by project, key, tool and tier, asked of the ledger."""
+
+    def breakdown(dimension: str, value: str | None, lo: date, hi: date) -> pd.DataFrame:
+        where = (
+            f"{_scope_filter(dimension, value)} AND day >= DATE '{lo.isoformat()}' "
+            f"AND day <= DATE '{hi.isoformat()}'"
+        )
+        dims = [d for d in ("project", "key", "tool", "tier") if d != dimension]
+        return _series(lg, as_of, where, dims)
+
+    return breakdown
+
+
 def series(
-    cube: pd.DataFrame,
+    daily: pd.DataFrame,
     scope: str = "account",
     value: str | None = None,
     *,
     column: str = "cost_usd",
 ) -> dict[date, Decimal]:
-    """The daily spend of one scope of the cube (account, project, key, tag), exact
-    (``column``: another money measure of the cube, ``pending_usd``)."""
+    """The daily spend of one scope (account, project, key, tag) of :func:`daily_series`'s
+    frame, exact (``column``: another money measure, ``pending_usd``)."""
+    dims = daily["dimension"].astype(object).tolist()
+    labels = daily["value"].astype(object).tolist()
     if scope == "account":
-        rows = cube
+        mine = [d == "total" for d in dims]
     elif scope == "tag":
-        tags = cube["tags"].astype(object).tolist()
-        rows = cube[[isinstance(t, str) and value in t.split(",") for t in tags]]
+        mine = [
+            d == "tags" and isinstance(v, str) and value in v.split(",")
+            for d, v in zip(dims, labels, strict=True)
+        ]
     else:
-        key = {"project": "project", "key": "key_id"}[scope]
-        rows = cube[[v == value for v in cube[key].astype(object).tolist()]]
+        mine = [d == scope and v == value for d, v in zip(dims, labels, strict=True)]
+    rows = daily[mine]
     out: dict[date, Decimal] = {}
     for d, v in zip(rows["day"].tolist(), rows[column].tolist(), strict=True):
         if v is None or (isinstance(v, float) and v != v):
@@ -220,15 +289,21 @@ def _utc(t: Any) -> datetime:
 # --------------------------------------------------------------------------------- check
 
 
-def _costliest(cube: pd.DataFrame, column: str, as_of: datetime, n: int) -> list[str]:
-    recent = cube[[d >= as_of.date() - timedelta(days=27) for d in cube["day"].tolist()]]
-    if not len(recent):
+def _costliest(daily: pd.DataFrame, dimension: str, as_of: datetime, n: int) -> list[str]:
+    """The ``n`` labels of ``dimension`` that cost most over the last 28 days."""
+    if n <= 0:
         return []
-    labelled = recent[recent[column].notna()]
+    since = as_of.date() - timedelta(days=27)
     totals: dict[str, Decimal] = {}
-    for k, v in zip(labelled[column].tolist(), labelled["cost_usd"].tolist(), strict=True):
-        if v is not None and not (isinstance(v, float) and v != v):
-            totals[str(k)] = totals.get(str(k), Decimal(0)) + Decimal(str(v))
+    for dim, label, d, v in zip(
+        daily["dimension"].tolist(),
+        daily["value"].tolist(),
+        daily["day"].tolist(),
+        daily["cost_usd"].tolist(),
+        strict=True,
+    ):
+        if dim == dimension and isinstance(label, str) and d >= since and v is not None:
+            totals[label] = totals.get(label, Decimal(0)) + Decimal(str(v))
     return [k for k, v in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])) if v > 0][:n]
 
 
@@ -285,9 +360,9 @@ def check_ledger(
     rules = settings if isinstance(settings, budgets_.Guardrails) else budgets_.Guardrails()
     snapshots = _snapshots(balances)
     as_of = (as_of or lg.as_of()).astimezone(UTC)
-    cube = _cube(lg, as_of)
+    daily = _series(lg, as_of)
     report = GuardrailReport(as_of, rules)
-    total = series(cube)
+    total = series(daily)
     days = sorted(d for d, v in total.items() if v)
     report.history_days = (as_of.date() - days[0]).days if days else 0
     if report.history_days < anomalies_.MIN_HISTORY:
@@ -297,14 +372,15 @@ def check_ledger(
             f"{forecasts_.RESAMPLE_DAYS} and learn the weekly pattern after "
             f"{forecasts_.SEASONAL_DAYS}"
         )
-    report.forecasts = _forecasts(cube, total, rules, as_of, paths, forecast_scopes)
-    report.budgets = _budgets(cube, rules, as_of, report.forecasts)
+    report.forecasts = _forecasts(daily, total, rules, as_of, paths, forecast_scopes)
+    report.budgets = _budgets(daily, rules, as_of, report.forecasts)
     found = anomalies_.detect(
-        cube,
+        daily[daily["dimension"] != "tags"],
         as_of=as_of,
         since=as_of.date() - timedelta(days=rules.anomaly_days - 1),
         thresholds=rules.thresholds,
         monitors=rules.monitors,
+        breakdown=_breakdown(lg, as_of),
     )
     report.anomalies = [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
     if snapshots:
@@ -358,7 +434,7 @@ def hold(
     target = store if store is not None else source if source is not None else client
     with engine.open_ledger(target) as lg:
         as_of = (as_of or lg.as_of()).astimezone(UTC)
-        cube = _cube(lg, as_of)
+        daily = _series(lg, as_of)
     held = []
     for rule in hard:
         start, _, label = rule.bounds(as_of.date())
@@ -366,7 +442,7 @@ def hold(
             (
                 v
                 for column in ("cost_usd", "pending_usd")
-                for d, v in series(cube, rule.scope, rule.value, column=column).items()
+                for d, v in series(daily, rule.scope, rule.value, column=column).items()
                 if start <= d <= as_of.date()
             ),
             Decimal(0),
@@ -451,7 +527,7 @@ def _forecasts(
     wanted: dict[tuple[str, str | None], set[str]] = {("account", None): {"month", "quarter"}}
     for p in _costliest(cube, "project", as_of, n):
         wanted.setdefault(("project", p), set()).update(("month", "quarter"))
-    for k in _costliest(cube, "key_id", as_of, n):
+    for k in _costliest(cube, "key", as_of, n):
         wanted.setdefault(("key", k), set()).update(("month", "quarter"))
     for rule in rules.budgets:
         wanted.setdefault((rule.scope, rule.value), set()).add(rule.period)
