@@ -69,3 +69,14 @@ def test_a_quiet_account_says_so(tmp_path: Path) -> None:
     page = out.read_text(encoding="utf-8")
     assert "No active alerts." in page
     assert "no balance snapshot: expiring tokens need a ledger refreshed" in page
+
+
+def test_an_empty_ledger_has_nothing_to_say() -> None:
+    from songlab.ledger import _schema
+
+    empty = _schema.empty_table(_schema.TASKS)
+    report = guardrails.check(empty)
+    assert report.alerts == [] and report.anomalies == [] and report.history_days == 0
+    assert str(report).startswith("no active alerts as of ")
+    assert all(f.mean_usd == 0 and f.low_usd is None for f in report.forecasts)
+    assert "0 complete days of spend so far" in report.notes[0]

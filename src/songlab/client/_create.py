@@ -152,7 +152,7 @@ class CreateOptions(TypedDict, total=False):
     and mypy checks them on both clients."""
 
     license: int | str
-    idempotency_key: str
+    idempotency_key: str | None
     take: int
     fresh: bool
 

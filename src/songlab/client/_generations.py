@@ -22,12 +22,14 @@ from songlab.client._errors import ToolLookupError
 from songlab.client._estimate import Estimate, estimate_agent, estimate_operation, estimate_route
 from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import (
+    Asset,
     Balance,
     Event,
     Page,
     RawPage,
     Task,
     Tool,
+    UploadedFile,
     parse_balance,
     parse_page,
     parse_raw_page,
@@ -42,7 +44,7 @@ from songlab.client._validate import (
     payload_for,
     payload_object,
 )
-from songlab.spec import AGENT_TIERS
+from songlab.spec import AGENT_TIERS, TRANSCRIBE_MODEL
 
 if TYPE_CHECKING:
     from songlab.client._base import BaseClient
@@ -159,6 +161,41 @@ class Generations(Resource[C]):
             tool_id=tool_id,
             operation=operation,
             model=model,
+            payload=payload,
+            license=license,
+        )
+        return (yield from create_op(self._c, request, reuse))
+
+    @creates
+    def transcribe(
+        self,
+        audio: str | UploadedFile | Asset | dict[str, str],
+        *,
+        language: str | None = None,
+        **options: Unpack[CreateOptions],
+    ) -> Op[TaskHandle[C]]:
+        """Transcribe the lyrics or speech of ``audio`` (``transcribe`` on
+        whisper-transcribe-v1, priced flat) -> a :class:`TaskHandle`; the text is
+        ``handle.wait().output.text``.
+
+        ``audio``: an upload, an output asset or a file id (sent as ``file_id:<id>``), a URL,
+        or a file-input object as the service takes it. ``language``: the language to
+        expect (the service detects it when not given). Paid once like every create: the
+        same audio and language again re-attaches to the recorded transcription.
+        """
+        reuse, license = create_options(options, "transcribe")
+        if isinstance(audio, UploadedFile | Asset):
+            audio = audio.file_id
+        if isinstance(audio, str) and "://" not in audio and not audio.startswith("file_id:"):
+            audio = f"file_id:{audio}"
+        payload: dict[str, object] = {"audio": {"url": audio} if isinstance(audio, str) else audio}
+        if language is not None:
+            payload["language"] = language
+        request = yield from native_request(
+            self._c,
+            tool_id=NOT_GIVEN,
+            operation="transcribe",
+            model=TRANSCRIBE_MODEL,
             payload=payload,
             license=license,
         )

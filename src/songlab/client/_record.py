@@ -2,7 +2,8 @@
 
 One record type, :class:`CreateRecord`, from request to row: the create path builds it once
 when the service accepts a create, the listeners (:func:`songlab.client.on_create`) get it,
-the store writes it and reads it back (:meth:`RecordStore.rows`, :meth:`RecordStore.find`).
+the store writes it and reads it back (:meth:`RecordStore.rows`,
+:meth:`RecordStore.find_request`).
 
 Every client writes every create the service accepted (``Client(record=...)``,
 default :class:`RecordStore` ``()``): task id, Idempotency-Key, route, tool,
@@ -17,7 +18,7 @@ timeout and one transaction per write make it safe for several processes and
 kernels at once; a row is committed before the create returns, so a killed
 kernel loses nothing it was told. The ledger reads it (``table()``,
 :data:`RECORD_SCHEMA`); the client reads it to re-attach instead of re-buying
-(:meth:`RecordStore.find`).
+(:meth:`RecordStore.find_request`).
 """
 
 from __future__ import annotations
@@ -108,7 +109,6 @@ _DDL: Final = (
     "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, finished_at TEXT, "
     "final_status TEXT, finished_via TEXT, payload TEXT, consent_id TEXT, "
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, UNIQUE (task_id, key_id))",
-    "CREATE INDEX IF NOT EXISTS creates_by_key ON creates (key_id, base_url, idempotency_key)",
     # a create is found again by what it asks (re-attach), whatever key it was sent with
     "CREATE INDEX IF NOT EXISTS creates_by_request ON creates (key_id, payload_sha256)",
     # uploads sent once: the same bytes (and type) on the same account reuse their file id
@@ -293,22 +293,6 @@ class RecordStore:
                 con.execute("ROLLBACK")
                 raise
             return cur.rowcount == 1
-
-    def find(
-        self, *, key_id: str, base_url: str | None, idempotency_key: str
-    ) -> CreateRecord | None:
-        """The first recorded create sent with this key on this account, or None."""
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(
-                    f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? AND base_url IS ? "
-                    "AND idempotency_key = ? ORDER BY seq LIMIT 1",
-                    (key_id, base_url, idempotency_key),
-                )
-                .fetchone()
-            )
-        return None if row is None else _row(row)
 
     def finish(
         self, *, task_id: str, key_id: str, at: datetime, status: str | None, via: str

@@ -442,8 +442,10 @@ def workflow_body(route: str, fields: Mapping[str, object], known_files: KnownFi
             continue
         if f.type == "integer":
             integer(value, f.name, int(f.min or 0), None if f.max is None else int(f.max))
-        else:
+        elif f.type in ("string", "voice"):
             text(value, f.name, nonempty=f.required, max_chars=f.max_len)
+        elif f.type != "file_id":
+            field_rule(f, value, f.name)  # any other type the registry states, by its rule
     if route == "audio-inpainting":
         time_range(fields.get("start_ms"), fields.get("end_ms"), "start_ms", "end_ms")
     for f in r.fields:

@@ -336,10 +336,10 @@ def _joint(cube: pd.DataFrame) -> Breakdown:
 
     def breakdown(dimension: str, value: str | None, lo: date, hi: date) -> pd.DataFrame:
         frame = _dated(cube, hi)
-        frame = frame[[d >= lo for d in frame["day"].tolist()]]
+        frame = frame[np.array([d >= lo for d in frame["day"].tolist()], bool)]
         column = DIMENSIONS[dimension]
         if column is not None:
-            frame = frame[[v == value for v in _labels(frame[column], dimension)]]
+            frame = frame[np.array([v == value for v in _labels(frame[column], dimension)], bool)]
         return series_frame(frame, [d for d in DIMENSIONS if d not in ("total", dimension)])
 
     return breakdown
@@ -387,7 +387,7 @@ def detect(
     all_days = long["day"].tolist()
     first_day = max(min(all_days), since - timedelta(days=7 * WEEKS + SPREAD_DAYS))
     born = _born(long)
-    long = long[[d >= first_day for d in all_days]]
+    long = long[np.array([d >= first_day for d in all_days], bool)]
     n = (end - first_day).days + 1
     total = _Series(long, "total", first_day, n)
     account_usual, _ = usual_and_spread(total.matrix.y)
@@ -411,7 +411,7 @@ def _dated(cube: pd.DataFrame, end: date) -> pd.DataFrame:
         return frame
     days = [d.date() if isinstance(d, datetime) else d for d in frame["day"].tolist()]
     frame = frame.assign(day=days)
-    frame = frame[[d <= end for d in days]]
+    frame = frame[np.array([d <= end for d in days], bool)]
     # one order whatever order the engine answered in: float sums, and so medians at a
     # half cent, come out the same on every run
     keys = [c for c in ("day", "project", "tags", "key_id", "tool_id", "tier") if c in frame]
@@ -422,7 +422,7 @@ def _dated_series(long: pd.DataFrame, end: date) -> pd.DataFrame:
     frame = long[long["day"].notna()]
     days = [d.date() if isinstance(d, datetime) else d for d in frame["day"].tolist()]
     frame = frame.assign(day=days)
-    frame = frame[[d <= end for d in days]]
+    frame = frame[np.array([d <= end for d in days], bool)]
     names = [
         None if dim == "total" else label
         for dim, label in zip(

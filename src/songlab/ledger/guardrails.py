@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, Final
 
+import numpy as np
 import pandas as pd
 
 import songlab.ledger.alerts as alerts_
@@ -230,7 +231,7 @@ def series(
         ]
     else:
         mine = [d == scope and v == value for d, v in zip(dims, labels, strict=True)]
-    rows = daily[mine]
+    rows = daily[np.array(mine, bool)]
     out: dict[date, Decimal] = {}
     for d, v in zip(rows["day"].tolist(), rows[column].tolist(), strict=True):
         if v is None or (isinstance(v, float) and v != v):
