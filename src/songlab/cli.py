@@ -195,10 +195,18 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     try:
         p, as_of, budgets = _report_options(args)
         settings = _guardrail_options(args)
+        from songlab.ledger.budgets import from_amounts
+
+        # --budget 500: a monthly soft budget, judged like the file's (checked before connecting)
+        budget_rules = from_amounts(budgets) if budgets else ()
     except ValueError as exc:
         print(f"songlab report: {exc}", file=sys.stderr)
         return 2
     if args.check:
+        if budget_rules:
+            from songlab.ledger.budgets import Guardrails
+
+            settings = (settings or Guardrails()).including(budget_rules)
         return check_main(args, as_of, settings)
     from songlab.ledger.demo import DEMO_BUDGETS
 

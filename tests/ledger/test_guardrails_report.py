@@ -80,3 +80,82 @@ def test_an_empty_ledger_has_nothing_to_say() -> None:
     assert str(report).startswith("no active alerts as of ")
     assert all(f.mean_usd == 0 and f.low_usd is None for f in report.forecasts)
     assert "0 complete days of spend so far" in report.notes[0]
+
+
+def test_the_report_s_budgets_are_judged_once(year: Year, tmp_path: Path) -> None:
+    """``--budget`` amounts and the budgets file are one set of definitions: the report's
+    budget table (HTML, CSV), its card and its alerts give the guardrails' one answer."""
+    as_of = datetime.combine(year.start + timedelta(days=89), time(8), UTC)
+    store = write_ledger(year.table, tmp_path / "ledger", [])
+    first = as_of.date().replace(day=1)
+    cube = guardrails.daily_series(year.table, as_of=as_of)
+    mtd = sum(
+        (v for d, v in guardrails.series(cube).items() if first <= d <= as_of.date()), Decimal(0)
+    )
+    # the account's monthly budget just above what it spent: near, or on course to go over
+    overall = (mtd * Decimal("1.05")).quantize(Decimal("0.01"))
+    settings = budgets.parse('[[budget]]\nproject = "podcast"\nusd = "30"\nperiod = "week"\n')
+    out = write_report(
+        store,
+        tmp_path / "r.html",
+        as_of=as_of,
+        budgets=[str(overall), "research=100000"],
+        guardrails=settings,
+        csv_dir=str(tmp_path / "csv"),
+    )
+    page = out.read_text(encoding="utf-8")
+    expected = guardrails.check(
+        store,
+        settings.including(budgets.from_amounts([str(overall), "research=100000"])),
+        as_of=as_of,
+    )
+    table = guardrails.budget_table(expected.budgets)
+    assert table["scope"].tolist() == ["project podcast, week", "overall", "project research"]
+    assert table["status"].tolist()[0] == "over"
+    assert table["status"].tolist()[1] in ("near", "forecast over")
+    assert table["status"].tolist()[2] == "ok"
+    assert table["spent_usd"].tolist()[1] == mtd  # exact: the engine's month to date
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "csv" / "budgets.csv", dtype=str)
+    assert csv["scope"].tolist() == table["scope"].tolist()
+    assert csv["status"].tolist() == table["status"].tolist()
+    box = page[page.index("Alerts as of") : page.index("Period:")]
+    for b in expected.budgets:  # every budget not ok is an alert, in its table's state
+        if b.status != "ok":
+            assert f"<b>{b.status.upper()}</b> budget {b.rule.label}" in box
+        else:
+            assert b.rule.label not in box
+    card = page[page.index('data-figure="budget"') :]
+    assert card.split("</div>")[0].count("over:") == 1  # the worst: the podcast week, over
+
+
+def test_budget_amounts_are_rules() -> None:
+    rules = budgets.from_amounts(["500", "podcast=120.50"])
+    assert [(r.scope, r.value, r.usd, r.period, r.hard) for r in rules] == [
+        ("account", None, Decimal("500"), "month", False),
+        ("project", "podcast", Decimal("120.50"), "month", False),
+    ]
+    same = budgets.parse('[[budget]]\nusd = "500"\nperiod = "month"\n')
+    assert len(same.including(rules).budgets) == 2  # the account's $500 a month is there once
+    with pytest.raises(ValueError, match=r"budget: an amount above 0 for project x, got 0"):
+        budgets.from_amounts(["x=0"])
+    with pytest.raises(ValueError, match=r"budget: an amount in USD"):
+        budgets.from_amounts(["x=lots"])
+
+
+def test_check_judges_budget_amounts_like_the_file(
+    year: Year, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``songlab report --check --budget 1``: the same monthly budget, the same alert line."""
+    from songlab.cli import report_main
+
+    as_of = datetime.combine(year.start + timedelta(days=89), time(8), UTC)
+    store = write_ledger(year.table, tmp_path / "ledger", [])
+    argv = ["--check", "--ledger", str(store.path), "--no-refresh", "--as-of", as_of.isoformat()]
+    argv += ["--state", str(tmp_path / "state.json"), "--budget", "1"]
+    assert report_main(argv) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("OVER budget the account ($1.00 a month, soft)") for line in lines)
+    assert report_main([*argv[:-1], "0"]) == 2
+    assert "budget: an amount above 0 for the account, got 0" in capsys.readouterr().err

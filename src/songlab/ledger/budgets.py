@@ -38,6 +38,10 @@ it is a secret (``songlab report --check --webhook`` or ``$SONGLAB_ALERT_WEBHOOK
 
 :func:`status` judges one budget from its spend so far and its forecast; :func:`hold`
 makes the hard ones active on a client (``client.budget``, scoped like the rule).
+
+:func:`from_amounts` reads the short form the report and notebook 03 take (``--budget 500``,
+``--budget podcast=120``: monthly and soft, the account or a project) into the same rules, so
+a budget given either way is judged once, by :func:`status`, wherever it is shown.
 """
 
 from __future__ import annotations
@@ -46,12 +50,13 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Final
 
+from songlab.ledger._periods import parse_budgets  # the short form's one parser
 from songlab.ledger.anomalies import DIMENSIONS, Thresholds
 from songlab.ledger.forecasts import LEVEL, PERIODS, SpendForecast, period_bounds
 
@@ -64,6 +69,7 @@ __all__ = [
     "Guardrails",
     "SCOPES",
     "STATUSES",
+    "from_amounts",
     "load",
     "parse",
     "status",
@@ -153,6 +159,28 @@ class Guardrails:
     @property
     def hard(self) -> tuple[BudgetRule, ...]:
         return tuple(b for b in self.budgets if b.hard)
+
+    def including(self, rules: Sequence[BudgetRule]) -> Guardrails:
+        """These settings with ``rules`` added (a rule already here, same scope, period and
+        amount, is not added twice)."""
+        have = {b.key for b in self.budgets}
+        extra = tuple(r for r in rules if r.key not in have)
+        if not extra:
+            return self
+        return replace(self, budgets=self.budgets + extra)
+
+
+def from_amounts(items: Any) -> tuple[BudgetRule, ...]:
+    """The report's short form of budgets (``["500", "podcast=120"]``, a mapping with None
+    for the account, or a parsed ``Budgets``) as rules: monthly, soft, the account or a
+    project. A ``$0`` budget is refused (``budget: an amount above 0``), as in the file."""
+    out = []
+    for scope, usd in parse_budgets(items).items():
+        if usd <= 0:
+            where = "the account" if scope is None else f"project {scope}"
+            raise ValueError(f"budget: an amount above 0 for {where}, got {usd}")
+        out.append(BudgetRule(usd, "month", "account" if scope is None else "project", scope))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,11 +30,13 @@ import songlab.ledger.budgets as budgets_
 import songlab.ledger.engine as engine
 import songlab.ledger.expiry as expiry_
 import songlab.ledger.forecasts as forecasts_
+from songlab.ledger._periods import budget_frame
 
 __all__ = [
     "FORECAST_SCOPES",
     "GuardrailReport",
     "balance_snapshot",
+    "budget_table",
     "check",
     "check_ledger",
     "daily_series",
@@ -476,6 +478,36 @@ def balance_snapshot(client: Any) -> dict[str, Any]:
         "extra_tokens": get("extra_tokens", 0),
         "base_expires_at": get("base_expires_at"),
     }
+
+
+def budget_table(states: Sequence[budgets_.BudgetState]) -> pd.DataFrame:
+    """The report's budget table (its columns: scope, month, budget_usd, spent_usd,
+    remaining_usd, used_pct, forecast_usd, status) from the guardrails' judgement of each
+    budget, so the table, the report's budget card and the alerts give one answer.
+    ``month`` holds the budget's period (``2026-11``; ``2026-Q4``, ``week of 2026-11-16`` or
+    a day for the budgets file's other periods, which the scope then names);
+    ``forecast_usd`` is the forecast's mean (None when nothing could be forecast)."""
+    rows = []
+    for b in states:
+        rule = b.rule
+        scope = "overall" if rule.scope == "account" else rule.subject
+        if rule.period != "month":
+            scope += f", {rule.period}"
+        if rule.name:
+            scope = f"{rule.name} ({scope})"
+        rows.append(
+            {
+                "scope": scope,
+                "month": b.period,
+                "budget_usd": rule.usd,
+                "spent_usd": b.spent_usd,
+                "remaining_usd": b.remaining_usd,
+                "used_pct": b.used_percent,
+                "forecast_usd": b.forecast.mean_usd if b.forecast is not None else None,
+                "status": b.status,
+            }
+        )
+    return budget_frame(rows)
 
 
 def _edge(b: budgets_.BudgetState) -> Decimal:

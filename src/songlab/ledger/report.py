@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final
 
 import pandas as pd
@@ -195,7 +196,8 @@ def _budget_table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return (
             '<p class="note">No budget given (<code>--budget 500</code> overall, '
-            "<code>--budget jingles=120</code> per project).</p>"
+            "<code>--budget jingles=120</code> per project, or a budgets file: "
+            "<code>--budgets FILE</code>).</p>"
         )
     out = _table(frame)
     for status in ("over", "forecast over", "near", "ok"):
@@ -510,7 +512,8 @@ def write_report(
     period to ``tasks.csv`` instead (streamed: about 1.3 GB for 10M tasks).
     ``guardrails``: the report opens with the active alerts (``songlab.ledger.guardrails``):
     True for the default thresholds, a budgets file's path or its ``Guardrails``; False
-    for none.
+    for none. ``budgets`` join the guardrails' (monthly, soft) and the budget table is their
+    judgement: every budget, the file's included, judged once (forecast: the guardrails').
     """
     from songlab.ledger.store import LedgerStore
 
@@ -534,16 +537,29 @@ def write_report(
             lg, p=period, as_of=as_of, budgets=parse_budgets(budgets), source_note=note, store=store
         )
         if guardrails is not False and guardrails is not None:
-            from songlab.ledger.guardrails import check_ledger
+            from songlab.ledger import budgets as budgets_
+            from songlab.ledger.guardrails import budget_table, check_ledger
 
+            # one judgement per budget: the report's --budget amounts join the budgets
+            # file's, and the table, the card and the alerts all read the guardrails'
+            settings = guardrails if isinstance(guardrails, budgets_.Guardrails) else None
+            if isinstance(guardrails, str | os.PathLike):
+                settings = budgets_.load(guardrails)
+            settings = (settings or budgets_.Guardrails()).including(
+                budgets_.from_amounts(d.budgets)
+            )
             found = check_ledger(
                 lg,
-                None if guardrails is True else guardrails,
+                settings,
                 as_of=d.as_of,
                 balances=store.balances() if store is not None else None,
                 forecast_scopes=0,
             )
-            d = dataclasses.replace(d, guardrails=found)
+            d = dataclasses.replace(
+                d,
+                guardrails=found,
+                tables=MappingProxyType({**d.tables, "budgets": budget_table(found.budgets)}),
+            )
         path = _write_text(Path(out), render_report(d, title=title, sections=sections))
         if csv_dir is not None:
             export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
