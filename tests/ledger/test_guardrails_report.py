@@ -3,10 +3,13 @@ their alerts."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 
 from songlab.ledger import budgets, engine, guardrails
@@ -82,52 +85,137 @@ def test_an_empty_ledger_has_nothing_to_say() -> None:
     assert "0 complete days of spend so far" in report.notes[0]
 
 
-def test_the_report_s_budgets_are_judged_once(year: Year, tmp_path: Path) -> None:
+BUDGETS_FILE = """
+[[budget]]
+project = "podcast"
+usd = "30"
+period = "week"
+[[budget]]
+key = "key_1234567890ab"
+usd = "100000"
+period = "month"
+[[budget]]
+tag = "launch"
+usd = "100000"
+period = "quarter"
+"""
+
+
+@dataclass
+class Judged:
+    store: Any
+    as_of: datetime
+    amounts: list[str]
+    settings: budgets.Guardrails
+    report: guardrails.GuardrailReport  # guardrails.check of the same budgets
+    mtd: Decimal  # the account's month to date, from the engine
+
+
+@pytest.fixture(scope="module")
+def judged(year: Year, tmp_path_factory: pytest.TempPathFactory) -> Judged:
+    """One ledger, the budgets of a file and of ``--budget`` amounts, checked once."""
+    as_of = datetime.combine(year.start + timedelta(days=year.days), time(), UTC)
+    store = write_ledger(year.table, tmp_path_factory.mktemp("judged") / "ledger", [])
+    with engine.open_ledger(year.table) as lg:
+        mtd = lg.totals(where=f"day >= DATE '{as_of.date().replace(day=1)}'")["cost_usd"]
+    # the account's monthly budget just above what it spent: near, or on course to go over
+    amounts = [str((mtd * Decimal("1.05")).quantize(Decimal("0.01"))), "research=100000"]
+    settings = budgets.parse(BUDGETS_FILE)
+    report = guardrails.check(store, settings.including(budgets.from_amounts(amounts)), as_of=as_of)
+    return Judged(store, as_of, amounts, settings, report, mtd)
+
+
+def test_budgets_of_every_scope_are_the_engines_spend(judged: Judged) -> None:
+    """A budget of the account, a project, a key and a tag, each of its period (day, week,
+    month, quarter, reset at its start): spent is the engine's sum of the same tasks."""
+    by_scope = {(b.rule.scope, b.rule.period): b for b in judged.report.budgets}
+    assert set(by_scope) == {
+        ("project", "week"),
+        ("key", "month"),
+        ("tag", "quarter"),
+        ("account", "month"),
+        ("project", "month"),
+    }
+    where = {
+        ("project", "week"): "project = 'podcast'",
+        ("key", "month"): "key_id = 'key_1234567890ab'",
+        ("tag", "quarter"): "list_contains(string_split(coalesce(tags, ''), ','), 'launch')",
+        ("account", "month"): "TRUE",
+        ("project", "month"): "project = 'research'",
+    }
+    with engine.open_ledger(judged.store) as lg:
+        for scope, b in by_scope.items():
+            assert b.start <= judged.as_of.date() <= b.end
+            spent = lg.totals(where=f"{where[scope]} AND day >= DATE '{b.start}'")["cost_usd"]
+            assert b.spent_usd == spent, scope
+    assert by_scope[("account", "month")].spent_usd == judged.mtd
+    assert by_scope[("project", "week")].status == "over"  # the podcast spike's week
+
+
+def test_forecasts_come_in_total_by_project_and_by_key(judged: Judged) -> None:
+    """The month and the quarter, a mean inside an 80% interval, for the account, its
+    costliest projects and its keys; what each has spent so far is the engine's."""
+    # keyed by scope and kind of period (a forecast's period is its label: 2025-04, 2025-Q2)
+    fc = {(f.scope, "quarter" if "-Q" in f.period else "month"): f for f in judged.report.forecasts}
+    scopes = {s for s, _ in fc}
+    assert {"total", "project jingles", "project podcast", "key key_0a1b2c3d4e5f"} <= scopes
+    assert {"key key_1234567890ab", "key key_fedcba987654"} <= scopes
+    table = judged.report.forecast_table()
+    with engine.open_ledger(judged.store) as lg:
+        for scope in ("total", "project podcast", "key key_fedcba987654"):
+            for period in ("month", "quarter"):
+                f = fc[(scope, period)]
+                assert f.low_usd is not None and f.high_usd is not None
+                assert f.low_usd <= f.mean_usd <= f.high_usd and f.level == 0.8
+                assert f.spent_usd <= f.mean_usd and not f.too_few
+            kind, _, value = scope.partition(" ")
+            column = {"project": "project", "key": "key_id"}.get(kind)
+            where = "TRUE" if column is None else f"{column} = '{value}'"
+            start = fc[(scope, "quarter")].start
+            spent = lg.totals(where=f"{where} AND day >= DATE '{start}'")["cost_usd"]
+            assert fc[(scope, "quarter")].spent_usd == spent
+            assert fc[(scope, "quarter")].high_usd - fc[(scope, "quarter")].low_usd > (
+                fc[(scope, "month")].high_usd - fc[(scope, "month")].low_usd
+            )
+    assert set(table["interval"]) == {"80%"}
+
+
+def test_the_report_s_budgets_are_judged_once(judged: Judged, tmp_path: Path) -> None:
     """``--budget`` amounts and the budgets file are one set of definitions: the report's
     budget table (HTML, CSV), its card and its alerts give the guardrails' one answer."""
-    as_of = datetime.combine(year.start + timedelta(days=89), time(8), UTC)
-    store = write_ledger(year.table, tmp_path / "ledger", [])
-    first = as_of.date().replace(day=1)
-    cube = guardrails.daily_series(year.table, as_of=as_of)
-    mtd = sum(
-        (v for d, v in guardrails.series(cube).items() if first <= d <= as_of.date()), Decimal(0)
-    )
-    # the account's monthly budget just above what it spent: near, or on course to go over
-    overall = (mtd * Decimal("1.05")).quantize(Decimal("0.01"))
-    settings = budgets.parse('[[budget]]\nproject = "podcast"\nusd = "30"\nperiod = "week"\n')
     out = write_report(
-        store,
+        judged.store,
         tmp_path / "r.html",
-        as_of=as_of,
-        budgets=[str(overall), "research=100000"],
-        guardrails=settings,
+        as_of=judged.as_of,
+        budgets=judged.amounts,
+        guardrails=judged.settings,
         csv_dir=str(tmp_path / "csv"),
     )
     page = out.read_text(encoding="utf-8")
-    expected = guardrails.check(
-        store,
-        settings.including(budgets.from_amounts([str(overall), "research=100000"])),
-        as_of=as_of,
-    )
+    expected = judged.report
     table = guardrails.budget_table(expected.budgets)
-    assert table["scope"].tolist() == ["project podcast, week", "overall", "project research"]
-    assert table["status"].tolist()[0] == "over"
-    assert table["status"].tolist()[1] in ("near", "forecast over")
-    assert table["status"].tolist()[2] == "ok"
-    assert table["spent_usd"].tolist()[1] == mtd  # exact: the engine's month to date
-    import pandas as pd
-
+    assert table["scope"].tolist() == [
+        "project podcast, week",
+        "key key_1234567890ab",
+        "tag launch, quarter",
+        "overall",
+        "project research",
+    ]
+    status = table["status"].tolist()
+    assert status[0] == "over" and status[3] in ("near", "forecast over")
+    assert status[1] == status[2] == status[4] == "ok"
+    assert table["spent_usd"].tolist()[3] == judged.mtd  # exact: the engine's month to date
     csv = pd.read_csv(tmp_path / "csv" / "budgets.csv", dtype=str)
     assert csv["scope"].tolist() == table["scope"].tolist()
-    assert csv["status"].tolist() == table["status"].tolist()
+    assert csv["status"].tolist() == status
     box = page[page.index("Alerts as of") : page.index("Period:")]
     for b in expected.budgets:  # every budget not ok is an alert, in its table's state
         if b.status != "ok":
             assert f"<b>{b.status.upper()}</b> budget {b.rule.label}" in box
         else:
             assert b.rule.label not in box
-    card = page[page.index('data-figure="budget"') :]
-    assert card.split("</div>")[0].count("over:") == 1  # the worst: the podcast week, over
+    card = page[page.index('data-figure="budget"') :].split("</div>")[0]
+    assert "over: $" in card and "project podcast, week" in card  # the worst of them
 
 
 def test_budget_amounts_are_rules() -> None:
@@ -145,14 +233,13 @@ def test_budget_amounts_are_rules() -> None:
 
 
 def test_check_judges_budget_amounts_like_the_file(
-    year: Year, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    judged: Judged, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``songlab report --check --budget 1``: the same monthly budget, the same alert line."""
     from songlab.cli import report_main
 
-    as_of = datetime.combine(year.start + timedelta(days=89), time(8), UTC)
-    store = write_ledger(year.table, tmp_path / "ledger", [])
-    argv = ["--check", "--ledger", str(store.path), "--no-refresh", "--as-of", as_of.isoformat()]
+    as_of = judged.as_of.isoformat()
+    argv = ["--check", "--ledger", str(judged.store.path), "--no-refresh", "--as-of", as_of]
     argv += ["--state", str(tmp_path / "state.json"), "--budget", "1"]
     assert report_main(argv) == 3
     lines = capsys.readouterr().out.splitlines()
