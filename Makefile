@@ -35,8 +35,8 @@ $(VENV)/.python-$(PYVER):
 	@rm -f $(VENV)/.python-*; touch $@
 
 $(STAMP): pyproject.toml setup.py $(VENV)/.python-$(PYVER)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[lab,test]'
+	$(PY) -m pip install --quiet --upgrade pip uv
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[lab,test]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (songlab)" >/dev/null
 	@touch $(STAMP)
 
