@@ -127,7 +127,8 @@ def _report_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="[PROJECT=]USD",
-        help="a monthly budget, overall (500) or per project (jingles=120); repeat",
+        help="a monthly soft budget, overall (500) or per project (jingles=120); repeat; "
+        "judged with the budgets file's (--budgets), once",
     )
     p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
     p.add_argument(
