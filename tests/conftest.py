@@ -35,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run_dir = tempfile.mkdtemp(prefix="songlab-test-")
     os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
     os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
+    os.environ["SONGLAB_ANALYSIS_CACHE"] = os.path.join(run_dir, "analysis.sqlite")
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +48,9 @@ def _own_record(
     monkeypatch.setenv("SONGLAB_RECORD", str(tmp_path_factory.mktemp("record") / f"{name}.sqlite"))
     monkeypatch.setenv("SONGLAB_ORIGIN", f"test:{request.node.nodeid}")
     monkeypatch.setenv("SONGLAB_CACHE_DIR", str(tmp_path_factory.mktemp("assets")))
+    monkeypatch.setenv(
+        "SONGLAB_ANALYSIS_CACHE", str(tmp_path_factory.mktemp("analysis") / "analysis.sqlite")
+    )
 
 
 @dataclass(frozen=True)

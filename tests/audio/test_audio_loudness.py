@@ -45,3 +45,22 @@ def test_peaks_and_gains() -> None:
     assert peak(y) == pytest.approx(0.25 * 10 ** (-6 / 20), abs=1e-4)
     with pytest.raises(AudioError, match="^db: "):
         apply_gain(x, db=float("nan"))
+
+
+@pytest.mark.parametrize(
+    ("sr", "channels", "seconds"),
+    [(44100, 2, 7.3), (48000, 1, 3.05), (11025, 5, 2.77), (22050, 2, 0.41)],
+    ids=["stereo-44k", "mono-48k", "5ch-11k-uneven-hop", "just-one-block"],
+)
+def test_the_same_figure_as_pyloudnorm_block_for_block(sr, channels, seconds) -> None:
+    """songlab sums the gated blocks with numpy, pyloudnorm with a Python loop: the filters,
+    block bounds, gates and channel weights are the same, so the figures are."""
+    import pyloudnorm
+
+    rng = np.random.default_rng(sr + channels)
+    n = int(sr * seconds)
+    x = rng.standard_normal((channels, n)).astype(np.float32) * 0.2
+    x[:, : n // 3] *= 1e-3  # a quiet stretch: the relative gate drops its blocks
+    x[:, n // 3 : n // 2] = 0.0  # silence: the absolute gate drops these
+    ref = pyloudnorm.Meter(sr).integrated_loudness(x.T.astype(np.float64))
+    assert integrated_loudness(x, sr=sr) == pytest.approx(ref, abs=1e-9)

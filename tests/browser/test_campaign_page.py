@@ -44,7 +44,9 @@ def browser() -> Iterator[object]:
 @pytest.fixture(scope="module")
 def pref() -> object:
     """Three models, one short prompt: three pair trials per rater."""
-    return campaign("preference", make_clips(1, seconds=1.0), raters=3, seed=11, min_play=0.5)
+    return campaign(
+        "preference", make_clips(1, seconds=1.0), raters=3, seed=11, gold=0, traps=0, both_bad=False
+    )
 
 
 def _open(browser, c, rater: str, tmp_path: Path):
@@ -173,7 +175,8 @@ def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
         seed=3,
         reference=ref,
         mid_anchor=True,
-        min_play=0.5,
+        gold=0,
+        traps=0,
     )
     ctx, page, _ = _open(browser, c, "r01", tmp_path)
     try:
@@ -181,8 +184,24 @@ def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
         labels = page.eval_on_selector_all(
             f"section[data-trial='{t}'] .clip", "cs => cs.map(c => c.dataset.label)"
         )
-        assert labels == ["A", "B", "C", "D", "Ref"]
-        _play(page, t, *labels[:-1])  # the open reference is optional
+        assert labels == ["Ref", "A", "B", "C", "D"]  # the reference first (BS.1534-3)
+        box = f"section[data-trial='{t}']"
+        # the reference is played, not rated; every rated clip has its slider in its own row,
+        # with BS.1534-3's five words visible along it, under the slider, left to right
+        assert page.locator(f"{box} .clip[data-label='Ref'] input[type=range]").count() == 0
+        for label in labels[1:]:
+            row = f"{box} .clip[data-label='{label}']"
+            words = page.locator(f"{row} .scale .word")
+            assert words.all_inner_texts() == ["Bad", "Poor", "Fair", "Good", "Excellent"]
+            boxes = [w.bounding_box() for w in words.all()]
+            slider = page.locator(f"{row} input[type=range]").bounding_box()
+            assert all(
+                w is not None and w["y"] >= slider["y"] + slider["height"] - 2 for w in boxes
+            )
+            assert [w["x"] for w in boxes] == sorted(w["x"] for w in boxes)
+            assert all(page.locator(f"{row} .scale .word").nth(i).is_visible() for i in range(5))
+            assert page.inner_text(f"{row} .value") == "50 (Fair)"
+        _play(page, t, *labels[1:])  # the open reference is optional
         wanted = {"A": 12, "B": 100, "C": 57, "D": 0}
         for label, value in wanted.items():
             page.eval_on_selector(
@@ -200,7 +219,7 @@ def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:
 
 
 def test_abx_page_needs_x_played_and_its_answer_arrives(browser, tmp_path) -> None:
-    c = campaign("abx", make_clips(1, seconds=1.0), raters=1, seed=5, min_play=0.5)
+    c = campaign("abx", make_clips(1, seconds=1.0), raters=1, seed=5, gold=0, traps=0)
     ctx, page, _ = _open(browser, c, "r01", tmp_path)
     try:
         t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
@@ -227,8 +246,10 @@ def _media(page, trial: int, label: str) -> dict:
 
 def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp_path) -> None:
     """Real playback: Play starts the media element (time advances), B's Play pauses A,
-    and the answer counts only once both were heard (min_play seconds of each)."""
-    c = campaign("preference", make_clips(1, seconds=4.0), raters=1, seed=2, min_play=2.0)
+    and the answer counts only once both were heard (min_heard seconds of each)."""
+    c = campaign(
+        "preference", make_clips(1, seconds=4.0), raters=1, seed=2, min_heard=2.0, gold=0, traps=0
+    )
     ctx, page, _ = _open(browser, c, "r01", tmp_path)
     try:
         t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
@@ -264,3 +285,103 @@ def test_play_buttons_play_one_clip_at_a_time_and_unlock_the_answer(browser, tmp
         assert page.inner_text("#progress").startswith("1 of 3")
     finally:
         ctx.close()
+
+
+def _check_answer(c, rater):
+    """What passes each check trial of ``rater``'s page (the organiser knows)."""
+    session = c._sessions[rater]
+    plans = session._unseal()["plans"]
+    out = {}
+    for t in session.trials:
+        plan = plans[t.index]
+        if plan.check == "gold":
+            out[t.index] = t.labels[1 - plan.at]
+        elif plan.check == "trap":
+            out[t.index] = t.labels[plan.at]
+    return out
+
+
+def test_gold_and_trap_trials_appear_like_any_other_and_count(browser, tmp_path) -> None:
+    c = campaign("preference", make_clips(1, seconds=1.0), raters=1, seed=4, gold=1, traps=1)
+    checks = _check_answer(c, "r01")
+    assert len(checks) == 2
+    ctx, page, path = _open(browser, c, "r01", tmp_path)
+    try:
+        assert "When a clip is interrupted by beeps, choose that clip." in page.inner_text("#rules")
+        trials = page.eval_on_selector_all("section.trial", "s => s.map(x => +x.dataset.trial)")
+        assert sorted(trials) == list(range(5))  # 3 pairs + a gold clip + a trapping question
+        shape = page.eval_on_selector_all(
+            "section.trial",
+            "s => s.map(x => [x.querySelectorAll('.clip').length,"
+            " x.querySelectorAll('input[type=radio]').length, x.querySelector('.question').textContent])",
+        )
+        assert len({tuple(x) for x in shape}) == 1  # a check looks like any trial
+        for t in trials:
+            _play(page, t, "A", "B")
+            page.check(f"section[data-trial='{t}'] input[value='{checks.get(t, 'A')}']")
+            page.click(f"section[data-trial='{t}'] .answer-btn")
+        saved = _download(page, tmp_path / "answers-checks.json")
+    finally:
+        ctx.close()
+    c.collect(saved)
+    ex = c.exclusions().set_index("rater")
+    assert (ex.loc["r01", "checks"], ex.loc["r01", "checks_failed"]) == (2, 0)
+    assert len(c.results()) == 3 * 2  # the checks are not data
+
+
+HOSTILE_TITLE = '</title><h1 id="pwn">__DESIGN__ __TOKEN__ & <script>window.pwned = 1</script>'
+HOSTILE_PROMPTS = [
+    '<img src=x onerror="window.pwned = 2">',
+    "<!--<script>",
+    "__TITLE__ </script><script>window.pwned = 3</script>",
+]
+
+
+def test_a_hostile_title_and_prompts_show_as_text(browser, tmp_path) -> None:
+    c = campaign(
+        "preference",
+        make_clips(3, seconds=1.0),
+        raters=1,
+        seed=5,
+        gold=0,
+        traps=0,
+        title=HOSTILE_TITLE,
+        prompts=HOSTILE_PROMPTS,
+    )
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        assert page.evaluate("window.pwned") is None
+        assert page.title() == HOSTILE_TITLE and page.inner_text("h1") == HOSTILE_TITLE
+        assert page.locator("#pwn, img").count() == 0
+        heads = page.eval_on_selector_all("section.trial h3", "hs => hs.map(h => h.textContent)")
+        assert len(heads) == 9  # every trial is there: nothing ended the design early
+        shown = {h.split(": ", 1)[1] for h in heads}
+        assert shown == set(HOSTILE_PROMPTS)
+    finally:
+        ctx.close()
+
+
+def test_the_headphone_check_comes_first_and_its_answers_arrive(browser, tmp_path) -> None:
+    c = campaign(
+        "abx", make_clips(1, seconds=1.0), raters=1, seed=6, gold=0, traps=0, headphone_check=True
+    )
+    right = c._right_headphones("r01")
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        assert page.is_visible("#headphone-check") and not page.is_visible("#trials")
+        assert page.locator("#headphone-check .round").count() == 6
+        page.click("#phones-done")
+        assert "every round" in page.inner_text("#headphone-check .msg")
+        for n, i in enumerate(right):
+            page.check(f".round[data-round='{n}'] input[value='{i}']")
+        page.click("#phones-done")
+        assert page.is_visible("#trials")
+        t = page.eval_on_selector("section.trial", "s => +s.dataset.trial")
+        _play(page, t, "A", "B", "X")
+        page.check(f"section[data-trial='{t}'] input[value='A']")
+        page.click(f"section[data-trial='{t}'] .answer-btn")
+        saved = _download(page, tmp_path / "answers-phones.json")
+    finally:
+        ctx.close()
+    c.collect(saved)
+    assert c.exclusions().set_index("rater").loc["r01", "headphones"] == "6 of 6"

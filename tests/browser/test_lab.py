@@ -238,7 +238,9 @@ def _audio(page: object, label: str) -> dict:
 def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, str]) -> None:
     """The A/B panel in JupyterLab: its play button starts the <audio> element (time advances),
     B pauses A, the answers unlock only once the browser reported both clips played through,
-    and the revealed panel shows the summary by model with no controls left."""
+    and the revealed panel shows the summary by model with no controls left. No kernel
+    message of the whole run says "No such comm" (what JupyterLab's log console shows in
+    red when the browser writes to a widget the kernel closed)."""
     from playwright.sync_api import expect, sync_playwright
 
     url, name = lab
@@ -247,6 +249,18 @@ def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, st
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
+        frames: list[str] = []  # what the kernel sent the page
+        sent: list[str] = []  # what the page sent the kernel
+
+        def text(payload: object) -> str:
+            raw = payload if isinstance(payload, bytes) else str(payload).encode()
+            return raw.decode("utf-8", "replace")
+
+        def watch(ws: object) -> None:
+            ws.on("framereceived", lambda p: frames.append(text(p)))  # type: ignore[attr-defined]
+            ws.on("framesent", lambda p: sent.append(text(p)))  # type: ignore[attr-defined]
+
+        page.on("websocket", watch)
         try:
             page.goto(url)
             status = page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle")
@@ -300,6 +314,20 @@ def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, st
             expect(page.locator(".songlab-listening button", has_text="prefer")).to_have_count(0)
             expect(page.locator(".songlab-listening button", has_text="Reveal")).to_have_count(0)
             page.screenshot(path=str(OUT / "listening-revealed.png"))
+            page.wait_for_timeout(1500)  # messages after the last click have time to arrive
+            assert any("comm_msg" in f for f in frames), "the kernel's messages were not seen"
+            # "No such comm: <id>": the browser wrote to a widget the kernel closed. Left out:
+            # JupyterLab's own "jupyter.widget.control" comm, which it opens when the kernel
+            # starts, before the notebook imports ipywidgets (the kernel refuses it, and the
+            # page's request_states to it logs once per kernel start, no widget's doing).
+            control = {
+                m
+                for f in sent
+                if '"target_name":"jupyter.widget.control"' in f.replace(" ", "")
+                for m in re.findall(r'"comm_id":\s*"([0-9a-f-]{36})"', f)
+            }
+            said = [m for f in frames for m in re.findall(r"No such comm: ([0-9a-f-]{36})", f)]
+            assert set(said) - control == set(), said
         except Exception:
             page.screenshot(path=str(OUT / "listening-failure.png"), full_page=True)
             raise

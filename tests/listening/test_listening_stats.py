@@ -205,3 +205,22 @@ def test_abx_table_from_trials() -> None:
 def test_tables_require_revealed_columns() -> None:
     with pytest.raises(ListeningError, match="^frame: lacks columns"):
         stats.preference_table(pd.DataFrame({"trial": [0], "label": ["A"]}))
+
+
+def test_p_values_read_as_less_than_a_thousandth_never_zero() -> None:
+    assert stats.format_p(0.0) == "< 0.001" and stats.format_p(2e-9) == "< 0.001"
+    assert stats.format_p(0.001) == "0.001" and stats.format_p(0.0386) == "0.039"
+    assert stats.format_p(float("nan")) == "-" and stats.format_p(0.04, digits=4) == "0.0400"
+    frame = pd.DataFrame(
+        {
+            "model_a": ["a", "b"],
+            "share_a": [0.33333, 0.5],
+            "p_value": [1e-7, 0.5],
+            "p_holm": [2e-7, 1.0],
+        }
+    )
+    shown = stats.readable(frame)
+    assert shown["p_value"].tolist() == ["< 0.001", "0.500"]
+    assert shown["p_holm"].tolist() == ["< 0.001", "1.000"]
+    assert shown["share_a"].tolist() == [0.333, 0.5]
+    assert frame["p_value"].tolist() == [1e-7, 0.5]  # the frame itself is untouched

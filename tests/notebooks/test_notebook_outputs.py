@@ -23,6 +23,7 @@ JOURNEYS = (
     "06_translation_and_workflows",
     "07_stems_and_extend",
     "08_listening_campaign",
+    "09_choose_a_model",
 )
 IGNORE = "nbval-ignore-output"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (songlab)", "language": "python"}

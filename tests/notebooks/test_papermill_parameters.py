@@ -221,18 +221,19 @@ def test_05_obeys_every_parameter(runs: dict[str, Path]) -> None:
             repeats=AB["REPEATS"],
             seed=seed,
         )
-        first = s.next_trial  # the notebook answers the first trial "A" through the panel
-        for label in s.trials[first].labels:
-            s.mark_played(first, label)
-        s.answer(first, "A")
+        for _ in range(2):  # the notebook answers two trials "A" through the panel
+            first = s.next_trial
+            for label in s.trials[first].labels:
+                s.mark_played(first, label)
+            s.answer(first, "A")
         listening.simulate(s, prefer="v7", p=0.75, seed=listener)
         s.reveal()
         r = s.results()
-        return r[["trial", "prompt", "label", "model", "chosen"]].values.tolist()
+        return r[["trial", "prompt", "label", "model", "chosen", "scripted"]].values.tolist()
 
     doc = json.loads(saved.read_text(encoding="utf-8"))
     order = [t["prompt"] for t in doc["trials"]]
-    got = answers[["trial", "prompt", "label", "model", "chosen"]].values.tolist()
+    got = answers[["trial", "prompt", "label", "model", "chosen", "scripted"]].values.tolist()
     assert got == answered(AB["SEED"], AB["LISTENER_SEED"])
     assert order == [row[1] for row in got[::2]]
     others = [answered(7, AB["LISTENER_SEED"]), answered(AB["SEED"], 1)]

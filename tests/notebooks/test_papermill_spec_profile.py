@@ -104,7 +104,7 @@ def test_every_notebook_runs_on_what_the_spec_shows(tmp_path: Path) -> None:
         elif errs := _errors(ran):
             failures.append(f"{name}: {errs}")
     assert not failures, "\n\n".join(failures)
-    assert len(results) == 8
+    assert len(results) == 9  # 01-09
     report = next(ran for name, _, _, ran in results if name == "03_cost_report")
     assert report is not None
     # printed to the cent, as every printed amount is: "total spent: $1,234.56 over 9 tasks"

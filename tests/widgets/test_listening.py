@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+import ipywidgets as W
 import numpy as np
 import pytest
 
 from songlab import audio, listening
-from songlab.widgets.listening import (
-    ABXPanel,
-    MushraPanel,
-    PreferencePanel,
-    listening_panel,
-)
+from songlab.widgets.listening import ListeningPanel, listening_panel
 
 SR = 22050
 MODELS = ("model-v5 quiet", "model-v7 loud", "model-v6 mid")
@@ -48,11 +44,15 @@ def play_all(panel: object) -> None:
 def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> None:
     session = listening.preference(clips(), seed=3)
     panel = listening_panel(session)
-    assert isinstance(panel, PreferencePanel)
+    assert isinstance(panel, ListeningPanel)
     while panel.trial is not None:
         assert_blind(panel, MODELS[:2])
         answer_buttons = list(panel.answer_box.children)
-        assert [b.description for b in answer_buttons] == ["prefer A", "prefer B"]
+        assert [b.description for b in answer_buttons] == [
+            "I prefer A",
+            "I prefer B",
+            "Both are bad",
+        ]
         assert all(b.disabled for b in answer_buttons)
         count = panel.players["A"].play_count
         panel.play("A")  # asks the browser to play: not "played" until the browser says so
@@ -107,7 +107,7 @@ def test_reveal_before_the_end_is_refused_and_shown() -> None:
 def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
     session = listening.abx(clips(prompts=2), seed=7, repeats=2)
     panel = listening_panel(session)
-    assert isinstance(panel, ABXPanel) and len(session) == 4
+    assert isinstance(panel, ListeningPanel) and len(session) == 4
     while panel.trial is not None:
         assert set(panel.players) == {"A", "B", "X"}
         play_all(panel)
@@ -130,7 +130,7 @@ def test_abx_panel_positions_are_balanced_and_blind(assert_blind) -> None:
 def test_mushra_sliders_rate_every_label_and_stay_blind(assert_blind) -> None:
     session = listening.mushra(clips(MODELS, prompts=1), reference=MODELS[1], anchor=True, seed=2)
     panel = listening_panel(session)
-    assert isinstance(panel, MushraPanel)
+    assert isinstance(panel, ListeningPanel)
     labels = session.trials[0].labels
     assert set(panel.players) == {*labels, "Ref"}
     assert set(panel.sliders) == set(labels) and len(labels) == 4  # 3 models + anchor
@@ -160,8 +160,71 @@ def test_clips_reach_the_player_loudness_matched(assert_blind) -> None:
     assert_blind(panel, MODELS[:2])
 
 
-def test_wrong_session_kind_is_refused() -> None:
-    with pytest.raises(ValueError, match="session: a mushra session, got abx"):
-        MushraPanel(listening.abx(clips(), seed=1))
-    with pytest.raises(ValueError, match="session: one of"):
+def test_something_else_than_a_session_is_refused() -> None:
+    with pytest.raises(ValueError, match="session: a listening session, got 'object'"):
         listening_panel(object())
+
+
+def test_scripted_answers_are_counted_apart_and_summarised_apart() -> None:
+    session = listening.preference(clips(MODELS, prompts=2), seed=4)
+    panel = listening_panel(session)
+    assert "Reveal unlocks once every trial is answered (0 of 6 so far)" in panel.reveal_note.value
+    assert panel.reveal_button.disabled and "0 answered" in panel.header.value
+    for _ in range(2):  # two answers by hand
+        play_all(panel)
+        panel.answer_box.children[0].click()
+    assert "(2 answered)" in panel.header.value
+    assert "(2 of 6 so far)" in panel.reveal_note.value
+    listening.simulate(session, prefer=MODELS[1], seed=1)  # the rest by the scripted listener
+    assert panel.trial is None and not panel.reveal_button.disabled
+    assert "2 by you, 4 by the scripted listener" in panel.header.value
+    assert panel.reveal_note.value == ""
+    panel.reveal()
+    html = panel.results.value
+    assert "Your answers (2 trials)" in html and "The scripted listener (4 trials)" in html
+    assert set(panel.summaries) == {"person", "scripted listener"}
+    assert panel.summaries["person"]["offered"].sum() == 2 * 2  # two pair trials, never mixed
+
+
+def test_players_and_controls_are_reused_never_closed(monkeypatch) -> None:
+    """Closing a widget the page still shows makes JupyterLab log "No such comm" when the
+    browser reports on it: the panel makes its widgets once and never closes them."""
+    closed = []
+    monkeypatch.setattr(W.Widget, "close", lambda self: closed.append(self))
+    session = listening.mushra(clips(MODELS, prompts=2), reference=MODELS[1], seed=3)
+    panel = listening_panel(session)
+    first = dict(panel.players), dict(panel.sliders)
+    play_all(panel)
+    panel.rate_button.click()
+    assert panel.trial == 1
+    assert all(panel.players[k] is p for k, p in first[0].items())
+    assert all(panel.sliders[k] is s for k, s in first[1].items())
+    play_all(panel)
+    panel.rate_button.click()
+    panel.reveal()
+    assert closed == []
+
+
+def test_mushra_panel_shows_the_reference_first_and_the_words_beside_each_slider() -> None:
+    session = listening.mushra(clips(MODELS, prompts=1), reference=MODELS[1], seed=2)
+    panel = listening_panel(session)
+    rows = panel.play_box.children
+    assert [r.children[0].label for r in rows] == ["Reference", "A", "B", "C"]
+    assert len(rows[0].children) == 2  # the reference: played, not rated
+    for row in rows[1:]:
+        player, mark, scale, value = row.children
+        words = scale.children[1].value
+        assert [w in words for w in ("Bad", "Poor", "Fair", "Good", "Excellent")] == [True] * 5
+        assert words.index("Bad") < words.index("Excellent")
+        assert "50 (Fair)" in value.value
+        scale.children[0].value = 85
+        assert "85 (Excellent)" in value.value
+
+
+def test_the_panel_plays_the_common_format_x_never_a_copy_of_a() -> None:
+    session = listening.abx(clips(), seed=1)
+    panel = listening_panel(session)
+    data = {label: bytes(p.value) for label, p in panel.players.items()}
+    assert len(set(data.values())) == 3 and len({len(d) for d in data.values()}) == 1
+    samples, rate = audio.decode(data["X"])
+    assert rate == 48000 and samples.shape[0] == 2

@@ -2,9 +2,20 @@
 
 Arrays are float32 ``(channels, samples)`` (time on the last axis) with a
 sample rate in Hz. Bad input raises :class:`AudioError` naming the argument.
+
+The codec and the player are imported with the package; loudness (pyloudnorm,
+which pulls in scipy.signal) and the plots (matplotlib) on first use of one of
+their names, so that ``from songlab import audio`` or an import of
+``songlab.audio._codec`` costs a kernel or a process neither (about 1.1 s of the
+1.7 s the package took to import). The player's resampler (scipy.signal) is
+imported when a long excerpt needs it. No lazy name is also a submodule's name
+(``player`` is both: it stays eager).
 """
 
 from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from songlab.audio._codec import (
     FORMATS,
@@ -17,9 +28,11 @@ from songlab.audio._codec import (
     sniff,
 )
 from songlab.audio._errors import AudioError
-from songlab.audio.loudness import apply_gain, db_to_gain, integrated_loudness, peak, peak_db
 from songlab.audio.player import Player, PlayerRow, player, player_row
-from songlab.audio.plots import spectrogram, stems, waveform
+
+if TYPE_CHECKING:
+    from songlab.audio.loudness import apply_gain, db_to_gain, integrated_loudness, peak, peak_db
+    from songlab.audio.plots import spectrogram, stems, waveform
 
 __all__ = [
     "AudioError",
@@ -44,3 +57,24 @@ __all__ = [
     "stems",
     "waveform",
 ]
+
+# name -> the submodule that defines it, imported on first use
+_LAZY = {
+    **dict.fromkeys(
+        ("apply_gain", "db_to_gain", "integrated_loudness", "peak", "peak_db"), "loudness"
+    ),
+    **dict.fromkeys(("spectrogram", "stems", "waveform"), "plots"),
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # the next lookup is an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 import numpy as np
-from scipy.signal import resample_poly
 
 from songlab.audio._codec import MIME_TYPES, as_audio, decode, encode, sniff
 from songlab.audio._errors import AudioError
@@ -134,6 +133,8 @@ def _data_uri(data: bytes, mime: str) -> str:
 def _excerpt(audio: np.ndarray, sr: int, *, seconds: float, max_bytes: int) -> tuple[bytes, float]:
     """MP3 of the first ``seconds`` (resampled to 48 kHz if MP3 cannot hold ``sr``), within ``max_bytes``."""
     if sr not in MP3_RATES:
+        from scipy.signal import resample_poly  # only a long excerpt needs it: 1 s of import
+
         audio = resample_poly(audio, 48000, sr, axis=-1).astype(np.float32)
         sr = 48000
     audio = audio[:2]

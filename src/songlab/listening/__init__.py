@@ -1,36 +1,36 @@
-"""songlab.listening: blind preference, ABX and MUSHRA-style sessions and their statistics.
+"""songlab.listening: blind listening sessions and campaigns, and their statistics.
 
-Make a session from clips (model -> one clip per prompt), play each trial's
-blinded clips (``clip``/``player`` + ``mark_played``), ``answer``, then
-``reveal`` and read ``results()`` / ``stats()``. Sessions save to JSON and
-resume with :func:`load`; :func:`simulate` answers them unattended.
+Protocols (:data:`PROTOCOLS`): preference (A/B or k-way), ABX, MUSHRA (ITU-R BS.1534-3)
+and ACR (ITU-T P.800/P.808 five-point MOS), each in its own module of
+:mod:`songlab.listening.protocols`. Make a session from clips (model -> one clip per
+prompt) with ``protocol(kind)(clips, ...)`` (or :func:`preference`, :func:`abx`,
+:func:`mushra`), play each trial's blinded clips (``clip``/``player`` + ``mark_played``),
+``answer``, then ``reveal`` and read ``results()`` / ``stats()``. Sessions save to JSON
+and resume with :func:`load`; :func:`simulate` answers them unattended. :func:`campaign`
+sends one protocol to a panel of raters.
 """
 
 from __future__ import annotations
 
 import songlab.listening.panel as panel
+import songlab.listening.raters as raters
 import songlab.listening.stats as stats
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._match import Matched, lowpass_anchor, match_loudness
-from songlab.listening._protocols import (
-    ANCHOR,
-    MID_ANCHOR,
-    ABXSession,
-    MushraSession,
-    PreferenceSession,
-    abx,
-    mushra,
-    preference,
-)
 from songlab.listening._simulate import simulate
 from songlab.listening.campaign import Campaign, CollectError, campaign, load_campaign
+from songlab.listening.protocols.abx import ABXSession, abx
+from songlab.listening.protocols.mushra import ANCHOR, MID_ANCHOR, MushraSession, mushra
+from songlab.listening.protocols.preference import BOTH_BAD, PreferenceSession, preference
+from songlab.listening.registry import PROTOCOLS, load, protocol
 from songlab.listening.server import CampaignServer, serve
-from songlab.listening.session import ListeningSession, Trial, load
+from songlab.listening.session import ListeningSession, Trial
 from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
 
 __all__ = [
     "ABXSession",
     "ANCHOR",
+    "BOTH_BAD",
     "Campaign",
     "CampaignServer",
     "CollectError",
@@ -40,6 +40,7 @@ __all__ = [
     "Matched",
     "MushraSession",
     "NotPlayedError",
+    "PROTOCOLS",
     "PreferenceSession",
     "SessionError",
     "Trial",
@@ -53,7 +54,9 @@ __all__ = [
     "panel",
     "plot_quality_per_dollar",
     "preference",
+    "protocol",
     "quality_per_dollar",
+    "raters",
     "serve",
     "simulate",
     "stats",

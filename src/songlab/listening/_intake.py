@@ -2,12 +2,16 @@
 
 ``sources(source)`` turns a path (a file or a directory of ``*.json``), a list of
 paths, documents or bytes, or a server (anything with ``received_files()``) into
-``(name, raw)`` pairs; an unreadable path becomes a document the parser refuses,
-so one bad file never stops the others.
+``(name, raw)`` pairs. A path is read only if it is a regular file (not a symbolic link,
+a directory, a device or a pipe) of at most 1 MB, and at most that much of it is read;
+anything else becomes an :class:`~songlab.listening._answers.Unreadable` that says why,
+which the parser refuses by name, so one bad entry never stops the others.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,16 +24,19 @@ from songlab.listening._errors import ListeningError
 class CollectError(ListeningError):
     """Some answer files were refused; the accepted ones were kept.
 
-    ``refused``: ``[(source, reason), ...]``; ``accepted``: how many files were taken.
+    ``refused``: ``[(source, reason), ...]``; ``accepted``: how many files were taken;
+    ``unchanged``: how many had been collected before from the same place.
     """
 
-    def __init__(self, refused: list[tuple[str, str]], accepted: int) -> None:
-        self.refused, self.accepted = refused, accepted
+    def __init__(self, refused: list[tuple[str, str]], accepted: int, unchanged: int = 0) -> None:
+        self.refused, self.accepted, self.unchanged = refused, accepted, unchanged
         lines = "\n".join(f"  {src}: {why}" for src, why in refused)
+        before = f" ({unchanged} collected before)" if unchanged else ""
         ListeningError.__init__(
             self,
             "answers",
-            f"{len(refused)} answer file(s) refused, {accepted} accepted and kept:\n{lines}",
+            f"{len(refused)} answer file(s) refused, {accepted} accepted and kept{before}:\n"
+            f"{lines}",
         )
 
 
@@ -57,20 +64,43 @@ def rater_ids(raters: int | Sequence[str]) -> list[str]:
     return ids
 
 
+def read(path: Path) -> bytes | ans.Unreadable:
+    """The bytes of ``path`` if it is a regular file an answer file can be, else why not."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return ans.Unreadable(f"cannot be read ({exc.strerror or exc})")
+    if stat.S_ISLNK(st.st_mode):
+        return ans.Unreadable("is a symbolic link; not followed")
+    if not stat.S_ISREG(st.st_mode):
+        return ans.Unreadable("is not a regular file (a directory, a device or a pipe); not read")
+    if st.st_size > ans.MAX_ANSWER_BYTES:
+        return ans.Unreadable(
+            f"is {st.st_size:,} bytes, larger than an answer file can be "
+            f"({ans.MAX_ANSWER_BYTES:,}); not read"
+        )
+    try:  # no symlink, no blocking on a pipe swapped in since the check
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return ans.Unreadable(f"cannot be read ({exc.strerror or exc})")
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return ans.Unreadable("is not a regular file; not read")
+        return fh.read(ans.MAX_ANSWER_BYTES + 1)
+
+
 def sources(source: Any) -> Iterable[tuple[str, Any]]:
     if hasattr(source, "received_files"):
         yield from source.received_files()
         return
     if isinstance(source, str | Path):
         path = Path(source)
-        if path.is_dir():
-            for p in sorted(path.glob("*.json")):
-                yield p.name, p.read_bytes()
+        if path.is_dir() and not path.is_symlink():
+            for entry in sorted(os.scandir(path), key=lambda e: e.name):
+                if entry.name.endswith(".json"):
+                    yield entry.name, read(Path(entry.path))
             return
-        try:
-            yield path.name, path.read_bytes()
-        except OSError as exc:
-            yield str(source), exc
+        yield (path.name or str(source)), read(path)
         return
     if isinstance(source, dict | bytes):
         yield "answer file", source

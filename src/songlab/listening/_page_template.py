@@ -1,10 +1,14 @@
 """The rater page: one self-contained HTML document (no network, no external file).
 
-Placeholders (replaced by :mod:`songlab.listening.page`): ``__TITLE__``, ``__DESIGN__``
-(the design text, hashed as is by the page), ``__TOKEN__``, ``__SHA_K__``/``__SHA_H__``
-(the SHA-256 constants, computed exactly in Python). The script computes SHA-256
-and HMAC itself (WebCrypto is missing outside secure contexts, e.g. a page served
-over plain HTTP on a LAN address).
+Placeholders (filled in one pass by :func:`songlab.listening.page.render`): ``__TITLE__``
+(HTML-escaped), ``__DESIGN__`` (the design text, JSON whose ``<``, ``>``, ``&`` are escaped;
+hashed as is by the page), ``__AUDIO__`` (the clips as ``data:`` URIs, JSON, not hashed),
+``__TOKEN__``, ``__SHA_K__``/``__SHA_H__`` (the SHA-256
+constants, computed exactly in Python). The script computes SHA-256 and HMAC itself
+(WebCrypto is missing outside secure contexts, e.g. a page served over plain HTTP on a
+LAN address). It knows no protocol: each trial's controls are described in the design
+(choices, or a slider per clip with the scale's words), and every text it shows is set
+as ``textContent``, never as HTML.
 """
 
 TEMPLATE = r"""<!DOCTYPE html>
@@ -12,25 +16,33 @@ TEMPLATE = r"""<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>__TITLE__</title>
 <style>
-body{font-family:system-ui,sans-serif;max-width:56em;margin:1em auto;padding:0 1em;color:#222}
-.trial{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}
-.trial.done{border-color:#3a3}
-.clip{display:flex;align-items:center;gap:.8em;margin:.3em 0}
-.clip .mark{min-width:6em;color:#777}.clip .mark.ok{color:#3a3}
+body{font-family:system-ui,sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}
+.trial,.check{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}
+.trial.done,.check.done{border-color:#3a3}
+.clip{display:flex;align-items:center;gap:.8em;margin:.3em 0;flex-wrap:wrap}
+.clip .name{min-width:5.5em}
+.clip .mark{min-width:9em;color:#777}.clip .mark.ok{color:#3a3}
 .msg{color:#b00;min-height:1.2em}.ok{color:#3a3}
-input[type=range]{width:16em}
+.scale{position:relative;display:inline-block;width:20em;padding-bottom:1.4em}
+.scale input[type=range]{width:100%;margin:0}
+.scale .words{position:absolute;left:0;right:0;bottom:0;height:1.2em;font-size:.8em;color:#444}
+.scale .word{position:absolute;transform:translateX(-50%);white-space:nowrap}
+.clip .value{min-width:8em}
+#trials[hidden]{display:none}
 </style></head>
 <body>
 <h1>__TITLE__</h1>
-<p>Listen to every clip of a trial (to its end, or at least a few seconds) before you answer:
-<b>Play</b> starts a clip and stops the one playing.
-Clips are level-matched; use headphones if you can. When you are done, press
-<b>Download answers</b> and send the file to the organiser.</p>
+<p>Listen to every clip of a trial before you answer: <b>Play</b> starts a clip and stops the
+one playing. <span id="need"></span> Clips are level-matched; use headphones. When you are
+done, press <b>Download answers</b> and send the file to the organiser.</p>
+<div id="rules"></div>
+<div id="headphones"></div>
 <p id="progress"></p>
 <div id="trials"></div>
 <p><button id="download">Download answers</button> <button id="send" hidden>Send to the organiser</button></p>
 <p id="status" class="msg"></p>
 <script type="application/json" id="design">__DESIGN__</script>
+<script type="application/json" id="audio">__AUDIO__</script>
 <script type="application/json" id="token">"__TOKEN__"</script>
 <script>
 "use strict";
@@ -72,15 +84,16 @@ function hmac(key, msg) {
 const designText = document.getElementById("design").textContent;
 const design = JSON.parse(designText), digest = hex(sha256(utf8(designText)));
 const token = JSON.parse(document.getElementById("token").textContent);
-const answers = {}, played = {};
-// answers and played marks survive a reload (this browser only; labels only)
+const audio = JSON.parse(document.getElementById("audio").textContent);
+const need = design.need_ms;
+const answers = {}, heardMs = {};
+let phones = null;  // the headphone check's answers, once given
+// answers and what was heard survive a reload (this browser only; labels only)
 const store = "songlab-answers/" + design.campaign + "/" + design.rater + "/" + digest;
 let saved = {};
 try { saved = JSON.parse(localStorage.getItem(store) || "{}"); } catch (e) { saved = {}; }
 function persist() {
-  const p = {};
-  for (const [t, set] of Object.entries(played)) p[t] = Array.from(set);
-  try { localStorage.setItem(store, JSON.stringify({answers: answers, played: p})); } catch (e) { /* private mode */ }
+  try { localStorage.setItem(store, JSON.stringify({answers: answers, heard: heardMs, phones: phones})); } catch (e) { /* private mode */ }
 }
 const $ = (tag, attrs, text) => {
   const el = document.createElement(tag);
@@ -88,79 +101,112 @@ const $ = (tag, attrs, text) => {
   if (text !== undefined) el.textContent = text;
   return el;
 };
+const seconds = ms => (ms / 1000).toFixed(1) + " s";
+document.getElementById("need").textContent = "Each clip counts once you have heard " + seconds(need) + " of it.";
+for (const rule of design.rules) document.getElementById("rules").append($("p", {"class": "rule"}, rule));
 function progress() {
   const n = Object.keys(answers).length;
   document.getElementById("progress").textContent = n + " of " + design.trials.length + " trials answered";
 }
-function heard(audio) {
+function playedMs(audio) {
   let t = 0;
   for (let i = 0; i < audio.played.length; i++) t += audio.played.end(i) - audio.played.start(i);
-  return t >= Math.min(design.min_play, 0.9 * (audio.duration || Infinity));
+  return Math.floor(1000 * t);
+}
+function player(label, name, src, onHeard) {
+  // a row: the label, its Play button, the <audio> element, and how much of it was heard
+  const row = $("div", {"class": "clip", "data-label": label});
+  const audio = $("audio", {controls: "", preload: "auto", src: src, "data-label": label});
+  const mark = $("span", {"class": "mark"}, "not played");
+  const report = () => onHeard(playedMs(audio), mark, row);
+  audio.addEventListener("timeupdate", report); audio.addEventListener("ended", report);
+  audio.addEventListener("pause", report);
+  // one clip at a time: starting this one pauses every other clip of the page
+  audio.addEventListener("play", () => {
+    document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
+  });
+  const play = $("button", {"class": "play-btn", type: "button"}, "\u25b6 Play " + name);
+  play.addEventListener("click", () => { audio.currentTime = 0; audio.play(); });
+  row.append($("b", {"class": "name"}, name), play, audio, mark);
+  return row;
+}
+function scaleWord(sc, v) {
+  for (const [lo, hi, word] of sc.words) if (lo <= v && v <= hi) return word;
+  return "";
+}
+function slider(sc, label) {
+  // a slider with the scale's words along it, each at the middle of its band
+  const box = $("div", {"class": "scale"});
+  const s = $("input", {type: "range", min: String(sc.low), max: String(sc.high), step: String(sc.step),
+                        value: String(sc.start), name: "rate-" + label, "data-label": label});
+  const words = $("div", {"class": "words"});
+  for (const [lo, hi, word] of sc.words) {
+    const w = $("span", {"class": "word"}, word);
+    w.style.left = (100 * ((lo + hi) / 2 - sc.low) / (sc.high - sc.low)) + "%";
+    words.append(w);
+  }
+  const v = $("span", {"class": "value"});
+  const show = () => { v.textContent = s.value + " (" + scaleWord(sc, +s.value) + ")"; };
+  s.addEventListener("input", show); show();
+  box.append(s, words);
+  return [box, v, s];
 }
 function buildTrial(tr, n) {
   const box = $("section", {"class": "trial", "data-trial": tr.trial});
   box.append($("h3", {}, "Trial " + (n + 1) + " of " + design.trials.length + ": " + tr.prompt));
-  played[tr.trial] = new Set(((saved.played || {})[tr.trial] || []).filter(l => tr.play.includes(l)));
+  const c = tr.controls, sc = c.scale || null, sliders = {};
+  box.append($("p", {"class": "question"}, c.question));
+  const heard = heardMs[tr.trial] = Object.assign({}, (saved.heard || {})[tr.trial] || {});
+  const ok = label => (heard[label] || 0) >= need;
   let gate = () => {};  // set below, once the answer button exists
   for (const label of tr.play) {
-    const row = $("div", {"class": "clip", "data-label": label});
-    const audio = $("audio", {controls: "", preload: "auto", src: tr.audio[label], "data-label": label});
-    const mark = $("span", {"class": "mark"}, "not played");
-    const done = () => { mark.textContent = "played"; mark.classList.add("ok"); row.setAttribute("data-played", "1"); };
-    if (played[tr.trial].has(label)) done();
-    const check = () => {
-      if (heard(audio) && !played[tr.trial].has(label)) { played[tr.trial].add(label); done(); persist(); gate(); }
-    };
-    audio.addEventListener("timeupdate", check); audio.addEventListener("ended", check);
-    audio.addEventListener("pause", check);
-    // one clip at a time: starting this one pauses every other clip of the page
-    audio.addEventListener("play", () => {
-      document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
+    const name = label === "Ref" ? "Reference" : label;
+    const row = player(label, name, audio.trials[tr.trial][label], (ms, mark, row) => {
+      if (ms <= (heard[label] || 0)) return;
+      heard[label] = ms;
+      if (ok(label)) { mark.textContent = "played"; mark.classList.add("ok"); row.setAttribute("data-played", "1"); }
+      else mark.textContent = "heard " + seconds(ms) + " of " + seconds(need);
+      persist(); gate();
     });
-    const play = $("button", {"class": "play-btn", type: "button"}, "\u25b6 Play " + (label === "Ref" ? "Reference" : label));
-    play.addEventListener("click", () => { audio.currentTime = 0; audio.play(); });
-    row.append($("b", {}, label === "Ref" ? "Reference" : label), play, audio, mark);
+    if (ok(label)) { const m = row.querySelector(".mark"); m.textContent = "played"; m.classList.add("ok"); row.setAttribute("data-played", "1"); }
+    if (sc && sc.rate.includes(label)) {
+      const [scale, value, input] = slider(sc, label);
+      sliders[label] = input;
+      row.append(scale, value);
+    }
     box.append(row);
   }
   const form = $("div", {"class": "answer"});
-  if (design.kind === "mushra") {
-    for (const label of tr.labels) {
-      const s = $("input", {type: "range", min: "0", max: "100", step: "1", value: "50", name: "rate-" + label, "data-label": label});
-      const v = $("span", {}, "50"); s.addEventListener("input", () => { v.textContent = s.value; });
-      const row = $("div", {}); row.append($("b", {}, label + " "), s, " ", v); form.append(row);
-    }
-  } else {
-    const options = design.kind === "abx" ? [["A", "X is A"], ["B", "X is B"]]
-      : tr.labels.map(l => [l, "I prefer " + l]).concat(design.allow_tie ? [["", "No preference"]] : []);
-    for (const [value, text] of options) {
-      const r = $("input", {type: "radio", name: "choice-" + tr.trial, value: value});
+  if (!sc) {
+    c.choices.forEach(([value, text], i) => {
+      const r = $("input", {type: "radio", name: "choice-" + tr.trial, value: value === null ? "" : String(value), "data-i": String(i)});
       const lab = $("label", {}); lab.append(r, " " + text + " "); form.append(lab);
-    }
+    });
   }
-  const btn = $("button", {"class": "answer-btn"}, "Answer"), msg = $("div", {"class": "msg"});
+  const btn = $("button", {"class": "answer-btn"}, c.submit), msg = $("div", {"class": "msg"});
   const waiting = "Play every clip before answering; not played yet: ";
-  // the answer stays disabled until every clip of the trial was heard (min_play or its end)
+  // the answer stays disabled until every clip of the trial was heard for the minimum
   gate = () => {
-    const missing = tr.labels.filter(l => !played[tr.trial].has(l));
+    const missing = tr.labels.filter(l => !ok(l));
     btn.disabled = missing.length > 0;
     if (missing.length) { msg.className = "msg"; msg.textContent = waiting + missing.join(", "); }
     else if (msg.textContent.startsWith(waiting)) { msg.className = "msg ok"; msg.textContent = "Every clip played: answer when ready."; }
   };
   btn.addEventListener("click", () => {
-    const missing = tr.labels.filter(l => !played[tr.trial].has(l));
+    const missing = tr.labels.filter(l => !ok(l));
     if (missing.length) {
-      msg.className = "msg"; msg.textContent = "Play every clip before answering; not played yet: " + missing.join(", ");
+      msg.className = "msg"; msg.textContent = waiting + missing.join(", ");
       return;
     }
     let value;
-    if (design.kind === "mushra") {
-      value = tr.labels.slice().sort().map(l => [l, parseInt(form.querySelector('[data-label="' + l + '"]').value, 10)]);
+    if (sc) {
+      value = sc.rate.slice().sort().map(l => [l, parseInt(sliders[l].value, 10)]);
     } else {
       const sel = form.querySelector("input:checked");
       if (!sel) { msg.className = "msg"; msg.textContent = "Choose an answer first."; return; }
-      value = sel.value === "" ? null : sel.value;
+      value = c.choices[+sel.dataset.i][0];
     }
-    answers[tr.trial] = [tr.trial, value, Array.from(played[tr.trial]).sort()];
+    answers[tr.trial] = [tr.trial, value, heardList(tr)];
     box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (you may change it).";
     persist(); progress();
   });
@@ -168,13 +214,13 @@ function buildTrial(tr, n) {
   const before = (saved.answers || {})[tr.trial];
   if (before && before[0] === tr.trial) {
     answers[tr.trial] = before;
-    if (design.kind === "mushra") {
+    if (sc) {
       for (const [l, r] of before[1]) {
-        const s = form.querySelector('[data-label="' + l + '"]');
-        if (s) { s.value = r; s.dispatchEvent(new Event("input")); }
+        if (sliders[l]) { sliders[l].value = r; sliders[l].dispatchEvent(new Event("input")); }
       }
     } else {
-      const r = form.querySelector('input[value="' + (before[1] === null ? "" : before[1]) + '"]');
+      const i = c.choices.findIndex(ch => JSON.stringify(ch[0]) === JSON.stringify(before[1]));
+      const r = form.querySelector('input[data-i="' + i + '"]');
       if (r) r.checked = true;
     }
     box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (restored; you may change it).";
@@ -182,17 +228,51 @@ function buildTrial(tr, n) {
   gate();
   return box;
 }
+function heardList(tr) {
+  const h = heardMs[tr.trial] || {};
+  return tr.play.filter(l => h[l] !== undefined).sort().map(l => [l, h[l]]);
+}
+function buildHeadphones(rounds) {
+  // Woods et al. (2017): in each trial three tones; one is quieter. Pick it.
+  const box = $("section", {"class": "check", id: "headphone-check"});
+  box.append($("h3", {}, "Before the test: a headphone check"));
+  box.append($("p", {}, "Each of the " + rounds.length + " rounds plays three tones. Put on your headphones, play all three, and choose the quietest one."));
+  const chosen = (saved.phones || []).slice();
+  rounds.forEach((uris, n) => {
+    const round = $("div", {"class": "round", "data-round": String(n)});
+    round.append($("b", {}, "Round " + (n + 1)));
+    uris.forEach((uri, i) => round.append(player("tone-" + i, "tone " + (i + 1), uri, () => {})));
+    const form = $("div", {});
+    for (let i = 0; i < 3; i++) {
+      const r = $("input", {type: "radio", name: "phones-" + n, value: String(i)});
+      if (chosen[n] === i) r.checked = true;
+      r.addEventListener("change", () => { chosen[n] = i; });
+      const lab = $("label", {}); lab.append(r, " tone " + (i + 1) + " is the quietest "); form.append(lab);
+    }
+    round.append(form); box.append(round);
+  });
+  const done = $("button", {id: "phones-done"}, "Done: start the test"), msg = $("div", {"class": "msg"});
+  done.addEventListener("click", () => {
+    if (rounds.some((_, n) => chosen[n] === undefined)) { msg.textContent = "Choose the quietest tone of every round first."; return; }
+    phones = rounds.map((_, n) => chosen[n]);
+    persist(); box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Thank you: the test is below.";
+    document.getElementById("trials").hidden = false;
+  });
+  box.append(done, msg);
+  return box;
+}
 function answerFile() {
   const list = Object.keys(answers).map(Number).sort((a, b) => a - b).map(t => answers[t]);
-  const fmt = "songlab.campaign.answers/1";
-  const body = JSON.stringify([fmt, design.campaign, design.rater, design.kind, digest, list]);
+  const fmt = "songlab.campaign.answers/2";
+  const body = JSON.stringify([fmt, design.campaign, design.rater, design.kind, digest, false, phones, list]);
   return {format: fmt, campaign: design.campaign, rater: design.rater, kind: design.kind,
-          design: digest, answers: list, mac: hmac(utf8(token), utf8(body))};
+          design: digest, scripted: false, headphones: phones, answers: list,
+          mac: hmac(utf8(token), utf8(body))};
 }
 const status = document.getElementById("status");
 document.getElementById("download").addEventListener("click", () => {
   const doc = answerFile();
-  if (!doc.answers.length) { status.textContent = "Answer at least one trial first."; return; }
+  if (!doc.answers.length) { status.className = "msg"; status.textContent = "Answer at least one trial first."; return; }
   const a = $("a", {href: URL.createObjectURL(new Blob([JSON.stringify(doc)], {type: "application/json"})),
                    download: "answers-" + design.rater + ".json"});
   document.body.append(a); a.click(); a.remove();
@@ -202,6 +282,7 @@ const send = document.getElementById("send");
 if (location.protocol.startsWith("http")) send.hidden = false;
 send.addEventListener("click", async () => {
   const doc = answerFile();
+  if (!doc.answers.length) { status.className = "msg"; status.textContent = "Answer at least one trial first."; return; }
   try {
     const r = await fetch(new URL("../answers", location.href), {method: "POST", body: JSON.stringify(doc),
                                                             headers: {"Content-Type": "application/json"}});
@@ -211,6 +292,11 @@ send.addEventListener("click", async () => {
 });
 const root = document.getElementById("trials");
 design.trials.forEach((tr, n) => root.append(buildTrial(tr, n)));
+if (design.headphones) {
+  phones = saved.phones || null;
+  root.hidden = phones === null;
+  root.before(buildHeadphones(audio.headphones));
+}
 progress();
 document.body.setAttribute("data-ready", "1");
 </script></body></html>

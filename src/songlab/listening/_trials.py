@@ -19,7 +19,8 @@ balanced so that, over the whole session, each model sits in each position
   one, and each model follows each other equally often over full squares.
 
 A plan holds the model behind each label: it is the answer key, and only
-:mod:`songlab.listening.session` keeps it (privately).
+:mod:`songlab.listening.session` keeps it (privately). Rater checks (gold clips and
+trapping questions) are plans too, placed at random among the others (:func:`with_checks`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,26 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Plan:
-    """One trial: the prompt index, the model at each position, and for ABX the position X repeats."""
+    """One trial: the prompt index, the model at each position, and for ABX the position X
+    repeats. A rater check (``check``: ``"gold"`` or ``"trap"``) has a check clip at position
+    ``at`` (see :func:`with_checks`); ``expect`` is what its answer must be where the
+    protocol needs a number (ACR: the count of beeps)."""
 
     prompt: int
     models: tuple[str, ...]
     x: int | None = None
+    check: str | None = None
+    at: int | None = None
+    expect: int | None = None
+
+    def to_json(self) -> list[object]:
+        return [self.prompt, list(self.models), self.x, self.check, self.at, self.expect]
+
+    @classmethod
+    def from_json(cls, doc: list[object]) -> Plan:
+        prompt, models, x, *rest = doc  # files of songlab.listening/1 hold three fields
+        check, at, expect = (list(rest) + [None, None, None])[:3]
+        return cls(prompt, tuple(models), x, check, at, expect)  # type: ignore[arg-type]
 
     @property
     def x_at(self) -> int:
@@ -136,6 +152,20 @@ def latin_plans(
         for prompt, row in zip(prompts, sequence, strict=False)
     ]
     return [plans[i] for i in rng.permutation(len(plans))]
+
+
+def with_checks(
+    plans: list[Plan],
+    checks: list[Plan],
+    /,
+    *,
+    rng: np.random.Generator,
+) -> list[Plan]:
+    """``plans`` with the rater checks placed at random positions among them."""
+    total = len(plans) + len(checks)
+    at = set(int(i) for i in rng.choice(total, size=len(checks), replace=False))
+    normal, extra = iter(plans), iter(checks)
+    return [next(extra) if i in at else next(normal) for i in range(total)]
 
 
 def position_counts(plans: list[Plan], /) -> dict[str, list[int]]:

@@ -1,34 +1,44 @@
 """Rater pages: one self-contained HTML file per rater, audio embedded as compact MP3.
 
-Blindness of the page: it holds labels, prompts and audio, never a model name,
-tool, task or file id. Every audio element of a page gets its own encoding of
-its clip, shifted by a lead-in of digital silence (1-1151 samples, under 27 ms
-at 44.1 kHz: inaudible, but no two MP3 frames line up), so no two elements of a
-page share bytes: a rater cannot match X to A, the hidden reference to the open
-one, or one trial's clip to another's, by comparing the page source. (Decoding
-the audio and correlating it can: no offline page can prevent that; see
-docs/listening.md.)
+Blindness of the page: it holds labels, prompts, the trials' controls and audio, never a
+model name, tool, task or file id, and nothing from which one could be worked out without
+the campaign's secret. Every clip is in the session's common format (48 kHz stereo, one
+length, the same fades, loudness matched), encoded the same way (constant-bitrate MP3, no
+tag: every file the same size, every frame header alike), after a lead-in of digital
+silence of 1-1151 samples drawn from the campaign's secret and the element: no two audio
+elements share bytes, on a page or across pages (X is not a copy of A, the hidden
+reference not a copy of the open one), and the lead-in says nothing of the model, nor of
+which elements hold the same clip. The design a page hashes (trials, labels, controls)
+holds no audio: answers are bound to it, and a scripted rater's file needs no encoding. (Decoding the audio and listening, or
+correlating, can tell X from A: that is the test. See docs/listening.md, "What a rater
+can and cannot learn from a page".)
+
+Every text of the page is escaped once, where it is placed: the title as HTML, the design
+(prompts included) as JSON whose ``<``, ``>`` and ``&`` are ``\\u`` escapes, so no text can
+end the script element or open a comment; the template's placeholders are filled in one
+pass, so no placeholder inside a text is ever replaced.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
 import json
-import math
+import re
 from typing import Any
 
 import numpy as np
 
-from songlab.codec import encode
+import songlab.listening._format as fmt
 from songlab.listening._answers import PAGE_FORMAT, design_digest
 from songlab.listening._errors import ListeningError
 from songlab.listening._page_template import TEMPLATE
 from songlab.listening.session import ListeningSession
 
-MP3_RATES = (32000, 44100, 48000)
-DEFAULT_BITRATE = 96_000
+DEFAULT_BITRATE = fmt.DEFAULT_BITRATE
+HEADPHONE_TRIALS = 6  # Woods et al. (2017)
+_PLACEHOLDER = re.compile(r"__(TITLE|DESIGN|AUDIO|TOKEN|SHA_K|SHA_H)__")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
 def _primes(n: int) -> list[int]:
@@ -57,50 +67,50 @@ SHA_H = [_iroot(p << 64, 2) & 0xFFFFFFFF for p in _primes(8)]
 
 
 def encode_mp3(audio: np.ndarray, /, *, sr: int, bitrate: int = DEFAULT_BITRATE) -> bytes:
-    """Constant-bitrate MP3 (LAME through PyAV), full band (no encoder low-pass).
-
-    ``audio`` float ``(channels, samples)``, 1 or 2 channels; ``sr`` 32, 44.1 or 48 kHz
-    (other rates are resampled to 48 kHz by the caller, :func:`page_audio`).
-    """
-    a = np.ascontiguousarray(np.atleast_2d(np.asarray(audio, dtype=np.float32)))
-    return encode(a[:2], "mp3", sr=sr, bitrate=bitrate)
+    """Constant-bitrate MP3 (LAME through PyAV) of ``audio`` (float ``(channels, samples)``)
+    in the common format: 48 kHz stereo (resampled and upmixed if need be)."""
+    return fmt.encode_mp3(fmt.conform(audio, sr), bitrate=bitrate)
 
 
-def page_audio(audio: np.ndarray, sr: int, *, lead: int, bitrate: int = DEFAULT_BITRATE) -> str:
-    """One element's audio as a ``data:`` URI: ``lead`` samples of silence, then CBR MP3."""
-    a = np.atleast_2d(np.asarray(audio, dtype=np.float32))
-    if sr not in MP3_RATES:
-        from scipy.signal import resample_poly
-
-        g = math.gcd(int(sr), 48000)
-        a = resample_poly(a, 48000 // g, int(sr) // g, axis=-1).astype(np.float32)
-        sr = 48000
-    silence = np.zeros((a.shape[0], int(lead)), dtype=np.float32)
-    data = encode_mp3(np.concatenate([silence, a], axis=-1), sr=sr, bitrate=bitrate)
+def _uri(data: bytes) -> str:
     return "data:audio/mpeg;base64," + base64.b64encode(data).decode("ascii")
 
 
-class AudioPool:
-    """Encoded variants of each clip, shared by the pages of one campaign.
+class PageAudio:
+    """The encoded audio of rater pages: every element its own encoding.
 
-    Variant v of a clip has a lead-in of ``1 + (h + 97 v) mod 1151`` samples (h from
-    the campaign id and the clip): distinct for every v < 1151, as 1151 is prime.
-    A page uses variants 0, 1, ... of a clip in the order its elements need them,
-    so no two elements of a page share bytes, and a campaign encodes each clip
-    only as many times as one page plays it (not once per rater).
+    Each element (a rater, a trial, a label) gets a lead-in of 1-1151 samples drawn from the
+    campaign's secret and the element, and is encoded for itself: no two elements of any
+    page of the campaign share bytes, not X and A, not the hidden reference and the open
+    one, not two raters' copies of one clip, and no lead-in says anything of another (two
+    elements of one clip on a page never get the same lead-in).
     """
 
-    def __init__(self, salt: str, *, bitrate: int = DEFAULT_BITRATE) -> None:
-        self.salt, self.bitrate = salt, bitrate
-        self._cache: dict[tuple[str, int, int], str] = {}
+    def __init__(self, secret: bytes, *, bitrate: int = DEFAULT_BITRATE) -> None:
+        self._secret, self.bitrate = secret, bitrate
+        self._used: dict[tuple[object, ...], set[int]] = {}
 
-    def uri(self, key: tuple[str, int], variant: int, clip: tuple[np.ndarray, int]) -> str:
-        k = (key[0], key[1], variant)
-        if k not in self._cache:
-            h = int.from_bytes(hashlib.sha256(f"{self.salt}|{key}".encode()).digest()[:4], "big")
-            lead = 1 + (h + 97 * variant) % 1151
-            self._cache[k] = page_audio(clip[0], clip[1], lead=lead, bitrate=self.bitrate)
-        return self._cache[k]
+    def __repr__(self) -> str:
+        return f"PageAudio(bitrate={self.bitrate})"
+
+    def uri(self, clip: tuple[object, ...], element: tuple[object, ...], core: np.ndarray) -> str:
+        """``core`` (a common-format clip) as a ``data:`` URI for ``element`` of a page."""
+        used = self._used.setdefault(clip, set())
+        n = 0
+        while (lead := fmt.lead(self._secret, "element", *element, n)) in used:
+            n += 1
+        used.add(lead)
+        return _uri(fmt.encode_mp3(fmt.shape(core, lead=lead), bitrate=self.bitrate))
+
+
+def headphone_orders(secret: bytes, rater: str) -> list[list[int]]:
+    """Per headphone-check trial, which tone (0 normal, 1 quiet, 2 antiphase) plays in each
+    of the three intervals: drawn from the secret, so only the organiser knows them."""
+    import songlab.listening._answers as ans
+
+    seed = int.from_bytes(ans.keyed(secret, "headphones", rater)[:8], "big")
+    rng = np.random.default_rng(seed)
+    return [[int(i) for i in rng.permutation(3)] for _ in range(HEADPHONE_TRIALS)]
 
 
 def design_text(
@@ -108,49 +118,101 @@ def design_text(
     *,
     campaign: str,
     rater: str,
-    min_play: float,
-    pool: AudioPool,
+    headphones: bool = False,
 ) -> str:
-    """The exact JSON text a rater's page embeds (and hashes); deterministic."""
-    trials: list[dict[str, Any]] = []
-    uses: dict[tuple[str, int], int] = {}
-    for t in session.trials:
-        playable = session._playable(t)
-        audio = {}
-        for label in playable:
-            key = (session._model_of(t, label), session.prompts.index(t.prompt))
-            variant = uses[key] = uses.get(key, -1) + 1
-            audio[label] = pool.uri(key, variant, session.clip(t.index, label))
-        trials.append(
-            {
-                "trial": t.index,
-                "prompt": t.prompt,
-                "labels": list(t.labels),
-                "play": list(playable),
-                "audio": audio,
-            }
-        )
+    """The exact JSON text a rater's page embeds and hashes (deterministic): its trials,
+    labels and controls, no audio. ``rater`` is the rater's public id; ``headphones``:
+    whether the page opens with the headphone check."""
+    trials: list[dict[str, Any]] = [
+        {
+            "trial": t.index,
+            "prompt": t.prompt,
+            "labels": list(t.labels),
+            "play": list(session._playable(t)),
+            "controls": session.controls(t.index).to_json(),
+        }
+        for t in session.trials
+    ]
+    rules = []
+    if session.options["traps"] and session.trap_rule:
+        rules.append(session.trap_rule)
     doc: dict[str, Any] = {
         "format": PAGE_FORMAT,
         "campaign": campaign,
         "rater": rater,
         "kind": session.kind,
-        "allow_tie": bool(session.options.get("allow_tie", False)),
-        "min_play": float(min_play),
+        "need_ms": int(session.need * 1000),
+        "rules": rules,
+        "headphones": HEADPHONE_TRIALS if headphones else 0,
         "trials": trials,
     }
-    # "</" cannot appear inside <script>; "<\/" is the same string to a JSON parser.
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    return _script_json(doc)
 
 
-def render(design: str, *, token: str, title: str) -> str:
-    """The whole page: template + design text + this rater's token."""
+def audio_text(
+    session: ListeningSession,
+    *,
+    rater: str,
+    audio: PageAudio,
+    headphones: list[list[int]] | None = None,
+) -> str:
+    """The page's audio as JSON: ``{"trials": {trial: {label: data URI}}, "headphones":
+    [[three URIs] per round]}``, every element its own encoding (see :class:`PageAudio`)."""
+    plans = session._unseal()["plans"]
+    trials: dict[str, dict[str, str]] = {}
+    for t in session.trials:
+        trials[str(t.index)] = {}
+        for label in session._playable(t):
+            model, prompt = session._model_of(t, label), plans[t.index].prompt
+            core = session._core(model, prompt)
+            trials[str(t.index)][label] = audio.uri(
+                (rater, model, prompt), (rater, t.index, label), core
+            )
+    rounds = []
+    if headphones is not None:
+        tones = fmt.headphone_tones()
+        for n, order in enumerate(headphones):
+            rounds.append(
+                [
+                    audio.uri((rater, "tone", i), (rater, "headphones", n, i), tones[i])
+                    for i in order
+                ]
+            )
+    return _script_json({"trials": trials, "headphones": rounds})
+
+
+def _script_json(doc: dict[str, Any]) -> str:
+    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    # inside <script>: no "<" (no "</script>", no "<!--"), ">" or "&": the same JSON string
+    return re.sub("[<>&]", lambda m: _JSON_ESCAPES[m.group(0)], text)
+
+
+def render(design: str, *, audio: str, token: str, title: str) -> str:
+    """The whole page: the template with the title (HTML-escaped), the design text, its
+    audio and this rater's token, filled in one pass (a placeholder inside a text is never
+    replaced)."""
     if not isinstance(title, str) or not title.strip():
         raise ListeningError("title", "must be a non-empty string")
-    out = TEMPLATE.replace("__SHA_K__", ",".join(f"0x{k:08x}" for k in SHA_K))
-    out = out.replace("__SHA_H__", ",".join(f"0x{h:08x}" for h in SHA_H))
-    out = out.replace("__TITLE__", html.escape(title)).replace("__TOKEN__", token)
-    return out.replace("__DESIGN__", design)
+    if not re.fullmatch(r"[0-9a-f]{64}", token):
+        raise ListeningError("token", "must be 64 hex digits")
+    values = {
+        "TITLE": html.escape(title),
+        "DESIGN": design,
+        "AUDIO": audio,
+        "TOKEN": token,
+        "SHA_K": ",".join(f"0x{k:08x}" for k in SHA_K),
+        "SHA_H": ",".join(f"0x{h:08x}" for h in SHA_H),
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], TEMPLATE)
 
 
-__all__ = ["AudioPool", "design_digest", "design_text", "encode_mp3", "page_audio", "render"]
+__all__ = [
+    "HEADPHONE_TRIALS",
+    "PageAudio",
+    "audio_text",
+    "design_digest",
+    "design_text",
+    "encode_mp3",
+    "headphone_orders",
+    "render",
+]

@@ -31,7 +31,6 @@ from scipy import stats as sps
 
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
-from songlab.listening._protocols import MID_ANCHOR
 
 REF_FLOOR, ANCHOR_CEILING, MAX_SHARE = 90.0, 90.0, 0.15  # BS.1534-3 sec. 4.1.2
 
@@ -133,12 +132,30 @@ def bradley_terry(
 ) -> pd.DataFrame:
     """Bradley-Terry strengths of the models, log-odds against ``baseline`` (default: the
     first model by name), cluster-robust CI by rater, and ``score`` (0-100), ranked."""
+    return bradley_terry_pairs(
+        comparisons(frame),
+        sorted(frame["model"].unique()),
+        baseline=baseline,
+        confidence=confidence,
+    )
+
+
+def bradley_terry_pairs(
+    pairs: pd.DataFrame,
+    models: Sequence[str],
+    /,
+    *,
+    baseline: str | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """:func:`bradley_terry` of pairwise outcomes already made (:func:`comparisons`' rater,
+    trial, winner, loser) among ``models``: the scorecard's bootstrap resamples raters'
+    outcomes without making them again."""
     from statsmodels.genmod import families
     from statsmodels.genmod.generalized_linear_model import GLM
     from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
-    pairs = comparisons(frame)
-    models = sorted(frame["model"].unique())
+    models = list(models)
     baseline = models[0] if baseline is None else baseline
     if baseline not in models:
         raise ListeningError("baseline", f"must be one of {models}; got {baseline!r}")
@@ -270,7 +287,7 @@ def bs1534_screen(
     /,
     *,
     reference: str,
-    mid_anchor: str | None = MID_ANCHOR,
+    mid_anchor: str | None = None,
     ref_floor: float = REF_FLOOR,
     anchor_ceiling: float = ANCHOR_CEILING,
     max_share: float = MAX_SHARE,
@@ -317,18 +334,22 @@ def mushra_panel(
     /,
     *,
     reference: str | None = None,
-    mid_anchor: str | None = MID_ANCHOR,
+    mid_anchor: str | None = None,
     confidence: float = 0.95,
+    exclude: bool = True,
 ) -> dict[str, pd.DataFrame]:
     """``{"screening", "models", "pairs"}``: screening (when ``reference`` is given), then
     per model the mean, a t interval over all scores and one over assessor means, and
-    paired t tests between models over assessor means (Holm)."""
+    paired t tests between models over assessor means (Holm). ``exclude=False`` shows the
+    screening but counts every assessor of ``frame`` (a campaign applies its exclusions,
+    the screening among them, before: so its ``raters="all"`` really is everyone)."""
     _require(frame, ["trial", "model", "rating"])
     out: dict[str, pd.DataFrame] = {}
     kept = frame
     if reference is not None:
         out["screening"] = screen = bs1534_screen(frame, reference=reference, mid_anchor=mid_anchor)
-        kept = frame[frame["rater"].isin(screen.loc[~screen["excluded"], "rater"])]
+        if exclude:
+            kept = frame[frame["rater"].isin(screen.loc[~screen["excluded"], "rater"])]
     if kept.empty:
         raise ListeningError(
             "frame",

@@ -176,16 +176,18 @@ def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
 def preference_table(
     frame: pd.DataFrame, /, *, ci: str = "wilson", confidence: float = 0.95
 ) -> pd.DataFrame:
-    """Per pair of models (a < b by name): wins, ties, share of a among decisive trials, CI, two-sided p.
+    """Per pair of models (a < b by name): wins, ties, "both bad", share of a among decisive
+    trials, CI, two-sided p.
 
-    ``frame``: one row per (trial, label) with ``trial``, ``model``, ``chosen``, ``tie``.
+    ``frame``: one row per (trial, label) with ``trial``, ``model``, ``chosen``, ``tie`` (and
+    ``both_bad`` when the answer could be "both are bad").
     """
     _require(frame, ["trial", "model", "chosen", "tie"])
     rows = []
     by_trial = {t: g for t, g in frame.groupby("trial", sort=True)}
     models = sorted(frame["model"].unique())
     for a, b in combinations(models, 2):
-        wins_a = wins_b = ties = other = 0
+        wins_a = wins_b = ties = bad = other = 0
         for g in by_trial.values():
             offered = set(g["model"])
             if not {a, b} <= offered:
@@ -193,6 +195,8 @@ def preference_table(
             chosen = set(g.loc[g["chosen"].astype(bool), "model"])
             if bool(g["tie"].any()):
                 ties += 1
+            elif "both_bad" in g and bool(g["both_bad"].any()):
+                bad += 1
             elif a in chosen:
                 wins_a += 1
             elif b in chosen:
@@ -209,6 +213,7 @@ def preference_table(
                 "wins_a": wins_a,
                 "wins_b": wins_b,
                 "ties": ties,
+                "both_bad": bad,
                 "other": other,
                 "share_a": wins_a / n if n else float("nan"),
                 "ci_low": low,
@@ -226,6 +231,7 @@ def preference_table(
             "wins_a",
             "wins_b",
             "ties",
+            "both_bad",
             "other",
             "share_a",
             "ci_low",
@@ -365,6 +371,31 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
         )
     out = _frame(rows, ["model_a", "model_b", "n", "mean_diff", "statistic", "p_value", "test"])
     out.insert(len(out.columns) - 1, "p_holm", holm(out["p_value"].to_numpy()) if len(out) else [])
+    return out
+
+
+#: the columns of the statistics frames that hold p-values
+P_COLUMNS = ("p_value", "p_holm")
+
+
+def format_p(p: float, /, *, digits: int = 3) -> str:
+    """A p-value as a reader should see it: ``"< 0.001"`` below 0.001 (never ``"0.0"``),
+    else rounded to ``digits`` places (``"0.039"``); ``"-"`` when undefined."""
+    if p is None or pd.isna(p):
+        return "-"
+    floor = 10.0**-digits
+    return f"< {floor:.{digits}f}" if p < floor else f"{p:.{digits}f}"
+
+
+def readable(frame: pd.DataFrame, /, *, digits: int = 3) -> pd.DataFrame:
+    """A copy of a statistics frame for reading: p-values as :func:`format_p` text,
+    other floats rounded to ``digits`` places. Compute with the frame itself."""
+    out = frame.copy()
+    for column in out.columns:
+        if column in P_COLUMNS:
+            out[column] = [format_p(p, digits=digits) for p in out[column]]
+        elif pd.api.types.is_float_dtype(out[column]):
+            out[column] = out[column].round(digits)
     return out
 
 

@@ -1,19 +1,29 @@
-"""Blind listening sessions as widgets: A/B preference, ABX, MUSHRA sliders.
+"""Blind listening sessions as a widget: one panel for every protocol.
 
 A panel runs a :mod:`songlab.listening` session trial by trial. It shows only
 the blinded labels (A, B, X, Ref): the answer key stays inside the session
 (which seals it) and never enters a widget trait, a repr or an output until
-:meth:`ListeningPanel.reveal`.
+:meth:`ListeningPanel.reveal`. It knows no protocol by name: each trial's controls
+come from the session (``session.controls(trial)``: answer buttons, or a slider per
+label with its scale's words, beside that label's clip), and the summary after reveal
+from ``session.summary()``.
 
 Each label of a trial has a :class:`~songlab.widgets._media.ClipPlayer` (its own
-play button and ``<audio>`` element) holding its loudness-matched clip
-(``session.clip``, as constant-bitrate MP3). Pressing play plays it, and starting
-one clip pauses the others. A clip counts as played only when the browser's
-media element reports that ``min_fraction`` of it (90 % by default) has really
-played (``audio.played``: seeking ahead does not count); the answer controls stay
-disabled until every clip of the trial has. After the last answer, *Reveal*
-unblinds: the players and answer controls go away and the panel shows a summary
-by model (shares or scores with 95 % intervals, and the winner).
+play button and ``<audio>`` element) holding its clip as the session delivers it
+(``session.delivered``: the common format, constant-bitrate MP3, a lead-in from the
+session's key, so X's bytes are not A's). The open reference comes first. Pressing play
+plays it, and starting one clip pauses the others. A clip counts as played only when the
+browser's media element reports that the session's minimum of it (``session.need``: 5 s,
+or the whole clip when shorter) has really played (``audio.played``: seeking ahead does
+not count); the answer controls stay disabled until every clip of the trial has. The
+players and controls are made once and reused from trial to trial, never closed while
+the page shows them, so the browser never writes to a closed widget (JupyterLab's log
+would say "No such comm").
+
+The panel follows its session: answers given elsewhere (the scripted listener of
+:func:`~songlab.listening.simulate`) show up at once, counted apart from the person's
+("2 by you, 34 by the scripted listener"), and after reveal each has its own summary,
+never one of the two mixed. *Reveal* says why it is not yet enabled.
 """
 
 from __future__ import annotations
@@ -22,106 +32,221 @@ import html
 from typing import Any
 
 import ipywidgets as W
-import pandas as pd
 
-from songlab.listening import stats as st
-from songlab.listening.page import encode_mp3
+from songlab.listening.controls import Controls, Scale
 from songlab.widgets._media import ClipPlayer
 from songlab.widgets._ui import ErrorSink, status_html
 
-__all__ = ["ABXPanel", "ListeningPanel", "MushraPanel", "PreferencePanel", "listening_panel"]
+__all__ = ["ListeningPanel", "listening_panel"]
+
+
+def _scale_words(scale: Scale) -> str:
+    """The scale's words, each under its band (HTML)."""
+    cells = "".join(
+        f"<span style='flex:{hi - lo};text-align:center'>{html.escape(word)}</span>"
+        for lo, hi, word in scale.words
+    )
+    return f"<div style='display:flex;width:20em;font-size:85%;color:#555'>{cells}</div>"
 
 
 class ListeningPanel(W.VBox):
-    """The shared part: trial header, one player per label, answer row, reveal, summary."""
+    """A blind session's panel: trial header, a player per label, the answer controls,
+    Reveal, and the summary by model after it."""
 
-    kind = ""
     children: tuple[Any, ...]  # ipywidgets' trait, declared for the type checker
 
-    def __init__(self, session: Any, *, min_fraction: float = 0.9) -> None:
-        if self.kind and getattr(session, "kind", None) != self.kind:
-            raise ValueError(f"session: a {self.kind} session, got {getattr(session, 'kind', '?')}")
-        if not isinstance(min_fraction, int | float) or not 0 < min_fraction <= 1:
-            raise ValueError(f"min_fraction: a share of each clip in (0, 1], got {min_fraction!r}")
+    def __init__(self, session: Any) -> None:
+        if not callable(getattr(session, "controls", None)) or not hasattr(session, "trials"):
+            raise ValueError(
+                f"session: a listening session, got {getattr(session, 'kind', type(session).__name__)!r}"
+            )
         self._session = session
-        self.min_fraction = float(min_fraction)
         self.sink = ErrorSink()
         self.header = W.HTML()
+        self.question = W.HTML()
         self.players: dict[str, ClipPlayer] = {}
         self.marks: dict[str, W.HTML] = {}
+        self.sliders: dict[str, W.IntSlider] = {}
+        self._all_players: dict[str, ClipPlayer] = {}
+        self._all_marks: dict[str, W.HTML] = {}
+        self._all_sliders: dict[str, tuple[W.IntSlider, W.HTML, W.VBox]] = {}
+        self._rows: dict[str, W.HBox] = {}
+        self._buttons: list[W.Button] = []
+        self.rate_button = W.Button(button_style="success")
+        self.rate_button.on_click(self.sink.guard(lambda _b: self._rate(), context="answer"))
+        self._controls: Controls | None = None
         self.play_box = W.VBox()
         self.answer_box = W.HBox()
-        self.reveal_button = W.Button(description="Reveal", icon="eye", disabled=True)
+        self.reveal_button = W.Button(
+            description="Reveal", icon="eye", disabled=True, tooltip="Answer every trial first"
+        )
+        self.reveal_note = W.HTML()
+        # held for the panel's life: a widget Python drops is closed when collected, and
+        # the page's view of it would then write to a closed comm
+        self._reveal_row = W.HBox([self.reveal_button, self.reveal_note])
         self.results = W.HTML()
         self.trial: int | None = None
+        self.summary: Any = None
         self.reveal_button.on_click(self.sink.guard(lambda _: self.reveal(), context="reveal"))
         super().__init__(
             children=[
                 self.header,
+                self.question,
                 self.play_box,
                 self.answer_box,
-                self.reveal_button,
+                self._reveal_row,
                 self.results,
                 self.sink.line,
                 self.sink.log,
             ]
         )
         self.add_class("songlab-listening")
+        session.observe(self._followed)
         self._show(session.next_trial)
+
+    def _followed(self, session: Any) -> None:
+        """An answer was given: by this panel (it moves on itself) or elsewhere (the scripted
+        listener): then show where the session now stands."""
+        if self.trial is not None and self.trial in session.answers and not self._submitting:
+            self._show(session.next_trial)
+
+    def _counts(self) -> str:
+        by = self._session.answered_by()
+        if not by["scripted"]:
+            return f"{by['person']} answered"
+        return f"{by['person']} by you, {by['scripted']} by the scripted listener"
 
     def __repr__(self) -> str:
         answered, total = self._session.progress
         state = "revealed" if self._session.revealed else "blinded"
         return f"{type(self).__name__}(trial={self.trial}, answered={answered}/{total}, {state})"
 
-    # -- trial flow -------------------------------------------------------------
+    # -- the widgets, made once and reused ----------------------------------------
 
-    def _labels(self) -> tuple[str, ...]:
-        """Labels of the current trial that can be played (answerable ones and Ref)."""
-        return tuple(self._session.trials[self.trial].labels) if self.trial is not None else ()
+    def _player(self, label: str) -> ClipPlayer:
+        if label not in self._all_players:
+            player = ClipPlayer(label="Reference" if label == "Ref" else label)
+            player.observe(
+                self.sink.guard(lambda _c, lab=label: self._heard(lab), context="play"),
+                names="heard",
+            )
+            self._all_players[label] = player
+            self._all_marks[label] = W.HTML()
+            self._rows[label] = W.HBox()
+        return self._all_players[label]
+
+    def _slider(self, label: str, scale: Scale) -> tuple[W.IntSlider, W.HTML, W.VBox]:
+        if label not in self._all_sliders:
+            slider = W.IntSlider(
+                min=scale.low,
+                max=scale.high,
+                step=scale.step,
+                value=scale.start,
+                continuous_update=False,
+                readout=False,
+                layout=W.Layout(width="20em"),
+            )
+            word = W.HTML()
+            slider.observe(lambda _c, lab=label: self._word(lab), names="value")
+            box = W.VBox([slider, W.HTML(_scale_words(scale))])
+            self._all_sliders[label] = (slider, word, box)
+        slider, word, box = self._all_sliders[label]
+        slider.min, slider.max, slider.step = scale.low, scale.high, scale.step
+        slider.value = scale.start
+        return slider, word, box
+
+    def _word(self, label: str) -> None:
+        slider, word, _ = self._all_sliders[label]
+        scale = self._controls.scale if self._controls is not None else None
+        text = scale.word(slider.value) if scale is not None else ""
+        word.value = status_html(f"{slider.value} ({text})" if text else str(slider.value))
+
+    def _choice_buttons(self, controls: Controls) -> list[W.Button]:
+        while len(self._buttons) < len(controls.choices):
+            i = len(self._buttons)
+            button = W.Button(button_style="success")
+            button.on_click(self.sink.guard(lambda _b, i=i: self._choose(i), context="answer"))
+            self._buttons.append(button)
+        for button, choice in zip(self._buttons, controls.choices, strict=False):
+            button.description = choice.text
+        return self._buttons[: len(controls.choices)]
+
+    def _choose(self, i: int) -> None:
+        if self._controls is None:
+            raise ValueError("answer: the session is complete")
+        self.submit(self._controls.choices[i].value)
+
+    def _rate(self) -> None:
+        self.submit({label: s.value for label, s in self.sliders.items()})
+
+    # -- trial flow -------------------------------------------------------------
 
     def _drop_players(self) -> None:
         for player in self.players.values():
             player.stop()
-            player.value = b""  # a saved notebook keeps no stale clip (its state is recorded)
-            player.close()
-        self.players, self.marks = {}, {}
+            player.load(b"")  # a saved notebook keeps no stale clip (its state is recorded)
+        self.players, self.marks, self.sliders = {}, {}, {}
         self.play_box.children = ()
 
     def _show(self, trial: int | None) -> None:
         self.trial = trial
         self._drop_players()
         s = self._session
-        answered, total = s.progress
+        _, total = s.progress
         if trial is None:
+            self._controls = None
+            self.question.value = ""
+            self.answer_box.children = ()
             self.header.value = (
-                f"<b>All {total} trials answered.</b> Press Reveal to unblind."
+                f"<b>All {total} trials answered</b> ({html.escape(self._counts())}). "
+                "Press Reveal to unblind."
                 if not s.revealed
                 else ""
             )
-            self._build_answer(None)
             self.reveal_button.disabled = s.revealed
+            self.reveal_button.tooltip = (
+                "" if s.revealed else "Unblind: show the model of each label"
+            )
+            self.reveal_note.value = ""
             self.sink.info("")
             return
         t = s.trials[trial]
         self.header.value = (
-            f"<b>Trial {trial + 1} of {total}</b> - {html.escape(t.prompt)} ({answered} answered)"
+            f"<b>Trial {trial + 1} of {total}</b> - {html.escape(t.prompt)} "
+            f"({html.escape(self._counts())})"
         )
+        controls = self._controls = s.controls(trial)
+        self.question.value = f"<i>{html.escape(controls.question)}</i>"
         rows = []
-        for label in self._labels():
-            samples, rate = s.clip(trial, label)
-            player = ClipPlayer(label=label)
-            player.load(encode_mp3(samples, sr=rate), duration=samples.shape[-1] / rate)
-            player.observe(
-                self.sink.guard(lambda _c, lab=label: self._heard(lab), context="play"),
-                names="heard",
-            )
+        for label in s._playable(t):
+            player = self._player(label)
+            player.load(s.delivered(trial, label), duration=s.seconds)
             self.players[label] = player
-            self.marks[label] = W.HTML(status_html("not played"))
-            rows.append(W.HBox([player, self.marks[label]]))
+            self.marks[label] = self._all_marks[label]
+            self.marks[label].value = status_html("not played")
+            row: list[Any] = [player, self.marks[label]]
+            if controls.scale is not None and label in controls.rate:
+                slider, word, box = self._slider(label, controls.scale)
+                self.sliders[label] = slider
+                self._word(label)
+                row += [box, word]
+            self._rows[label].children = tuple(row)
+            rows.append(self._rows[label])
         self.play_box.children = tuple(rows)
-        self._build_answer(t)
+        if controls.scale is not None:
+            self.rate_button.description = controls.submit
+            self.answer_box.children = (self.rate_button,)
+        else:
+            self.answer_box.children = tuple(self._choice_buttons(controls))
+        self._reveal_reason()
         self._gate()
+
+    def _reveal_reason(self) -> None:
+        answered, total = self._session.progress
+        self.reveal_button.disabled = True
+        why = f"Reveal unlocks once every trial is answered ({answered} of {total} so far)"
+        self.reveal_button.tooltip = why
+        self.reveal_note.value = status_html(why)
 
     def play(self, label: str) -> None:
         """Start ``label``'s clip in the browser (what its play button does); the others pause."""
@@ -135,16 +260,19 @@ class ListeningPanel(W.VBox):
         self.players[label].play()
 
     def _heard(self, label: str) -> None:
-        """The browser reported playback of ``label``: played through enough, it counts."""
+        """The browser reported playback of ``label``: heard for the session's minimum, it counts."""
         player = self.players.get(label)
         if self.trial is None or player is None:
             return
-        if player.played_fraction() + 1e-6 < self.min_fraction:
+        s = self._session
+        if label in s.played(self.trial):
             return
-        if label not in self._session.played(self.trial):
-            self._session.mark_played(self.trial, label)
+        s.mark_played(self.trial, label, seconds=player.heard)
+        if label in s.played(self.trial):
             self.marks[label].value = status_html("played", "ok")
             self._gate()
+        elif player.heard > 0:
+            self.marks[label].value = status_html(f"heard {player.heard:.1f} of {s.need:.1f} s")
 
     def listened(self, label: str) -> None:
         """Stand in for the browser: report ``label``'s clip as heard to its end.
@@ -166,6 +294,9 @@ class ListeningPanel(W.VBox):
         played = self._session.played(self.trial)
         return all(label in played for label in self._session.trials[self.trial].labels)
 
+    def _answer_controls(self) -> list[W.DOMWidget]:
+        return [*self.answer_box.children, *self.sliders.values()]
+
     def _gate(self) -> None:
         ready = self.all_played()
         for w in self._answer_controls():
@@ -173,7 +304,10 @@ class ListeningPanel(W.VBox):
         if self.trial is not None and not ready:
             played = self._session.played(self.trial)
             left = [lab for lab in self._session.trials[self.trial].labels if lab not in played]
-            self.sink.info(f"play {', '.join(left)} to the end to answer")
+            need = self._session.need
+            whole = need >= self._session.seconds - 0.5
+            how = "to the end" if whole else f"for {need:.0f} s"
+            self.sink.info(f"play {', '.join(left)} {how} to answer")
         elif ready:
             self.sink.info("answer when ready", "ok")
 
@@ -181,7 +315,11 @@ class ListeningPanel(W.VBox):
         """Answer the current trial with ``value`` (what the answer controls do)."""
         if self.trial is None:
             raise ValueError("answer: the session is complete")
-        self._session.answer(self.trial, value)
+        self._submitting = True
+        try:
+            self._session.answer(self.trial, value)
+        finally:
+            self._submitting = False
         self._show(self._session.next_trial)
 
     def reveal(self) -> Any:
@@ -193,41 +331,39 @@ class ListeningPanel(W.VBox):
         frame = s.reveal()
         self._drop_players()
         self.answer_box.children = ()
+        self.question.value = ""
         self.reveal_button.disabled = True
-        self.children = tuple(c for c in self.children if c is not self.reveal_button)
+        self.reveal_note.value = ""
+        self.children = tuple(c for c in self.children if c is not self._reveal_row)
         self.sink.info("")
-        self.header.value = f"<b>Revealed</b> - {len(s.trials)} trials"
-        self.summary = self._summary()
-        self.results.value = self._summary_html(self.summary)
+        self.header.value = (
+            f"<b>Revealed</b> - {len(s.trials)} trials ({html.escape(self._counts())})"
+        )
+        parts = s.summaries()
+        self.summaries = {whose: summary.frame for whose, _, summary in parts}
+        self.summary = parts[0][2].frame if parts else None
+        self.results.value = "".join(
+            _summary_html(
+                summary,
+                f"{'Your answers' if whose == 'person' else 'The scripted listener'} ({n} trials)"
+                if len(parts) > 1 or whose != "person"
+                else "",
+            )
+            for whose, n, summary in parts
+        )
         return frame
 
-    # -- the summary after reveal ---------------------------------------------
 
-    def _summary(self) -> pd.DataFrame:
-        raise NotImplementedError
-
-    def _summary_html(self, summary: pd.DataFrame) -> str:
-        raise NotImplementedError
-
-    # -- kind-specific ----------------------------------------------------------
-
-    def _build_answer(self, trial: Any) -> None:
-        raise NotImplementedError
-
-    def _answer_controls(self) -> list[W.DOMWidget]:
-        return list(self.answer_box.children)
-
-
-def _pct(x: float) -> str:
-    return "-" if pd.isna(x) else f"{100 * x:.0f} %"
-
-
-def _table(rows: list[list[str]], head: list[str]) -> str:
+def _summary_html(summary: Any, title: str) -> str:
     cell = "padding:.15em .7em;text-align:right"
-    out = ["<table style='border-collapse:collapse'><tr>"]
-    out += [f"<th style='{cell}'>{html.escape(h)}</th>" for h in head]
+    out = [f"<h4 style='margin:.6em 0 .2em'>{html.escape(title)}</h4>" if title else ""]
+    out += [
+        f"<b>{html.escape(summary.verdict)}</b>",
+        "<table style='border-collapse:collapse'><tr>",
+    ]
+    out += [f"<th style='{cell}'>{html.escape(h)}</th>" for h in summary.head]
     out.append("</tr>")
-    for row in rows:
+    for row in summary.rows:
         out.append(
             "<tr>" + "".join(f"<td style='{cell}'>{html.escape(v)}</td>" for v in row) + "</tr>"
         )
@@ -235,181 +371,6 @@ def _table(rows: list[list[str]], head: list[str]) -> str:
     return "".join(out)
 
 
-class PreferencePanel(ListeningPanel):
-    """Which one do you prefer? One button per label (plus "no preference" with ties)."""
-
-    kind = "preference"
-
-    def _build_answer(self, trial: Any) -> None:
-        buttons = []
-        if trial is not None:
-            for label in trial.labels:
-                b = W.Button(description=f"prefer {label}", button_style="success")
-                b.on_click(
-                    self.sink.guard(lambda _b, lab=label: self.submit(lab), context="answer")
-                )
-                buttons.append(b)
-            if self._session.options.get("allow_tie"):
-                b = W.Button(description="no preference")
-                b.on_click(self.sink.guard(lambda _b: self.submit(None), context="answer"))
-                buttons.append(b)
-        self.answer_box.children = tuple(buttons)
-
-    def _summary(self) -> pd.DataFrame:
-        models = self._session.stats()["models"]
-        rows = []
-        for m in models.itertuples():
-            low, high = st.proportion_ci(int(m.chosen), int(m.offered))
-            rows.append(
-                {
-                    "model": m.model,
-                    "chosen": int(m.chosen),
-                    "offered": int(m.offered),
-                    "share": m.share,
-                    "ci_low": low,
-                    "ci_high": high,
-                }
-            )
-        return pd.DataFrame(rows).sort_values("share", ascending=False, ignore_index=True)
-
-    def _summary_html(self, summary: pd.DataFrame) -> str:
-        best = summary.iloc[0]
-        clear = len(summary) > 1 and best["ci_low"] > summary.iloc[1:]["ci_high"].max()
-        verdict = (
-            f"<b>Winner: {html.escape(str(best['model']))}</b>, chosen in "
-            f"{_pct(best['share'])} of the trials it was in (95 % interval "
-            f"{_pct(best['ci_low'])}-{_pct(best['ci_high'])})"
-            + ("" if clear else "; its interval overlaps the next one's, so the lead may be chance")
-        )
-        rows = [
-            [
-                str(r.model),
-                f"{r.chosen} of {r.offered}",
-                _pct(r.share),
-                f"{_pct(r.ci_low)}-{_pct(r.ci_high)}",
-            ]
-            for r in summary.itertuples()
-        ]
-        return verdict + _table(rows, ["model", "chosen", "share", "95 % interval (Wilson)"])
-
-
-class ABXPanel(ListeningPanel):
-    """Is X the same as A or as B?"""
-
-    kind = "abx"
-
-    def _build_answer(self, trial: Any) -> None:
-        buttons = []
-        if trial is not None:
-            for label in ("A", "B"):
-                b = W.Button(description=f"X is {label}", button_style="success")
-                b.on_click(
-                    self.sink.guard(lambda _b, lab=label: self.submit(lab), context="answer")
-                )
-                buttons.append(b)
-        self.answer_box.children = tuple(buttons)
-
-    def _summary(self) -> pd.DataFrame:
-        pairs = self._session.stats()["pairs"]
-        keep = [
-            c
-            for c in ("model_a", "model_b", "n", "correct", "rate", "ci_low", "ci_high", "p_value")
-            if c in pairs.columns
-        ]
-        return pairs[keep].reset_index(drop=True)
-
-    def _summary_html(self, summary: pd.DataFrame) -> str:
-        rows = []
-        for r in summary.to_dict("records"):
-            rate = r.get("rate", float("nan"))
-            rows.append(
-                [
-                    f"{r['model_a']} vs {r['model_b']}",
-                    str(r.get("n", "")),
-                    _pct(rate),
-                    f"{_pct(r.get('ci_low'))}-{_pct(r.get('ci_high'))}",
-                    f"{r.get('p_value', float('nan')):.3f}",
-                ]
-            )
-        heard = [
-            f"{r['model_a']} vs {r['model_b']}"
-            for r in summary.to_dict("records")
-            if r.get("p_value", 1.0) < 0.05
-        ]
-        verdict = (
-            "<b>Heard a difference:</b> " + html.escape(", ".join(heard))
-            if heard
-            else "<b>No pair was told apart</b> (p &ge; 0.05 for every pair)"
-        )
-        return verdict + _table(rows, ["pair", "trials", "correct", "95 % interval", "p"])
-
-
-class MushraPanel(ListeningPanel):
-    """Rate every stimulus 0-100 on a slider (MUSHRA); ``Ref`` plays but is not rated."""
-
-    kind = "mushra"
-
-    def _labels(self) -> tuple[str, ...]:
-        labels = super()._labels()
-        has_ref = self.trial is not None and self._session.options.get("reference") is not None
-        return (*labels, "Ref") if has_ref else labels
-
-    def _build_answer(self, trial: Any) -> None:
-        self.sliders: dict[str, W.IntSlider] = {}
-        if trial is None:
-            self.answer_box.children = ()
-            return
-        for label in trial.labels:
-            self.sliders[label] = W.IntSlider(
-                value=50,
-                min=0,
-                max=100,
-                description=label,
-                orientation="vertical",
-                continuous_update=False,
-            )
-        self.rate_button = W.Button(description="submit ratings", button_style="success")
-        self.rate_button.on_click(
-            self.sink.guard(
-                lambda _b: self.submit({k: s.value for k, s in self.sliders.items()}),
-                context="answer",
-            )
-        )
-        self.answer_box.children = (*self.sliders.values(), self.rate_button)
-
-    def _summary(self) -> pd.DataFrame:
-        models = self._session.stats()["models"]
-        keep = [c for c in ("model", "n", "mean", "ci_low", "ci_high") if c in models.columns]
-        return models[keep].sort_values("mean", ascending=False, ignore_index=True)
-
-    def _summary_html(self, summary: pd.DataFrame) -> str:
-        best = summary.iloc[0]
-        verdict = (
-            f"<b>Highest score: {html.escape(str(best['model']))}</b>, "
-            f"{best['mean']:.1f} (95 % interval {best['ci_low']:.1f}-{best['ci_high']:.1f})"
-        )
-        rows = [
-            [
-                str(r["model"]),
-                str(r.get("n", "")),
-                f"{r['mean']:.1f}",
-                f"{r['ci_low']:.1f}-{r['ci_high']:.1f}",
-            ]
-            for r in summary.to_dict("records")
-        ]
-        return verdict + _table(rows, ["model", "ratings", "mean", "95 % interval (t)"])
-
-
-_PANELS = {c.kind: c for c in (PreferencePanel, ABXPanel, MushraPanel)}
-
-
-def listening_panel(session: Any, **options: Any) -> ListeningPanel:
-    """The panel of the session's protocol (preference, abx or mushra)."""
-    try:
-        cls = _PANELS[session.kind]
-    except (KeyError, AttributeError):
-        raise ValueError(
-            f"session: one of {', '.join(_PANELS)} sessions, got "
-            f"{getattr(session, 'kind', type(session).__name__)!r}"
-        ) from None
-    return cls(session, **options)
+def listening_panel(session: Any) -> ListeningPanel:
+    """The panel of a listening session (any protocol)."""
+    return ListeningPanel(session)

@@ -83,10 +83,25 @@ def chord_degree(plan: Plan, bar: int) -> int:
     return prog[bar % len(prog)]
 
 
+# Below this tempo an even eighth-note layer is heard as the beat (a 70 BPM ballad heard at
+# 140): off-beat eighths of the cymbals and shaker drop to OFFBEAT_SLOW of their level, the
+# ballad piano arpeggiates in quarters and the soft kit's snare marks beats 2 and 4.
+SLOW_BPM = 90.0
+OFFBEAT_SLOW = 0.3
+
+
+def chord_of(plan: Plan, degree: int, **kw: Any) -> list[int]:
+    """The chord of ``degree`` in the plan's key (with the plan's leading tone)."""
+    return chord(plan.root, plan.mode, degree, leading_tone=plan.leading_tone, **kw)
+
+
 def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
     if not plan.drums or plan.drum_style == "none":
         return []
     pat = DRUM_PATTERNS.get(plan.drum_style, DRUM_PATTERNS["pop"])
+    slow = plan.tempo < SLOW_BPM
+    if slow and plan.drum_style == "soft":
+        pat = {**pat, "snare": [(4, 0.4), (12, 0.45)]}
     out = []
     amp = 0.55 + 0.45 * plan.energy
     for b in bars:
@@ -97,6 +112,8 @@ def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
                 if fill and step >= 12 and sound in ("snare", "hihat"):
                     continue
                 v = vel * amp * (0.9 + 0.1 * rng.random())
+                if slow and step % 4 and sound in ("hihat", "openhat", "shaker"):
+                    v *= OFFBEAT_SLOW
                 out.append((step_time(plan, b, step), sound, v))
         if fill:
             for step in (12, 13, 14, 15):
@@ -113,7 +130,7 @@ def bass(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
     six = 60.0 / plan.tempo / 4
     for b in bars:
         deg = chord_degree(plan, b)
-        tones = chord(plan.root, plan.mode, deg, octave=1)
+        tones = chord_of(plan, deg, octave=1)
         root = tones[0] + (12 if tones[0] < 33 else 0)
         fifth = root + 7
         style = plan.drum_style
@@ -141,16 +158,25 @@ def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
         deg = chord_degree(plan, b)
         rng = np.random.default_rng([seed, 23, b % 100000 + 100000])
         for inst in plan.harmony:
-            tones = chord(
-                plan.root,
-                plan.mode,
-                deg,
-                octave=3 if inst in ("guitar", "strings") else 4,
-                seventh=jazz,
+            tones = chord_of(
+                plan, deg, octave=3 if inst in ("guitar", "strings") else 4, seventh=jazz
             )
             if inst == "piano":
                 if plan.drum_style in ("soft", "none") or plan.genre in ("ballad", "classical"):
                     arp = tones + [tones[0] + 12, tones[1] + 12]
+                    if plan.tempo < SLOW_BPM:  # quarters: the beat, not its eighths
+                        for i in range(4):
+                            out.append(
+                                (
+                                    step_time(plan, b, 4 * i),
+                                    4 * six,
+                                    arp[i % len(arp)],
+                                    0.55,
+                                    "piano",
+                                )
+                            )
+                        out.append((step_time(plan, b, 0), 16 * six, tones[0] - 12, 0.6, "piano"))
+                        continue
                     for i in range(8):
                         out.append(
                             (
@@ -247,7 +273,7 @@ def melody_line(
         bar = bar0 + pos // 16
         step = pos % 16
         if step % 4 == 0:
-            tones = {p % 12 for p in chord(plan.root, plan.mode, chord_degree(plan, bar))}
+            tones = {p % 12 for p in chord_of(plan, chord_degree(plan, bar))}
             cands = [
                 j
                 for j in range(max(0, idx - 2), min(len(pitches), idx + 3))
@@ -282,7 +308,7 @@ def chords_for_melody(plan: Plan, melody: list[Any], n_bars: int) -> list[int]:
             prog.append(prev)
             continue
         scores = [
-            sum(weight[p % 12] for p in chord(plan.root, plan.mode, d)) + (0.01 if d == 0 else 0)
+            sum(weight[p % 12] for p in chord_of(plan, d)) + (0.01 if d == 0 else 0)
             for d in range(7)
         ]
         prev = int(np.argmax(scores))

@@ -28,7 +28,7 @@ from songlab.sandbox.engine._common import (
     voice_dict,
 )
 from songlab.sandbox.engine._types import AudioIn, EngineInputError, RenderError, Voice
-from songlab.sandbox.engine.prompt import Plan, plan_from_prompt
+from songlab.sandbox.engine.prompt import Plan, follow, plan_from_prompt
 from songlab.sandbox.engine.text import _INVENTORY, language_code, words, write_lyrics
 from songlab.sandbox.engine.theory import hz_to_midi, key_name
 from songlab.spec import LIMITS
@@ -99,6 +99,7 @@ def generate(
     plan = plan_from_prompt(
         prompt, rng_of("plan", prompt, s), base=None if ref is None else ref.plan()
     )
+    plan = follow(plan, model, prompt, rng_of("follow", prompt, s, model))
     dur = clamp(
         payload.get("duration_seconds"),
         SONG_MIN,
@@ -166,6 +167,8 @@ def singing(
     key = seed_of("sing", prompt, lyrics, s)
     base = ref.plan() if ref is not None else None
     plan = plan_from_prompt(prompt, rng_of("plan", prompt, s), base=base)
+    if base is None:
+        plan = follow(plan, model, prompt, rng_of("follow", prompt, s, model))
     v = voice_dict(voice)
     if v is None and ref is not None:
         v = ref.voice()

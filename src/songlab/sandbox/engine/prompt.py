@@ -16,6 +16,18 @@ import numpy as np
 
 from songlab.sandbox.engine.theory import PROGRESSIONS, parse_key
 
+# How closely each model follows an explicit "NNN bpm" and key of the prompt (what a prompt
+# leaves open is drawn alike for every model). Tempo: the rendered BPM is the asked one times
+# (1 + d), |d| drawn uniformly in the range, its sign by a coin. Key: the share of requests
+# rendered in the asked key; the rest in the relative key or the key a fifth above, half each.
+# v7 also writes the harmonic minor's V in an asked minor key (the cadence that names it).
+FOLLOW: dict[str, tuple[tuple[float, float], float]] = {
+    "v5": ((0.04, 0.12), 0.5),
+    "v6": ((0.01, 0.04), 1.0),
+    "v7": ((0.0, 0.0), 1.0),
+}
+_ASKED_BPM = re.compile(r"(\d{2,3})\s*bpm")
+
 HARMONY = ("piano", "guitar", "synth", "strings", "other")
 
 # genre -> (bpm low, bpm high, preferred mode or None, harmony instruments, drums, drum style)
@@ -191,6 +203,7 @@ class Plan:
     energy: float = 0.6  # 0..1: loudness of the drums, density of parts
     gender: str | None = None  # "male" / "female" if the prompt says so
     swing: float = 0.0
+    leading_tone: bool = False  # minor keys: V of the harmonic minor (model v7, asked key)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -223,7 +236,7 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
         tempo = max(tempo, float(rng.integers(128, 150)))
     if base is not None:
         tempo = base.tempo
-    m = re.search(r"(\d{2,3})\s*bpm", text)
+    m = _ASKED_BPM.search(text)
     if m:
         tempo = float(np.clip(int(m.group(1)), 40, 220))
     mode = gmode or str(rng.choice(["major", "minor"]))
@@ -273,3 +286,37 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
         gender=gender,
         swing=0.12 if style == "swing" else 0.0,
     )
+
+
+def follow(plan: Plan, model: str, prompt: str, rng: np.random.Generator) -> Plan:
+    """The plan as ``model`` renders it: an explicit tempo and key of ``prompt`` followed to
+    the model's degree (:data:`FOLLOW`); an unknown model, or nothing asked, changes nothing.
+    Deterministic in ``rng`` (seed it from the request and the model)."""
+    spec = FOLLOW.get(model)
+    if spec is None:
+        return plan
+    (lo, hi), keep = spec
+    text = (prompt or "").lower()
+    out = Plan.from_dict(plan.to_dict())
+    if _ASKED_BPM.search(text) and hi > 0:
+        d = float(rng.uniform(lo, hi)) * (1.0 if rng.random() < 0.5 else -1.0)
+        out.tempo = float(np.clip(round(plan.tempo * (1.0 + d), 1), 40, 220))
+    asked = parse_key(prompt or "")
+    if asked is not None:
+        if rng.random() >= keep:  # heard elsewhere: the relative key or a fifth above
+            if rng.random() < 0.5:
+                out.root, out.mode = (
+                    ((plan.root + 3) % 12, "major")
+                    if plan.mode == "minor"
+                    else ((plan.root + 9) % 12, "minor")
+                )
+            else:
+                out.root = (plan.root + 7) % 12
+            progs = PROGRESSIONS[out.mode]
+            out.progression = list(progs[int(rng.integers(0, len(progs)))])
+        elif model == "v7" and plan.mode == "minor":
+            out.leading_tone = True
+            if 4 not in plan.progression:  # a progression with a cadence on V
+                with_v = [p for p in PROGRESSIONS["minor"] if 4 in p]
+                out.progression = list(with_v[int(rng.integers(0, len(with_v)))])
+    return out

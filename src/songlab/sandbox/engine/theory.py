@@ -66,13 +66,25 @@ def scale_pitches(root: int, mode: str, low: int, high: int) -> np.ndarray:
 
 
 def chord(
-    root: int, mode: str, degree: int, *, octave: int = 4, seventh: bool = False
+    root: int,
+    mode: str,
+    degree: int,
+    *,
+    octave: int = 4,
+    seventh: bool = False,
+    leading_tone: bool = False,
 ) -> list[int]:
-    """MIDI pitches of the diatonic triad (or seventh chord) on a scale degree."""
+    """MIDI pitches of the diatonic triad (or seventh chord) on a scale degree.
+
+    ``leading_tone``: in minor, the dominant (degree 4) takes the harmonic minor's raised
+    seventh, so V is major and leads into the tonic (the cadence that names a minor key)."""
     sc = SCALES[mode]
     base = 12 * (octave + 1) + root
     idx = [degree, degree + 2, degree + 4] + ([degree + 6] if seventh else [])
-    return [base + sc[i % 7] + 12 * (i // 7) for i in idx]
+    out = [base + sc[i % 7] + 12 * (i // 7) for i in idx]
+    if leading_tone and mode == "minor" and degree % 7 == 4:
+        out[1] += 1  # the third of v is the scale's seventh: raised, V
+    return out
 
 
 def estimate_key(chroma: np.ndarray) -> tuple[int, str, float]:
