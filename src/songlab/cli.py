@@ -21,14 +21,22 @@ REPORT_HELP = """``songlab report``: a self-contained HTML cost report (tables +
 
 ``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
 [--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
-[--xlsx PATH]``
+[--xlsx PATH]``, or ``songlab report --check [--budgets FILE] [--ledger DIR [--no-refresh]]
+[--webhook URL] [--state FILE] [--as-of DATE]``
 connects with ``songlab.connect()`` (the real service when ``SONGLAB_API_KEY``
 and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
 builds the ledger frames from the task listing (or refreshes the Parquet
 ledger ``--ledger`` and reads it, with its labels) and writes one HTML file
 with no external references, plus CSV files and an Excel workbook of the same
 tables when asked. ``--demo`` first runs six weeks of work on the sandbox clock.
+
+``--check`` (for cron or a scheduler) writes no report: it prints one line per active alert
+(budgets, anomalies, expiring tokens; ``songlab.ledger.guardrails``), posts each new one to
+``--webhook`` (or ``$SONGLAB_ALERT_WEBHOOK``) once, and exits 3 when any alert is active, 0
+when none (and prints nothing then: cron mails only what is printed).
 """
+
+EXIT_ALERTS = 3  # songlab report --check: some alert is active
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +67,36 @@ def _report_parser() -> argparse.ArgumentParser:
     from songlab.ledger.tables import TASK_ROWS
 
     p = argparse.ArgumentParser(prog="songlab report", description=REPORT_HELP.split("\n\n")[0])
-    p.add_argument("--out", required=True, help="where to write the HTML report")
+    p.add_argument("--out", help="where to write the HTML report (required unless --check)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="print one line per active alert and exit 3 if any (0 if none); no report",
+    )
+    p.add_argument(
+        "--budgets",
+        metavar="FILE",
+        help="the budgets file (TOML): budgets per account, project, key or tag and period, "
+        "anomaly thresholds, expiry warnings",
+    )
+    p.add_argument(
+        "--webhook",
+        metavar="URL",
+        help="with --check: POST each new alert there as JSON, once "
+        "(default: $SONGLAB_ALERT_WEBHOOK; the URL is a secret, never printed)",
+    )
+    p.add_argument(
+        "--state",
+        metavar="FILE",
+        help="with --check: where alerts are remembered between runs (first seen, sent); "
+        "default: the user's state folder, songlab/alerts.json",
+    )
+    p.add_argument(
+        "--no-refresh",
+        dest="no_refresh",
+        action="store_true",
+        help="with --ledger: read the ledger as it is, without connecting",
+    )
     p.add_argument(
         "--demo",
         action="store_true",
@@ -90,7 +127,8 @@ def _report_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="[PROJECT=]USD",
-        help="a monthly budget, overall (500) or per project (jingles=120); repeat",
+        help="a monthly soft budget, overall (500) or per project (jingles=120); repeat; "
+        "judged with the budgets file's (--budgets), once",
     )
     p.add_argument("--csv", dest="csv_dir", metavar="DIR", help="also write every table as CSV")
     p.add_argument(
@@ -125,6 +163,14 @@ def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any
             raise ValueError(
                 f"--as-of: a date YYYY-MM-DD or an ISO 8601 time, got {args.as_of!r}"
             ) from None
+    if args.out is None and not args.check:
+        raise SystemExit(_usage_error("--out: required (the HTML report's path), unless --check"))
+    if args.no_refresh and not args.ledger:
+        raise ValueError("--no-refresh: needs --ledger DIR (the ledger to read as it is)")
+    if args.check and (args.demo or args.csv_dir or args.xlsx):
+        raise ValueError("--check: writes no report; drop --demo, --csv and --xlsx")
+    if (args.webhook or args.state) and not args.check:
+        raise ValueError("--webhook/--state: only with --check")
     if args.all_tasks and not args.csv_dir:
         raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
     if args.period and (args.start or args.end):
@@ -137,15 +183,32 @@ def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any
     return p, as_of, budgets
 
 
+def _usage_error(message: str) -> int:
+    _report_parser().print_usage(sys.stderr)
+    print(f"songlab report: error: {message}", file=sys.stderr)
+    return 2
+
+
 def report_main(argv: Sequence[str] | None = None) -> int:
     """``songlab report ARGS``: connect, run the demo if asked, write the report; the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _report_parser().parse_args(argv)
     try:
         p, as_of, budgets = _report_options(args)
+        settings = _guardrail_options(args)
+        from songlab.ledger.budgets import from_amounts
+
+        # --budget 500: a monthly soft budget, judged like the file's (checked before connecting)
+        budget_rules = from_amounts(budgets) if budgets else ()
     except ValueError as exc:
         print(f"songlab report: {exc}", file=sys.stderr)
         return 2
+    if args.check:
+        if budget_rules:
+            from songlab.ledger.budgets import Guardrails
+
+            settings = (settings or Guardrails()).including(budget_rules)
+        return check_main(args, as_of, settings)
     from songlab.ledger.demo import DEMO_BUDGETS
 
     if args.demo and budgets is None:
@@ -183,6 +246,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             xlsx=args.xlsx,
             simulated_clock=getattr(client, "sandbox", None) is not None,
             all_tasks_csv=args.all_tasks,
+            guardrails=settings if settings is not None else True,
         )
     except Exception as exc:  # noqa: BLE001
         print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -197,6 +261,108 @@ def report_main(argv: Sequence[str] | None = None) -> int:
             close()
     print(f"songlab report: wrote {path}")
     return 0
+
+
+# -- songlab report --check ------------------------------------------------------
+
+
+def _guardrail_options(args: argparse.Namespace) -> Any:
+    """The budgets file and the webhook URL, checked before connecting."""
+    import os
+
+    settings = None
+    if args.budgets:
+        from songlab.ledger.budgets import load
+
+        settings = load(args.budgets)  # a BudgetFileError is a ValueError naming the field
+    url = args.webhook or os.environ.get("SONGLAB_ALERT_WEBHOOK") or None
+    if url is not None:
+        from songlab.ledger.alerts import check_url
+
+        check_url(url)
+    args.webhook_url = url
+    return settings
+
+
+def _state_path(args: argparse.Namespace) -> str:
+    if args.state:
+        return str(args.state)
+    import platformdirs
+
+    from songlab.localfiles import private_dir
+
+    return str(private_dir(platformdirs.user_state_dir("songlab")) / "alerts.json")
+
+
+def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) -> int:
+    """``songlab report --check``: the active alerts, one line each; 3 if any, 0 if none."""
+    from songlab.ledger import alerts, guardrails
+    from songlab.ledger.store import LedgerStore
+
+    client = admin = None
+    source: Any
+    balances: Any = None
+    try:
+        if args.ledger and args.no_refresh:
+            source = LedgerStore(args.ledger)
+        else:
+            from songlab._connect import admin_http, connect
+
+            speed = args.speed if args.speed is not None else 20.0
+            try:
+                client = connect(speed=speed)
+            except Exception as exc:  # noqa: BLE001 - a clear line, not a traceback
+                print(f"songlab report: cannot connect: {exc}", file=sys.stderr)
+                return 1
+            admin = admin_http(client)
+            if args.ledger:
+                source = LedgerStore(args.ledger)
+                source.refresh(client)  # snapshots the balance too
+            else:
+                from songlab.ledger.tasks import tasks_table
+
+                source = tasks_table(client)
+                balances = [guardrails.balance_snapshot(client)]
+            if as_of is None and admin is not None:  # a sandbox: its clock may be moved
+                as_of = _sandbox_now(admin)
+        with alerts.AlertState(_state_path(args)) as state:
+            report = guardrails.check(
+                source, settings, as_of=as_of, balances=balances, state=state, forecast_scopes=0
+            )
+            for line in report.lines():
+                print(line)
+            if args.webhook_url and report.alerts:
+                done = alerts.deliver(report.alerts, args.webhook_url, state)
+                for alert_id, reason in done.failed:
+                    print(
+                        f"songlab report: webhook: {alert_id} not delivered ({reason}); "
+                        "the next run tries again",
+                        file=sys.stderr,
+                    )
+    except ValueError as exc:
+        print(f"songlab report: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001
+        print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if admin is not None:
+            admin.close()
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+    return EXIT_ALERTS if report.alerts else 0
+
+
+def _sandbox_now(admin: Any) -> datetime | None:
+    """The local sandbox's clock (moved ahead by a demo or a test), the check's now."""
+    try:
+        r = admin.post("/_sandbox/clock", json={"advance_seconds": 0})
+        r.raise_for_status()
+        now = datetime.fromisoformat(str(r.json()["now"]).replace("Z", "+00:00"))
+    except Exception:  # noqa: BLE001 - the default as-of then
+        return None
+    return now.astimezone(UTC)
 
 
 if __name__ == "__main__":  # pragma: no cover

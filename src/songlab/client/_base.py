@@ -266,14 +266,38 @@ class BaseClient:
         """
         return batch_op(self, requests, options, on_progress)
 
-    def budget(self, *, usd: Decimal | int | str) -> Budget:
-        """``with client.budget(usd="2.50"):`` refuses creates that would exceed it."""
-        try:
-            limit = Decimal(str(usd))
-        except ArithmeticError:
-            raise ValidationError("usd", f"a decimal amount, got {usd!r}") from None
-        require(limit.is_finite() and limit >= 0, "usd", f"a non-negative amount, got {usd}")
-        return Budget(limit, self._budgets)
+    def budget(
+        self,
+        *,
+        usd: Decimal | int | str,
+        spent: Decimal | int | str = 0,
+        project: str | None = None,
+        tag: str | None = None,
+        key_id: str | None = None,
+        label: str | None = None,
+    ) -> Budget:
+        """``with client.budget(usd="2.50"):`` refuses creates that would exceed it; scoped to
+        the creates of one ``project``, ``tag`` or ``key_id`` when given, starting from
+        ``spent`` (``songlab.ledger.budgets.hold`` reads a team's budgets file this way)."""
+        amounts = []
+        for name, value in (("usd", usd), ("spent", spent)):
+            try:
+                amount = Decimal(str(value))
+            except ArithmeticError:
+                raise ValidationError(name, f"a decimal amount, got {value!r}") from None
+            require(amount.is_finite() and amount >= 0, name, f"a non-negative amount, got {value}")
+            amounts.append(amount)
+        if project is not None or tag is not None:
+            _attribution.make_labels(project, [tag] if tag is not None else [])
+        return Budget(
+            amounts[0],
+            self._budgets,
+            spent=amounts[1],
+            project=project,
+            tag=tag,
+            key_id=key_id,
+            label=label,
+        )
 
     def task(self: _Self, task_id: str) -> TaskHandle[_Self]:
         """A handle on an existing task, from its id alone (e.g. after a kernel restart)."""

@@ -267,7 +267,10 @@ def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[
             if handle is not None:
                 return handle
     sent_at = datetime.now(UTC)
-    reservation = client._budgets.reserve(request.estimate)
+    labels = _attribution.active_labels(client)
+    reservation = client._budgets.reserve(
+        request.estimate, project=labels.project, tags=labels.tags, key_id=client.key_id
+    )
     try:
         data = yield Call(
             "POST",
@@ -288,7 +291,6 @@ def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[
         reservation.release()
         raise
     reservation.commit(task_id)
-    labels = _attribution.active_labels(client)
     estimate = request.estimate
     record = CreateRecord(
         task_id=task_id,

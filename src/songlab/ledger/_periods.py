@@ -39,6 +39,7 @@ __all__ = [
     "Forecast",
     "NAMED_PERIODS",
     "Period",
+    "budget_frame",
     "budget_rows",
     "elapsed_text",
     "forecast_of",
@@ -273,6 +274,11 @@ def budget_rows(
                 "status": status,
             }
         )
+    return budget_frame(rows)
+
+
+def budget_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The budget table's frame (its columns and types) from its rows."""
     money = pa.decimal128(38, 8)
     schema = pa.schema(
         [

@@ -10,6 +10,7 @@ tables when asked; :func:`render_report` / :func:`render_html` only render. The
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import os
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final
 
 import pandas as pd
@@ -194,7 +196,8 @@ def _budget_table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return (
             '<p class="note">No budget given (<code>--budget 500</code> overall, '
-            "<code>--budget jingles=120</code> per project).</p>"
+            "<code>--budget jingles=120</code> per project, or a budgets file: "
+            "<code>--budgets FILE</code>).</p>"
         )
     out = _table(frame)
     for status in ("over", "forecast over", "near", "ok"):
@@ -437,6 +440,7 @@ def render_report(
     clock = f'<p class="note sandbox">{html.escape(d.source_note)}</p>' if d.source_note else ""
     parts = [
         f"<h1>{html.escape(title)}</h1>",
+        d.guardrails._repr_html_() if d.guardrails is not None else "",  # the alerts first
         f'<p class="note">Period: {html.escape(d.period.label)}. As of '
         f"{d.as_of:%Y-%m-%d %H:%M:%S} UTC{' (sandbox clock)' if d.source_note else ''}; "
         f"generated {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC. Money in USD to the cent "
@@ -485,6 +489,7 @@ def write_report(
     sections: Sequence[Section] | None = None,
     simulated_clock: bool | None = None,
     all_tasks_csv: bool = False,
+    guardrails: Any = True,
 ) -> Path:
     """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
     Excel workbook of its tables.
@@ -497,6 +502,10 @@ def write_report(
     The tasks table (HTML, Excel, CSV) holds the period's newest
     ``tables.TASK_ROWS`` tasks; ``all_tasks_csv`` writes every task of the
     period to ``tasks.csv`` instead (streamed: about 1.3 GB for 10M tasks).
+    ``guardrails``: the report opens with the active alerts (``songlab.ledger.guardrails``):
+    True for the default thresholds, a budgets file's path or its ``Guardrails``; False
+    for none. ``budgets`` join the guardrails' (monthly, soft) and the budget table is their
+    judgement: every budget, the file's included, judged once (forecast: the guardrails').
     """
     from songlab.ledger.store import LedgerStore
 
@@ -519,6 +528,30 @@ def write_report(
         d = tables.build_from(
             lg, p=period, as_of=as_of, budgets=parse_budgets(budgets), source_note=note, store=store
         )
+        if guardrails is not False and guardrails is not None:
+            from songlab.ledger import budgets as budgets_
+            from songlab.ledger.guardrails import budget_table, check_ledger
+
+            # one judgement per budget: the report's --budget amounts join the budgets
+            # file's, and the table, the card and the alerts all read the guardrails'
+            settings = guardrails if isinstance(guardrails, budgets_.Guardrails) else None
+            if isinstance(guardrails, str | os.PathLike):
+                settings = budgets_.load(guardrails)
+            settings = (settings or budgets_.Guardrails()).including(
+                budgets_.from_amounts(d.budgets)
+            )
+            found = check_ledger(
+                lg,
+                settings,
+                as_of=d.as_of,
+                balances=store.balances() if store is not None else None,
+                forecast_scopes=0,
+            )
+            d = dataclasses.replace(
+                d,
+                guardrails=found,
+                tables=MappingProxyType({**d.tables, "budgets": budget_table(found.budgets)}),
+            )
         path = _write_text(Path(out), render_report(d, title=title, sections=sections))
         if csv_dir is not None:
             export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())

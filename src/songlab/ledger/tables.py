@@ -124,6 +124,8 @@ class ReportData:
     charts: Mapping[str, pd.DataFrame]  # what the charts draw
     source_note: str | None = None
     store: Any = field(default=None, repr=False)  # the LedgerStore reported from, if any
+    # the guardrails' findings the report opens with (songlab.ledger.guardrails.GuardrailReport)
+    guardrails: Any = field(default=None, repr=False)
 
     @property
     def total(self) -> Decimal:

@@ -1,0 +1,432 @@
+"""Budgets as people set them, kept in a TOML file a team can version: one parse, every user.
+
+```toml
+[[budget]]                 # the whole account (no project, key or tag)
+usd = "500"                # per period: a string or an integer (exact; a float is refused)
+period = "month"           # day, week (from Monday), month or quarter: UTC calendar periods,
+                           # each starting from $0 (the reset)
+[[budget]]
+project = "podcast"        # or key = "key_0a1b2c3d4e5f", or tag = "launch"
+usd = "120.50"
+period = "month"
+hard = true                # soft (false, the default): alerts; hard: the client also refuses
+                           # the creates that would go over (budgets.hold)
+near = 80                  # % used that raises "near" (default 80)
+
+[anomalies]                # optional; the defaults are songlab.ledger.anomalies.Thresholds'
+min_usd = "10"             # absolute impact (default: 20% of the account's usual day, >= $1)
+min_percent = 50           # percentage impact
+combine = "and"            # and: both thresholds; or: either
+z = 6                      # spreads above its usual that are out of the ordinary
+monitors = ["total", "project", "key", "tool", "tier"]
+days = 7                   # anomalies of the last 7 days (today included) are active
+
+[forecast]
+level = 80                 # the interval, in %
+
+[expiry]
+warn_days = 45             # alert on tokens expiring unused, or the balance running out,
+min_tokens = 100           # within this many days; fewer tokens than this are not worth one
+```
+
+:func:`load` (a path) and :func:`parse` (text) return :class:`Guardrails`; anything wrong
+is a :class:`BudgetFileError` (a ``ValueError``) naming the file, the budget and the field
+and saying the rule, before anything is checked or held. A ``key`` is a key *id* (``key_``
+and 12 hex digits, as the ledger shows them), never the API key: a value that is not a key
+id is refused without being repeated (it may be a key). A webhook URL has no place here:
+it is a secret (``songlab report --check --webhook`` or ``$SONGLAB_ALERT_WEBHOOK``).
+
+:func:`status` judges one budget from its spend so far and its forecast; :func:`hold`
+makes the hard ones active on a client (``client.budget``, scoped like the rule).
+
+:func:`from_amounts` reads the short form the report and notebook 03 take (``--budget 500``,
+``--budget podcast=120``: monthly and soft, the account or a project) into the same rules, so
+a budget given either way is judged once, by :func:`status`, wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Final
+
+from songlab.ledger._periods import parse_budgets  # the short form's one parser
+from songlab.ledger.anomalies import DIMENSIONS, Thresholds
+from songlab.ledger.forecasts import LEVEL, PERIODS, SpendForecast, period_bounds
+
+__all__ = [
+    "BudgetFileError",
+    "BudgetRule",
+    "BudgetState",
+    "DEFAULT_NEAR",
+    "ExpirySettings",
+    "Guardrails",
+    "SCOPES",
+    "STATUSES",
+    "from_amounts",
+    "load",
+    "parse",
+    "status",
+]
+
+SCOPES: Final[tuple[str, ...]] = ("account", "project", "key", "tag")
+STATUSES: Final[tuple[str, ...]] = ("over", "forecast over", "near", "ok")
+DEFAULT_NEAR: Final[Decimal] = Decimal("80")
+KEY_ID: Final[re.Pattern[str]] = re.compile(r"key_[0-9a-f]{12}")
+_BUDGET_FIELDS: Final[frozenset[str]] = frozenset(
+    {"name", "usd", "period", "project", "key", "tag", "hard", "near"}
+)
+_TOP: Final[frozenset[str]] = frozenset({"budget", "anomalies", "forecast", "expiry"})
+_ANOMALY_FIELDS: Final[frozenset[str]] = frozenset(
+    {"min_usd", "min_percent", "combine", "z", "monitors", "days"}
+)
+
+
+class BudgetFileError(ValueError):
+    """The budgets file breaks a rule: names the file, the entry, the field and the rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetRule:
+    """One budget: an amount per calendar period for the account, a project, a key or a tag."""
+
+    usd: Decimal
+    period: str  # day, week, month, quarter
+    scope: str = "account"  # account, project, key, tag
+    value: str | None = None  # the project, key id or tag (None for the account)
+    hard: bool = False
+    near: Decimal = DEFAULT_NEAR  # % used that is "near"
+    name: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """``project podcast`` / ``the account`` / ``key key_0a1b...`` / ``tag launch``."""
+        return "the account" if self.scope == "account" else f"{self.scope} {self.value}"
+
+    @property
+    def label(self) -> str:
+        """``project podcast ($120.00 a month, hard)``; a named one ``Podcast (project ...)``."""
+        per = {"day": "a day", "week": "a week", "month": "a month", "quarter": "a quarter"}
+        terms = f"${self.usd:,.2f} {per[self.period]}, {'hard' if self.hard else 'soft'}"
+        if self.name:
+            return f"{self.name} ({self.subject}, {terms})"
+        return f"{self.subject} ({terms})"
+
+    @property
+    def key(self) -> str:
+        """Stable identity of the rule (its scope, period and amount)."""
+        return f"{self.scope}:{self.value or ''}:{self.period}:{self.usd.normalize():f}"
+
+    def bounds(self, at: date) -> tuple[date, date, str]:
+        """The rule's period holding ``at``: first day, last day (UTC), label."""
+        return period_bounds(self.period, at)
+
+    def matches(self, project: str | None, tags: Sequence[str], key_id: str | None) -> bool:
+        """Whether a task with these labels counts against this budget."""
+        if self.scope == "account":
+            return True
+        if self.scope == "project":
+            return project == self.value
+        if self.scope == "key":
+            return key_id == self.value
+        return self.value in tags
+
+
+@dataclass(frozen=True, slots=True)
+class ExpirySettings:
+    warn_days: int = 45
+    min_tokens: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Guardrails:
+    """The budgets file: budgets, anomaly thresholds, the forecast level, expiry warnings."""
+
+    budgets: tuple[BudgetRule, ...] = ()
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    monitors: tuple[str, ...] = tuple(DIMENSIONS)
+    anomaly_days: int = 7
+    level: float = LEVEL
+    expiry: ExpirySettings = field(default_factory=ExpirySettings)
+    source: str = "(defaults)"
+
+    @property
+    def hard(self) -> tuple[BudgetRule, ...]:
+        return tuple(b for b in self.budgets if b.hard)
+
+    def including(self, rules: Sequence[BudgetRule]) -> Guardrails:
+        """These settings with ``rules`` added (a rule already here, same scope, period and
+        amount, is not added twice)."""
+        have = {b.key for b in self.budgets}
+        extra = tuple(r for r in rules if r.key not in have)
+        if not extra:
+            return self
+        return replace(self, budgets=self.budgets + extra)
+
+
+def from_amounts(items: Any) -> tuple[BudgetRule, ...]:
+    """The report's short form of budgets (``["500", "podcast=120"]``, a mapping with None
+    for the account, or a parsed ``Budgets``) as rules: monthly, soft, the account or a
+    project. A ``$0`` budget is refused (``budget: an amount above 0``), as in the file."""
+    out = []
+    for scope, usd in parse_budgets(items).items():
+        if usd <= 0:
+            where = "the account" if scope is None else f"project {scope}"
+            raise ValueError(f"budget: an amount above 0 for {where}, got {usd}")
+        out.append(BudgetRule(usd, "month", "account" if scope is None else "project", scope))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetState:
+    """A budget judged at a time: spent so far, its forecast, its status."""
+
+    rule: BudgetRule
+    period: str  # the period's label (2026-11, 2026-Q4, week of 2026-11-16, 2026-11-20)
+    start: date
+    end: date
+    spent_usd: Decimal  # exact
+    remaining_usd: Decimal  # usd - spent (negative when over)
+    used_percent: Decimal  # to 0.1
+    forecast: SpendForecast | None
+    p_over: float | None  # share of the forecast's futures over the budget
+    status: str  # over, forecast over, near, ok
+
+
+def status(
+    rule: BudgetRule, spent: Decimal, forecast: SpendForecast | None, *, at: date
+) -> BudgetState:
+    """The budget in its period holding ``at``: ``over`` (spent more than the budget), ``forecast over`` (the forecast's mean is over
+    it), ``near`` (``near`` % of it used), else ``ok``."""
+    used = (spent / rule.usd * 100).quantize(Decimal("0.1"), ROUND_HALF_EVEN)
+    p_over = forecast.p_over(rule.usd) if forecast is not None else None
+    if spent > rule.usd:
+        state = "over"
+    elif forecast is not None and forecast.mean_usd > rule.usd:
+        state = "forecast over"
+    elif used >= rule.near:
+        state = "near"
+    else:
+        state = "ok"
+    start, end, label = rule.bounds(at)
+    return BudgetState(
+        rule, label, start, end, spent, rule.usd - spent, used, forecast, p_over, state
+    )
+
+
+# ------------------------------------------------------------------------------- the file
+
+
+def load(path: str | os.PathLike[str]) -> Guardrails:
+    """The budgets file at ``path`` (TOML), checked whole."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BudgetFileError(f"{p}: no such budgets file") from None
+    except UnicodeDecodeError as exc:
+        raise BudgetFileError(f"{p}: not UTF-8 text ({exc.reason})") from None
+    return parse(text, source=str(p))
+
+
+def parse(text: str, *, source: str = "budgets.toml") -> Guardrails:
+    """The budgets file's text (TOML), checked whole."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BudgetFileError(f"{source}: not valid TOML: {exc}") from None
+    unknown = sorted(set(doc) - _TOP)
+    if unknown:
+        raise BudgetFileError(
+            f"{source}: unknown table or key {', '.join(map(repr, unknown))}; "
+            f"the file holds {', '.join(sorted(_TOP))} (a budget is [[budget]])"
+        )
+    raw_budgets = doc.get("budget", [])
+    if not isinstance(raw_budgets, list) or not all(isinstance(b, dict) for b in raw_budgets):
+        raise BudgetFileError(f"{source}: budget: an array of tables, written [[budget]]")
+    budgets = tuple(_budget(b, i, source) for i, b in enumerate(raw_budgets))
+    names = [b.name for b in budgets if b.name]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise BudgetFileError(f"{source}: budget names must differ; repeated: {twice}")
+    thresholds, monitors, days = _anomalies(_table(doc, "anomalies", source), source)
+    level = _level(_table(doc, "forecast", source), source)
+    expiry = _expiry(_table(doc, "expiry", source), source)
+    return Guardrails(budgets, thresholds, monitors, days, level, expiry, source)
+
+
+def _table(doc: Mapping[str, Any], name: str, source: str) -> dict[str, Any]:
+    value = doc.get(name, {})
+    if not isinstance(value, dict):
+        raise BudgetFileError(f"{source}: {name}: a table, written [{name}]")
+    return value
+
+
+def _where(source: str, i: int, raw: Mapping[str, Any]) -> str:
+    what = next(
+        (f" ({k} {raw[k]!r})" for k in ("name", "project", "tag") if isinstance(raw.get(k), str)),
+        "",
+    )
+    return f"{source}: budget {i + 1}{what}"
+
+
+def _budget(raw: Mapping[str, Any], i: int, source: str) -> BudgetRule:
+    where = _where(source, i, raw)
+
+    def bad(fieldname: str, rule: str) -> BudgetFileError:
+        return BudgetFileError(f"{where}: {fieldname}: {rule}")
+
+    unknown = sorted(set(raw) - _BUDGET_FIELDS)
+    if unknown:
+        raise bad(
+            unknown[0],
+            f"not a budget field; a budget has {', '.join(sorted(_BUDGET_FIELDS))}",
+        )
+    if "usd" not in raw:
+        raise bad("usd", 'required: the amount per period, e.g. usd = "120.50"')
+    usd = _money(raw["usd"], lambda rule: bad("usd", rule))
+    if usd <= 0:
+        raise bad("usd", f"an amount above 0, got {raw['usd']!r}")
+    period = raw.get("period", "month")
+    if period not in PERIODS:
+        raise bad("period", f"one of {', '.join(PERIODS)}, got {period!r}")
+    scopes = [k for k in ("project", "key", "tag") if k in raw]
+    if len(scopes) > 1:
+        raise bad(
+            scopes[1],
+            f"a budget is for one of project, key or tag (or, with none, the "
+            f"whole account), got {' and '.join(scopes)}",
+        )
+    scope, value = "account", None
+    if scopes:
+        scope = scopes[0]
+        value = _scope_value(scope, raw[scope], lambda rule: bad(scope, rule))
+    hard = raw.get("hard", False)
+    if not isinstance(hard, bool):
+        raise bad(
+            "hard",
+            f"true (the client refuses creates that would go over) or false "
+            f"(alerts only), got {hard!r}",
+        )
+    near = raw.get("near", DEFAULT_NEAR)
+    if isinstance(near, bool) or not isinstance(near, int | float | Decimal):
+        raise bad("near", f"a percentage from 1 to 100, got {near!r}")
+    near_d = Decimal(str(near))
+    if not near_d.is_finite() or not 1 <= near_d <= 100:
+        raise bad("near", f"a percentage from 1 to 100, got {near!r}")
+    name = raw.get("name")
+    if name is not None and (not isinstance(name, str) or not 1 <= len(name.strip()) <= 100):
+        raise bad("name", f"1-100 characters of text, got {name!r}")
+    return BudgetRule(usd, period, scope, value, hard, near_d, name.strip() if name else None)
+
+
+def _money(value: Any, bad: Any) -> Decimal:
+    if isinstance(value, bool) or isinstance(value, float):
+        raise bad(
+            f'an amount in USD as a string or an integer, like "120.50" or 500, got '
+            f"{value!r} (a TOML float is not exact)"
+        )
+    if not isinstance(value, str | int):
+        raise bad(f'an amount in USD as a string or an integer, like "120.50", got {value!r}')
+    try:
+        amount = Decimal(str(value).strip().replace("_", ""))
+    except InvalidOperation:
+        raise bad(f'an amount in USD like "120.50", got {value!r}') from None
+    if not amount.is_finite():
+        raise bad(f'a finite amount in USD like "120.50", got {value!r}')
+    if amount != amount.quantize(Decimal("0.00000001")):
+        raise bad(f"at most 8 decimals (the price list's), got {value!r}")
+    if amount < 0:
+        raise bad(f"a non-negative amount, got {value!r}")
+    return amount
+
+
+def _scope_value(scope: str, value: Any, bad: Any) -> str:
+    if scope == "key":
+        if not isinstance(value, str) or not KEY_ID.fullmatch(value):
+            # never repeat it: it may be an API key pasted by mistake
+            raise bad(
+                "a key id, key_ and 12 hex digits (the ledger's key_id column: "
+                "ledger.spend(tasks, ['key_id'])), never the API key itself; the value given "
+                "is not shown in case it is one"
+            )
+        return value
+    from songlab.client import make_labels
+
+    try:
+        if scope == "project":
+            make_labels(project=value)
+        else:
+            make_labels(tags=[value])
+    except ValueError as exc:
+        rule = str(exc).split(": ", 1)[-1]
+        raise bad(rule) from None
+    return str(value)
+
+
+def _anomalies(raw: Mapping[str, Any], source: str) -> tuple[Thresholds, tuple[str, ...], int]:
+    def bad(fieldname: str, rule: str) -> BudgetFileError:
+        return BudgetFileError(f"{source}: anomalies: {fieldname}: {rule}")
+
+    unknown = sorted(set(raw) - _ANOMALY_FIELDS)
+    if unknown:
+        raise bad(
+            unknown[0], f"not an anomalies field; they are {', '.join(sorted(_ANOMALY_FIELDS))}"
+        )
+    min_usd = None
+    if "min_usd" in raw:
+        min_usd = _money(raw["min_usd"], lambda rule: bad("min_usd", rule))
+    pct = raw.get("min_percent", 50)
+    if isinstance(pct, bool) or not isinstance(pct, int | float) or not 0 <= pct <= 10_000:
+        raise bad("min_percent", f"a percentage from 0 up, like 50, got {pct!r}")
+    combine = raw.get("combine", "and")
+    if combine not in ("and", "or"):
+        raise bad("combine", f'"and" (both thresholds) or "or" (either), got {combine!r}')
+    z = raw.get("z", 6)
+    if isinstance(z, bool) or not isinstance(z, int | float) or not 1 <= z <= 100:
+        raise bad("z", f"a number of spreads from 1 to 100, like 6, got {z!r}")
+    monitors = raw.get("monitors", list(DIMENSIONS))
+    if not isinstance(monitors, list) or not monitors or any(m not in DIMENSIONS for m in monitors):
+        raise bad("monitors", f"a list of {', '.join(DIMENSIONS)}, got {monitors!r}")
+    days = raw.get("days", 7)
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 92:
+        raise bad("days", f"a whole number of days from 1 to 92, got {days!r}")
+    th = Thresholds(min_usd, Decimal(str(pct)), combine, float(z))
+    return th, tuple(dict.fromkeys(monitors)), days
+
+
+def _level(raw: Mapping[str, Any], source: str) -> float:
+    unknown = sorted(set(raw) - {"level"})
+    if unknown:
+        raise BudgetFileError(f"{source}: forecast: {unknown[0]}: not a forecast field (level)")
+    level = raw.get("level", LEVEL * 100)
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 50 <= level <= 99:
+        raise BudgetFileError(
+            f"{source}: forecast: level: the interval in %, from 50 to 99, got {level!r}"
+        )
+    return float(level) / 100
+
+
+def _expiry(raw: Mapping[str, Any], source: str) -> ExpirySettings:
+    unknown = sorted(set(raw) - {"warn_days", "min_tokens"})
+    if unknown:
+        raise BudgetFileError(
+            f"{source}: expiry: {unknown[0]}: not an expiry field (warn_days, min_tokens)"
+        )
+    warn = raw.get("warn_days", 45)
+    if isinstance(warn, bool) or not isinstance(warn, int) or not 1 <= warn <= 400:
+        raise BudgetFileError(
+            f"{source}: expiry: warn_days: a whole number of days from 1 to 400, got {warn!r}"
+        )
+    tokens = raw.get("min_tokens", 100)
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise BudgetFileError(
+            f"{source}: expiry: min_tokens: a whole number of tokens, 0 or more, got {tokens!r}"
+        )
+    return ExpirySettings(warn, tokens)
