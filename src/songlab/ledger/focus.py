@@ -139,7 +139,7 @@ COLUMNS: Final[tuple[FocusColumn, ...]] = (
     _c("SubAccountId", S, pa.string(), True, "the ledger's key_id of the API key (not the key)"),
     _c("SubAccountName", S, pa.string(), True, "API key <key_id>"),
     _c("Tags", J, pa.string(), True, '{"project": ..., "tag/<tag>": true}'),
-    _c("x_CostSource", S, pa.string(), True, "billed | estimate (usage), balance (top-up)"),
+    _c("x_CostSource", S, pa.string(), True, "billed or estimate (usage), balance (top-up)"),
     _c("x_LicenseTier", S, pa.string(), True, "royalty_free ... master (null: Agent One)"),
     _c("x_Model", S, pa.string(), True, "the task's model"),
     _c("x_TaskCreatedAt", T, _TIME, True, "the task's created_at (ChargePeriod is its day)"),

@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
 
-__all__ = ["EXACT_CONF", "LOCAL_CONF", "Spark"]
+__all__ = ["EXACT_CONF", "LOCAL_CONF", "Spark", "local_session"]
 
 # Session settings the figures depend on (also set on a given or remote session).
 EXACT_CONF: Final[dict[str, str]] = {
@@ -75,8 +75,17 @@ appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
 _PANDAS_WARNING: Final[str] = ".*PySpark does not yet fully support pandas.*"
 
 
-def _session(master: str, config: dict[str, str], scratch: Path) -> Any:
+def local_session(
+    master: str = "local[2]", config: dict[str, str] | None = None, *, scratch: Path | None = None
+) -> Any:
+    """A local SparkSession set up for the ledger (``LOCAL_CONF`` and ``EXACT_CONF``, then
+    ``config``), bound to loopback; its scratch files go under ``scratch`` (default: a new
+    temporary directory). Stop it with ``session.stop()``; hand it to ``Spark(session)`` as
+    often as you like (one JVM for a report and its FOCUS export)."""
     from pyspark.sql import SparkSession
+
+    scratch = scratch or Path(tempfile.mkdtemp(prefix="songlab-spark-"))
+    config = config or {}
 
     log4j = scratch / "log4j2.properties"
     log4j.write_text(_LOG4J)
@@ -164,7 +173,7 @@ class Spark:
             self._set({**EXACT_CONF, **extra})
         else:
             self._scratch = Path(tempfile.mkdtemp(prefix="songlab-spark-"))
-            self.session = _session(master, extra, self._scratch)
+            self.session = local_session(master, extra, scratch=self._scratch)
         self._views: list[str] = []
         self._cached: list[Any] = []
 
