@@ -90,3 +90,88 @@ def test_tokens() -> None:
     assert pricing.usd_to_tokens(D("1000")) == 100000
     assert pricing.usd_to_tokens(D("0.079")) == 7
     assert pricing.tokens_to_usd(7) == D("0.07")
+
+
+# --- task_price: the one place a task is priced, by operation or by route ------------------
+
+
+@pytest.mark.parametrize(
+    ("what", "model", "license", "usd", "priced_as"),
+    [
+        ("generate_song", "v7", "standard", "0.25", ("generate_song", "v7")),
+        ("/v7/generate/song", None, 2, "0.25", ("generate_song", "v7")),
+        ("v6/generate/singing", None, 4, "0.36", ("generate_singing", "v6")),
+        ("/v5/extend/music", None, 1, "0.07", ("extend_music", "v5")),
+        ("/v1/generate/extend", None, 5, "0.07", ("extend_music", "v5")),
+        ("/v1/voice-clones", None, 1, "12.00", ("vocal_clone", "v5")),
+        ("voice-clones", "v7", 3, "12.00", ("vocal_clone", "v7")),
+        ("/v1/karaoke-tracks", None, 1, "0.13", ("karaoke-tracks", None)),
+        ("workflow:karaoke_tracks", None, 1, "0.13", ("karaoke-tracks", None)),
+        ("audio-inpainting", None, "master", "1.00", ("audio-inpainting", None)),
+        ("/v1/song-translations", None, "sync", "0.57", ("song-translations", None)),
+        ("song_translation", None, 4, "0.57", ("song-translations", None)),
+        ("translate_song", None, 4, "0.57", ("song-translations", None)),
+    ],
+    ids=lambda v: str(v),
+)
+def test_task_price_by_operation_or_route(
+    what: str, model: str | None, license: int | str, usd: str, priced_as: tuple[str, str | None]
+) -> None:
+    p = pricing.task_price(what, model, license)
+    assert p.usd == D(usd)
+    assert (p.what, p.model) == priced_as
+    assert p.license == pricing.license_number(license)
+
+
+def test_a_pipeline_is_the_sum_of_its_steps_in_the_tier() -> None:
+    for name, steps in pricing.WORKFLOW_PIPELINES.items():
+        for tier in range(1, 6):
+            p = pricing.task_price(f"/v1/{name}", None, tier)
+            assert p.steps == steps
+            assert p.usd == sum((pricing.price(s.operation, s.model, tier) for s in steps), D(0))
+
+
+@pytest.mark.parametrize(
+    ("what", "model", "match"),
+    [
+        ("/v1/nothing", None, "nothing"),
+        ("generate_song", None, "without a model"),
+        ("generate_song", "v9", "v9"),
+        ("agent", "pro", "usage"),
+        ("/v8/generate/song", None, "v8"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_task_price_refuses_what_has_no_list_price(
+    what: str, model: str | None, match: str
+) -> None:
+    with pytest.raises(pricing.PricingError, match=match):
+        pricing.task_price(what, model)
+
+
+def test_route_only_refuses_operation_names_and_record_spellings() -> None:
+    assert pricing.task_price("/v1/karaoke-tracks", route=True).usd == D("0.13")
+    for what in ("generate_song", "workflow:karaoke_tracks", "karaoke_tracks", "translation"):
+        with pytest.raises(pricing.PricingError, match="create route"):
+            pricing.task_price(what, "v5", route=True)
+
+
+def test_client_and_ledger_estimates_are_task_price() -> None:
+    """Both estimate modules answer what task_price answers, for every operation and route."""
+    from songlab.client import _estimate as client_estimate
+    from songlab.ledger import _estimate as ledger_estimate
+    from songlab.spec import COMPAT_ROUTES, ROUTES
+
+    for (operation, model), _ in pricing.PRICES.items():
+        for tier in range(1, 6):
+            want = pricing.task_price(operation, model, tier).usd
+            assert client_estimate.estimate_operation(operation, model, tier).usd == want
+            assert ledger_estimate.estimate(operation, model, tier) == want
+    for path in [*COMPAT_ROUTES, *(f"/v1/{p}" for p in ROUTES)]:
+        for tier in range(1, 6):
+            want = pricing.task_price(path, "v5", tier, route=True)
+            got = client_estimate.estimate_route(path, tier)
+            assert (got.usd, got.what, got.model) == (want.usd, want.what, want.model)
+            name = path.rsplit("/", 1)[-1]
+            if name in pricing.WORKFLOW_PIPELINES or name == "song-translations":
+                assert ledger_estimate.estimate(name, None, tier) == want.usd

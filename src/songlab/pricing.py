@@ -1,7 +1,8 @@
 """The spec's price list as data, and cost estimation before a create is sent.
 
-One source for the sandbox (which bills from it) and the client (which estimates
-from it). Every amount is a :class:`~decimal.Decimal` in USD; nothing here is a
+One source for the sandbox (which bills from it), the client (which estimates
+from it) and the ledger (which prices what the service shows no cost for): the
+price of one task, named by its operation or its route, is :func:`task_price`. Every amount is a :class:`~decimal.Decimal` in USD; nothing here is a
 float. 1 token = $0.01.
 
 Where the spec gives no price (the fixed pipelines of the workflow routes, the
@@ -17,6 +18,7 @@ from typing import Final
 
 from songlab.spec import (
     AGENT_TIERS,
+    COMPAT_ROUTES,
     REGISTRY,
     ROUTES,
     WORKFLOWS,
@@ -32,13 +34,16 @@ __all__ = [
     "PRICE_LIST",
     "PricingError",
     "Step",
+    "TRANSLATION_NAMES",
     "TRANSLATION_PIPELINE",
+    "TaskPrice",
     "WORKFLOW_PIPELINES",
     "estimate_agent",
     "estimate_translation",
     "estimate_workflow",
     "license_number",
     "price",
+    "task_price",
     "tokens_to_usd",
     "usd_to_tokens",
 ]
@@ -148,24 +153,92 @@ WORKFLOW_PIPELINES: Final[dict[str, tuple[Step, ...]]] = {
 
 def estimate_workflow(route: str, license: int | str | None = "royalty_free") -> Decimal:
     """Total price of a workflow route (``"karaoke-tracks"`` or ``"/v1/karaoke-tracks"``)."""
-    key = route.rsplit("/", 1)[-1]
-    try:
-        steps = WORKFLOW_PIPELINES[key]
-    except KeyError:
-        raise PricingError(f"no workflow route {route!r}") from None
-    return sum((price(s.operation, s.model, license) for s in steps), D(0))
+    if route.rsplit("/", 1)[-1] not in WORKFLOW_PIPELINES:
+        raise PricingError(f"no workflow route {route!r}")
+    return task_price(route, None, license, route=True).usd
 
 
 def estimate_translation(
     license: int | str | None = "royalty_free", *, transcription_cached: bool = False
 ) -> Decimal:
     """Total of the six song-translation steps; the transcription step is free on a cache hit."""
-    total = D(0)
-    for step in TRANSLATION_PIPELINE:
-        if step.name == "transcribe" and transcription_cached:
-            continue
-        total += price(step.operation, step.model, license)
-    return total
+    full = task_price("song-translations", None, license, route=True)
+    if not transcription_cached:
+        return full.usd
+    cached = (s for s in full.steps if s.name == "transcribe")
+    return full.usd - sum((price(s.operation, s.model, license) for s in cached), D(0))
+
+
+# How a song translation may be named: its route, and the names a task record may carry
+# (``_`` read as ``-``). It has no generic tool id, so a task shows one of these.
+TRANSLATION_NAMES: Final[frozenset[str]] = frozenset(
+    {"song-translations", "song-translation", "translation", "translate-song"}
+)
+# A dedicated route that runs one catalog operation (its model: the body's ``version``).
+_DEDICATED_OPERATIONS: Final[dict[str, str]] = {"voice-clones": "vocal_clone"}
+_VOICE_CLONE_DEFAULT_VERSION: Final[str] = "v5"  # the spec's default ``version``
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPrice:
+    """The list price of one task and what it was priced as.
+
+    ``what``: the operation priced, or the route name of a fixed pipeline (a workflow
+    route or ``"song-translations"``); ``model``: the model priced (None for a
+    pipeline); ``steps``: a pipeline's billed steps, each at its catalog tool's price.
+    """
+
+    usd: Decimal
+    what: str
+    model: str | None
+    license: int
+    steps: tuple[Step, ...] = ()
+
+
+def task_price(
+    what: str, model: str | None = None, license: int | str | None = 1, *, route: bool = False
+) -> TaskPrice:
+    """The list price of one task, the one place a task is priced (client, ledger, sandbox).
+
+    ``what`` is an operation (``"generate_song"``, with its ``model``), or a create route:
+    a compat path (``"/v7/generate/song"``: the model is the path's), a dedicated route
+    (``"/v1/voice-clones"``: ``model`` is the body's ``version``, default v5), a workflow
+    route (``"/v1/karaoke-tracks"``, ``"karaoke-tracks"``, or as a task record names it,
+    ``"workflow:karaoke_tracks"``) or song translation (``"/v1/song-translations"``,
+    ``"song_translation"``): a pipeline costs the sum of its steps. ``route=True``: ``what``
+    must be a route (an operation name is refused). Agent One is usage-based
+    (:func:`estimate_agent`), so it has no list price here.
+
+    Raises :class:`PricingError` naming what has no price, ValueError for a bad license.
+    """
+    tier = license_number(license)
+    if what in REGISTRY and not route:
+        if REGISTRY[what].pricing_key is None:
+            raise PricingError(f"{what!r} is billed from its usage, not from the price list")
+        if model is None:
+            raise PricingError(f"no price for operation {what!r} without a model")
+        return TaskPrice(price(what, model, tier), what, model, tier)
+    path = what.strip("/")
+    compat = COMPAT_ROUTES.get(f"/{path}")
+    if compat is not None:
+        operation, version = compat[0].operation, compat[1]
+        return TaskPrice(price(operation, version, tier), operation, version, tier)
+    name = path.rsplit("/", 1)[-1]
+    if not route:  # as a task record may name it
+        name = name.removeprefix("workflow:").replace("_", "-")
+    if name in _DEDICATED_OPERATIONS:
+        operation, version = _DEDICATED_OPERATIONS[name], model or _VOICE_CLONE_DEFAULT_VERSION
+        return TaskPrice(price(operation, version, tier), operation, version, tier)
+    if name == "song-translations" or (name in TRANSLATION_NAMES and not route):
+        steps = TRANSLATION_PIPELINE
+        name = "song-translations"
+    elif name in WORKFLOW_PIPELINES:
+        steps = WORKFLOW_PIPELINES[name]
+    else:
+        kind = "create route" if route else "operation or create route"
+        raise PricingError(f"no price for {what!r}: not a priced {kind}")
+    usd = sum((price(s.operation, s.model, tier) for s in steps), D(0))
+    return TaskPrice(usd, name, None, tier, steps)
 
 
 def estimate_agent(

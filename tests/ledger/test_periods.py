@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from songlab.ledger import tasks_frame
+from songlab.ledger.engine import spend
 from songlab.ledger.periods import (
     budget_status,
     forecast,
@@ -17,7 +18,6 @@ from songlab.ledger.periods import (
     period,
     rollup,
 )
-from songlab.ledger.spend import spend
 from tests.ledger._util import snap
 
 D = Decimal

@@ -8,6 +8,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from songlab.ledger import plots, tasks_frame, trace_frame
+from songlab.ledger.engine import spend
 from tests.ledger._util import snap
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -28,7 +29,8 @@ def test_every_plot_renders(records: list[dict[str, Any]], empty: bool) -> None:
         assert plots.png_bytes(fig, dpi=40).startswith(PNG)
     if not empty:
         bars = figs[1].axes[0].patches
-        assert len(bars) == tasks["tier"].nunique()
+        # one bar per tier of the spend (Agent One runs their own, "agent run")
+        assert len(bars) == len(spend(tasks, "tier"))
 
 
 def test_one_day_of_spend_is_drawn_as_bars() -> None:

@@ -32,6 +32,7 @@ from songlab.ledger import (
     trace_frame,
 )
 from songlab.ledger.demo import run_demo
+from songlab.ledger.engine import AGENT_TIER
 
 
 @dataclass
@@ -127,7 +128,9 @@ def test_spend_by_operation_and_tier_matches_the_ledger(
     top = tasks[tasks["parent_task_id"].isna()].set_index("task_id")
     expected: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     for task_id, amount in _by_top_level(workload.ledger()).items():
-        expected[(top.loc[task_id, "operation"], top.loc[task_id, "tier"])] += amount
+        op = top.loc[task_id, "operation"]
+        tier = AGENT_TIER if op == "agent" else top.loc[task_id, "tier"]  # runs have no tier
+        expected[(op, tier)] += amount
     table = spend(tasks, ["operation", "tier"])
     got = {
         (o, t): c

@@ -276,7 +276,9 @@ def test_spec_refresh_refetches_a_pending_task_and_snapshots_the_balance(tmp_pat
     first = store.refresh(svc)
     assert first.added == 1 and first.balance is not None and first.balance["tasks_added"] == 1
     row = store.read().iloc[0]
-    assert row["cost_source"] == "estimate" and row["cost_usd"] == Decimal("0.12")
+    # still running: nothing spent yet, its list price kept apart (and reserved by the service)
+    assert row["cost_source"] == "pending" and pd.isna(row["cost_usd"])
+    assert row["estimate_usd"] == Decimal("0.12")
     svc.tasks = [spec_snap("newer"), spec_snap("song")]  # done now, and one made elsewhere
     svc.tokens = 988 - 30
     second = store.refresh(svc)

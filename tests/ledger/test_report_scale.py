@@ -18,6 +18,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from songlab.ledger import LedgerStore, _schema, plots, tables, tasks_frame
+from songlab.ledger.engine import AGENT_TIER
 from songlab.ledger.export import FORMULA_START
 from songlab.ledger.periods import period
 from songlab.ledger.report import render_report, write_report
@@ -39,6 +40,8 @@ def million_report(million: pd.DataFrame) -> tables.ReportData:
 
 def _pandas_spend(frame: pd.DataFrame, key: str) -> dict[Any, tuple[int, Decimal]]:
     top = frame[frame["parent_task_id"].isna()]
+    if key == "tier":  # Agent One runs have no license tier: their own row in every figure
+        top = top.assign(tier=top["tier"].where(top["operation"] != "agent", AGENT_TIER))
     g = top.groupby(key, dropna=False)
     return {
         k: (int(n), Decimal(v))
@@ -59,8 +62,12 @@ def test_a_million_tasks_add_up_to_the_pandas_sums(
     assert f["billed"] == top["billed_usd"].sum()
     est = top[top["cost_source"] == "estimate"]
     assert (f["estimated_tasks"], f["estimated"]) == (len(est), est["cost_usd"].sum())
-    unknown = int(top["cost_usd"].isna().sum())
-    assert f["unknown_tasks"] == unknown > 0  # Agent One runs still queued: no price
+    unknown = int((top["cost_source"] == "unknown").sum())
+    pending = top[top["cost_source"] == "pending"]
+    assert f["unknown_tasks"] == unknown  # Agent One runs without a trace: no price
+    assert f["pending_tasks"] == len(pending) > 0  # still running: nothing spent yet
+    assert f["pending"] == pending["estimate_usd"].sum()
+    assert int(top["cost_usd"].isna().sum()) == unknown + len(pending)
     for key, table in (
         ("operation", "by_operation"),
         ("project", "by_project"),
@@ -237,40 +244,46 @@ def test_unknown_dates_and_costs_are_counted_never_dropped_or_zero(tmp_path: Pat
             snap("dated", cost_usd="0.12", created_at="2026-11-20T10:00:00Z"),
             snap("undated1", cost_usd="0.07", created_at=None, updated_at=None),
             snap("undated2", cost_usd="0.05", created_at=None, updated_at=None),
-            snap(
+            snap(  # finished, no cost shown, no trace: its cost is unknown
                 "run",
                 operation="agent",
                 model="flash",
-                status="processing",
                 cost_usd=None,
                 created_at="2026-11-21T10:00:00Z",
             ),
             snap("queued", status="queued", cost_usd=None, created_at="2026-11-21T11:00:00Z"),
+            snap("done", cost_usd=None, created_at="2026-11-22T11:00:00Z"),
         ]
     )
     assert frame.loc[frame["task_id"] == "run", "cost_source"].item() == "unknown"
+    assert frame.loc[frame["task_id"] == "queued", "cost_source"].item() == "pending"
     out = tmp_path / "r.html"
     write_report(frame, out, csv_dir=str(tmp_path / "csv"), xlsx=str(tmp_path / "r.xlsx"))
     d = tables.build(frame)
     f = d.figures
-    assert f["tasks"] == 5 and f["undated_tasks"] == 2 and f["undated"] == Decimal("0.12")
-    assert f["spend"] == Decimal("0.36")  # 0.12 + 0.07 + 0.05 + the queued estimate 0.12
-    assert f["unknown_tasks"] == 1 and f["estimated_tasks"] == 1
-    assert f["estimated"] == Decimal("0.12")
+    assert f["tasks"] == 6 and f["undated_tasks"] == 2 and f["undated"] == Decimal("0.12")
+    # 0.12 + 0.07 + 0.05 + the completed task's estimate 0.12; not the queued task's 0.12
+    assert f["spend"] == Decimal("0.36")
+    assert f["unknown_tasks"] == 1 and f["estimated_tasks"] == 1 and f["pending_tasks"] == 1
+    assert f["estimated"] == Decimal("0.12") and f["pending"] == Decimal("0.12")
     by_day = d.tables["by_day"]
     last = by_day.iloc[-1]
     assert pd.isna(last["period"]) and last["tasks"] == 2 and last["cost_usd"] == Decimal("0.12")
     day21 = by_day[by_day["period"].astype(str) == "2026-11-21"].iloc[0]
-    assert day21["tasks"] == 2 and day21["unknown_cost_tasks"] == 1
-    assert day21["cost_usd"] == Decimal("0.12")  # the run's unknown cost is not a 0 in a sum
+    assert day21["tasks"] == 2 and day21["unknown_tasks"] == 1
+    assert day21["pending_tasks"] == 1 and day21["pending_usd"] == Decimal("0.12")
+    assert day21["cost_usd"] == 0  # the run's unknown cost is not a 0 in a sum: it is counted
     document = out.read_text(encoding="utf-8")
     assert document.count("<td>date unknown</td>") >= 4  # by day, week, month; the tasks
     assert "1 of unknown cost" in document and "$0.12 estimated" in document
     # the frame-level roll-up a notebook calls does not stumble on them either
     from songlab.ledger.periods import rollup
 
-    assert rollup(frame, "month")["tasks"].tolist() == [3]  # the dated top-level tasks
-    assert rollup(frame.iloc[1:3], "day").empty  # only undated tasks: no period at all
+    # the same roll-up as the report's: the dated months, then the tasks of unknown date
+    months = rollup(frame, "month")
+    assert months["tasks"].tolist() == [4, 2] and pd.isna(months["period"].iloc[-1])
+    only = rollup(frame.iloc[1:3], "day")  # only undated tasks: no period, one row of them
+    assert len(only) == 1 and pd.isna(only["period"].iloc[0]) and only["tasks"].iloc[0] == 2
     # a dated period cannot place them: counted apart, not in its totals
     nov20 = tables.build(frame, p=period(start="2026-11-20", end="2026-11-20"))
     assert nov20.figures["tasks"] == 1 and nov20.figures["undated_outside_tasks"] == 2

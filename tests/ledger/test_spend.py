@@ -48,11 +48,17 @@ def test_day_is_the_utc_date_and_estimates_are_split_out() -> None:
         [
             snap("a", created_at="2026-11-20T23:59:00Z"),
             snap("b", created_at="2026-11-21T00:01:00Z", status="queued", cost_usd=None),
+            snap("c", created_at="2026-11-21T00:02:00Z", cost_usd=None),
         ]
     )
     table = spend(tasks, "day")
     assert [str(d) for d in table["day"]] == ["2026-11-20", "2026-11-21"]
+    # c completed and shows no cost: its estimate counts, labelled; b is still running
     assert table["estimated_usd"].tolist() == [Decimal(0), Decimal("0.12")]
+    assert table["estimated_tasks"].tolist() == [0, 1]
+    assert table["cost_usd"].tolist() == [Decimal("0.12"), Decimal("0.12")]
+    assert table["pending_tasks"].tolist() == [0, 1]
+    assert table["pending_usd"].tolist() == [Decimal(0), Decimal("0.12")]
     assert table["billed_tasks"].tolist() == [1, 0]
 
 

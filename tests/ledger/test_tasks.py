@@ -43,7 +43,9 @@ def test_money_sums_exactly(records: list[dict[str, Any]]) -> None:
     ("fields", "source", "cost", "estimate"),
     [
         ({}, "billed", "0.12", "0.12"),
-        ({"status": "processing", "cost_usd": None, "license": 5}, "estimate", "1.67", "1.67"),
+        ({"status": "completed", "cost_usd": None, "license": 5}, "estimate", "1.67", "1.67"),
+        # still running: nothing spent yet; its list price stays in estimate_usd
+        ({"status": "processing", "cost_usd": None, "license": 5}, "pending", None, "1.67"),
         (
             {"status": "failed", "cost_usd": None, "failure": {"error": "GenerationFailed"}},
             "unbilled",
@@ -51,14 +53,15 @@ def test_money_sums_exactly(records: list[dict[str, Any]]) -> None:
             "0.12",
         ),
         ({"status": "failed", "cost_usd": "0.00000000"}, "billed", "0", "0.12"),
-        ({"operation": "mystery", "cost_usd": None, "status": "queued"}, "unknown", None, None),
+        ({"operation": "mystery", "cost_usd": None, "status": "completed"}, "unknown", None, None),
+        ({"operation": "mystery", "cost_usd": None, "status": "queued"}, "pending", None, None),
         (
             {
                 "operation": "song_translation",
                 "model": "pipeline",
                 "license": 2,
                 "cost_usd": None,
-                "status": "queued",
+                "status": "completed",
             },
             "estimate",
             str(pricing.estimate_translation(2)),
@@ -74,9 +77,11 @@ def test_money_sums_exactly(records: list[dict[str, Any]]) -> None:
     ids=[
         "billed",
         "estimate",
+        "pending",
         "failed-unbilled",
         "failed-reported-0",
         "unknown",
+        "unknown-pending",
         "translation",
         "workflow",
     ],

@@ -236,7 +236,7 @@ def test_players_for_a_file_id_and_stems_side_by_side(client) -> None:
 def test_cost_panel_matches_the_ledger(client, admin, account) -> None:
     panel = CostPanel(client)
     assert panel.sink.errors == [] and panel.total_usd == 0
-    assert "$1000.00" in panel.balance.value and "no tasks yet" in panel.by_tier_html.value
+    assert "$1,000.00" in panel.balance.value and "no tasks yet" in panel.by_tier_html.value
     for model, license, take in (("v5", 1, 1), ("v7", 5, 1), ("v7", 5, 2)):  # two takes
         client.generations.create(
             operation="generate_song",
@@ -252,7 +252,7 @@ def test_cost_panel_matches_the_ledger(client, admin, account) -> None:
     assert "Spent: <b>$3.41</b> on 3 tasks" in panel.total.value
     tiers = dict(zip(panel.by_tier["tier"].astype(str), panel.by_tier["tasks"], strict=True))
     assert tiers == {"royalty_free": 1, "master": 2}
-    assert "$3.34" in panel.by_operation_html.value  # the two v7 master songs
+    assert "<td>3.34</td>" in panel.by_operation_html.value  # the two v7 master songs, USD
     assert panel.balance_usd == D(1000) - billed
     assert panel.plot.value[:4] == b"\x89PNG"
 

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import songlab.pricing as pricing
 from songlab.client._validate import ValidationError, license_number
-from songlab.spec import AGENT_TIERS, LICENSE_NAMES, WORKFLOW_ROUTES
+from songlab.spec import AGENT_TIERS, LICENSE_NAMES
 
 __all__ = ["Estimate", "estimate_agent", "estimate_operation", "estimate_route"]
 
@@ -39,7 +39,7 @@ def _lic(license: object) -> int:
 def estimate_operation(operation: str, model: str, license: object = None) -> Estimate:
     lic = _lic(license)
     try:
-        usd = pricing.price(operation, model, lic)
+        usd = pricing.task_price(operation, model, lic).usd
     except pricing.PricingError as e:
         raise ValidationError("operation", str(e)) from None
     return Estimate(usd, True, operation, model, lic)
@@ -69,37 +69,15 @@ def estimate_agent(tier: str, max_budget: int | None = None, license: object = N
     )
 
 
-_COMPAT = {
-    "generate/song": "generate_song",
-    "generate/singing": "generate_singing",
-    "extend/song": "extend_song",
-    "extend/music": "extend_music",
-}
-
-
 def estimate_route(route: str, license: object = None, *, version: str = "v5") -> Estimate:
     """A dedicated, workflow or compat route: ``"/v1/karaoke-tracks"``, ``"voice-clones"``,
-    ``"/v7/generate/song"``, ``"/v1/generate/extend"`` ..."""
-    path = route.strip("/")
-    parts = path.split("/")
+    ``"/v7/generate/song"``, ``"/v1/generate/extend"`` ... (priced by ``pricing.task_price``)."""
     lic = _lic(license)
-    if parts[0] in ("v5", "v6", "v7") and "/".join(parts[1:]) in _COMPAT:
-        return estimate_operation(_COMPAT["/".join(parts[1:])], parts[0], lic)
-    if path == "v1/generate/extend":
-        return estimate_operation("extend_music", "v5", lic)
-    name = parts[-1]
-    if name == "voice-clones":
-        return estimate_operation("vocal_clone", version, lic)
-    if name == "song-translations":
-        usd = pricing.estimate_translation(lic)
-        return Estimate(
-            usd,
-            True,
-            "song-translations",
-            None,
-            lic,
-            note="pass-through; less when the transcription is cached",
-        )
-    if name in WORKFLOW_ROUTES:
-        return Estimate(pricing.estimate_workflow(name, lic), True, name, None, lic)
-    raise ValidationError("route", f"no create route {route!r} to estimate")
+    try:
+        p = pricing.task_price(route, version, lic, route=True)
+    except pricing.PricingError:
+        raise ValidationError("route", f"no create route {route!r} to estimate") from None
+    note = ""
+    if p.what == "song-translations":
+        note = "pass-through; less when the transcription is cached"
+    return Estimate(p.usd, True, p.what, p.model, lic, note=note)

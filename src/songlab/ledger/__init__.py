@@ -5,6 +5,8 @@
 - :func:`trace_frame`: one row per Agent One step, plus each run's own fee;
 - :func:`spend`: totals by operation, model, tier, day, ... with counts;
 - :func:`tier_comparison`: the same tasks priced in all five license tiers;
+- ``songlab.ledger.engine``: the one relation every figure above (and the report, the
+  exports and the cost panel) is a query of, on DuckDB (:func:`open_ledger`);
 - :class:`LedgerStore`: a month-partitioned Parquet dataset, refreshed incrementally,
   joined with the client's record (``songlab.client.RecordStore``: project, tags, key and
   the facts the service does not show), with a balance snapshot per refresh;
@@ -23,11 +25,10 @@ import songlab.ledger.accessor as _accessor  # noqa: F401  (registers df.songlab
 from songlab.ledger._parquet import write_parquet
 from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
 from songlab.ledger._source import http_listing
+from songlab.ledger.engine import open_ledger, spend, tier_comparison, tier_prices
 from songlab.ledger.labels import LabelStore, attribution, set_default_attribution
-from songlab.ledger.spend import spend
 from songlab.ledger.store import LedgerStore, RefreshResult
 from songlab.ledger.tasks import tasks_frame, tasks_frame_from_pages, tasks_table
-from songlab.ledger.tiers import tier_comparison, tier_prices
 from songlab.ledger.trace import trace_frame, trace_rows
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "TRACE",
     "attribution",
     "http_listing",
+    "open_ledger",
     "set_default_attribution",
     "spend",
     "tasks_frame",

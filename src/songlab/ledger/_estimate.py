@@ -1,8 +1,8 @@
 """The price-list estimate of one task, from songlab.pricing (never re-typed here).
 
-- a catalog tool: ``pricing.price(operation, model, license)``;
-- a workflow route (operation named like ``karaoke-tracks``) or a song
-  translation: the sum of its fixed pipeline's steps;
+- a catalog tool, a workflow route (operation named like ``karaoke-tracks``) or a
+  song translation: ``pricing.task_price(operation, model, license)``, the one place
+  a task is priced (a pipeline costs the sum of its steps);
 - an Agent One run: its own fee from the trace's token usage and the number
   of sub-tool calls made (completed or failed; skipped and planned ones were
   never made) at the tier's rates, plus what the sub-tool calls cost (priced
@@ -28,24 +28,14 @@ CALLS_MADE = frozenset({"completed", "failed"})
 TRANSLATION_OPERATIONS = frozenset({"song_translation", "translation", "translate_song"})
 
 
-def _workflow_key(operation: str) -> str | None:
-    key = operation.rsplit("/", 1)[-1]
-    key = key.removeprefix("workflow:").replace("_", "-")
-    return key if key in pricing.WORKFLOW_PIPELINES else None
-
-
 def estimate(operation: str | None, model: str | None, license: int) -> Decimal | None:
     """The list price of a non-agent task, or None if the list has none."""
     if operation is None:
         return None
-    if (operation, model) in pricing.PRICES:
-        return pricing.price(operation, model or "", license)
-    if operation in TRANSLATION_OPERATIONS:
-        return pricing.estimate_translation(license)
-    route = _workflow_key(operation)
-    if route is not None:
-        return pricing.estimate_workflow(route, license)
-    return None
+    try:
+        return pricing.task_price(operation, model, license).usd
+    except pricing.PricingError:
+        return None
 
 
 def priceable_in_tiers(operation: str | None, model: str | None) -> bool:

@@ -10,7 +10,7 @@ descriptions here are also stored as Arrow field metadata in the Parquet files.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Final
+from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
@@ -28,11 +28,16 @@ DURATION: Final[pa.DataType] = pa.duration("us")
 ZERO: Final[Decimal] = Decimal("0")
 
 # cost_source values: where a row's cost_usd comes from.
+# The one rule of what counts (``tasks._cost``): a billed cost counts; a completed task the
+# service shows no cost for counts at its list-price estimate, labelled so; a task still
+# queued or processing has spent nothing yet (pending: its estimate kept apart); unknown
+# stays unknown (null), never 0.
 BILLED: Final[str] = "billed"  # the service reported cost_usd
-ESTIMATE: Final[str] = "estimate"  # not reported (yet): the price-list estimate
+ESTIMATE: Final[str] = "estimate"  # completed, no cost shown: the price-list estimate
 UNBILLED: Final[str] = "unbilled"  # failed and not reported: released, costs 0
 UNKNOWN: Final[str] = "unknown"  # neither reported nor priceable: cost is null
-COST_SOURCES: Final[tuple[str, ...]] = (BILLED, ESTIMATE, UNBILLED, UNKNOWN)
+PENDING: Final[str] = "pending"  # queued or processing, no cost shown: nothing spent yet
+COST_SOURCES: Final[tuple[str, ...]] = (BILLED, ESTIMATE, UNBILLED, PENDING, UNKNOWN)
 
 # <fact>_source values: where a fact column's value comes from.
 SERVICE: Final[str] = "service"  # the service showed it (task snapshot, or its tool listing)
@@ -64,8 +69,13 @@ TASKS: Final[pa.Schema] = pa.schema(
         _f("duration", DURATION, "updated_at - created_at once terminal, else null"),
         _f("billed_usd", MONEY, "cost_usd as the service reports it (null if not)"),
         _f("estimate_usd", MONEY, "the price-list estimate (null if not priceable)"),
-        _f("cost_usd", MONEY, "the row's cost: billed, else estimate, else 0 if failed"),
-        _f("cost_source", SOURCE, "billed, estimate, unbilled or unknown"),
+        _f(
+            "cost_usd",
+            MONEY,
+            "what the task cost: billed, else 0 if failed, else a completed task's estimate; "
+            "null if unknown or still pending",
+        ),
+        _f("cost_source", SOURCE, "billed, estimate, unbilled, pending or unknown"),
         _f("failure_error", pa.string(), "failure.error of a failed task"),
         _f("parent_task_id", pa.string(), "run or workflow this task belongs to, if reported"),
         _f("metadata_json", pa.string(), "output.metadata_json (Agent One trace, ...)"),
@@ -124,13 +134,16 @@ GROUP_KEYS: Final[dict[str, pa.DataType]] = {
 
 SPEND_VALUES: Final[pa.Schema] = pa.schema(
     [
-        _f("tasks", pa.int64(), "number of tasks in the group"),
+        _f("tasks", pa.int64(), "number of top-level tasks in the group"),
+        _f("cost_usd", MONEY_SUM, "what they cost: billed, else a completed task's estimate"),
         _f("billed_tasks", pa.int64(), "tasks whose cost the service reported"),
-        _f("cost_usd", MONEY_SUM, "sum of cost_usd"),
         _f("billed_usd", MONEY_SUM, "sum of billed_usd"),
-        _f("estimated_usd", MONEY_SUM, "part of cost_usd that is an estimate"),
         _f("estimated_tasks", pa.int64(), "tasks whose cost is the list-price estimate"),
+        _f("estimated_usd", MONEY_SUM, "the part of cost_usd that is an estimate"),
         _f("unknown_tasks", pa.int64(), "tasks of unknown cost (not in cost_usd: null)"),
+        _f("pending_tasks", pa.int64(), "tasks still queued or processing (nothing spent yet)"),
+        _f("pending_usd", MONEY_SUM, "their list-price estimate (not in cost_usd)"),
+        _f("failed_tasks", pa.int64(), "failed tasks (released: 0)"),
     ]
 )
 
@@ -138,7 +151,7 @@ TIERS: Final[pa.Schema] = pa.schema(
     [
         _f("license", pa.int8(), "tier number 1-5"),
         _f("tier", pa.string(), "tier name"),
-        _f("tasks", pa.int64(), "tasks compared (billed, priceable in every tier)"),
+        _f("tasks", pa.int64(), "tasks compared (billed or estimated, priceable in every tier)"),
         _f("priced_usd", MONEY_SUM, "the same tasks at this tier's prices"),
         _f("actual_usd", MONEY_SUM, "what those tasks actually cost"),
         _f("difference_usd", MONEY_SUM, "priced_usd - actual_usd"),
@@ -193,6 +206,47 @@ def to_table(frame: pd.DataFrame, schema: pa.Schema, *, keep_dictionary: bool = 
         arrays.append(pa.array(frame[field.name], type=type_, from_pandas=True))
         fields.append(field.with_type(type_))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
+
+
+def cost_of(billed: Any, estimate: Any, status: Any) -> tuple[pa.Array, pa.Array]:
+    """``cost_usd`` and ``cost_source`` of tasks: **the one rule of what counts**.
+
+    Billed when the service shows a cost; else 0 for a failed task (released: unbilled);
+    else, for a completed task, its list-price estimate (labelled ``estimate``); else, for
+    a task still queued or processing, nothing yet (``pending``: cost null, its estimate
+    stays in ``estimate_usd``); else ``unknown``: null, never 0.
+    """
+    status = pc.cast(status, pa.string())
+    failed = pc.fill_null(pc.equal(status, "failed"), False)
+    done = pc.fill_null(pc.equal(status, "completed"), False)
+    running = pc.fill_null(pc.is_in(status, value_set=pa.array(["queued", "processing"])), False)
+    zero = pa.scalar(Decimal(0), MONEY)
+    none = pa.scalar(None, MONEY)
+    cost = pc.coalesce(billed, pc.if_else(failed, zero, pc.if_else(done, estimate, none)))
+    pos = pc.if_else(
+        pc.is_valid(billed),
+        COST_SOURCES.index(BILLED),
+        pc.if_else(
+            failed,
+            COST_SOURCES.index(UNBILLED),
+            pc.if_else(
+                pc.and_(done, pc.is_valid(estimate)),
+                COST_SOURCES.index(ESTIMATE),
+                pc.if_else(running, COST_SOURCES.index(PENDING), COST_SOURCES.index(UNKNOWN)),
+            ),
+        ),
+    )
+    return cost, source_array(pos, COST_DICT)
+
+
+def as_table(tasks: Any, *, keep_dictionary: bool = False) -> pa.Table:
+    """A tasks frame or table as an Arrow table with the tasks schema (``keep_dictionary``:
+    see :func:`to_table`; for readers that take dictionary columns, like DuckDB)."""
+    if isinstance(tasks, pa.Table):
+        return tasks
+    if isinstance(tasks, pd.DataFrame):
+        return to_table(tasks, TASKS, keep_dictionary=keep_dictionary)
+    raise TypeError(f"tasks: expected a tasks DataFrame or Arrow table, got {type(tasks).__name__}")
 
 
 def empty_table(schema: pa.Schema) -> pa.Table:

@@ -2,7 +2,8 @@
 
 The accessor checks in ``__init__`` that the frame has the tasks columns
 (``AttributeError`` naming the missing ones), never mutates the frame, and
-returns new frames or exact ``Decimal`` totals.
+returns new frames or exact ``Decimal`` totals: each a query of the ledger engine, the
+same the report and the cost panel run.
 """
 
 from __future__ import annotations
@@ -11,11 +12,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 import pandas as pd
-import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
-from songlab.ledger.spend import as_table, spend, top_level
-from songlab.ledger.tiers import tier_comparison
+from songlab.ledger.engine import open_ledger
 from songlab.ledger.trace import trace_frame
 
 __all__ = ["SonglabAccessor"]
@@ -36,19 +35,22 @@ class SonglabAccessor:
         self._frame = frame
 
     def total(self, column: str = "cost_usd") -> Decimal:
-        """The exact sum of a money column over top-level tasks (see ``spend``)."""
-        if column not in ("cost_usd", "billed_usd", "estimate_usd"):
-            raise ValueError(
-                f"column: must be cost_usd, billed_usd or estimate_usd, got {column!r}"
-            )
-        value = pc.sum(top_level(as_table(self._frame))[column]).as_py()
-        return Decimal(0) if value is None else Decimal(value)
+        """The exact total of a money measure over top-level tasks (a column of ``spend``):
+        ``cost_usd`` (what they cost), ``billed_usd``, ``estimated_usd`` or ``pending_usd``."""
+        money = [f.name for f in _schema.SPEND_VALUES if f.name.endswith("_usd")]
+        if column not in money:
+            raise ValueError(f"column: one of {', '.join(money)}, got {column!r}")
+        with open_ledger(self._frame) as lg:
+            value: Decimal = lg.totals()[column]
+        return value
 
     def spend(self, by: str | Sequence[str] = ("operation",)) -> pd.DataFrame:
-        return spend(self._frame, by)
+        with open_ledger(self._frame) as lg:
+            return lg.spend(by)
 
     def tier_comparison(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        return tier_comparison(self._frame, by)
+        with open_ledger(self._frame) as lg:
+            return lg.tier_comparison(by)
 
     def agent_trace(self) -> pd.DataFrame:
         return trace_frame(self._frame)

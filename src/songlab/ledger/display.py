@@ -30,9 +30,11 @@ EXACT_LABEL: Final[str] = "exact, sub-cent (per-token fees)"
 OPTIONAL: Final[tuple[str, ...]] = (
     "estimated_usd",
     "estimated_tasks",
-    "unknown_cost_tasks",
     "unknown_cost_steps",
     "unknown_tasks",
+    "pending_tasks",
+    "pending_usd",
+    "failed_tasks",
 )
 
 

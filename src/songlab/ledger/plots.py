@@ -3,8 +3,10 @@
 Every chart summarises: its number of marks is bounded whatever the number of
 tasks (the top ``TOP`` groups and "other", one series per group over the
 periods, Agent One cost by tier and step kind). Each function takes a tasks
-frame (aggregated in DuckDB by ``songlab.ledger.tables``) or the aggregate
-table the report already made, and returns a new ``Figure``. Amounts are exact
+frame (aggregated by the ledger engine, ``songlab.ledger.engine``, the same queries
+as the report's) or the aggregate table the report already made, and returns a new
+``Figure``. Every legend sits outside the axes, so it never covers a mark; bar labels
+count in words (``1 task``, ``3 tasks``). Amounts are exact
 Decimals in the tables; they become floats here only to be drawn.
 ``png_bytes`` renders a figure with the Agg canvas.
 """
@@ -19,7 +21,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from songlab.ledger.periods import period as make_period
+from songlab.ledger._periods import period as make_period
 from songlab.ledger.trace import AGENT_FEE
 
 __all__ = [
@@ -48,6 +50,18 @@ def _label(value: Any, width: int = 32) -> str:
     if len(text) > width:
         text = text[: width - 1] + "\u2026"
     return text.replace("$", r"\$")
+
+
+def _tasks(n: Any) -> str:
+    n = int(n)
+    return f"{n:,} task{'' if n == 1 else 's'}"
+
+
+def _legend(fig: Figure, ax: Any, **kw: Any) -> None:
+    """The axes' legend below them, outside the plotting area: it never covers a mark."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", fontsize=7, frameon=False, **kw)
 
 
 def _floats(series: pd.Series) -> list[float]:
@@ -80,12 +94,12 @@ def spend_over_time(
 
     ``tasks``: a tasks frame, or a roll-up by ``by`` (``period``, ``by``, ``cost_usd``).
     """
-    from songlab.ledger.tables import spend_over_time_table
+    from songlab.ledger.engine import rollup
 
     fig = Figure(figsize=(9, 4), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"Spend per {period} by {by} (USD)")
-    table = spend_over_time_table(tasks, by=by, freq=period) if _is_tasks(tasks) else tasks
+    table = rollup(tasks, period, by=by) if _is_tasks(tasks) else tasks
     undated = table[table["period"].isna()]
     table = table[table["period"].notna()]
     if table.empty:
@@ -107,15 +121,16 @@ def spend_over_time(
     if len(x) <= BARS_UP_TO:  # few periods: stacked bars (an area needs two points)
         bottom = [0.0] * len(x)
         for col, values in zip(wide.columns, series, strict=True):
-            ax.bar(x, values, bottom=bottom, label=str(col))
+            ax.bar(x, values, bottom=bottom, label=str(col), width=0.8)
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        ax.set_xlim(-0.6, max(len(x), 7) - 0.4)  # one day is one bar, not the whole width
     else:
         ax.stackplot(x, *series, labels=[str(c) for c in wide.columns], step="mid")
     ticks = x[:: max(1, len(x) // 12)]
     ax.set_xticks(ticks, [str(wide.index[i]) for i in ticks])
     ax.set_ylabel("USD")
     ax.tick_params(axis="x", rotation=60, labelsize=7)
-    ax.legend(fontsize=7, ncols=2, loc="upper left")
+    _legend(fig, ax, ncols=4)
     if len(undated):
         n = int(undated["tasks"].sum())
         ax.set_xlabel(f"not drawn: {n} tasks of unknown date", fontsize=7)
@@ -123,12 +138,13 @@ def spend_over_time(
 
 
 def _bar_table(tasks: pd.DataFrame, key: str) -> pd.DataFrame:
-    from songlab.ledger.tables import spend_of
+    from songlab.ledger.engine import open_ledger
 
     if not _is_tasks(tasks):
         return tasks
-    order = "min(license) NULLS LAST" if key == "tier" else "cost_usd DESC NULLS LAST"
-    return spend_of(tasks, [key], order=order)
+    order = None if key == "tier" else "cost_usd DESC NULLS LAST"
+    with open_ledger(tasks) as lg:
+        return lg.spend([key], order=order)
 
 
 def spend_by_tier(tasks: pd.DataFrame) -> Figure:
@@ -142,7 +158,8 @@ def spend_by_tier(tasks: pd.DataFrame) -> Figure:
         return fig
     names = [_label(t) if isinstance(t, str) else "(unknown)" for t in table["tier"].tolist()]
     bars = ax.bar(names, _floats(table["cost_usd"]))
-    ax.bar_label(bars, labels=[f"{n} tasks" for n in table["tasks"].tolist()], fontsize=7)
+    ax.bar_label(bars, labels=[_tasks(n) for n in table["tasks"].tolist()], fontsize=7)
+    ax.margins(y=0.15)  # room for the labels above the bars
     ax.set_ylabel("USD")
     ax.tick_params(axis="x", labelsize=8)
     return fig
@@ -153,12 +170,12 @@ def tier_comparison_plot(tasks: pd.DataFrame) -> Figure:
 
     ``tasks``: a tasks frame or the tier comparison table (``tier``, ``priced_usd`` ...).
     """
-    from songlab.ledger.tables import tier_comparison_of
+    from songlab.ledger.engine import tier_comparison
 
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("The same tasks in every license tier (USD)")
-    comp = tier_comparison_of(tasks) if _is_tasks(tasks) else tasks
+    comp = tier_comparison(tasks) if _is_tasks(tasks) else tasks
     if comp.empty or int(comp["tasks"].iloc[0]) == 0:
         _empty(ax, "billed tasks to compare")
         return fig
@@ -167,7 +184,7 @@ def tier_comparison_plot(tasks: pd.DataFrame) -> Figure:
     ax.axhline(actual, color="black", linestyle="--", label=f"actually spent ({actual:,.2f})")
     ax.set_ylabel("USD")
     ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8)
+    _legend(fig, ax, ncols=2)
     return fig
 
 
@@ -255,7 +272,7 @@ def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
         left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_yticks(y, tiers)
     ax.set_xlabel("USD (red: the runs' own fee, usage-priced; then the calls they made)")
-    ax.legend(fontsize=7, ncols=3, loc="lower right")
+    _legend(fig, ax, ncols=4)
     return fig
 
 
@@ -277,7 +294,7 @@ def spend_by_project(tasks: pd.DataFrame, *, top: int = 12) -> Figure:
         counts[name] = counts.get(name, 0) + int(n)
     kept = _fold(values, top)
     rest = sum(int(c) for n, c in counts.items() if n not in kept)
-    labels = [f"{counts[n]} tasks" if n in counts else f"{rest} tasks" for n in kept]
+    labels = [_tasks(counts[n]) if n in counts else _tasks(rest) for n in kept]
     bars = ax.barh(list(kept)[::-1], list(kept.values())[::-1])
     ax.bar_label(bars, labels=labels[::-1], fontsize=7)
     ax.set_xlabel("USD")
@@ -290,14 +307,14 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
 
     ``tasks``: a tasks frame, or the daily roll-up of the month (``period``, ``cumulative_usd``).
     """
-    from songlab.ledger.tables import spend_over_time_table
+    from songlab.ledger.engine import rollup
 
     fig = Figure(figsize=(7, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"{fc.as_of:%B %Y}: month to date and forecast (USD)")
     if _is_tasks(tasks):
         p = make_period(start=fc.as_of.date().replace(day=1), end=fc.as_of.date())
-        daily = spend_over_time_table(tasks, by=None, freq="day", p=p)
+        daily = rollup(tasks, "day", p=p)
     else:
         daily = tasks
     daily = daily[daily["period"].notna()]
@@ -322,7 +339,7 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
     ax.set_xlim(0.5, fc.days_in_month + 0.5)
     ax.set_xlabel(f"day of {fc.as_of:%B} (UTC)")
     ax.set_ylabel("USD, cumulative")
-    ax.legend(fontsize=8, loc="upper left")
+    _legend(fig, ax, ncols=3)
     return fig
 
 

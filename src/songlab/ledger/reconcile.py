@@ -7,8 +7,9 @@ same instant (``seen_at``). Between two consecutive snapshots:
 
 - **balance spent** = (earlier ``total_effective`` - later) x $0.01, exact;
 - **explained** = the ledger's billed + estimated cost of the top-level tasks that
-  refresh added (a failed task is 0, a task of unknown cost adds nothing and is
-  counted in ``unknown_tasks``);
+  refresh added (a failed task is 0; a task still pending at its estimate, which the
+  service has reserved; a task of unknown cost adds nothing and is counted in
+  ``unknown_tasks``);
 - **unexplained** = balance spent - explained: work the ledger cannot see or price
   (made outside songlab where the service shows no cost, a top-up as a negative
   figure, a task created between the listing walk and the balance call, which the
@@ -35,8 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from songlab.ledger import _schema
-from songlab.ledger.spend import as_table, top_level
+import songlab.ledger._schema as _schema
 
 __all__ = ["EXPLAINED", "RECONCILE", "UNEXPLAINED", "reconcile", "reconcile_store"]
 
@@ -58,6 +58,10 @@ NO_LEDGER: Final[str] = (
     "No balance snapshots: reconciliation needs a Parquet ledger refreshed at least twice "
     "(songlab report --ledger DIR; every refresh snapshots GET /v1/account/balance)."
 )
+
+
+def _top_level(table: pa.Table) -> pa.Table:
+    return table.filter(pc.is_null(table["parent_task_id"]))
 
 
 def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
@@ -118,7 +122,7 @@ def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataF
     if snaps.num_rows == 0:
         return _schema.to_frame(RECONCILE.empty_table())
     taken = _taken(snaps)
-    return _rows(_per_period(top_level(as_table(tasks)), taken), snaps, freq)
+    return _rows(_per_period(_top_level(_schema.as_table(tasks)), taken), snaps, freq)
 
 
 def _taken(snaps: pa.Table) -> np.ndarray:
@@ -136,7 +140,9 @@ def _per_period(t: pa.Table, taken: np.ndarray) -> dict[int, dict[str, Any]]:
     period = np.searchsorted(taken, seen, side="left")
     period = np.where(np.isnat(seen), 0, period)
     src = t["cost_source"]
-    est_mask = pc.fill_null(pc.equal(src, _schema.ESTIMATE), False)
+    # a pending task's price is already reserved from the balance: its estimate explains it
+    pending = pc.fill_null(pc.equal(src, _schema.PENDING), False)
+    est_mask = pc.or_(pc.fill_null(pc.equal(src, _schema.ESTIMATE), False), pending)
     work = pa.table(
         {
             "period": pa.array(period, pa.int64()),
@@ -148,7 +154,11 @@ def _per_period(t: pa.Table, taken: np.ndarray) -> dict[int, dict[str, Any]]:
                 t["billed_usd"],
                 pa.scalar(None, _schema.MONEY),
             ),
-            "estimate": pc.if_else(est_mask, t["cost_usd"], pa.scalar(None, _schema.MONEY)),
+            "estimate": pc.if_else(
+                est_mask,
+                pc.if_else(pending, t["estimate_usd"], t["cost_usd"]),
+                pa.scalar(None, _schema.MONEY),
+            ),
         }
     )
     g = work.group_by("period", use_threads=False).aggregate(
@@ -258,5 +268,5 @@ def reconcile_store(store: Any, *, freq: str | None = None) -> pd.DataFrame:
     taken = _taken(snaps)
     per: dict[int, dict[str, Any]] = {}
     for month in store.iter_tables():
-        _merge(per, _per_period(top_level(month), taken))
+        _merge(per, _per_period(_top_level(month), taken))
     return _rows(per, snaps, freq)

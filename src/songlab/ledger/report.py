@@ -27,7 +27,8 @@ import songlab.ledger.display as display
 import songlab.ledger.export as export
 import songlab.ledger.plots as plots
 import songlab.ledger.tables as tables
-from songlab.ledger.periods import Period
+from songlab.ledger._periods import Period, elapsed_text, parse_budgets, worst_budget
+from songlab.ledger.engine import AGENT_TIER, open_ledger
 from songlab.ledger.tables import DATE_UNKNOWN
 from songlab.ledger.tasks import tasks_table
 
@@ -165,8 +166,15 @@ def _paged(
         )
         rules.append(f"#{pid}:checked ~ .pages .{pid} {{ display: table; }}")
     total = len(frame) if total is None else total
-    note = f'<p class="note">{len(shown):,} of {total:,} {what} shown, {PAGE_ROWS} a page'
-    note += ".</p>"
+    if len(shown) == total and pages == 1:
+        note = f'<p class="note">All {total:,} {what}.</p>'
+    elif len(shown) == total:
+        note = f'<p class="note">All {total:,} {what}, in pages of {PAGE_ROWS}.</p>'
+    else:
+        note = (
+            f'<p class="note">The first {len(shown):,} of {total:,} {what}, in pages of '
+            f"{PAGE_ROWS}; the exports hold them all.</p>"
+        )
     return (
         f'<style>{" ".join(rules)}</style><div class="pager">{"".join(radios)}'
         f'<div class="pages">{"".join(tables)}</div></div>{note}'
@@ -214,15 +222,16 @@ class Section:
 
 
 def _budget_state(d: tables.ReportData) -> tuple[str, str]:
+    """The budget card: the worst state among the budgets (over, forecast over, near, ok),
+    the others that are not ok named beside it."""
     b = d.tables["budgets"]
-    if b.empty:
+    top = worst_budget(b)
+    if top is None:
         return "no budget set", "--budget 500 sets one"
-    rows = b.to_dict("records")
-    overall = next((r for r in rows if r["scope"] == "overall"), None)
-    worst = ["over", "forecast over", "near", "ok"]
-    top = overall or min(rows, key=lambda r: worst.index(r["status"]))
     state = f"{top['status']}: ${_cents(top['spent_usd'])} of ${_cents(top['budget_usd'])}"
-    others = [r for r in rows if r is not top and r["status"] != "ok"]
+    if top.get("used_pct") is not None:
+        state += f" ({top['used_pct']}%)"
+    others = [r for r in b.to_dict("records") if r["scope"] != top["scope"] and r["status"] != "ok"]
     named = ", ".join(f"{r['scope']} {r['status']}" for r in others[:3])
     more = f" and {len(others) - 3} more" if len(others) > 3 else ""
     detail = top["scope"] + (f"; also {named}{more}" if others else "")
@@ -253,7 +262,7 @@ def _headline(d: tables.ReportData) -> str:
             "forecast",
             f"Forecast for {fc.as_of:%B %Y}",
             f"${_cents(fc.forecast_usd)}",
-            f"straight line over {fc.days_elapsed} of {fc.days_in_month} days",
+            f"straight line over {elapsed_text(fc.days_elapsed)} of {fc.days_in_month} days",
         ),
         ("budget", "Budget", state, state_detail),
         ("estimated-unknown", "Estimated or unknown", est_text, est_detail),
@@ -278,7 +287,8 @@ def _summary_body(d: tables.ReportData) -> str:
         "sub-tool tasks of Agent One runs, counted inside their run); spent "
         f"<b>${_cents(f['spend'])}</b> (billed by the service: ${_cents(f['billed'])}). Tasks "
         f"by cost source: {by_source}.</p>"
-        f"<p>Month to date ({fc.as_of:%B %Y}, {fc.days_elapsed} of {fc.days_in_month} days): "
+        f"<p>Month to date ({fc.as_of:%B %Y}, {elapsed_text(fc.days_elapsed)} of "
+        f"{fc.days_in_month} days): "
         f"<b>${_cents(fc.month_to_date_usd)}</b>; run rate ${_cents(fc.run_rate_usd_per_day)} a "
         f"day (trailing 7 days: ${_cents(fc.trailing_7d_usd_per_day)} a day); forecast for the "
         f"month <b>${_cents(fc.forecast_usd)}</b>.</p>"
@@ -344,10 +354,15 @@ def _operations_body(d: tables.ReportData) -> str:
 def _tiers_body(d: tables.ReportData) -> str:
     comp = d.tables["tier_comparison"]
     n = int(comp["tasks"].iloc[0]) if len(comp) else 0
+    est = comp.attrs.get("estimated_tasks", 0)
+    estimated = f" ({est:,} of them at their list-price estimate)" if est else ""
     return (
-        f'<p class="note">The {n:,} billed tasks that have a list price in every tier, '
-        f"priced in each ({comp.attrs.get('excluded_tasks', 0):,} other tasks left out: "
-        "Agent One runs, their sub-tool calls, unbilled ones).</p>"
+        f'<p class="note">The {n:,} tasks that cost something known{estimated} and have a '
+        "list price in every tier, priced in each "
+        f"({comp.attrs.get('excluded_tasks', 0):,} other tasks left out: Agent One runs, "
+        "which are priced by usage and have no tier, failed, running and unknown-cost ones). "
+        "In the spend by tier, Agent One runs are their own row, "
+        f"&quot;{html.escape(AGENT_TIER)}&quot;.</p>"
         + _img(plots.tier_comparison_plot(comp), "tier comparison")
         + _table(comp)
     )
@@ -438,16 +453,14 @@ def render_report(
 
 def render_html(
     tasks: Any,
-    trace: pd.DataFrame | None = None,
     *,
     title: str = "songlab cost report",
     period: Period | None = None,
     as_of: datetime | None = None,
     budgets: Any = None,
 ) -> str:
-    """The report of a tasks frame, Arrow table or ledger (``trace`` is rebuilt from the
-    period's tasks)."""
-    del trace
+    """The report of a tasks frame, Arrow table or ledger (the Agent One steps are read from
+    the period's runs)."""
     return render_report(tables.build(tasks, p=period, as_of=as_of, budgets=budgets), title=title)
 
 
@@ -505,15 +518,17 @@ def write_report(
             data.refresh(source)
     else:
         data = tasks_table(source)
-    d = tables.build(data, p=period, as_of=as_of, budgets=budgets)
-    d.store = data if isinstance(data, LedgerStore) else None
-    if simulated_clock:
-        d.source_note = SANDBOX_NOTE
-    path = _write_text(Path(out), render_report(d, title=title, sections=sections))
-    if csv_dir is not None:
-        export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
-        if all_tasks_csv:  # every task of the period in tasks.csv, streamed by DuckDB
-            tables.copy_tasks_csv(data, Path(csv_dir) / "tasks.csv", p=d.period)
+    note = SANDBOX_NOTE if simulated_clock else None
+    store = data if isinstance(data, LedgerStore) else None
+    with open_ledger(data) as lg:  # the source is opened once: tables, figures and CSV
+        d = tables.build_from(
+            lg, p=period, as_of=as_of, budgets=parse_budgets(budgets), source_note=note, store=store
+        )
+        path = _write_text(Path(out), render_report(d, title=title, sections=sections))
+        if csv_dir is not None:
+            export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
+            if all_tasks_csv:  # every task of the period in tasks.csv, streamed
+                tables.copy_tasks_csv(lg, Path(csv_dir) / "tasks.csv", p=d.period)
     if xlsx is not None:
         export.export_excel(d.tables, xlsx)
     return path

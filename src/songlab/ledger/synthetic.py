@@ -386,18 +386,8 @@ def synthetic_table(
         meta = _scatter(meta, where, texts, n)
         billed = _scatter(billed, where, totals, n)
         est = _scatter(est, where, ests, n)
-    zero = pa.scalar(Decimal(0), _schema.MONEY)
     failed_a = pa.array(failed)
-    cost = pc.coalesce(billed, pc.if_else(failed_a, zero, est))
-    source = pc.if_else(
-        pc.is_valid(billed),
-        _schema.BILLED,
-        pc.if_else(
-            failed_a,
-            _schema.UNBILLED,
-            pc.if_else(pc.is_valid(est), _schema.ESTIMATE, _schema.UNKNOWN),
-        ),
-    )
+    cost, source = _schema.cost_of(billed, est, status)  # the one rule of what counts
     failure = pc.if_else(failed_a, "GenerationFailed", pa.scalar(None, pa.string()))
     if compact:
         failure = pa.DictionaryArray.from_arrays(

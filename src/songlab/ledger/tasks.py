@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from decimal import Decimal
 from itertools import islice
 from typing import Any, Final
 
@@ -304,16 +303,8 @@ def _fact_source(values: pa.Array) -> pa.Array:
 
 
 def _cost(billed: pa.Array, est: pa.Array, status: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """cost_usd and cost_source: billed if shown, else 0 if failed, else the estimate, else
-    null (unknown: never 0)."""
-    failed = pc.fill_null(pc.equal(status, "failed"), False)
-    zero = pa.scalar(Decimal(0), _schema.MONEY)
-    cost = pc.coalesce(billed, pc.if_else(failed, zero, est))
-    # positions in COST_DICT: billed 0, estimate 1, unbilled 2, unknown 3
-    pos = pc.if_else(
-        pc.is_valid(billed), 0, pc.if_else(failed, 2, pc.if_else(pc.is_valid(est), 1, 3))
-    )
-    return cost, _schema.source_array(pos, _schema.COST_DICT)
+    """cost_usd and cost_source by the one rule (``_schema.cost_of``)."""
+    return _schema.cost_of(billed, est, status)
 
 
 def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = None) -> pa.Table:

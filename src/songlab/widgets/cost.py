@@ -1,9 +1,10 @@
 """The cost panel: balance, spend by tier and by operation, and the tier comparison plot.
 
-Everything here comes from :mod:`songlab.ledger` (``tasks_frame``, ``spend``,
-``plots.tier_comparison_plot``) and the account balance; the panel only lays
-them out. Amounts stay ``Decimal`` until they are printed. ``refresh()`` (or
-the button) re-reads the account's tasks.
+Every figure here is a query of the ledger engine (``songlab.ledger.engine``), the same
+the notebook's ``ledger.spend`` and the HTML report run, over the account's tasks frame
+(``tasks_frame``); the panel only lays them out. Amounts stay ``Decimal`` until they are
+printed, to the cent; the estimate and unknown counts are shown beside the total.
+``refresh()`` (or the button) re-reads the account's tasks.
 """
 
 from __future__ import annotations
@@ -15,25 +16,21 @@ import ipywidgets as W
 import pandas as pd
 
 import songlab.ledger as ledger
+from songlab.ledger import display
 from songlab.ledger import plots as ledger_plots
-from songlab.widgets._gate import format_price
 from songlab.widgets._ui import ErrorSink
 
 __all__ = ["CostPanel"]
 
-_SHOWN = ["tasks", "billed_tasks", "cost_usd", "billed_usd", "estimated_usd"]
+_SHOWN = ["tasks", "cost_usd", "billed_usd", "estimated_tasks", "estimated_usd", "unknown_tasks"]
 
 
 def _money_table(frame: pd.DataFrame, keys: list[str]) -> str:
     if frame.empty:
         return "<i>no tasks yet</i>"
-    shown = frame[[*keys, *_SHOWN]].copy()
-    for col in ("cost_usd", "billed_usd", "estimated_usd"):
-        shown[col] = [
-            format_price(Decimal(str(v))) if v is not None and not pd.isna(v) else "-"
-            for v in shown[col].tolist()
-        ]
-    table: str = shown.to_html(index=False, border=0)
+    shown = display.shown(frame[[*keys, *_SHOWN]])
+    cells = {c: [display.text(v) for v in shown[c].tolist()] for c in shown.columns}
+    table: str = pd.DataFrame(cells).to_html(index=False, border=0)
     return table
 
 
@@ -78,19 +75,36 @@ class CostPanel(W.VBox):
         bal = self.client.account.balance()
         self.balance_usd = bal.total_usd
         self.balance.value = (
-            f"<b>Balance: {format_price(self.balance_usd)}</b> "
+            f"<b>Balance: ${display.cents(self.balance_usd)}</b> "
             f"({bal.total_effective:,} tokens: {bal.base_effective:,} base + "
             f"{bal.extra_tokens:,} extra)"
         )
         frame = ledger.tasks_frame(self.client)
         self.frame = frame
-        self.by_tier = ledger.spend(frame, ["license", "tier"])
-        self.by_operation = ledger.spend(frame, ["operation", "model"])
-        grand = ledger.spend(frame, ())
-        self.total_usd = Decimal(str(grand["cost_usd"].iloc[0])) if len(grand) else Decimal(0)
-        count = int(grand["tasks"].iloc[0]) if len(grand) else 0
-        self.total.value = f"Spent: <b>{format_price(self.total_usd)}</b> on {count} tasks"
+        with ledger.open_ledger(frame) as lg:  # one relation: every figure below reads it
+            self.by_tier = lg.spend(["tier"])
+            self.by_operation = lg.spend(["operation", "model"])
+            totals = lg.totals()
+            comparison = lg.tier_comparison()
+        self.total_usd = totals["cost_usd"]
+        est, unknown = totals["estimated_tasks"], totals["unknown_tasks"]
+        notes = []
+        if est:
+            notes.append(
+                f"{est:,} at list-price estimates (${display.cents(totals['estimated_usd'])})"
+            )
+        if unknown:
+            notes.append(f"{unknown:,} of unknown cost, not included")
+        if totals["pending_tasks"]:
+            notes.append(f"{totals['pending_tasks']:,} still running")
+        self.total.value = (
+            f"Spent: <b>${display.cents(self.total_usd)}</b> on {totals['tasks']:,} "
+            f"task{'' if totals['tasks'] == 1 else 's'}"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
         self.by_tier_html.value = _money_table(self.by_tier, ["tier"])
         self.by_operation_html.value = _money_table(self.by_operation, ["operation", "model"])
-        self.plot.value = ledger_plots.png_bytes(ledger_plots.tier_comparison_plot(frame), dpi=80)
+        self.plot.value = ledger_plots.png_bytes(
+            ledger_plots.tier_comparison_plot(comparison), dpi=80
+        )
         self.sink.info("up to date", "ok")

@@ -1,0 +1,307 @@
+"""Periods, a stated forecast and budgets: the calendar and the arithmetic, no data.
+
+All dates are UTC calendar dates; a period is inclusive of both ends. Money stays exact
+(``Decimal``); the forecast is the one rounding, to 8 decimals, half-even. The figures
+themselves (spend in a period, roll-ups, month-to-date, budget status) are queries of the
+ledger engine (``songlab.ledger.engine``); ``songlab.ledger.periods`` is their public face.
+
+- :func:`period` builds a :class:`Period` from ``--from``/``--to`` dates or a name
+  (``month-to-date``, ``this-month``, ``last-month``, ``last-7-days``,
+  ``last-30-days``, ``year-to-date``, ``all``, or a month ``YYYY-MM``);
+- :func:`forecast_of`: the **straight-line** forecast. Month-to-date spend divided
+  by the time elapsed in the month (in days, to the second) is the daily run
+  rate; the forecast for the month is that rate times the month's days. The
+  trailing 7-day rate is shown beside it;
+- :func:`parse_budgets` (once, to a :class:`Budgets`) and :func:`budget_rows`: monthly
+  budgets (overall and per project) against month-to-date spend and the forecast:
+  ``over``, ``forecast over``, ``near`` (80% used or more) or ``ok``;
+- :func:`elapsed_text`: a duration in whole days or hours, as every printed line says it.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from typing import Any, Final
+
+import pandas as pd
+import pyarrow as pa
+
+import songlab.ledger._schema as _schema
+
+__all__ = [
+    "BUDGET_STATES",
+    "Budgets",
+    "FREQS",
+    "Forecast",
+    "NAMED_PERIODS",
+    "Period",
+    "budget_rows",
+    "elapsed_text",
+    "forecast_of",
+    "parse_budgets",
+    "period",
+    "period_starts",
+    "worst_budget",
+]
+
+NAMED_PERIODS: Final[tuple[str, ...]] = (
+    "month-to-date",
+    "this-month",
+    "last-month",
+    "last-7-days",
+    "last-30-days",
+    "year-to-date",
+    "all",
+)
+FREQS: Final[tuple[str, ...]] = ("day", "week", "month")
+NEAR: Final[Decimal] = Decimal("0.8")
+# A budget's states, worst first: a card or a line that shows one state shows the worst.
+BUDGET_STATES: Final[tuple[str, ...]] = ("over", "forecast over", "near", "ok")
+_Q: Final[Decimal] = Decimal("0.00000001")
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    start: date | None  # None: from the first task
+    end: date | None  # None: to the last task (inclusive)
+    label: str
+
+    def bounds(self) -> tuple[datetime | None, datetime | None]:
+        """``[start, end + 1 day)`` as UTC datetimes."""
+        lo = datetime.combine(self.start, time(), UTC) if self.start else None
+        hi = datetime.combine(self.end + timedelta(days=1), time(), UTC) if self.end else None
+        return lo, hi
+
+
+def _date(value: Any, field: str) -> date:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).date() if value.tzinfo else value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise ValueError(f"{field}: a date YYYY-MM-DD, got {value!r}") from None
+
+
+def _month_end(d: date) -> date:
+    return d.replace(day=calendar.monthrange(d.year, d.month)[1])
+
+
+def period(
+    name: str | None = None, *, start: Any = None, end: Any = None, as_of: datetime | None = None
+) -> Period:
+    """A period by ``name`` (see ``NAMED_PERIODS`` or ``YYYY-MM``) or by ``start``/``end`` dates.
+
+    ``as_of`` (default: now, UTC) anchors the named periods.
+    """
+    if name is not None and (start is not None or end is not None):
+        raise ValueError("period: give a name or from/to dates, not both")
+    today = (as_of or datetime.now(UTC)).astimezone(UTC).date()
+    if name is None:
+        lo = _date(start, "from") if start is not None else None
+        hi = _date(end, "to") if end is not None else None
+        if lo and hi and hi < lo:
+            raise ValueError(f"to: must not be before from ({hi} < {lo})")
+        label = f"{lo or 'first task'} to {hi or 'last task'}"
+        return Period(lo, hi, label if (lo or hi) else "all time")
+    first = today.replace(day=1)
+    if name in ("month-to-date", "mtd"):
+        return Period(first, today, f"month to date ({first:%B %Y}, to {today})")
+    if name == "this-month":
+        return Period(first, _month_end(first), f"{first:%B %Y}")
+    if name == "last-month":
+        prev = (first - timedelta(days=1)).replace(day=1)
+        return Period(prev, _month_end(prev), f"{prev:%B %Y}")
+    if name in ("last-7-days", "last-30-days"):
+        n = 7 if name == "last-7-days" else 30
+        return Period(today - timedelta(days=n - 1), today, f"the last {n} days, to {today}")
+    if name == "year-to-date":
+        return Period(today.replace(month=1, day=1), today, f"{today.year} to date ({today})")
+    if name == "all":
+        return Period(None, None, "all time")
+    try:
+        month = datetime.strptime(name, "%Y-%m").date()
+    except ValueError:
+        raise ValueError(
+            f"period: one of {', '.join(NAMED_PERIODS)} or a month YYYY-MM, got {name!r}"
+        ) from None
+    return Period(month, _month_end(month), f"{month:%B %Y}")
+
+
+def period_starts(lo: date, hi: date, freq: str) -> list[date]:
+    if freq == "day":
+        cur, step = lo, None
+    elif freq == "week":
+        cur, step = lo - timedelta(days=lo.weekday()), None
+    else:
+        cur, step = lo.replace(day=1), "month"
+    out = []
+    while cur <= hi:
+        out.append(cur)
+        if step == "month":
+            cur = (cur.replace(day=28) + timedelta(days=4)).replace(day=1)
+        else:
+            cur += timedelta(days=1 if freq == "day" else 7)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    month: str  # YYYY-MM of as_of
+    as_of: datetime
+    days_in_month: int
+    days_elapsed: Decimal  # since the month began, to the second
+    month_to_date_usd: Decimal
+    run_rate_usd_per_day: Decimal  # month_to_date / days_elapsed
+    trailing_7d_usd_per_day: Decimal  # spend of the 7 days to as_of / 7
+    forecast_usd: Decimal  # run rate x days in month (8 decimals, half-even)
+    method: str
+
+
+def forecast_of(mtd: Decimal, last_7_days: Decimal, as_of: datetime) -> Forecast:
+    """The forecast from the month-to-date spend and the spend of the 7 days to ``as_of``."""
+    as_of = as_of.astimezone(UTC)
+    start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
+    ndays = calendar.monthrange(as_of.year, as_of.month)[1]
+    elapsed = Decimal((as_of - start) // timedelta(microseconds=1)) / Decimal(86_400_000_000)
+    rate = (mtd / elapsed).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else Decimal(0)
+    trailing = last_7_days / 7
+    fc = (mtd / elapsed * ndays).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else mtd
+    return Forecast(
+        month=f"{as_of:%Y-%m}",
+        as_of=as_of,
+        days_in_month=ndays,
+        days_elapsed=elapsed.quantize(Decimal("0.0001"), ROUND_HALF_EVEN),
+        month_to_date_usd=mtd,
+        run_rate_usd_per_day=rate,
+        trailing_7d_usd_per_day=trailing.quantize(_Q, ROUND_HALF_EVEN),
+        forecast_usd=fc,
+        method=(
+            f"straight line: month-to-date spend / {elapsed_text(elapsed)} elapsed x "
+            f"{ndays} days in {as_of:%B %Y}"
+        ),
+    )
+
+
+def elapsed_text(days: Decimal) -> str:
+    """A duration of ``days`` in whole days (two or more) or whole hours (less), as every
+    printed line says it: ``13 days``, ``30 hours``, ``5 hours`` (never ``13.5899 days``)."""
+    if days >= 2:
+        return f"{int(days)} days"
+    hours = int(days * 24)
+    return f"{hours} hour{'s' if hours != 1 else ''}"
+
+
+class Budgets(dict[str | None, Decimal]):
+    """Monthly budgets, parsed once: scope (None: the whole account; else a project) -> USD.
+
+    Made by :func:`parse_budgets`; passing a ``Budgets`` on (CLI -> report -> tables) never
+    parses it again.
+    """
+
+
+def parse_budgets(items: Any) -> Budgets:
+    """Budgets from ``["500", "jingles=120"]`` or a mapping (key None: overall) -> Decimal USD.
+
+    A :class:`Budgets` is returned as it is (parsed once); None or empty gives none.
+    """
+    if isinstance(items, Budgets):
+        return items
+    pairs: list[tuple[str | None, Any]] = []
+    if isinstance(items, Mapping):
+        pairs = [(None if k in (None, "", "overall") else str(k), v) for k, v in items.items()]
+    else:
+        for item in [items] if isinstance(items, str | int | Decimal) else list(items or ()):
+            text = str(item)
+            name, _, amount = text.rpartition("=")
+            pairs.append((name or None, amount))
+    out = Budgets()
+    for scope, amount in pairs:
+        try:
+            if isinstance(amount, float):
+                raise InvalidOperation
+            value = Decimal(str(amount))
+        except (InvalidOperation, ValueError):
+            raise ValueError(
+                f"budget: an amount in USD like 500 or project=120.50, got {amount!r}"
+            ) from None
+        if not value.is_finite() or value < 0:
+            raise ValueError(f"budget: a non-negative amount, got {amount!r}")
+        out[scope] = value
+    return out
+
+
+def budget_rows(
+    budgets: Mapping[str | None, Decimal],
+    overall: Forecast,
+    per_project: Mapping[str, Forecast],
+    *,
+    near: Decimal = NEAR,
+) -> pd.DataFrame:
+    """The budget table from forecasts already made (overall, and per project)."""
+    rows = []
+    for scope, limit in budgets.items():
+        fc = (
+            overall
+            if scope is None
+            else per_project.get(scope) or forecast_of(Decimal(0), Decimal(0), overall.as_of)
+        )
+        spent = fc.month_to_date_usd
+        used = (spent / limit * 100).quantize(Decimal("0.1")) if limit else None
+        if spent > limit:
+            status = "over"
+        elif fc.forecast_usd > limit:
+            status = "forecast over"
+        elif limit and spent >= limit * near:
+            status = "near"
+        else:
+            status = "ok"
+        rows.append(
+            {
+                "scope": "overall" if scope is None else f"project {scope}",
+                "month": fc.month,
+                "budget_usd": limit,
+                "spent_usd": spent,
+                "remaining_usd": limit - spent,
+                "used_pct": used,
+                "forecast_usd": fc.forecast_usd,
+                "status": status,
+            }
+        )
+    money = pa.decimal128(38, 8)
+    schema = pa.schema(
+        [
+            ("scope", pa.string()),
+            ("month", pa.string()),
+            ("budget_usd", money),
+            ("spent_usd", money),
+            ("remaining_usd", money),
+            ("used_pct", pa.decimal128(9, 1)),
+            ("forecast_usd", money),
+            ("status", pa.string()),
+        ]
+    )
+    return _schema.to_frame(pa.Table.from_pylist(rows, schema=schema))
+
+
+def worst_budget(rows: pd.DataFrame) -> dict[str, Any] | None:
+    """The row of the budget table in the worst state (``BUDGET_STATES`` order; among
+    equals the most used), or None when no budget is set."""
+    if rows.empty:
+        return None
+    records: list[dict[str, Any]] = [
+        {str(k): v for k, v in r.items()} for r in rows.to_dict("records")
+    ]
+
+    def rank(r: dict[str, Any]) -> tuple[int, Decimal]:
+        used = r.get("used_pct")
+        return BUDGET_STATES.index(r["status"]), -(
+            used if isinstance(used, Decimal) else Decimal(0)
+        )
+
+    return min(records, key=rank)

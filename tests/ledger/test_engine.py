@@ -1,0 +1,123 @@
+"""The ledger engine: one relation, the cube equal to it, SQL that carries over to Spark."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pandas as pd
+import pytest
+import sqlglot
+from sqlglot.errors import ErrorLevel
+
+from songlab.ledger import _schema, engine, tables
+from songlab.ledger._duckdb import DuckDB
+from songlab.ledger._periods import period
+from songlab.ledger.synthetic import synthetic_table
+
+
+class Recording(DuckDB):
+    """DuckDB, keeping every statement it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def arrow(self, sql: str) -> Any:
+        self.seen.append(sql)
+        return super().arrow(sql)
+
+    def execute(self, sql: str) -> None:
+        self.seen.append(sql)
+        super().execute(sql)
+
+    def materialize(self, name: str, sql: str) -> None:
+        self.seen.append(sql)
+        super().materialize(name, sql)
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return _schema.to_frame(synthetic_table(3_000, labels=True, seed=4))
+
+
+KEY_SETS = [
+    (),
+    ("operation",),
+    ("model", "tier"),
+    ("cost_source",),
+    ("day",),
+    ("week",),
+    ("month", "project"),
+    ("tag",),
+    ("key_id",),
+    ("status", "license"),
+]
+
+
+@pytest.mark.parametrize("keys", KEY_SETS, ids=lambda k: ",".join(k) or "total")
+def test_the_cube_gives_what_the_relation_gives(frame: pd.DataFrame, keys: tuple[str, ...]) -> None:
+    p = period(start="2026-09-10", end="2026-10-20")
+    with engine.open_ledger(frame) as lg:
+        rows = [lg.spend(keys), lg.spend(keys, p=p)]
+        lg.precompute()
+        cubed = [lg.spend(keys), lg.spend(keys, p=p)]
+    for a, b in zip(rows, cubed, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+        assert all(isinstance(v, Decimal) for v in a["cost_usd"].tolist())
+
+
+def test_every_query_of_a_report_transpiles_to_spark_sql(frame: pd.DataFrame) -> None:
+    backend = Recording()
+    with engine.open_ledger(frame, engine=backend) as lg:
+        tables.build_from(lg, budgets=["100", "jingles=5"], p=period(start="2026-09-01"))
+        lg.tier_prices()
+        lg.tier_comparison(by=["project"])
+    assert len(backend.seen) > 25
+    for sql in backend.seen:
+        if "json_valid" in sql:  # the trace: each engine's own JSON schema (TRACE_PARSE)
+            trace, valid = engine.TRACE_PARSE["spark"]
+            duck_trace, duck_valid = engine.TRACE_PARSE["duckdb"]
+            sql = sql.replace(duck_trace, trace).replace(duck_valid, valid)
+        spark = sqlglot.transpile(
+            sql, read="duckdb", write="spark", unsupported_level=ErrorLevel.RAISE
+        )
+        for statement in spark:
+            sqlglot.parse_one(statement, read="spark")  # Spark SQL reads it back
+
+
+def test_agent_runs_have_their_own_tier_row_and_no_tier_price(frame: pd.DataFrame) -> None:
+    by_tier = engine.spend(frame, "tier")
+    assert by_tier["tier"].tolist()[-1] == engine.AGENT_TIER
+    runs = frame[(frame["operation"] == "agent") & frame["parent_task_id"].isna()]
+    assert by_tier.iloc[-1]["tasks"] == len(runs) > 0
+    comp = engine.tier_comparison(frame)
+    assert engine.AGENT_TIER not in comp["tier"].tolist() and len(comp) == 5
+
+
+def test_pending_tasks_are_not_spent_and_unknown_is_never_zero() -> None:
+    from songlab.ledger import tasks_frame
+    from tests.ledger._util import snap
+
+    tasks = tasks_frame(
+        [
+            snap("billed"),
+            snap("done", cost_usd=None),
+            snap("running", status="processing", cost_usd=None),
+            snap("mystery", operation="mystery", model="x", cost_usd=None),
+            snap("failed", status="failed", cost_usd=None),
+        ]
+    )
+    t = engine.spend(tasks, ()).iloc[0]
+    assert t["tasks"] == 5 and t["cost_usd"] == Decimal("0.24")
+    assert (t["billed_tasks"], t["estimated_tasks"], t["pending_tasks"]) == (1, 1, 1)
+    assert (t["unknown_tasks"], t["failed_tasks"]) == (1, 1)
+    assert t["pending_usd"] == Decimal("0.12") and t["estimated_usd"] == Decimal("0.12")
+
+
+def test_a_backend_is_an_adapter_and_an_unknown_engine_is_refused(frame: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="engine"):
+        with engine.open_ledger(frame, engine="oracle"):
+            pass
+    assert engine.transpile("SELECT 1", "duckdb") == "SELECT 1"
+    assert "EXPLODE" in engine.transpile("SELECT unnest(string_split(a, ',')) FROM t", "spark")
