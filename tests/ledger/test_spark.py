@@ -3,8 +3,9 @@
 One million synthetic tasks written as the ``LedgerStore`` dataset (Hive ``month=``
 partitions), read in place by a local Spark session (``local[2]``, four shuffle
 partitions) and by DuckDB; the same queries (sqlglot transpiles DuckDB's dialect to
-Spark's) must give the same rows, Decimal for Decimal. Also: a SparkSession that was given
-keeps its own settings, and a real Spark Connect server (``sc://``) gives the same answer.
+Spark's) must give the same report, every table and figure Decimal for Decimal, and the
+same FOCUS rows. Also: a SparkSession that was given keeps its own settings, and a real
+Spark Connect server (``sc://``), from another process, gives the same report.
 
 Slow (a JVM starts, a million rows are aggregated twice): ``make test`` runs it, ``make
 test-fast`` does not. Skipped where there is no Java (``make java-deps`` installs one).
@@ -12,16 +13,19 @@ test-fast`` does not. Skipped where there is no Java (``make java-deps`` install
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -37,16 +41,8 @@ pytestmark = [
 pyspark = pytest.importorskip("pyspark")
 
 MILLION = 1_000_000
-LEDGER_VIEW = (
-    "CREATE OR REPLACE TEMP VIEW ledger AS SELECT *, CAST(created_at AS DATE) AS day, "
-    "parent_task_id IS NULL AS top_level FROM tasks"
-)
-
-
-def _spark_sql(sql: str) -> str:
-    import sqlglot
-
-    return ";\n".join(sqlglot.transpile(sql, read="duckdb", write="spark"))
+AS_OF = datetime(2026, 10, 10, 12, tzinfo=UTC)  # inside the synthetic data's second month
+BUDGETS = ["5000", "jingles=100"]
 
 
 @pytest.fixture(scope="module")
@@ -57,79 +53,77 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> LedgerStore:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
+def session() -> Iterator[Any]:
+    from songlab.ledger.spark import local_session
+
+    s = local_session()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def _cells(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
+    return [
+        tuple(None if v is None or v is pd.NA else v for v in row)
+        for row in frame.itertuples(index=False)
+    ]
+
+
+def test_a_million_tasks_report_on_spark_is_duckdbs_to_the_cent(
+    dataset: LedgerStore, session: Any
+) -> None:
     from songlab.ledger.spark import Spark
 
-    backend = Spark()
-    try:
-        yield backend
-    finally:
-        backend.close()
+    on_duckdb = tables.build(dataset, as_of=AS_OF, budgets=BUDGETS)
+    on_spark = tables.build(dataset, as_of=AS_OF, budgets=BUDGETS, engine=Spark(session))
+    assert on_spark.figures["tasks"] == on_duckdb.figures["tasks"] == MILLION
+    assert dict(on_spark.figures) == dict(on_duckdb.figures)
+    spend = on_spark.figures["spend"]
+    assert isinstance(spend, Decimal) and spend.as_tuple().exponent == -8 and spend > 0
+    assert on_spark.forecast == on_duckdb.forecast
+    assert set(on_spark.tables) == set(on_duckdb.tables)
+    for name, frame in on_duckdb.tables.items():
+        other = on_spark.tables[name]
+        assert list(other.columns) == list(frame.columns), name
+        assert [str(t) for t in other.dtypes] == [str(t) for t in frame.dtypes], name
+        assert _cells(other) == _cells(frame), name
+    for name, frame in on_duckdb.charts.items():
+        assert _cells(on_spark.charts[name]) == _cells(frame), name
 
 
-def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
-    out = [tuple(r.values()) for r in table.to_pylist()]
-    return sorted(out, key=lambda r: tuple((v is None, str(v)) for v in r))
-
-
-def test_the_cube_of_a_million_tasks_is_duckdbs_to_the_cent(
-    dataset: LedgerStore, spark: Any
-) -> None:
-    spark.register_dataset("tasks", Path(dataset.path), dataset.files())
-    spark.execute(_spark_sql(LEDGER_VIEW))
-    spark.materialize("cube", _spark_sql(tables.CUBE_SQL))
-    got = _rows(spark.arrow("SELECT * FROM cube"))
-    with tables.connect(dataset) as con:
-        want = _rows(con.sql(tables.CUBE_SQL).to_arrow_table())
-    assert len(got) == len(want) > 1_000
-    assert got == want
-    (total,) = spark.arrow(
-        "SELECT sum(cost_usd) AS usd FROM cube WHERE facet = 'kind' AND top_level"
-    ).to_pylist()
-    total = total["usd"]
-    assert isinstance(total, Decimal) and total.as_tuple().exponent == -8
-    with tables.connect(dataset) as con:
-        (want_total,) = con.sql(
-            "SELECT sum(cost_usd) FROM tasks WHERE parent_task_id IS NULL"
-        ).fetchone()
-    assert total == want_total
-
-
-def test_focus_rows_on_spark_are_duckdbs(dataset: LedgerStore, spark: Any) -> None:
-    spark.register_dataset("tasks", Path(dataset.path), dataset.files())
-    spark.execute(_spark_sql(LEDGER_VIEW))
-    account = focus.Account("acct-spark")
-    on_spark = focus.FocusExport()
-    spark_days: dict[Any, Decimal] = {}
-    for rows in focus.focus_rows(
-        lambda sql: spark.arrow(_spark_sql(sql)), account=account, report=on_spark
+def _focus_by_day(source: Any, engine: Any) -> tuple[focus.FocusExport, dict[Any, Decimal]]:
+    report = focus.FocusExport()
+    days: dict[Any, Decimal] = {}
+    for rows in focus.focus_batches(
+        source, account="acct-spark", engine=engine, report=report, balances=None
     ):
         for start, cost in zip(
             rows["ChargePeriodStart"].to_pylist(), rows["EffectiveCost"].to_pylist(), strict=True
         ):
-            spark_days[start] = spark_days.get(start, Decimal(0)) + cost
-    on_duckdb = focus.FocusExport()
-    duck_days: dict[Any, Decimal] = {}
-    with tables.connect(dataset) as con:
-        con.execute(LEDGER_VIEW)
-        for rows in focus.focus_rows(
-            lambda sql: con.sql(sql).to_arrow_table(), account=account, report=on_duckdb
-        ):
-            for start, cost in zip(
-                rows["ChargePeriodStart"].to_pylist(),
-                rows["EffectiveCost"].to_pylist(),
-                strict=True,
-            ):
-                duck_days[start] = duck_days.get(start, Decimal(0)) + cost
-    assert on_spark.usage_rows == on_duckdb.usage_rows > 800_000
-    assert on_spark.effective_usd == on_duckdb.effective_usd
-    assert spark_days == duck_days and len(spark_days) >= 44
+            days[start] = days.get(start, Decimal(0)) + cost
+    return report, days
 
 
-def test_a_given_session_keeps_its_own_settings(spark: Any) -> None:
+def test_focus_on_spark_is_duckdbs(dataset: LedgerStore, session: Any) -> None:
     from songlab.ledger.spark import Spark
 
-    session = spark.session
+    on_spark, spark_days = _focus_by_day(dataset, Spark(session))
+    on_duckdb, duck_days = _focus_by_day(dataset, "duckdb")
+    assert on_spark.usage_rows == on_duckdb.usage_rows > 800_000
+    assert on_spark.effective_usd == on_duckdb.effective_usd
+    assert (on_spark.unknown_cost_tasks, on_spark.released_tasks) == (
+        on_duckdb.unknown_cost_tasks,
+        on_duckdb.released_tasks,
+    )
+    assert spark_days == duck_days and len(spark_days) >= 44
+    report = tables.build(dataset, as_of=AS_OF)
+    assert on_spark.effective_usd + on_spark.undated_usd == report.figures["spend"]
+
+
+def test_a_given_session_keeps_its_own_settings(session: Any) -> None:
+    from songlab.ledger.spark import Spark
+
     session.conf.set("spark.sql.session.timeZone", "America/New_York")
     try:
         lent = Spark(session)
@@ -139,7 +133,7 @@ def test_a_given_session_keeps_its_own_settings(spark: Any) -> None:
         lent.close()
         assert session.conf.get("spark.sql.session.timeZone") == "America/New_York"
         assert not session.catalog.tableExists("probe")
-        assert not session.sparkContext._jsc.sc().isStopped()  # not ours to stop
+        assert session.range(1).count() == 1  # not ours to stop
     finally:
         session.conf.set("spark.sql.session.timeZone", "UTC")
 
@@ -178,7 +172,7 @@ def connect_server() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pytest.fail(f"Spark Connect server exited with {proc.returncode}")
@@ -187,7 +181,7 @@ def connect_server() -> Iterator[str]:
                     break
             time.sleep(1)
         else:
-            pytest.fail("Spark Connect server did not listen within 240 s")
+            pytest.fail("Spark Connect server did not listen within 300 s")
         yield f"sc://127.0.0.1:{port}"
     finally:
         proc.terminate()
@@ -198,24 +192,41 @@ def connect_server() -> Iterator[str]:
             proc.wait(10)
 
 
-def test_spark_connect_reads_the_dataset_to_the_cent(
-    dataset: LedgerStore, connect_server: str
-) -> None:
+# A Python process can hold a classic Spark session or a Spark Connect one, not both: the
+# Connect client runs in its own process, as a user's would.
+CONNECT_CLIENT = r"""
+import json, sys
+from datetime import datetime
+from songlab.ledger import tables
+from songlab.ledger.spark import Spark
+d = tables.build(sys.argv[2], as_of=datetime.fromisoformat(sys.argv[3]),
+                 engine=Spark(remote=sys.argv[1]))
+print(json.dumps({k: str(v) for k, v in d.figures.items()}))
+"""
+
+
+def test_spark_connect_gives_the_same_report(dataset: LedgerStore, connect_server: str) -> None:
+    import sys
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CONNECT_CLIENT,
+            connect_server,
+            str(dataset.path),
+            AS_OF.isoformat(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    want = tables.build(dataset, as_of=AS_OF).figures
+    assert got == {k: str(v) for k, v in want.items()}
+    assert Decimal(got["spend"]) > 0
     from songlab.ledger.spark import Spark
 
-    remote = Spark(remote=connect_server)
-    try:
-        remote.register_dataset("tasks", Path(dataset.path), dataset.files())
-        (got,) = remote.arrow(
-            "SELECT count(*) AS n, CAST(sum(cost_usd) AS DECIMAL(38, 8)) AS usd, "
-            "current_timezone() AS tz FROM tasks WHERE parent_task_id IS NULL"
-        ).to_pylist()
-    finally:
-        remote.close()
-    with tables.connect(dataset) as con:
-        want = con.sql(
-            "SELECT count(*), sum(cost_usd) FROM tasks WHERE parent_task_id IS NULL"
-        ).fetchone()
-    assert (got["n"], got["usd"], got["tz"]) == (want[0], want[1], "UTC")
     with pytest.raises(ValueError, match="sc://HOST:PORT"):
         Spark(remote="127.0.0.1:15002")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,10 +28,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+import songlab.ledger._schema as _schema
 from songlab.ledger.export import FORMULA_START
-from songlab.ledger.focus import SCHEMA, FocusExport, metadata
 
-__all__ = ["FORMATS", "check", "metadata_path", "plain", "write"]
+__all__ = ["FORMATS", "check", "metadata_path", "write"]
 
 FORMATS: Final[tuple[str, ...]] = (".csv", ".parquet")
 
@@ -53,27 +53,6 @@ def check(path: Path) -> str:
     return suffix
 
 
-def plain(values: pa.Array) -> pa.Array:
-    """Decimal amounts as plain text with all their places (``0.00000000``, ``-1.50``)."""
-    t = values.type
-    scale = t.scale
-    shift = pa.scalar(10**scale, pa.decimal128(scale + 1, 0))
-    ints = pc.cast(pc.multiply(values, shift), pa.int64())
-    if scale == 0:
-        return pc.cast(ints, pa.string())
-    negative = pc.less(ints, 0)
-    magnitude = pc.abs(ints)
-    unit = 10**scale
-    whole = pc.divide(magnitude, unit)  # integer division on int64
-    frac = pc.subtract(magnitude, pc.multiply(whole, unit))
-    text = pc.binary_join_element_wise(
-        pc.cast(whole, pa.string()),
-        pc.utf8_lpad(pc.cast(frac, pa.string()), width=scale, padding="0"),
-        ".",
-    )
-    return pc.if_else(negative, pc.binary_join_element_wise("-", text, ""), text)
-
-
 def _inert(values: pa.Array) -> pa.Array:
     risky = pc.starts_with(values, FORMULA_START[0])
     for lead in FORMULA_START[1:]:
@@ -89,7 +68,7 @@ def _as_text(table: pa.Table) -> pa.Table:
     for f, col in zip(table.schema, table.columns, strict=True):
         a = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
         if pa.types.is_decimal(f.type):
-            a = plain(a)
+            a = _schema.plain_text(a)
         elif pa.types.is_timestamp(f.type):
             seconds = pc.floor_temporal(a, unit="second")
             a = pc.strftime(
@@ -109,15 +88,17 @@ def _tmp(path: Path) -> Path:
     return tmp
 
 
-def _meta_json(report: FocusExport, name: str, size: int) -> dict[str, Any]:
-    return metadata([{"filepath": name, "total_bytes": size, "total_rows": report.rows}])
-
-
 def write(
-    rows: Iterable[pa.Table], path: str | os.PathLike[str], report: FocusExport
-) -> FocusExport:
-    """Write ``rows`` (tables of ``focus.SCHEMA``) to ``path`` (.csv or .parquet) and its
-    metadata beside it; ``report`` (filled as the rows go) comes back with the paths."""
+    rows: Iterable[pa.Table],
+    path: str | os.PathLike[str],
+    *,
+    schema: pa.Schema,
+    metadata: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    count: Callable[[], int],
+) -> tuple[Path, Path]:
+    """Write ``rows`` (tables of ``schema``) to ``path`` (.csv or .parquet) and
+    ``metadata(data_location)`` beside it (``count()``: the rows written, asked once they
+    are); returns both paths."""
     target = Path(path)
     suffix = check(target)
     meta_target = metadata_path(target)
@@ -125,23 +106,24 @@ def write(
     meta_tmp = _tmp(meta_target)
     try:
         if suffix == ".parquet":
-            schema = SCHEMA.with_metadata({"focus": json.dumps(metadata())})
-            with pq.ParquetWriter(str(tmp), schema, compression="zstd") as writer:
+            with_meta = schema.with_metadata({"focus": json.dumps(metadata([]))})
+            with pq.ParquetWriter(str(tmp), with_meta, compression="zstd") as writer:
                 for table in rows:
-                    writer.write_table(table.cast(schema))
+                    writer.write_table(table.cast(with_meta))
         else:
             opts = pacsv.WriteOptions(include_header=True, quoting_style="needed")
-            text_schema = pa.schema([pa.field(n, pa.string()) for n in SCHEMA.names])
+            text_schema = pa.schema([pa.field(n, pa.string()) for n in schema.names])
             with pacsv.CSVWriter(str(tmp), text_schema, write_options=opts) as writer:
                 for table in rows:
                     writer.write_table(_as_text(table).cast(text_schema))
-        meta = _meta_json(report, target.name, tmp.stat().st_size)
-        meta_tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        where = [
+            {"filepath": target.name, "total_bytes": tmp.stat().st_size, "total_rows": count()}
+        ]
+        meta_tmp.write_text(json.dumps(metadata(where), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, target)
         os.replace(meta_tmp, meta_target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         meta_tmp.unlink(missing_ok=True)
         raise
-    report.path, report.metadata_path = target, meta_target
-    return report
+    return target, meta_target

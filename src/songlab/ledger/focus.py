@@ -25,7 +25,6 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -40,6 +39,7 @@ import songlab.ledger._schema as _schema
 __all__ = [
     "Account",
     "COLUMNS",
+    "Exporter",
     "FOCUS_VERSION",
     "FocusColumn",
     "FocusExport",
@@ -47,6 +47,8 @@ __all__ = [
     "SCHEMA_ID",
     "TopUps",
     "USAGE_SQL",
+    "account_of_key",
+    "check_path",
     "focus_batches",
     "focus_rows",
     "focus_table",
@@ -176,11 +178,15 @@ SCHEMA_ID: Final[str] = str(
 def metadata(data_location: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The FOCUS metadata: data generator and schema (every column's definition), plus where
     the data is (``data_location``: filepath, total_bytes, total_rows)."""
-    from songlab import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        generator_version = version("songlab")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was not installed
+        generator_version = "unknown"
     out: dict[str, Any] = {
         "DataGenerator": DATA_GENERATOR,
-        "DataGeneratorVersion": __version__,
+        "DataGeneratorVersion": generator_version,
         "SchemaId": SCHEMA_ID,
         "FocusVersion": FOCUS_VERSION,
         "CreationDate": SCHEMA_CREATED,
@@ -641,28 +647,14 @@ def _account(source: Any, account: str | Account | None, name: str | None) -> Ac
 def _balances(source: Any, balances: pa.Table | None) -> pa.Table | None:
     if balances is not None:
         return balances
+    if isinstance(source, str) and "://" in source:
+        return None  # a dataset only the engine reads: its snapshots are not here
     if isinstance(source, str | os.PathLike):
         from songlab.ledger.store import LedgerStore
 
         return LedgerStore(source).balance_table()
     table = getattr(source, "balance_table", None)
     return table() if callable(table) else None
-
-
-@contextmanager
-def _relation(source: Any, engine: Any) -> Iterator[Query]:
-    """``query`` over the relation ``ledger`` of ``source`` (DuckDB; the engine's own
-    relation replaces this view once it is merged)."""
-    from songlab.ledger import tables
-
-    if engine != "duckdb":
-        raise ValueError(f"engine: 'duckdb' for now, got {engine!r}")
-    with tables.connect(source) as con:
-        con.execute(
-            "CREATE VIEW ledger AS SELECT *, CAST(created_at AS DATE) AS day, "
-            "parent_task_id IS NULL AS top_level FROM tasks"
-        )
-        yield lambda sql: con.sql(sql).to_arrow_table()
 
 
 def focus_batches(
@@ -676,11 +668,14 @@ def focus_batches(
     report: FocusExport | None = None,
 ) -> Iterator[pa.Table]:
     """The FOCUS rows of ``source`` (anything the engine reads: a tasks frame, a
-    ``LedgerStore`` or its path, a client), in slices (tables of ``SCHEMA``)."""
+    ``LedgerStore`` or its path, a client), in slices (tables of ``SCHEMA``), computed on
+    ``engine`` (``engine.open_ledger``: ``"duckdb"``, ``"spark"`` or a backend)."""
+    from songlab.ledger.engine import open_ledger
+
     acct = _account(source, account, account_name)
     snaps = _balances(source, balances)
-    with _relation(source, engine) as query:
-        yield from focus_rows(query, account=acct, p=period, balances=snaps, report=report)
+    with open_ledger(source, engine=engine) as lg:
+        yield from focus_rows(lg.arrow, account=acct, p=period, balances=snaps, report=report)
 
 
 def focus_table(source: Any, **options: Any) -> pa.Table:
@@ -701,14 +696,15 @@ def write_focus(
     engine: Any = "duckdb",
 ) -> FocusExport:
     """Write ``source``'s FOCUS 1.2 rows to ``path`` (``.csv`` or ``.parquet``) and its
-    metadata to ``NAME.metadata.json`` beside it (``out.csv.metadata.json``); returns what was written and left out.
+    metadata to ``NAME.metadata.json`` beside it (``out.csv.metadata.json``); returns what
+    was written and what has no row.
 
     ``account``: the billing account id (the spec shows none; a client source defaults
     to ``account-of-<its key id>``); ``period``: a ``periods.Period`` (tasks by their UTC
     day, top-ups by the later snapshot); ``balances``: balance snapshots (default: a
     ``LedgerStore``'s); ``engine``: ``"duckdb"``, ``"spark"`` or a backend object.
     """
-    from songlab.ledger import _focus_files
+    import songlab.ledger._focus_files as _focus_files
 
     _focus_files.check(Path(path))
     report = FocusExport()
@@ -721,4 +717,59 @@ def write_focus(
         engine=engine,
         report=report,
     )
-    return _focus_files.write(rows, path, report)
+    return _write(rows, path, report)
+
+
+def _write(
+    rows: Iterator[pa.Table], path: str | os.PathLike[str], report: FocusExport
+) -> FocusExport:
+    import songlab.ledger._focus_files as _focus_files
+
+    report.path, report.metadata_path = _focus_files.write(
+        rows, path, schema=SCHEMA, metadata=metadata, count=lambda: report.rows
+    )
+    return report
+
+
+def check_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a FOCUS file name (``.csv`` or ``.parquet``), or a ``ValueError`` that
+    says so (before anything is read or sent)."""
+    import songlab.ledger._focus_files as _focus_files
+
+    _focus_files.check(Path(path))
+    return Path(path)
+
+
+class Exporter:
+    """The FOCUS export as one more view of a report's open ledger
+    (``report.write_report(..., also=[Exporter(path, account=...)])``): the same relation,
+    the same engine session. ``result`` is the :class:`FocusExport` once written."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        account: str | Account,
+        account_name: str | None = None,
+        period: Any = None,
+    ) -> None:
+        import songlab.ledger._focus_files as _focus_files
+
+        _focus_files.check(Path(path))
+        self.path = Path(path)
+        self.account = _account(None, account, account_name)
+        self.period = period
+        self.result: FocusExport | None = None
+
+    def __call__(self, ledger: Any, source: Any) -> FocusExport:
+
+        report = FocusExport()
+        rows = focus_rows(
+            ledger.arrow,
+            account=self.account,
+            p=self.period,
+            balances=_balances(source, None),
+            report=report,
+        )
+        self.result = _write(rows, self.path, report)
+        return self.result

@@ -121,9 +121,10 @@ def _remote(url: str, config: dict[str, str]) -> Any:
 
 def _plain_decimals(table: pa.Table) -> pa.Table:
     """Money columns as plain decimal text (``0.00000000``), as DuckDB's CSV writes them."""
-    from songlab.ledger._focus_files import plain
-
-    cols = [plain(c.combine_chunks()) if pa.types.is_decimal(c.type) else c for c in table.columns]
+    cols = [
+        _schema.plain_text(c.combine_chunks()) if pa.types.is_decimal(c.type) else c
+        for c in table.columns
+    ]
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
