@@ -257,7 +257,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 if ledger is None:  # the demo's labels need a store; a throwaway one
                     scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
                     ledger = scratch.name
-                run_demo(client, admin=admin, labels=LedgerStore(ledger).labels)
+                run_demo(client, admin=admin, labels=LedgerStore(ledger))
             also = []
             if args.focus:
                 from songlab.ledger.focus import Exporter, account_of_key

@@ -7,6 +7,7 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ import pytest
 from songlab.client import AsyncClient, Client
 from songlab.client import _attribution as client_attr
 from songlab.ledger import LedgerStore, tasks_table
-from songlab.ledger.labels import LabelStore, attach, attribution, set_default_attribution
+from songlab.ledger._record import record_table
+from songlab.ledger.labels import attach, attribution, set_default_attribution
 from tests.ledger._util import snap
 
 KEY = "sk-attribution-test-key-0123456789"
@@ -76,46 +78,50 @@ def client(service: Service) -> Iterator[Client]:
     c.close()
 
 
+def _recorded(c: Any) -> list[dict[str, Any]]:
+    """The client's record as it is kept (every column, one row per create)."""
+    table = c.record.table()
+    assert record_table(table) is not None  # and what the ledger joins of it
+    return list(table.to_pylist())
+
+
 def _lyrics(c: Any) -> Any:
-    return c.generations.create(operation="write_lyrics", model="v5", payload={"prompt": "sea"})
+    """A create of its own (the record re-attaches an identical request to its task)."""
+    prompt = f"sea {uuid.uuid4().hex[:8]}"
+    return c.generations.create(operation="write_lyrics", model="v5", payload={"prompt": prompt})
 
 
 def test_labels_are_recorded_and_never_sent(
     client: Client, service: Service, tmp_path: Path
 ) -> None:
-    store = LabelStore(tmp_path).track(client)
     with attribution(project=PROJECT, tags=[TAG, "q4"]):
         h = _lyrics(client)
         song = client.workflows.karaoke_track(song_file_id="f1", license="standard")
     plain = _lyrics(client)
-    store.untrack()
-    _lyrics(client)  # after untrack: not recorded
     assert PROJECT not in service.wire() and TAG not in service.wire()
     assert [r.url.path for r in service.requests if r.method == "POST"] == [
         "/v1/generations",
         "/v1/karaoke-tracks",
         "/v1/generations",
-        "/v1/generations",
     ]
-    rows = {r["task_id"]: r for r in store.table().to_pylist()}
+    rows = {r["task_id"]: r for r in _recorded(client)}  # the client's record keeps them
     assert set(rows) == {h.task_id, song.task_id, plain.task_id}
     first = rows[h.task_id]
     assert (first["project"], first["tags"]) == (PROJECT, f"q4,{TAG}")
     assert (first["operation"], first["model"], first["license"]) == ("write_lyrics", "v5", 1)
     assert first["route"] == "/v1/generations" and first["tool_id"] == "t-lyrics"
     assert first["idempotency_key"] == h.idempotency_key
-    assert first["estimate_usd"] == "0.02"
+    assert Decimal(str(first["estimate_usd"])) == Decimal("0.02")
     assert rows[song.task_id]["operation"] == "karaoke-tracks"
     assert rows[song.task_id]["license"] == 2
     assert rows[plain.task_id]["project"] is None and rows[plain.task_id]["tags"] is None
     # the key is named by a short hash, never stored
     assert first["key_id"] == client.key_id == client_attr.key_id(KEY)
-    assert KEY not in store.path.read_bytes().decode("latin-1")
+    assert KEY not in client.record.path.read_bytes().decode("latin-1")
     assert KEY not in repr(client) and client.key_id.startswith("key_")
 
 
 def test_scopes_nest_and_add_to_the_client_default(client: Client, tmp_path: Path) -> None:
-    store = LabelStore(tmp_path / "labels.sqlite").track(client)
     set_default_attribution(client, project="notebook", tags="nb")
     try:
         a = _lyrics(client)
@@ -128,7 +134,7 @@ def test_scopes_nest_and_add_to_the_client_default(client: Client, tmp_path: Pat
     finally:
         set_default_attribution(client)
     e = _lyrics(client)
-    got = {r["task_id"]: (r["project"], r["tags"]) for r in store.table().to_pylist()}
+    got = {r["task_id"]: (r["project"], r["tags"]) for r in _recorded(client)}
     assert got[a.task_id] == ("notebook", "nb")
     assert got[b.task_id] == ("outer", "nb,x")
     assert got[c.task_id] == ("outer", "nb,x,y")
@@ -137,11 +143,9 @@ def test_scopes_nest_and_add_to_the_client_default(client: Client, tmp_path: Pat
 
 
 def test_scopes_are_per_thread_and_per_async_task(service: Service, tmp_path: Path) -> None:
-    store = LabelStore(tmp_path)
     ac = AsyncClient(
         KEY, base_url="https://api.example.test", transport=httpx.MockTransport(service)
     )
-    store.track(ac)
 
     async def one(project: str) -> str:
         with attribution(project=project):
@@ -158,7 +162,7 @@ def test_scopes_are_per_thread_and_per_async_task(service: Service, tmp_path: Pa
             await ac.aclose()
 
     ids = asyncio.run(both())
-    got = {r["task_id"]: r["project"] for r in store.table().to_pylist()}
+    got = {r["task_id"]: r["project"] for r in _recorded(ac)}
     assert [got[i] for i in ids] == ["alpha", "beta"]
 
     seen: list[Any] = []
@@ -222,7 +226,7 @@ def test_labels_survive_a_new_store_and_join_the_ledger(client: Client, tmp_path
     ledger = LedgerStore(tmp_path / "ledger").track(client)
     with attribution(project=PROJECT):
         h = _lyrics(client)
-    ledger.labels.untrack()
+    ledger.untrack()
     # a later process: a new store on the same directory, fed by the listing
     listing = [
         snap(h.task_id, operation="write_lyrics", model="v5", cost_usd="0.02"),
@@ -234,4 +238,5 @@ def test_labels_survive_a_new_store_and_join_the_ledger(client: Client, tmp_path
     assert frame.loc[h.task_id, "project"] == PROJECT
     assert frame.loc[h.task_id, "key_id"] == client.key_id
     assert frame["project"].isna()["made-elsewhere"]
-    assert KEY not in json.dumps(again.labels.table().to_pylist(), default=str)  # no secrets
+    recorded = again.record_table()
+    assert recorded is not None and KEY not in json.dumps(recorded.to_pylist(), default=str)

@@ -68,7 +68,7 @@ def test_against_a_real_service_it_sends_one_of_each_and_moves_no_clock(
     acct = new_account()
     store = LedgerStore(tmp_path)
     with Client(acct.api_key, base_url=sandbox.base_url) as c:
-        created = run_demo(c, labels=store.labels, log=lambda _: None)  # no admin handle
+        created = run_demo(c, labels=store, log=lambda _: None)  # no admin handle
         store.refresh(c)
         key = c.key_id
     expected = one_of_each(plan())

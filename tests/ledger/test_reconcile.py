@@ -82,7 +82,7 @@ def workload(own_sandbox: Any, labels_dir: Path) -> Iterator[Workload]:
             client,
             admin=admin,
             account_id=acct["account_id"],
-            labels=LedgerStore(labels_dir).labels,
+            labels=LedgerStore(labels_dir),
             timeout=120.0,
             log=lambda _: None,
         )

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openpyxl
 import pytest
 
 from songlab import cli
-from songlab.ledger import tasks_frame
-from songlab.ledger.report import render_html
+from songlab.ledger import tables, tasks_frame
+from songlab.ledger.report import render_html, write_report
 
 
 def _self_contained(document: str) -> None:
@@ -88,7 +89,6 @@ def test_cli_periods_budgets_and_exports(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """--from/--to select the breakdowns, --budget adds budget lines, --csv/--xlsx export."""
-    import openpyxl
 
     from songlab.client import Client
     from songlab.ledger import LedgerStore, attribution
@@ -203,3 +203,25 @@ def test_notebook_tables_read_to_the_cent() -> None:
     budgets = display.finance(budget_status(tasks, ["5"], as_of=tasks["created_at"].max()))
     assert ">used_pct<" in budgets.to_html() and ">5.00<" in budgets.to_html()
     assert ">163.6<" in budgets.to_html()  # a percentage stays as it is (8.18 of 5.00)
+
+
+def test_the_spend_by_status_figure_is_in_the_html_excel_and_csv(tmp_path: Path) -> None:
+    """The figure added in two files (docs/architecture.md): one query, every view."""
+    from tests.ledger._util import snap
+
+    frame = tasks_frame(
+        [
+            snap("a"),
+            snap("b", status="failed", cost_usd=None),
+            snap("c", status="queued", cost_usd=None),
+        ]
+    )
+    xlsx, csv_dir = tmp_path / "r.xlsx", tmp_path / "csv"
+    write_report(frame, tmp_path / "r.html", xlsx=str(xlsx), csv_dir=str(csv_dir))
+    by_status = tables.build(frame).tables["by_status"].set_index("status")
+    assert by_status.loc["completed", "cost_usd"] == Decimal("0.12")
+    assert by_status.loc["queued", "pending_usd"] == Decimal("0.12")
+    assert by_status.loc["failed", "failed_tasks"] == 1
+    assert "Spend by status" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "by_status" in openpyxl.load_workbook(xlsx).sheetnames
+    assert (csv_dir / "by_status.csv").read_text().startswith("status,tasks,cost_usd")

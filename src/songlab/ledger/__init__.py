@@ -26,13 +26,12 @@ from songlab.ledger._parquet import write_parquet
 from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
 from songlab.ledger._source import http_listing
 from songlab.ledger.engine import open_ledger, spend, tier_comparison, tier_prices
-from songlab.ledger.labels import LabelStore, attribution, set_default_attribution
+from songlab.ledger.labels import attribution, set_default_attribution
 from songlab.ledger.store import LedgerStore, RefreshResult
 from songlab.ledger.tasks import tasks_frame, tasks_frame_from_pages, tasks_table
 from songlab.ledger.trace import trace_frame, trace_rows
 
 __all__ = [
-    "LabelStore",
     "LedgerStore",
     "MONEY",
     "MONEY_SUM",

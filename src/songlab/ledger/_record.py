@@ -53,8 +53,7 @@ def record_table(record: Any) -> pa.Table | None:
 
     ``record``: a ``songlab.client.RecordStore`` (or anything with ``.table()``), an Arrow
     table with the record's columns (``RECORD_SCHEMA``: extra columns are ignored, missing
-    ones are null), a legacy :class:`LabelStore` (``labels.sqlite``: its ``recorded_at``
-    reads as ``accepted_at``), or None / False for no record.
+    ones are null), or None / False for no record.
     """
     if record is None or record is False:
         return None
@@ -70,8 +69,6 @@ def record_table(record: Any) -> pa.Table | None:
             raise TypeError(f"record: .table() gave {type(record).__name__}, not an Arrow table")
     if "task_id" not in record.column_names:
         raise ValueError("record: the table has no task_id column")
-    if "accepted_at" not in record.column_names and "recorded_at" in record.column_names:
-        record = record.append_column("accepted_at", record["recorded_at"])
     cols = [
         _cast(record[f.name], f.name, f.type)
         if f.name in record.column_names

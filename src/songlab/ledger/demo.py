@@ -287,7 +287,7 @@ def _session(
 
 
 class _Labels(Protocol):
-    """What the demo needs of a label store: a ``LabelStore`` or ``LedgerStore.labels``."""
+    """What the demo needs of a label store: a ``LedgerStore`` (it tracks the demo's clients)."""
 
     def track(self, client: Any) -> object: ...
 

@@ -51,7 +51,6 @@ import songlab.ledger._parquet as _parquet
 import songlab.ledger._schema as _schema
 from songlab.ledger._record import record_table
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
-from songlab.ledger.labels import LabelStore
 from songlab.ledger.tasks import first, resolve, tasks_table
 from songlab.spec import Status
 
@@ -200,35 +199,13 @@ def _created(rec: Mapping[str, Any]) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-class _Tracker:
-    """``LedgerStore.labels``: the old label store's face (``track``, ``untrack``, ``table``)
-    over the client's record, so code written for ``labels.sqlite`` keeps working."""
-
-    def __init__(self, store: LedgerStore) -> None:
-        self._store = store
-
-    def track(self, client: Any) -> _Tracker:
-        self._store.track(client)
-        return self
-
-    def untrack(self) -> None:
-        self._store.untrack()
-
-    def table(self) -> pa.Table:
-        return self._store.record_table() or pa.table({"task_id": pa.array([], pa.string())})
-
-    def __repr__(self) -> str:
-        return f"<labels of {self._store!r}>"
-
-
 class LedgerStore:
     """The tasks ledger of one account in the directory ``path``.
 
     ``record``: the client's record to join (a ``songlab.client.RecordStore``, a path to
     its SQLite file, or an Arrow table of it); by default the record of the client
     :meth:`track` was given, else of the client :meth:`refresh` reads, else the default
-    ``RecordStore()`` (``$SONGLAB_RECORD`` or the user data dir). A ``labels.sqlite`` an
-    older songlab left in ``path`` is read too, so its labels are kept.
+    ``RecordStore()`` (``$SONGLAB_RECORD`` or the user data dir).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, record: Any = AUTO) -> None:
@@ -237,27 +214,17 @@ class LedgerStore:
             record = _record_store(record)
         self._record = record
         self._tracked: list[Any] = []  # records of tracked clients
-        self._legacy = LabelStore(self.path)  # PATH/labels.sqlite of older songlab versions
         self._source_record: Any = None
         self._tools: dict[str, tuple[str, str]] | None = None
-
-    @property
-    def labels(self) -> _Tracker:
-        """Compatibility: ``store.labels.track(client)`` is :meth:`track`."""
-        return _Tracker(self)
 
     def track(self, client: Any) -> LedgerStore:
         """Make sure the creates ``client`` makes are in the record this ledger joins.
 
         A songlab client writes every accepted create to its record (``client.record``); the
         ledger reads that record. A client without a record (``record=False``) is refused:
-        the ledger could not say which project, tags or key a task belongs to. A client of
-        an older songlab without a record is recorded in ``PATH/labels.sqlite`` as before.
+        the ledger could not say which project, tags or key a task belongs to.
         """
-        if not hasattr(client, "record"):
-            self._legacy.track(client)
-            return self
-        rec = client.record
+        rec = getattr(client, "record", None)
         if rec is None or rec is False:
             raise ValueError(
                 "client: made with record=False, so its creates are not recorded; "
@@ -268,7 +235,8 @@ class LedgerStore:
         return self
 
     def untrack(self) -> None:
-        self._legacy.untrack()
+        """Forget the tracked clients' records (the records themselves stay on disk)."""
+        self._tracked.clear()
 
     def __repr__(self) -> str:
         return f"LedgerStore({str(self.path)!r})"
@@ -289,13 +257,9 @@ class LedgerStore:
         return found
 
     def record_table(self) -> pa.Table | None:
-        """The record this ledger joins (the tracked clients', a legacy ``labels.sqlite``),
-        oldest first; None if there is none."""
+        """The record this ledger joins (the tracked clients'), oldest first; None if there
+        is none."""
         parts = [t for r in self._records() if (t := record_table(r)) is not None]
-        if self._legacy.path.exists():
-            legacy = record_table(self._legacy)
-            if legacy is not None:
-                parts.append(legacy)
         parts = [p for p in parts if p.num_rows]
         if not parts:
             return None

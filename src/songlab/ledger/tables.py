@@ -271,6 +271,7 @@ def build_from(
     t["by_operation"] = lg.spend(["operation"], p=p)
     t["by_model_tier"] = lg.spend(["model", "tier"], p=p)
     t["by_cost_source"] = lg.spend(["cost_source"], p=p)
+    t["by_status"] = lg.spend(["status"], p=p)  # a figure added in two files (architecture.md)
     t["tier_comparison"] = lg.tier_comparison(p=p)
     t["agent_by_step"], t["agent_steps"], steps_total = _agent(lg, p)
     t["agent_steps"].attrs["total_steps"] = steps_total

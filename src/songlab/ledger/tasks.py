@@ -35,6 +35,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.client.field_names as field_names
 import songlab.ledger._estimate as _estimate
 import songlab.ledger._pages as _pages
 import songlab.ledger._schema as _schema
@@ -58,33 +59,20 @@ __all__ = [
 CHUNK: Final[int] = 131_072
 
 
-def _task_names() -> dict[str, tuple[str, ...]]:
-    """The names tried for each fact of a snapshot the spec does not show, first present
-    wins: ``songlab.client.field_names`` (one line per fact, shared with the client) when this
-    songlab has it, else the sandbox's names."""
-    names: dict[str, tuple[str, ...]] = {f: (f,) for f in _FACTS}
-    names |= {"failure": ("failure",), "failure.error": ("error",)}
-    try:
-        import songlab.client.field_names as _fields
-    except ImportError:
-        return names
-    given = {
-        "tool_id": "TASK_TOOL_ID",
-        "operation": "TASK_OPERATION",
-        "model": "TASK_MODEL",
-        "license": "TASK_LICENSE",
-        "created_at": "TASK_CREATED_AT",
-        "updated_at": "TASK_UPDATED_AT",
-        "cost_usd": "TASK_COST_USD",
-        "parent_task_id": "TASK_PARENT_ID",
-        "failure": "TASK_FAILURE",
-        "failure.error": "FAILURE_CODE",
-    }
-    for fact, attr in given.items():
-        value = getattr(_fields, attr, None)
-        if isinstance(value, tuple) and value and all(isinstance(n, str) for n in value):
-            names[fact] = value
-    return names
+# The names tried for each fact of a snapshot the spec does not show (first present wins):
+# ``songlab.client.field_names``, the one seam a user edits, shared with the client.
+_NAMED_BY: Final[dict[str, tuple[str, ...]]] = {
+    "tool_id": field_names.TASK_TOOL_ID,
+    "operation": field_names.TASK_OPERATION,
+    "model": field_names.TASK_MODEL,
+    "license": field_names.TASK_LICENSE,
+    "created_at": field_names.TASK_CREATED_AT,
+    "updated_at": field_names.TASK_UPDATED_AT,
+    "cost_usd": field_names.TASK_COST_USD,
+    "parent_task_id": field_names.TASK_PARENT_ID,
+    "failure": field_names.TASK_FAILURE,
+    "failure.error": field_names.FAILURE_CODE,
+}
 
 
 # The facts of a snapshot the ledger reads besides task_id and status (both shown), and
@@ -99,7 +87,7 @@ _FACTS: Final[dict[str, pa.DataType]] = {
     "cost_usd": pa.string(),
     "parent_task_id": pa.string(),
 }
-NAMES: Final[dict[str, tuple[str, ...]]] = _task_names()
+NAMES: Final[dict[str, tuple[str, ...]]] = dict(_NAMED_BY)
 _FAILURE: Final[pa.DataType] = pa.struct([(n, pa.string()) for n in NAMES["failure.error"]])
 
 # The part of a snapshot the ledger reads; other keys are ignored.
@@ -439,6 +427,18 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
         0,
     )
     cols["tool_id"], cols["tool_id_source"] = v, src
+    # its time is the run's (the trace shows none of its own), with the run's source
+    run_at = pc.index_in(cols["parent_task_id"], value_set=cols["task_id"])
+    sub = pc.and_(found, pc.is_null(cols["created_at"]))
+    cols["created_at"] = pc.if_else(sub, pc.take(cols["created_at"], run_at), cols["created_at"])
+    run_src = pc.take(_schema.source_codes(cols["created_at_source"]), run_at)
+    cols["created_at_source"] = _schema.source_array(
+        pc.if_else(
+            pc.and_(sub, pc.is_valid(cols["created_at"])),
+            run_src,
+            _schema.source_codes(cols["created_at_source"]),
+        )
+    )
     return True
 
 
@@ -507,7 +507,11 @@ def resolve(
         cols["labels_source"] = _schema.source_array(
             pc.if_else(pc.fill_null(labelled, False), 1, 2)
         )
-    if tools and (table["operation"].null_count or table["model"].null_count):
+    # a task known only from a run's trace gets the run as parent, the step's tool id and
+    # billed cost, and the run's time; then the listing names its operation and model
+    if cols["operation"].null_count and _sub_tasks_from_traces(cols):
+        recost = True
+    if tools and (cols["operation"].null_count or cols["model"].null_count):
         tool_ids = pa.array(list(tools), pa.string())
         at = pc.index_in(cols["tool_id"], value_set=tool_ids)
         listed = {
@@ -518,8 +522,6 @@ def resolve(
             v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
             cols[fact], cols[f"{fact}_source"] = v, src
             changed = pc.or_(changed, filled)
-    if cols["operation"].null_count and _sub_tasks_from_traces(cols):
-        recost = True
     # duration stays the service's (updated_at - created_at on its clock): a created_at from
     # the record is the client's clock, which need not agree with the service's
     if pc.any(changed).as_py():

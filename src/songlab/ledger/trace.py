@@ -4,11 +4,19 @@ A run's ``output.metadata_json`` (design.md's trace shape) lists its steps
 (``tool_call``, ``prose``, ``verification``) with each sub-tool call's billed
 cost; the run's own usage fee (``agent_fee_usd``) becomes one more row of kind
 ``agent_fee``, so a run's rows sum to its ``total_cost_usd`` exactly.
+
+A run is read from anything that names it: a tasks frame or table, a client, task dicts,
+a ``Task``, an ``AgentRun`` or a task handle (its snapshot is fetched; its client's record
+and tool listing say which tasks are runs). Where the service shows no operation (the spec
+profile), a task whose ``metadata_json`` is a trace (a ``steps`` list of known kinds) is
+read as a run: the trace itself is the evidence. A finished run that yields no steps is
+never dropped without a word: :func:`trace_frame` warns (``TraceWarning``) naming it.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -19,10 +27,30 @@ import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
 
-__all__ = ["AGENT_FEE", "STEP_KINDS", "trace_frame", "trace_rows", "trace_table"]
+__all__ = ["AGENT_FEE", "STEP_KINDS", "TraceWarning", "trace_frame", "trace_rows", "trace_table"]
 
 STEP_KINDS = ("tool_call", "prose", "verification")
 AGENT_FEE = "agent_fee"
+
+
+class TraceWarning(UserWarning):
+    """A finished Agent One run gave no trace rows (no ``metadata_json``, or not a trace)."""
+
+
+def looks_like_trace(metadata: Any) -> bool:
+    """Whether ``metadata`` (text or a mapping) is an Agent One trace: a ``steps`` list whose
+    entries are objects of the known kinds."""
+    if isinstance(metadata, str):
+        if '"steps"' not in metadata:
+            return False
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return False
+    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("steps"), list):
+        return False
+    steps = metadata["steps"]
+    return all(isinstance(x, Mapping) and x.get("kind") in STEP_KINDS for x in steps)
 
 
 def _money(value: Any, where: str) -> Decimal:
@@ -98,52 +126,96 @@ def trace_rows(
     return rows
 
 
-def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
-    """(run id, metadata, model, tool id, status) of each Agent One run with a trace.
+def _snapshots(source: Any) -> tuple[list[Any], Any] | None:
+    """Task snapshots and the client they came from, if ``source`` names tasks one by one: a
+    ``Task``, an ``AgentRun``, a task handle (fetched), a dict, or a list of these."""
+    items = source if isinstance(source, list | tuple) else [source]
+    if not items or isinstance(source, pd.DataFrame | pa.Table):
+        return None
+    out, client = [], None
+    for item in items:
+        task = getattr(item, "task", None)  # an AgentRun carries its Task
+        if task is not None and hasattr(task, "raw"):
+            item = task
+        if hasattr(item, "get") and hasattr(item, "task_id") and not isinstance(item, Mapping):
+            client = client or getattr(item, "_client", None)
+            item = item.get()  # a handle: its snapshot now
+        if not (isinstance(item, Mapping) or isinstance(getattr(item, "raw", None), Mapping)):
+            return None
+        out.append(item)
+    return out, client
 
-    A run is a task whose operation is ``agent`` as the tasks table resolves it: the
-    service's, else the client's record's, else the tool listing's entry of its tool id
-    (Agent One has one tool per tier), never a guess from the snapshot's other fields.
-    """
+
+def _table(source: Any) -> pa.Table:
+    from songlab.ledger._source import tool_lookup
+    from songlab.ledger.tasks import tasks_table
+
+    if isinstance(source, pa.Table):
+        return source
     if isinstance(source, pd.DataFrame):
         need = ("task_id", "operation", "metadata_json")
         missing = [c for c in need if c not in source.columns]
         if missing:
             raise ValueError(f"source: tasks frame lacks column(s) {', '.join(missing)}")
-        runs = source[
-            (source["operation"] == "agent").fillna(False) & source["metadata_json"].notna()
-        ]
-
-        def get(c: str) -> list[Any]:
-            return runs[c].tolist() if c in runs.columns else [None] * len(runs)
-
-        yield from zip(
-            get("task_id"),
-            get("metadata_json"),
-            get("model"),
-            get("tool_id"),
-            get("status"),
-            strict=True,
+        cols = ("task_id", "metadata_json", "model", "tool_id", "status", "operation")
+        t = pa.Table.from_pandas(
+            source[[c for c in cols if c in source.columns]], preserve_index=False
         )
-        return
-    from songlab.ledger.tasks import tasks_table
+        return pa.table(
+            {
+                c: pc.cast(t[c], pa.string())
+                if c in t.column_names
+                else pa.nulls(len(source), pa.string())
+                for c in cols
+            }
+        )
+    named = _snapshots(source)
+    if named is not None:
+        tasks, client = named
+        record = getattr(client, "record", None) if client is not None else None
+        tools = tool_lookup(client) if client is not None else None
+        return tasks_table(tasks, record=record or None, tools=tools)
+    return tasks_table(source)
 
-    table = source if isinstance(source, pa.Table) else tasks_table(source)
-    is_run = pc.and_(
-        pc.fill_null(pc.equal(table["operation"], "agent"), False),
-        pc.is_valid(table["metadata_json"]),
-    )
-    runs = table.filter(is_run).select(["task_id", "metadata_json", "model", "tool_id", "status"])
-    yield from zip(*(runs[c].to_pylist() for c in runs.column_names), strict=True)
+
+def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
+    """(run id, metadata, model, tool id, status) of each Agent One run with a trace.
+
+    A run is a task whose operation is ``agent`` as the tasks table resolves it (the
+    service's, else the client's record's, else the tool listing's entry of its tool id),
+    or, where no operation is known, a task whose ``metadata_json`` is a trace. A finished
+    run without a trace is named in a :class:`TraceWarning`.
+    """
+    table = _table(source)
+    rows = table.select(["task_id", "metadata_json", "model", "tool_id", "status", "operation"])
+    quiet = []
+    for tid, meta, model, tool, status, op in zip(
+        *(rows[c].to_pylist() for c in rows.column_names), strict=True
+    ):
+        if op == "agent" and meta is not None:
+            yield tid, meta, model, tool, status
+        elif op is None and meta is not None and looks_like_trace(meta):
+            yield tid, meta, model, tool, status
+        elif op == "agent" and status == "completed":
+            quiet.append(tid)
+    if quiet:
+        shown = ", ".join(quiet[:5]) + (f" and {len(quiet) - 5} more" if len(quiet) > 5 else "")
+        warnings.warn(
+            f"{len(quiet)} finished Agent One run(s) show no trace (output.metadata_json): "
+            f"{shown}; their steps are not in the trace frame",
+            TraceWarning,
+            stacklevel=4,
+        )
 
 
 def trace_table(source: Any) -> pa.Table:
     """The trace rows of every Agent One run in ``source`` (schema ``_schema.TRACE``).
 
-    ``source``: a tasks frame or table (it keeps each run's ``metadata_json``), an
-    iterable of task dicts, or a client (read through ``tasks_table``: its record and
-    tool listing say which tasks are runs). Runs without a trace are skipped; a trace is
-    parsed from ``metadata_json`` alone.
+    ``source``: a tasks frame or table (it keeps each run's ``metadata_json``), a client,
+    task dicts, a ``Task``, an ``AgentRun`` or a task handle, or a list of them (read
+    through ``tasks_table`` with the client's record and tool listing, which say which
+    tasks are runs). A trace is parsed from ``metadata_json`` alone; a finished run without
+    one is named in a :class:`TraceWarning`.
     """
     rows: list[dict[str, Any]] = []
     for run_id, meta, model, tool_id, status in _runs(source):

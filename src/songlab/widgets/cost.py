@@ -50,6 +50,7 @@ class CostPanel(W.VBox):
         self.frame: pd.DataFrame | None = None
         self.by_tier: pd.DataFrame | None = None
         self.by_operation: pd.DataFrame | None = None
+        self.totals: dict[str, Any] = {}
         self.total_usd: Decimal | None = None
         self.balance_usd: Decimal | None = None
         super().__init__(
@@ -79,13 +80,18 @@ class CostPanel(W.VBox):
             f"({bal.total_effective:,} tokens: {bal.base_effective:,} base + "
             f"{bal.extra_tokens:,} extra)"
         )
-        frame = ledger.tasks_frame(self.client)
+        self.show(ledger.tasks_frame(self.client))
+        self.sink.info("up to date", "ok")
+
+    def show(self, frame: pd.DataFrame) -> None:
+        """Lay out the figures of a tasks frame (what :meth:`refresh` does with the account's)."""
         self.frame = frame
         with ledger.open_ledger(frame) as lg:  # one relation: every figure below reads it
             self.by_tier = lg.spend(["tier"])
             self.by_operation = lg.spend(["operation", "model"])
             totals = lg.totals()
             comparison = lg.tier_comparison()
+        self.totals = totals
         self.total_usd = totals["cost_usd"]
         est, unknown = totals["estimated_tasks"], totals["unknown_tasks"]
         notes = []
@@ -107,4 +113,3 @@ class CostPanel(W.VBox):
         self.plot.value = ledger_plots.png_bytes(
             ledger_plots.tier_comparison_plot(comparison), dpi=80
         )
-        self.sink.info("up to date", "ok")
