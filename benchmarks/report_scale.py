@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -124,17 +125,23 @@ def _old_package(root: Path) -> str | None:
 
 def _run(kind: str, n: int, src: str, work: Path, old: str | None, timeout: float) -> dict:
     out = Path(tempfile.mkdtemp(dir=work, prefix=f"{kind}-{n}-"))
+    # its own process group: a Spark child's JVM goes with it when the time box ends
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, kind, str(n), src, str(out), old or "-"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, kind, str(n), src, str(out), old or "-"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return {"error": f"over its time box of {timeout:.0f} s"}
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1]}
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -212,15 +212,22 @@ WHERE top_level AND cost_source IN ('billed', 'estimate') AND day IS NOT NULL AN
 """
 # What the rows add up to, and what has no row (counted, so nothing is silently dropped).
 COUNTS_SQL: Final[str] = """
-SELECT CAST(coalesce(sum(CASE WHEN {usage} AND day IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT),
-       CAST(coalesce(sum(CASE WHEN {usage} AND day IS NOT NULL THEN cost_usd END), 0)
-            AS DECIMAL(38, 8)),
-       CAST(coalesce(sum(CASE WHEN {usage} AND day IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT),
+SELECT CAST(coalesce(sum(CASE WHEN {usage} AND day IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
+           AS undated_tasks,
        CAST(coalesce(sum(CASE WHEN {usage} AND day IS NULL THEN cost_usd END), 0)
-            AS DECIMAL(38, 8)),
-       CAST(coalesce(sum(CASE WHEN cost_source = 'unknown' THEN 1 ELSE 0 END), 0) AS BIGINT),
-       CAST(coalesce(sum(CASE WHEN cost_source = 'pending' THEN 1 ELSE 0 END), 0) AS BIGINT),
+            AS DECIMAL(38, 8)) AS undated_usd,
+       CAST(coalesce(sum(CASE WHEN cost_source = 'estimate' AND day IS NULL THEN 1 ELSE 0 END),
+                     0) AS BIGINT) AS undated_estimated_tasks,
+       CAST(coalesce(sum(CASE WHEN cost_source = 'estimate' AND day IS NULL THEN cost_usd END),
+                     0) AS DECIMAL(38, 8)) AS undated_estimated_usd,
+       CAST(coalesce(sum(CASE WHEN cost_source = 'unknown' THEN 1 ELSE 0 END), 0) AS BIGINT)
+           AS unknown_cost_tasks,
+       CAST(coalesce(sum(CASE WHEN cost_source = 'pending' THEN 1 ELSE 0 END), 0) AS BIGINT)
+           AS pending_tasks,
        CAST(coalesce(sum(CASE WHEN cost_source = 'unbilled' THEN 1 ELSE 0 END), 0) AS BIGINT)
+           AS released_tasks,
+       CAST(coalesce(sum(CASE WHEN {usage} AND day IS NOT NULL THEN 1 ELSE 0 END), 0)
+            AS BIGINT) AS usage_tasks
 FROM ledger
 WHERE top_level AND {where}
 """
@@ -501,6 +508,8 @@ class FocusExport:
     list_usd: Decimal = field(default_factory=lambda: Decimal(0))
     undated_tasks: int = 0  # cost known, no date: no charge period, no row
     undated_usd: Decimal = field(default_factory=lambda: Decimal(0))
+    undated_estimated_tasks: int = 0  # of which estimates
+    undated_estimated_usd: Decimal = field(default_factory=lambda: Decimal(0))
     unknown_cost_tasks: int = 0  # never a row: their cost is not known (not 0)
     pending_tasks: int = 0  # queued or processing: nothing spent yet
     released_tasks: int = 0  # failed, not billed: no charge
@@ -586,10 +595,13 @@ def focus_rows(
     out = report if report is not None else FocusExport()
     where = _where(p)
     counts = query(COUNTS_SQL.format(usage=_USAGE, where=where)).to_pylist()[0]
-    (usage_n, _, undated_n, undated_usd, unknown, pending, released) = counts.values()
-    out.undated_tasks, out.undated_usd = int(undated_n), Decimal(undated_usd)
-    out.unknown_cost_tasks, out.pending_tasks = int(unknown), int(pending)
-    out.released_tasks = int(released)
+    usage_n = int(counts["usage_tasks"])
+    out.undated_tasks, out.undated_usd = int(counts["undated_tasks"]), counts["undated_usd"]
+    out.undated_estimated_tasks = int(counts["undated_estimated_tasks"])
+    out.undated_estimated_usd = counts["undated_estimated_usd"]
+    out.unknown_cost_tasks = int(counts["unknown_cost_tasks"])
+    out.pending_tasks = int(counts["pending_tasks"])
+    out.released_tasks = int(counts["released_tasks"])
     if usage_n:
         days = [(r["day"], int(r["n"])) for r in query(DAYS_SQL.format(where=where)).to_pylist()]
         for start, end in _parts(days):
