@@ -241,3 +241,38 @@ def test_spark_connect_gives_the_same_report(
 
     with pytest.raises(ValueError, match="sc://HOST:PORT"):
         Spark(remote="127.0.0.1:15002")
+
+
+def test_cli_report_and_focus_on_spark_are_duckdbs(
+    sandbox: Any, new_account: Any, tmp_path: Path
+) -> None:
+    """``songlab report --engine spark --focus`` in its own process, on a ledger refreshed
+    from the sandbox, writes the report and FOCUS rows DuckDB's run writes."""
+    import sys
+
+    from songlab.client import Client
+
+    acct = new_account()
+    ledger = tmp_path / "ledger"
+    with Client(acct.api_key, base_url=sandbox.base_url) as c:
+        LedgerStore(ledger).track(c)
+        for prompt in ("a", "b"):
+            h = c.generations.create(
+                operation="write_lyrics", model="v5", payload={"prompt": prompt}
+            )
+            c.generations.wait(h.task_id, timeout=30)
+    env = {**os.environ, "SONGLAB_API_KEY": acct.api_key, "SONGLAB_BASE_URL": sandbox.base_url}
+    runs = {}
+    for engine in ("duckdb", "spark"):
+        focus_path = tmp_path / f"{engine}.csv"
+        done = subprocess.run(
+            [sys.executable, "-m", "songlab.cli", "report", "--out", str(tmp_path / f"{engine}.html"),
+             "--ledger", str(ledger), "--focus", str(focus_path), "--engine", engine,
+             "--as-of", "2030-01-01"],
+            env=env, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "FOCUS 1.2: 2 usage rows" in done.stdout
+        assert acct.api_key not in done.stdout + done.stderr
+        runs[engine] = sorted(focus_path.read_text().splitlines()[1:])
+    assert runs["spark"] == runs["duckdb"] and len(runs["spark"]) == 2
