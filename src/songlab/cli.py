@@ -199,11 +199,14 @@ def _engines(args: argparse.Namespace, stack: ExitStack) -> Callable[[], Any]:
     the report and the FOCUS export (stopped at the end), or the cluster's."""
     if args.spark_remote is None and args.engine != "spark":
         return lambda: "duckdb"
-    from songlab.ledger.spark import Spark, local_session
+    from songlab.ledger.spark import Spark, active_session, local_session
 
     if args.spark_remote is not None:
         remote = args.spark_remote
         return lambda: Spark(remote=remote)
+    running = active_session()
+    if running is not None:  # called from a process that runs Spark already: not ours to stop
+        return lambda: Spark(running)
     scratch = Path(tempfile.mkdtemp(prefix="songlab-spark-"))
     stack.callback(shutil.rmtree, scratch, True)
     session = local_session(scratch=scratch)

@@ -5,7 +5,8 @@ Spark SQL; this adapter registers the sources and runs the queries. Three ways t
 session:
 
 - ``Spark()``: a local session made here (``local[2]``, a few shuffle partitions, the UI
-  off, bound to loopback), stopped on ``close()``;
+  off, bound to loopback), stopped on ``close()``; where this process already runs a
+  session (a notebook's), that one is used as if given, and left running;
 - ``Spark(remote="sc://host:15002")``: a Spark Connect session on a cluster;
 - ``Spark(session)``: a SparkSession you already have (never stopped here).
 
@@ -41,7 +42,7 @@ import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
 
-__all__ = ["EXACT_CONF", "LOCAL_CONF", "Spark", "local_session"]
+__all__ = ["EXACT_CONF", "LOCAL_CONF", "Spark", "active_session", "local_session"]
 
 # Session settings the figures depend on (also set on a given or remote session).
 EXACT_CONF: Final[dict[str, str]] = {
@@ -73,6 +74,18 @@ appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
 # PySpark warns that it "does not yet fully support pandas >= 3" when a session starts; the
 # ledger hands Spark Arrow tables, never pandas frames, so the warning is not ours.
 _PANDAS_WARNING: Final[str] = ".*PySpark does not yet fully support pandas.*"
+
+
+def active_session() -> Any:
+    """The classic SparkSession this process already runs (a notebook's, a test's), or None.
+    ``SparkSession.builder.getOrCreate()`` would hand that one back, ignoring the settings it
+    is given, and stopping it would stop its owner's work: songlab uses it as given."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is None:
+        return None
+    return SparkSession.getActiveSession() or SparkSession._instantiatedSession
 
 
 def local_session(
@@ -163,9 +176,11 @@ class Spark:
         if session is not None and remote is not None:
             raise ValueError("spark: give a SparkSession or a remote address, not both")
         self._scratch: Path | None = None
-        self._owned = session is None and remote is None
+        self._owned = False
         self._restore: dict[str, str | None] = {}
         extra = dict(config or {})
+        if session is None and remote is None:
+            session = active_session()  # this process's own session: used, never stopped
         if session is not None:
             self.session = session
             self._set({**EXACT_CONF, **extra})
@@ -173,6 +188,7 @@ class Spark:
             self.session = _remote(remote, {})
             self._set({**EXACT_CONF, **extra})
         else:
+            self._owned = True
             self._scratch = Path(tempfile.mkdtemp(prefix="songlab-spark-"))
             self.session = local_session(master, extra, scratch=self._scratch)
         self._views: list[str] = []
