@@ -35,8 +35,8 @@ $(VENV)/.python-$(PYVER):
 	@rm -f $(VENV)/.python-*; touch $@
 
 $(STAMP): pyproject.toml setup.py $(VENV)/.python-$(PYVER)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[lab,test]'
+	$(PY) -m pip install --quiet --upgrade pip uv
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[lab,test]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (songlab)" >/dev/null
 	@touch $(STAMP)
 
@@ -106,7 +106,7 @@ java-deps:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "installing Debian openjdk-17-jre-headless for the Spark tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
-	    || echo "Spark tests will be skipped: apt-get could not install openjdk-17-jre-headless"; \
+	    || echo "Spark tests will fail: apt-get could not install openjdk-17-jre-headless"; \
 	else echo "Spark tests will be skipped: java is absent and apt-get needs root"; fi
 
 bench: $(STAMP) java-deps

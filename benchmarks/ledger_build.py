@@ -108,10 +108,16 @@ def naive_frame(records: list[dict[str, Any]]) -> tuple[Any, float]:
         for m, j in zip(df.loc[agent, "model"], meta[agent], strict=True)
     ]
     est = out["estimate_usd"]
-    fallback = est.where(~failed.to_numpy(), Decimal(0))
+    # the ledger's one rule (_schema.cost_of): billed; failed 0; a completed task's estimate;
+    # queued or processing: pending (nothing spent yet); else unknown
+    done = (df["status"] == "completed").to_numpy()
+    running = df["status"].isin(["queued", "processing"]).to_numpy()
+    fallback = est.where(done, None).where(~failed.to_numpy(), Decimal(0))
     out["cost_usd"] = billed.where(billed.notna(), fallback)
     out["cost_source"] = np.select(
-        [billed.notna(), failed, est.notna()], ["billed", "unbilled", "estimate"], "unknown"
+        [billed.notna(), failed, done & est.notna().to_numpy(), running],
+        ["billed", "unbilled", "estimate", "pending"],
+        "unknown",
     )
     fail = df["failure"] if "failure" in df else pd.Series(None, index=df.index)
     out["failure_error"] = fail.map(lambda f: f.get("error") if isinstance(f, dict) else None)

@@ -19,11 +19,26 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 @dataclass
 class Graph:
-    """Modules by dotted name, with the songlab modules each one imports."""
+    """Modules by dotted name, with the songlab modules each one imports (``edges``), the
+    top-level outside packages it imports (``external``: ``pandas`` for ``import pandas.api``)
+    and the names it takes from songlab modules (``names``: ``(module, name)`` of each
+    ``from songlab.x import name``)."""
 
     files: dict[str, Path] = field(default_factory=dict)
     packages: set[str] = field(default_factory=set)
     edges: dict[str, set[str]] = field(default_factory=dict)
+    external: dict[str, set[str]] = field(default_factory=dict)
+    names: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+
+    def reachable(self, roots: set[str]) -> set[str]:
+        """``roots`` and every songlab module they import, directly or not."""
+        seen, todo = set(roots), list(roots)
+        while todo:
+            for child in self.edges.get(todo.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        return seen
 
     def cycles(self) -> list[list[str]]:
         """The strongly connected components of more than one module (Tarjan), sorted."""
@@ -126,6 +141,8 @@ def build(src: Path = SRC, top: str = "songlab") -> Graph:
         visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
         here = name.split(".") if name in graph.packages else name.split(".")[:-1]
         targets: set[str] = set()
+        outside: set[str] = set()
+        taken: set[tuple[str, str]] = set()
         for node in visitor.nodes:
             if isinstance(node, ast.Import):
                 candidates = [alias.name for alias in node.names]
@@ -135,12 +152,21 @@ def build(src: Path = SRC, top: str = "songlab") -> Graph:
                     module = ".".join(base + ([node.module] if node.module else []))
                 else:
                     module = node.module or ""
+                if module == top or module.startswith(top + "."):
+                    taken |= {(module, alias.name) for alias in node.names}
                 candidates = [module] + [f"{module}.{alias.name}" for alias in node.names]
                 candidates = [candidates[0]] + [c for c in candidates[1:] if c in graph.files]
+            outside |= {
+                c.split(".")[0]
+                for c in candidates
+                if c and c != top and not c.startswith(top + ".")
+            }
             for candidate in candidates:
                 if candidate == top or candidate.startswith(top + "."):
                     known = _known(graph, candidate)
                     if known and known != name:
                         targets.add(known)
         graph.edges[name] = targets
+        graph.external[name] = outside
+        graph.names[name] = taken
     return graph

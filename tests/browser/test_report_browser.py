@@ -169,10 +169,18 @@ def _check_headline(page: Any) -> None:
     by_key = {f["key"]: f for f in figures}
     for key in ("period-spend", "month-to-date", "forecast"):
         assert re.match(MONEY, by_key[key]["value"]), by_key[key]
-    # the demo's overall budget is $25.00; its state and the amounts, to the cent
-    assert re.match(
-        r"^(ok|near|forecast over|over): \$[\d,]+\.\d\d of \$25\.00$", by_key["budget"]["value"]
-    ), by_key["budget"]
+    # the budget card shows the worst state among the budgets (the demo's: overall $25,
+    # jingles and podcast), with its amounts to the cent and how much of it is used
+    card = re.match(
+        r"^(ok|near|forecast over|over): \$[\d,]+\.\d\d of \$[\d,]+\.\d\d \([\d.]+%\)$",
+        by_key["budget"]["value"],
+    )
+    assert card, by_key["budget"]
+    states = page.locator("#budgets td.status").all_inner_texts()
+    worst = min(states, key=["over", "forecast over", "near", "ok"].index)
+    assert card.group(1) == worst, (card.group(1), states)
+    # durations in whole days or hours, never "13.5899 days"
+    assert re.search(r"over \d+ (days|hours?) of \d+ days$", by_key["forecast"]["detail"])
     est = by_key["estimated-unknown"]
     assert re.match(r"^\$[\d,]+\.\d\d estimated$", est["value"]), est
     assert re.search(r"[\d,]+ tasks estimated; [\d,]+ of unknown cost", est["detail"]), est

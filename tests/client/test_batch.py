@@ -1,7 +1,9 @@
 """Batches against a real sandbox: a rate limit of 100 an hour, a killed process, resuming.
 
 Its own sandbox (the sandbox clock is moved two days forward here), high speed, cheap
-text-only creates (write_lyrics v5, $0.02), each test a fresh account.
+text-only creates (write_lyrics v5, $0.02), each test a fresh account. ``client.batch``
+returns typed rows (a :class:`BatchResult`); the frame and the bar a notebook shows are
+``songlab.widgets.batch`` (tests/widgets/test_batch_display.py).
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ def lyrics(n, start=0):
     ]
 
 
+def errors(result):
+    return [(r.request, r.error) for r in result if r.error is not None]
+
+
 def billed(admin, account):
     lines = admin.get(f"/_sandbox/accounts/{account['account_id']}/ledger").json()["entries"]
     return [e["task_id"] for e in lines], sum(Decimal(e["amount_usd"]) for e in lines)
@@ -67,15 +73,26 @@ def balance_usd(client):
 
 
 class Clock(threading.Thread):
-    """Moves the sandbox clock an hour every ``every`` seconds (time passing, fast)."""
+    """Moves the sandbox clock an hour every ``every`` seconds (time passing, fast).
 
-    def __init__(self, admin_url, every=0.1):
+    With ``made`` (how many creates the batch has made so far), an hour passes only when
+    the batch made nothing for ``every`` seconds: time moves while the limit holds the
+    batch, never while it sends, so the limit bites however fast or loaded this machine
+    is (a fixed tick outran a loaded machine, which then never met the limit)."""
+
+    def __init__(self, admin_url, every=0.1, made=None):
         super().__init__(daemon=True)
         self.url, self.every, self.stop, self.moved = admin_url, every, threading.Event(), 0
+        self.made = made
 
     def run(self):
+        seen = -1
         with httpx.Client(headers={"X-Sandbox-Admin-Token": "batch-admin"}) as a:
             while not self.stop.wait(self.every):
+                if self.made is not None:
+                    now, seen = seen, self.made()
+                    if now != seen:
+                        continue  # the batch is sending: this hour is not over
                 a.post(
                     self.url + "/_sandbox/clock", json={"advance_seconds": 3600}
                 ).raise_for_status()
@@ -86,32 +103,35 @@ class Clock(threading.Thread):
 def test_a_thousand_creates_against_100_an_hour_all_complete_billed_once(
     srv, admin, account, capsys
 ):
-    clock = Clock(srv.base_url)
+    made = [0]
+    clock = Clock(srv.base_url, every=0.3, made=lambda: made[0])
     with Client(account["api_key"], base_url=srv.base_url) as c:
         start = balance_usd(c)
         clock.start()
         try:
-            df = c.batch(
+            res = c.batch(
                 lyrics(1000),
                 concurrency=16,
                 pace_base_s=0.02,
                 pace_max_s=0.2,
                 poll_interval=0.05,
-                progress=False,
+                on_progress=lambda p: made.__setitem__(0, p.created),
             )
         finally:
             clock.stop.set()
             clock.join()
         out = capsys.readouterr().out
-        assert len(df) == 1000 and df["error"].isna().all(), df[df["error"].notna()].head()
-        assert (df["status"] == "completed").all() and df["task_id"].is_unique
-        assert not df["reused"].any()
+        assert len(res) == 1000 and all(r.error is None for r in res), errors(res)[:5]
+        assert all(r.status == "completed" for r in res)
+        assert len({r.task_id for r in res}) == 1000
+        assert not any(r.reused for r in res)
         paused = re.search(r"(\d+) rate-limit pauses", out)
         assert paused and int(paused.group(1)) > 0, out  # it was paced
+        assert res.rate_limit_pauses == int(paused.group(1))
         ids, total = billed(admin, account)
-        assert sorted(ids) == sorted(df["task_id"]) and total == 1000 * PRICE
+        assert sorted(ids) == sorted(r.task_id for r in res) and total == 1000 * PRICE
         assert start - balance_usd(c) == 1000 * PRICE
-        assert sum(df["cost_usd"]) == 1000 * PRICE
+        assert sum(r.cost_usd for r in res) == 1000 * PRICE
     assert clock.moved >= 24  # it took at least two sandbox days (500 a day for one tool)
 
 
@@ -120,8 +140,8 @@ def test_budget_refuses_to_start_and_sends_nothing(srv, admin, account):
         with pytest.raises(BudgetExceeded, match=r"\$0.20.*budget_usd=\$0.19"):
             c.batch(lyrics(10), budget_usd="0.19")
         assert list(c.generations.list()) == []
-        df = c.batch(lyrics(10), budget_usd="0.20", progress=False)
-        assert (df["status"] == "completed").all()
+        res = c.batch(lyrics(10), budget_usd="0.20")
+        assert all(r.status == "completed" for r in res)
 
 
 def test_the_async_client_batches_and_resumes_from_the_record(srv, admin, account, tmp_path):
@@ -131,15 +151,15 @@ def test_the_async_client_batches_and_resumes_from_the_record(srv, admin, accoun
         async with AsyncClient(
             account["api_key"], base_url=srv.base_url, record=record, quiet=True
         ) as c:
-            return await c.batch(reqs, progress=False, poll_interval=0.05)
+            return await c.batch(reqs, poll_interval=0.05)
 
     import asyncio
 
     first = asyncio.run(run(lyrics(20)))
     again = asyncio.run(run(lyrics(30)))  # the first 20 again, and 10 more
-    assert (first["status"] == "completed").all() and not first["reused"].any()
-    assert list(again["reused"]) == [True] * 20 + [False] * 10
-    assert list(again["task_id"][:20]) == list(first["task_id"])
+    assert all(r.status == "completed" for r in first) and not any(r.reused for r in first)
+    assert [r.reused for r in again] == [True] * 20 + [False] * 10
+    assert [r.task_id for r in again.rows[:20]] == [r.task_id for r in first]
     ids, total = billed(admin, account)
     assert len(ids) == 30 and total == 30 * PRICE
 
@@ -151,8 +171,9 @@ _KILLED = textwrap.dedent("""
     reqs = [{"operation": "write_lyrics", "model": "v5", "payload": {"prompt": f"verse {i}"}}
             for i in range(300)]
     with Client(key, base_url=base_url) as c:
-        df = c.batch(reqs, concurrency=4, progress=False, poll_interval=0.05)
-        print("REUSED", int(df["reused"].sum()), "COMPLETED", int((df["status"] == "completed").sum()))
+        res = c.batch(reqs, concurrency=4, poll_interval=0.05)
+        print("REUSED", sum(r.reused for r in res),
+              "COMPLETED", sum(r.status == "completed" for r in res))
 """)
 
 
@@ -204,10 +225,10 @@ def test_a_batch_carries_the_callers_labels_and_budget(srv, admin, account):
 
     with Client(account["api_key"], base_url=srv.base_url, quiet=True) as c:
         with attribution(project="study", tags=["batch"]):
-            c.batch(lyrics(4), progress=False, wait=False)
+            c.batch(lyrics(4), wait=False)
         rows = c.record.table().to_pylist()
         assert [(r["project"], r["tags"]) for r in rows] == [("study", "batch")] * 4
         with c.budget(usd="0.05"):  # room for two creates of $0.02 at list price
-            df = c.batch(lyrics(4, start=10), progress=False, wait=False, concurrency=1)
-        assert list(df["task_id"].notna()) == [True, True, False, False]
-        assert df["error"][2].startswith(Refused.__name__)
+            res = c.batch(lyrics(4, start=10), wait=False, concurrency=1)
+        assert [r.task_id is not None for r in res] == [True, True, False, False]
+        assert res.rows[2].error.startswith(Refused.__name__)

@@ -1,4 +1,6 @@
-"""The batch's pure decisions: per-tool pacing, the queue, retries, the budget check."""
+"""The batch's pure decisions: per-tool pacing, the queue, retries, the budget check, and
+the typed rows it returns (its progress display moved to tests/widgets/test_batch_display.py,
+its frame to tests/ledger/test_batch_frame.py, with the code)."""
 
 from __future__ import annotations
 
@@ -13,18 +15,17 @@ from songlab.client._batch import (
     Pacer,
     check_budget,
     check_request,
-    frame,
+    result_of,
 )
+from songlab.client._create import route_request
 from songlab.client._errors import CreateUnconfirmed, InvalidGenerationInput
-
-
-class Est:
-    def __init__(self, usd):
-        self.usd = None if usd is None else Decimal(usd)
+from songlab.client._estimate import Estimate
 
 
 def item(i, tool="t1", usd="0.07", recorded=False):
-    return BatchItem(i, {"tool_id": tool}, Est(usd), 1, tool, recorded=recorded)
+    est = None if usd is None else Estimate(Decimal(usd), True, "write_lyrics", "v5")
+    request = route_request("/v1/generations", {"tool_id": tool}, est, payload="{}", tool_id=tool)
+    return BatchItem(i, request, 1, tool, recorded=recorded)
 
 
 def limited():
@@ -96,9 +97,9 @@ def test_transient_failures_are_retried_then_become_rows():
     (got,), _ = s2.take_ready(0.0)
     s2.on_error(got, InvalidGenerationInput("payload: bad", status_code=422), 0.0)
     assert s2.finished and s2.failed == 1  # not retried
-    row = frame(s2.items).iloc[0]
-    assert row["status"] == "not created" and "InvalidGenerationInput" in row["error"]
-    assert row["task_id"] is None
+    (row,) = result_of(s2).rows
+    assert row.status == "not created" and "InvalidGenerationInput" in row.error
+    assert row.task_id is None
 
 
 def test_budget_refuses_before_anything_is_sent_and_names_it():
@@ -122,46 +123,20 @@ def test_requests_are_checked_naming_the_index_and_field():
         check_request(1, "generate a song")
 
 
-def test_progress_is_one_rewritten_line_outside_a_notebook(capsys):
-    from songlab.client._batch import Progress
-
-    bar = Progress(3, show=True)
-    bar.update("creating", 1, force=True)
-    bar.update("creating", 3, force=True)
-    bar.close()
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.count("\r") == 3
-    assert "batch: creating 1/3" in err and err.rstrip().endswith("batch: creating 3/3")
-    quiet = Progress(3, show=False)
-    quiet.update("creating", 2, force=True)
-    quiet.close()
-    assert capsys.readouterr().err == "" and quiet.text == "batch: creating 2/3"
+def test_an_empty_batch_has_no_rows_and_is_finished():
+    state = BatchState([], concurrency=4)
+    assert state.finished and len(result_of(state)) == 0
 
 
-def test_progress_is_one_widget_bar_in_a_notebook(monkeypatch, capsys):
-    from songlab.client import _batch
-
-    monkeypatch.setattr(_batch, "_in_kernel", lambda: True)
-    bar = _batch.Progress(4)
-    bar.update("creating", 2)
-    bar.update("finishing", 4)
-    bar.close()
-    assert bar._bar.value == 4 and bar._bar.max == 4 and bar._bar.description == "finishing"
-    assert bar._label.value == "4/4" and capsys.readouterr().err == ""
-
-
-def test_an_empty_batch_is_an_empty_frame_with_the_columns():
-    df = frame([])
-    assert len(df) == 0 and list(df.columns) == [
-        "request",
-        "task_id",
-        "status",
-        "reused",
-        "take",
-        "tool_id",
-        "cost_usd",
-        "cost_source",
-        "file_ids",
-        "error",
-    ]
-    assert BatchState([], concurrency=4).finished
+def test_the_result_counts_and_rows_come_from_the_state():
+    s = BatchState([item(0), item(1, usd="0.10"), item(2)], concurrency=3)
+    ready, _ = s.take_ready(0.0)
+    s.on_created(ready[0], "task-0", reused=False)
+    s.on_created(ready[1], "task-1", reused=True)
+    s.on_error(ready[2], InvalidGenerationInput("payload: bad", status_code=422), 0.0)
+    result = result_of(s)
+    assert (result.created, result.reused, result.failed) == (1, 1, 1)
+    assert result.spent_usd == Decimal("0.07")  # the re-attached one costs nothing again
+    assert [r.request for r in result] == [0, 1, 2] and result.rows[1].reused
+    assert result.rows[0].tool_id == "t1" and result.rows[0].take == 1
+    assert "1 created, 1 re-attached" in result.summary()

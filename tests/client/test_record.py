@@ -19,8 +19,9 @@ import pyarrow as pa
 import pytest
 
 from songlab.client import RECORD_SCHEMA, AsyncClient, Client, RecordStore, ValidationError
-from songlab.client._base import deterministic_key
-from songlab.client._record import RecordRow, canonical_request
+from songlab.client._create import canonical_body, request_key
+from songlab.client._record import CreateRecord
+from songlab.client._validate import canonical_json
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SONG = {"prompt": "a short test song", "duration_seconds": 5}
@@ -57,10 +58,12 @@ def test_every_accepted_create_is_recorded_per_contract(client, sandbox, tmp_pat
     assert row["estimate_usd"] == Decimal("0.07")
     assert row["take"] == 1 and row["scope"] == row["origin"] and row["origin"].startswith("test:")
     assert row["sent_at"] <= row["accepted_at"]
-    body = {"tool_id": row["tool_id"], "payload_json": json.dumps(SONG)}
-    assert (
-        row["payload_sha256"]
-        == hashlib.sha256(canonical_request("/v1/generations", body).encode()).hexdigest()
+    canonical = canonical_body({"tool_id": row["tool_id"]}, canonical_json(SONG))
+    assert row["payload_sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
+    # the canonical text is the request with sorted keys and no spaces, the payload parsed
+    assert canonical == (
+        f'{{"payload_json":{{"duration_seconds":5,"prompt":"a short test song"}},'
+        f'"tool_id":"{row["tool_id"]}"}}'
     )
     # nothing secret, no payload text
     raw = client.record.path.read_bytes() + b"".join(
@@ -88,7 +91,7 @@ def test_same_request_reattaches_without_a_post_and_says_so(client, capsys):
         payload='{"duration_seconds": 5, "prompt": "a short test song"}',
     )
     out = capsys.readouterr().out
-    assert h2.task_id == h1.task_id and h2.raw["reused"] is True
+    assert h2.task_id == h1.task_id and h2.raw["reused"] is True and h2.reused
     assert out.count("\n") == 1 and f"reused task {h1.task_id[:8]}" in out
     assert "$0.07 not spent again" in out and "fresh=True" in out
     assert _balance(client) == before and len(_tasks(client)) == 1
@@ -153,25 +156,26 @@ def test_a_task_the_service_lost_is_created_again_and_said(client, capsys):
     route = "/v1/generations"
     tool = next(t for t in client.tools.list() if (t.operation, t.model) == ("generate_song", "v5"))
     body = {"tool_id": tool.id, "payload_json": json.dumps(SONG)}
-    key = deterministic_key(
-        client.key_id, route, canonical_request(route, body), client._scope()[1], 1
-    )
+    sha = hashlib.sha256(
+        canonical_body({"tool_id": tool.id}, canonical_json(SONG)).encode()
+    ).hexdigest()
+    scope = client._scope()[1]
     client.record.write(
-        RecordRow(
+        CreateRecord(
             task_id="00000000-0000-4000-8000-000000000000",
             key_id=client.key_id,
             base_url=client.base_url,
-            idempotency_key=key,
+            idempotency_key=request_key(client.key_id, route, sha, scope, 1),
             route=route,
             tool_id=tool.id,
             operation="generate_song",
             model="v5",
             license=1,
-            payload_sha256=None,
+            payload_sha256=sha,
             estimate_usd=Decimal("0.07"),
             project=None,
-            tags=None,
-            scope=client._scope()[1],
+            tags=(),
+            scope=scope,
             take=1,
             origin=None,
             sent_at=None,

@@ -145,3 +145,56 @@ def test_watch_is_typed_on_both_clients(tmp_path, cache):
         "typing.Coroutine[Any, Any, songlab.client._models.Task]",
     ], out
     assert ": error:" not in out, out
+
+
+def test_a_method_declared_once_is_typed_on_both_clients(tmp_path, cache):
+    """Each method is one declaration (``@operation``, ``@creates``, ``@iterates``; the
+    create options as ``Unpack[CreateOptions]``): mypy still sees each client's own types,
+    and a wrong option is an error on both."""
+    out, status = _mypy(
+        tmp_path,
+        cache,
+        """
+        from songlab.client import AsyncClient, Client
+
+        def f(c: Client) -> None:
+            reveal_type(c.generations)
+            reveal_type(c.generations.transcribe("f", language="en"))
+            reveal_type(c.workflows.beat_swap(song_file_id="f", prompt="p", take=2))
+            reveal_type(c.batch([{"operation": "write_lyrics", "payload": {}}], concurrency=4))
+            reveal_type(c.generations.list())
+            reveal_type(c.voice_clones.clone(reference_file_id="f", consent=True,
+                                             rights_attestation="mine", timeout=5))
+            c.workflows.beat_swap(song_file_id="f", prompt="p", takes=2)
+            c.generations.create(payload={}, tool_id="t", license=1.5)
+            c.batch([], concurrency="8")
+
+        async def g(a: AsyncClient) -> None:
+            reveal_type(await a.generations.transcribe("f"))
+            b = reveal_type(a.batch([]))
+            await b
+            reveal_type(a.generations.list())
+            reveal_type(await a.estimate(route="/v1/karaoke-tracks"))
+            await a.song_translations.create(song_file_id="f", target_language="fr",
+                                             song_style="pop", fresh="yes")
+    """,
+    )
+    revealed = [r.replace("builtins.", "") for r in re.findall(r'Revealed type is "([^"]+)"', out)]
+    assert revealed == [
+        "songlab.client._generations.Generations[songlab.client._sync.Client]",
+        "songlab.client._handle.TaskHandle[songlab.client._sync.Client]",
+        "songlab.client._handle.TaskHandle[songlab.client._sync.Client]",
+        "songlab.client._batch.BatchResult",
+        "typing.Iterator[songlab.client._models.Task]",
+        "songlab.client._models.VoiceClone",
+        "songlab.client._handle.TaskHandle[songlab.client._async.AsyncClient]",
+        "typing.Coroutine[Any, Any, songlab.client._batch.BatchResult]",
+        "typing.AsyncIterator[songlab.client._models.Task]",
+        "songlab.client._estimate.Estimate",
+    ], out
+    assert status == 1
+    assert 'Unexpected keyword argument "takes"' in out, out
+    assert 'Argument "license" has incompatible type "float"' in out, out
+    assert 'Argument "concurrency" has incompatible type "str"' in out, out
+    assert 'Argument "fresh" has incompatible type "str"' in out, out
+    assert out.count(": error:") == 4, out

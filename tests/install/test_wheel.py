@@ -1,7 +1,7 @@
-"""songlab as a user gets it: a wheel built by `python -m build`, installed into a fresh venv
+"""songlab as a user gets it: a wheel built by `uv build` (sdist, then the wheel from it), installed into a fresh venv
 in a temp directory outside the checkout, used only through its console script.
 
-One module-scoped venv (about a minute to build and install, mostly pip), then each test
+One module-scoped venv (seconds with uv: built, made and installed), then each test
 runs a command a user would: `songlab sandbox` (its start line), `songlab report --demo`,
 `songlab notebooks DIR` and nbval on the copied quickstart. Nothing may come from the
 checkout: the venv has no path to it and every command runs in the temp directory.
@@ -27,6 +27,7 @@ from songlab.notebooks import checkout_files
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
+UV = str(Path(sys.executable).with_name("uv"))  # from songlab[test-core]
 START_LINE = re.compile(r"songlab sandbox listening on (http://127\.0\.0\.1:\d+)$")
 
 
@@ -83,29 +84,33 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     assert ROOT not in base.parents, "the install must live outside the checkout"
     dist = base / "dist"
-    # sdist first, then the wheel from the sdist: MANIFEST.in and setup.py are both exercised
+    # uv builds the sdist first, then the wheel from the sdist: MANIFEST.in and setup.py are
+    # both exercised (as `python -m build` does, in seconds rather than minutes)
     build = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)],
+        [UV, "build", "--quiet", "--out-dir", str(dist), str(ROOT)],
         capture_output=True,
         text=True,
         timeout=300,
         stdin=subprocess.DEVNULL,
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    assert len(list(dist.glob("songlab-*.tar.gz"))) == 1, "no sdist was built"
     (wheel,) = dist.glob("songlab-*.whl")
     venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [UV, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120
+    )
     home = base / "home"
     home.mkdir()
     inst = Installed(wheel, venv, home, _clean_env(venv))
     # songlab and nbval (which brings pytest); the kernel is ipykernel from songlab[test-core]
     inst.run(
-        inst.bin("python"),
-        "-m",
+        UV,
         "pip",
         "install",
         "--quiet",
-        "--disable-pip-version-check",
+        "--python",
+        inst.bin("python"),
         f"{wheel}[test-core]",
         timeout=600,
     )

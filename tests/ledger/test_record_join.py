@@ -310,14 +310,11 @@ def test_a_ledger_written_before_the_source_columns_reads_with_them(tmp_path: Pa
 
 
 NAMES_PROBE = r"""
-import json, sys, types
-fields = types.ModuleType("songlab.client.field_names")
+import json
+import songlab.client.field_names as fields  # the seam a user edits: a name added per fact
 fields.TASK_CREATED_AT = ("created_at", "createdAt")
 fields.TASK_COST_USD = ("cost_usd", "cost")
 fields.TASK_OPERATION = ("operation", "op")
-sys.modules["songlab.client.field_names"] = fields
-import songlab.client
-songlab.client.field_names = fields
 from songlab.ledger import tasks_frame, tasks_frame_from_pages
 tasks = [{"task_id": "a", "status": "completed", "createdAt": "2026-11-02T10:00:00Z",
           "cost": "0.12000000", "op": "generate_song", "model": "v7", "license": 1},

@@ -1,6 +1,5 @@
-"""Parameterised notebooks as a scheduler runs them: every parameter of 05_ab_listening and
-08_listening_campaign is changed, and 03_cost_report's DATE_FROM/DATE_TO (the others of 03
-and 04 are changed by tests/ledger/test_notebook_papermill.py and test_papermill_agent_one.py);
+"""Parameterised notebooks as a scheduler runs them: every parameter of 05_ab_listening,
+08_listening_campaign and 03_cost_report is changed (04's by test_papermill_agent_one.py);
 each change is found in what the run printed or wrote.
 
 The runs are papermill processes, two at a time (one per core), started by a module
@@ -19,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 
 from songlab import listening, pricing
+from songlab.ledger.display import cents
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -39,7 +40,14 @@ AB = {
     "LISTENER_SEED": 2,
     "REPEATS": 2,
 }
-REPORT = {"DATE_FROM": "2020-01-01", "DATE_TO": "2020-01-31", "TIERS": ["standard"]}
+# 03: the dates win over PERIOD (last-7-days would hold every task of the run)
+REPORT = {
+    "PERIOD": "last-7-days",
+    "DATE_FROM": "2020-01-01",
+    "DATE_TO": "2020-01-31",
+    "TIERS": ["sync", "sync"],
+    "BUDGET": "1.00",
+}
 CAMPAIGN = {
     "MODELS": ["v6", "v7"],
     "PROMPTS": ["calm piano", "dark techno"],
@@ -249,10 +257,41 @@ def test_08_obeys_every_parameter(runs: dict[str, Path]) -> None:
     assert [line.split()[1] for line in excluded] == ["r06"], excluded
 
 
-def test_03_obeys_its_dates(runs: dict[str, Path]) -> None:
+def test_03_parameters_cell_names_every_parameter() -> None:
+    nb = json.loads((NOTEBOOKS / "03_cost_report.ipynb").read_text(encoding="utf-8"))
+    tagged = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    assert len(tagged) == 1
+    src = "".join(tagged[0]["source"])
+    for name in ("PERIOD", "DATE_FROM", "DATE_TO", "TIERS", "BUDGET", "OUTPUT_PATH"):
+        assert f"\n{name} = " in f"\n{src}", name
+
+
+def test_03_obeys_every_parameter(runs: dict[str, Path]) -> None:
     base = runs["base"]
+    ran = json.loads((base / "03_cost_report.ipynb").read_text(encoding="utf-8"))
     text = _outputs(base / "03_cost_report.ipynb")
-    # the dates replace the named period (all): January 2020 holds none of today's tasks
-    assert "spend in the period: $0 over 0 tasks" in text
+    committed = _outputs(NOTEBOOKS / "03_cost_report.ipynb")
+    injected = [c for c in ran["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert len(injected) == 1 and '"last-7-days"' in "".join(injected[0]["source"])
+    # TIERS: two songs, both in sync, priced by the list (and not the committed 4 tiers)
+    expected = (
+        pricing.price("generate_song", "v5", 4)
+        + pricing.price("generate_song", "v6", 4)
+        + pricing.price("generate_music", "v7", 2)
+        + pricing.price("write_lyrics", "v5", 1)
+        + pricing.price("sfx_gen", "v5", 1)
+    )
+    assert f"5 generations, estimated ${cents(expected)}" in text
+    assert "7 generations, estimated $2.83" in committed and "7 generations" not in text
+    # DATE_FROM/DATE_TO replace the named period: January 2020 holds none of today's tasks
+    assert "spend in the period: $0.00 over 0 tasks" in text
+    assert "spend in the period: $3.03 over 9 tasks" in committed
+    # BUDGET: another budget, against the same month to date
+    assert "budget $1.00," in text and "budget $5.00," in committed
+    month = [line for line in text.splitlines() if line.startswith("month to date:")]
+    assert month and Decimal(month[0].split()[3].strip("$;").replace(",", "")) > Decimal("1.00")
+    # OUTPUT_PATH: the report and its exports were written there, the period's both ends named
     report = (base / "report.html").read_text(encoding="utf-8")
-    assert "2020-01-01 to 2020-01-31" in report  # both ends, as given
+    assert "2020-01-01 to 2020-01-31" in report
+    assert (base / "report.xlsx").exists()
+    assert (base / "report_csv" / "by_project.csv").exists()

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from songlab.client import ValidationError
-from songlab.client._base import new_idempotency_key, path_id
+from songlab.client._call import new_idempotency_key, path_id
 from songlab.client._validate import idempotency_key, license_number, payload_for, payload_json
 from songlab.sandbox import errors as sandbox_errors
 from songlab.sandbox.http.routes.native import native_license

@@ -3,7 +3,9 @@
 ``Client`` and ``AsyncClient`` have the same surface: ``generations``, ``tools``,
 ``files``, ``account``, ``voice_clones``, ``song_translations``, ``workflows``,
 ``compat``, ``agent``, plus ``task(id)``, ``watch(task, callback)``, ``estimate(...)``,
-``budget(usd=...)`` and ``on_create(callback)``. The create hook (:func:`on_create`, a
+``batch(requests)``, ``budget(usd=...)`` and ``on_create(callback)``. It returns typed
+results and shows nothing: a batch tells its progress to a callback (``songlab.widgets.batch``
+draws it and makes the frame). The create hook (:func:`on_create`, a
 :class:`CreateRecord` per accepted create) and the local labels (:func:`label_scope`,
 :func:`set_default_labels`) are how the ledger hears of creates.
 See ``docs/client.md``. The exception tree is drawn in ``songlab.client._errors``.
@@ -12,13 +14,15 @@ See ``docs/client.md``. The exception tree is drawn in ``songlab.client._errors`
 from __future__ import annotations
 
 from songlab.client._async import AsyncClient
-from songlab.client._attribution import CreateRecord, Labels, make_labels
+from songlab.client._attribution import Labels, make_labels
 from songlab.client._attribution import add_listener as on_create
 from songlab.client._attribution import client_defaults as default_labels
 from songlab.client._attribution import scoped_labels as label_scope
 from songlab.client._attribution import set_client_defaults as set_default_labels
-from songlab.client._base import NOT_GIVEN, NotGiven
+from songlab.client._base import watch
+from songlab.client._batch import BatchArgs, BatchProgress, BatchResult, BatchRow
 from songlab.client._budget import Budget
+from songlab.client._call import NOT_GIVEN, NotGiven
 from songlab.client._errors import (
     APIConnectionError,
     APIError,
@@ -70,12 +74,11 @@ from songlab.client._models import (
     UploadedFile,
     VoiceClone,
 )
-from songlab.client._record import RecordStore
+from songlab.client._record import CreateRecord, RecordStore
 from songlab.client._record import record_schema as _record_schema
 from songlab.client._retry import RetryPolicy
 from songlab.client._sync import Client
 from songlab.client._validate import ClampWarning
-from songlab.client._watch import watch
 
 __all__ = [
     "APIConnectionError",
@@ -89,6 +92,10 @@ __all__ = [
     "AsyncClient",
     "AudioArray",
     "Balance",
+    "BatchArgs",
+    "BatchProgress",
+    "BatchResult",
+    "BatchRow",
     "Budget",
     "BudgetExceeded",
     "ClampWarning",

@@ -19,7 +19,7 @@ import re
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 __all__ = ["AssetCache", "CACHE_ENV", "DEFAULT_MAX_BYTES", "resolve_cache"]
 
@@ -132,7 +132,7 @@ _SHARED: dict[str, AssetCache] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def resolve_cache(cache: Any) -> AssetCache | None:
+def resolve_cache(cache: object) -> AssetCache | None:
     """``cache=`` of a client: None/True -> the default cache, False -> none, a directory or
     an :class:`AssetCache`."""
     if cache is False:

@@ -4,67 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TypeVar
 
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from songlab.client._assets import AssetCache
-from songlab.client._base import NOT_GIVEN, BaseClient, Call, NotGiven, Op, Step, Work
+from songlab.client._base import BaseClient, CacheOption, RecordOption
+from songlab.client._batch import run_batch_async
+from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Step, Wait, Watch, Work
 from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
-from songlab.client._loop import WaitLoop, WatchUpdate
-from songlab.client._models import Event, Task
-from songlab.client._pagination import AsyncCursorIterator
-from songlab.client._record import RecordStore
+from songlab.client._loop import WaitLoop
+from songlab.client._models import Event, Page, Task
+from songlab.client._pagination import PageOp, PageT, aitems, apages
 from songlab.client._retry import RetryPolicy
-from songlab.client._watch import afollow, watch_loop
-
-if TYPE_CHECKING:
-    from songlab.client._agent import Agent
-    from songlab.client._compat import Compat
-    from songlab.client._dedicated import SongTranslations, VoiceClones
-    from songlab.client._estimate import Estimate
-    from songlab.client._files import Files
-    from songlab.client._generations import Account, Generations, Tools
-    from songlab.client._handle import TaskHandle
-    from songlab.client._typing import Awaiting
-    from songlab.client._workflows import Workflows
+from songlab.client._typing import Awaiting
+from songlab.client._watch import afollow
 
 __all__ = ["AsyncClient"]
+
+_T = TypeVar("_T")
 
 
 class AsyncClient(BaseClient):
     """Asyncio client: every method of :class:`Client`, awaited (streams and lists are
     async iterators). ``async with AsyncClient(api_key, base_url=...) as client: ...``."""
-
-    if TYPE_CHECKING:  # the shared resources, as this client's type sees them
-        generations: Generations[AsyncClient]
-        tools: Tools[AsyncClient]
-        files: Files[AsyncClient]
-        account: Account[AsyncClient]
-        voice_clones: VoiceClones[AsyncClient]
-        song_translations: SongTranslations[AsyncClient]
-        workflows: Workflows[AsyncClient]
-        compat: Compat[AsyncClient]
-        agent: Agent[AsyncClient]
-
-        def estimate(
-            self,
-            *,
-            tool_id: str | NotGiven = ...,
-            operation: str | NotGiven = ...,
-            model: str | NotGiven = ...,
-            route: str | NotGiven = ...,
-            tier: str | NotGiven = ...,
-            max_budget: int | NotGiven = ...,
-            license: int | str | NotGiven = ...,
-            version: str | NotGiven = ...,
-        ) -> Awaiting[Estimate]: ...
 
     def __init__(
         self,
@@ -76,10 +42,10 @@ class AsyncClient(BaseClient):
         transport: httpx.AsyncBaseTransport | None = None,
         max_connections: int = 100,
         seed: int | None = None,
-        record: RecordStore | str | os.PathLike[str] | bool | None = None,
+        record: RecordOption = None,
         reuse: str | bool = "notebook",
         quiet: bool = False,
-        cache: AssetCache | str | os.PathLike[str] | bool | None = None,
+        cache: CacheOption = None,
     ) -> None:
         super().__init__(
             api_key,
@@ -96,39 +62,7 @@ class AsyncClient(BaseClient):
             max_connections=max_connections, max_keepalive_connections=max_connections
         )
         self._http = httpx.AsyncClient(transport=transport, timeout=self.timeout, limits=limits)
-        self._sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
-
-    async def batch(
-        self,
-        requests: Iterable[Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        budget_usd: Decimal | int | str | None = None,
-        wait: bool = True,
-        timeout: float = 600.0,
-        poll_interval: float = 0.5,
-        progress: bool | None = None,
-        pace_base_s: float = 0.05,
-        pace_max_s: float = 60.0,
-    ) -> Any:  # a pandas DataFrame
-        """:meth:`songlab.client.Client.batch` for the async client: the same arguments, checks,
-        pacing, resume and result frame; creates and waits run as asyncio tasks."""
-        from songlab.client._batch import options, run_batch_async
-
-        return await run_batch_async(
-            self,
-            list(requests),
-            options(
-                concurrency,
-                budget_usd,
-                wait,
-                timeout,
-                poll_interval,
-                progress,
-                pace_base_s,
-                pace_max_s,
-            ),
-        )
+        self._sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -146,7 +80,7 @@ class AsyncClient(BaseClient):
         call: Call,
         deadline: float | None = None,
         expired: Callable[[], SonglabError] | None = None,
-    ) -> Any:
+    ) -> object:
         retrier = self._retrier(call, deadline=deadline, expired=expired)
         while True:
             try:
@@ -157,17 +91,24 @@ class AsyncClient(BaseClient):
 
     async def _perform(
         self, step: Step, deadline: float | None, expired: Callable[[], SonglabError] | None
-    ) -> Any:
+    ) -> object:
+        if isinstance(step, Call):
+            return await self._request(step, deadline, expired)
         if isinstance(step, Work):  # file reads, writes and decoding: off the event loop
             return await asyncio.to_thread(step.fn, *step.args)
-        return await self._request(step, deadline, expired)
+        if isinstance(step, Wait):
+            return await self._wait(step)
+        if isinstance(step, Watch):
+            return await self._watch(step)
+        await run_batch_async(self, step)
+        return None
 
     async def _adrive(
         self,
-        op: Op,
+        op: Op[_T],
         deadline: float | None = None,
         expired: Callable[[], SonglabError] | None = None,
-    ) -> Any:
+    ) -> _T:
         try:
             step = next(op)
             while True:
@@ -178,67 +119,40 @@ class AsyncClient(BaseClient):
                 else:
                     step = op.send(result)
         except StopIteration as stop:
-            return stop.value
+            value: _T = stop.value
+            return value
 
     def _drive(
         self,
-        op: Op,
+        op: Op[_T],
         deadline: float | None = None,
         expired: Callable[[], SonglabError] | None = None,
-    ) -> Any:
+    ) -> Awaiting[_T]:
         return self._adrive(op, deadline, expired)
 
-    @staticmethod
-    def _then(value: Any, fn: Callable[[Any], Any]) -> Any:
-        async def chained() -> Any:
-            result = fn(await value)
-            if inspect.isawaitable(result):
-                result = await result
-            return result
+    def _pages(self, page_op: PageOp[PageT]) -> AsyncIterator[PageT]:
+        return apages(self._drive, page_op)
 
-        return chained()
+    def _items(self, page_op: PageOp[Page]) -> AsyncIterator[Task]:
+        return aitems(self._drive, page_op)
 
-    def _paginate(self, page_op: Callable[[str | None], Op]) -> AsyncCursorIterator:
-        return AsyncCursorIterator(self._drive, page_op)
+    def _events(self, task_id: str, after: int) -> AsyncIterator[Event]:
+        return self._stream(task_id, after=after)
 
     # -- streams ---------------------------------------------------------------
 
-    async def watch(
-        self,
-        task: str | TaskHandle[Any],
-        callback: Callable[[WatchUpdate], object] | None = None,
-        *,
-        timeout: float | None = None,
-        poll_interval: float = 0.5,
-        max_resumes: int = 50,
-        raise_on_failure: bool = True,
-    ) -> Task:
-        """Follow ``task`` (a task id or a handle) to its end -> the final :class:`Task`.
-
-        ``callback(update)`` (a function or a coroutine function) gets a :class:`WatchUpdate` for each stream event, each resume
-        (a stream that ended without ``terminal`` is reopened after the last seq it saw, at
-        most ``max_resumes`` times; a refusal such as ``NotFound`` is raised) and each task
-        snapshot read once the stream is over (polled every ``poll_interval`` s, growing,
-        until the task is done). ``timeout``: None follows until the end, else past it
-        raises :class:`WaitTimeout`. A failed task raises :class:`TaskFailed` unless
-        ``raise_on_failure=False``. What the callback raises ends the watch.
-        """
-        w = watch_loop(
-            task,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            max_resumes=max_resumes,
-            raise_on_failure=raise_on_failure,
-        )
+    async def _watch(self, step: Watch) -> Task:
+        w = step.loop
         task_id = w.task_id
 
         async def get() -> Task:
-            got: Task = await self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
-            return got
+            return await self._drive(
+                self.generations._get_op(task_id, "poll"), w.deadline, w.expired
+            )
 
         final: Task = await afollow(
             w,
-            callback,
+            step.callback,
             open_stream=lambda after: self._stream(task_id, after=after, deadline=w.deadline),
             get=get,
             sleep=self._sleep,
@@ -264,6 +178,8 @@ class AsyncClient(BaseClient):
                         async for sse in EventSource(response).aiter_sse():
                             event = loop.on_frame(sse.data, sse.id, sse.event)
                             if event is not None:
+                                if event.ends_task:
+                                    await self._drive(self._ended_op(task_id, event))
                                 yield event
                             if loop.finished:
                                 return
@@ -271,36 +187,30 @@ class AsyncClient(BaseClient):
                 loop.on_broken(exc)
             await self._sleep(loop.next_delay(time.monotonic()))
 
-    async def _wait(
-        self,
-        task_id: str,
-        *,
-        timeout: float,
-        on_event: Callable[[Event], Any] | None,
-        raise_on_failure: bool,
-        poll_interval: float,
-        use_stream: bool,
-    ) -> Task:
+    async def _wait(self, step: Wait) -> Task:
+        task_id = step.task_id
         w = WaitLoop(
             task_id,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            raise_on_failure=raise_on_failure,
+            timeout=step.timeout,
+            poll_interval=step.poll_interval,
+            raise_on_failure=step.raise_on_failure,
             now=time.monotonic(),
         )
-        if use_stream:
+        if step.use_stream:
             try:  # aclosing(): the connection is released even when on_event raises
                 async with aclosing(self._stream(task_id, deadline=w.deadline)) as events:
                     async for event in events:
                         w.saw(event)
-                        if on_event is not None:
-                            result = on_event(event)
+                        if step.on_event is not None:
+                            result = step.on_event(event)
                             if inspect.isawaitable(result):
                                 await result
             except (WaitTimeout, StreamError, MalformedResponse) as exc:
                 w.stream_ended(exc)
         while True:
-            task: Task = await self._drive(self.generations._get_op(task_id), w.deadline, w.expired)
+            task = await self._drive(
+                self.generations._get_op(task_id, "poll"), w.deadline, w.expired
+            )
             delay = w.on_task(task, time.monotonic())
             if delay is None:
                 return task

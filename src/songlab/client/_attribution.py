@@ -3,9 +3,9 @@
 The API has no label field, so labels (a project and free tags) live on the
 caller's side: a context variable holds the labels active in the current
 context (``songlab.ledger.attribution`` sets it), a client may carry default
-labels, and every create the service accepted is handed, as a
-:class:`CreateRecord`, to the listeners registered here (the ledger records
-them in its local store). Nothing in this module touches a request: labels
+labels, and every create the service accepted is handed, as the record's
+:class:`~songlab.client._record.CreateRecord` (built once by the create path), to
+the listeners registered here. Nothing in this module touches a request: labels
 never reach the service.
 
 ``key_id`` is a short, non-secret identifier of the API key (a truncated
@@ -24,16 +24,15 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from songlab.client._record import CreateRecord
 
 __all__ = [
-    "CreateRecord",
     "Labels",
     "active_labels",
     "add_listener",
-    "build_record",
     "client_defaults",
     "key_id",
     "make_labels",
@@ -79,39 +78,11 @@ def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> L
     return Labels(project, tuple(dict.fromkeys(tag_list)))
 
 
-@dataclass(frozen=True, slots=True)
-class CreateRecord:
-    """One create the service accepted, as the client saw it (no secret in it)."""
-
-    task_id: str
-    idempotency_key: str | None
-    route: str  # the path posted to: /v1/generations, /v7/generate/song, /v1/karaoke-tracks ...
-    tool_id: str | None  # native creates only
-    operation: str | None  # the estimate's operation, route name or "agent"
-    model: str | None
-    license: int | None
-    estimate_usd: Decimal | None
-    project: str | None
-    tags: tuple[str, ...]
-    key_id: str
-    recorded_at: datetime  # the client's clock at acceptance (= accepted_at)
-    # what the record (songlab.client.RecordStore) keeps besides; defaults for old callers
-    base_url: str | None = None
-    payload_sha256: str | None = None  # SHA-256 of the canonical request
-    scope: str | None = None  # reuse scope ("account", a notebook or script), None if none
-    take: int | None = None
-    origin: str | None = None  # the notebook or script that asked
-    sent_at: datetime | None = None  # the client's clock when the POST was first sent
-
-    @property
-    def accepted_at(self) -> datetime:
-        return self.recorded_at
-
-
 _NONE: Final = Labels()  # frozen, so a safe shared default
 _SCOPE: ContextVar[Labels] = ContextVar("songlab_labels", default=_NONE)  # noqa: B039
-_DEFAULTS: weakref.WeakKeyDictionary[Any, Labels] = weakref.WeakKeyDictionary()
-_LISTENERS: list[tuple[Callable[[CreateRecord], Any], Any]] = []
+_DEFAULTS: weakref.WeakKeyDictionary[object, Labels] = weakref.WeakKeyDictionary()
+Listener = Callable[["CreateRecord"], object]
+_LISTENERS: list[tuple[Listener, weakref.ReferenceType[object] | None]] = []
 _LOCK = threading.Lock()
 
 
@@ -131,7 +102,7 @@ def scoped_labels(labels: Labels) -> Iterator[Labels]:
         _SCOPE.reset(token)
 
 
-def set_client_defaults(client: Any, labels: Labels | None) -> None:
+def set_client_defaults(client: object, labels: Labels | None) -> None:
     """Default labels of ``client`` (None removes them); a scope's labels add to them."""
     with _LOCK:
         if labels is None:
@@ -140,21 +111,19 @@ def set_client_defaults(client: Any, labels: Labels | None) -> None:
             _DEFAULTS[client] = labels
 
 
-def client_defaults(client: Any) -> Labels:
+def client_defaults(client: object) -> Labels:
     try:
         return _DEFAULTS.get(client, _NONE)
     except TypeError:  # not weak-referenceable (None): no defaults
         return _NONE
 
 
-def active_labels(client: Any) -> Labels:
+def active_labels(client: object) -> Labels:
     """The labels a create on ``client`` would carry now."""
     return client_defaults(client).merged(_SCOPE.get())
 
 
-def add_listener(
-    listener: Callable[[CreateRecord], Any], *, client: Any = None
-) -> Callable[[], None]:
+def add_listener(listener: Listener, *, client: object = None) -> Callable[[], None]:
     """Call ``listener(record)`` after every accepted create (of ``client`` only, if given).
 
     Returns a function that removes it. A listener that raises is logged and
@@ -173,49 +142,8 @@ def add_listener(
     return remove
 
 
-def build_record(
-    client: Any,
-    *,
-    route: str,
-    body: dict[str, Any],
-    estimate: Any,
-    key: str | None,
-    data: dict[str, Any],
-    payload_sha256: str | None = None,
-    scope: str | None = None,
-    take: int | None = None,
-    origin: str | None = None,
-    sent_at: datetime | None = None,
-) -> CreateRecord:
-    """The :class:`CreateRecord` of one accepted create (labels active now, no secret)."""
-    labels = active_labels(client)
-    lic = getattr(estimate, "license", None)
-    if not isinstance(lic, int) and isinstance(body.get("license"), int):
-        lic = body["license"]
-    return CreateRecord(
-        task_id=data["task_id"],
-        idempotency_key=key,
-        route=route,
-        tool_id=body.get("tool_id") if isinstance(body.get("tool_id"), str) else None,
-        operation=getattr(estimate, "what", None),
-        model=getattr(estimate, "model", None),
-        license=lic if isinstance(lic, int) and not isinstance(lic, bool) else None,
-        estimate_usd=getattr(estimate, "usd", None),
-        project=labels.project,
-        tags=labels.tags,
-        key_id=getattr(client, "key_id", None) or "key_unknown",
-        recorded_at=datetime.now(UTC),
-        base_url=getattr(client, "base_url", None),
-        payload_sha256=payload_sha256,
-        scope=scope,
-        take=take,
-        origin=origin,
-        sent_at=sent_at,
-    )
-
-
-def notify(client: Any, record: CreateRecord) -> None:
-    """Tell the listeners about one accepted create (called by ``BaseClient._create_op``)."""
+def notify(client: object, record: CreateRecord) -> None:
+    """Tell the listeners about one accepted create (called by the create path)."""
     with _LOCK:
         targets = [fn for fn, ref in _LISTENERS if ref is None or ref() is client]
     for fn in targets:

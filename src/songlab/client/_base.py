@@ -1,12 +1,13 @@
 """What the sync and async clients share and that needs no I/O.
 
 Every operation is a generator (sans-I/O): it yields :class:`Call` objects (and
-:class:`Work`, blocking local work such as reading a file) and receives the
-answer of each; a sender (``Client._drive`` or ``AsyncClient._drive``) performs
-them and throws errors back in. Request building, validation, estimates, budget
-checks, response parsing and every retry decision (``_retry.Retrier``,
-``_loop``) are written once and unit-tested with ``httpx.MockTransport``; the
-two clients only send, sleep and (async) hand ``Work`` to a thread.
+:class:`Work`, blocking local work such as reading a file; :class:`Wait`, following a
+task; :class:`Batch`, running a batch) and receives the answer of each; a sender
+(``Client._drive`` or ``AsyncClient._drive``) performs them and throws errors back in.
+Request building, validation, estimates, budget checks, response parsing and every retry
+decision (``_retry.Retrier``, ``_loop``) are written once and unit-tested with
+``httpx.MockTransport``; the two clients only send, sleep and (async) hand ``Work`` to a
+thread.
 """
 
 from __future__ import annotations
@@ -18,67 +19,43 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar, Unpack
 
 import httpx
 
 import songlab.client._attribution as _attribution
+from songlab.client._agent import Agent
 from songlab.client._assets import AssetCache, resolve_cache
+from songlab.client._batch import BatchArgs, BatchProgress, BatchRequest, BatchResult, batch_op
 from songlab.client._budget import Budget, BudgetStack
-from songlab.client._call import (
-    NOT_GIVEN,
-    Call,
-    NotGiven,
-    Op,
-    Step,
-    Work,
-    new_idempotency_key,
-    path_id,
-)
-from songlab.client._errors import (
-    Forbidden,
-    MalformedResponse,
-    NotFound,
-    SonglabError,
-    error_from_response,
-)
-from songlab.client._loop import StreamLoop, WatchUpdate, bounded_timeout
-from songlab.client._models import Tool, UploadedFile, parse_task, parse_tools
-from songlab.client._record import (
-    RecordRow,
-    RecordStore,
-    canonical_request,
-    current_origin,
-    shared_store,
-)
+from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Watch, Work, path_id
+from songlab.client._compat import Compat
+from songlab.client._create import canonical_body, find_previous
+from songlab.client._dedicated import SongTranslations, VoiceClones
+from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
+from songlab.client._estimate import Estimate
+from songlab.client._files import Files
+from songlab.client._generations import Account, Generations, Tools, estimate_op
+from songlab.client._handle import TaskHandle
+from songlab.client._loop import StreamLoop, WatchUpdate, bounded_timeout, watch_loop
+from songlab.client._models import Event, Page, Task, Tool, UploadedFile, parse_tools
+from songlab.client._pagination import PageOp, PageT
+from songlab.client._record import CreateRecord, RecordStore, current_origin, shared_store
 from songlab.client._redact import REDACTOR
 from songlab.client._retry import Retrier, RetryPolicy, retry_after_s
-from songlab.client._validate import ValidationError, require
+from songlab.client._typing import Slot, operation
+from songlab.client._validate import ValidationError, canonical_json, require
+from songlab.client._watch import follow
+from songlab.client._workflows import Workflows
 
 if TYPE_CHECKING:
-    from songlab.client._agent import Agent
-    from songlab.client._compat import Compat
-    from songlab.client._dedicated import SongTranslations, VoiceClones
-    from songlab.client._files import Files
-    from songlab.client._generations import Account, Generations, Tools
-    from songlab.client._handle import TaskHandle
-    from songlab.client._workflows import Workflows
+    from songlab.client._async import AsyncClient
+    from songlab.client._sync import Client
 
-# Call, Work, NOT_GIVEN ... live in _call; re-exported here, where the operations import them.
-__all__ = [
-    "BaseClient",
-    "Call",
-    "NOT_GIVEN",
-    "NotGiven",
-    "Op",
-    "Step",
-    "Work",
-    "new_idempotency_key",
-    "path_id",
-]
+__all__ = ["BaseClient", "CacheOption", "RecordOption", "watch"]
 
 _Self = TypeVar("_Self", bound="BaseClient")
 
@@ -87,18 +64,12 @@ log = logging.getLogger("songlab.client")
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
 USER_AGENT: Final = "songlab-client/0.1"
 REUSE_SCOPES: Final = ("notebook", "account")
-_PACED: Final = frozenset({"RateLimited"})
+
+RecordOption = RecordStore | str | os.PathLike[str] | bool | None
+CacheOption = AssetCache | str | os.PathLike[str] | bool | None
 
 
-def deterministic_key(key_id: str, route: str, canonical: str, scope: str, take: int) -> str:
-    """The Idempotency-Key of a create: the same (key id, route, canonical request, scope,
-    take) always gives the same key, so the service itself deduplicates a re-run even when
-    the record is lost or on another machine. 74 characters of the spec's alphabet."""
-    digest = hashlib.sha256("\n".join((key_id, route, canonical, scope, str(take))).encode())
-    return "songlab:r:" + digest.hexdigest()
-
-
-def resolve_record(record: Any) -> RecordStore | None:
+def resolve_record(record: object) -> RecordStore | None:
     """``record=`` of a client: None/True -> the default store, False -> none, a path or a
     :class:`RecordStore`."""
     if record is False:
@@ -115,7 +86,22 @@ def resolve_record(record: Any) -> RecordStore | None:
 class BaseClient:
     """Configuration, state and the pure request/response halves of the client."""
 
-    _http: Any
+    # The resources: one line each, typed on each client (``Generations[Client]`` ...).
+    generations: Slot[Generations[Client], Generations[AsyncClient]] = Slot(Generations)
+    tools: Slot[Tools[Client], Tools[AsyncClient]] = Slot(Tools)
+    files: Slot[Files[Client], Files[AsyncClient]] = Slot(Files)
+    account: Slot[Account[Client], Account[AsyncClient]] = Slot(Account)
+    voice_clones: Slot[VoiceClones[Client], VoiceClones[AsyncClient]] = Slot(VoiceClones)
+    song_translations: Slot[SongTranslations[Client], SongTranslations[AsyncClient]] = Slot(
+        SongTranslations
+    )
+    workflows: Slot[Workflows[Client], Workflows[AsyncClient]] = Slot(Workflows)
+    compat: Slot[Compat[Client], Compat[AsyncClient]] = Slot(Compat)
+    agent: Slot[Agent[Client], Agent[AsyncClient]] = Slot(Agent)
+
+    # An opaque slot the client never reads: ``songlab.connect()`` puts the local service it
+    # started there (``base_url``, ``admin_token``, ``stop()``); None otherwise.
+    sandbox: object = None
 
     def __init__(
         self,
@@ -125,10 +111,10 @@ class BaseClient:
         timeout: float | httpx.Timeout | NotGiven = NOT_GIVEN,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
         seed: int | None = None,
-        record: Any = None,
+        record: RecordOption = None,
         reuse: str | bool = "notebook",
         quiet: bool = False,
-        cache: Any = None,
+        cache: CacheOption = None,
     ) -> None:
         require(isinstance(api_key, str) and bool(api_key.strip()), "api_key", "a non-empty string")
         # A stray newline or control character would make httpx refuse the header with an
@@ -166,6 +152,7 @@ class BaseClient:
         self._rng = random.Random(seed)
         self._tools: tuple[Tool, ...] | None = None
         self._uploads: dict[str, UploadedFile] = {}
+        self._finished: set[str] = set()  # tasks whose end (and status) the record has
         self._budgets = BudgetStack()
         self.key_id = _attribution.key_id(api_key)  # non-secret; names the key in ledgers
         if reuse is True:
@@ -179,38 +166,19 @@ class BaseClient:
         self.record: RecordStore | None = resolve_record(record)
         self.quiet = bool(quiet)
         self.cache: AssetCache | None = resolve_cache(cache)
-        self._attach_resources()
         REDACTOR.add(api_key)
 
-    # The resources; Client and AsyncClient narrow their type parameter.
-    generations: Generations[Any]
-    tools: Tools[Any]
-    files: Files[Any]
-    account: Account[Any]
-    voice_clones: VoiceClones[Any]
-    song_translations: SongTranslations[Any]
-    workflows: Workflows[Any]
-    compat: Compat[Any]
-    agent: Agent[Any]
+    @property
+    def _c(self: _Self) -> _Self:
+        """The client itself (what a method of a resource reaches its client by)."""
+        return self
 
-    def _attach_resources(self) -> None:
-        from songlab.client._agent import Agent
-        from songlab.client._compat import Compat
-        from songlab.client._dedicated import SongTranslations, VoiceClones
-        from songlab.client._files import Files
-        from songlab.client._generations import Account, Generations, Tools
-        from songlab.client._workflows import Workflows
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<redacted>)"
 
-        self.generations = Generations(self)
-        self.tools = Tools(self)
-        self.files = Files(self)
-        self.account = Account(self)
-        self.voice_clones = VoiceClones(self)
-        self.song_translations = SongTranslations(self)
-        self.workflows = Workflows(self)
-        self.compat = Compat(self)
-        self.agent = Agent(self)
+    # -- the operations on the client itself -----------------------------------
 
+    @operation
     def estimate(
         self,
         *,
@@ -222,79 +190,134 @@ class BaseClient:
         max_budget: int | NotGiven = NOT_GIVEN,
         license: int | str | NotGiven = NOT_GIVEN,
         version: str | NotGiven = NOT_GIVEN,
-    ) -> Any:
+    ) -> Op[Estimate]:
         """What a create would bill -> :class:`Estimate` (Decimal USD), before sending it.
 
         Name the create by ``tool_id``, ``operation`` (+ ``model``), a create
         ``route`` (``"/v1/karaoke-tracks"``, ``"/v1/voice-clones"``,
         ``"/v7/generate/song"`` ...) or an Agent One ``tier`` (+ ``max_budget``).
         """
-        from songlab.client._generations import estimate_op
-
-        return self._drive(
-            estimate_op(
-                self,
-                tool_id=tool_id,
-                operation=operation,
-                model=model,
-                route=route,
-                tier=tier,
-                max_budget=max_budget,
-                license=license,
-                version=version,
-            )
+        return estimate_op(
+            self,
+            tool_id=tool_id,
+            operation=operation,
+            model=model,
+            route=route,
+            tier=tier,
+            max_budget=max_budget,
+            license=license,
+            version=version,
         )
 
-    # -- implemented by the senders (Client, AsyncClient) ------------------------
-
-    # An opaque slot the client never reads: ``songlab.connect()`` puts the local service it
-    # started there (``base_url``, ``admin_token``, ``stop()``); None otherwise.
-    sandbox: Any = None
-
-    def _drive(
-        self,
-        op: Op,
-        deadline: float | None = None,
-        expired: Callable[[], SonglabError] | None = None,
-    ) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
-    @staticmethod
-    def _then(value: Any, fn: Callable[[Any], Any]) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
-    def _paginate(self, page_op: Callable[[str | None], Op]) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
-    def _stream(self, task_id: str, *, after: int = 0, deadline: float | None = None) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
-    def _wait(
-        self,
-        task_id: str,
-        *,
-        timeout: float,
-        on_event: Callable[[Any], Any] | None,
-        raise_on_failure: bool,
-        poll_interval: float,
-        use_stream: bool,
-    ) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
+    @operation
     def watch(
         self,
-        task: Any,
+        task: str | TaskHandle[Client] | TaskHandle[AsyncClient],
         callback: Callable[[WatchUpdate], object] | None = None,
         *,
         timeout: float | None = None,
         poll_interval: float = 0.5,
         max_resumes: int = 50,
         raise_on_failure: bool = True,
-    ) -> Any:
+    ) -> Op[Task]:
+        """Follow ``task`` (a task id or a handle) to its end -> the final :class:`Task`.
+
+        ``callback(update)`` (on an :class:`AsyncClient` a function or a coroutine function)
+        gets a :class:`WatchUpdate` for each stream event, each resume (a stream that ended
+        without ``terminal`` is reopened after the last seq it saw, at most ``max_resumes``
+        times; a refusal such as ``NotFound`` is raised) and each task snapshot read once
+        the stream is over (polled every ``poll_interval`` s, growing, until the task is
+        done). ``timeout``: None follows until the end, else past it raises
+        :class:`WaitTimeout`. A failed task raises :class:`TaskFailed` unless
+        ``raise_on_failure=False``. What the callback raises ends the watch.
+        """
+        loop = watch_loop(
+            task,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            max_resumes=max_resumes,
+            raise_on_failure=raise_on_failure,
+        )
+        return _followed(Watch(loop, callback))
+
+    @operation
+    def batch(
+        self,
+        requests: Iterable[BatchRequest],
+        *,
+        on_progress: Callable[[BatchProgress], object] | None = None,
+        **options: Unpack[BatchArgs],
+    ) -> Op[BatchResult]:
+        """Create many native generations through the record -> :class:`BatchResult`, one
+        :class:`BatchRow` per request (failures are rows, not exceptions).
+
+        ``requests``: dicts of ``generations.create`` arguments (``tool_id`` or
+        ``operation`` + ``model``, ``payload``, ``license``, ``take``), all checked and
+        priced before anything is sent. ``budget_usd``: refuse to start (``BudgetExceeded``,
+        nothing sent) when the new creates' list price is over it. ``concurrency``: creates
+        in flight at once (8). A ``RateLimited`` answer slows that tool down (an adaptive
+        spacing from ``pace_base_s`` up to ``pace_max_s``) and the request goes back in line.
+        Run it again after a crash or a kernel restart: tasks already made are re-attached
+        from the record and followed, only the rest are created. ``wait``: follow every
+        task to its end (else status is the one at creation; ``timeout``,
+        ``poll_interval``). ``on_progress`` gets a :class:`BatchProgress` as the batch
+        moves (``songlab.widgets.batch`` shows it as a bar in a notebook or a line on a
+        terminal, and returns the result as a frame). The options: :class:`BatchArgs`.
+        """
+        return batch_op(self, requests, options, on_progress)
+
+    def budget(self, *, usd: Decimal | int | str) -> Budget:
+        """``with client.budget(usd="2.50"):`` refuses creates that would exceed it."""
+        try:
+            limit = Decimal(str(usd))
+        except ArithmeticError:
+            raise ValidationError("usd", f"a decimal amount, got {usd!r}") from None
+        require(limit.is_finite() and limit >= 0, "usd", f"a non-negative amount, got {usd}")
+        return Budget(limit, self._budgets)
+
+    def task(self: _Self, task_id: str) -> TaskHandle[_Self]:
+        """A handle on an existing task, from its id alone (e.g. after a kernel restart)."""
+        path_id(task_id, "task_id")
+        return TaskHandle(task_id, None, None, None, {}, self)
+
+    def previous_create(
+        self, route: str, body: Mapping[str, object], *, take: int = 1
+    ) -> CreateRecord | None:
+        """The recorded create this one would re-attach to (same account, route, canonical
+        request, scope and take), or None: a local look-up, nothing is sent. ``body`` is the
+        request body (a native create's ``payload_json`` as its text or as the object)."""
+        _, scope = self._scope()
+        if scope is None or self.record is None:
+            return None
+        payload = body.get("payload_json")
+        if isinstance(payload, str):
+            try:
+                payload = json.loads(payload)
+            except ValueError:
+                pass  # sent as the string it is
+        text = None if payload is None else canonical_json(payload)
+        canonical = canonical_body({k: v for k, v in body.items() if k != "payload_json"}, text)
+        sha = hashlib.sha256(canonical.encode()).hexdigest()
+        return find_previous(self, route, sha, scope, take)
+
+    # -- implemented by the senders (Client, AsyncClient) ------------------------
+
+    def _drive(
+        self,
+        op: Op[object],
+        deadline: float | None = None,
+        expired: Callable[[], SonglabError] | None = None,
+    ) -> object:
         raise NotImplementedError  # pragma: no cover
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<redacted>)"
+    def _pages(self, page_op: PageOp[PageT]) -> Iterator[PageT] | AsyncIterator[PageT]:
+        raise NotImplementedError  # pragma: no cover
+
+    def _items(self, page_op: PageOp[Page]) -> Iterator[Task] | AsyncIterator[Task]:
+        raise NotImplementedError  # pragma: no cover
+
+    def _events(self, task_id: str, after: int) -> Iterator[Event] | AsyncIterator[Event]:
+        raise NotImplementedError  # pragma: no cover
 
     # -- requests --------------------------------------------------------------
 
@@ -328,9 +351,9 @@ class BaseClient:
         )
 
     @staticmethod
-    def _decode(call: Call, response: httpx.Response) -> Any:
-        """The answer of a call, or the exception of its error body (with what a
-        ``Retry-After`` header asked for)."""
+    def _decode(call: Call, response: httpx.Response) -> object:
+        """The answer of a call (decoded JSON, or the bytes), or the exception of its error
+        body (with what a ``Retry-After`` header asked for)."""
         if response.status_code >= 400:
             err = error_from_response(
                 response.status_code,
@@ -345,7 +368,7 @@ class BaseClient:
         if not response.content:
             return None
         try:
-            return json.loads(response.content)
+            decoded: object = json.loads(response.content)
         except ValueError:
             kind = response.headers.get("content-type", "no content-type")
             raise MalformedResponse(
@@ -354,6 +377,7 @@ class BaseClient:
                 path=_loggable(call.path),
                 status_code=response.status_code,
             ) from None
+        return decoded
 
     def _retrier(
         self,
@@ -375,7 +399,8 @@ class BaseClient:
 
     def _backoff(self, retrier: Retrier, call: Call, exc: Exception) -> float:
         """The sleep before the next attempt of ``call`` (raises when retrying is over)."""
-        if call.final_codes and getattr(exc, "code", None) in call.final_codes:
+        code = getattr(exc, "code", None)
+        if call.final_codes and code in call.final_codes:
             if call.idempotency_key is not None and isinstance(exc, SonglabError):
                 exc.idempotency_key = call.idempotency_key  # type: ignore[attr-defined]
             raise exc
@@ -385,7 +410,7 @@ class BaseClient:
             call.method,
             _loggable(call.path),
             delay,
-            getattr(exc, "code", None) or type(exc).__name__,
+            code or type(exc).__name__,
             retrier.attempts,
         )
         return delay
@@ -409,12 +434,12 @@ class BaseClient:
 
     # -- shared operations -----------------------------------------------------
 
-    def _tools_op(self, refresh: bool = False) -> Op:
+    def _tools_op(self, refresh: bool = False) -> Op[tuple[Tool, ...]]:
         if self._tools is None or refresh:
             self._tools = parse_tools((yield Call("GET", "/v1/tools")))
         return self._tools
 
-    def _tool_by_id(self, tool_id: str) -> Op:
+    def _tool_by_id(self, tool_id: str) -> Op[Tool | None]:
         tools = yield from self._tools_op()
         for t in tools:
             if t.id == tool_id:
@@ -428,16 +453,36 @@ class BaseClient:
             return origin, None
         return origin, "account" if self.reuse == "account" else (origin or "unknown")
 
-    def previous_create(
-        self, route: str, body: dict[str, Any], *, take: int = 1
-    ) -> RecordRow | None:
-        """The recorded create this one would re-attach to (same account, route, canonical
-        request, scope and take), or None: a local look-up, nothing is sent."""
-        _, scope = self._scope()
-        if scope is None or self.record is None:
+    def _seen_ended_op(self, task_id: str, status: str | None, via: str) -> Op[None]:
+        """Note in the record when this client first saw ``task_id`` end (its own clock),
+        with the status it ended with (None if what it saw did not say) and how (``via``:
+        "stream", "poll" or "get"). Once per task and client; a record that cannot be
+        written is logged and never fails the read."""
+        record = self.record
+        if record is None or task_id in self._finished:
             return None
-        key = deterministic_key(self.key_id, route, canonical_request(route, body), scope, take)
-        return self.record.find(key_id=self.key_id, base_url=self.base_url, idempotency_key=key)
+        at = datetime.now(UTC)
+        try:
+            yield Work(
+                functools.partial(
+                    record.finish,
+                    task_id=task_id,
+                    key_id=self.key_id,
+                    at=at,
+                    status=status,
+                    via=via,
+                )
+            )
+        except Exception:  # noqa: BLE001 - the task is read: never fail the read
+            log.warning("could not note the end of task %s in %s", task_id, record.path)
+            return None
+        if status is not None:
+            self._finished.add(task_id)
+        return None
+
+    def _ended_op(self, task_id: str, event: Event) -> Op[None]:
+        """A stream event that shows the task ended, noted in the record."""
+        return (yield from self._seen_ended_op(task_id, event.final_status, "stream"))
 
     def _say(self, message: str) -> None:
         """One line a notebook shows (stdout, like ``connect()``'s), also logged; ``quiet``
@@ -446,224 +491,42 @@ class BaseClient:
         if not self.quiet:
             print(f"songlab: {message}", flush=True)
 
-    def _create_op(
-        self,
-        path: str,
-        body: dict[str, Any],
-        estimate: Any,
-        key: str | None,
-        take: Any = 1,
-        fresh: Any = False,
-        *,
-        paced: bool = False,
-        announce: bool = True,
-    ) -> Op:
-        """POST a create with its Idempotency-Key, under the active budgets; or re-attach to
-        the recorded task of the same request (no POST). ``paced``: a RateLimited answer is
-        raised at once (a batch's pacer decides when to send again); ``announce``: say a
-        re-attach in one line (a batch sums them up instead)."""
-        from songlab.client._handle import TaskHandle
 
-        require(
-            isinstance(take, int) and not isinstance(take, bool) and take >= 1,
-            "take",
-            f"a whole number >= 1, got {take!r}",
-        )
-        require(isinstance(fresh, bool), "fresh", f"True or False, got {fresh!r}")
-        if key is not None and (fresh or take != 1):
-            raise ValidationError(
-                "idempotency_key", "alone names the create: give it, or take=/fresh=, not both"
-            )
-        canonical = canonical_request(path, body)
-        origin, scope = self._scope()
-        if key is not None or fresh:
-            scope = None
-        if key is None:
-            key = (
-                new_idempotency_key()
-                if scope is None
-                else deterministic_key(self.key_id, path, canonical, scope, take)
-            )
-        elif scope is None:
-            take = 1
-        if scope is not None and self.record is not None:
-            try:
-                found = yield Work(
-                    functools.partial(
-                        self.record.find,
-                        key_id=self.key_id,
-                        base_url=self.base_url,
-                        idempotency_key=key,
-                    )
-                )
-            except Exception:  # noqa: BLE001 - an unreadable record: the key still dedups
-                log.warning(
-                    "could not read the record %s; creating (the Idempotency-Key "
-                    "still lets the service deduplicate)",
-                    self.record.path,
-                    exc_info=True,
-                )
-                found = None
-            if found is not None:
-                handle = yield from self._reattach_op(found, key, announce)
-                if handle is not None:
-                    return handle
-        sha = hashlib.sha256(canonical.encode()).hexdigest()
-        sent_at = datetime.now(UTC)
-        reservation = self._budgets.reserve(estimate)
-        try:
-            data = yield Call(
-                "POST",
-                path,
-                json=body,
-                idempotency_key=key,
-                final_codes=_PACED if paced else frozenset(),
-            )
-            if not (
-                isinstance(data, dict) and isinstance(data.get("task_id"), str) and data["task_id"]
-            ):
-                raise MalformedResponse(
-                    f"the create answer has no task_id (got {str(data)[:200]!r}); the task may "
-                    f"exist: send the same create again with idempotency_key={key!r}",
-                    method="POST",
-                    path=path,
-                )
-        except BaseException:
-            reservation.release()
-            raise
-        reservation.commit(data["task_id"])
-        rec = _attribution.build_record(
-            self,
-            route=path,
-            body=body,
-            estimate=estimate,
-            key=key,
-            data=data,
-            payload_sha256=sha,
-            scope=scope,
-            take=take if scope is not None else None,
-            origin=origin,
-            sent_at=sent_at,
-        )
-        if self.record is not None:
-            try:
-                yield Work(
-                    functools.partial(
-                        self.record.write,
-                        _row_of(rec),
-                        payload=canonical,
-                        consent_id=data.get("consent_id"),
-                    )
-                )
-            except Exception:  # noqa: BLE001 - the task exists and is billed: never fail it
-                log.exception("could not record task %s in %s", rec.task_id, self.record.path)
-        _attribution.notify(self, rec)
-        return TaskHandle.from_created(data, key, self)
-
-    def _reattach_op(self, found: RecordRow, key: str, announce: bool = True) -> Op:
-        """A handle on the recorded task, checked with one GET; None (and the row forgotten)
-        when the service no longer has it."""
-        from songlab.client._handle import TaskHandle
-
-        try:
-            raw = yield Call("GET", "/v1/generations/" + path_id(found.task_id, "task_id"))
-        except (NotFound, Forbidden):
-            yield Work(
-                functools.partial(
-                    self.record.forget if self.record else _noop,
-                    task_id=found.task_id,
-                    key_id=self.key_id,
-                )
-            )
-            self._say(
-                f"recorded task {found.task_id[:8]}... is gone from the service; creating it again"
-            )
-            return None
-        task = parse_task(raw)
-        when = (
-            found.accepted_at.astimezone().strftime("%H:%M")
-            if found.accepted_at is not None
-            else "earlier"
-        )
-        cost = (
-            f"${found.estimate_usd.normalize():f}"
-            if found.estimate_usd is not None
-            else "its price"
-        )
-        if announce and task.status == "failed":
-            self._say(
-                f"reused task {found.task_id[:8]}... from {when}: it failed (nothing "
-                "was billed); take=2 or fresh=True asks again"
-            )
-        elif announce:
-            self._say(
-                f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
-                "again; fresh=True makes a new one"
-            )
-        consent = yield Work(
-            functools.partial(
-                self.record.consent_id if self.record else _noop,
-                task_id=found.task_id,
-                key_id=self.key_id,
-            )
-        )
-        body = {
-            "task_id": found.task_id,
-            "status": task.status,
-            "consent_id": consent,
-            "reused": True,
-        }
-        return TaskHandle.from_created(body, key, self)
-
-    def budget(self, *, usd: Decimal | int | str) -> Budget:
-        """``with client.budget(usd="2.50"):`` refuses creates that would exceed it."""
-        try:
-            limit = Decimal(str(usd))
-        except ArithmeticError:
-            raise ValidationError("usd", f"a decimal amount, got {usd!r}") from None
-        require(limit.is_finite() and limit >= 0, "usd", f"a non-negative amount, got {usd}")
-        return Budget(limit, self._budgets)
-
-    def task(self: _Self, task_id: str) -> TaskHandle[_Self]:
-        """A handle on an existing task, from its id alone (e.g. after a kernel restart)."""
-        from songlab.client._handle import TaskHandle
-
-        path_id(task_id, "task_id")
-        return TaskHandle(
-            task_id=task_id,
-            status=None,
-            consent_id=None,
-            idempotency_key=None,
-            raw={},
-            _client=self,
-        )
-
-
-def _noop(**_: Any) -> None:
-    return None
-
-
-def _row_of(rec: _attribution.CreateRecord) -> RecordRow:
-    return RecordRow(
-        task_id=rec.task_id,
-        key_id=rec.key_id,
-        base_url=rec.base_url,
-        idempotency_key=rec.idempotency_key,
-        route=rec.route,
-        tool_id=rec.tool_id,
-        operation=rec.operation,
-        model=rec.model,
-        license=rec.license,
-        payload_sha256=rec.payload_sha256,
-        estimate_usd=rec.estimate_usd,
-        project=rec.project,
-        tags=",".join(sorted(rec.tags)) or None,
-        scope=rec.scope,
-        take=rec.take,
-        origin=rec.origin,
-        sent_at=rec.sent_at,
-        accepted_at=rec.accepted_at,
+def watch(
+    client: object,
+    task: object,
+    callback: Callable[[WatchUpdate], object] | None = None,
+    *,
+    timeout: float | None = None,
+    poll_interval: float = 0.5,
+    max_resumes: int = 50,
+    raise_on_failure: bool = True,
+) -> object:
+    """``client.watch(task, callback, ...)`` for a songlab client (awaitable on an
+    :class:`AsyncClient`); for any other object with the client's public
+    ``generations.stream``/``generations.get``, the same loop over those (blocking)."""
+    loop = watch_loop(
+        task,
+        timeout=timeout,
+        poll_interval=poll_interval,
+        max_resumes=max_resumes,
+        raise_on_failure=raise_on_failure,
     )
+    if isinstance(client, BaseClient):
+        return client._drive(_followed(Watch(loop, callback)))
+    generations = getattr(client, "generations")  # noqa: B009 - a duck-typed client
+    return follow(
+        loop,
+        callback,
+        open_stream=lambda after: generations.stream(loop.task_id, after=after),
+        get=lambda: generations.get(loop.task_id),
+        sleep=time.sleep,
+    )
+
+
+def _followed(step: Watch) -> Op[Task]:
+    task: Task = yield step
+    return task
 
 
 def _loggable(path: str) -> str:

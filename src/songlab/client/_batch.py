@@ -7,12 +7,16 @@ Idempotency-Key is derived from the request, and a request the record already ho
 re-attaches to its task: running the same batch again after a kernel restart or a crash
 follows the tasks already made and creates only the rest. A ``RateLimited`` answer is
 not an error: it slows that tool down (:class:`Pacer`, an adaptive rate per tool) and
-the request goes back in line. The result is a pandas frame, one row per request,
-failures included as rows.
+the request goes back in line. The result is a :class:`BatchResult`, one typed
+:class:`BatchRow` per request, failures included as rows.
+
+The client shows nothing: it tells ``on_progress`` a :class:`BatchProgress` as the batch
+moves. ``songlab.widgets.batch`` draws it (a bar in a notebook, a line on a terminal) and
+``songlab.ledger.batch_frame`` makes the result a frame.
 
 The decisions (:class:`Pacer`, :class:`BatchState`) are pure and unit-tested; the two
-drivers (threads for :class:`Client`, asyncio tasks for :class:`AsyncClient`) only send,
-sleep and report progress.
+drivers (:func:`run_batch`: threads for :class:`Client`; :func:`run_batch_async`: asyncio
+tasks for :class:`AsyncClient`) only send, sleep and report progress.
 """
 
 from __future__ import annotations
@@ -20,14 +24,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import contextvars
-import sys
+import functools
+import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, Literal, TypedDict
 
+from songlab.client._call import NOT_GIVEN, Batch, Op, Work
+from songlab.client._create import CreateRequest, Reuse, create_op, find_previous
 from songlab.client._errors import (
     APIConnectionError,
     BudgetExceeded,
@@ -38,9 +45,35 @@ from songlab.client._errors import (
     UnexpectedResponse,
     ValidationError,
 )
+from songlab.client._handle import TaskHandle, wait_op
+from songlab.client._models import Task
 
-__all__ = ["BatchItem", "BatchState", "Pacer", "Progress", "run_batch", "run_batch_async"]
+if TYPE_CHECKING:
+    from songlab.client._async import AsyncClient
+    from songlab.client._base import BaseClient
+    from songlab.client._sync import Client
 
+__all__ = [
+    "BatchArgs",
+    "BatchItem",
+    "BatchOptions",
+    "BatchProgress",
+    "BatchRequest",
+    "BatchResult",
+    "BatchRow",
+    "BatchState",
+    "Pacer",
+    "batch_op",
+    "check_budget",
+    "check_request",
+    "result_of",
+    "run_batch",
+    "run_batch_async",
+]
+
+log = logging.getLogger("songlab.client")
+
+BatchRequest = Mapping[str, object]  # generations.create's arguments
 _REQUEST_KEYS: Final = frozenset({"tool_id", "operation", "model", "payload", "license", "take"})
 # failures that may have left nothing (or a task the same key finds again): tried again
 _AGAIN: Final = (CreateUnconfirmed, APIConnectionError, DependencyUnavailable, UnexpectedResponse)
@@ -90,8 +123,7 @@ class BatchItem:
     """One request of a batch and what became of it."""
 
     index: int
-    body: dict[str, Any]  # the native create body
-    estimate: Any  # Estimate or None
+    request: CreateRequest  # the native create, checked and priced
     take: int
     tool: str  # the pacing key (the tool id)
     recorded: bool = False  # the record already held it when the batch started
@@ -107,7 +139,8 @@ class BatchItem:
 
     @property
     def estimate_usd(self) -> Decimal | None:
-        return getattr(self.estimate, "usd", None)
+        estimate = self.request.estimate
+        return None if estimate is None else estimate.usd
 
 
 @dataclass
@@ -136,6 +169,10 @@ class BatchState:
     @property
     def finished(self) -> bool:
         return not self.queue and self.in_flight == 0
+
+    @property
+    def rate_limited(self) -> int:
+        return sum(p.limited for p in self.pacers.values())
 
     def take_ready(self, now: float) -> tuple[list[BatchItem], float | None]:
         """The items to send now (each marked in flight and its tool's pacer told), and
@@ -189,15 +226,157 @@ class BatchState:
         item.status = "not created"
         item.error = _describe(exc)
 
+    def on_finished(self, item: BatchItem, task: Task) -> None:
+        """The task's end: its status, cost (the service's, else the list price; nothing
+        for a failed task), files and failure."""
+        item.status = task.status
+        if task.cost_usd is not None:
+            item.cost_usd, item.cost_source = task.cost_usd, "service"
+        elif task.status == "failed":
+            item.cost_usd, item.cost_source = Decimal(0), "released"
+        elif item.estimate_usd is not None:
+            item.cost_usd, item.cost_source = item.estimate_usd, "estimate"
+        else:
+            item.cost_source = "unknown"
+        item.file_ids = task.file_ids
+        if task.failure is not None:
+            f = task.failure
+            item.error = f"{f.error}: {f.message}" if f.message else f.error
+
+    def on_lost(self, item: BatchItem, exc: BaseException) -> None:
+        """Following the task failed (its deadline passed, the service went away)."""
+        item.error, item.status = _describe(exc), "unknown"
+
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+# -- what the batch tells and returns -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BatchProgress:
+    """Where a batch is: ``phase`` ("creating", then "finishing" while it follows the
+    tasks, then "done"), ``done`` of ``total`` requests through that phase, and the counts
+    so far (``created`` includes the ``reused``; ``failed``: not created)."""
+
+    phase: Literal["creating", "finishing", "done"]
+    done: int
+    total: int
+    created: int
+    reused: int
+    failed: int
+    rate_limited: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRow:
+    """What became of one request of a batch. ``cost_source``: ``service`` (the snapshot
+    showed a cost), ``estimate`` (the list price), ``released`` (a failed task, nothing
+    billed) or ``unknown``; ``status`` "not created" for a request refused for good."""
+
+    request: int
+    task_id: str | None
+    status: str | None
+    reused: bool
+    take: int
+    tool_id: str | None
+    cost_usd: Decimal | None
+    cost_source: str | None
+    file_ids: tuple[str, ...]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    """The rows of a batch (one per request, in request order) and its counts:
+    ``created`` new tasks, ``reused`` re-attached from the record (nothing spent again),
+    ``failed`` not created, ``rate_limit_pauses``, and ``spent_usd``: the list price of the
+    new tasks."""
+
+    rows: tuple[BatchRow, ...]
+    created: int
+    reused: int
+    failed: int
+    rate_limit_pauses: int
+    spent_usd: Decimal
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[BatchRow]:
+        return iter(self.rows)
+
+    def summary(self) -> str:
+        """One line: what was created, re-attached and refused, and what it cost."""
+        return (
+            f"batch: {self.created} created, {self.reused} re-attached from the record "
+            f"(nothing spent again), {self.failed} not created; ~${self.spent_usd} at list "
+            f"price; {self.rate_limit_pauses} rate-limit pauses"
+        )
+
+
+def result_of(state: BatchState) -> BatchResult:
+    items = sorted(state.items, key=lambda i: i.index)
+    reused = sum(1 for i in items if i.reused)
+    spent = sum(
+        (
+            i.estimate_usd
+            for i in items
+            if not i.reused and i.task_id is not None and i.estimate_usd is not None
+        ),
+        Decimal(0),
+    )
+    rows = tuple(
+        BatchRow(
+            request=i.index,
+            task_id=i.task_id,
+            status=i.status,
+            reused=i.reused,
+            take=i.take,
+            tool_id=i.request.tool_id,
+            cost_usd=i.cost_usd,
+            cost_source=i.cost_source,
+            file_ids=i.file_ids,
+            error=i.error,
+        )
+        for i in items
+    )
+    return BatchResult(
+        rows, state.created - reused, reused, state.failed, state.rate_limited, spent
+    )
+
+
+class _Reporter:
+    """Tells ``on_progress`` each change (never the same progress twice in a row)."""
+
+    def __init__(self, state: BatchState, on_progress: Callable[[BatchProgress], object] | None):
+        self.state, self.on_progress = state, on_progress
+        self.last: BatchProgress | None = None
+
+    def __call__(self, phase: Literal["creating", "finishing", "done"], done: int) -> None:
+        if self.on_progress is None:
+            return
+        s = self.state
+        now = BatchProgress(
+            phase,
+            done,
+            len(s.items),
+            s.created,
+            sum(1 for i in s.items if i.reused),
+            s.failed,
+            s.rate_limited,
+        )
+        if now != self.last:
+            self.last = now
+            self.on_progress(now)
+
+
 # -- checking and pricing, before anything is sent ---------------------------------
 
 
-def check_request(index: int, request: Any) -> dict[str, Any]:
+def check_request(index: int, request: object) -> dict[str, object]:
     if not isinstance(request, Mapping):
         raise ValidationError(
             f"requests[{index}]",
@@ -215,29 +394,38 @@ def check_request(index: int, request: Any) -> dict[str, Any]:
     return dict(request)
 
 
-def _prepare(client: Any, index: int, request: Any) -> Any:
-    """An op: the :class:`BatchItem` of one request (checked and priced)."""
-    from songlab.client._call import NOT_GIVEN
+def _prepare_op(client: BaseClient, index: int, request: object) -> Op[BatchItem]:
+    """The :class:`BatchItem` of one request (checked and priced; nothing sent)."""
+    from songlab.client._generations import native_request
 
     req = check_request(index, request)
     take = req.get("take", 1)
     if not (isinstance(take, int) and not isinstance(take, bool) and take >= 1):
         raise ValidationError(f"requests[{index}].take", f"a whole number >= 1, got {take!r}")
     try:
-        body, est = yield from client.generations._prepare_op(
-            req.get("tool_id", NOT_GIVEN),
-            req.get("operation", NOT_GIVEN),
-            req.get("model", NOT_GIVEN),
-            req["payload"],
-            req.get("license", NOT_GIVEN),
+        native = yield from native_request(
+            client,
+            tool_id=req.get("tool_id", NOT_GIVEN),
+            operation=req.get("operation", NOT_GIVEN),
+            model=req.get("model", NOT_GIVEN),
+            payload=req["payload"],
+            license=req.get("license", NOT_GIVEN),
         )
     except ValidationError as e:
         raise ValidationError(f"requests[{index}].{e.field}", e.rule) from None
-    recorded = client.previous_create("/v1/generations", body, take=take) is not None
-    return BatchItem(index, body, est, take, body["tool_id"], recorded=recorded)
+    _, scope = client._scope()
+    recorded = False
+    if scope is not None and client.record is not None:
+        found = yield Work(
+            functools.partial(
+                find_previous, client, native.route, native.payload_sha256, scope, take
+            )
+        )
+        recorded = found is not None
+    return BatchItem(index, native, take, native.tool_id or "", recorded=recorded)
 
 
-def check_budget(items: list[BatchItem], budget_usd: Any) -> Decimal:
+def check_budget(items: list[BatchItem], budget_usd: object) -> Decimal:
     """The estimated spend of the new requests; over ``budget_usd`` (or not priceable
     under a budget) raises :class:`BudgetExceeded` before anything is sent."""
     new = [i for i in items if not i.recorded]
@@ -268,304 +456,186 @@ def check_budget(items: list[BatchItem], budget_usd: Any) -> Decimal:
     return total
 
 
-# -- progress ---------------------------------------------------------------------
-
-
-class Progress:
-    """One progress bar in a notebook (ipywidgets), one rewritten line elsewhere."""
-
-    def __init__(self, total: int, *, show: bool | None = None) -> None:
-        self.total = total
-        self.show = _interactive() if show is None else show
-        self._bar: Any = None
-        self._label: Any = None
-        self._last = 0.0
-        self.text = ""
-        if self.show and _in_kernel():
-            import ipywidgets as W
-            from IPython.display import display
-
-            self._bar = W.IntProgress(min=0, max=max(total, 1), description="batch")
-            self._label = W.Label()
-            display(W.HBox([self._bar, self._label]))  # type: ignore[no-untyped-call]
-
-    def update(self, phase: str, done: int, extra: str = "", *, force: bool = False) -> None:
-        self.text = f"batch: {phase} {done}/{self.total}{extra}"
-        if not self.show:
-            return
-        if self._bar is not None:
-            self._bar.value = done
-            self._bar.description = phase
-            self._label.value = f"{done}/{self.total}{extra}"
-            return
-        now = time.monotonic()
-        if force or now - self._last > 0.2:
-            self._last = now
-            sys.stderr.write("\r" + self.text.ljust(78))
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.show and self._bar is None:
-            sys.stderr.write("\r" + self.text.ljust(78) + "\n")
-            sys.stderr.flush()
-
-
-def _in_kernel() -> bool:
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def _interactive() -> bool:
-    return _in_kernel() or sys.stderr.isatty()
-
-
-# -- the frame ---------------------------------------------------------------------
-
-
-def _finish(item: BatchItem, task: Any) -> None:
-    item.status = task.status
-    cost = getattr(task, "cost_usd", None)
-    if cost is not None:
-        item.cost_usd, item.cost_source = cost, "service"
-    elif task.status == "failed":
-        item.cost_usd, item.cost_source = Decimal(0), "released"
-    elif item.estimate_usd is not None:
-        item.cost_usd, item.cost_source = item.estimate_usd, "estimate"
-    else:
-        item.cost_source = "unknown"
-    item.file_ids = tuple(getattr(task, "file_ids", ()) or ())
-    failure = getattr(task, "failure", None)
-    if failure is not None:
-        item.error = f"{failure.error}: {failure.message}" if failure.message else failure.error
-
-
-def frame(items: list[BatchItem]) -> Any:
-    """One row per request: request, task_id, status, reused, take, tool_id, cost_usd
-    (Decimal), cost_source (service / estimate / released / unknown), file_ids, error."""
-    import pandas as pd
-
-    rows = [
-        {
-            "request": i.index,
-            "task_id": i.task_id,
-            "status": i.status,
-            "reused": i.reused,
-            "take": i.take,
-            "tool_id": i.body.get("tool_id"),
-            "cost_usd": i.cost_usd,
-            "cost_source": i.cost_source,
-            "file_ids": list(i.file_ids),
-            "error": i.error,
-        }
-        for i in sorted(items, key=lambda x: x.index)
-    ]
-    cols = [
-        "request",
-        "task_id",
-        "status",
-        "reused",
-        "take",
-        "tool_id",
-        "cost_usd",
-        "cost_source",
-        "file_ids",
-        "error",
-    ]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def _summary(state: BatchState, items: list[BatchItem], spent: Decimal) -> str:
-    reused = sum(1 for i in items if i.reused)
-    made = state.created - reused
-    limited = sum(p.limited for p in state.pacers.values())
-    return (
-        f"batch: {made} created, {reused} re-attached from the record (nothing spent "
-        f"again), {state.failed} not created; ~${spent} at list price; "
-        f"{limited} rate-limit pauses"
-    )
-
-
-# -- drivers -------------------------------------------------------------------------
+# -- the operation and its two drivers ------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Options:
+class BatchOptions:
     concurrency: int
-    budget_usd: Any
+    budget_usd: Decimal | int | str | None
     wait: bool
     timeout: float
     poll_interval: float
-    progress: bool | None
     pace_base_s: float
     pace_max_s: float
 
 
-def options(
-    concurrency: Any,
-    budget_usd: Any,
-    wait: Any,
-    timeout: Any,
-    poll_interval: Any,
-    progress: Any,
-    pace_base_s: Any,
-    pace_max_s: Any,
-) -> Options:
+class BatchArgs(TypedDict, total=False):
+    """The options of ``client.batch`` (and of ``songlab.widgets.batch``, which passes them
+    on), declared once: ``concurrency`` (creates in flight, 1-256, default 8),
+    ``budget_usd`` (refuse to start over it), ``wait`` (follow every task to its end,
+    default True), ``timeout`` (of each wait, 600 s), ``poll_interval`` (0.5 s),
+    ``pace_base_s`` / ``pace_max_s`` (a rate-limited tool's spacing, 0.05 s up to 60 s)."""
+
+    concurrency: int
+    budget_usd: Decimal | int | str | None
+    wait: bool
+    timeout: float
+    poll_interval: float
+    pace_base_s: float
+    pace_max_s: float
+
+
+_DEFAULTS: Final[BatchArgs] = {
+    "concurrency": 8,
+    "budget_usd": None,
+    "wait": True,
+    "timeout": 600.0,
+    "poll_interval": 0.5,
+    "pace_base_s": 0.05,
+    "pace_max_s": 60.0,
+}
+
+
+def options(given: BatchArgs) -> BatchOptions:
+    """The checked options of a batch (an unknown one is refused as Python refuses an
+    unexpected keyword argument; each bad value names its option and rule)."""
+    unknown = sorted(set(given) - set(_DEFAULTS))
+    if unknown:
+        raise TypeError(f"batch() got an unexpected keyword argument {unknown[0]!r}")
+    args: BatchArgs = {**_DEFAULTS, **given}
+    concurrency = args["concurrency"]
     if not (
         isinstance(concurrency, int)
         and not isinstance(concurrency, bool)
         and 1 <= concurrency <= 256
     ):
         raise ValidationError("concurrency", f"a whole number 1-256, got {concurrency!r}")
-    for name, value in (
-        ("timeout", timeout),
-        ("poll_interval", poll_interval),
-        ("pace_base_s", pace_base_s),
-        ("pace_max_s", pace_max_s),
-    ):
-        if not (isinstance(value, int | float) and value > 0):
+    seconds: dict[str, float] = {}
+    for name in ("timeout", "poll_interval", "pace_base_s", "pace_max_s"):
+        value: object = args[name]
+        if not (isinstance(value, int | float) and not isinstance(value, bool) and value > 0):
             raise ValidationError(name, f"a positive number of seconds, got {value!r}")
-    return Options(
+        seconds[name] = float(value)
+    return BatchOptions(
         concurrency,
-        budget_usd,
-        bool(wait),
-        float(timeout),
-        float(poll_interval),
-        progress,
-        float(pace_base_s),
-        float(pace_max_s),
+        args["budget_usd"],
+        bool(args["wait"]),
+        seconds["timeout"],
+        seconds["poll_interval"],
+        seconds["pace_base_s"],
+        seconds["pace_max_s"],
     )
 
 
-def _create_op(client: Any, item: BatchItem) -> Any:
-    return client._create_op(
-        "/v1/generations",
-        item.body,
-        item.estimate,
-        None,
-        item.take,
-        False,
-        paced=True,
-        announce=False,
-    )
+def batch_op(
+    client: BaseClient,
+    requests: Iterable[BatchRequest],
+    given: BatchArgs,
+    on_progress: Callable[[BatchProgress], object] | None,
+) -> Op[BatchResult]:
+    """``client.batch``: every request checked and priced, the budget checked, then the
+    client runs the batch (:class:`Batch`) and the result is read off its state."""
+    opts = options(given)
+    items: list[BatchItem] = []
+    for n, request in enumerate(requests):
+        items.append((yield from _prepare_op(client, n, request)))
+    check_budget(items, opts.budget_usd)
+    state = BatchState(items, opts.concurrency, opts.pace_base_s, opts.pace_max_s)
+    yield Batch(state, opts, _Reporter(state, on_progress))
+    result = result_of(state)
+    client._say(result.summary())
+    return result
 
 
-def _spent(items: list[BatchItem]) -> Decimal:
-    return sum(
-        (
-            i.estimate_usd
-            for i in items
-            if not i.reused and i.task_id is not None and i.estimate_usd is not None
-        ),
-        Decimal(0),
-    )
+def _create(client: BaseClient, item: BatchItem) -> Op[TaskHandle[BaseClient]]:
+    return create_op(client, item.request, Reuse(take=item.take, paced=True, announce=False))
 
 
-def _settle(state: BatchState, item: BatchItem, fut: Any) -> None:
-    """A finished create (a thread's or an asyncio future) told to the batch's state."""
-    try:
-        handle = fut.result()
-    except SonglabError as exc:
-        state.on_error(item, exc, time.monotonic())
+def _follow(item: BatchItem, opts: BatchOptions) -> Op[Task]:
+    assert item.task_id is not None
+    return wait_op(item.task_id, opts.timeout, None, False, opts.poll_interval, False)
+
+
+def _settle(
+    state: BatchState, item: BatchItem, handle: TaskHandle[BaseClient] | BaseException
+) -> None:
+    """A finished create (a handle or what it raised) told to the batch's state."""
+    if isinstance(handle, SonglabError):
+        state.on_error(item, handle, time.monotonic())
+    elif isinstance(handle, BaseException):
+        raise handle
     else:
-        state.on_created(item, handle.task_id, bool(handle.raw.get("reused")))
+        state.on_created(item, handle.task_id, handle.reused)
 
 
-def run_batch(client: Any, requests: Iterable[Any], opts: Options) -> Any:
+def run_batch(client: Client, step: Batch) -> None:
     """The sync driver: a thread pool sends what :class:`BatchState` releases."""
-    items = [client._drive(_prepare(client, n, r)) for n, r in enumerate(requests)]
-    check_budget(items, opts.budget_usd)
-    state = BatchState(items, opts.concurrency, opts.pace_base_s, opts.pace_max_s)
-    bar = Progress(len(items), show=opts.progress)
-    try:
-        with cf.ThreadPoolExecutor(max_workers=opts.concurrency) as pool:
-            running: dict[cf.Future[Any], BatchItem] = {}
-            while not state.finished:
-                ready, wait = state.take_ready(time.monotonic())
-                for item in ready:  # in the caller's context: its labels and budgets
-                    ctx = contextvars.copy_context()
-                    running[pool.submit(ctx.run, client._drive, _create_op(client, item))] = item
-                bar.update("creating", state.created + state.failed)
-                if not running:
-                    time.sleep(wait or 0.0)
-                    continue
-                done, _ = cf.wait(running, timeout=wait, return_when=cf.FIRST_COMPLETED)
-                for fut in done:
-                    _settle(state, running.pop(fut), fut)
-            bar.update("creating", state.created + state.failed, force=True)
-            if opts.wait:
-                follow = [i for i in items if i.task_id is not None]
-                futs = {
-                    pool.submit(
-                        client._wait,
-                        i.task_id,
-                        timeout=opts.timeout,
-                        on_event=None,
-                        raise_on_failure=False,
-                        poll_interval=opts.poll_interval,
-                        use_stream=False,
-                    ): i
-                    for i in follow
-                }
-                finished = 0
-                for fut in cf.as_completed(futs):
-                    item = futs[fut]
-                    try:
-                        _finish(item, fut.result())
-                    except SonglabError as exc:
-                        item.error = _describe(exc)
-                        item.status = "unknown"
-                    finished += 1
-                    bar.update("finishing", finished)
-    finally:
-        bar.close()
-    client._say(_summary(state, items, _spent(items)))
-    return frame(items)
-
-
-async def run_batch_async(client: Any, requests: Iterable[Any], opts: Options) -> Any:
-    """The async driver: asyncio tasks send what :class:`BatchState` releases."""
-    items = [await client._drive(_prepare(client, n, r)) for n, r in enumerate(requests)]
-    check_budget(items, opts.budget_usd)
-    state = BatchState(items, opts.concurrency, opts.pace_base_s, opts.pace_max_s)
-    bar = Progress(len(items), show=opts.progress)
-    try:
-        running: dict[asyncio.Task[Any], BatchItem] = {}
+    state, opts, report = step.state, step.options, step.report
+    with cf.ThreadPoolExecutor(max_workers=opts.concurrency) as pool:
+        running: dict[cf.Future[TaskHandle[BaseClient]], BatchItem] = {}
         while not state.finished:
             ready, wait = state.take_ready(time.monotonic())
-            for item in ready:
-                running[asyncio.ensure_future(client._drive(_create_op(client, item)))] = item
-            bar.update("creating", state.created + state.failed)
+            for item in ready:  # in the caller's context: its labels and budgets
+                ctx = contextvars.copy_context()
+                running[pool.submit(ctx.run, client._drive, _create(client, item))] = item
+            report("creating", state.created + state.failed)
             if not running:
-                await asyncio.sleep(wait or 0.0)
+                time.sleep(wait or 0.0)
                 continue
-            done, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = cf.wait(running, timeout=wait, return_when=cf.FIRST_COMPLETED)
             for fut in done:
-                _settle(state, running.pop(fut), fut)
-        bar.update("creating", state.created + state.failed, force=True)
+                item = running.pop(fut)
+                exc = fut.exception()
+                _settle(state, item, exc if exc is not None else fut.result())
+        report("creating", state.created + state.failed)
         if opts.wait:
-            sem = asyncio.Semaphore(opts.concurrency)
+            follow = {
+                pool.submit(client._drive, _follow(i, opts)): i
+                for i in state.items
+                if i.task_id is not None
+            }
+            for finished, ended in enumerate(cf.as_completed(follow), 1):
+                item = follow[ended]
+                try:
+                    state.on_finished(item, ended.result())
+                except SonglabError as exc:
+                    state.on_lost(item, exc)
+                report("finishing", finished)
+    report("done", len(state.items))
 
-            async def follow(item: BatchItem) -> None:
-                async with sem:
-                    try:
-                        _finish(
-                            item,
-                            await client._wait(
-                                item.task_id,
-                                timeout=opts.timeout,
-                                on_event=None,
-                                raise_on_failure=False,
-                                poll_interval=opts.poll_interval,
-                                use_stream=False,
-                            ),
-                        )
-                    except SonglabError as exc:
-                        item.error, item.status = _describe(exc), "unknown"
 
-            await asyncio.gather(*(follow(i) for i in items if i.task_id is not None))
-            bar.update("finishing", sum(1 for i in items if i.task_id), force=True)
-    finally:
-        bar.close()
-    client._say(_summary(state, items, _spent(items)))
-    return frame(items)
+async def run_batch_async(client: AsyncClient, step: Batch) -> None:
+    """The async driver: asyncio tasks send what :class:`BatchState` releases."""
+    state, opts, report = step.state, step.options, step.report
+    running: dict[asyncio.Task[TaskHandle[BaseClient]], BatchItem] = {}
+    while not state.finished:
+        ready, wait = state.take_ready(time.monotonic())
+        for item in ready:
+            running[asyncio.ensure_future(client._drive(_create(client, item)))] = item
+        report("creating", state.created + state.failed)
+        if not running:
+            await asyncio.sleep(wait or 0.0)
+            continue
+        done, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        for fut in done:
+            item = running.pop(fut)
+            exc = fut.exception()
+            _settle(state, item, exc if exc is not None else fut.result())
+    report("creating", state.created + state.failed)
+    if opts.wait:
+        sem = asyncio.Semaphore(opts.concurrency)
+        finished = 0
+
+        async def follow(item: BatchItem) -> None:
+            nonlocal finished
+            async with sem:
+                try:
+                    state.on_finished(item, await client._drive(_follow(item, opts)))
+                except SonglabError as exc:
+                    state.on_lost(item, exc)
+            finished += 1
+            report("finishing", finished)
+
+        await asyncio.gather(*(follow(i) for i in state.items if i.task_id is not None))
+    report("done", len(state.items))

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
 from songlab.client._errors import BudgetExceeded
+
+if TYPE_CHECKING:
+    from songlab.client._estimate import Estimate
 
 __all__ = ["Budget", "BudgetStack", "Reservation"]
 
@@ -40,7 +43,7 @@ class BudgetStack:
         """The budgets of this client whose block the current context is inside."""
         return tuple(b for b in _ACTIVE.get() if b._stack is self)
 
-    def reserve(self, estimate: Any) -> Reservation:
+    def reserve(self, estimate: Estimate | None) -> Reservation:
         """Hold ``estimate`` on every active budget, or raise BudgetExceeded."""
         active = self.active
         if not active:
@@ -71,7 +74,7 @@ class BudgetStack:
 class Reservation:
     budgets: tuple[Budget, ...]
     amount: Decimal
-    lock: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def commit(self, task_id: str) -> None:
         for b in self.budgets:

@@ -8,14 +8,12 @@ arguments (``**fields``), unchanged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, overload
-
 from songlab.client._call import NOT_GIVEN, NotGiven, Op
+from songlab.client._create import create_op, reuse_of, route_request
 from songlab.client._estimate import estimate_route
-from songlab.client._generations import resolve_key
-from songlab.client._typing import Awaiting, C
+from songlab.client._handle import TaskHandle
+from songlab.client._typing import C, Resource, creates
 from songlab.client._validate import (
-    FILE_LIMITS,
     ValidationError,
     choice,
     extend_at_ms,
@@ -27,63 +25,41 @@ from songlab.client._validate import (
 )
 from songlab.spec import LIMITS, REGISTRY, SONG_VERSIONS
 
-if TYPE_CHECKING:
-    from songlab.client._async import AsyncClient
-    from songlab.client._handle import TaskHandle
-    from songlab.client._sync import Client
-
 __all__ = ["Compat"]
 
-# the registry's extend payloads: their ranges and choices, as the service checks them
+# the registry's extend payloads: their ranges, choices and file limits, as the service checks them
 _EXTEND_SONG, _EXTEND_MUSIC = REGISTRY["extend_song"], REGISTRY["extend_music"]
 
 
-class Compat(Generic[C]):
-    def __init__(self, client: C) -> None:
-        self._c = client
-
-    def _op(self, path: str, body: dict[str, Any], key: Any) -> Op:
-        key = resolve_key(key)
-        take, fresh = body.pop("take", 1), body.pop("fresh", False)  # not sent: reuse options
+class Compat(Resource[C]):
+    def _op(
+        self,
+        path: str,
+        body: dict[str, object],
+        key: str | NotGiven,
+        take: int,
+        fresh: bool,
+    ) -> Op[TaskHandle[C]]:
+        reuse = reuse_of(key, take, fresh)
+        body = {k: v for k, v in body.items() if v is not None}
         lic = body.get("license")
-        est = estimate_route(path, license_number(lic) if lic is not None else None)
-        return (yield from self._c._create_op(path, body, est, key, take, fresh))
+        estimate = estimate_route(path, None if lic is None else license_number(lic))
+        return (yield from create_op(self._c, route_request(path, body, estimate), reuse))
 
-    def _send(self, path: str, body: dict[str, Any], key: Any) -> Any:
-        return self._c._drive(self._op(path, {k: v for k, v in body.items() if v is not None}, key))
-
-    @overload
-    def generate_song(
-        self: Compat[Client],
-        version: str = ...,
-        *,
-        prompt: str,
-        lyrics: str | None = ...,
-        vocal_id: str | None = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> TaskHandle[Client]: ...
-    @overload
-    def generate_song(
-        self: Compat[AsyncClient],
-        version: str = ...,
-        *,
-        prompt: str,
-        lyrics: str | None = ...,
-        vocal_id: str | None = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    @creates
     def generate_song(
         self,
+        /,
         version: str = "v5",
         *,
         prompt: str,
         lyrics: str | None = None,
         vocal_id: str | None = None,
         idempotency_key: str | NotGiven = NOT_GIVEN,
-        **fields: Any,
-    ) -> Any:
+        take: int = 1,
+        fresh: bool = False,
+        **fields: object,
+    ) -> Op[TaskHandle[C]]:
         """``POST /{version}/generate/song``."""
         choice(version, "version", SONG_VERSIONS)
         text(prompt, "prompt", required=True)
@@ -94,44 +70,28 @@ class Compat(Generic[C]):
             "vocal_id",
             "a saved voice does not work with melody_url",
         )
-        return self._send(
+        return self._op(
             f"/{version}/generate/song",
             {"prompt": prompt, "lyrics": lyrics, "vocal_id": vocal_id, **fields},
             idempotency_key,
+            take,
+            fresh,
         )
 
-    @overload
-    def generate_singing(
-        self: Compat[Client],
-        version: str = ...,
-        *,
-        style_of_music: str,
-        lyrics: str,
-        vocal_id: str | None = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> TaskHandle[Client]: ...
-    @overload
-    def generate_singing(
-        self: Compat[AsyncClient],
-        version: str = ...,
-        *,
-        style_of_music: str,
-        lyrics: str,
-        vocal_id: str | None = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    @creates
     def generate_singing(
         self,
+        /,
         version: str = "v5",
         *,
         style_of_music: str,
         lyrics: str,
         vocal_id: str | None = None,
         idempotency_key: str | NotGiven = NOT_GIVEN,
-        **fields: Any,
-    ) -> Any:
+        take: int = 1,
+        fresh: bool = False,
+        **fields: object,
+    ) -> Op[TaskHandle[C]]:
         """``POST /{version}/generate/singing`` (``styleOfMusic`` in place of ``prompt``)."""
         choice(version, "version", SONG_VERSIONS)
         text(style_of_music, "style_of_music", required=True)
@@ -142,90 +102,48 @@ class Compat(Generic[C]):
             "vocal_id",
             "a saved voice does not work with melody_url",
         )
-        return self._send(
+        return self._op(
             f"/{version}/generate/singing",
             {"styleOfMusic": style_of_music, "lyrics": lyrics, "vocal_id": vocal_id, **fields},
             idempotency_key,
+            take,
+            fresh,
         )
 
-    @overload
-    def extend_song(
-        self: Compat[Client],
-        version: str = ...,
-        *,
-        audio_url: str,
-        lyrics: str | None = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> TaskHandle[Client]: ...
-    @overload
-    def extend_song(
-        self: Compat[AsyncClient],
-        version: str = ...,
-        *,
-        audio_url: str,
-        lyrics: str | None = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    @creates
     def extend_song(
         self,
+        /,
         version: str = "v5",
         *,
         audio_url: str,
         lyrics: str | None = None,
         idempotency_key: str | NotGiven = NOT_GIVEN,
-        **fields: Any,
-    ) -> Any:
+        take: int = 1,
+        fresh: bool = False,
+        **fields: object,
+    ) -> Op[TaskHandle[C]]:
         """``POST /{version}/extend/song``; ``audio_url`` is required (else 400 MISSING_FIELD)."""
         choice(version, "version", SONG_VERSIONS)
         text(audio_url, "audio_url", required=True)
         text(lyrics, "lyrics", max_chars=int(LIMITS["extend_lyrics_chars"]))
-        _, max_bytes, limit_text, formats = FILE_LIMITS["extend_song"]
-        known_file_input(
-            audio_url,
-            "audio_url",
-            self._c._uploads,
-            max_bytes=max_bytes,
-            limit_text=limit_text,
-            formats=formats,
-        )
+        known_file_input(audio_url, "audio_url", self._c._uploads, _EXTEND_SONG.field("song"))
         if fields.get("extend_type") is not None:
             field_rule(_EXTEND_SONG.field("extend_type"), fields["extend_type"], "extend_type")
         if fields.get("extend_at_ms") is not None:
             extend_at_ms(fields["extend_at_ms"])
-        return self._send(
+        return self._op(
             f"/{version}/extend/song",
             {"audio_url": audio_url, "lyrics": lyrics, **fields},
             idempotency_key,
+            take,
+            fresh,
         )
 
-    @overload
-    def extend_music(
-        self: Compat[Client],
-        *,
-        audio_url: str,
-        prompt: str | None = ...,
-        extend_seconds: float | None = ...,
-        side: str | None = ...,
-        alias: bool = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> TaskHandle[Client]: ...
-    @overload
-    def extend_music(
-        self: Compat[AsyncClient],
-        *,
-        audio_url: str,
-        prompt: str | None = ...,
-        extend_seconds: float | None = ...,
-        side: str | None = ...,
-        alias: bool = ...,
-        idempotency_key: str | NotGiven = ...,
-        **fields: Any,
-    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+    @creates
     def extend_music(
         self,
+        /,
         *,
         audio_url: str,
         prompt: str | None = None,
@@ -233,27 +151,21 @@ class Compat(Generic[C]):
         side: str | None = None,
         alias: bool = False,
         idempotency_key: str | NotGiven = NOT_GIVEN,
-        **fields: Any,
-    ) -> Any:
+        take: int = 1,
+        fresh: bool = False,
+        **fields: object,
+    ) -> Op[TaskHandle[C]]:
         """``POST /v5/extend/music`` (``alias=True``: ``/v1/generate/extend``), v5 only."""
         text(audio_url, "audio_url", required=True)
         text(prompt, "prompt")
         for name, value in (("extend_seconds", extend_seconds), ("side", side)):
             if value is not None:
                 field_rule(_EXTEND_MUSIC.field(name), value, name)
-        _, max_bytes, limit_text, formats = FILE_LIMITS["extend_music"]
-        known_file_input(
-            audio_url,
-            "audio_url",
-            self._c._uploads,
-            max_bytes=max_bytes,
-            limit_text=limit_text,
-            formats=formats,
-        )
+        known_file_input(audio_url, "audio_url", self._c._uploads, _EXTEND_MUSIC.field("music"))
         if "version" in fields:
             raise ValidationError("version", "extend_music is v5 only")
         path = "/v1/generate/extend" if alias else "/v5/extend/music"
-        return self._send(
+        return self._op(
             path,
             {
                 "audio_url": audio_url,
@@ -263,4 +175,6 @@ class Compat(Generic[C]):
                 **fields,
             },
             idempotency_key,
+            take,
+            fresh,
         )

@@ -39,9 +39,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from songlab.spec import ErrorCode
+
+if TYPE_CHECKING:
+    from songlab.client._models import Task
 
 __all__ = [
     "APIConnectionError",
@@ -90,7 +94,13 @@ class ValidationError(SonglabError, ValueError):
 class BudgetExceeded(SonglabError):
     """A create would exceed the active ``client.budget(...)``; nothing was sent."""
 
-    def __init__(self, message: str, *, estimate_usd: Any = None, remaining_usd: Any = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        estimate_usd: Decimal | None = None,
+        remaining_usd: Decimal | None = None,
+    ):
         self.estimate_usd = estimate_usd
         self.remaining_usd = remaining_usd
         super().__init__(message)
@@ -116,7 +126,7 @@ class WaitTimeout(SonglabError, TimeoutError):
 class TaskFailed(SonglabError):
     """``wait()`` saw the task end ``failed``; ``.task`` is the final snapshot."""
 
-    def __init__(self, task: Any):
+    def __init__(self, task: Task):
         self.task = task
         self.task_id = task.task_id
         failure = task.failure
@@ -320,7 +330,7 @@ assert set(ERROR_CLASSES) == {c.value for c in ErrorCode}
 _XML_CODE = re.compile(rb"<Code>\s*([A-Za-z]+)\s*</Code>")
 
 
-def _decode_body(content: bytes) -> tuple[Any, str | None]:
+def _decode_body(content: bytes) -> tuple[object, str | None]:
     """The body as JSON if it is JSON; else the code of an XML error body, if any."""
     try:
         return json.loads(content), None

@@ -15,7 +15,7 @@ import hashlib
 import mimetypes
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TypeAlias
 
 from songlab.client._call import Call, Op, Work, path_id
 from songlab.client._errors import ResourceNotFound
@@ -27,21 +27,19 @@ from songlab.client._models import (
     parse_link,
     parse_upload,
 )
-from songlab.client._typing import Awaiting, C
-from songlab.client._validate import ValidationError, check_file
+from songlab.client._typing import C, Resource, operation
+from songlab.client._validate import AUDIO_MIME, ValidationError, check_file
 from songlab.codec import sniff
 from songlab.spec import LIMITS
 
-if TYPE_CHECKING:
-    from songlab.client._async import AsyncClient
-    from songlab.client._sync import Client
-
-__all__ = ["Files", "file_id_of"]
+__all__ = ["FileRef", "Files", "file_id_of"]
 
 _UPLOAD_MAX = int(LIMITS["upload_bytes"])
 
+FileRef: TypeAlias = str | UploadedFile | Asset  # a file id, or what names one
 
-def file_id_of(value: Any, field: str) -> str:
+
+def file_id_of(value: object, field: str) -> str:
     """A file id from a string, an :class:`UploadedFile` or an output :class:`Asset`."""
     if isinstance(value, UploadedFile | Asset):
         return value.file_id
@@ -50,22 +48,11 @@ def file_id_of(value: Any, field: str) -> str:
     return value
 
 
-def _ext_for(mime: str | None) -> str:
-    return {
-        "audio/mpeg": ".mp3",
-        "audio/wav": ".wav",
-        "audio/x-wav": ".wav",
-        "audio/mp4": ".m4a",
-        "audio/midi": ".mid",
-        "audio/flac": ".flac",
-        "audio/ogg": ".ogg",
-    }.get(mime or "", "")
-
-
-def _sniff_ext(content: bytes) -> str:
-    """The extension the bytes' own signature names (the download route carries no mime type)."""
-    kind = sniff(content)
-    return f".{kind}" if kind else ""
+def _ext_for(mime: str | None, content: bytes) -> str:
+    """The extension of a downloaded file: its media type's, else what the bytes' own
+    signature names (the download route carries no media type)."""
+    fmt = AUDIO_MIME.get(mime or "") or sniff(content)
+    return f".{fmt}" if fmt else ""
 
 
 def _read_upload(path: Path) -> bytes:
@@ -90,11 +77,10 @@ def _write_download(to: Path, name: str, content: bytes) -> Path:
     return path
 
 
-class Files(Generic[C]):
-    def __init__(self, client: C) -> None:
-        self._c = client
-
-    def _upload_op(self, source: Any, filename: str | None, mime_type: str | None) -> Op:
+class Files(Resource[C]):
+    def _upload_op(
+        self, source: str | os.PathLike[str] | bytes, filename: str | None, mime_type: str | None
+    ) -> Op[UploadedFile]:
         if isinstance(source, str) and source.startswith(("http://", "https://")):
             data = yield Call("POST", "/v1/files", json={"source_url": source})
             up = parse_upload(data)
@@ -117,7 +103,8 @@ class Files(Generic[C]):
                 limit_text="64 MiB",
             )
             mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
-            known = yield from self._uploaded_before_op(content, mime)
+            digest = hashlib.sha256(content).hexdigest()
+            known = yield from self._uploaded_before_op(digest, mime)
             if known is not None:
                 return known
             data = yield Call("POST", "/v1/files", files={"file": (name, content, mime)})
@@ -131,7 +118,7 @@ class Files(Generic[C]):
                         (
                             self._c.key_id,
                             self._c.base_url,
-                            hashlib.sha256(content).hexdigest(),
+                            digest,
                             mime,
                             up.file_id,
                             up.size_bytes or len(content),
@@ -142,14 +129,13 @@ class Files(Generic[C]):
         self._c._uploads[up.file_id] = up
         return up
 
-    def _uploaded_before_op(self, content: bytes, mime: str) -> Op:
+    def _uploaded_before_op(self, digest: str, mime: str) -> Op[UploadedFile | None]:
         """The file the same bytes (and type) became on this account before (from the
         record, checked with one link request), or None. Uploads cost nothing, but a new
         file id would make a re-run's creates differ from the first run's and buy again."""
         record = self._c.record
         if record is None or self._c.reuse is False:
             return None
-        digest = hashlib.sha256(content).hexdigest()
         found = yield Work(record.upload_of, (self._c.key_id, self._c.base_url, digest, mime))
         if found is None:
             return None
@@ -163,48 +149,27 @@ class Files(Generic[C]):
         self._c._uploads[file_id] = up
         return up
 
-    @overload
-    def upload(
-        self: Files[Client],
-        source: str | os.PathLike[str] | bytes,
-        *,
-        filename: str | None = ...,
-        mime_type: str | None = ...,
-    ) -> UploadedFile: ...
-    @overload
-    def upload(
-        self: Files[AsyncClient],
-        source: str | os.PathLike[str] | bytes,
-        *,
-        filename: str | None = ...,
-        mime_type: str | None = ...,
-    ) -> Awaiting[UploadedFile]: ...
+    @operation
     def upload(
         self,
         source: str | os.PathLike[str] | bytes,
         *,
         filename: str | None = None,
         mime_type: str | None = None,
-    ) -> Any:
+    ) -> Op[UploadedFile]:
         """``POST /v1/files`` from a path, bytes, or an http(s) URL -> :class:`UploadedFile`.
 
         Files over 64 MiB are refused before they are read or sent.
         """
-        return self._c._drive(self._upload_op(source, filename, mime_type))
+        return self._upload_op(source, filename, mime_type)
 
-    def _link_op(self, file_id: Any) -> Op:
+    @operation
+    def link(self, file_id: FileRef) -> Op[FileLink]:
+        """A fresh signed :class:`FileLink` (about 10 minutes). Mint again rather than cache."""
         fid = path_id(file_id_of(file_id, "file_id"), "file_id")
         return parse_link((yield Call("GET", f"/v1/files/{fid}/url")))
 
-    @overload
-    def link(self: Files[Client], file_id: str | UploadedFile) -> FileLink: ...
-    @overload
-    def link(self: Files[AsyncClient], file_id: str | UploadedFile) -> Awaiting[FileLink]: ...
-    def link(self, file_id: str | UploadedFile) -> Any:
-        """A fresh signed :class:`FileLink` (about 10 minutes). Mint again rather than cache."""
-        return self._c._drive(self._link_op(file_id))
-
-    def _download_op(self, file_id: Any) -> Op:
+    def _download_op(self, file_id: FileRef) -> Op[tuple[str, str | None, bytes]]:
         """(file id, mime type or None, bytes): from the asset cache, else downloaded (a
         fresh signed link, then its bytes) and kept."""
         raw_id = file_id_of(file_id, "file_id")
@@ -222,47 +187,25 @@ class Files(Generic[C]):
             yield Work(cache.put, (raw_id, blob, content, owner))
         return link.file_id, link.mime_type, content
 
-    def _download_to_op(self, file_id: Any, to: Any) -> Op:
+    @operation
+    def download(
+        self, file_id: FileRef, *, to: str | os.PathLike[str] | None = None
+    ) -> Op[bytes | Path]:
+        """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path.
+        Served from the asset cache when it holds them (no request)."""
         fid, mime, content = yield from self._download_op(file_id)
         if to is None:
             return content
-        mime = mime or self._c._uploads.get(fid, UploadedFile("", None, None, None, {})).mime_type
-        name = f"{fid}{_ext_for(mime) or _sniff_ext(content)}"
-        return (yield Work(_write_download, (Path(to), name, content)))
+        known = self._c._uploads.get(fid)
+        name = f"{fid}{_ext_for(mime or (known.mime_type if known else None), content)}"
+        written: Path = yield Work(_write_download, (Path(to), name, content))
+        return written
 
-    @overload
-    def download(
-        self: Files[Client],
-        file_id: str | UploadedFile | Asset,
-        *,
-        to: str | os.PathLike[str] | None = ...,
-    ) -> bytes | Path: ...
-    @overload
-    def download(
-        self: Files[AsyncClient],
-        file_id: str | UploadedFile | Asset,
-        *,
-        to: str | os.PathLike[str] | None = ...,
-    ) -> Awaiting[bytes | Path]: ...
-    def download(
-        self, file_id: str | UploadedFile | Asset, *, to: str | os.PathLike[str] | None = None
-    ) -> Any:
-        """The file's bytes; with ``to=`` (a file or a directory) writes them and returns the path.
-        Served from the asset cache when it holds them (no request)."""
-        return self._c._drive(self._download_to_op(file_id, to))
-
-    def _read_op(self, file_id: Any) -> Op:
+    @operation
+    def read(self, file_id: FileRef) -> Op[AudioArray]:
+        """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
         from songlab.client._audio import decode_audio
 
         _, _, content = yield from self._download_op(file_id)
-        return (yield Work(decode_audio, (content,)))
-
-    @overload
-    def read(self: Files[Client], file_id: str | UploadedFile | Asset) -> AudioArray: ...
-    @overload
-    def read(
-        self: Files[AsyncClient], file_id: str | UploadedFile | Asset
-    ) -> Awaiting[AudioArray]: ...
-    def read(self, file_id: str | UploadedFile | Asset) -> Any:
-        """Download and decode audio -> :class:`AudioArray` (samples (channels, frames), rate)."""
-        return self._c._drive(self._read_op(file_id))
+        audio: AudioArray = yield Work(decode_audio, (content,))
+        return audio

@@ -1,52 +1,63 @@
-"""Native pipeline: generations (create/get/list/stream/wait), tools, account balance."""
+"""Native pipeline: generations (create/get/list/stream/wait), tools, account balance.
+
+:func:`native_request` is the one builder of a native create (``POST /v1/generations``):
+``generations.create``, Agent One's ``agent.start`` and ``client.batch`` all make their
+requests with it, then send them through the one create path (``_create.create_op``).
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TYPE_CHECKING, Unpack
 
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, path_id
+from songlab.client._create import (
+    CreateOptions,
+    CreateRequest,
+    create_op,
+    create_options,
+    route_request,
+)
 from songlab.client._errors import ToolLookupError
-from songlab.client._estimate import Estimate, estimate_agent, estimate_operation
+from songlab.client._estimate import Estimate, estimate_agent, estimate_operation, estimate_route
+from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import (
+    Asset,
     Balance,
     Event,
     Page,
     RawPage,
     Task,
     Tool,
+    UploadedFile,
     parse_balance,
     parse_page,
     parse_raw_page,
     parse_task,
 )
-from songlab.client._typing import Awaiting, C
+from songlab.client._typing import C, Resource, creates, iterates, operation
 from songlab.client._validate import (
     ValidationError,
-    idempotency_key,
+    canonical_json,
     license_number,
     list_limit,
     payload_for,
-    payload_json,
+    payload_object,
 )
-from songlab.spec import AGENT_TIERS
+from songlab.spec import AGENT_TIERS, TRANSCRIBE_MODEL
 
 if TYPE_CHECKING:
-    from songlab.client._async import AsyncClient
-    from songlab.client._handle import TaskHandle
-    from songlab.client._pagination import AsyncCursorIterator, CursorIterator
-    from songlab.client._sync import Client
+    from songlab.client._base import BaseClient
 
-__all__ = ["Account", "Generations", "Tools", "estimate_for_tool", "find_tool", "resolve_key"]
-
-
-def resolve_key(key: Any) -> str | None:
-    """The caller's Idempotency-Key (checked), or None: the client derives one (a
-    deterministic key while reuse is on, see ``BaseClient._create_op``)."""
-    if isinstance(key, NotGiven) or key is None:
-        return None
-    return idempotency_key(key)
+__all__ = [
+    "Account",
+    "Generations",
+    "Tools",
+    "estimate_for_tool",
+    "estimate_op",
+    "find_tool",
+    "native_request",
+]
 
 
 def find_tool(tools: tuple[Tool, ...], operation: str, model: str | None = None) -> Tool:
@@ -66,99 +77,76 @@ def find_tool(tools: tuple[Tool, ...], operation: str, model: str | None = None)
 
 
 def estimate_for_tool(
-    tool: Tool | None, payload: Mapping[str, Any], license: Any
+    tool: Tool | None, payload: Mapping[str, object], license: int | None
 ) -> Estimate | None:
     if tool is None:
         return None
     if tool.operation == "agent":
-        return estimate_agent(tool.model, payload.get("max_budget"), license)
+        cap = payload.get("max_budget")
+        return estimate_agent(tool.model, cap if isinstance(cap, int) else None, license)
     try:
         return estimate_operation(tool.operation, tool.model, license)
     except ValidationError:
         return None
 
 
-class Generations(Generic[C]):
-    def __init__(self, client: C) -> None:
-        self._c = client
+def native_request(
+    client: BaseClient,
+    *,
+    tool_id: object,
+    operation: object,
+    model: object,
+    payload: object,
+    license: object,
+) -> Op[CreateRequest]:
+    """The checked, priced :class:`CreateRequest` of a native create (nothing billable is
+    sent; the tool listing is read to resolve ``operation`` + ``model`` or to know the tool).
+    The payload is made canonical once: that text is the ``payload_json`` sent (a payload
+    given as JSON text is sent as the caller wrote it, and parsed once to check it)."""
+    lic = None if isinstance(license, NotGiven) else license_number(license)
+    obj = payload_object(payload)
+    text = canonical_json(obj)
+    if isinstance(tool_id, NotGiven) or tool_id is None:
+        if not isinstance(operation, str):
+            raise ValidationError("tool_id", "required (or operation= and model=)")
+        tools = yield from client._tools_op()
+        tool: Tool | None = find_tool(
+            tools, operation, None if isinstance(model, NotGiven) else str(model)
+        )
+        assert tool is not None
+        tool_id = tool.id
+    else:
+        if not isinstance(tool_id, str) or not tool_id:
+            raise ValidationError("tool_id", "a non-empty string")
+        tool = yield from client._tool_by_id(tool_id)
+    payload_for(tool.operation if tool else None, obj, client._uploads)
+    fields: dict[str, object] = {"tool_id": tool_id}
+    if lic is not None:
+        fields["license"] = lic
+    return route_request(
+        "/v1/generations",
+        fields,
+        estimate_for_tool(tool, obj, lic),
+        payload=text,
+        payload_text=payload if isinstance(payload, str) else None,
+        tool_id=tool_id,
+        operation=tool.operation if tool else None,
+        model=tool.model if tool else None,
+        license=lic,
+    )
 
-    def _create_op(
-        self,
-        tool_id: Any,
-        operation: Any,
-        model: Any,
-        payload: Any,
-        license: Any,
-        key: Any,
-        take: Any = 1,
-        fresh: Any = False,
-    ) -> Op:
-        key = resolve_key(key)
-        body, est = yield from self._prepare_op(tool_id, operation, model, payload, license)
-        return (yield from self._c._create_op("/v1/generations", body, est, key, take, fresh))
 
-    def _prepare_op(
-        self, tool_id: Any, operation: Any, model: Any, payload: Any, license: Any
-    ) -> Op:
-        """(body, estimate) of a native create, checked; nothing billable is sent."""
-        lic = None if isinstance(license, NotGiven) else license_number(license)
-        text = payload_json(payload)
-        obj = payload if isinstance(payload, Mapping) else json.loads(text)
-        if isinstance(tool_id, NotGiven) or tool_id is None:
-            if isinstance(operation, NotGiven) or operation is None:
-                raise ValidationError("tool_id", "required (or operation= and model=)")
-            tools = yield from self._c._tools_op()
-            tool = find_tool(tools, operation, None if isinstance(model, NotGiven) else model)
-            tool_id = tool.id
-        else:
-            if not isinstance(tool_id, str) or not tool_id:
-                raise ValidationError("tool_id", "a non-empty string")
-            tool = yield from self._c._tool_by_id(tool_id)
-        payload_for(tool.operation if tool else None, obj, self._c._uploads)
-        body: dict[str, Any] = {"tool_id": tool_id, "payload_json": text}
-        if lic is not None:
-            body["license"] = lic
-        est = estimate_for_tool(tool, obj, lic)
-        return body, est
-
-    @overload
-    def create(
-        self: Generations[Client],
-        *,
-        payload: Mapping[str, Any] | str,
-        tool_id: str | NotGiven = ...,
-        operation: str | NotGiven = ...,
-        model: str | NotGiven = ...,
-        license: int | str | NotGiven = ...,
-        idempotency_key: str | NotGiven = ...,
-        take: int = ...,
-        fresh: bool = ...,
-    ) -> TaskHandle[Client]: ...
-    @overload
-    def create(
-        self: Generations[AsyncClient],
-        *,
-        payload: Mapping[str, Any] | str,
-        tool_id: str | NotGiven = ...,
-        operation: str | NotGiven = ...,
-        model: str | NotGiven = ...,
-        license: int | str | NotGiven = ...,
-        idempotency_key: str | NotGiven = ...,
-        take: int = ...,
-        fresh: bool = ...,
-    ) -> Awaiting[TaskHandle[AsyncClient]]: ...
+class Generations(Resource[C]):
+    @creates
     def create(
         self,
         *,
-        payload: Mapping[str, Any] | str,
+        payload: Mapping[str, object] | str,
         tool_id: str | NotGiven = NOT_GIVEN,
         operation: str | NotGiven = NOT_GIVEN,
         model: str | NotGiven = NOT_GIVEN,
-        license: int | str | NotGiven = NOT_GIVEN,
-        idempotency_key: str | NotGiven = NOT_GIVEN,
-        take: int = 1,
-        fresh: bool = False,
-    ) -> Any:
+        **options: Unpack[CreateOptions],
+    ) -> Op[TaskHandle[C]]:
         """``POST /v1/generations`` -> a :class:`TaskHandle`.
 
         Give ``tool_id``, or ``operation`` (and ``model``) to look it up.
@@ -167,116 +155,119 @@ class Generations(Generic[C]):
         (no POST, nothing billed; see ``docs/client.md``): ``take=2`` or ``fresh=True`` asks
         for a new one. Without an ``idempotency_key`` one is derived from the request.
         """
-        return self._c._drive(
-            self._create_op(
-                tool_id, operation, model, payload, license, idempotency_key, take, fresh
-            )
+        reuse, license = create_options(options, "create")
+        request = yield from native_request(
+            self._c,
+            tool_id=tool_id,
+            operation=operation,
+            model=model,
+            payload=payload,
+            license=license,
         )
+        return (yield from create_op(self._c, request, reuse))
 
-    def _get_op(self, task_id: str) -> Op:
-        return parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
+    @creates
+    def transcribe(
+        self,
+        audio: str | UploadedFile | Asset | dict[str, str],
+        *,
+        language: str | None = None,
+        **options: Unpack[CreateOptions],
+    ) -> Op[TaskHandle[C]]:
+        """Transcribe the lyrics or speech of ``audio`` (``transcribe`` on
+        whisper-transcribe-v1, priced flat) -> a :class:`TaskHandle`; the text is
+        ``handle.wait().output.text``.
 
-    @overload
-    def get(self: Generations[Client], task_id: str) -> Task: ...
-    @overload
-    def get(self: Generations[AsyncClient], task_id: str) -> Awaiting[Task]: ...
-    def get(self, task_id: str) -> Any:
+        ``audio``: an upload, an output asset or a file id (sent as ``file_id:<id>``), a URL,
+        or a file-input object as the service takes it. ``language``: the language to
+        expect (the service detects it when not given). Paid once like every create: the
+        same audio and language again re-attaches to the recorded transcription.
+        """
+        reuse, license = create_options(options, "transcribe")
+        if isinstance(audio, UploadedFile | Asset):
+            audio = audio.file_id
+        if isinstance(audio, str) and "://" not in audio and not audio.startswith("file_id:"):
+            audio = f"file_id:{audio}"
+        payload: dict[str, object] = {"audio": {"url": audio} if isinstance(audio, str) else audio}
+        if language is not None:
+            payload["language"] = language
+        request = yield from native_request(
+            self._c,
+            tool_id=NOT_GIVEN,
+            operation="transcribe",
+            model=TRANSCRIBE_MODEL,
+            payload=payload,
+            license=license,
+        )
+        return (yield from create_op(self._c, request, reuse))
+
+    def _get_op(self, task_id: str, via: str = "get") -> Op[Task]:
+        """The snapshot; one that shows the task ended is noted in the record (``via``: a
+        single "get", or a "poll" of wait/watch)."""
+        task = parse_task((yield Call("GET", "/v1/generations/" + path_id(task_id, "task_id"))))
+        if task.done:
+            yield from self._c._seen_ended_op(task_id, task.status, via)
+        return task
+
+    @operation
+    def get(self, task_id: str) -> Op[Task]:
         """``GET /v1/generations/{id}`` -> :class:`Task`."""
-        return self._c._drive(self._get_op(task_id))
+        return self._get_op(task_id)
 
     @staticmethod
     def _page_call(limit: int, cursor: str | None, expect: str = "json") -> Call:
-        params: dict[str, Any] = {"limit": limit}
+        params: dict[str, str | int] = {"limit": limit}
         if cursor:
             params["cursor"] = cursor
         return Call("GET", "/v1/generations", params=params, expect=expect)
 
-    def _page_op(self, limit: int, cursor: str | None) -> Op:
+    def _page_op(self, limit: int, cursor: str | None) -> Op[Page]:
         return parse_page((yield self._page_call(limit, cursor)))
 
-    @overload
-    def page(self: Generations[Client], *, limit: int = ..., cursor: str | None = ...) -> Page: ...
-    @overload
-    def page(
-        self: Generations[AsyncClient], *, limit: int = ..., cursor: str | None = ...
-    ) -> Awaiting[Page]: ...
-    def page(self, *, limit: int = 20, cursor: str | None = None) -> Any:
+    @operation
+    def page(self, *, limit: int = 20, cursor: str | None = None) -> Op[Page]:
         """One page (:class:`Page`) of the account's tasks, newest first."""
         list_limit(limit)
-        return self._c._drive(self._page_op(limit, cursor))
+        return self._page_op(limit, cursor)
 
-    @overload
-    def list(self: Generations[Client], *, limit: int = ...) -> CursorIterator: ...
-    @overload
-    def list(self: Generations[AsyncClient], *, limit: int = ...) -> AsyncCursorIterator: ...
-    def list(self, *, limit: int = 20) -> Any:
+    @iterates
+    def list(self, *, limit: int = 20) -> Iterator[Task] | AsyncIterator[Task]:
         """Every task of the account, newest first, fetched ``limit`` per page as you iterate."""
         list_limit(limit)
-        return self._c._paginate(lambda cursor: self._page_op(limit, cursor))
+        return self._c._items(lambda cursor: self._page_op(limit, cursor))
 
-    def _raw_page_op(self, limit: int, cursor: str | None) -> Op:
+    def _raw_page_op(self, limit: int, cursor: str | None) -> Op[RawPage]:
         return parse_raw_page((yield self._page_call(limit, cursor, expect="bytes")))
 
-    @overload
-    def raw_pages(self: Generations[Client], *, limit: int = ...) -> Iterator[RawPage]: ...
-    @overload
-    def raw_pages(
-        self: Generations[AsyncClient], *, limit: int = ...
-    ) -> AsyncIterator[RawPage]: ...
-    def raw_pages(self, *, limit: int = 100) -> Any:
+    @iterates
+    def raw_pages(self, *, limit: int = 100) -> Iterator[RawPage] | AsyncIterator[RawPage]:
         """Every page of the listing as :class:`RawPage` (the body's bytes, undecoded),
         fetched as you iterate, with the same retries as :meth:`list`. For readers that
         decode the tasks themselves (``songlab.ledger.tasks_frame`` reads them into Arrow
         without a Python dict per task)."""
         list_limit(limit)
-        return self._c._paginate(lambda cursor: self._raw_page_op(limit, cursor)).pages()
+        return self._c._pages(lambda cursor: self._raw_page_op(limit, cursor))
 
-    @overload
-    def stream(self: Generations[Client], task_id: str, *, after: int = ...) -> Iterator[Event]: ...
-    @overload
-    def stream(
-        self: Generations[AsyncClient], task_id: str, *, after: int = ...
-    ) -> AsyncIterator[Event]: ...
-    def stream(self, task_id: str, *, after: int = 0) -> Any:
+    @iterates
+    def stream(self, task_id: str, *, after: int = 0) -> Iterator[Event] | AsyncIterator[Event]:
         """The task's events (:class:`Event`): resumed after drops and ``timeout``/``error``
         events with ``after=<last seq>``; each event once, in order."""
         path_id(task_id, "task_id")
-        if not isinstance(after, int) or after < 0:
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
             raise ValidationError("after", "a non-negative integer seq")
-        return self._c._stream(task_id, after=after)
+        return self._c._events(task_id, after)
 
-    @overload
-    def wait(
-        self: Generations[Client],
-        task_id: str,
-        *,
-        timeout: float = ...,
-        on_event: Callable[[Event], Any] | None = ...,
-        raise_on_failure: bool = ...,
-        poll_interval: float = ...,
-        use_stream: bool = ...,
-    ) -> Task: ...
-    @overload
-    def wait(
-        self: Generations[AsyncClient],
-        task_id: str,
-        *,
-        timeout: float = ...,
-        on_event: Callable[[Event], Any] | None = ...,
-        raise_on_failure: bool = ...,
-        poll_interval: float = ...,
-        use_stream: bool = ...,
-    ) -> Awaiting[Task]: ...
+    @operation
     def wait(
         self,
         task_id: str,
         *,
         timeout: float = 600.0,
-        on_event: Callable[[Event], Any] | None = None,
+        on_event: Callable[[Event], object] | None = None,
         raise_on_failure: bool = True,
         poll_interval: float = 0.5,
         use_stream: bool = True,
-    ) -> Any:
+    ) -> Op[Task]:
         """Until the task is completed or failed -> final :class:`Task`.
 
         Follows the stream (``on_event`` gets each event), falls back to
@@ -284,117 +275,68 @@ class Generations(Generic[C]):
         :class:`WaitTimeout` carrying ``task_id``; a failed task raises
         :class:`TaskFailed` unless ``raise_on_failure=False``.
         """
-        path_id(task_id, "task_id")
-        if not (isinstance(timeout, int | float) and timeout > 0):
-            raise ValidationError("timeout", "a positive number of seconds")
-        if not (isinstance(poll_interval, int | float) and poll_interval > 0):
-            raise ValidationError("poll_interval", "a positive number of seconds")
-        return self._c._wait(
-            task_id,
-            timeout=float(timeout),
-            on_event=on_event,
-            raise_on_failure=raise_on_failure,
-            poll_interval=float(poll_interval),
-            use_stream=use_stream,
-        )
+        return wait_op(task_id, timeout, on_event, raise_on_failure, poll_interval, use_stream)
 
 
-class Tools(Generic[C]):
-    def __init__(self, client: C) -> None:
-        self._c = client
-
-    @overload
-    def list(self: Tools[Client]) -> tuple[Tool, ...]: ...
-    @overload
-    def list(self: Tools[AsyncClient]) -> Awaiting[tuple[Tool, ...]]: ...
-    def list(self) -> Any:
+class Tools(Resource[C]):
+    @operation
+    def list(self) -> Op[tuple[Tool, ...]]:
         """``GET /v1/tools`` -> tuple of :class:`Tool` (refreshes the client's cache)."""
-        return self._c._drive(self._c._tools_op(refresh=True))
+        return self._c._tools_op(refresh=True)
 
-    def _by_id_op(self) -> Op:
+    @operation
+    def by_id(self) -> Op[dict[str, Tool]]:
+        """Every listed tool by its id, from the client's cached listing (one
+        ``GET /v1/tools`` per client; ``list()`` refreshes it). Tool ids are stable."""
         tools = yield from self._c._tools_op()
         return {t.id: t for t in tools}
 
-    @overload
-    def by_id(self: Tools[Client]) -> dict[str, Tool]: ...
-    @overload
-    def by_id(self: Tools[AsyncClient]) -> Awaiting[dict[str, Tool]]: ...
-    def by_id(self) -> Any:
-        """Every listed tool by its id, from the client's cached listing (one
-        ``GET /v1/tools`` per client; ``list()`` refreshes it). Tool ids are stable."""
-        return self._c._drive(self._by_id_op())
-
-    def _get_op(self, tool_id: str) -> Op:
-        if not isinstance(tool_id, str) or not tool_id:
-            raise ValidationError("tool_id", "a non-empty string")
-        return (yield from self._c._tool_by_id(tool_id))
-
-    @overload
-    def get(self: Tools[Client], tool_id: str) -> Tool | None: ...
-    @overload
-    def get(self: Tools[AsyncClient], tool_id: str) -> Awaiting[Tool | None]: ...
-    def get(self, tool_id: str) -> Any:
+    @operation
+    def get(self, tool_id: str) -> Op[Tool | None]:
         """The listed tool with ``tool_id`` (its ``model`` and ``operation``), or None if the
         listing does not have it; from the cached listing. ``get(id).is_agent`` tells an
         Agent One run by the tool it was created with, whatever its snapshot shows."""
-        return self._c._drive(self._get_op(tool_id))
+        if not isinstance(tool_id, str) or not tool_id:
+            raise ValidationError("tool_id", "a non-empty string")
+        return self._c._tool_by_id(tool_id)
 
-    def _find_op(self, operation: str, model: str | None) -> Op:
+    def _find_op(self, operation: str, model: str | None) -> Op[Tool]:
         tools = yield from self._c._tools_op()
         return find_tool(tools, operation, model)
 
-    @overload
-    def find(self: Tools[Client], operation: str, model: str | None = ...) -> Tool: ...
-    @overload
-    def find(
-        self: Tools[AsyncClient], operation: str, model: str | None = ...
-    ) -> Awaiting[Tool]: ...
-    def find(self, operation: str, model: str | None = None) -> Any:
+    @operation
+    def find(self, operation: str, model: str | None = None) -> Op[Tool]:
         """The tool of ``operation`` on ``model`` (model optional if there is one)."""
-        return self._c._drive(self._find_op(operation, model))
+        return self._find_op(operation, model)
 
-    @overload
-    def agent(self: Tools[Client], tier: str) -> Tool: ...
-    @overload
-    def agent(self: Tools[AsyncClient], tier: str) -> Awaiting[Tool]: ...
-    def agent(self, tier: str) -> Any:
+    @operation
+    def agent(self, tier: str) -> Op[Tool]:
         """The Agent One tool of ``tier`` (flash, standard, pro)."""
         if tier not in AGENT_TIERS:
             raise ValidationError("tier", f"one of {', '.join(AGENT_TIERS)}, got {tier!r}")
-        return self._c._drive(self._find_op("agent", tier))
+        return self._find_op("agent", tier)
 
 
-class Account(Generic[C]):
-    def __init__(self, client: C) -> None:
-        self._c = client
-
-    def _balance_op(self) -> Op:
-        return parse_balance((yield Call("GET", "/v1/account/balance")))
-
-    @overload
-    def balance(self: Account[Client]) -> Balance: ...
-    @overload
-    def balance(self: Account[AsyncClient]) -> Awaiting[Balance]: ...
-    def balance(self) -> Any:
+class Account(Resource[C]):
+    @operation
+    def balance(self) -> Op[Balance]:
         """``GET /v1/account/balance`` -> :class:`Balance` (tokens; 1 token = $0.01)."""
-        return self._c._drive(self._balance_op())
+        return parse_balance((yield Call("GET", "/v1/account/balance")))
 
 
 def estimate_op(
-    client: Any,
+    client: BaseClient,
     *,
-    tool_id: Any,
-    operation: Any,
-    model: Any,
-    route: Any,
-    tier: Any,
-    max_budget: Any,
-    license: Any,
-    version: Any,
-) -> Op:
+    tool_id: str | NotGiven,
+    operation: str | NotGiven,
+    model: str | NotGiven,
+    route: str | NotGiven,
+    tier: str | NotGiven,
+    max_budget: int | NotGiven,
+    license: int | str | NotGiven,
+    version: str | NotGiven,
+) -> Op[Estimate]:
     """The estimate of any create, named by tool id, operation+model, route or agent tier."""
-    from songlab.client._estimate import estimate_route
-
     lic = None if isinstance(license, NotGiven) else license_number(license)
     given = [
         n
@@ -425,6 +367,7 @@ def estimate_op(
         if operation == "agent":
             return estimate_agent(model, mb, lic)
         return estimate_operation(operation, model, lic)
+    assert not isinstance(tool_id, NotGiven)
     tool = yield from client._tool_by_id(tool_id)
     if tool is None:
         raise ToolLookupError(f"tool {tool_id!r} is not in GET /v1/tools")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -34,6 +35,7 @@ from songlab.client._errors import (
     APIConnectionError,
     StreamError,
     TaskFailed,
+    ValidationError,
     WaitTimeout,
     error_from_response,
 )
@@ -48,7 +50,15 @@ from songlab.client._retry import (
 from songlab.client._sse import StreamResume
 from songlab.spec import EventKind, Status
 
-__all__ = ["POLL_CAP_S", "StreamLoop", "WaitLoop", "WatchLoop", "WatchUpdate", "bounded_timeout"]
+__all__ = [
+    "POLL_CAP_S",
+    "StreamLoop",
+    "WaitLoop",
+    "WatchLoop",
+    "WatchUpdate",
+    "bounded_timeout",
+    "watch_loop",
+]
 
 log = logging.getLogger("songlab.client")
 
@@ -235,7 +245,7 @@ def resumable(exc: BaseException) -> bool:
     return bool(getattr(exc, "retryable", False))
 
 
-def _event_facts(event: Any) -> tuple[str | None, int | None, int | None]:
+def _event_facts(event: object) -> tuple[str | None, int | None, int | None]:
     """(kind, seq, cursor) of an :class:`Event` or of a mapping with the event's fields."""
     if isinstance(event, Mapping):
         kind = F.first(event, F.EVENT_KIND) or event.get("event")
@@ -246,13 +256,13 @@ def _event_facts(event: Any) -> tuple[str | None, int | None, int | None]:
     if isinstance(cursor, str) and cursor.isdigit():
         cursor = int(cursor)
 
-    def whole(v: Any) -> int | None:
+    def whole(v: object) -> int | None:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     return (None if kind is None else str(getattr(kind, "value", kind))), whole(seq), whole(cursor)
 
 
-def _status_of(task: Any) -> str | None:
+def _status_of(task: object) -> str | None:
     status = task.get("status") if isinstance(task, Mapping) else getattr(task, "status", None)
     return None if status is None else str(getattr(status, "value", status))
 
@@ -330,7 +340,7 @@ class WatchLoop:
         self.resumes += 1
         return WatchUpdate("resumed", self.task_id, error=error, after=self.last_seq)
 
-    def on_task(self, task: Any, now: float) -> float | None:
+    def on_task(self, task: object, now: float) -> float | None:
         """A snapshot: None when it is the answer, else the sleep before the next read.
         Raises :class:`TaskFailed` (``raise_on_failure``) or :class:`WaitTimeout`."""
         if isinstance(task, Task):
@@ -340,3 +350,33 @@ class WatchLoop:
         if status in (Status.COMPLETED, Status.FAILED):
             return None
         return self.wait.next_poll(now)
+
+
+def watch_loop(
+    task: object,
+    *,
+    timeout: float | None,
+    poll_interval: float,
+    max_resumes: int,
+    raise_on_failure: bool,
+) -> WatchLoop:
+    """The loop of one watch, its options checked (``task``: a task id or a handle)."""
+    task_id = getattr(task, "task_id", task)
+    if not (isinstance(task_id, str) and task_id.strip()):
+        raise ValidationError("task", f"a task id or a task handle, got {task!r}")
+    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
+        raise ValidationError("timeout", "a positive number of seconds, or None (no deadline)")
+    if not (isinstance(poll_interval, int | float) and poll_interval > 0):
+        raise ValidationError("poll_interval", "a positive number of seconds")
+    if not (
+        isinstance(max_resumes, int) and not isinstance(max_resumes, bool) and max_resumes >= 0
+    ):
+        raise ValidationError("max_resumes", "a non-negative integer")
+    return WatchLoop(
+        task_id,
+        timeout=None if timeout is None else float(timeout),
+        poll_interval=float(poll_interval),
+        max_resumes=max_resumes,
+        raise_on_failure=raise_on_failure,
+        now=time.monotonic(),
+    )

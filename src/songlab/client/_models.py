@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar
 
 import msgspec
 
@@ -56,17 +56,18 @@ __all__ = [
 
 
 _R = TypeVar("_R")
+_P = ParamSpec("_P")
 
 
-def _parser(what: str) -> Callable[[Callable[[Any], _R]], Callable[[Any], _R]]:
+def _parser(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """A parse function whose failures (a field missing or of the wrong type) raise
     :class:`MalformedResponse` naming ``what``, never a bare KeyError/TypeError."""
 
-    def decorate(fn: Callable[[Any], _R]) -> Callable[[Any], _R]:
+    def decorate(fn: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(fn)
-        def parse(d: Any) -> _R:
+        def parse(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             try:
-                return fn(d)
+                return fn(*args, **kwargs)
             except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
                 raise MalformedResponse(f"unreadable {what}: {type(exc).__name__}: {exc}") from None
 
@@ -299,6 +300,16 @@ class Event:
         return self.kind == EventKind.TERMINAL
 
     @property
+    def ends_task(self) -> bool:
+        """The task is over: the ``terminal`` event, or any event showing a final status."""
+        return self.kind == EventKind.TERMINAL or self.status in (Status.COMPLETED, Status.FAILED)
+
+    @property
+    def final_status(self) -> str | None:
+        """``completed`` or ``failed`` when the event shows it, else None."""
+        return self.status if self.status in (Status.COMPLETED, Status.FAILED) else None
+
+    @property
     def is_resume_signal(self) -> bool:
         """``timeout``/``error``: the server closes; the client resumes after it."""
         return self.kind in (EventKind.TIMEOUT, EventKind.ERROR)
@@ -404,17 +415,12 @@ class UploadedFile:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
+@_parser("upload answer")
 def parse_upload(
     d: dict[str, Any], *, mime_type: str | None = None, size_bytes: int | None = None
 ) -> UploadedFile:
     """The answer of ``POST /v1/files`` (only ``file_id`` is shown); ``mime_type`` and
     ``size_bytes`` are what the client sent, used where the answer does not say."""
-    return _parse_upload((d, mime_type, size_bytes))
-
-
-@_parser("upload answer")
-def _parse_upload(args: tuple[dict[str, Any], str | None, int | None]) -> UploadedFile:
-    d, mime_type, size_bytes = args
     first = F.first
     mime = first(d, F.UPLOAD_MIME_TYPE)
     size = _guessed(int, first(d, F.UPLOAD_SIZE_BYTES))

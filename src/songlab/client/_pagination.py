@@ -1,53 +1,63 @@
-"""Cursor pages you iterate: each page is fetched only when the previous one is used up."""
+"""Cursor pages you iterate: each page is fetched only when the previous one is used up.
+
+``pages``/``apages`` follow ``next_cursor`` with a client's driver (the page operation of
+each cursor driven blocking or awaited); ``items``/``aitems`` flatten the pages' tasks.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Protocol, TypeVar
 
+from songlab.client._call import Op
 from songlab.client._models import Page, Task
 
-__all__ = ["AsyncCursorIterator", "CursorIterator"]
+__all__ = ["PageOp", "PageT", "aitems", "apages", "items", "pages"]
 
 
-class CursorIterator:
+class _Paged(Protocol):
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+PageT = TypeVar("PageT", bound=_Paged)
+PageOp = Callable[[str | None], Op[PageT]]
+
+
+def pages(drive: Callable[[Op[PageT]], PageT], page_op: PageOp[PageT]) -> Iterator[PageT]:
+    """``for page in ...``: the first page, then each ``next_cursor``'s, as you iterate."""
+    cursor: str | None = None
+    while True:
+        page = drive(page_op(cursor))
+        yield page
+        if not page.next_cursor:
+            return
+        cursor = page.next_cursor
+
+
+async def apages(
+    drive: Callable[[Op[PageT]], Awaitable[PageT]], page_op: PageOp[PageT]
+) -> AsyncIterator[PageT]:
+    """``async for page in ...``."""
+    cursor: str | None = None
+    while True:
+        page = await drive(page_op(cursor))
+        yield page
+        if not page.next_cursor:
+            return
+        cursor = page.next_cursor
+
+
+def items(drive: Callable[[Op[Page]], Page], page_op: PageOp[Page]) -> Iterator[Task]:
     """``for task in client.generations.list(): ...`` follows ``next_cursor`` lazily."""
-
-    def __init__(self, drive: Callable[[Any], Page], page_op: Callable[[str | None], Any]):
-        self._drive = drive
-        self._page_op = page_op
-
-    def pages(self) -> Iterator[Page]:
-        cursor: str | None = None
-        while True:
-            page = self._drive(self._page_op(cursor))
-            yield page
-            if not page.next_cursor:
-                return
-            cursor = page.next_cursor
-
-    def __iter__(self) -> Iterator[Task]:
-        for page in self.pages():
-            yield from page.data
+    for page in pages(drive, page_op):
+        yield from page.data
 
 
-class AsyncCursorIterator:
+async def aitems(
+    drive: Callable[[Op[Page]], Awaitable[Page]], page_op: PageOp[Page]
+) -> AsyncIterator[Task]:
     """``async for task in client.generations.list(): ...``."""
-
-    def __init__(self, drive: Callable[[Any], Any], page_op: Callable[[str | None], Any]):
-        self._drive = drive
-        self._page_op = page_op
-
-    async def pages(self) -> AsyncIterator[Page]:
-        cursor: str | None = None
-        while True:
-            page = await self._drive(self._page_op(cursor))
-            yield page
-            if not page.next_cursor:
-                return
-            cursor = page.next_cursor
-
-    async def __aiter__(self) -> AsyncIterator[Task]:
-        async for page in self.pages():
-            for task in page.data:
-                yield task
+    async for page in apages(drive, page_op):
+        for task in page.data:
+            yield task

@@ -1,5 +1,10 @@
 """The client's record of what it asked: one local SQLite file, one row per accepted create.
 
+One record type, :class:`CreateRecord`, from request to row: the create path builds it once
+when the service accepts a create, the listeners (:func:`songlab.client.on_create`) get it,
+the store writes it and reads it back (:meth:`RecordStore.rows`,
+:meth:`RecordStore.find_request`).
+
 Every client writes every create the service accepted (``Client(record=...)``,
 default :class:`RecordStore` ``()``): task id, Idempotency-Key, route, tool,
 operation, model, license, the SHA-256 of the canonical request, the list-price
@@ -13,37 +18,34 @@ timeout and one transaction per write make it safe for several processes and
 kernels at once; a row is committed before the create returns, so a killed
 kernel loses nothing it was told. The ledger reads it (``table()``,
 :data:`RECORD_SCHEMA`); the client reads it to re-attach instead of re-buying
-(:meth:`RecordStore.find`).
+(:meth:`RecordStore.find_request`).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "CreateRecord",
     "RECORD_ENV",
     "RECORD_SCHEMA",  # noqa: F822 - made on first use (module __getattr__)
     "RecordStore",
-    "canonical_request",
     "current_origin",
     "default_record_path",
-    "payload_sha256",
     "record_schema",
+    "shared_store",
 ]
 
 RECORD_ENV: Final = "SONGLAB_RECORD"
@@ -68,6 +70,9 @@ _FIELDS: Final = (
     ("origin", "string"),
     ("sent_at", "timestamp"),
     ("accepted_at", "timestamp"),
+    ("finished_at", "timestamp"),
+    ("final_status", "string"),
+    ("finished_via", "string"),
 )
 
 
@@ -89,7 +94,7 @@ def record_schema() -> pa.Schema:
     )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "RECORD_SCHEMA":
         return record_schema()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -101,9 +106,11 @@ _DDL: Final = (
     "task_id TEXT NOT NULL, key_id TEXT NOT NULL, base_url TEXT, idempotency_key TEXT, "
     "route TEXT, tool_id TEXT, operation TEXT, model TEXT, license INTEGER, "
     "payload_sha256 TEXT, estimate_usd TEXT, project TEXT, tags TEXT, scope TEXT, "
-    "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, payload TEXT, consent_id TEXT, "
+    "take INTEGER, origin TEXT, sent_at TEXT, accepted_at TEXT, finished_at TEXT, "
+    "final_status TEXT, finished_via TEXT, payload TEXT, consent_id TEXT, "
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, UNIQUE (task_id, key_id))",
-    "CREATE INDEX IF NOT EXISTS creates_by_key ON creates (key_id, base_url, idempotency_key)",
+    # a create is found again by what it asks (re-attach), whatever key it was sent with
+    "CREATE INDEX IF NOT EXISTS creates_by_request ON creates (key_id, payload_sha256)",
     # uploads sent once: the same bytes (and type) on the same account reuse their file id
     "CREATE TABLE IF NOT EXISTS uploads (key_id TEXT NOT NULL, base_url TEXT, "
     "content_sha256 TEXT NOT NULL, mime_type TEXT, file_id TEXT NOT NULL, size_bytes INTEGER, "
@@ -122,25 +129,7 @@ def default_record_path() -> Path:
     return Path(platformdirs.user_data_dir("songlab")) / "record.sqlite"
 
 
-def canonical_request(route: str, body: Mapping[str, Any]) -> str:
-    """The request body as one canonical JSON text: sorted keys, no spaces, ``payload_json``
-    parsed (so key order or spacing inside the payload's text never makes two requests
-    differ). ``route`` is not part of it (the key and the record keep it beside)."""
-    obj = dict(body)
-    text = obj.get("payload_json")
-    if isinstance(text, str):
-        try:
-            obj["payload_json"] = json.loads(text)
-        except ValueError:
-            pass  # sent as the string it is
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def payload_sha256(route: str, body: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_request(route, body).encode()).hexdigest()
-
-
-def _ipython_namespace() -> dict[str, Any] | None:
+def _ipython_namespace() -> dict[str, object] | None:
     ipython = sys.modules.get("IPython")
     if ipython is None:
         return None
@@ -176,35 +165,46 @@ def current_origin() -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class RecordRow:
-    """One row of the record (the columns of :data:`RECORD_SCHEMA`)."""
+class CreateRecord:
+    """One create the service accepted, as the client saw it: the row of the record (the
+    columns of :data:`RECORD_SCHEMA`) and what the create hook's listeners get. No secret:
+    the key is named by its non-secret ``key_id``."""
 
     task_id: str
     key_id: str
     base_url: str | None
     idempotency_key: str | None
-    route: str
-    tool_id: str | None
-    operation: str | None
+    route: str  # the path posted to: /v1/generations, /v7/generate/song, /v1/karaoke-tracks ...
+    tool_id: str | None  # native creates only
+    operation: str | None  # the operation, the route's name or "agent"
     model: str | None
     license: int | None
-    payload_sha256: str | None
-    estimate_usd: Decimal | None
+    payload_sha256: str | None  # SHA-256 of the canonical request
+    estimate_usd: Decimal | None  # the list price when it was sent
     project: str | None
-    tags: str | None
-    scope: str | None
+    tags: tuple[str, ...]
+    scope: str | None  # reuse scope ("account", a notebook or script), None if none
     take: int | None
-    origin: str | None
-    sent_at: datetime | None
-    accepted_at: datetime | None
+    origin: str | None  # the notebook or script that asked
+    sent_at: datetime | None  # the client's clock when the POST was first sent
+    accepted_at: datetime | None  # ... and when the service's answer came
+    # the client's clock when it first saw the task end (a terminal event, a poll or a get),
+    # the status it ended with, and how it was seen: "stream", "poll" or "get"
+    finished_at: datetime | None = None
+    final_status: str | None = None
+    finished_via: str | None = None
+
+    @property
+    def recorded_at(self) -> datetime:
+        """``accepted_at`` by the name the create hook gave it before the record existed
+        (``ledger.LabelStore`` reads it); every record a listener gets has it."""
+        if self.accepted_at is None:
+            raise AttributeError("recorded_at: this row of the record has no accepted_at")
+        return self.accepted_at
 
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _when(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
 
 
 class RecordStore:
@@ -238,6 +238,7 @@ class RecordStore:
             con.execute("PRAGMA synchronous = NORMAL")
             for ddl in _DDL:
                 con.execute(ddl)
+            _add_missing_columns(con)
             self._con, self._pid = con, os.getpid()
         return self._con
 
@@ -248,7 +249,7 @@ class RecordStore:
             self._con = None
 
     def write(
-        self, row: RecordRow, *, payload: str | None = None, consent_id: str | None = None
+        self, row: CreateRecord, *, payload: str | None = None, consent_id: str | None = None
     ) -> bool:
         """Commit one accepted create; False if (task_id, key_id) was already recorded
         (an idempotent repeat adds no row)."""
@@ -265,12 +266,15 @@ class RecordStore:
             row.payload_sha256,
             None if row.estimate_usd is None else str(row.estimate_usd),
             row.project,
-            row.tags,
+            ",".join(sorted(row.tags)) or None,
             row.scope,
             row.take,
             row.origin,
             _iso(row.sent_at),
             _iso(row.accepted_at),
+            _iso(row.finished_at),
+            row.final_status,
+            row.finished_via,
             payload if self.keep_payloads else None,
             consent_id,
         )
@@ -290,15 +294,47 @@ class RecordStore:
                 raise
             return cur.rowcount == 1
 
-    def find(self, *, key_id: str, base_url: str | None, idempotency_key: str) -> RecordRow | None:
-        """The first recorded create sent with this key on this account, or None."""
+    def finish(
+        self, *, task_id: str, key_id: str, at: datetime, status: str | None, via: str
+    ) -> bool:
+        """Note that the client saw the task end at ``at`` (its own clock), with ``status``
+        (None when what it saw did not say, e.g. a terminal event without a status), and
+        how (``via``). The first sighting keeps its time; a status not known then is
+        filled in by the next sighting that shows it. True while a fact was still missing
+        (the row exists and was changed); False when the row is absent or already full."""
+        with self._lock:
+            con = self._connection()
+            cur = con.execute(
+                "UPDATE creates SET finished_at = COALESCE(finished_at, ?), "
+                "finished_via = COALESCE(finished_via, ?), "
+                "final_status = COALESCE(final_status, ?) "
+                "WHERE task_id = ? AND key_id = ? "
+                "AND (finished_at IS NULL OR final_status IS NULL)",
+                (_iso(at), via, status, task_id, key_id),
+            )
+            return cur.rowcount > 0
+
+    def find_request(
+        self,
+        *,
+        key_id: str,
+        base_url: str | None,
+        route: str,
+        payload_sha256: str,
+        scope: str,
+        take: int,
+    ) -> CreateRecord | None:
+        """The first recorded create of this request (route, canonical request, reuse scope
+        and take) on this account, or None: what a create re-attaches to. Found by what it
+        asks, so a row written with a key of an older songlab is found too."""
         with self._lock:
             row = (
                 self._connection()
                 .execute(
-                    f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? AND base_url IS ? "
-                    "AND idempotency_key = ? ORDER BY seq LIMIT 1",
-                    (key_id, base_url, idempotency_key),
+                    f"SELECT {', '.join(_COLUMNS)} FROM creates WHERE key_id = ? "
+                    "AND payload_sha256 = ? AND base_url IS ? AND route = ? AND scope = ? "
+                    "AND take = ? ORDER BY seq LIMIT 1",
+                    (key_id, payload_sha256, base_url, route, scope, take),
                 )
                 .fetchone()
             )
@@ -390,7 +426,7 @@ class RecordStore:
             )
         return None if row is None else row[0]
 
-    def rows(self, *, key_id: str | None = None) -> list[RecordRow]:
+    def rows(self, *, key_id: str | None = None) -> list[CreateRecord]:
         """Every row (of ``key_id``, if given), oldest first."""
         if not self.path.exists():
             return []
@@ -413,19 +449,68 @@ class RecordStore:
             return schema.empty_table()
         arrays = []
         for f in schema:
-            values = [getattr(r, f.name) for r in rows]
+            values: list[object] = [getattr(r, f.name) for r in rows]
             if f.name == "estimate_usd":
-                values = [None if v is None else v.quantize(_Q8) for v in values]
+                values = [
+                    None if r.estimate_usd is None else r.estimate_usd.quantize(_Q8) for r in rows
+                ]
+            elif f.name == "tags":
+                values = [",".join(r.tags) or None for r in rows]
             arrays.append(pa.array(values, f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _row(r: tuple[Any, ...]) -> RecordRow:
+def _row(r: tuple[object, ...]) -> CreateRecord:
+    """A row as SQLite gives it (text, integers, NULL) -> :class:`CreateRecord`."""
     d = dict(zip(_COLUMNS, r, strict=True))
-    d["estimate_usd"] = None if d["estimate_usd"] is None else Decimal(d["estimate_usd"])
-    d["sent_at"] = _when(d["sent_at"])
-    d["accepted_at"] = _when(d["accepted_at"])
-    return RecordRow(**d)
+    money, tags = _text(d["estimate_usd"]), _text(d["tags"])
+    return CreateRecord(
+        task_id=str(d["task_id"]),
+        key_id=str(d["key_id"]),
+        base_url=_text(d["base_url"]),
+        idempotency_key=_text(d["idempotency_key"]),
+        route=str(d["route"]),
+        tool_id=_text(d["tool_id"]),
+        operation=_text(d["operation"]),
+        model=_text(d["model"]),
+        license=_int(d["license"]),
+        payload_sha256=_text(d["payload_sha256"]),
+        estimate_usd=None if money is None else Decimal(money),
+        project=_text(d["project"]),
+        tags=tuple(t for t in tags.split(",") if t) if tags else (),
+        scope=_text(d["scope"]),
+        take=_int(d["take"]),
+        origin=_text(d["origin"]),
+        sent_at=_when(d["sent_at"]),
+        accepted_at=_when(d["accepted_at"]),
+        finished_at=_when(d["finished_at"]),
+        final_status=_text(d["final_status"]),
+        finished_via=_text(d["finished_via"]),
+    )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _when(value: object) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def _add_missing_columns(con: sqlite3.Connection) -> None:
+    """Columns a record made by an older songlab lacks (added empty: facts it never saw)."""
+    have = {r[1] for r in con.execute("PRAGMA table_info(creates)")}
+    for name in ("finished_at", "final_status", "finished_via"):
+        if name not in have:
+            try:
+                con.execute(f"ALTER TABLE creates ADD COLUMN {name} TEXT")
+            except sqlite3.OperationalError:  # another process added it first
+                if name not in {r[1] for r in con.execute("PRAGMA table_info(creates)")}:
+                    raise
 
 
 _SHARED: dict[tuple[str, bool], RecordStore] = {}

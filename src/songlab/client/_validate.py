@@ -16,16 +16,15 @@ import math
 import re
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from songlab.client._errors import ValidationError
+from songlab.codec import MIME
 from songlab.spec import (
-    AGENT_TIERS,
     LICENSE_NAMES_WITH_UNSET,
     LIMITS,
     REGISTRY,
     ROUTES,
-    SONG_VERSIONS,
     STUDIO_FIELDS,
     WORKFLOWS,
     Field,
@@ -33,25 +32,25 @@ from songlab.spec import (
     parse_license,
 )
 
+if TYPE_CHECKING:
+    from songlab.client._models import UploadedFile
+
 __all__ = ["ClampWarning", "ValidationError"]
 
 _KEY_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
-AUDIO_MIME = {
-    "audio/mpeg": "mp3",
+# media type -> format: the codec's own names, and the other names the same formats go by
+AUDIO_MIME: dict[str, str] = {
+    **{mime: fmt for fmt, mime in MIME.items()},
     "audio/mp3": "mp3",
-    "audio/mp4": "m4a",
     "audio/x-m4a": "m4a",
     "audio/m4a": "m4a",
     "audio/aac": "m4a",
-    "audio/wav": "wav",
     "audio/x-wav": "wav",
     "audio/wave": "wav",
-    "audio/flac": "flac",
     "audio/x-flac": "flac",
-    "audio/ogg": "ogg",
-    "audio/midi": "mid",
     "audio/x-midi": "mid",
 }
+KnownFiles = Mapping[str, "UploadedFile"]  # file id -> what the client knows of it
 
 
 class ClampWarning(UserWarning):
@@ -63,8 +62,9 @@ def require(cond: bool, field: str, rule: str) -> None:
         raise ValidationError(field, rule)
 
 
-def idempotency_key(key: Any) -> str:
-    require(isinstance(key, str), "idempotency_key", "must be a string")
+def idempotency_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise ValidationError("idempotency_key", "must be a string")
     require(
         len(key) <= LIMITS["idempotency_key_max"],
         "idempotency_key",
@@ -75,10 +75,10 @@ def idempotency_key(key: Any) -> str:
         "idempotency_key",
         "only characters A-Z a-z 0-9 _ . : - (and not empty)",
     )
-    return str(key)
+    return key
 
 
-def license_number(value: Any, field: str = "license") -> int:
+def license_number(value: object, field: str = "license") -> int:
     """Native routes: 0-5 (0 = unset = royalty-free) or a tier name -> the integer sent."""
     try:
         return parse_license(value, field=field)
@@ -86,13 +86,13 @@ def license_number(value: Any, field: str = "license") -> int:
         raise ValidationError(exc.field, exc.rule) from None
 
 
-def license_name(value: Any, field: str = "license") -> str:
+def license_name(value: object, field: str = "license") -> str:
     """Dedicated and workflow routes: a tier name (an integer 0-5 is converted)."""
     return LICENSE_NAMES_WITH_UNSET[license_number(value, field)]
 
 
 def text(
-    value: Any,
+    value: object,
     field: str,
     *,
     max_chars: int | None = None,
@@ -102,7 +102,8 @@ def text(
     if value is None:
         require(not required, field, "required")
         return
-    require(isinstance(value, str), field, f"must be a string, got {type(value).__name__}")
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be a string, got {type(value).__name__}")
     if nonempty or required:
         require(bool(value.strip()), field, "must not be empty")
     if max_chars is not None:
@@ -111,36 +112,33 @@ def text(
         )
 
 
-def integer(value: Any, field: str, lo: int | None = None, hi: int | None = None) -> None:
+def integer(value: object, field: str, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as the integer the service reads (JSON has one number type: 245.0 is the
+    integer 245, as the service takes it), checked against ``lo``..``hi``."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
-        value = int(value)  # JSON has one number type: 245.0 is the integer 245 (as the service)
-    require(
-        isinstance(value, int) and not isinstance(value, bool),
-        field,
-        f"must be an integer, got {type(value).__name__}",
-    )
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValidationError(field, f"must be an integer, got {type(value).__name__}")
     if lo is not None and hi is not None:
         require(lo <= value <= hi, field, f"must be in {lo}-{hi}, got {value}")
     elif lo is not None:
         require(value >= lo, field, f"must be >= {lo}, got {value}")
+    return value
 
 
-def number(value: Any, field: str, lo: float, hi: float) -> None:
-    require(
-        isinstance(value, int | float) and not isinstance(value, bool),
-        field,
-        f"must be a number, got {type(value).__name__}",
-    )
+def number(value: object, field: str, lo: float, hi: float) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ValidationError(field, f"must be a number, got {type(value).__name__}")
     require(
         math.isfinite(value) and lo <= value <= hi, field, f"must be in {lo:g}-{hi:g}, got {value}"
     )
 
 
-def choice(value: Any, field: str, options: tuple[str, ...]) -> None:
+def choice(value: object, field: str, options: tuple[str, ...]) -> None:
     require(value in options, field, f"one of {', '.join(options)}, got {value!r}")
 
 
-def file_input(value: Any, field: str, *, required: bool = True) -> None:
+def file_input(value: object, field: str, *, required: bool = True) -> None:
     """A file input: ``{"url": ...}``, a bare URL string, or ``{"base64": ...}``."""
     if value is None:
         require(not required, field, "required (a {'url': ...} object, a URL string or base64)")
@@ -187,34 +185,49 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def payload_json(payload: Any, field: str = "payload") -> str:
-    """The payload as JSON text: ``payload_json`` is always sent as a string.
+def canonical_json(value: object, field: str = "payload") -> str:
+    """``value`` as canonical JSON text: sorted keys, no spaces, UTF-8 as is, strict JSON
+    (NaN, Infinity and values JSON cannot hold are refused, naming ``field``). The one
+    canonical form of the client: a native payload is sent in it, a request is recorded,
+    hashed and keyed by it."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError, RecursionError) as e:
+        raise ValidationError(field, f"must be JSON-serialisable ({e})") from None
 
-    Strict JSON only: NaN and Infinity (which Python's json would write) are refused.
-    """
+
+def payload_object(payload: object, field: str = "payload") -> Mapping[str, object]:
+    """A native payload as the object it is: a mapping, or JSON text of an object (parsed
+    once, strict: NaN and Infinity are not JSON)."""
     if isinstance(payload, str):
         try:
             obj = json.loads(payload, parse_constant=_no_constant)
         except (ValueError, RecursionError) as e:
             raise ValidationError(field, f"a JSON object or its text; not JSON ({e})") from None
-        require(isinstance(obj, dict), field, "must encode a JSON object")
-        return payload
-    require(
-        isinstance(payload, Mapping), field, f"a dict (JSON object), got {type(payload).__name__}"
-    )
-    try:
-        return json.dumps(dict(payload), separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as e:
-        raise ValidationError(field, f"must be JSON-serialisable ({e})") from None
+        if not isinstance(obj, dict):
+            raise ValidationError(field, "must encode a JSON object")
+        return obj
+    if not isinstance(payload, Mapping):
+        raise ValidationError(field, f"a dict (JSON object), got {type(payload).__name__}")
+    return payload
+
+
+def payload_json(payload: object, field: str = "payload") -> str:
+    """The ``payload_json`` text sent for ``payload``: JSON text of an object as it is
+    (checked), a mapping as its canonical JSON; always a string."""
+    obj = payload_object(payload, field)
+    return payload if isinstance(payload, str) else canonical_json(obj, field)
 
 
 def extend_at_ms(
-    value: Any,
+    value: object,
     name: str = "payload.extend_at_ms",
     rule: Field = REGISTRY["extend_song"].field("extend_at_ms"),
     stacklevel: int = 4,
 ) -> None:
-    integer(value, name)
+    value = integer(value, name)
     lo, hi = int(rule.min or 0), int(rule.max or 0)
     if value == 0 or lo <= value <= hi:
         return
@@ -228,7 +241,7 @@ def extend_at_ms(
     )
 
 
-def no_studio_fields(payload: Mapping[str, Any], field: str = "payload") -> None:
+def no_studio_fields(payload: Mapping[str, object], field: str = "payload") -> None:
     for key in payload:
         require(
             not str(key).startswith(STUDIO_FIELDS),
@@ -237,12 +250,12 @@ def no_studio_fields(payload: Mapping[str, Any], field: str = "payload") -> None
         )
 
 
-def agent_payload(p: Mapping[str, Any]) -> None:
+def agent_payload(p: Mapping[str, object]) -> None:
     check_fields(REGISTRY["agent"].fields, p)
     no_studio_fields(p)
 
 
-def field_rule(f: Field, value: Any, name: str) -> None:
+def field_rule(f: Field, value: object, name: str) -> None:
     """One registry field's rules, in the client's words (``name`` as reported)."""
     if value is None:
         if f.type == "file":
@@ -271,12 +284,14 @@ def field_rule(f: Field, value: Any, name: str) -> None:
         file_input(value, name, required=f.required)
 
 
-def check_fields(rules: tuple[Field, ...], p: Mapping[str, Any], prefix: str = "payload.") -> None:
+def check_fields(
+    rules: tuple[Field, ...], p: Mapping[str, object], prefix: str = "payload."
+) -> None:
     for f in rules:
         field_rule(f, p.get(f.name), prefix + f.name)
 
 
-def _payload_rules(operation: str, p: Mapping[str, Any]) -> None:
+def _payload_rules(operation: str, p: Mapping[str, object]) -> None:
     if operation == "vocal_clone":
         raise ValidationError(
             "tool_id",
@@ -304,17 +319,7 @@ def _payload_rules(operation: str, p: Mapping[str, Any]) -> None:
         time_range(p.get("start_ms"), p.get("end_ms"), "payload.start_ms", "payload.end_ms")
 
 
-# Native file fields with a size/format limit of their own (the registry's size_label):
-# operation -> (field, bytes, text, formats).
-FILE_LIMITS: dict[str, tuple[str, int, str, tuple[str, ...]]] = {
-    op.name: (f.name, int(f.max_bytes or 0), f.size_label, f.formats)
-    for op in REGISTRY.values()
-    for f in op.fields
-    if f.type == "file" and f.size_label is not None
-}
-
-
-def referenced_file_id(value: Any) -> str | None:
+def referenced_file_id(value: object) -> str | None:
     """The file id of a ``file_id:<id>`` file input (string or ``{"url": ...}``), else None."""
     url = value.get("url") if isinstance(value, Mapping) else value
     if isinstance(url, str) and url.startswith("file_id:"):
@@ -323,27 +328,34 @@ def referenced_file_id(value: Any) -> str | None:
 
 
 def payload_for(
-    operation: str | None, payload: Any, known_files: Mapping[str, Any] | None = None
+    operation: str | None, payload: Mapping[str, object], known_files: KnownFiles | None = None
 ) -> None:
     """Check a native payload against the rules of its operation (when known).
 
     ``known_files`` (file id -> UploadedFile) lets size and format limits be
     checked for ``file_id:<id>`` inputs of files this client uploaded.
     """
-    if operation is None or not isinstance(payload, Mapping):
+    if operation is None:
         return
     _payload_rules(operation, payload)
     op = REGISTRY.get(operation)
     for f in op.fields if op is not None and not op.internal else ():
         if f.type == "file" and f.max_bytes:
-            known_file_input(
-                payload.get(f.name), "payload." + f.name, known_files or {}, **file_limits(f)
-            )
+            known_file_input(payload.get(f.name), "payload." + f.name, known_files or {}, f)
 
 
-def file_limits(f: Field) -> dict[str, Any]:
-    """A registry file field's limits as ``check_file`` takes them (its own size limit, as the
-    spec writes it, makes the format check strict)."""
+class FileLimits(TypedDict):
+    """A file field's limits, as :func:`check_file` takes them."""
+
+    max_bytes: int
+    formats: tuple[str, ...]
+    limit_text: str
+    strict: bool
+
+
+def file_limits(f: Field) -> FileLimits:
+    """A registry file field's limits (its own size limit, as the spec writes it, makes the
+    format check strict)."""
     return {
         "max_bytes": int(f.max_bytes or 0),
         "formats": f.formats,
@@ -352,34 +364,21 @@ def file_limits(f: Field) -> dict[str, Any]:
     }
 
 
-def known_file_input(
-    value: Any,
-    field: str,
-    known_files: Mapping[str, Any],
-    *,
-    max_bytes: int,
-    limit_text: str,
-    formats: tuple[str, ...],
-    strict: bool = True,
-) -> None:
-    fid = referenced_file_id(value)
-    info = known_files.get(fid) if fid else None
+def check_known(name: str, info: UploadedFile | None, f: Field) -> None:
+    """What the client knows of a file (its size and type) against the field ``f``'s limits."""
     if info is not None:
         check_file(
-            field,
-            size=info.size_bytes,
-            mime_type=info.mime_type,
-            filename=None,
-            max_bytes=max_bytes,
-            limit_text=limit_text,
-            formats=formats,
-            strict=strict,
+            name, size=info.size_bytes, mime_type=info.mime_type, filename=None, **file_limits(f)
         )
 
 
-def route_body(
-    path: str, body: Mapping[str, Any], known_files: Mapping[str, Any] | None = None
-) -> None:
+def known_file_input(value: object, name: str, known_files: KnownFiles, f: Field) -> None:
+    """A file input (``file_id:<id>``) of a file the client knows, against ``f``'s limits."""
+    fid = referenced_file_id(value)
+    check_known(name, known_files.get(fid) if fid else None, f)
+
+
+def route_body(path: str, body: Mapping[str, object], known_files: KnownFiles) -> None:
     """A dedicated route's body (voice clones, song translations) against the registry:
     its fields' rules, then what the client knows of its files (size, kind)."""
     r = ROUTES[path]
@@ -391,39 +390,23 @@ def route_body(
             require(value in f.choices, f.name, f"must be {f.choices[0]}")
         else:
             field_rule(f, value, f.name)
-    known_files = known_files or {}
     for f in r.fields:
-        if f.type == "file_id" and isinstance(body.get(f.name), str):
-            info = known_files.get(body[f.name])
-            if info is not None:
-                check_file(
-                    f.name,
-                    size=info.size_bytes,
-                    mime_type=info.mime_type,
-                    filename=None,
-                    **file_limits(f),
-                )
+        fid = body.get(f.name)
+        if f.type == "file_id" and isinstance(fid, str):
+            check_known(f.name, known_files.get(fid), f)
 
 
-def time_range(start: Any, end: Any, start_field: str, end_field: str) -> None:
-    integer(start, start_field, lo=0)
-    integer(end, end_field, lo=0)
+def time_range(start: object, end: object, start_field: str, end_field: str) -> None:
+    lo = integer(start, start_field, lo=0)
+    hi = integer(end, end_field, lo=0)
     require(
-        end > start,
+        hi > lo,
         end_field,
-        f"must be greater than {start_field.rsplit('.', 1)[-1]} ({end} <= {start})",
+        f"must be greater than {start_field.rsplit('.', 1)[-1]} ({hi} <= {lo})",
     )
 
 
-def version(value: Any, field: str = "version") -> None:
-    choice(value, field, SONG_VERSIONS)
-
-
-def tier(value: Any) -> None:
-    choice(value, "tier", AGENT_TIERS)
-
-
-def list_limit(value: Any) -> None:
+def list_limit(value: object) -> None:
     integer(value, "limit", int(LIMITS["list_limit_min"]), int(LIMITS["list_limit_max"]))
 
 
@@ -438,9 +421,7 @@ WORKFLOW_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def workflow_body(
-    route: str, fields: Mapping[str, Any], known_files: Mapping[str, Any] | None = None
-) -> None:
+def workflow_body(route: str, fields: Mapping[str, object], known_files: KnownFiles) -> None:
     """A workflow route's fields against the registry (``license`` aside: sent by the caller),
     and what the client knows of its files."""
     r = WORKFLOWS[route]
@@ -461,20 +442,13 @@ def workflow_body(
             continue
         if f.type == "integer":
             integer(value, f.name, int(f.min or 0), None if f.max is None else int(f.max))
-        else:
+        elif f.type in ("string", "voice"):
             text(value, f.name, nonempty=f.required, max_chars=f.max_len)
+        elif f.type != "file_id":
+            field_rule(f, value, f.name)  # any other type the registry states, by its rule
     if route == "audio-inpainting":
         time_range(fields.get("start_ms"), fields.get("end_ms"), "start_ms", "end_ms")
     for f in r.fields:
         fid = fields.get(f.name)
-        info = (
-            (known_files or {}).get(fid) if f.type == "file_id" and isinstance(fid, str) else None
-        )
-        if info is not None:
-            check_file(
-                f.name,
-                size=info.size_bytes,
-                mime_type=info.mime_type,
-                filename=None,
-                **file_limits(f),
-            )
+        if f.type == "file_id" and isinstance(fid, str):
+            check_known(f.name, known_files.get(fid), f)

@@ -3,10 +3,11 @@
 The decisions are :class:`~songlab.client._loop.WatchLoop`'s (resume after the last
 seq, which errors end the watch, polling and the deadline, the same as ``wait()``);
 :func:`follow` and :func:`afollow` only open streams, read snapshots and sleep.
-``Client.watch`` / ``AsyncClient.watch`` run them on the client's own stream loop
-(``_stream``, with the deadline) and its snapshot call. :func:`watch` is the same
-for any object with the client's public ``generations.stream(task_id, after=...)``
-and ``generations.get(task_id)`` (what the widgets are written against).
+``client.watch`` yields a ``Watch`` step that each client performs with them on its own
+stream loop (``_stream``, with the deadline) and its snapshot call.
+``songlab.client.watch`` (in ``_base``) is the same for any object with the client's
+public ``generations.stream(task_id, after=...)`` and ``generations.get(task_id)`` (what
+the widgets are written against).
 """
 
 from __future__ import annotations
@@ -16,43 +17,11 @@ import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
 from typing import Any
 
-from songlab.client._base import BaseClient
 from songlab.client._loop import WatchLoop, WatchUpdate
-from songlab.client._validate import ValidationError
 
-__all__ = ["Callback", "afollow", "follow", "watch", "watch_loop"]
+__all__ = ["Callback", "afollow", "follow"]
 
 Callback = Callable[[WatchUpdate], object]
-
-
-def watch_loop(
-    task: Any,
-    *,
-    timeout: float | None,
-    poll_interval: float,
-    max_resumes: int,
-    raise_on_failure: bool,
-) -> WatchLoop:
-    """The loop of one watch, its options checked (``task``: a task id or a handle)."""
-    task_id = getattr(task, "task_id", task)
-    if not (isinstance(task_id, str) and task_id.strip()):
-        raise ValidationError("task", f"a task id or a task handle, got {task!r}")
-    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
-        raise ValidationError("timeout", "a positive number of seconds, or None (no deadline)")
-    if not (isinstance(poll_interval, int | float) and poll_interval > 0):
-        raise ValidationError("poll_interval", "a positive number of seconds")
-    if not (
-        isinstance(max_resumes, int) and not isinstance(max_resumes, bool) and max_resumes >= 0
-    ):
-        raise ValidationError("max_resumes", "a non-negative integer")
-    return WatchLoop(
-        task_id,
-        timeout=None if timeout is None else float(timeout),
-        poll_interval=float(poll_interval),
-        max_resumes=max_resumes,
-        raise_on_failure=raise_on_failure,
-        now=time.monotonic(),
-    )
 
 
 def follow(
@@ -147,38 +116,6 @@ async def afollow(
         if delay is None:
             return task
         await sleep(delay)
-
-
-def watch(
-    client: Any,
-    task: Any,
-    callback: Callback | None = None,
-    *,
-    timeout: float | None = None,
-    poll_interval: float = 0.5,
-    max_resumes: int = 50,
-    raise_on_failure: bool = True,
-) -> Any:
-    """``client.watch(task, callback, ...)`` for a songlab client (awaitable on an
-    :class:`AsyncClient`); for any other object with the client's public
-    ``generations.stream``/``generations.get``, the same loop over those (blocking)."""
-    options: dict[str, Any] = {
-        "timeout": timeout,
-        "poll_interval": poll_interval,
-        "max_resumes": max_resumes,
-        "raise_on_failure": raise_on_failure,
-    }
-    if isinstance(client, BaseClient):
-        return client.watch(task, callback, **options)
-    w = watch_loop(task, **options)
-    generations = client.generations
-    return follow(
-        w,
-        callback,
-        open_stream=lambda after: generations.stream(w.task_id, after=after),
-        get=lambda: generations.get(w.task_id),
-        sleep=time.sleep,
-    )
 
 
 def _ignore(update: WatchUpdate) -> None:

@@ -13,6 +13,7 @@
 - ``songlab.ledger.reconcile``: balance spent beside billed + estimated, per period;
 - :func:`attribution` / :func:`set_default_attribution`: label creates (never sent);
 - ``songlab.ledger.periods``: periods, roll-ups, forecast, budgets; ``export``: CSV, Excel;
+- :func:`batch_frame`: a ``client.batch`` result as a frame, one row per request;
 - ``df.songlab``: the accessor on a tasks frame; ``songlab report``: the HTML cost report.
 
 Money is ``decimal128(18, 8)`` (sums ``decimal128(38, 8)``): exact, never a float.
@@ -25,6 +26,7 @@ import songlab.ledger.accessor as _accessor  # noqa: F401  (registers df.songlab
 from songlab.ledger._parquet import write_parquet
 from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE
 from songlab.ledger._source import http_listing
+from songlab.ledger.batches import batch_frame
 from songlab.ledger.engine import open_ledger, spend, tier_comparison, tier_prices
 from songlab.ledger.labels import attribution, set_default_attribution
 from songlab.ledger.store import LedgerStore, RefreshResult
@@ -39,6 +41,7 @@ __all__ = [
     "TASKS",
     "TRACE",
     "attribution",
+    "batch_frame",
     "http_listing",
     "open_ledger",
     "set_default_attribution",

@@ -6,7 +6,9 @@
 - :class:`ProgressPanel`: many tasks at once, live from their event streams;
 - :class:`AudioView`, :class:`StemsView`: players, waveform and spectrogram;
 - :class:`PreferencePanel`, :class:`ABXPanel`, :class:`MushraPanel`: blind listening;
-- :class:`CostPanel`: balance, spend by tier and operation, the tier comparison.
+- :class:`CostPanel`: balance, spend by tier and operation, the tier comparison;
+- :func:`batch` / :func:`abatch`: ``client.batch`` with a progress bar (a line on a
+  terminal), returning the result as a frame (:class:`BatchDisplay` is the bar).
 
 Display panels from the main thread; they update themselves from background
 threads by setting widget values. Callback errors are shown in each panel.
@@ -14,6 +16,7 @@ threads by setting widget values. Callback errors are shown in each panel.
 
 from __future__ import annotations
 
+from songlab.widgets.batches import BatchDisplay, abatch, batch
 from songlab.widgets.clone import ClonePanel
 from songlab.widgets.cost import CostPanel
 from songlab.widgets.form import GenerationForm
@@ -30,6 +33,7 @@ from songlab.widgets.progress import ProgressPanel, TaskRow
 __all__ = [
     "ABXPanel",
     "AudioView",
+    "BatchDisplay",
     "ClonePanel",
     "CostPanel",
     "GenerationForm",
@@ -39,6 +43,8 @@ __all__ = [
     "ProgressPanel",
     "StemsView",
     "TaskRow",
+    "abatch",
+    "batch",
     "listening_panel",
     "task_audio",
 ]

@@ -1,0 +1,334 @@
+"""The one create path: every create of every route goes through :func:`create_op`.
+
+A route's method checks its arguments and builds a :class:`CreateRequest` (native, Agent
+One, compat, dedicated, workflow, batch: :func:`native_request` or :func:`route_request`);
+the request is made canonical once (sorted keys, no spaces; a native payload's canonical
+text is also the ``payload_json`` sent) and hashed once (``payload_sha256``). Then
+:func:`create_op` names the create (the caller's Idempotency-Key, or one derived from the
+request's hash, its reuse scope and take), re-attaches to the recorded task of the same
+request instead of buying it again, or reserves the estimate against the active budgets,
+POSTs, and builds the one :class:`~songlab.client._record.CreateRecord` that the record
+writes and the create hook's listeners get.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final, TypedDict
+
+import songlab.client._attribution as _attribution
+from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Work, new_idempotency_key, path_id
+from songlab.client._errors import Forbidden, MalformedResponse, NotFound
+from songlab.client._estimate import Estimate
+from songlab.client._handle import TaskHandle
+from songlab.client._models import parse_task
+from songlab.client._record import CreateRecord
+from songlab.client._typing import C
+from songlab.client._validate import ValidationError, canonical_json, idempotency_key, require
+
+if TYPE_CHECKING:
+    from songlab.client._base import BaseClient
+
+__all__ = [
+    "CreateOptions",
+    "CreateRequest",
+    "Reuse",
+    "canonical_body",
+    "create_op",
+    "create_options",
+    "find_previous",
+    "request_key",
+    "reuse_of",
+    "route_request",
+]
+
+log = logging.getLogger("songlab.client")
+
+_PACED: Final = frozenset({"RateLimited"})
+
+
+def canonical_body(fields: Mapping[str, object], payload: str | None = None) -> str:
+    """The canonical text of a request body: ``fields`` and, for a native create, the
+    canonical ``payload`` text as the object it encodes (so key order or spacing inside
+    ``payload_json`` never makes two requests differ). Written out from the parts, never
+    parsed again: the same text as ``canonical_json`` of the body with the payload parsed."""
+    parts = [(k, canonical_json(v, k)) for k, v in fields.items() if k != "payload_json"]
+    if payload is not None:
+        parts.append(("payload_json", payload))
+    return "{" + ",".join(f"{canonical_json(k)}:{v}" for k, v in sorted(parts)) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRequest:
+    """One create, checked, priced and canonical: what is sent, what the record keeps.
+
+    ``body`` is the JSON body (a native create's ``payload_json`` is the canonical payload
+    text); ``canonical`` the request's canonical text (kept by ``keep_payloads``) and
+    ``payload_sha256`` its hash, computed once. The rest is what the record says of it,
+    as the route's method knew it (never read back out of the body)."""
+
+    route: str
+    body: Mapping[str, object]
+    canonical: str
+    payload_sha256: str
+    estimate: Estimate | None
+    tool_id: str | None = None
+    operation: str | None = None
+    model: str | None = None
+    license: int | None = None
+
+
+def route_request(
+    route: str,
+    fields: Mapping[str, object],
+    estimate: Estimate | None,
+    *,
+    payload: str | None = None,
+    payload_text: str | None = None,
+    tool_id: str | None = None,
+    operation: str | None = None,
+    model: str | None = None,
+    license: int | None = None,
+) -> CreateRequest:
+    """The :class:`CreateRequest` of a checked body: ``fields`` and, for a native create,
+    the canonical ``payload`` text (sent as ``payload_json``, unless the caller gave the
+    payload as JSON text of their own: ``payload_text``, sent unchanged). The operation,
+    model and license default to the estimate's (a route's name for the workflow and
+    dedicated routes)."""
+    body = dict(fields)
+    if payload is not None:
+        body["payload_json"] = payload if payload_text is None else payload_text
+    canonical = canonical_body(fields, payload)
+    return CreateRequest(
+        route=route,
+        body=body,
+        canonical=canonical,
+        payload_sha256=hashlib.sha256(canonical.encode()).hexdigest(),
+        estimate=estimate,
+        tool_id=tool_id,
+        operation=operation or (estimate.what if estimate else None),
+        model=model or (estimate.model if estimate else None),
+        license=estimate.license if estimate else license,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    """How a create is named: the caller's Idempotency-Key, or a take of the request
+    (``fresh``: a random key, never re-attached). ``paced``: a RateLimited answer is raised
+    at once (a batch's pacer decides when to send again); ``announce``: say a re-attach in
+    one line (a batch sums them up instead)."""
+
+    key: str | None = None
+    take: int = 1
+    fresh: bool = False
+    paced: bool = False
+    announce: bool = True
+
+
+def reuse_of(key: str | NotGiven | None, take: object = 1, fresh: object = False) -> Reuse:
+    """The checked :class:`Reuse` of a create's ``idempotency_key``, ``take`` and ``fresh``."""
+    caller_key = None if isinstance(key, NotGiven) or key is None else idempotency_key(key)
+    if not (isinstance(take, int) and not isinstance(take, bool) and take >= 1):
+        raise ValidationError("take", f"a whole number >= 1, got {take!r}")
+    require(isinstance(fresh, bool), "fresh", f"True or False, got {fresh!r}")
+    if caller_key is not None and (fresh or take != 1):
+        raise ValidationError(
+            "idempotency_key", "alone names the create: give it, or take=/fresh=, not both"
+        )
+    return Reuse(caller_key, take, fresh is True)
+
+
+class CreateOptions(TypedDict, total=False):
+    """The options of every create, none of them a field of the request: ``license`` (0-5
+    or a tier name), ``idempotency_key`` (names the create alone), ``take`` (2, 3 ...: a
+    new result for the same request) and ``fresh`` (a random key, never re-attached).
+    Declared once here; a create method takes them as ``**options: Unpack[CreateOptions]``
+    and mypy checks them on both clients."""
+
+    license: int | str
+    idempotency_key: str | None
+    take: int
+    fresh: bool
+
+
+_OPTIONS: Final = frozenset(CreateOptions.__annotations__)
+
+
+def create_options(options: CreateOptions, where: str) -> tuple[Reuse, int | str | NotGiven]:
+    """The :class:`Reuse` and the license of a create's ``**options`` (an unknown one is
+    refused as Python refuses an unexpected keyword argument)."""
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    reuse = reuse_of(
+        options.get("idempotency_key", NOT_GIVEN),
+        options.get("take", 1),
+        options.get("fresh", False),
+    )
+    return reuse, options.get("license", NOT_GIVEN)
+
+
+def request_key(key_id: str, route: str, payload_sha256: str, scope: str, take: int) -> str:
+    """The Idempotency-Key of a create: the same (key id, route, canonical request, scope,
+    take) always gives the same key, so the service itself deduplicates a re-run even when
+    the record is lost or on another machine. 74 characters of the spec's alphabet."""
+    digest = hashlib.sha256("\n".join((key_id, route, payload_sha256, scope, str(take))).encode())
+    return "songlab:r:" + digest.hexdigest()
+
+
+def find_previous(
+    client: BaseClient, route: str, payload_sha256: str, scope: str, take: int
+) -> CreateRecord | None:
+    """The recorded create of this request on the client's account, or None (local)."""
+    if client.record is None:
+        return None
+    return client.record.find_request(
+        key_id=client.key_id,
+        base_url=client.base_url,
+        route=route,
+        payload_sha256=payload_sha256,
+        scope=scope,
+        take=take,
+    )
+
+
+def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[C]]:
+    """POST ``request`` under its Idempotency-Key and the active budgets, record it and tell
+    the listeners; or re-attach to the recorded task of the same request (no POST)."""
+    origin, scope = client._scope()
+    if reuse.key is not None or reuse.fresh:
+        scope = None
+    if reuse.key is not None:
+        key = reuse.key
+    elif scope is None:
+        key = new_idempotency_key()
+    else:
+        key = request_key(client.key_id, request.route, request.payload_sha256, scope, reuse.take)
+    if scope is not None and client.record is not None:
+        try:
+            found = yield Work(
+                functools.partial(
+                    find_previous, client, request.route, request.payload_sha256, scope, reuse.take
+                )
+            )
+        except Exception:  # noqa: BLE001 - an unreadable record: the key still dedups
+            log.warning(
+                "could not read the record %s; creating (the Idempotency-Key "
+                "still lets the service deduplicate)",
+                client.record.path,
+                exc_info=True,
+            )
+            found = None
+        if found is not None:
+            handle = yield from reattach_op(client, found, reuse.announce)
+            if handle is not None:
+                return handle
+    sent_at = datetime.now(UTC)
+    reservation = client._budgets.reserve(request.estimate)
+    try:
+        data = yield Call(
+            "POST",
+            request.route,
+            json=request.body,
+            idempotency_key=key,
+            final_codes=_PACED if reuse.paced else frozenset(),
+        )
+        task_id = data.get("task_id") if isinstance(data, dict) else None
+        if not (isinstance(task_id, str) and task_id):
+            raise MalformedResponse(
+                f"the create answer has no task_id (got {str(data)[:200]!r}); the task may "
+                f"exist: send the same create again with idempotency_key={key!r}",
+                method="POST",
+                path=request.route,
+            )
+    except BaseException:
+        reservation.release()
+        raise
+    reservation.commit(task_id)
+    labels = _attribution.active_labels(client)
+    estimate = request.estimate
+    record = CreateRecord(
+        task_id=task_id,
+        key_id=client.key_id,
+        base_url=client.base_url,
+        idempotency_key=key,
+        route=request.route,
+        tool_id=request.tool_id,
+        operation=request.operation,
+        model=request.model,
+        license=request.license,
+        payload_sha256=request.payload_sha256,
+        estimate_usd=estimate.usd if estimate else None,
+        project=labels.project,
+        tags=labels.tags,
+        scope=scope,
+        take=reuse.take if scope is not None else None,
+        origin=origin,
+        sent_at=sent_at,
+        accepted_at=datetime.now(UTC),
+    )
+    consent = data.get("consent_id")
+    if client.record is not None:
+        try:
+            yield Work(
+                functools.partial(
+                    client.record.write,
+                    record,
+                    payload=request.canonical,
+                    consent_id=consent if isinstance(consent, str) else None,
+                )
+            )
+        except Exception:  # noqa: BLE001 - the task exists and is billed: never fail it
+            log.exception("could not record task %s in %s", task_id, client.record.path)
+    _attribution.notify(client, record)
+    return TaskHandle.created(data, key, client)
+
+
+def reattach_op(client: C, found: CreateRecord, announce: bool) -> Op[TaskHandle[C] | None]:
+    """A handle on the recorded task, checked with one GET; None (and the row forgotten)
+    when the service no longer has it."""
+    record = client.record
+    assert record is not None  # only a recorded create is found
+    try:
+        raw = yield Call("GET", "/v1/generations/" + path_id(found.task_id, "task_id"))
+    except (NotFound, Forbidden):
+        yield Work(functools.partial(record.forget, task_id=found.task_id, key_id=client.key_id))
+        client._say(
+            f"recorded task {found.task_id[:8]}... is gone from the service; creating it again"
+        )
+        return None
+    task = parse_task(raw)
+    if task.done:
+        yield from client._seen_ended_op(found.task_id, task.status, "get")
+    if announce:
+        when = (
+            found.accepted_at.astimezone().strftime("%H:%M")
+            if found.accepted_at is not None
+            else "earlier"
+        )
+        if task.status == "failed":
+            client._say(
+                f"reused task {found.task_id[:8]}... from {when}: it failed (nothing "
+                "was billed); take=2 or fresh=True asks again"
+            )
+        else:
+            cost = (
+                f"${found.estimate_usd.normalize():f}"
+                if found.estimate_usd is not None
+                else "its price"
+            )
+            client._say(
+                f"reused task {found.task_id[:8]}... from {when}; {cost} not spent "
+                "again; fresh=True makes a new one"
+            )
+    consent = yield Work(
+        functools.partial(record.consent_id, task_id=found.task_id, key_id=client.key_id)
+    )
+    body = {"task_id": found.task_id, "status": task.status, "consent_id": consent, "reused": True}
+    return TaskHandle.created(body, found.idempotency_key, client)
