@@ -35,7 +35,7 @@ FAST_SUBSET := tests/client tests/sandbox/http tests/test_codec.py tests/audio/t
 	--nbval-sanitize-with notebooks/sanitize.cfg -m "every_python or not slow" \
 	-p no:cacheprovider -q -n $(WORKERS) --dist loadfile
 
-.PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps bench clean
+.PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps java-deps bench clean
 
 # .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
 $(VENV)/.python-$(PYVER):
@@ -71,7 +71,7 @@ screenshots: $(STAMP) browser-deps
 ## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
 ##   then the fast subset on every other supported Python (test-pythons). The other Pythons'
 ##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
-test: $(STAMP) browser-deps
+test: $(STAMP) browser-deps java-deps
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
 	$(PY) -m mypy src/songlab
@@ -116,7 +116,17 @@ browser-deps:
 	    || echo "browser test will be skipped: apt-get could not install chromium"; \
 	else echo "browser test will be skipped: chromium is absent and apt-get needs root"; fi
 
-bench: $(STAMP)
+## java-deps: a Java runtime for the ledger's Spark backend (pyspark starts a JVM): Debian's
+##   openjdk-17-jre-headless where `java` is missing and we can install it
+java-deps:
+	@if command -v java >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian openjdk-17-jre-headless for the Spark tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
+	    || echo "Spark tests will fail: apt-get could not install openjdk-17-jre-headless"; \
+	else echo "Spark tests will be skipped: java is absent and apt-get needs root"; fi
+
+bench: $(STAMP) java-deps
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f | tail -1; done
 
 clean:

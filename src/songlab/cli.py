@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from datetime import UTC, date, datetime, time
+from pathlib import Path
 from typing import Any
 
 USAGE = """usage: songlab COMMAND [ARGS]
@@ -21,8 +24,9 @@ REPORT_HELP = """``songlab report``: a self-contained HTML cost report (tables +
 
 ``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
 [--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
-[--xlsx PATH]``, or ``songlab report --check [--budgets FILE] [--ledger DIR [--no-refresh]]
-[--webhook URL] [--state FILE] [--as-of DATE]``
+[--xlsx PATH] [--focus PATH.csv|PATH.parquet [--focus-account ID] [--focus-account-name N]]
+[--engine duckdb|spark] [--spark-remote sc://HOST:PORT]``, or ``songlab report --check
+[--budgets FILE] [--ledger DIR [--no-refresh]] [--webhook URL] [--state FILE] [--as-of DATE]``
 connects with ``songlab.connect()`` (the real service when ``SONGLAB_API_KEY``
 and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
 builds the ledger frames from the task listing (or refreshes the Parquet
@@ -34,6 +38,10 @@ tables when asked. ``--demo`` first runs six weeks of work on the sandbox clock.
 (budgets, anomalies, expiring tokens; ``songlab.ledger.guardrails``), posts each new one to
 ``--webhook`` (or ``$SONGLAB_ALERT_WEBHOOK``) once, and exits 3 when any alert is active, 0
 when none (and prints nothing then: cron mails only what is printed).
+
+``--focus`` also writes the ledger as FOCUS 1.2 (the FinOps Foundation's cost and usage
+format). ``--engine spark`` runs every query on Apache Spark (a local session, or the
+cluster of ``--spark-remote``) instead of the embedded DuckDB.
 """
 
 EXIT_ALERTS = 3  # songlab report --check: some alert is active
@@ -140,6 +148,30 @@ def _report_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--xlsx", metavar="PATH", help="also write an Excel workbook, a sheet per table")
     p.add_argument(
+        "--focus",
+        metavar="PATH",
+        help="also write the ledger as FOCUS 1.2 (.csv or .parquet; PATH.metadata.json beside it)",
+    )
+    p.add_argument(
+        "--focus-account",
+        metavar="ID",
+        help="FOCUS BillingAccountId (the service shows none; default: account-of-<key id>)",
+    )
+    p.add_argument("--focus-account-name", metavar="NAME", help="FOCUS BillingAccountName")
+    p.add_argument(
+        "--engine",
+        choices=("duckdb", "spark"),
+        default=None,
+        help="where the queries run: duckdb (embedded, the default) or spark (Apache Spark: a "
+        "local session, or the cluster of --spark-remote; needs pip install 'songlab[spark]' "
+        "and Java)",
+    )
+    p.add_argument(
+        "--spark-remote",
+        metavar="sc://HOST:PORT",
+        help="run on a Spark cluster through Spark Connect (implies --engine spark)",
+    )
+    p.add_argument(
         "--speed",
         type=float,
         default=None,
@@ -167,10 +199,23 @@ def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any
         raise SystemExit(_usage_error("--out: required (the HTML report's path), unless --check"))
     if args.no_refresh and not args.ledger:
         raise ValueError("--no-refresh: needs --ledger DIR (the ledger to read as it is)")
-    if args.check and (args.demo or args.csv_dir or args.xlsx):
-        raise ValueError("--check: writes no report; drop --demo, --csv and --xlsx")
+    if args.check and (args.demo or args.csv_dir or args.xlsx or args.focus):
+        raise ValueError("--check: writes no report; drop --demo, --csv, --xlsx and --focus")
     if (args.webhook or args.state) and not args.check:
         raise ValueError("--webhook/--state: only with --check")
+    if args.spark_remote is not None:
+        if args.engine == "duckdb":
+            raise ValueError("--spark-remote: runs on Spark; it cannot go with --engine duckdb")
+        if not args.spark_remote.startswith("sc://"):
+            raise ValueError(
+                f"--spark-remote: a Spark Connect address sc://HOST:PORT, got {args.spark_remote!r}"
+            )
+    if (args.focus_account or args.focus_account_name) and not args.focus:
+        raise ValueError("--focus-account: goes with --focus PATH (the FOCUS file to write)")
+    if args.focus:
+        from songlab.ledger.focus import check_path
+
+        check_path(args.focus)
     if args.all_tasks and not args.csv_dir:
         raise ValueError("--csv-all-tasks: needs --csv DIR (the directory tasks.csv goes to)")
     if args.period and (args.start or args.end):
@@ -189,6 +234,39 @@ def _usage_error(message: str) -> int:
     return 2
 
 
+def _spark_ready() -> None:
+    """Refuse ``--engine spark`` early (nothing sent yet) when pyspark or Java is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        raise ValueError("--engine spark: pyspark is not installed (pip install 'songlab[spark]')")
+    if shutil.which("java") is None:
+        raise ValueError(
+            "--engine spark: a local Spark session needs Java (make java-deps, or apt-get "
+            "install openjdk-17-jre-headless); --spark-remote sc://... needs none"
+        )
+
+
+def _engines(args: argparse.Namespace, stack: ExitStack) -> Callable[[], Any]:
+    """A maker of the engine each view opens: DuckDB; or Spark, one local session shared by
+    the report and the FOCUS export (stopped at the end), or the cluster's."""
+    if args.spark_remote is None and args.engine != "spark":
+        return lambda: "duckdb"
+    from songlab.ledger.spark import Spark, active_session, local_session
+
+    if args.spark_remote is not None:
+        remote = args.spark_remote
+        return lambda: Spark(remote=remote)
+    running = active_session()
+    if running is not None:  # called from a process that runs Spark already: not ours to stop
+        return lambda: Spark(running)
+    scratch = Path(tempfile.mkdtemp(prefix="songlab-spark-"))
+    stack.callback(shutil.rmtree, scratch, True)
+    session = local_session(scratch=scratch)
+    stack.callback(session.stop)
+    return lambda: Spark(session)
+
+
 def report_main(argv: Sequence[str] | None = None) -> int:
     """``songlab report ARGS``: connect, run the demo if asked, write the report; the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -200,6 +278,15 @@ def report_main(argv: Sequence[str] | None = None) -> int:
 
         # --budget 500: a monthly soft budget, judged like the file's (checked before connecting)
         budget_rules = from_amounts(budgets) if budgets else ()
+        if args.spark_remote is None and args.engine == "spark":
+            _spark_ready()
+        elif args.spark_remote is not None:
+            import importlib.util
+
+            if importlib.util.find_spec("pyspark") is None:
+                raise ValueError(
+                    "--spark-remote: pyspark is not installed (pip install 'songlab[spark]')"
+                )
     except ValueError as exc:
         print(f"songlab report: {exc}", file=sys.stderr)
         return 2
@@ -223,31 +310,47 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         return 1
     admin = admin_http(client)
     scratch = None
+    exporter = None
     try:
-        from songlab.ledger.report import write_report
+        with ExitStack() as stack:
+            from songlab.ledger.report import write_report
 
-        ledger = args.ledger
-        if args.demo:
-            from songlab.ledger.demo import run_demo
-            from songlab.ledger.store import LedgerStore
+            engine = _engines(args, stack)
+            ledger = args.ledger
+            if args.demo:
+                from songlab.ledger.demo import run_demo
+                from songlab.ledger.store import LedgerStore
 
-            if ledger is None:  # the demo's labels need a store; a throwaway one
-                scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
-                ledger = scratch.name
-            run_demo(client, admin=admin, labels=LedgerStore(ledger))
-        path = write_report(
-            client,
-            args.out,
-            ledger=ledger,
-            period=p,
-            as_of=as_of,
-            budgets=budgets,
-            csv_dir=args.csv_dir,
-            xlsx=args.xlsx,
-            simulated_clock=getattr(client, "sandbox", None) is not None,
-            all_tasks_csv=args.all_tasks,
-            guardrails=settings if settings is not None else True,
-        )
+                if ledger is None:  # the demo's labels need a store; a throwaway one
+                    scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
+                    ledger = scratch.name
+                run_demo(client, admin=admin, labels=LedgerStore(ledger))
+            also = []
+            if args.focus:
+                from songlab.ledger.focus import Exporter, account_of_key
+
+                exporter = Exporter(
+                    args.focus,
+                    account=args.focus_account or account_of_key(client.key_id),
+                    account_name=args.focus_account_name,
+                    period=p,
+                )
+                also.append(exporter)
+            path = write_report(
+                client,
+                args.out,
+                ledger=ledger,
+                period=p,
+                as_of=as_of,
+                budgets=budgets,
+                csv_dir=args.csv_dir,
+                xlsx=args.xlsx,
+                simulated_clock=getattr(client, "sandbox", None) is not None,
+                all_tasks_csv=args.all_tasks,
+                engine=engine(),
+                also=also,
+                guardrails=settings if settings is not None else True,
+            )
     except Exception as exc:  # noqa: BLE001
         print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -260,6 +363,15 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         if callable(close):
             close()
     print(f"songlab report: wrote {path}")
+    if exporter is not None and exporter.result is not None:
+        r = exporter.result
+        print(
+            f"songlab report: wrote {r.path} (FOCUS 1.2: {r.usage_rows:,} usage rows, "
+            f"EffectiveCost ${r.effective_usd:,.2f}; {r.purchase_rows:,} top-up rows, "
+            f"BilledCost ${r.billed_usd:,.2f}) and {r.metadata_path}"
+        )
+        for note in r.notes():
+            print(f"songlab report: FOCUS: {note}")
     return 0
 
 

@@ -322,3 +322,24 @@ def as_table(tasks: Any, *, keep_dictionary: bool = False) -> pa.Table:
 
 def empty_table(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
+
+
+def plain_text(values: pa.Array) -> pa.Array:
+    """Decimal amounts as plain text with all their places (``0.00000000``, ``-1.50``)."""
+    t = values.type
+    scale = t.scale
+    shift = pa.scalar(10**scale, pa.decimal128(scale + 1, 0))
+    ints = pc.cast(pc.multiply(values, shift), pa.int64())
+    if scale == 0:
+        return pc.cast(ints, pa.string())
+    negative = pc.less(ints, 0)
+    magnitude = pc.abs(ints)
+    unit = 10**scale
+    whole = pc.divide(magnitude, unit)  # integer division on int64
+    frac = pc.subtract(magnitude, pc.multiply(whole, unit))
+    text = pc.binary_join_element_wise(
+        pc.cast(whole, pa.string()),
+        pc.utf8_lpad(pc.cast(frac, pa.string()), width=scale, padding="0"),
+        ".",
+    )
+    return pc.if_else(negative, pc.binary_join_element_wise("-", text, ""), text)

@@ -274,7 +274,11 @@ def _backend(name: str | Backend) -> Backend:
         import songlab.ledger._duckdb as _duckdb
 
         return _duckdb.DuckDB()
-    raise ValueError(f"engine: 'duckdb' or a Backend object, got {name!r}")
+    if name == "spark":  # a local session; a given one or a cluster: spark.Spark(...)
+        from songlab.ledger.spark import Spark
+
+        return Spark()
+    raise ValueError(f"engine: 'duckdb', 'spark' or a Backend object, got {name!r}")
 
 
 # ------------------------------------------------------------------------------- ledger
@@ -710,6 +714,10 @@ def open_ledger(source: Any, *, engine: str | Backend = "duckdb") -> Iterator[Le
 
 def _register(backend: Backend, source: Any) -> None:
     store = None
+    register_path = getattr(backend, "register_path", None)
+    if isinstance(source, str) and "://" in source and callable(register_path):
+        register_path("tasks", source)  # a dataset the engine reads itself (s3://, hdfs://)
+        return
     if isinstance(source, str | os.PathLike):
         from songlab.ledger.store import LedgerStore
 

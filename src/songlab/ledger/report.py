@@ -490,9 +490,16 @@ def write_report(
     simulated_clock: bool | None = None,
     all_tasks_csv: bool = False,
     guardrails: Any = True,
+    engine: Any = "duckdb",
+    also: Sequence[Callable[[Any, Any], Any]] = (),
 ) -> Path:
     """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
     Excel workbook of its tables.
+
+    ``engine``: where the queries run (``"duckdb"``, ``"spark"`` or a backend object,
+    ``engine.open_ledger``). ``also``: more views of the same open ledger, each called
+    with it and the source it reads (a ``LedgerStore`` or a tasks table), e.g. the FOCUS
+    export (``focus.exporter``).
 
     ``source``: a tasks frame, an Arrow table, a ``LedgerStore`` or its directory
     (read in place by DuckDB), a client or task dicts. With ``ledger`` (a
@@ -524,7 +531,7 @@ def write_report(
         data = tasks_table(source)
     note = SANDBOX_NOTE if simulated_clock else None
     store = data if isinstance(data, LedgerStore) else None
-    with open_ledger(data) as lg:  # the source is opened once: tables, figures and CSV
+    with open_ledger(data, engine=engine) as lg:  # opened once: tables, figures, CSV, FOCUS
         d = tables.build_from(
             lg, p=period, as_of=as_of, budgets=parse_budgets(budgets), source_note=note, store=store
         )
@@ -557,6 +564,8 @@ def write_report(
             export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
             if all_tasks_csv:  # every task of the period in tasks.csv, streamed
                 tables.copy_tasks_csv(lg, Path(csv_dir) / "tasks.csv", p=d.period)
+        for view in also:
+            view(lg, data)
     if xlsx is not None:
         export.export_excel(d.tables, xlsx)
     return path

@@ -198,10 +198,11 @@ def build(
     as_of: datetime | None = None,
     budgets: Any = None,
     source_note: str | None = None,
+    engine: Any = "duckdb",
 ) -> ReportData:
     """The report's data of ``source`` (frame, Arrow table, LedgerStore or its directory),
-    on the default engine (see :func:`build_from`)."""
-    with open_ledger(source) as lg:
+    on ``engine`` (DuckDB by default; ``"spark"`` or a backend: see :func:`build_from`)."""
+    with open_ledger(source, engine=engine) as lg:
         return build_from(lg, p=p, as_of=as_of, budgets=budgets, source_note=source_note)
 
 
