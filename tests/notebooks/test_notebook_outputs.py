@@ -129,13 +129,13 @@ def test_sanitize_masks_ids_and_times_but_not_money() -> None:
     assert _sanitize(line) == "task UUID at http://127.0.0.1:PORT TIMESTAMP voice_ID"
     assert _sanitize("ledger/month=2026-11/part.parquet") == "ledger/month=DATE/part.parquet"
     for money in (
-        "billed: 0.25000000 USD",
+        "billed: $0.25",
         "balance: 99,975 tokens = $999.75",
-        "total spent: 3.03149169 USD over 9 tasks",
+        "total spent: $3.03 over 9 tasks",
         "p_value 0.038574",
     ):
         assert _sanitize(money) == money
-    assert _sanitize("billed: 0.25000000 USD") != _sanitize("billed: 0.26000000 USD")
+    assert _sanitize("billed: $0.25") != _sanitize("billed: $0.26")
 
 
 def _recorder() -> Any:

@@ -327,7 +327,7 @@ def test_08_obeys_every_parameter(runs: dict[str, Path]) -> None:
     base = runs["base"]
     text = _outputs(base / "08_listening_campaign.ipynb")
     billed = sum(pricing.price("generate_song", m, "distribution") for m in CAMPAIGN["MODELS"]) * 2
-    assert f"4 songs billed {billed:.8f} USD at distribution" in text  # MODELS, PROMPTS, LICENSE
+    assert f"4 songs billed ${cents(billed)} at distribution" in text  # MODELS, PROMPTS, LICENSE
     assert "each rater hears 2.0 s of each song" in text  # CLIP_SECONDS
     assert "models=2, prompts=2, raters=6" in text  # RATERS
     assert "v5" not in text and "lofi" not in text

@@ -20,6 +20,7 @@ import numpy as np
 
 import songlab.audio.study as study
 from songlab.audio._errors import AudioError
+from songlab.ledger import batch_frame
 
 __all__ = ["BestOf", "best_of", "rank"]
 
@@ -77,10 +78,9 @@ def best_of(
         raise AudioError("request", "must be one create request without a take (best_of sets it)")
     requests = [{**request, "take": t} for t in range(1, n + 1)]
     batch = client.batch(requests, budget_usd=budget_usd)
-    new = sum(
-        (Decimal(r.cost_usd) for r in batch.rows if r.cost_usd is not None and not r.reused),
-        Decimal(0),
-    )
+    made = batch_frame(batch)  # the ledger's one rule of what a row costs
+    bought = made.loc[~made["reused"] & made["cost_usd"].notna(), "cost_usd"]
+    new = sum((Decimal(c) for c in bought), Decimal(0))
     clips = [
         replace(c, label=f"take {c.request['take']}")
         for c in study.clips_from_batch(batch, requests, client)

@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
+import pandas as pd
+
 from songlab.audio._errors import AudioError
+from songlab.ledger import batch_frame
 
 __all__ = [
     "TRANSCRIBE",
@@ -160,10 +163,12 @@ def transcribe(
     missing: dict[str, str] = {}
     if todo:
         batch = client.batch(_requests(todo, language), budget_usd=budget_usd)
-        for fid, row in zip(todo, batch.rows, strict=True):
-            if not row.reused and row.cost_usd is not None:
-                new += Decimal(row.cost_usd)
-                sources.add(str(row.cost_source))
+        made = batch_frame(batch)  # the ledger's one rule of what a row costs
+        costs = zip(made["cost_usd"], made["cost_source"], strict=True)
+        for fid, row, (cost, source) in zip(todo, batch.rows, costs, strict=True):
+            if not row.reused and pd.notna(cost):
+                new += Decimal(cost)
+                sources.add(str(source))
             if row.status != "completed":
                 missing[fid] = f"transcription {row.status}: {row.error or 'no detail'}"
                 continue
