@@ -99,7 +99,7 @@ def test_lyrics_are_scored_on_the_services_transcription(made, profile_sandbox, 
     heard = ly.normalise(got["transcript"].iloc[0]).split()
     assert heard and heard == asked[: len(heard)]
     assert got["lyrics_wer"].tolist() == [pytest.approx((len(asked) - len(heard)) / len(asked))]
-    source = "estimate" if profile_sandbox.profile == "spec" else "service"
+    source = "estimate" if profile_sandbox.profile == "spec" else "billed"
     assert got.attrs["lyrics"]["cost_source"] == source
     assert Decimal(got.attrs["lyrics"]["new_usd"]) == Decimal("0.03")
     card = sc.scorecard(adherence=got)
