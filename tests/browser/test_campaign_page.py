@@ -9,23 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.browser._chromium import CHROMIUM
+from tests.browser._chromium import CHROMIUM_ARGS as BASE_ARGS
 from tests.listening.listening_signals import MODELS, make_clips
 
 from songlab.listening import campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    "--autoplay-policy=no-user-gesture-required",
-]
+CHROMIUM_ARGS = [*BASE_ARGS, "--autoplay-policy=no-user-gesture-required"]
 
 
 @pytest.fixture(scope="module")

@@ -29,22 +29,14 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.browser._chromium import CHROMIUM
+from tests.browser._chromium import CHROMIUM_ARGS as BASE_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    "--autoplay-policy=no-user-gesture-required",
-]
+CHROMIUM_ARGS = [*BASE_ARGS, "--autoplay-policy=no-user-gesture-required"]
 OUT = ROOT / "test-output" / "browser"
 QUICKSTART = ("01_quickstart.ipynb", "quickstart.ipynb")
 # what a notebook must do for this test's checks to apply to it

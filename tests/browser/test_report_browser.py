@@ -19,19 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.browser._chromium import CHROMIUM
+from tests.browser._chromium import CHROMIUM_ARGS as BASE_ARGS
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+CHROMIUM_ARGS = BASE_ARGS
 SECTIONS = [
     "Summary",
     "Budgets",
