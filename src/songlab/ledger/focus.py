@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
+from songlab.ledger.engine import day_filter
 
 __all__ = [
     "Account",
@@ -540,18 +541,6 @@ class FocusExport:
 Query = Callable[[str], pa.Table]
 
 
-def _where(p: Any) -> str:
-    """The rows of period ``p`` (by UTC day), as the engine places them."""
-    if p is None or (p.start is None and p.end is None):
-        return "TRUE"
-    parts = ["day IS NOT NULL"]
-    if p.start:
-        parts.append(f"day >= DATE '{p.start.isoformat()}'")
-    if p.end:
-        parts.append(f"day <= DATE '{p.end.isoformat()}'")
-    return " AND ".join(parts)
-
-
 # Rows asked of the engine at a time: days are grouped until they hold this many, so a
 # chunk's rows fit in memory on any engine (Spark collects a result in its driver first).
 PART_ROWS: Final[int] = 250_000
@@ -593,7 +582,7 @@ def focus_rows(
     time (then the purchases), in slices of at most ``CHUNK`` rows; ``report`` is filled
     with the counts and totals as the rows go."""
     out = report if report is not None else FocusExport()
-    where = _where(p)
+    where = day_filter(p)  # the engine's own period rule: the report's rows, no copy
     counts = query(COUNTS_SQL.format(usage=_USAGE, where=where)).to_pylist()[0]
     usage_n = int(counts["usage_tasks"])
     out.undated_tasks, out.undated_usd = int(counts["undated_tasks"]), counts["undated_usd"]
