@@ -9,6 +9,7 @@ answers 422 naming the field on all of them (make test runs this module on each)
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -97,7 +98,17 @@ def test_a_payload_at_the_limit_reaches_the_payload_rules(acct):
 def test_the_parser_never_sees_a_document_past_the_limit(monkeypatch):
     """The refusal comes before json.loads, so no interpreter's parser decides it."""
     seen: list[str] = []
-    monkeypatch.setattr(jsonrules.json, "loads", lambda text, **kw: seen.append(text))
+    here = threading.get_ident()
+    real = jsonrules.json.loads
+
+    def spy(text, **kw):
+        # Sandboxes of earlier tests may still be parsing on their own threads:
+        # only this thread's calls are the ones under test.
+        if threading.get_ident() == here:
+            seen.append(text)
+        return real(text, **kw)
+
+    monkeypatch.setattr(jsonrules.json, "loads", spy)
     with pytest.raises(ApiError) as info:
         jsonrules.loads(nested(5_000, kind="object"), "payload_json")
     assert seen == [] and info.value.status == 422
