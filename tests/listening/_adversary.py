@@ -8,7 +8,8 @@ length, leading silence (the lead-in) and trailing silence; and the element's po
 (trial, label, how many elements of the page share its trial). A leave-one-out 1-nearest-
 neighbour on the z-scored features guesses each element's model from all the others,
 labelled with the truth (an attacker who somehow knew every other answer). Its accuracy
-against chance, with a binomial test, is the measure of what the format gives away.
+against a permutation test (the same neighbours, the models' names shuffled) is the
+measure of what the format gives away.
 """
 
 from __future__ import annotations
@@ -82,11 +83,18 @@ def format_features(data: bytes, trial: int, label: int, width: int) -> list[flo
 
 @dataclass(frozen=True)
 class Verdict:
-    """How well the format named the model: ``correct`` of ``n``, against ``chance``."""
+    """How well the format named the model: ``correct`` of ``n``, against ``chance``.
+
+    ``null``: the classifier's accuracy on the same features with the models' names
+    shuffled (a permutation test, as scikit-learn's ``permutation_test_score``): leave-one-
+    out guesses on one set of elements are not independent trials, and the permutation
+    null keeps their neighbours as they are. Where ``null`` is given, the bound and the
+    p-value are the permutation test's."""
 
     correct: int
     n: int
     chance: float
+    null: tuple[float, ...] = ()
 
     @property
     def accuracy(self) -> float:
@@ -94,7 +102,10 @@ class Verdict:
 
     @property
     def p_value(self) -> float:
-        """One-sided exact binomial test of doing better than chance."""
+        """One-sided: the permutation test's where there is a null, else the exact binomial
+        test of doing better than chance."""
+        if self.null:
+            return (1 + sum(a >= self.accuracy for a in self.null)) / (1 + len(self.null))
         return float(
             stats.binomtest(self.correct, self.n, self.chance, alternative="greater").pvalue
         )
@@ -106,20 +117,27 @@ class Verdict:
 
     @property
     def bound(self) -> float:
-        """The accuracy a guesser reaches by luck at most 1 time in 100 (binomial, n, chance)."""
+        """The accuracy a guesser reaches by luck at most 1 time in 100 (the permutation
+        null's 99th percentile, else the binomial's of n and chance)."""
+        if self.null:
+            return float(np.quantile(self.null, 0.99))
         return float(stats.binom.ppf(0.99, self.n, self.chance)) / self.n
 
     def __str__(self) -> str:
         low, high = self.interval
+        test = f"permutation test of {len(self.null)}" if self.null else "binomial"
         return (
             f"accuracy {self.accuracy:.3f} ({self.correct} of {self.n}; 95 % CI {low:.3f}-"
             f"{high:.3f}), chance {self.chance:.3f}, 99 % chance bound {self.bound:.3f}, "
-            f"one-sided p {self.p_value:.3g}"
+            f"one-sided p {self.p_value:.3g} ({test})"
         )
 
 
-def nearest_neighbour(features: np.ndarray, truth: list[str]) -> Verdict:
-    """Leave-one-out 1-NN on z-scored features (constant features dropped)."""
+def nearest_neighbour(
+    features: np.ndarray, truth: list[str], *, permutations: int = 999
+) -> Verdict:
+    """Leave-one-out 1-NN on z-scored features (constant features dropped), with its
+    permutation null: the same neighbours, the names shuffled ``permutations`` times."""
     x = np.asarray(features, dtype=float)
     spread = x.std(axis=0)
     keep = spread > 0
@@ -131,11 +149,15 @@ def nearest_neighbour(features: np.ndarray, truth: list[str]) -> Verdict:
     d = ((z[:, None, :] - z[None, :, :]) ** 2).sum(axis=-1)
     np.fill_diagonal(d, np.inf)
     rng = np.random.default_rng(0)
-    correct = 0
-    for i in range(len(z)):
-        ties = np.flatnonzero(d[i] == d[i].min())  # a tie is broken at random, as a guesser would
-        correct += truth[int(rng.choice(ties))] == truth[i]
-    return Verdict(correct, len(truth), 1 / len(set(truth)))
+    # each element's neighbour; a tie is broken at random, as a guesser would
+    nn = np.array([int(rng.choice(np.flatnonzero(row == row.min()))) for row in d])
+    labels = np.array(truth)
+    correct = int((labels[nn] == labels).sum())
+    null = []
+    for _ in range(permutations):
+        shuffled = rng.permutation(labels)
+        null.append(float((shuffled[nn] == shuffled).mean()))
+    return Verdict(correct, len(truth), 1 / len(set(truth)), tuple(null))
 
 
 def page_elements(page: str) -> list[tuple[int, str, int, int, bytes]]:
