@@ -172,8 +172,15 @@ def _check_headline(page: Any) -> None:
     states = page.locator("#budgets td.status").all_inner_texts()
     worst = min(states, key=["over", "forecast over", "near", "ok"].index)
     assert card.group(1) == worst, (card.group(1), states)
+    # the forecast card: the guardrails' forecast, its interval (or why none) and its method
+    assert re.match(
+        r"^(\d+% interval \$[\d,]+\.\d\d to \$[\d,]+\.\d\d|no interval \(fewer than 3 complete "
+        r"days of spend\)); \S",
+        by_key["forecast"]["detail"],
+    ), by_key["forecast"]
     # durations in whole days or hours, never "13.5899 days"
-    assert re.search(r"over \d+ (days|hours?) of \d+ days$", by_key["forecast"]["detail"])
+    summary = page.locator("#summary p").nth(1).inner_text()  # month to date
+    assert re.search(r"\(\w+ \d{4}, \d+ (days|hours?) of \d+ days\)", summary), summary
     est = by_key["estimated-unknown"]
     assert re.match(r"^\$[\d,]+\.\d\d estimated$", est["value"]), est
     assert re.search(r"[\d,]+ tasks estimated; [\d,]+ of unknown cost", est["detail"]), est

@@ -8,7 +8,8 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from songlab.ledger import tasks_frame
+from songlab.ledger import budgets as budgets_
+from songlab.ledger import forecasts, guardrails, tasks_frame
 from songlab.ledger.engine import spend
 from songlab.ledger.periods import (
     budget_status,
@@ -137,19 +138,59 @@ def test_weekly_and_monthly_rollups(tasks: pd.DataFrame) -> None:
     assert spend(tasks, "week")["cost_usd"].sum() == D("5.41")
 
 
-def test_forecast_arithmetic(tasks: pd.DataFrame) -> None:
+def test_the_month_s_facts_and_its_forecast(tasks: pd.DataFrame) -> None:
     as_of = datetime(2026, 11, 15, 12, tzinfo=UTC)  # 14.5 days into a 30-day month
     fc = forecast(tasks, as_of=as_of)
     mtd = D("0.12") + D("0.25") + D("0.07") + D("1.67") + D("2.00")
     assert fc.month_to_date_usd == mtd == D("4.11")
     assert fc.days_elapsed == D("14.5") and fc.days_in_month == 30
     assert fc.run_rate_usd_per_day == (mtd / D("14.5")).quantize(D("1E-8"))
-    assert fc.forecast_usd == (mtd / D("14.5") * 30).quantize(D("1E-8")) == D("8.50344828")
     # the last 7 days to as_of: Nov 8 12:00 .. Nov 15 12:00 -> 0.07 + 1.67 + 2.00
     assert fc.trailing_7d_usd_per_day == (D("3.74") / 7).quantize(D("1E-8"))
-    assert "straight line" in fc.method
+    # the forecast learns from the spend per day (top level: the sub-task is in its run)
+    daily = {
+        date(2026, 10, 30): D("1.00"),
+        date(2026, 11, 2): D("0.37"),
+        date(2026, 11, 8): D("0.07"),
+        date(2026, 11, 9): D("1.67"),
+        date(2026, 11, 15): D("2.00"),
+    }
+    by_hand = forecasts.forecast(daily, as_of=as_of, period="month")
+    assert (fc.forecast_usd, fc.low_usd, fc.high_usd, fc.method, fc.note) == (
+        by_hand.mean_usd,
+        by_hand.low_usd,
+        by_hand.high_usd,
+        by_hand.method,
+        by_hand.note,
+    )
+    assert "ETS" in fc.method and fc.low_usd is not None and fc.high_usd is not None
+    assert mtd <= fc.low_usd <= fc.forecast_usd <= fc.high_usd  # no future day is below $0
+    assert fc.forecast_usd.as_tuple().exponent == -2  # to the cent
+    assert fc.interval_text() == f"80% interval ${fc.low_usd:,.2f} to ${fc.high_usd:,.2f}"
     with pytest.raises(ValueError, match="as_of"):
         forecast(tasks, as_of=datetime(2026, 11, 15))
+
+
+def test_one_forecast_and_one_judgement_wherever_shown(tasks: pd.DataFrame) -> None:
+    """The month's forecast and each budget's status are the guardrails' (the report's
+    alerts and budget card), the same numbers: one answer to "what will it cost"."""
+    as_of = datetime(2026, 11, 15, 12, tzinfo=UTC)
+    amounts = ["9", "y=3", "x=1.50"]
+    settings = budgets_.Guardrails().including(budgets_.from_amounts(amounts))
+    found = guardrails.check(tasks, settings, as_of=as_of)
+    total = next(f for f in found.forecasts if f.scope == "total" and f.period == "2026-11")
+    fc = forecast(tasks, as_of=as_of)
+    assert (fc.forecast_usd, fc.low_usd, fc.high_usd) == (
+        total.mean_usd,
+        total.low_usd,
+        total.high_usd,
+    )
+    mine = budget_status(tasks, amounts, as_of=as_of)
+    theirs = guardrails.budget_table(found.budgets)
+    cols = ["scope", "budget_usd", "spent_usd", "used_pct", "forecast_usd", "status"]
+    key = sorted(map(tuple, mine[cols].astype(object).values.tolist()))
+    assert key == sorted(map(tuple, theirs[cols].astype(object).values.tolist()))
+    assert {r[-1] for r in key} >= {"over", "forecast over"}  # states that differ, compared
 
 
 def test_budgets_cross_from_ok_to_near_to_forecast_over_to_over(tasks: pd.DataFrame) -> None:
@@ -157,16 +198,17 @@ def test_budgets_cross_from_ok_to_near_to_forecast_over_to_over(tasks: pd.DataFr
         return budget_status(tasks, [budget], as_of=when)["status"].iloc[0]
 
     early = datetime(2026, 11, 2, 12, tzinfo=UTC)  # mtd 0.12 (the 0.25 at 18:30 is later)
-    # 0.12 over 1.5 days: 0.08 a day, 2.40 for the month
-    assert forecast(tasks, as_of=early).forecast_usd == D("2.40")
-    assert status("10", early) == "ok"
-    assert status("2.40", early) == "ok"  # on course to land exactly on it: not over
-    assert status("2.39", early) == "forecast over"
+    fc = forecast(tasks, as_of=early)  # three complete days: resampled, with an interval
+    assert fc.month_to_date_usd == D("0.12") and fc.forecast_usd > D("0.12")
+    assert status("100", early) == "ok"
+    assert status(str(fc.forecast_usd), early) == "ok"  # on course to land exactly on it
+    assert status(str(fc.forecast_usd - D("0.01")), early) == "forecast over"
     end = datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC)  # all of November: 4.11
+    assert forecast(tasks, as_of=end).forecast_usd == D("4.11")  # a second left to spend in
     assert status("100", end) == "ok"
     assert status("5.00", end) == "near"  # 82.2% used
     assert budget_status(tasks, ["5.00"], as_of=end)["used_pct"].iloc[0] == D("82.2")
-    assert status("4.11", end) == "forecast over"  # spent it all with a second to go
+    assert status("4.11", end) == "near"  # spent it all, and nothing more is forecast
     assert status("4.10", end) == "over"
     row = budget_status(tasks, {"y": "2.00", None: "50"}, as_of=end)
     assert row["scope"].tolist() == ["project y", "overall"]

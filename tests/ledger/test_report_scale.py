@@ -113,7 +113,7 @@ def _figures(d: tables.ReportData) -> dict[str, Figure]:
 
 # The most marks each chart may have, whatever the number of tasks.
 BOUNDS = {
-    "month": 3,
+    "month": 4,  # spent, forecast, budget, the forecast's interval
     "over_time": (plots.TOP + 1) * plots.BARS_UP_TO,
     "project": 13,
     "tier": 6,

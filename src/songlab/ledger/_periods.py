@@ -8,10 +8,11 @@ ledger engine (``songlab.ledger.engine``); ``songlab.ledger.periods`` is their p
 - :func:`period` builds a :class:`Period` from ``--from``/``--to`` dates or a name
   (``month-to-date``, ``this-month``, ``last-month``, ``last-7-days``,
   ``last-30-days``, ``year-to-date``, ``all``, or a month ``YYYY-MM``);
-- :func:`forecast_of`: the **straight-line** forecast. Month-to-date spend divided
-  by the time elapsed in the month (in days, to the second) is the daily run
-  rate; the forecast for the month is that rate times the month's days. The
-  trailing 7-day rate is shown beside it;
+- :func:`month_forecast`: the month's facts (month-to-date spend; the run rate, that
+  spend over the time elapsed in the month to the second; the trailing 7-day rate) and
+  its **one forecast**, ``songlab.ledger.forecasts``' (the guardrails' method, with its
+  interval) of the ledger's daily spend: the report's card, the budget table, the
+  notebook's ``periods.forecast`` and the guardrails' alerts show one number;
 - :func:`parse_budgets` (once, to a :class:`Budgets`) and :func:`budget_rows`: monthly
   budgets (overall and per project) against month-to-date spend and the forecast:
   ``over``, ``forecast over``, ``near`` (80% used or more) or ``ok``;
@@ -42,7 +43,7 @@ __all__ = [
     "budget_frame",
     "budget_rows",
     "elapsed_text",
-    "forecast_of",
+    "month_forecast",
     "parse_budgets",
     "period",
     "period_starts",
@@ -153,6 +154,13 @@ def period_starts(lo: date, hi: date, freq: str) -> list[date]:
 
 @dataclass(frozen=True, slots=True)
 class Forecast:
+    """The month holding ``as_of``: the facts so far and the one forecast of its total.
+
+    ``forecast_usd`` is the mean of ``songlab.ledger.forecasts``' forecast of the month (the
+    guardrails' method: ETS, or fewer days' fallbacks, to the cent), with its ``level``
+    interval ``low_usd`` to ``high_usd`` (None with fewer than 3 complete days); ``method``
+    and ``note`` say which. The run rates are facts, not the forecast."""
+
     month: str  # YYYY-MM of as_of
     as_of: datetime
     days_in_month: int
@@ -160,19 +168,35 @@ class Forecast:
     month_to_date_usd: Decimal
     run_rate_usd_per_day: Decimal  # month_to_date / days_elapsed
     trailing_7d_usd_per_day: Decimal  # spend of the 7 days to as_of / 7
-    forecast_usd: Decimal  # run rate x days in month (8 decimals, half-even)
+    forecast_usd: Decimal  # the forecast's mean for the month, to the cent
     method: str
+    low_usd: Decimal | None = None
+    high_usd: Decimal | None = None
+    level: float = 0.8
+    note: str = ""
+
+    def interval_text(self) -> str:
+        """``80% interval $412.30 to $455.90``, or why there is none."""
+        if self.low_usd is None or self.high_usd is None:
+            return "no interval (fewer than 3 complete days of spend)"
+        return f"{self.level:.0%} interval ${self.low_usd:,.2f} to ${self.high_usd:,.2f}"
 
 
-def forecast_of(mtd: Decimal, last_7_days: Decimal, as_of: datetime) -> Forecast:
-    """The forecast from the month-to-date spend and the spend of the 7 days to ``as_of``."""
+def month_forecast(
+    mtd: Decimal, last_7_days: Decimal, as_of: datetime, history: Mapping[date, Decimal]
+) -> Forecast:
+    """The month holding ``as_of``: month-to-date spend, the run rates (month-to-date over the
+    time elapsed, to the second; the trailing 7 days) and the forecast of ``history`` (spend
+    per UTC day up to ``as_of``), the guardrails' forecast of the same days."""
+    from songlab.ledger.forecasts import forecast
+
     as_of = as_of.astimezone(UTC)
     start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
     ndays = calendar.monthrange(as_of.year, as_of.month)[1]
     elapsed = Decimal((as_of - start) // timedelta(microseconds=1)) / Decimal(86_400_000_000)
     rate = (mtd / elapsed).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else Decimal(0)
     trailing = last_7_days / 7
-    fc = (mtd / elapsed * ndays).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else mtd
+    fc = forecast(history, as_of=as_of, period="month")
     return Forecast(
         month=f"{as_of:%Y-%m}",
         as_of=as_of,
@@ -181,11 +205,12 @@ def forecast_of(mtd: Decimal, last_7_days: Decimal, as_of: datetime) -> Forecast
         month_to_date_usd=mtd,
         run_rate_usd_per_day=rate,
         trailing_7d_usd_per_day=trailing.quantize(_Q, ROUND_HALF_EVEN),
-        forecast_usd=fc,
-        method=(
-            f"straight line: month-to-date spend / {elapsed_text(elapsed)} elapsed x "
-            f"{ndays} days in {as_of:%B %Y}"
-        ),
+        forecast_usd=fc.mean_usd,
+        method=fc.method,
+        low_usd=fc.low_usd,
+        high_usd=fc.high_usd,
+        level=fc.level,
+        note=fc.note,
     )
 
 
@@ -247,11 +272,7 @@ def budget_rows(
     """The budget table from forecasts already made (overall, and per project)."""
     rows = []
     for scope, limit in budgets.items():
-        fc = (
-            overall
-            if scope is None
-            else per_project.get(scope) or forecast_of(Decimal(0), Decimal(0), overall.as_of)
-        )
+        fc = overall if scope is None else per_project[scope]
         spent = fc.month_to_date_usd
         used = (spent / limit * 100).quantize(Decimal("0.1")) if limit else None
         if spent > limit:

@@ -46,7 +46,7 @@ from songlab.ledger._periods import (
     Forecast,
     Period,
     budget_rows,
-    forecast_of,
+    month_forecast,
     parse_budgets,
     period_starts,
 )
@@ -141,6 +141,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
     ),
     Measure("failed_tasks", _count_if("status = 'failed'"), False, "failed: released, 0"),
 )
+_COST: Final[Measure] = next(m for m in MEASURES if m.name == "cost_usd")
 _MEASURE_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in MEASURES)
 
 # The one relation. ``tasks`` is the source as the backend registered it.
@@ -648,9 +649,25 @@ class Ledger:
         ).to_pylist()
         return {r["project"]: (r["mtd"], r["last7"]) for r in rows}
 
+    def daily_spend(self, as_of: datetime, *, project: str | None = None) -> dict[date, Decimal]:
+        """Spend per UTC day up to ``as_of`` (top-level, dated tasks; the ``cost_usd``
+        measure's rule), of one project when ``project`` is given: the history a forecast
+        learns from, the guardrails' daily series of the same scope."""
+        quoted = None if project is None else "'" + project.replace("'", "''") + "'"
+        where = "" if quoted is None else f" AND project = {quoted}"
+        rows = self.arrow(
+            f"SELECT day, {_COST.total} AS cost_usd FROM ledger "
+            f"WHERE top_level AND day IS NOT NULL AND created_at <= {_ts_sql(as_of)}{where} "
+            "GROUP BY day"
+        ).to_pylist()
+        return {
+            r["day"] if isinstance(r["day"], date) else pd.Timestamp(r["day"]).date(): r["cost_usd"]
+            for r in rows
+        }
+
     def forecast(self, as_of: datetime, *, project: str | None = None) -> Forecast:
-        """Month-to-date spend at ``as_of``, its run rate and the straight-line forecast
-        (of one project when ``project`` is given)."""
+        """The month holding ``as_of`` (of one project when ``project`` is given): spent so
+        far, the run rates and the forecast with its interval (``_periods.month_forecast``)."""
         if as_of.tzinfo is None:
             raise ValueError("as_of: must be timezone-aware (UTC)")
         win = self.window(as_of)
@@ -659,19 +676,15 @@ class Ledger:
         else:
             mtd = sum((m for m, _ in win.values()), Decimal(0))
             last7 = sum((w for _, w in win.values()), Decimal(0))
-        return forecast_of(mtd, last7, as_of)
+        return month_forecast(mtd, last7, as_of, self.daily_spend(as_of, project=project))
 
     def budget_status(self, budgets: Any, *, as_of: datetime) -> tuple[Forecast, pd.DataFrame]:
         """The overall forecast and one row per budget (monthly): spent month-to-date,
-        forecast and status (``over``, ``forecast over``, ``near``, ``ok``)."""
+        forecast and status (``over``, ``forecast over``, ``near``, ``ok``); each budgeted
+        project forecast from its own days."""
         parsed = parse_budgets(budgets)
-        win = self.window(as_of)
-        overall = forecast_of(
-            sum((m for m, _ in win.values()), Decimal(0)),
-            sum((w for _, w in win.values()), Decimal(0)),
-            as_of,
-        )
-        per_project = {k: forecast_of(m, w, as_of) for k, (m, w) in win.items() if k is not None}
+        overall = self.forecast(as_of)
+        per_project = {k: self.forecast(as_of, project=k) for k in parsed if k is not None}
         return overall, budget_rows(parsed, overall, per_project)
 
     # -- rows -----------------------------------------------------------------------------
@@ -818,7 +831,7 @@ def rollup(
 
 
 def forecast(tasks: Any, *, as_of: datetime, project: str | None = None) -> Forecast:
-    """Month-to-date spend at ``as_of`` and the straight-line forecast (:meth:`Ledger.forecast`)."""
+    """The month holding ``as_of``: spent so far, run rates and the forecast (:meth:`Ledger.forecast`)."""
     with open_ledger(tasks) as lg:
         return lg.forecast(as_of, project=project)
 

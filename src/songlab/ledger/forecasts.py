@@ -294,7 +294,10 @@ def forecast_periods(
         complete = [float(amounts.get(first + timedelta(days=i), 0)) for i in range(span)]
     midnight = datetime.combine(today, time(), UTC)
     left_today = 1.0 - (as_of - midnight) / timedelta(days=1)
-    horizon = max((end - today).days + 1 for _, end, _ in bounds)  # today, then the days after
+    # today, then the days to the end of the longest period holding it, whichever periods are
+    # asked: the futures are then the same draws for every caller (a month forecast by the
+    # report and by the guardrails, with or without its quarter, is one number)
+    horizon = max((period_bounds(k, today)[1] - today).days + 1 for k in PERIODS)
     futures, method, too_few, note = simulate(np.array(complete), horizon, paths=paths, seed=seed)
     weights = np.ones(horizon)
     weights[0] = left_today

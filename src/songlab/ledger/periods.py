@@ -7,7 +7,8 @@ ledger engine (``songlab.ledger.engine``), the same the report and the panel run
   ``this-month``, ``last-month``, ``last-7-days``, ``last-30-days``, ``year-to-date``,
   ``all``, or a month ``YYYY-MM``); :func:`in_period` keeps the tasks created in one;
 - :func:`rollup`: spend per day, week (Monday) or month, with empty periods as 0;
-- :func:`forecast`: the straight-line month forecast (``_periods.forecast_of`` says how);
+- :func:`forecast`: the month's spend so far, run rates and its one forecast (the
+  guardrails' method, with an interval: ``_periods.month_forecast`` says how);
 - :func:`budget_status`: monthly budgets (overall and per project), parsed once
   (:func:`parse_budgets`), against month-to-date spend and the forecast.
 """
@@ -21,7 +22,7 @@ from songlab.ledger._periods import (
     Forecast,
     Period,
     elapsed_text,
-    forecast_of,
+    month_forecast,
     parse_budgets,
     period,
     period_starts,
@@ -39,8 +40,8 @@ __all__ = [
     "budget_status",
     "elapsed_text",
     "forecast",
-    "forecast_of",
     "in_period",
+    "month_forecast",
     "parse_budgets",
     "period",
     "period_starts",

@@ -302,8 +302,9 @@ def spend_by_project(tasks: pd.DataFrame, *, top: int = 12) -> Figure:
 
 
 def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figure:
-    """Cumulative spend of ``fc.month`` to ``fc.as_of``, the straight-line forecast to the
-    month's end (dashed) and the overall budget (red), if any.
+    """Cumulative spend of ``fc.month`` to ``fc.as_of``, the forecast of the month's total at
+    its end (dashed, with its interval as a bar where there is one) and the overall budget
+    (red), if any.
 
     ``tasks``: a tasks frame, or the daily roll-up of the month (``period``, ``cumulative_usd``).
     """
@@ -334,6 +335,16 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
         color="tab:gray",
         label=f"forecast: {float(fc.forecast_usd):,.2f}",
     )
+    low, high = getattr(fc, "low_usd", None), getattr(fc, "high_usd", None)
+    if low is not None and high is not None:
+        ax.plot(  # one mark: the interval as a bar with its ends
+            [fc.days_in_month, fc.days_in_month],
+            [float(low), float(high)],
+            color="tab:gray",
+            marker="_",
+            markersize=10,
+            label=f"{fc.level:.0%} interval: {float(low):,.2f} to {float(high):,.2f}",
+        )
     if budget is not None:
         ax.axhline(float(budget), color="tab:red", label=f"budget: {float(budget):,.2f}")
     ax.set_xlim(0.5, fc.days_in_month + 0.5)

@@ -265,7 +265,7 @@ def _headline(d: tables.ReportData) -> str:
             "forecast",
             f"Forecast for {fc.as_of:%B %Y}",
             f"${_cents(fc.forecast_usd)}",
-            f"straight line over {elapsed_text(fc.days_elapsed)} of {fc.days_in_month} days",
+            html.escape(f"{fc.interval_text()}; {fc.method}"),
         ),
         ("budget", "Budget", state, state_detail),
         ("estimated-unknown", "Estimated or unknown", est_text, est_detail),
@@ -294,9 +294,11 @@ def _summary_body(d: tables.ReportData) -> str:
         f"{fc.days_in_month} days): "
         f"<b>${_cents(fc.month_to_date_usd)}</b>; run rate ${_cents(fc.run_rate_usd_per_day)} a "
         f"day (trailing 7 days: ${_cents(fc.trailing_7d_usd_per_day)} a day); forecast for the "
-        f"month <b>${_cents(fc.forecast_usd)}</b>.</p>"
-        f'<p class="note">Forecast method: {html.escape(fc.method)}, rounded half-even to 8 '
-        "decimals. It assumes the rest of the month goes like the part already gone. Tasks "
+        f"month <b>${_cents(fc.forecast_usd)}</b>, {html.escape(fc.interval_text())}.</p>"
+        f'<p class="note">Forecast method: {html.escape(fc.method)}, the guardrails\' forecast '
+        "of the daily spend (the same number in the budget table and the alerts). "
+        + (f"{html.escape(fc.note)}. " if fc.note else "")
+        + "Tasks "
         "of unknown cost are counted, never summed as 0; tasks whose snapshot shows no "
         f"creation time are counted under &quot;{DATE_UNKNOWN}&quot;.</p>"
         + _table(d.tables["summary"])

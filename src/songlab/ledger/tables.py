@@ -362,7 +362,7 @@ def _summary(p: Period, fc: Forecast, f: Mapping[str, Any]) -> pd.DataFrame:
             f"over {elapsed_text(fc.days_elapsed)} elapsed",
         ),
         ("trailing 7 days, per day", None, fc.trailing_7d_usd_per_day, "the last 7 days / 7"),
-        (f"forecast for {fc.month}", None, fc.forecast_usd, fc.method),
+        (f"forecast for {fc.month}", None, fc.forecast_usd, f"{fc.method}; {fc.interval_text()}"),
     ]
     return pd.DataFrame(
         {
