@@ -32,6 +32,8 @@ import pandas as pd
 import pyarrow as pa
 
 import songlab.ledger._schema as _schema
+from songlab.ledger.forecasts import LEVEL
+from songlab.ledger.forecasts import forecast as forecast_month
 
 __all__ = [
     "BUDGET_STATES",
@@ -172,7 +174,7 @@ class Forecast:
     method: str
     low_usd: Decimal | None = None
     high_usd: Decimal | None = None
-    level: float = 0.8
+    level: float = LEVEL
     note: str = ""
 
     def interval_text(self) -> str:
@@ -188,15 +190,13 @@ def month_forecast(
     """The month holding ``as_of``: month-to-date spend, the run rates (month-to-date over the
     time elapsed, to the second; the trailing 7 days) and the forecast of ``history`` (spend
     per UTC day up to ``as_of``), the guardrails' forecast of the same days."""
-    from songlab.ledger.forecasts import forecast
-
     as_of = as_of.astimezone(UTC)
     start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
     ndays = calendar.monthrange(as_of.year, as_of.month)[1]
     elapsed = Decimal((as_of - start) // timedelta(microseconds=1)) / Decimal(86_400_000_000)
     rate = (mtd / elapsed).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else Decimal(0)
     trailing = last_7_days / 7
-    fc = forecast(history, as_of=as_of, period="month")
+    fc = forecast_month(history, as_of=as_of, period="month")
     return Forecast(
         month=f"{as_of:%Y-%m}",
         as_of=as_of,

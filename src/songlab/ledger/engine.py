@@ -668,9 +668,17 @@ class Ledger:
     def forecast(self, as_of: datetime, *, project: str | None = None) -> Forecast:
         """The month holding ``as_of`` (of one project when ``project`` is given): spent so
         far, the run rates and the forecast with its interval (``_periods.month_forecast``)."""
+        return self._forecast(as_of, project, None)
+
+    def _forecast(
+        self,
+        as_of: datetime,
+        project: str | None,
+        win: dict[str | None, tuple[Decimal, Decimal]] | None,
+    ) -> Forecast:
         if as_of.tzinfo is None:
             raise ValueError("as_of: must be timezone-aware (UTC)")
-        win = self.window(as_of)
+        win = self.window(as_of) if win is None else win
         if project is not None:
             mtd, last7 = win.get(project, (Decimal(0), Decimal(0)))
         else:
@@ -683,8 +691,9 @@ class Ledger:
         forecast and status (``over``, ``forecast over``, ``near``, ``ok``); each budgeted
         project forecast from its own days."""
         parsed = parse_budgets(budgets)
-        overall = self.forecast(as_of)
-        per_project = {k: self.forecast(as_of, project=k) for k in parsed if k is not None}
+        win = self.window(as_of)  # one query for every scope's month-to-date
+        overall = self._forecast(as_of, None, win)
+        per_project = {k: self._forecast(as_of, k, win) for k in parsed if k is not None}
         return overall, budget_rows(parsed, overall, per_project)
 
     # -- rows -----------------------------------------------------------------------------

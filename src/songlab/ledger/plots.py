@@ -335,7 +335,7 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
         color="tab:gray",
         label=f"forecast: {float(fc.forecast_usd):,.2f}",
     )
-    low, high = getattr(fc, "low_usd", None), getattr(fc, "high_usd", None)
+    low, high = fc.low_usd, fc.high_usd
     if low is not None and high is not None:
         ax.plot(  # one mark: the interval as a bar with its ends
             [fc.days_in_month, fc.days_in_month],
