@@ -6,9 +6,12 @@ import base64
 import json
 import re
 
+import numpy as np
 import pytest
 
-from songlab.listening import CollectError, ListeningError, campaign, simulate
+import songlab.listening._format as fmt
+import songlab.listening.page as pg
+from songlab.listening import CollectError, ListeningError, campaign, lowpass_anchor, simulate
 from songlab.listening._answers import Refused
 from tests.listening.listening_signals import MODELS, SHORT, make_clips, scan
 
@@ -321,3 +324,33 @@ def test_the_mid_range_anchor_is_the_reference_low_passed_at_7_khz() -> None:
 
     assert rel(mid, 7500, 8000) < 1e-3 * rel(ref, 7500, 8000)
     assert rel(mid, 1000, 3000) == pytest.approx(rel(ref, 1000, 3000), rel=0.05)
+
+
+def test_two_clips_that_encode_alike_never_share_bytes() -> None:
+    """A sine and its 7 kHz low-pass anchor are one MP3 at one lead-in: the page's audio
+    checks the bytes it hands out, not only each clip's lead-ins (a fresh secret's MUSHRA
+    page once gave the open reference and the anchor the same data URI)."""
+    t = np.arange(48_000) / 48_000
+    core = np.repeat((0.1 * np.sin(2 * np.pi * 220 * t))[None, :], 2, axis=0).astype(np.float32)
+    anchor = lowpass_anchor(core, sr=48_000, cutoff=7000.0).astype(np.float32)
+    assert not np.array_equal(core, anchor)
+    secret = b"two clips, one encoding"
+    # two elements whose lead-ins coincide (birthday pairs) at a lead-in where the two clips
+    # encode to the same bytes (about one lead-in in five for this pair of clips)
+    by_lead: dict[int, list[int]] = {}
+    for i in range(1000):
+        by_lead.setdefault(fmt.lead(secret, "element", "r", i, "A", 0), []).append(i)
+    found = []
+    for lead, elements in sorted(by_lead.items()):
+        if len(elements) > 1:
+            same = fmt.encode_mp3(fmt.shape(core, lead=lead))
+            if same == fmt.encode_mp3(fmt.shape(anchor, lead=lead)):
+                found = [elements[0], elements[1], same]
+                break
+    assert found, "the premise: two clips with one encoding at a shared lead-in"
+    first, second, same = found
+    audio = pg.PageAudio(secret)
+    a = audio.uri(("r", "reference", 0), ("r", first, "A"), core)
+    b = audio.uri(("r", "anchor", 0), ("r", second, "A"), anchor)
+    assert a != b
+    assert base64.b64decode(a.split(",", 1)[1]) == same  # the first keeps its lead-in

@@ -205,6 +205,11 @@ def simulate(
     )
 
 
+def _heuristic_days(seasonal: bool) -> int:
+    """The fewest days statsmodels' heuristic start accepts: 10, plus a season's halves."""
+    return 10 + (2 * (7 // 2) if seasonal else 0)
+
+
 def _ets(
     y: npt.NDArray[np.float64],
     horizon: int,
@@ -226,8 +231,11 @@ def _ets(
             seasonal="add" if seasonal else None,
             seasonal_periods=7 if seasonal else None,
             # the first weeks give the starting level and season (fast: only the smoothing
-            # weights are fitted); under 10 days statsmodels estimates them instead
-            initialization_method="heuristic" if len(y) >= 10 else "estimated",
+            # weights are fitted); with fewer days than statsmodels' heuristic needs (10, or
+            # 16 with the weekly season) it estimates them instead
+            initialization_method="heuristic"
+            if len(y) >= _heuristic_days(seasonal)
+            else "estimated",
         )
         result = model.fit(disp=False, maxiter=200)
         # the model's own one-step errors, resampled (a bootstrap; drawn here so the seed

@@ -22,6 +22,7 @@ pass, so no placeholder inside a text is ever replaced.
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
 import re
@@ -89,6 +90,10 @@ class PageAudio:
     def __init__(self, secret: bytes, *, bitrate: int = DEFAULT_BITRATE) -> None:
         self._secret, self.bitrate = secret, bitrate
         self._used: dict[tuple[object, ...], set[int]] = {}
+        # digests of every encoding handed out: two different clips can encode to the same
+        # bytes at one lead-in (a sine and its 7 kHz low-pass anchor do), so the bytes
+        # themselves are checked, not only the lead-ins of one clip
+        self._made: set[bytes] = set()
 
     def __repr__(self) -> str:
         return f"PageAudio(bitrate={self.bitrate})"
@@ -96,11 +101,20 @@ class PageAudio:
     def uri(self, clip: tuple[object, ...], element: tuple[object, ...], core: np.ndarray) -> str:
         """``core`` (a common-format clip) as a ``data:`` URI for ``element`` of a page."""
         used = self._used.setdefault(clip, set())
-        n = 0
-        while (lead := fmt.lead(self._secret, "element", *element, n)) in used:
-            n += 1
-        used.add(lead)
-        return _uri(fmt.encode_mp3(fmt.shape(core, lead=lead), bitrate=self.bitrate))
+        for n in range(8 * fmt.LEAD_MAX):
+            lead = fmt.lead(self._secret, "element", *element, n)
+            if lead in used:
+                continue
+            data = fmt.encode_mp3(fmt.shape(core, lead=lead), bitrate=self.bitrate)
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            if digest in self._made:
+                continue
+            used.add(lead)
+            self._made.add(digest)
+            return _uri(data)
+        raise ListeningError(  # over a thousand elements of one clip on one page
+            "clips", f"one clip is on a page more than {fmt.LEAD_MAX} times: no lead-in left"
+        )
 
 
 def headphone_orders(secret: bytes, rater: str) -> list[list[int]]:
