@@ -2,16 +2,17 @@
 
 Every test here shares ONE local Spark session (``spark_jvm`` in ``conftest.py``:
 ``local[1]``, two shuffle partitions, no UI, Spark Connect's plugin on a loopback port).
-A synthetic ``LedgerStore`` dataset (Hive ``month=`` partitions, two months) is read in
-place by Spark and by DuckDB; the same queries (sqlglot transpiles DuckDB's dialect to
-Spark's) give the same report, every table and figure Decimal for Decimal, and the same
-FOCUS rows. Then the interfaces: ``Spark()`` in a process that runs a session uses it and
+A year of a busy account (a million synthetic tasks, a ``LedgerStore`` dataset in Hive
+``month=`` partitions) is read in place by Spark and by DuckDB; the same queries (sqlglot
+transpiles DuckDB's dialect to Spark's) give the same report, every table and figure
+Decimal for Decimal. A smaller dataset (5,000 tasks over two months) gives the same FOCUS
+rows on both. Then the interfaces: ``Spark()`` in a process that runs a session uses it and
 leaves it running, a given session keeps its own settings, ``songlab report --engine spark
 --focus`` in this process, and ``songlab report --spark-remote sc://...`` from another
 process (a Spark Connect client: no JVM of its own) on the same JVM.
 
-Then the same report over a million tasks (a year of a busy account), on the same shared
-session: about 30 s more here (the JVM is warm by then; the first report pays its JIT).
+A Spark report costs about the same at any size here (each of its thirty-odd queries is a
+job with its own planning): the file makes three, the million's and the two CLI runs'.
 ``benchmarks/report_scale.py --spark-n 1000000`` times both engines. Skipped with the
 reason where there is no Java and none can be installed (``make java-deps``); ``make
 test-fast`` skips it (slow).
@@ -80,20 +81,13 @@ def _assert_same(on_spark: tables.ReportData, on_duckdb: tables.ReportData, task
         assert _cells(on_spark.charts[name]) == _cells(frame), name
 
 
-def test_the_report_on_spark_is_duckdbs_to_the_cent(
-    dataset: LedgerStore, duck_report: tables.ReportData, spark_jvm: SparkJVM
-) -> None:
-    from songlab.ledger.spark import Spark
-
-    on_spark = tables.build(dataset, as_of=AS_OF, budgets=BUDGETS, engine=Spark(spark_jvm.session))
-    _assert_same(on_spark, duck_report, TASKS)
-
-
 def test_a_year_of_a_busy_account_on_spark_is_duckdbs_to_the_cent(
     tmp_path_factory: pytest.TempPathFactory, spark_jvm: SparkJVM
 ) -> None:
     """A million tasks over a year, Hive-partitioned by month, read in place by both
-    engines: every figure, table and chart of the report equal."""
+    engines: every figure, table and chart of the report equal. (The same comparison on the
+    5,000 tasks of ``dataset`` was a test of its own: it asserted nothing this one does not,
+    on two months instead of twelve, and cost a whole Spark report, about a minute here.)"""
     from songlab.ledger.spark import Spark
 
     root = tmp_path_factory.mktemp("ledger-spark-scale")

@@ -22,7 +22,7 @@ import hmac
 import math
 
 import numpy as np
-from scipy.signal import butter, resample_poly, sosfiltfilt
+import scipy  # scipy.signal (and the scipy.stats it imports) load on first use
 
 from songlab.codec import encode
 
@@ -56,7 +56,7 @@ def conform(audio: np.ndarray, sr: int, /) -> np.ndarray:
     a = np.atleast_2d(np.asarray(audio, dtype=np.float32))
     if sr != RATE:
         g = math.gcd(int(sr), RATE)
-        a = resample_poly(a, RATE // g, int(sr) // g, axis=-1).astype(np.float32)
+        a = scipy.signal.resample_poly(a, RATE // g, int(sr) // g, axis=-1).astype(np.float32)
     if a.shape[0] == 1:
         a = np.repeat(a, CHANNELS, axis=0)
     elif a.shape[0] > CHANNELS:  # more than stereo: its first two channels
@@ -105,8 +105,8 @@ def encode_mp3(audio: np.ndarray, /, *, bitrate: int = DEFAULT_BITRATE) -> bytes
 def degrade(core: np.ndarray, /) -> np.ndarray:
     """The gold clip: ``core`` made plainly bad (low-passed at 1 kHz, clipped hard and
     noisy), the "very bad quality" P.808's gold standard questions ask for."""
-    sos = butter(4, 1000.0, btype="lowpass", fs=RATE, output="sos")
-    x = sosfiltfilt(sos, np.asarray(core, dtype=np.float64), axis=-1)
+    sos = scipy.signal.butter(4, 1000.0, btype="lowpass", fs=RATE, output="sos")
+    x = scipy.signal.sosfiltfilt(sos, np.asarray(core, dtype=np.float64), axis=-1)
     peak = float(np.max(np.abs(x))) or 1.0
     x = np.clip(6.0 * x / peak, -1.0, 1.0)  # hard clipping: a harsh distortion
     rng = np.random.default_rng(808)

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import butter, sosfiltfilt
+import scipy  # scipy.signal (and the scipy.stats it imports) load on first use
 
-from songlab.audio import AudioError, apply_gain, integrated_loudness, peak_db
+import songlab.audio as sa  # its loudness (pyloudnorm, scipy) loads on first use
+from songlab.audio import AudioError
 from songlab.listening._errors import ListeningError
 
 # ITU-R BS.1534-3 sec. 5.1: the low-quality anchor is the reference low-passed at 3.5 kHz.
@@ -53,7 +54,7 @@ def match_loudness(
     loud = []
     for clip, rate, name in zip(clips, sr, names, strict=True):
         try:
-            value = integrated_loudness(clip, sr=rate)
+            value = sa.integrated_loudness(clip, sr=rate)
         except AudioError as exc:
             raise ListeningError("clips", f"{name}: {exc.rule}") from None
         if not np.isfinite(value):
@@ -63,11 +64,11 @@ def match_loudness(
         loud.append(value)
     target = min(loud)
     gains = np.array([target - value for value in loud])
-    peaks = np.array([peak_db(clip) for clip in clips]) + gains
+    peaks = np.array([sa.peak_db(clip) for clip in clips]) + gains
     over = float(np.max(peaks)) - peak_ceiling_db
     if over > 0:
         gains -= over
-    matched = tuple(apply_gain(clip, db=float(g)) for clip, g in zip(clips, gains, strict=True))
+    matched = tuple(sa.apply_gain(clip, db=float(g)) for clip, g in zip(clips, gains, strict=True))
     return Matched(matched, tuple(float(g) for g in gains), tuple(loud))
 
 
@@ -77,6 +78,6 @@ def lowpass_anchor(
     """The MUSHRA low anchor: ``audio`` low-passed at ``cutoff`` Hz (8th-order Butterworth, zero phase)."""
     if not 0 < cutoff < sr / 2:
         raise ListeningError("cutoff", f"must be between 0 and sr/2 = {sr / 2} Hz; got {cutoff!r}")
-    sos = butter(8, cutoff, btype="lowpass", fs=sr, output="sos")
-    low: np.ndarray = sosfiltfilt(sos, np.asarray(audio, dtype=np.float64), axis=-1)
+    sos = scipy.signal.butter(8, cutoff, btype="lowpass", fs=sr, output="sos")
+    low: np.ndarray = scipy.signal.sosfiltfilt(sos, np.asarray(audio, dtype=np.float64), axis=-1)
     return low.astype(np.float32)

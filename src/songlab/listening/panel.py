@@ -27,7 +27,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+import scipy  # scipy.stats loads on first use
 
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
@@ -106,7 +106,7 @@ def preference_shares(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> pd
         y = (g["winner"] == a).to_numpy(dtype=float)
         share, low, high, se = clustered_mean(y, g["rater"], confidence=confidence)
         if se and np.isfinite(se) and se > 0:
-            p = float(2 * sps.t.sf(abs(share - 0.5) / se, g["rater"].nunique() - 1))
+            p = float(2 * scipy.stats.t.sf(abs(share - 0.5) / se, g["rater"].nunique() - 1))
         else:  # one rater, or no spread: the clustered test is undefined; exact binomial
             p = st.binomial_p(int(y.sum()), len(y))
         rows.append(
@@ -179,7 +179,7 @@ def bradley_terry_pairs(
                 f"the Bradley-Terry ranking is not identifiable from these answers "
                 f"(a model won or lost every comparison, or models never met): {exc}",
             ) from None
-    z = float(sps.norm.ppf((1 + confidence) / 2))
+    z = float(scipy.stats.norm.ppf((1 + confidence) / 2))
     strength = dict(zip(others, fit.params, strict=True)) | {baseline: 0.0}
     se = dict(zip(others, fit.bse, strict=True)) | {baseline: 0.0}
     draws = _score_draws(models, others, fit.params, fit.cov_params(), confidence)

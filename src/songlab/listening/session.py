@@ -35,8 +35,9 @@ from typing import Any, ClassVar, cast
 import numpy as np
 import pandas as pd
 
+import songlab.audio as sa  # its loudness (pyloudnorm, scipy) loads on first use
 import songlab.listening._format as fmt
-from songlab.audio import Player, encode, integrated_loudness, peak_db, player
+from songlab.audio import Player, encode, player
 from songlab.listening._errors import ListeningError, NotPlayedError, SessionError
 from songlab.listening._kit import check_source
 from songlab.listening._match import match_loudness
@@ -359,9 +360,9 @@ class ListeningSession:
             check, count, model = source
             base = self._core(model, prompt)
             made = fmt.degrade(base) if check == "gold" else fmt.beeps(base, count=count)
-            loud = integrated_loudness(fmt.shape(made), sr=fmt.RATE)
+            loud = sa.integrated_loudness(fmt.shape(made), sr=fmt.RATE)
             gain = secret["targets"][prompt] - loud
-            gain = min(gain, self.options["peak_ceiling_db"] - peak_db(made))
+            gain = min(gain, self.options["peak_ceiling_db"] - sa.peak_db(made))
             cores[(condition, prompt)] = (made * np.float32(10 ** (gain / 20))).astype(np.float32)
         return cores[(condition, prompt)]
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+import scipy  # its submodules load on first use: scipy.stats costs a second at import
 
 from songlab.listening._errors import ListeningError
 
@@ -49,7 +49,7 @@ def binomial_p(k: int, n: int, /, *, p: float = 0.5, alternative: str = "two-sid
         )
     if n == 0:
         return 1.0
-    return float(stats.binomtest(int(k), int(n), p, alternative=alternative).pvalue)
+    return float(scipy.stats.binomtest(int(k), int(n), p, alternative=alternative).pvalue)
 
 
 def proportion_ci(
@@ -68,7 +68,7 @@ def proportion_ci(
         raise ListeningError("confidence", f"must be in (0, 1); got {confidence!r}")
     if n == 0:
         return (float("nan"), float("nan"))
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence, method=CI_METHODS[method])
+    ci = scipy.stats.binomtest(int(k), int(n)).proportion_ci(confidence, method=CI_METHODS[method])
     return (float(ci.low), float(ci.high))
 
 
@@ -94,7 +94,7 @@ def dprime_yes_no(
     if n_signal == 0 or n_noise == 0:
         return float("nan")
     h, f = _rate(hits, n_signal, correction), _rate(false_alarms, n_noise, correction)
-    return float(stats.norm.ppf(h) - stats.norm.ppf(f))
+    return float(scipy.stats.norm.ppf(h) - scipy.stats.norm.ppf(f))
 
 
 ABX_MODELS = {"differencing": np.sqrt(6.0), "independent-observation": 2.0}
@@ -107,7 +107,7 @@ def abx_pc(d: float, /, *, model: str = "differencing") -> float:
     (independent-observation model, fixed designs)."""
     if model not in ABX_MODELS:
         raise ListeningError("model", f"must be one of {', '.join(ABX_MODELS)}; got {model!r}")
-    a, b = stats.norm.cdf(d / np.sqrt(2.0)), stats.norm.cdf(d / ABX_MODELS[model])
+    a, b = scipy.stats.norm.cdf(d / np.sqrt(2.0)), scipy.stats.norm.cdf(d / ABX_MODELS[model])
     return float(a * b + (1.0 - a) * (1.0 - b))
 
 
@@ -130,10 +130,10 @@ def dprime_abx(
     dyn = dprime_yes_no(hits, n_signal, false_alarms, n_noise, correction=correction)
     if not np.isfinite(dyn):
         return dyn
-    pc = float(stats.norm.cdf(abs(dyn) / 2.0))
+    pc = float(scipy.stats.norm.cdf(abs(dyn) / 2.0))
     if pc <= 0.5:
         return 0.0
-    d = optimize.brentq(lambda x: abx_pc(x, model=model) - pc, 0.0, 60.0, xtol=1e-12)
+    d = scipy.optimize.brentq(lambda x: abx_pc(x, model=model) - pc, 0.0, 60.0, xtol=1e-12)
     return float(np.copysign(d, dyn))
 
 
@@ -161,7 +161,9 @@ def t_interval(
     mean = float(x.mean())
     if x.size < 2:
         return (mean, float("nan"), float("nan"))
-    half = float(stats.t.ppf((1 + confidence) / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    half = float(
+        scipy.stats.t.ppf((1 + confidence) / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
+    )
     return (mean, mean - half, mean + half)
 
 
@@ -349,12 +351,12 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
             if np.all(diff == diff[0]):  # constant non-zero difference: t is infinite
                 stat, p = float(np.sign(diff[0]) * np.inf), 0.0
             else:
-                res = stats.ttest_rel(diff, np.zeros_like(diff))
+                res = scipy.stats.ttest_rel(diff, np.zeros_like(diff))
                 stat, p = float(res.statistic), float(res.pvalue)
         else:
             nonzero = diff[diff != 0]
             exact = nonzero.size == diff.size and np.unique(np.abs(nonzero)).size == nonzero.size
-            res = stats.wilcoxon(
+            res = scipy.stats.wilcoxon(
                 nonzero, method="exact" if exact and nonzero.size <= 50 else "approx"
             )
             stat, p = float(res.statistic), float(res.pvalue)

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from songlab.ledger import tier_prices
 from songlab.listening._errors import ListeningError
 from songlab.spec import LICENSE_NAMES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CENT = Decimal("0.00000001")  # the ledger's 8 decimal places
 COLUMNS = [
@@ -150,6 +153,7 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
 
     The dollar axis is logarithmic with ticks in dollars ($0.10, $0.20, $0.50, $1 ...);
     the legend sits outside the plot, so it covers no line."""
+    from matplotlib.figure import Figure  # matplotlib loads when a chart is drawn
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fig = Figure(figsize=(8, 4), layout="constrained")

@@ -12,20 +12,29 @@
 - :func:`export_library`: every asset of a project, notebook or period into a folder, with a
   progress bar (:class:`ExportBar`).
 
+Each panel's module is imported on first use of its name (``from songlab.widgets import
+ClonePanel`` loads the clone panel, not the listening panel's statistics or the cost
+panel's charts): a kernel that shows one panel pays for that one. No lazy name is also a
+submodule's name.
+
 Display panels from the main thread; they update themselves from background
 threads by setting widget values. Callback errors are shown in each panel.
 """
 
 from __future__ import annotations
 
-from songlab.widgets.batches import BatchDisplay, abatch, batch
-from songlab.widgets.clone import ClonePanel
-from songlab.widgets.cost import CostPanel
-from songlab.widgets.form import GenerationForm
-from songlab.widgets.library import ExportBar, export_library
-from songlab.widgets.listening import ListeningPanel, listening_panel
-from songlab.widgets.players import AudioView, StemsView, TakePlayer, task_audio
-from songlab.widgets.progress import ProgressPanel, TaskRow
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from songlab.widgets.batches import BatchDisplay, abatch, batch
+    from songlab.widgets.clone import ClonePanel
+    from songlab.widgets.cost import CostPanel
+    from songlab.widgets.form import GenerationForm
+    from songlab.widgets.library import ExportBar, export_library
+    from songlab.widgets.listening import ListeningPanel, listening_panel
+    from songlab.widgets.players import AudioView, StemsView, TakePlayer, task_audio
+    from songlab.widgets.progress import ProgressPanel, TaskRow
 
 __all__ = [
     "AudioView",
@@ -45,3 +54,28 @@ __all__ = [
     "listening_panel",
     "task_audio",
 ]
+
+# name -> the submodule that defines it, imported on first use
+_LAZY = {
+    **dict.fromkeys(("BatchDisplay", "abatch", "batch"), "batches"),
+    "ClonePanel": "clone",
+    "CostPanel": "cost",
+    "GenerationForm": "form",
+    **dict.fromkeys(("ExportBar", "export_library"), "library"),
+    **dict.fromkeys(("ListeningPanel", "listening_panel"), "listening"),
+    **dict.fromkeys(("AudioView", "StemsView", "TakePlayer", "task_audio"), "players"),
+    **dict.fromkeys(("ProgressPanel", "TaskRow"), "progress"),
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # the next lookup is an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

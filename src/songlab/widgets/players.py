@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import ipywidgets as W
-from matplotlib.figure import Figure
 
 import songlab.audio as audio
 import songlab.widgets._api as _api
@@ -113,6 +112,8 @@ class AudioView(W.VBox):
                 data if isinstance(data, bytes) else (samples, rate), label=name or None
             )
             self.player.value = shown.html
+            from matplotlib.figure import Figure  # loaded when a view first draws
+
             for kind in self.plots:
                 fig = Figure(figsize=self.figsize)
                 getattr(audio, kind)(
