@@ -14,7 +14,6 @@ imported when a long excerpt needs it. No lazy name is also a submodule's name
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from songlab.audio._codec import (
@@ -29,6 +28,7 @@ from songlab.audio._codec import (
 )
 from songlab.audio._errors import AudioError
 from songlab.audio.player import Player, PlayerRow, player, player_row
+from songlab.lazy import attach
 
 if TYPE_CHECKING:
     from songlab.audio.loudness import apply_gain, db_to_gain, integrated_loudness, peak, peak_db
@@ -67,14 +67,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # the next lookup is an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = attach(__name__, globals(), _LAZY)

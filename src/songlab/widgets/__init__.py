@@ -23,8 +23,9 @@ threads by setting widget values. Callback errors are shown in each panel.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from songlab.lazy import attach
 
 if TYPE_CHECKING:
     from songlab.widgets.batches import BatchDisplay, abatch, batch
@@ -68,14 +69,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # the next lookup is an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = attach(__name__, globals(), _LAZY)
