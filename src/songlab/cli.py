@@ -22,7 +22,7 @@ commands:
 
 REPORT_HELP = """``songlab report``: a self-contained HTML cost report (tables + embedded PNG plots).
 
-``songlab report --out PATH [--demo] [--ledger DIR] [--from DATE] [--to DATE]
+``songlab report --out PATH [--demo [--demo-days N]] [--ledger DIR] [--from DATE] [--to DATE]
 [--period NAME] [--as-of DATE] [--budget [PROJECT=]USD ...] [--csv DIR [--csv-all-tasks]]
 [--xlsx PATH] [--focus PATH.csv|PATH.parquet [--focus-account ID] [--focus-account-name N]]
 [--engine duckdb|spark] [--spark-remote sc://HOST:PORT]``, or ``songlab report --check
@@ -32,7 +32,8 @@ and ``SONGLAB_BASE_URL`` are set, else the local sandbox's demo account),
 builds the ledger frames from the task listing (or refreshes the Parquet
 ledger ``--ledger`` and reads it, with its labels) and writes one HTML file
 with no external references, plus CSV files and an Excel workbook of the same
-tables when asked. ``--demo`` first runs six weeks of work on the sandbox clock.
+tables when asked. ``--demo`` first runs six weeks of work on the sandbox clock
+(``--demo-days N``: N days instead, 1-366; a week is a quick look).
 
 ``--check`` (for cron or a scheduler) writes no report: it prints one line per active alert
 (budgets, anomalies, expiring tokens; ``songlab.ledger.guardrails``), posts each new one to
@@ -109,6 +110,13 @@ def _report_parser() -> argparse.ArgumentParser:
         "--demo",
         action="store_true",
         help="first run the demo: six weeks of work on the sandbox clock",
+    )
+    p.add_argument(
+        "--demo-days",
+        dest="demo_days",
+        type=int,
+        metavar="N",
+        help="with --demo: run N days of work instead of 45 (1-366; 7 is a quick look)",
     )
     p.add_argument(
         "--ledger",
@@ -197,6 +205,11 @@ def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any
             ) from None
     if args.out is None and not args.check:
         raise SystemExit(_usage_error("--out: required (the HTML report's path), unless --check"))
+    if args.demo_days is not None:
+        if not args.demo:
+            raise ValueError("--demo-days: goes with --demo (the demo's length in days)")
+        if not 1 <= args.demo_days <= 366:
+            raise ValueError(f"--demo-days: a whole number of days, 1-366; got {args.demo_days}")
     if args.no_refresh and not args.ledger:
         raise ValueError("--no-refresh: needs --ledger DIR (the ledger to read as it is)")
     if args.check and (args.demo or args.csv_dir or args.xlsx or args.focus):
@@ -324,7 +337,12 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 if ledger is None:  # the demo's labels need a store; a throwaway one
                     scratch = tempfile.TemporaryDirectory(prefix="songlab-demo-")
                     ledger = scratch.name
-                run_demo(client, admin=admin, labels=LedgerStore(ledger))
+                run_demo(
+                    client,
+                    admin=admin,
+                    labels=LedgerStore(ledger),
+                    **({"days": args.demo_days} if args.demo_days is not None else {}),
+                )
             also = []
             if args.focus:
                 from songlab.ledger.focus import Exporter, account_of_key

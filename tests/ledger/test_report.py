@@ -160,8 +160,21 @@ def test_cli_periods_budgets_and_exports(
         (["--period", "this-month", "--from", "2026-11-01"], "not both"),
         (["--as-of", "yesterday"], "--as-of: a date"),
         (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR"),
+        (["--demo-days", "7"], "--demo-days: goes with --demo"),
+        (["--demo", "--demo-days", "0"], "--demo-days: a whole number of days, 1-366; got 0"),
+        (["--demo", "--demo-days", "400"], "--demo-days: a whole number of days, 1-366"),
     ],
-    ids=["bad-date", "bad-period", "bad-budget", "both", "bad-as-of", "all-tasks-no-csv"],
+    ids=[
+        "bad-date",
+        "bad-period",
+        "bad-budget",
+        "both",
+        "bad-as-of",
+        "all-tasks-no-csv",
+        "demo-days-alone",
+        "demo-days-zero",
+        "demo-days-too-many",
+    ],  # fmt: skip
 )
 def test_cli_refuses_bad_options_before_connecting(
     args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
