@@ -34,6 +34,9 @@ from songlab.ledger import (
 from songlab.ledger.demo import run_demo
 from songlab.ledger.engine import AGENT_TIER
 
+# the demo's six weeks on a sandbox of its own (about 35 s of a worker): `make test` runs it
+pytestmark = pytest.mark.slow
+
 
 @dataclass
 class Workload:

@@ -35,6 +35,10 @@ from tests.listening._adversary import (
 )
 from tests.listening.listening_signals import SHORT, scan
 
+# a statistical adversary over hundreds of encoded elements (about 2 minutes of a worker):
+# `make test` runs it, the edit loop (`make test-fast`) does not
+pytestmark = pytest.mark.slow
+
 PROMPTS = [f"prompt {i}" for i in range(10)]
 # One fixed secret: the verdicts are the same on every run. With a fresh secret each run a
 # test at the 1 % level fails one run in a hundred with nothing wrong; what is tested is

@@ -12,6 +12,9 @@ from songlab.ledger import tasks_frame
 from songlab.listening import campaign, quality_per_dollar
 from tests.listening.listening_signals import SHORT, scan
 
+# real sandbox songs in three protocols' campaigns (about a minute of a worker): `make test`
+pytestmark = pytest.mark.slow
+
 MODELS = ("v5", "v6", "v7")
 PROMPTS = ("calm piano", "fast drums")
 
