@@ -93,7 +93,13 @@ class ProfileSandbox:
             self._stop = None
 
 
-def _process(profile: str) -> ProfileSandbox:
+def _process(
+    profile: str,
+    *,
+    db: str | None = ":memory:",
+    env: dict[str, str] | None = None,
+    umask: int | None = None,
+) -> ProfileSandbox:
     errors = tempfile.TemporaryFile(mode="w+")  # never a pipe nobody reads
     proc = subprocess.Popen(
         [
@@ -101,8 +107,7 @@ def _process(profile: str) -> ProfileSandbox:
             "sandbox",
             "--profile",
             profile,
-            "--db",
-            ":memory:",
+            *(["--db", db] if db is not None else []),
             "--speed",
             str(SPEED),
             "--admin-token",
@@ -113,6 +118,8 @@ def _process(profile: str) -> ProfileSandbox:
         stdout=subprocess.PIPE,
         stderr=errors,
         text=True,
+        env=env,
+        preexec_fn=None if umask is None else (lambda: os.umask(umask) and None),  # noqa: PLW1509
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
@@ -148,3 +155,11 @@ def _thread(profile: str) -> ProfileSandbox:
 
 def running(profile: str) -> ProfileSandbox:
     return _process(profile) if profile in PROCESS_PROFILES else _thread(profile)
+
+
+def process(
+    profile: str, *, db: str | None, env: dict[str, str], umask: int | None = None
+) -> ProfileSandbox:
+    """A ``songlab sandbox --profile PROFILE`` process on ``db`` (None: its default database,
+    under ``env``'s HOME), started with ``env`` and, if given, ``umask``."""
+    return _process(profile, db=db, env=env, umask=umask)

@@ -510,11 +510,11 @@ class Campaign:
         every text cell inert (a prompt like ``=HYPERLINK(...)`` is written
         ``'=HYPERLINK(...)``, as the ledger's exports do); returns the path."""
         from songlab.ledger.export import inert
+        from songlab.localfiles import replace_atomically
 
-        path = Path(path)
         frame = self.results().map(lambda v: inert(v) if isinstance(v, str) else v)
-        frame.to_csv(path, index=False)
-        return path
+        # private (0600) and whole: a temporary file beside it, renamed over it
+        return replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
 
     def progress(self) -> pd.DataFrame:
         """Per rater: their public id, trials, answered, source of the collected file (None if

@@ -35,6 +35,7 @@ import pandas as pd
 
 import songlab.listening.panel as panel
 from songlab.listening._errors import ListeningError
+from songlab.localfiles import replace_atomically, write_atomic
 
 __all__ = [
     "ADHERENCE_COLUMNS",
@@ -549,10 +550,7 @@ class Scorecard:
         meta = dict(table.schema.metadata or {})
         meta[b"songlab.provenance"] = json.dumps(self.provenance, default=str).encode()
         table = table.replace_schema_metadata(meta)
-        tmp = f"{os.fspath(path)}.tmp"
-        pq.write_table(table, tmp)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        replace_atomically(path, lambda tmp: pq.write_table(table, tmp))  # 0600, whole
 
     def plot(self, *, measure: str = "key_score") -> Any:
         """Quality per dollar: each model's listening score (or ``measure`` when nobody has
@@ -608,11 +606,7 @@ def _cents(v: Any) -> str:
 
 
 def _write_private(path: str | os.PathLike[str], data: bytes) -> None:
-    tmp = f"{os.fspath(path)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    write_atomic(path, data)  # 0600, whole, fsynced (songlab.localfiles)
 
 
 def scorecard(

@@ -51,7 +51,7 @@ from songlab.listening._store import (
 )
 from songlab.listening._trials import Plan, with_checks
 from songlab.listening.controls import Controls, Summary
-from songlab.localfiles import write_atomic
+from songlab.localfiles import replace_atomically, write_atomic
 
 __all__ = ["ANSWERS", "ListeningSession", "Trial"]
 
@@ -688,17 +688,15 @@ class ListeningSession:
         is written ``'=HYPERLINK(...)``, as the ledger's exports do); returns the path."""
         from songlab.ledger.export import inert
 
-        path = Path(path)
         frame = self.results()
         frame = frame.map(lambda v: inert(v) if isinstance(v, str) else v)
-        frame.to_csv(path, index=False)
-        return path
+        # private (0600) and whole: a temporary file beside it, renamed over it
+        return replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
 
     def to_parquet(self, path: str | Path, /) -> Path:
-        """Write :meth:`results` to Parquet (pyarrow); returns the path."""
-        path = Path(path)
-        self.results().to_parquet(path, index=False)
-        return path
+        """Write :meth:`results` to Parquet (pyarrow), private (0600); returns the path."""
+        frame = self.results()
+        return replace_atomically(path, lambda tmp: frame.to_parquet(tmp, index=False))
 
     # -- save / resume -------------------------------------------------------------------
     def save(self, path: str | Path, /) -> Path:
