@@ -1,7 +1,7 @@
 """The ledger on Apache Spark gives DuckDB's figures to the cent.
 
 Every test here shares ONE local Spark session (``spark_jvm`` in ``conftest.py``:
-``local[1]``, two shuffle partitions, no UI, Spark Connect's plugin on a loopback port).
+``local[1]``, one shuffle partition, no UI, Spark Connect's plugin on a loopback port).
 A year of a busy account (a million synthetic tasks, a ``LedgerStore`` dataset in Hive
 ``month=`` partitions) is read in place by Spark and by DuckDB; the same queries (sqlglot
 transpiles DuckDB's dialect to Spark's) give the same report, every table and figure
