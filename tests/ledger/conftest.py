@@ -22,9 +22,9 @@ def records() -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def spark_jvm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkJVM]:
     """ONE local Spark session for every Spark test (a JVM takes seconds to start):
-    ``local[1]``, one shuffle partition, no adaptive execution or whole-stage codegen, no UI, bound to loopback, with Spark Connect's
-    plugin on a free loopback port so that a Connect client in another process (the
-    ``--spark-remote`` path) runs on the same JVM."""
+    ``local[1]``, one shuffle partition, no adaptive execution or whole-stage codegen, no
+    UI, bound to loopback, with Spark Connect's plugin on a free loopback port so that a
+    Connect client in another process (the ``--spark-remote`` path) runs on the same JVM."""
     java_or_skip()
     pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'songlab[spark]')")
     from songlab.ledger.spark import local_session
