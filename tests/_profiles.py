@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -119,7 +120,7 @@ def _process(
         stderr=errors,
         text=True,
         env=env,
-        preexec_fn=None if umask is None else (lambda: os.umask(umask) and None),  # noqa: PLW1509
+        preexec_fn=None if umask is None else functools.partial(os.umask, umask),  # noqa: PLW1509
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()

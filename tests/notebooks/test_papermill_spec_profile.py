@@ -166,8 +166,16 @@ def first_pass(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FirstPass]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith("XDG_")
-        and k not in ("SONGLAB_RECORD", "SONGLAB_CACHE_DIR", "MPLCONFIGDIR", "SONGLAB_ORIGIN")
-        and k not in ("SONGLAB_API_KEY", "SONGLAB_BASE_URL", "SONGLAB_ANALYSIS_CACHE")
+        and k
+        not in (
+            "MPLCONFIGDIR",
+            "SONGLAB_RECORD",
+            "SONGLAB_CACHE_DIR",
+            "SONGLAB_ORIGIN",
+            "SONGLAB_ANALYSIS_CACHE",
+            "SONGLAB_API_KEY",
+            "SONGLAB_BASE_URL",
+        )
     }
     fresh["HOME"] = str(home)
     # on its default database, under the fresh home

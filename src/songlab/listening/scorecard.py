@@ -528,7 +528,7 @@ class Scorecard:
             + rows
             + "</ul></body></html>"
         )
-        _write_private(path, text.encode())
+        write_atomic(path, text)  # 0600, whole, fsynced
         return text
 
     def to_parquet(self, path: str | os.PathLike[str], /) -> None:
@@ -603,10 +603,6 @@ def _cents(v: Any) -> str:
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "-"
     return f"${Decimal(str(v)).quantize(Decimal('0.01'))}"
-
-
-def _write_private(path: str | os.PathLike[str], data: bytes) -> None:
-    write_atomic(path, data)  # 0600, whole, fsynced (songlab.localfiles)
 
 
 def scorecard(
