@@ -128,3 +128,42 @@ def test_every_event_takes_a_fresh_seq(sandbox, admin, acct):
         admin.delete("/_sandbox/faults")
     assert a[-1]["event"] == b[-1]["event"] == "error"
     assert b[-1]["seq"] > a[-1]["seq"]
+
+
+def test_a_worker_finishing_between_two_reads_never_cuts_the_stream_short():
+    """The stream reads a task's status and its events in two statements. A worker that
+    commits the last progress and the terminal (with the status) between them must not
+    close the stream before those events: a fresh clone's CI lost both under load."""
+    import asyncio
+    import json as _json
+    from types import SimpleNamespace
+
+    from songlab.sandbox.http.routes.native import _events
+    from songlab.sandbox.tasks.events import EventHub
+
+    task = {"status": "processing", "events": [(1, "progress", {"progress": 0.95})]}
+
+    def commit_the_end() -> None:  # what the worker does, in one transaction
+        task["events"] += [(2, "progress", {"progress": 1.0}), (3, "terminal", {})]
+        task["status"] = "completed"
+        log.hub.notify("t1")
+
+    class Log:
+        hub = EventHub()
+
+        def after(self, task_id: str, seq: int) -> list[tuple[int, str, str]]:
+            out = [(s, k, _json.dumps(d)) for s, k, d in task["events"] if s > seq]
+            if not out and task["status"] == "processing":
+                commit_the_end()  # right after this read, before the next one
+            return out
+
+    log = Log()
+    store = SimpleNamespace(value=lambda sql, args: task["status"])
+    clock = SimpleNamespace(now=lambda: 0.0)
+    faults = SimpleNamespace(settings=SimpleNamespace(drop_stream_after=None))
+
+    async def read() -> list[str]:
+        frames = [f async for f in _events(log, store, clock, faults, "t1", 0)]  # type: ignore[arg-type]
+        return [f.decode().split("\n")[1].removeprefix("event: ") for f in frames]
+
+    assert asyncio.run(asyncio.wait_for(read(), 5)) == ["progress", "progress", "terminal"]

@@ -199,6 +199,11 @@ async def _events(
     try:
         while True:
             wake.clear()
+            # the status before the events: completion and its terminal event commit
+            # together, so a task seen finished here has all its events in the batch below
+            # (read the other way round, a worker committing in between hid the last
+            # progress and the terminal, and the stream closed short)
+            status = store.value("SELECT status FROM tasks WHERE id = ?", (task_id,))
             batch = log.after(task_id, last)
             for seq, kind, data in batch:
                 if drop_after is not None and sent >= drop_after:
@@ -217,7 +222,6 @@ async def _events(
                     return
             if batch:
                 continue
-            status = store.value("SELECT status FROM tasks WHERE id = ?", (task_id,))
             if status in ("completed", "failed"):
                 return  # a finished task: nothing follows ``after``
             idle = clock.now() - idle_since
