@@ -206,7 +206,25 @@ def test_answers_not_heard_for_the_minimum_are_refused_at_collect() -> None:
     doc = c.answer_file("r01", s.answers, heard={0: {"A": 1.0, "B": 1.0, "X": 0.4}})
     with pytest.raises(CollectError) as info:
         c.collect([doc])
-    assert "trial 0: clip X was heard for 0.4 s, less than the 0.7 s" in info.value.refused[0][1]
+    assert "trial 0: clip X was heard for 0.4 s, less than the 0.75 s" in info.value.refused[0][1]
+
+
+def test_a_page_and_collect_agree_on_the_minimum_to_the_millisecond() -> None:
+    """The page counts a clip as played at ``need_ms`` (whole ms, rounded up); an answer file
+    that shows exactly that is collected, one ms less is refused by name. Rounded down, a
+    page counted 749 ms of a 749.98 ms minimum and collect refused the file it sent."""
+    c = campaign("abx", make_clips(1, seconds=1.0), raters=1, seed=2, gold=0, traps=0)
+    s = c._sessions["r01"].sibling(c._rater_seeds["r01"])
+    assert s.need == pytest.approx(0.7499792) and s.need_ms == 750
+    assert c.page("r01").count('"need_ms":750') == 1
+    simulate(s, seed=0)
+    short = {0: {"A": 1.0, "B": 1.0, "X": 0.749}}
+    with pytest.raises(CollectError) as info:
+        c.collect([c.answer_file("r01", s.answers, heard=short)])
+    assert "trial 0: clip X was heard for 0.749 s, less than the 0.75 s" in info.value.refused[0][1]
+    exact = {t: {label: s.need_ms / 1000 for label in ("A", "B", "X")} for t in s.answers}
+    c.collect([c.answer_file("r01", s.answers, heard=exact)])
+    assert len(c.results()) > 0
 
 
 def test_listening_csv_exports_are_inert(tmp_path) -> None:

@@ -215,7 +215,7 @@ class Campaign:
             trial = session.trials[t]
             given = (heard or {}).get(t)
             ms = {
-                label: int(1000 * (given[label] if given is not None else whole))
+                label: round(1000 * (given[label] if given is not None else whole))
                 for label in session._playable(trial)
                 if given is None or label in given
             }
@@ -280,7 +280,7 @@ class Campaign:
         session = self._sessions[rater].sibling(
             self._rater_seeds[rater], key=ans.keyed(self._secret, "key", rater)
         )
-        need_ms = int(session.need * 1000)
+        need_ms = session.need_ms
         for t, value, heard in doc["answers"]:
             if not 0 <= t < len(session.trials):
                 raise ans.Refused(f"answers trial {t}, which rater {rater} was not given")
@@ -293,8 +293,8 @@ class Campaign:
             if short:
                 label = short[0]
                 raise ans.Refused(
-                    f"trial {t}: clip {label} was heard for {ms.get(label, 0) / 1000:.1f} s, "
-                    f"less than the {need_ms / 1000:.1f} s every clip must be heard before an "
+                    f"trial {t}: clip {label} was heard for {_secs(ms.get(label, 0))} s, "
+                    f"less than the {_secs(need_ms)} s every clip must be heard before an "
                     "answer counts (Music Arena's minimum, or the whole clip)"
                 )
             for label, got in ms.items():
@@ -584,3 +584,9 @@ def campaign(
     and secret to rebuild a campaign).
     """
     return Campaign(kind, clips, raters=raters, seed=seed, **options)
+
+
+def _secs(ms: int) -> str:
+    """Milliseconds as seconds, to the millisecond, without trailing zeros: 0.0, 0.4, 0.749."""
+    text = f"{ms / 1000:.3f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text

@@ -155,7 +155,7 @@ def design_text(
         "campaign": campaign,
         "rater": rater,
         "kind": session.kind,
-        "need_ms": int(session.need * 1000),
+        "need_ms": session.need_ms,
         "rules": rules,
         "headphones": HEADPHONE_TRIALS if headphones else 0,
         "trials": trials,

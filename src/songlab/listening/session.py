@@ -26,6 +26,7 @@ two unless asked (``answers="all"``), and say which they are.
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -458,6 +459,13 @@ class ListeningSession:
         5 s, as Music Arena), or the whole clip when it is shorter (a quarter second spared)."""
         whole = self.seconds
         return min(float(self.options["min_heard"]), max(whole - 0.25, 0.5 * whole))
+
+    @property
+    def need_ms(self) -> int:
+        """:attr:`need` in whole milliseconds, rounded up: what a rater page waits for and what
+        an answer file must show. Rounded down, a page could count 749 ms of a 749.98 ms need
+        as played and send an answer that collecting then refused (seen under load)."""
+        return math.ceil(self.need * 1000 - 1e-9)
 
     def clip(self, trial: int, label: str, /) -> tuple[np.ndarray, int]:
         """The clip behind ``label`` of ``trial`` as it is heard: ``(float32 (2, samples), 48000)``,
