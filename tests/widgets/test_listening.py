@@ -228,3 +228,25 @@ def test_the_panel_plays_the_common_format_x_never_a_copy_of_a() -> None:
     assert len(set(data.values())) == 3 and len({len(d) for d in data.values()}) == 1
     samples, rate = audio.decode(data["X"])
     assert rate == 48000 and samples.shape[0] == 2
+
+
+def test_x_never_shares_a_lead_in_with_a_even_when_their_draws_coincide(monkeypatch) -> None:
+    """Each label drew its own lead-in from the session key, so X (the same clip as A or B)
+    took its twin's lead-in, and so its bytes, in one trial of 1,151 (a fresh clone's run
+    saw it). Here every label's first draw is the same number: the labels must still get
+    different lead-ins, and X bytes of its own."""
+    from songlab.listening import _format as fmt
+
+    real = fmt.lead
+    monkeypatch.setattr(
+        fmt,
+        "lead",
+        lambda key, *parts, variant=0: 77 if variant == 0 else real(key, *parts, variant=variant),
+    )
+    session = listening.abx(clips(), seed=1)
+    for t in range(len(session.trials)):
+        leads = session._leads(session.trials[t])
+        assert len(set(leads.values())) == len(leads) == 3 and 77 in leads.values()
+    panel = listening_panel(session)
+    data = {label: bytes(p.value) for label, p in panel.players.items()}
+    assert len(set(data.values())) == 3

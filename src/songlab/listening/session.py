@@ -476,8 +476,21 @@ class ListeningSession:
         """:meth:`clip` as a listener's screen gets it: constant-bitrate MP3 after a lead-in
         drawn from the session's key, so no two labels' bytes are alike (X is not a copy of A)."""
         t = self._trial(trial)
-        lead = fmt.lead(self._unseal()["key"], t.index, self._check_label(t, label))
+        lead = self._leads(t)[self._check_label(t, label)]
         return fmt.encode_mp3(fmt.shape(self._clip_core(trial, label), lead=lead), bitrate=bitrate)
+
+    def _leads(self, t: Trial) -> dict[str, int]:
+        """The lead-in of each playable label of ``t``, all different: X (or the hidden
+        reference) is the same clip as another label, and one lead-in drawn for both (one
+        trial in 1,151 when each label drew its own) gave both the same bytes. Labels take
+        their first draw in sorted order, and the next variant where it is taken."""
+        key, taken = self._unseal()["key"], {}
+        for label in sorted(self._playable(t)):
+            variant = 0
+            while (n := fmt.lead(key, t.index, label, variant=variant)) in taken.values():
+                variant += 1
+            taken[label] = n
+        return taken
 
     def encoded(self, trial: int, label: str, /, *, format: str = "wav") -> bytes:
         """:meth:`clip` encoded (e.g. for ``ipywidgets.Audio(value=..., autoplay=False)``)."""
