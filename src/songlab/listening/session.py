@@ -484,7 +484,8 @@ class ListeningSession:
         reference) is the same clip as another label, and one lead-in drawn for both (one
         trial in 1,151 when each label drew its own) gave both the same bytes. Labels take
         their first draw in sorted order, and the next variant where it is taken."""
-        key, taken = self._unseal()["key"], {}
+        key = self._unseal()["key"]
+        taken: dict[str, int] = {}
         for label in sorted(self._playable(t)):
             variant = 0
             while (n := fmt.lead(key, t.index, label, variant=variant)) in taken.values():
