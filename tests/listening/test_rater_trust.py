@@ -33,9 +33,19 @@ def _careful(t, plan):
     return SCORE[plan.models[0]] - (t.index % 2)
 
 
+# One fixed secret: the trapping question's expected answer is drawn from it, and with a
+# fresh secret each run it was 5 (what r05 flat-lines) about one run in five, so r05 passed
+# the trap and failed 1 of 2 checks (seen in repeated runs here)
+SECRET = b"songlab tests: rater trust, acr panel 0"
+
+
 @pytest.fixture(scope="module")
 def acr():
-    c = campaign("acr", make_clips(2, seconds=1.0), raters=5, seed=12, gold=1, traps=1)
+    c = campaign(
+        "acr", make_clips(2, seconds=1.0), raters=5, seed=12, gold=1, traps=1, secret=SECRET
+    )
+    plans = c._sessions["r05"]._unseal()["plans"]
+    assert [p.expect for p in plans if p.check == "trap"] != [5]  # r05 fails it by answering 5
     files = [_file(c, r, _careful) for r in c.raters[:4]]
     files.append(_file(c, "r05", lambda t, plan: 5))  # never listens: all Excellent
     c.collect(files)
