@@ -108,6 +108,9 @@ def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_
         page.check(f"{box} input[value='A']")
         assert page.is_disabled(f"{box} .answer-btn")  # nothing played: no answer yet
         assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
+        # the minimum in the words collect uses for a refusal (0.74998 s clips: 750 ms)
+        assert pref._sessions["r03"].need_ms == 750
+        assert "heard 0.75 s of it" in page.inner_text("#need")
         page.eval_on_selector(f"{box} .answer-btn", "b => b.click()")  # forced: still refused
         assert "not played yet: A, B" in page.inner_text(f"{box} .msg")
         _play(page, t, "A")

@@ -101,7 +101,8 @@ const $ = (tag, attrs, text) => {
   if (text !== undefined) el.textContent = text;
   return el;
 };
-const seconds = ms => Math.floor(ms / 10) / 100 + " s";  // 749 ms: "0.74 s", never more than heard
+// seconds to the millisecond without trailing zeros, as collect words them (campaign._secs)
+const seconds = ms => (ms / 1000).toFixed(3).replace(/0+$/, "").replace(/\.$/, ".0") + " s";
 document.getElementById("need").textContent = "Each clip counts once you have heard " + seconds(need) + " of it.";
 for (const rule of design.rules) document.getElementById("rules").append($("p", {"class": "rule"}, rule));
 function progress() {

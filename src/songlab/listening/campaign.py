@@ -587,6 +587,7 @@ def campaign(
 
 
 def _secs(ms: int) -> str:
-    """Milliseconds as seconds, to the millisecond, without trailing zeros: 0.0, 0.4, 0.749."""
+    """Milliseconds as seconds, to the millisecond, without trailing zeros: 0.0, 0.4, 0.749
+    (the rater page's ``seconds`` words them the same)."""
     text = f"{ms / 1000:.3f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
