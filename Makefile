@@ -56,9 +56,13 @@ $(VENV)/.python-$(PYVER):
 # is set (this machine, many CI images) every process then compiles what it imports from source:
 # `import songlab.audio, songlab.ledger, songlab.sandbox.http.server` took 16-27 s without .pyc
 # against 5 s with them under load, in each pytest worker, kernel and subprocess the suite starts
-$(STAMP): pyproject.toml setup.py $(VENV)/.python-$(PYVER)
+# --excludes: what .ci/uv-excludes.txt says (a dependency nothing here uses that costs 2 s of
+# CPU in every process importing nbformat); an older .venv that has it loses it here
+$(STAMP): pyproject.toml setup.py .ci/uv-excludes.txt $(VENV)/.python-$(PYVER)
 	$(PY) -m pip install --quiet --upgrade pip uv
-	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[lab,test]'
+	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) \
+	  --excludes .ci/uv-excludes.txt -e '.[lab,test]'
+	$(VENV)/bin/uv pip uninstall --quiet --python $(PY) -r .ci/uv-excludes.txt 2>/dev/null || true
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (songlab)" >/dev/null
 	@touch $(STAMP)
 

@@ -16,6 +16,9 @@ import pytest
 
 api = pytest.importorskip("mypy.api")
 
+# every test here runs mypy (the first on a cold cache: 16 s of a worker in `make test-fast`)
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 SNIPPET = """
@@ -94,7 +97,6 @@ def _mypy(tmp_path, cache, code):
     return out, status
 
 
-@pytest.mark.slow  # runs mypy in a subprocess
 def test_user_code_sees_the_dataclasses_not_any(tmp_path, cache):
     out, _ = _mypy(tmp_path, cache, SNIPPET)
     revealed = re.findall(r'Revealed type is "([^"]+)"', out)
