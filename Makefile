@@ -101,7 +101,7 @@ test: $(STAMP) browser-deps java-deps
 test-pythons: $(STAMP)
 	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
 
-## test-fast: the edit-run loop (240 s here, 26 November; the target is 90 s): ruff, then
+## test-fast: the edit-run loop (214 s here, 26 November; the target is 90 s): ruff, then
 ##   pytest without the notebooks, the browser, install, reliability and external suites or
 ##   the tests marked slow (those start kernels, papermill, mypy or sandbox processes, or take
 ##   half a minute of a worker); `make test` runs everything
