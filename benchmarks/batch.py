@@ -82,8 +82,8 @@ def ideal_ticks(n: int, per_hour: int = 100, per_day: int = 500) -> int:
     return tick
 
 
-def throughput(base_url: str, admin: httpx.Client, n: int, tick_s: float) -> float:
-    record = RecordStore(Path(tempfile.mkdtemp()) / "record.sqlite")
+def throughput(base_url: str, admin: httpx.Client, n: int, tick_s: float, tmp: Path) -> float:
+    record = RecordStore(tmp / "record.sqlite")
     ticks: list[float] = []
     stop = threading.Event()
 
@@ -124,11 +124,10 @@ def throughput(base_url: str, admin: httpx.Client, n: int, tick_s: float) -> flo
     return ideal / used
 
 
-def record_overhead(base_url: str, admin: httpx.Client, creates: int) -> float:
+def record_overhead(base_url: str, admin: httpx.Client, creates: int, tmp: Path) -> float:
     """Seconds per create with the record over seconds per create without it: two clients
     side by side, one create each in turn (so the machine's drift hits both alike), on
     fresh accounts every 90 creates (the limit never answers)."""
-    tmp = Path(tempfile.mkdtemp())
     spent = {True: 0.0, False: 0.0}
     done = 0
     round_no = 0
@@ -173,11 +172,14 @@ def main() -> None:
     args = ap.parse_args()
     proc, base_url = start_sandbox()
     try:
-        with httpx.Client(
-            base_url=base_url, headers={"X-Sandbox-Admin-Token": ADMIN}, timeout=30
-        ) as admin:
-            overhead = record_overhead(base_url, admin, args.creates)
-            ratio = throughput(base_url, admin, args.n, args.tick)
+        with (
+            tempfile.TemporaryDirectory(prefix="songlab-batch-") as tmp,
+            httpx.Client(
+                base_url=base_url, headers={"X-Sandbox-Admin-Token": ADMIN}, timeout=30
+            ) as admin,
+        ):
+            overhead = record_overhead(base_url, admin, args.creates, Path(tmp))
+            ratio = throughput(base_url, admin, args.n, args.tick, Path(tmp))
     finally:
         proc.terminate()
         proc.wait(timeout=15)

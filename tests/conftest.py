@@ -11,13 +11,16 @@ user's data or cache dir in tests: ``pytest_configure`` points ``SONGLAB_RECORD`
 ``SONGLAB_CACHE_DIR`` into a temporary directory for the whole run (kernels that nbval
 starts inherit it), and ``_own_record`` gives each test its own record file and its own
 reuse scope (``SONGLAB_ORIGIN`` = the test's id) and asset cache, so one test never
-re-attaches to another's tasks or reads another's downloads.
+re-attaches to another's tasks or reads another's downloads. The run's directory is
+removed when pytest ends (``pytest_unconfigure``): a suite that leaves its notebooks'
+downloads in /tmp on every run fills a CI machine's disk.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,11 +34,20 @@ from tests._profiles import PROFILES, ProfileSandbox, running
 SANDBOX_SPEED = 500.0
 
 
+_RUN_DIR: list[str] = []
+
+
 def pytest_configure(config: pytest.Config) -> None:
     run_dir = tempfile.mkdtemp(prefix="songlab-test-")
+    _RUN_DIR.append(run_dir)
     os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
     os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
     os.environ["SONGLAB_ANALYSIS_CACHE"] = os.path.join(run_dir, "analysis.sqlite")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _RUN_DIR:
+        shutil.rmtree(_RUN_DIR.pop(), ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

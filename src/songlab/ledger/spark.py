@@ -29,6 +29,7 @@ times as UTC microseconds.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -93,11 +94,16 @@ def local_session(
 ) -> Any:
     """A local SparkSession set up for the ledger (``LOCAL_CONF`` and ``EXACT_CONF``, then
     ``config``), bound to loopback; its scratch files go under ``scratch`` (default: a new
-    temporary directory). Stop it with ``session.stop()``; hand it to ``Spark(session)`` as
+    temporary directory, removed when Python exits, after pyspark's own exit handler has
+    stopped the JVM). Stop it with ``session.stop()``; hand it to ``Spark(session)`` as
     often as you like (one JVM for a report and its FOCUS export)."""
     from pyspark.sql import SparkSession
 
-    scratch = scratch or Path(tempfile.mkdtemp(prefix="songlab-spark-"))
+    if scratch is None:
+        scratch = Path(tempfile.mkdtemp(prefix="songlab-spark-"))
+        # registered before the session exists: exit handlers run last-in first-out, so
+        # this one runs after the one pyspark registers when it starts the JVM
+        atexit.register(shutil.rmtree, scratch, True)
     config = config or {}
 
     log4j = scratch / "log4j2.properties"
