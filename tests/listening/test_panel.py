@@ -54,7 +54,8 @@ def test_preference_shares_cluster_by_rater() -> None:
     mean, low, high, se = panel.clustered_mean(
         [1, 1, 1, 1, 0, 0, 1, 1], ["r1"] * 3 + ["r2"] * 3 + ["r3"] * 2
     )
-    assert row["share_a"] == 0.75 and (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    assert low < 0.0 and high > 1.0  # two raters' spread on 2 df: wider than a share can be
+    assert row["share_a"] == 0.75 and (row["ci_low"], row["ci_high"]) == (0.0, 1.0)
     assert row["p_value"] == pytest.approx(2 * stats.t.sf(0.25 / se, 2))
 
 
@@ -63,6 +64,38 @@ def test_preference_shares_without_spread_fall_back_to_the_exact_binomial() -> N
     row = shares.iloc[0]
     assert (row["share_a"], row["ci_low"], row["ci_high"]) == (1.0, 1.0, 1.0)
     assert row["p_value"] == pytest.approx(2 * 0.5**6)  # two-sided exact, 6 of 6
+
+
+def test_a_share_interval_never_leaves_0_to_1() -> None:
+    # 14 wins of 16 by three raters: share +- t(2 df) * se reaches 1.13 before the cut
+    out = [("r1", "a", "b")] * 4 + [("r1", "b", "a")] + [("r2", "a", "b")] * 5
+    out += [("r3", "a", "b")] * 5 + [("r3", "b", "a")]
+    row = panel.preference_shares(_pref_frame(out)).iloc[0]
+    y = [1, 1, 1, 1, 0] + [1] * 5 + [1] * 5 + [0]
+    raters = ["r1"] * 5 + ["r2"] * 5 + ["r3"] * 6
+    share, low, high, se = panel.clustered_mean(y, raters)
+    assert high > 1.0 and low > 0.0  # the uncut interval, by the formula tested above
+    assert (row["share_a"], row["ci_low"], row["ci_high"]) == pytest.approx((share, low, 1.0))
+    assert row["p_value"] == pytest.approx(2 * stats.t.sf((share - 0.5) / se, 2))  # uncut se
+    # and from below: the mirror image of the same answers
+    mirror = [(r, loser, winner) for r, winner, loser in out]
+    row = panel.preference_shares(_pref_frame(mirror)).iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.0, 1 - low))
+
+
+def test_an_abx_pooled_rate_interval_never_passes_1() -> None:
+    rows = [
+        {"rater": rater, "trial": i, "model_a": "x", "model_b": "y", "correct": i < k}
+        for rater, k in (("r1", 10), ("r2", 7), ("r3", 10))
+        for i in range(10)
+    ]
+    pooled = panel.abx_panel(pd.DataFrame(rows))["pooled"].iloc[0]
+    _, low, high, _ = panel.clustered_mean(
+        [float(i < k) for k in (10, 7, 10) for i in range(10)],
+        [r for r in "abc" for _ in range(10)],
+    )
+    assert high > 1.0
+    assert (pooled["rate"], pooled["ci_low"], pooled["ci_high"]) == pytest.approx((0.9, low, 1.0))
 
 
 def test_bradley_terry_two_models_is_the_log_odds_with_a_clustered_se() -> None:
@@ -102,6 +135,20 @@ def test_bradley_terry_matches_choix() -> None:
     for m in names:
         assert bt.loc[m, "strength"] == pytest.approx(ref[names.index(m)] - ref[0], abs=1e-4)
     assert bt.index.tolist() == ["m2", "m1", "m0", "m3"]
+
+
+def test_bradley_terry_with_one_rater_gives_the_models_own_interval() -> None:
+    # a pilot: one rater, b chosen 4 times of 6; no spread between raters to cluster on
+    out = [("r1", "b", "a")] * 4 + [("r1", "a", "b")] * 2
+    bt = panel.bradley_terry(_pref_frame(out), baseline="a").set_index("model")
+    p, n = 4 / 6, 6
+    assert bt.loc["b", "strength"] == pytest.approx(math.log(2), rel=1e-6)
+    assert bt.loc["b", "se"] == pytest.approx(math.sqrt(1 / (n * p * (1 - p))), rel=1e-5)
+    z = stats.norm.ppf(0.975)
+    assert (bt.loc["b", "ci_low"], bt.loc["b", "ci_high"]) == pytest.approx(
+        (math.log(2) - z * bt.loc["b", "se"], math.log(2) + z * bt.loc["b", "se"])
+    )
+    assert bt.loc["b", "score_low"] < 66.7 < bt.loc["b", "score_high"]
 
 
 def test_bradley_terry_refuses_an_unidentifiable_ranking() -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,13 +41,20 @@ def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
 
 
 def clustered_mean(
-    y: Sequence[float], groups: Sequence[str], /, *, confidence: float = 0.95
+    y: Sequence[float],
+    groups: Sequence[str],
+    /,
+    *,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> tuple[float, float, float, float]:
     """``(mean, low, high, se)`` of ``y`` with cluster-robust variance by ``groups``.
 
     ``se^2 = G/(G-1) * sum_g (sum_{i in g} (y_i - mean))^2 / N^2``; interval
-    ``mean +- t_{(1+c)/2, G-1} se`` (statsmodels OLS, ``cov_type="cluster"``).
-    Fewer than two clusters, or no spread: nan bounds (or the mean itself).
+    ``mean +- t_{(1+c)/2, G-1} se`` (statsmodels OLS, ``cov_type="cluster"``), cut to
+    ``bounds`` when given (a share's interval never leaves 0 to 1: 14 wins of 16 by three
+    raters is 0.875, 0.62 to 1, not to 1.13). Fewer than two clusters, or no spread: nan
+    bounds (or the mean itself).
     """
     from statsmodels.regression.linear_model import OLS
 
@@ -63,6 +71,8 @@ def clustered_mean(
         cov_type="cluster", cov_kwds={"groups": codes}, use_t=True
     )
     low, high = fit.conf_int(alpha=1 - confidence)[0]
+    if bounds is not None:
+        low, high = max(float(low), bounds[0]), min(float(high), bounds[1])
     return (mean, float(low), float(high), float(fit.bse[0]))
 
 
@@ -104,7 +114,9 @@ def preference_shares(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> pd
             | ((pairs["winner"] == b) & (pairs["loser"] == a))
         ]
         y = (g["winner"] == a).to_numpy(dtype=float)
-        share, low, high, se = clustered_mean(y, g["rater"], confidence=confidence)
+        share, low, high, se = clustered_mean(
+            y, g["rater"], confidence=confidence, bounds=(0.0, 1.0)
+        )
         if se and np.isfinite(se) and se > 0:
             p = float(2 * scipy.stats.t.sf(abs(share - 0.5) / se, g["rater"].nunique() - 1))
         else:  # one rater, or no spread: the clustered test is undefined; exact binomial
@@ -131,7 +143,10 @@ def bradley_terry(
     frame: pd.DataFrame, /, *, baseline: str | None = None, confidence: float = 0.95
 ) -> pd.DataFrame:
     """Bradley-Terry strengths of the models, log-odds against ``baseline`` (default: the
-    first model by name), cluster-robust CI by rater, and ``score`` (0-100), ranked."""
+    first model by name), cluster-robust CI by rater, and ``score`` (0-100), ranked.
+
+    With one rater (a pilot) the CI is the model's own (no clustering: there is no spread
+    between raters to measure), so it says nothing about how other listeners would hear it."""
     return bradley_terry_pairs(
         comparisons(frame),
         sorted(frame["model"].unique()),
@@ -167,12 +182,18 @@ def bradley_terry_pairs(
     # orient half the rows loser-first so the response varies (the likelihood is unchanged)
     flip = np.arange(len(pairs)) % 2 == 1
     x[flip], y[flip] = -x[flip], 0.0
+    groups = pd.factorize(pairs["rater"])[0]
+    # one rater: no spread between raters to cluster on (the sandwich divides by G - 1), so
+    # the model's own covariance, as preference_shares falls back to the exact binomial
+    cov: dict[str, Any] = (
+        {"cov_type": "cluster", "cov_kwds": {"groups": groups}}
+        if len(set(groups)) > 1
+        else {"cov_type": "nonrobust"}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerfectSeparationWarning)
         try:
-            fit = GLM(y, x, family=families.Binomial()).fit(
-                cov_type="cluster", cov_kwds={"groups": pd.factorize(pairs["rater"])[0]}
-            )
+            fit = GLM(y, x, family=families.Binomial()).fit(**cov)
         except (PerfectSeparationWarning, np.linalg.LinAlgError, ValueError) as exc:
             raise ListeningError(
                 "frame",
@@ -260,7 +281,7 @@ def abx_panel(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> dict[str, 
     for (a, b), g in f.groupby("pair", sort=True):
         n, k = len(g), int(g["ok"].sum())
         rate, low, high, _ = clustered_mean(
-            g["ok"].to_numpy(float), g["rater"], confidence=confidence
+            g["ok"].to_numpy(float), g["rater"], confidence=confidence, bounds=(0.0, 1.0)
         )
         sig = raters[(raters["model_a"] == a) & (raters["model_b"] == b)]
         pooled.append(
