@@ -85,6 +85,21 @@ def test_an_empty_ledger_has_nothing_to_say() -> None:
     assert "0 complete days of spend so far" in report.notes[0]
 
 
+def test_a_report_counts_in_words() -> None:
+    from dataclasses import replace
+
+    from songlab.ledger import _schema
+
+    report = guardrails.check(_schema.empty_table(_schema.TASKS))
+    at = f"{report.as_of:%Y-%m-%d %H:%M:%S}"
+    one = replace(report, forecasts=report.forecasts[:1], budgets=[object()] * 1)
+    assert repr(one) == (
+        f"<GuardrailReport as of {at} UTC: 0 alerts, 1 forecast, 1 budget, 0 anomalies>"
+    )
+    two = replace(one, budgets=[object()] * 2, anomalies=[object()])
+    assert repr(two).endswith(", 1 forecast, 2 budgets, 1 anomaly>")
+
+
 BUDGETS_FILE = """
 [[budget]]
 project = "podcast"

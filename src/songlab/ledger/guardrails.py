@@ -146,13 +146,17 @@ class GuardrailReport:
     def __repr__(self) -> str:
         return (
             f"<GuardrailReport as of {self.as_of:%Y-%m-%d %H:%M:%S} UTC: "
-            f"{len(self.alerts)} alert{'s' if len(self.alerts) != 1 else ''}, "
-            f"{len(self.forecasts)} forecasts, {len(self.budgets)} budgets, "
-            f"{len(self.anomalies)} anomalies>"
+            f"{_count(len(self.alerts), 'alert')}, {_count(len(self.forecasts), 'forecast')}, "
+            f"{_count(len(self.budgets), 'budget')}, "
+            f"{_count(len(self.anomalies), 'anomaly', 'anomalies')}>"
         )
 
     def _repr_html_(self) -> str:
         return alerts_.alerts_html(self.alerts, as_of=self.as_of, notes=self.notes)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 # ---------------------------------------------------------------------------------- data
