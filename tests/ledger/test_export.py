@@ -127,6 +127,27 @@ def test_parquet_reads_back_with_the_same_dtypes_in_pandas(
     )
 
 
+@pytest.mark.parametrize("backend", ["numpy_nullable", "pyarrow"])
+def test_parquet_reads_with_either_pandas_dtype_backend(
+    tasks: pd.DataFrame, tmp_path: Path, backend: str
+) -> None:
+    """``pd.read_parquet(path, dtype_backend=...)``: numpy_nullable failed on the extension
+    types (pandas hashes a dtype; they were unhashable) before 27 November; pyarrow wraps
+    them as they are, which the ledger's engine reads and plain pandas cannot sum."""
+    path = write_parquet(tasks, tmp_path / "tasks.parquet")
+    back = pd.read_parquet(path, dtype_backend=backend)
+    assert len(back) == len(tasks) and back.songlab.total() == tasks.songlab.total()
+    assert back.songlab.spend("operation")["cost_usd"].tolist() == (
+        tasks.songlab.spend("operation")["cost_usd"].tolist()
+    )
+    money = pd.ArrowDtype(pa.decimal128(18, 8))
+    if backend == "numpy_nullable":
+        assert back["cost_usd"].dtype == money
+        assert back["cost_usd"].sum() == sum(Decimal(a) for a in AMOUNTS)
+    else:  # the workaround docs/ledger.md gives for plain pandas
+        assert back["cost_usd"].astype(money).sum() == sum(Decimal(a) for a in AMOUNTS)
+
+
 def test_parquet_reads_in_duckdb_as_exact_decimals(
     records: list[dict[str, Any]], tmp_path: Path
 ) -> None:

@@ -58,6 +58,9 @@ class DecimalType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type i
     def to_pandas_dtype(self) -> pd.ArrowDtype:
         return _schema.MoneyDtype(self.storage_type)  # prints amounts, never 0E-8
 
+    def __hash__(self) -> int:  # pandas hashes dtypes (dtype_backend="numpy_nullable")
+        return hash((self.extension_name, self.storage_type))
+
 
 class SourceType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information
     """``songlab.source``: a dictionary-encoded string column (the ledger's ``*_source``
@@ -76,6 +79,9 @@ class SourceType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type in
 
     def to_pandas_dtype(self) -> pd.ArrowDtype:
         return pd.ArrowDtype(self.storage_type)
+
+    def __hash__(self) -> int:
+        return hash((self.extension_name, self.storage_type))
 
 
 for _ext in (DecimalType(), SourceType()):
