@@ -156,6 +156,41 @@ def test_abx_positions_and_reference_balanced() -> None:
     assert abs(x_a - (len(frame) - x_a)) <= 1
 
 
+@pytest.mark.parametrize("protocol", ["abx", "mushra"])
+def test_a_clip_never_gets_the_same_bytes_twice_in_a_session(protocol: str, monkeypatch) -> None:
+    """The same clip comes back in other trials (X of one trial is A of another). Each
+    trial's labels drew their lead-ins on their own, so a clip could get the same lead-in,
+    and so the same bytes, in two trials: X's bytes equal to another trial's A named X's
+    model to a rater comparing bytes. Here every first draw is the same number, so the old
+    code gives each trial's first label the same lead-in; the session must still keep every
+    copy of every clip apart, and give the same answer on every call."""
+    real = fmt.lead
+    monkeypatch.setattr(
+        fmt,
+        "lead",
+        lambda key, *parts, variant=0: 77 if variant == 0 else real(key, *parts, variant=variant),
+    )
+    session = KINDS[protocol](make_clips(2, models=MODELS[:3], seconds=0.6), seed=4, repeats=2)
+    reveal = {}  # (trial, label) -> (model, prompt), read from the session's design
+    secret = session._unseal()
+    for t in session.trials:
+        plan = secret["plans"][t.index]
+        for label in session._playable(t):
+            reveal[t.index, label] = (session._model_of_plan(t, plan, label), plan.prompt)
+    by_clip: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for element, clip in reveal.items():
+        by_clip.setdefault(clip, []).append(element)
+    assert max(len(v) for v in by_clip.values()) >= 3  # clips do come back
+    leads = {t.index: session._leads(t) for t in session.trials}
+    for elements in by_clip.values():
+        got = [leads[t][label] for t, label in elements]
+        assert len(set(got)) == len(got), f"one clip, one lead-in twice: {elements}"
+    assert {t.index: session._leads(t) for t in session.trials} == leads  # deterministic
+    some = next(v for v in by_clip.values() if len(v) >= 3)[:3]
+    data = [session.delivered(t, label) for t, label in some]
+    assert len(set(data)) == 3
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=list(KINDS))
 def test_played_clips_are_loudness_matched_never_amplified_never_clipping(kind: str, clips) -> None:
     s = KINDS[kind](clips, seed=3)

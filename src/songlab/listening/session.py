@@ -480,17 +480,37 @@ class ListeningSession:
         return fmt.encode_mp3(fmt.shape(self._clip_core(trial, label), lead=lead), bitrate=bitrate)
 
     def _leads(self, t: Trial) -> dict[str, int]:
-        """The lead-in of each playable label of ``t``, all different: X (or the hidden
-        reference) is the same clip as another label, and one lead-in drawn for both (one
-        trial in 1,151 when each label drew its own) gave both the same bytes. Labels take
-        their first draw in sorted order, and the next variant where it is taken."""
-        key = self._unseal()["key"]
-        taken: dict[str, int] = {}
-        for label in sorted(self._playable(t)):
-            variant = 0
-            while (n := fmt.lead(key, t.index, label, variant=variant)) in taken.values():
-                variant += 1
-            taken[label] = n
+        """The lead-in of each playable label of ``t``: all different within the trial, and
+        never one that the same clip had in an earlier trial of the session.
+
+        X (or the hidden reference) is the same clip as another label: one lead-in drawn for
+        both (one trial in 1,151 when each label drew its own) gave both the same bytes. And
+        the same clip comes back in other trials: X of one trial with the same bytes as A of
+        another named X's clip to a rater who compared bytes across trials, as the campaign
+        pages never allowed (``page.PageAudio``). Trials are taken in order and their labels
+        in sorted order, each its first draw or the next variant where that one is taken, so
+        a trial's lead-ins depend only on the key and the design, never on what was played.
+        """
+        secret = self._unseal()
+        key, plans = secret["key"], secret["plans"]
+        used: dict[tuple[str, str], set[int]] = {}  # (model, prompt) -> lead-ins it had
+        for trial in (tr for tr in self.trials if tr.index <= t.index):
+            plan = plans[trial.index]
+            taken: dict[str, int] = {}
+            for label in sorted(self._playable(trial)):
+                had = used.setdefault((self._model_of_plan(trial, plan, label), plan.prompt), set())
+                for variant in range(8 * fmt.LEAD_MAX):
+                    n = fmt.lead(key, trial.index, label, variant=variant)
+                    if n not in had and n not in taken.values():
+                        break
+                else:
+                    raise ListeningError(
+                        "clips",
+                        f"one clip is in a session more than {fmt.LEAD_MAX} times: "
+                        "no lead-in left to keep its copies apart",
+                    )
+                taken[label] = n
+                had.add(n)
         return taken
 
     def encoded(self, trial: int, label: str, /, *, format: str = "wav") -> bytes:
