@@ -191,6 +191,14 @@ def test_a_clip_never_gets_the_same_bytes_twice_in_a_session(protocol: str, monk
     assert len(set(data)) == 3
 
 
+def test_a_clip_with_no_lead_in_left_is_refused_by_name(monkeypatch) -> None:
+    # three lead-ins in all (the real 1,151 need a clip in the session 1,152 times)
+    monkeypatch.setattr(fmt, "LEAD_MAX", 3)
+    session = abx(make_clips(1, models=MODELS[:2], seconds=0.6), seed=4, repeats=2)
+    with pytest.raises(ListeningError, match=r"clips: one clip is in a session more than 3 times"):
+        session.delivered(0, "A")
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=list(KINDS))
 def test_played_clips_are_loudness_matched_never_amplified_never_clipping(kind: str, clips) -> None:
     s = KINDS[kind](clips, seed=3)
