@@ -34,20 +34,19 @@ from tests._profiles import PROFILES, ProfileSandbox, running
 SANDBOX_SPEED = 500.0
 
 
-_RUN_DIR: list[str] = []
+RUN_DIR = pytest.StashKey[str]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    run_dir = tempfile.mkdtemp(prefix="songlab-test-")
-    _RUN_DIR.append(run_dir)
+    run_dir = config.stash[RUN_DIR] = tempfile.mkdtemp(prefix="songlab-test-")
     os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
     os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
     os.environ["SONGLAB_ANALYSIS_CACHE"] = os.path.join(run_dir, "analysis.sqlite")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    while _RUN_DIR:
-        shutil.rmtree(_RUN_DIR.pop(), ignore_errors=True)
+    if RUN_DIR in config.stash:
+        shutil.rmtree(config.stash[RUN_DIR], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
