@@ -251,7 +251,7 @@ def test_check_judges_budget_amounts_like_the_file(
     judged: Judged, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``songlab report --check --budget 1``: the same monthly budget, the same alert line."""
-    from songlab.cli import report_main
+    from songlab.cli.report import report_main
 
     as_of = judged.as_of.isoformat()
     argv = ["--check", "--ledger", str(judged.store.path), "--no-refresh", "--as-of", as_of]

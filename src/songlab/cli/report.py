@@ -1,4 +1,4 @@
-"""The ``songlab`` command: ``sandbox``, ``report`` (its argparse and its demo run), ``notebooks``."""
+"""``songlab report``: its argparse, the checks of its options, the report run and ``--check``."""
 
 from __future__ import annotations
 
@@ -11,14 +11,6 @@ from contextlib import ExitStack
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
-
-USAGE = """usage: songlab COMMAND [ARGS]
-
-commands:
-  sandbox   run the embedded service (same flags as `python -m songlab.sandbox`)
-  report    a cost report: HTML, and CSV/Excel exports (`songlab report --help`)
-  notebooks copy the notebooks and their data into DIR (`songlab notebooks DIR`)
-"""
 
 REPORT_HELP = """``songlab report``: a self-contained HTML cost report (tables + embedded PNG plots).
 
@@ -45,27 +37,9 @@ format). ``--engine spark`` runs every query on Apache Spark (a local session, o
 cluster of ``--spark-remote``) instead of the embedded DuckDB.
 """
 
+__all__ = ["EXIT_ALERTS", "REPORT_HELP", "check_main", "report_main"]
+
 EXIT_ALERTS = 3  # songlab report --check: some alert is active
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
-        print(USAGE, end="")
-        return 0
-    command, rest = args[0], args[1:]
-    if command == "sandbox":
-        from songlab._connect import run_sandbox
-
-        return run_sandbox(rest)
-    if command == "report":
-        return report_main(rest)
-    if command == "notebooks":
-        from songlab.notebooks import main as notebooks_main
-
-        return notebooks_main(rest)
-    print(f"songlab: unknown command {command!r}\n{USAGE}", end="", file=sys.stderr)
-    return 2
 
 
 # -- songlab report -------------------------------------------------------------
@@ -493,7 +467,3 @@ def _sandbox_now(admin: Any) -> datetime | None:
     except Exception:  # noqa: BLE001 - the default as-of then
         return None
     return now.astimezone(UTC)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
