@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-__all__ = ["COMMANDS", "Command", "main", "usage"]
+__all__ = ["COMMANDS", "Command", "main", "usage", "version"]
 
 
 class Command(NamedTuple):
@@ -52,7 +52,24 @@ def usage() -> str:
     """The top-level help, one line per row of ``COMMANDS``."""
     width = max(len(name) for name in COMMANDS)
     lines = [f"  {name:<{width}} {c.summary}" for name, c in COMMANDS.items()]
-    return "usage: songlab COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines) + "\n"
+    return (
+        "usage: songlab COMMAND [ARGS]\n       songlab --version\n\ncommands:\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+def version() -> str:
+    """``songlab 0.1.0``: the installed distribution's version (the package's own when it
+    runs from a source tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        number = installed("songlab")
+    except PackageNotFoundError:
+        from songlab import __version__ as number
+    return f"songlab {number}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         print(usage(), end="")
+        return 0
+    if args[0] in ("-V", "--version"):
+        print(version())
         return 0
     command, rest = args[0], args[1:]
     found = COMMANDS.get(command)
