@@ -23,6 +23,7 @@ from songlab.client import (
     TaskHandle,
     ToolLookupError,
     UnexpectedResponse,
+    ValidationError,
     WaitTimeout,
 )
 from tests.client.fakes import API_KEY, BASE, task_body
@@ -66,8 +67,10 @@ def test_create_by_operation_and_model(client, fake):
     assert json.loads(posts(fake)[0].content)["tool_id"] == "t-song-v7"
     with pytest.raises(ToolLookupError, match="several models"):
         client.generations.create(operation="generate_song", payload={"prompt": "x"})
-    with pytest.raises(ToolLookupError, match="no tool"):
+    # a model the listing does not hold is refused, naming what it holds: never another tool
+    with pytest.raises(ValidationError, match=r"model: one of v5, v7 .*got 'v9'"):
         client.generations.create(operation="generate_song", model="v9", payload={"prompt": "x"})
+    assert posts(fake) and len(posts(fake)) == 1
 
 
 def test_tool_listing_is_fetched_once(client, fake):

@@ -13,7 +13,16 @@ from decimal import Decimal
 
 import songlab.pricing as pricing
 from songlab.client._validate import ValidationError, license_number
-from songlab.spec import AGENT_TIERS, LICENSE_NAMES
+from songlab.client.choices import check_name
+from songlab.spec import (
+    AGENT_TIERS,
+    COMPAT_ROUTES,
+    LICENSE_NAMES,
+    OPERATIONS,
+    REGISTRY,
+    ROUTES,
+    SONG_VERSIONS,
+)
 
 __all__ = ["Estimate", "estimate_agent", "estimate_operation", "estimate_route"]
 
@@ -36,7 +45,16 @@ def _lic(license: object) -> int:
     return 1 if license is None else (license_number(license) or 1)
 
 
+# the create routes a route estimate names: dedicated and workflow, then the compat paths
+CREATE_ROUTES: tuple[str, ...] = (*(f"/v1/{path}" for path in ROUTES), *COMPAT_ROUTES)
+
+
 def estimate_operation(operation: str, model: str, license: object = None) -> Estimate:
+    """The list price of ``operation`` on ``model``: each name checked against the catalog
+    (the field named, the allowed values listed, the nearest offered) before it is priced."""
+    if operation not in REGISTRY:  # an internal tool's price is known too (Agent One bills it)
+        check_name(operation, "operation", OPERATIONS, of="the operations of the catalog")
+    check_name(model, "model", REGISTRY[operation].models, of=f"the models of {operation}")
     lic = _lic(license)
     try:
         usd = pricing.task_price(operation, model, lic).usd
@@ -46,8 +64,7 @@ def estimate_operation(operation: str, model: str, license: object = None) -> Es
 
 
 def estimate_agent(tier: str, max_budget: int | None = None, license: object = None) -> Estimate:
-    if tier not in AGENT_TIERS:
-        raise ValidationError("tier", f"one of {', '.join(AGENT_TIERS)}, got {tier!r}")
+    check_name(tier, "tier", AGENT_TIERS, of="Agent One's tiers")
     floor = pricing.AGENT_RATES[tier].reserve_floor
     if max_budget is None:
         return Estimate(
@@ -73,6 +90,11 @@ def estimate_route(route: str, license: object = None, *, version: str = "v5") -
     """A dedicated, workflow or compat route: ``"/v1/karaoke-tracks"``, ``"voice-clones"``,
     ``"/v7/generate/song"``, ``"/v1/generate/extend"`` ... (priced by ``pricing.task_price``)."""
     lic = _lic(license)
+    path = str(route).strip("/")
+    named = f"/{path}" if "/" in path else f"/v1/{path}"
+    check_name(named, "route", CREATE_ROUTES, of="the create routes")
+    if named == "/v1/voice-clones":
+        check_name(version, "version", SONG_VERSIONS, of="the voice-clone versions")
     try:
         p = pricing.task_price(route, version, lic, route=True)
     except pricing.PricingError:

@@ -44,6 +44,7 @@ from songlab.client._validate import (
     payload_for,
     payload_object,
 )
+from songlab.client.choices import check_name
 from songlab.spec import AGENT_TIERS, TRANSCRIBE_MODEL
 
 if TYPE_CHECKING:
@@ -61,15 +62,18 @@ __all__ = [
 
 
 def find_tool(tools: tuple[Tool, ...], operation: str, model: str | None = None) -> Tool:
+    """The one tool of ``operation`` (and ``model``) in the listing. A name the listing does
+    not hold is the caller's to fix: a ValidationError naming the field, what the listing
+    holds and the nearest (never another tool in its place); an operation without the
+    model it needs is a :class:`ToolLookupError` saying to pass it."""
+    listed = sorted({t.operation for t in tools})
+    check_name(operation, "operation", listed, of="the operations in GET /v1/tools")
+    models = sorted({t.model for t in tools if t.operation == operation})
+    if model is not None:
+        check_name(model, "model", models, of=f"the models of {operation} in GET /v1/tools")
     matches = [t for t in tools if t.operation == operation and (model is None or t.model == model)]
     if len(matches) == 1:
         return matches[0]
-    if not matches:
-        models = sorted({t.model for t in tools if t.operation == operation})
-        hint = f"; models of {operation}: {', '.join(models)}" if models else ""
-        raise ToolLookupError(
-            f"no tool for operation {operation!r}{f' and model {model!r}' if model else ''}{hint}"
-        )
     raise ToolLookupError(
         f"operation {operation!r} has several models "
         f"({', '.join(sorted(t.model for t in matches))}); pass model="
@@ -365,6 +369,7 @@ def estimate_op(
         if isinstance(model, NotGiven):
             raise ValidationError("model", f"required to price operation {operation!r}")
         if operation == "agent":
+            check_name(model, "model", AGENT_TIERS, of="Agent One's tiers")
             return estimate_agent(model, mb, lic)
         return estimate_operation(operation, model, lic)
     assert not isinstance(tool_id, NotGiven)

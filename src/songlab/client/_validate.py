@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final, TypedDict
 
 from songlab.client._errors import ValidationError
+from songlab.client.choices import check_keys, did_you_mean, one_of
 from songlab.codec import MIME
 from songlab.spec import (
+    LICENSE_BY_NAME,
     LICENSE_NAMES_WITH_UNSET,
     LIMITS,
     REGISTRY,
@@ -83,7 +85,7 @@ def license_number(value: object, field: str = "license") -> int:
     try:
         return parse_license(value, field=field)
     except LicenseError as exc:
-        raise ValidationError(exc.field, exc.rule) from None
+        raise ValidationError(exc.field, exc.rule + did_you_mean(value, LICENSE_BY_NAME)) from None
 
 
 def license_name(value: object, field: str = "license") -> str:
@@ -135,7 +137,7 @@ def number(value: object, field: str, lo: float, hi: float) -> None:
 
 
 def choice(value: object, field: str, options: tuple[str, ...]) -> None:
-    require(value in options, field, f"one of {', '.join(options)}, got {value!r}")
+    require(value in options, field, one_of(value, options))
 
 
 def file_input(value: object, field: str, *, required: bool = True) -> None:
@@ -284,8 +286,18 @@ def no_studio_fields(payload: Mapping[str, object], field: str = "payload") -> N
 
 
 def agent_payload(p: Mapping[str, object]) -> None:
-    check_fields(REGISTRY["agent"].fields, p)
     no_studio_fields(p)
+    known_keys("agent", p)
+    check_fields(REGISTRY["agent"].fields, p)
+
+
+def known_keys(operation: str, p: Mapping[str, object]) -> None:
+    """Every key of a native payload is a field of ``operation`` (or one it forbids, refused
+    by its own rule before): an unknown key is refused naming the fields and the nearest,
+    never sent for the service to ignore (``{"promt": ...}`` is not a prompt)."""
+    op = REGISTRY[operation]
+    allowed = [f.name for f in op.fields] + [name for name, _ in op.forbidden]
+    check_keys(p, allowed, prefix="payload.", of=operation)
 
 
 def field_rule(f: Field, value: object, name: str) -> None:
@@ -341,13 +353,8 @@ def _payload_rules(operation: str, p: Mapping[str, object]) -> None:
         require(
             p.get(name) is None, "payload." + name, rule
         )  # null is absent, as the service reads it
+    known_keys(operation, p)
     check_fields(op.fields, p)
-    if operation == "generate_song":
-        require(
-            "melody_url" not in p or "vocal_id" not in p,
-            "payload.vocal_id",
-            "a saved voice does not work with melody_url",
-        )
     if operation == "inpaint":
         time_range(p.get("start_ms"), p.get("end_ms"), "payload.start_ms", "payload.end_ms")
 
@@ -461,12 +468,7 @@ def workflow_body(route: str, fields: Mapping[str, object], known_files: KnownFi
     required, optional = WORKFLOW_FIELDS[route]
     for name, rule in r.forbidden:
         require(name not in fields, name, rule)
-    for name in fields:
-        require(
-            name in required or name in optional,
-            name,
-            f"not a field of /v1/{route} (fields: {', '.join(required + optional)})",
-        )
+    check_keys(fields, required + optional, of=f"/v1/{route}")
     for name in required:
         require(fields.get(name) is not None, name, f"required by /v1/{route}")
     for f in r.fields:
