@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -113,6 +114,9 @@ def record(path: Path, *, timeout: int = 900) -> None:
     from nbconvert.preprocessors import ExecutePreprocessor
 
     nb = nbformat.read(path, as_version=4)
+    # a recording starts from a fresh service, as nbval's runs do: connect()'s sandbox in
+    # memory, not the person's kept sandbox file (its tasks and balance would show)
+    os.environ["SONGLAB_SANDBOX_DB"] = ":memory:"
     ExecutePreprocessor(timeout=timeout, kernel_name="python3", store_widget_state=True).preprocess(
         nb, {"metadata": {"path": str(path.parent)}}
     )

@@ -33,6 +33,7 @@ def fake_sandbox(monkeypatch):
 
     mod = types.ModuleType("songlab.sandbox.http.server")
     mod.serve_in_thread = serve_in_thread
+    mod.SandboxServer = FakeServer
     monkeypatch.setitem(sys.modules, "songlab.sandbox.http.server", mod)
     monkeypatch.setattr(_connect, "_SANDBOXES", {})
     monkeypatch.delenv("SONGLAB_API_KEY", raising=False)

@@ -14,6 +14,7 @@ import threading
 from songlab.sandbox.config import SandboxConfig, default_db_path, resolve_admin_token
 from songlab.sandbox.http.profiles import PROFILES
 from songlab.sandbox.http.server import SandboxServer
+from songlab.sandbox.storage.owner import SandboxInUse
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -63,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"songlab sandbox: {exc}", file=sys.stderr)
         return 2
-    server = SandboxServer(config).start()
+    try:
+        server = SandboxServer(config).start()
+    except SandboxInUse as exc:  # another sandbox serves this file: say where, start none
+        print(f"songlab sandbox: {exc}", file=sys.stderr)
+        return 2
     print(f"songlab sandbox listening on {server.base_url}", flush=True)
     if generated:
         print(f"admin token: {token}", flush=True)

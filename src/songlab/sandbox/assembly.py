@@ -77,6 +77,16 @@ class Sandbox:
     def start(self) -> None:
         self.worker.start()
 
+    def kept(self, account_id: str) -> tuple[int, int]:
+        """(tasks of ``account_id``, of which queued or processing): what a sandbox on a
+        kept file found, its worker resuming the second (read after :meth:`start`)."""
+        row = self.store.one(
+            "SELECT COUNT(*), SUM(status IN ('queued', 'processing')) FROM tasks "
+            "WHERE account_id = ? AND parent_task_id IS NULL",
+            (account_id,),
+        )
+        return (int(row[0]), int(row[1] or 0)) if row is not None else (0, 0)
+
     def close(self) -> None:
         self.worker.stop()
         self.store.close()

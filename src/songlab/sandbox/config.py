@@ -12,6 +12,7 @@ import platformdirs
 from songlab.sandbox.http.profiles import check as check_profile
 
 ADMIN_TOKEN_ENV = "SONGLAB_SANDBOX_ADMIN_TOKEN"
+DB_ENV = "SONGLAB_SANDBOX_DB"
 DEMO_API_KEY = "sk-sandbox-demo"
 DEMO_ACCOUNT_ID = "acct_demo"
 DEMO_TOKENS = 100_000
@@ -19,8 +20,12 @@ MEMORY = ":memory:"
 
 
 def default_db_path() -> str:
-    """``<user data dir>/songlab/sandbox.sqlite3`` (created on first use)."""
-    return str(Path(platformdirs.user_data_dir("songlab")) / "sandbox.sqlite3")
+    """Where a sandbox keeps its state unless told: ``$SONGLAB_SANDBOX_DB`` (a path, or
+    ``:memory:`` to keep nothing) if set, else ``<user data dir>/songlab/sandbox.sqlite3``
+    (created on first use). The tests set ``:memory:``: no test writes the user's data."""
+    return os.environ.get(DB_ENV) or str(
+        Path(platformdirs.user_data_dir("songlab")) / "sandbox.sqlite3"
+    )
 
 
 def resolve_admin_token(token: str | None) -> tuple[str, bool]:

@@ -4,6 +4,11 @@
 profile="default")``
 returns a running :class:`SandboxServer` (``.base_url``, ``.admin_token``,
 ``.stop()``, a context manager); ``port=0`` binds a free port.
+
+A server on a database file holds that file's lock while it serves and publishes its
+address beside it (:mod:`songlab.sandbox.storage.owner`): a second server on the same file
+is refused with :class:`~songlab.sandbox.storage.owner.SandboxInUse`, which says where the
+first one answers. ``fresh`` says whether the file was new (nothing kept before).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -18,6 +24,7 @@ from starlette.types import ASGIApp
 
 from songlab.sandbox.assembly import build
 from songlab.sandbox.config import MEMORY, SandboxConfig, resolve_admin_token
+from songlab.sandbox.storage import owner
 
 STARTUP_TIMEOUT = 30.0
 
@@ -26,10 +33,23 @@ class SandboxServer:
     """A sandbox served by uvicorn on a loopback port, in a daemon thread."""
 
     def __init__(
-        self, config: SandboxConfig, *, wrap: Callable[[ASGIApp], ASGIApp] | None = None
+        self,
+        config: SandboxConfig,
+        *,
+        wrap: Callable[[ASGIApp], ASGIApp] | None = None,
+        claim: owner.Claim | None = None,
     ) -> None:
         self.config = config
-        self.sandbox = build(config)
+        self._claim: owner.Claim | None = None
+        if config.db != MEMORY:  # one sandbox per file: SandboxInUse names the one serving it
+            self._claim = claim if claim is not None else owner.claim(config.db)
+        path = Path(config.db).expanduser()
+        self.fresh = config.db == MEMORY or not (path.exists() and path.stat().st_size > 0)
+        try:
+            self.sandbox = build(config)
+        except BaseException:
+            self._release()
+            raise
         self.app = self.sandbox.asgi
         served = self.app if wrap is None else wrap(self.app)  # e.g. a benchmark's extra route
         self._server = uvicorn.Server(
@@ -71,6 +91,7 @@ class SandboxServer:
         while not self._server.started:
             if self._error is not None or not self._thread.is_alive():
                 self.sandbox.close()
+                self._release()
                 raise RuntimeError(f"sandbox failed to start: {self._error!r}")
             if waited > STARTUP_TIMEOUT:
                 raise RuntimeError("sandbox did not start in time")
@@ -80,7 +101,19 @@ class SandboxServer:
         self.host, self.port = sock.getsockname()[:2]
         self.sandbox.set_address(self.host, self.port)
         self.sandbox.start()
+        if self._claim is not None:
+            self._claim.publish(
+                base_url=self.base_url,
+                admin_token=self.admin_token,
+                speed=self.config.speed,
+                profile=self.config.profile,
+            )
         return self
+
+    def _release(self) -> None:
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
 
     def _run(self) -> None:
         try:
@@ -95,6 +128,7 @@ class SandboxServer:
         self._thread.join(timeout=10)
         self._thread = None
         self.sandbox.close()
+        self._release()  # after the store is closed: a process waiting for the file takes it
 
     def __enter__(self) -> SandboxServer:
         return self
