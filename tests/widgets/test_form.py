@@ -34,9 +34,10 @@ def test_invalid_form_disables_submit_and_shows_the_reason(fake) -> None:
     assert "prompt: required for generate_song" in form.reason.value
     form.submit.click()  # click() bypasses `disabled`; the form must refuse itself
     assert fake.backend.creates == []
-    assert "not sent: prompt" in form.sink.line.value
+    assert "Not sent: prompt: required" in form.status_line.value
     form.prompt.value = "city pop at dusk"
     assert not form.submit.disabled and "ready" in form.reason.value
+    assert form.status_line.value == ""  # the edit took the last action's message with it
     form.duration.value = 500.0
     assert form.submit.disabled and "duration: must be 5-240 s" in form.reason.value
 
@@ -62,7 +63,8 @@ def test_double_click_sends_one_key_and_creates_one_task(fake) -> None:
     form.submit.click()
     assert len(fake.backend.creates) == 1
     assert form.task_ids == ["task-1"]
-    assert form.submit.disabled and "submitted as task task-1" in form.reason.value
+    assert form.submit.disabled and "take 1 was made: task task-1" in form.reason.value
+    assert "Already made: take 1 is task task-1" in form.status_line.value
     form.progress.wait(5)
     # a new value is a new submission with a new key
     form.prompt.value = "another song"
@@ -83,8 +85,11 @@ def test_a_failed_create_keeps_the_key_for_the_retry_and_shows_the_error(fake) -
     form.prompt.value = "a song"
     form.submit.click()
     assert form.task_ids == []
-    assert "RateLimited [429]: slow down" in form.sink.line.value
-    assert form.sink.errors == ["submit: RuntimeError: RateLimited [429]: slow down"]
+    # an error the form cannot tell apart: person words, the detail one click away
+    assert "Something went wrong (RuntimeError)" in form.status_line.value
+    assert "RateLimited [429]: slow down" in form.status_line.value  # inside <details>
+    assert "<details" in form.status_line.value
+    assert len(form.errors) == 1
     assert not form.submit.disabled  # the user may retry
     form.submit.click()
     first, retry = fake.backend.creates

@@ -60,12 +60,11 @@ def test_payload_holds_only_the_fields_of_the_operation() -> None:
     assert music == {"prompt": "p"}
 
 
+REF = _gate.Reference("me.mp3", "ab" * 32, 200_000, "mp3", 20.0)
 GOOD_CLONE = dict(
-    filename="me.mp3",
-    size=200_000,
-    content=b"ID3\x04" + bytes(20),
+    reference=REF,
     name="me",
-    attestation="I recorded this myself and own the rights.",
+    rights="I recorded this myself and I own the rights to it.",
     consent=True,
 )
 
@@ -81,16 +80,19 @@ def test_clone_valid_and_flat_price() -> None:
     ("change", "field"),
     [
         ({"consent": False}, "consent:"),
-        ({"attestation": "   "}, "rights:"),
-        ({"attestation": "x" * 2049}, "rights:"),
-        ({"filename": None, "size": None}, "reference:"),
-        ({"filename": "me.wav"}, "reference: must be mp3 or m4a"),
-        ({"filename": "me.m4a"}, "reference: 'me.m4a' is not m4a"),
-        ({"size": 15 * MIB + 1}, "reference: 15.0 MiB is over"),
-        ({"size": 0}, "reference: the file is empty"),
+        ({"rights": "   "}, "rights: required"),
+        ({"rights": "ok"}, "rights: a statement of at least 6 words"),
+        ({"rights": "I own it."}, "rights: a statement"),
+        ({"rights": "mine mine mine mine mine mine mine"}, "rights: a statement"),
+        ({"rights": "I am the speaker and own it " + "x" * 2049}, "rights: at most"),
+        ({"reference": None}, "reference: upload a recording (mp3 or m4a)"),
+        (
+            {"reference": _gate.Reference("x.mp3", "00" * 32, 9, None, None, "not audio")},
+            "reference: not audio",
+        ),
         ({"name": "n" * 256}, "name:"),
         ({"description": "d" * 1025}, "description:"),
-        ({"version": "v4"}, "version:"),
+        ({"version": "v4"}, "version: one of v5, v6, v7, got 'v4'"),
         ({"license": "gold"}, "license:"),
     ],
     ids=lambda v: str(v),
@@ -101,14 +103,34 @@ def test_clone_gate_names_the_failed_rule(change: dict, field: str) -> None:
     assert any(r.startswith(field) for r in gate.reasons), gate.reasons
 
 
-def test_exactly_15_mib_is_allowed() -> None:
-    assert _gate.validate_clone(**{**GOOD_CLONE, "size": 15 * MIB}).valid
+def test_the_attestation_sent_fits_the_spec_limit_with_the_hash() -> None:
+    longest = "I am the speaker and I own it. " + "y" * 3000
+    for n in range(1900, 2100, 7):
+        rights = longest[:n]
+        gate = _gate.validate_clone(**{**GOOD_CLONE, "rights": rights})
+        sent = _gate.attestation_text(rights, REF.sha256)
+        assert gate.valid == (len(sent) <= 2048), (n, gate.reasons)
 
 
-def test_m4a_is_sniffed() -> None:
-    head = b"\x00\x00\x00\x20ftypM4A " + bytes(8)
-    assert _gate.sniff_audio(head) == "m4a"
-    assert _gate.validate_clone(**{**GOOD_CLONE, "filename": "me.M4A", "content": head}).valid
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "the file is empty"),
+        (b"ID3" + bytes(15 * 1024 * 1024), "over the 15.0 MiB limit"),
+        (b"RIFF\0\0\0\0WAVE" + bytes(64), "a wav file: the service takes mp3 or m4a"),
+        (bytes(range(256)) * 40, "not a recognised audio file"),
+        (b"\x00\x00\x00\x20ftypM4A " + bytes(64), "could not be decoded"),
+    ],
+    ids=["empty", "oversize", "wav", "noise", "m4a-header-only"],
+)
+def test_a_reference_is_checked_by_its_bytes_and_decoded(content: bytes, problem: str) -> None:
+    ref = _gate.inspect_reference("x.mp3", content)
+    assert problem in ref.problem and not ref.ready
+
+
+def test_a_real_recording_is_ready_whatever_its_name(voice_mp3: bytes) -> None:
+    ref = _gate.inspect_reference("recording", voice_mp3)
+    assert ref.ready and ref.kind == "mp3" and abs((ref.seconds or 0) - 3.0) < 0.1
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ def song_form(client: Client, **values: Any) -> GenerationForm:
 
 
 def finish(form: GenerationForm) -> Any:
-    assert form.sink.errors == []
+    assert form.errors == []
     states = form.progress.wait(WAIT)
     assert all(s.done for s in states.values()), states
     return states
@@ -83,10 +83,9 @@ def test_double_click_creates_one_task(client, admin, account) -> None:
     assert len(form.task_ids) == 1
     assert [t.task_id for t in client.generations.page(limit=10).data] == form.task_ids
     assert len(ledger(admin, account)) == 1
-    # the key of that submission is what dedups: the service answers the same task again
-    again = client.generations.create(
-        **{k: v for k, v in form.request().items()}, idempotency_key=form._key
-    )
+    # the key of that submission is what dedups (the client derives it from the request and
+    # the take): the same request answers the same task again
+    again = client.generations.create(**form.request())
     assert again.task_id == form.task_ids[0]
     assert len(ledger(admin, account)) == 1
 
@@ -170,8 +169,14 @@ def test_failed_task_and_refused_create_are_shown(client, admin, new_account, sa
         form = song_form(poor)
         form.submit.click()
         assert form.task_ids == []
-        assert "InsufficientFunds" in form.sink.line.value
-        assert form.sink.errors and "InsufficientFunds" in form.sink.errors[0]
+        # person words (what to do), the service's error one click away
+        assert "balance is too low for this request" in form.status_line.value
+        assert (
+            "InsufficientFunds" in form.status_line.value and "<details" in form.status_line.value
+        )
+        assert form.errors and "Top it up" in form.errors[0]
+        # refused as it stands: Generate is off until a value changes (a click would fail again)
+        assert form.submit.disabled and "refused" in form.reason.value
 
 
 def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
@@ -189,7 +194,7 @@ def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
     assert panel.consent_id and panel.consent_id in panel.consent_info.value
     assert "$12.00" in panel.consent_info.value
     panel.progress.wait(WAIT)
-    assert panel.vocal_id and panel.vocal_id in panel.result.value, panel.sink.errors
+    assert panel.vocal_id and panel.vocal_id in panel.result.value, panel.errors
     lines = ledger(admin, account)
     assert [(e["kind"], D(e["amount_usd"])) for e in lines] == [("voice_clone", D("12.00"))]
     panel.song_button.click()  # opens the song form: nothing is bought yet
@@ -197,11 +202,11 @@ def test_clone_panel_end_to_end(client, admin, account, voice_mp3) -> None:
     assert song is not None and song.task_ids == [] and len(ledger(admin, account)) == 1
     song.prompt.value = "a song in my own voice"
     song.submit.click()  # the person wrote the prompt, saw the price and pressed Generate
-    assert len(song.task_ids) == 1, panel.sink.errors + song.sink.errors
+    assert len(song.task_ids) == 1, panel.errors + song.errors
     assert song.request()["payload"]["vocal_id"] == panel.vocal_id
     song.progress.wait(WAIT)
     assert client.generations.get(song.task_ids[0]).status == "completed"
-    assert panel.sink.errors == [] and song.sink.errors == []
+    assert panel.errors == [] and song.errors == []
 
 
 def test_translation_row_names_the_six_steps(client, admin, account) -> None:

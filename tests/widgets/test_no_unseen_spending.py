@@ -139,7 +139,7 @@ def test_the_clone_panel_and_the_song_form_it_opens(client: Client, voice_mp3: b
     panel.consent.value = True
     _walk(panel, meter, confirm=(panel.submit,))
     _confirm(panel, meter)  # $12.00 shown, $12.00 spent
-    assert panel.vocal_id, panel.sink.errors
+    assert panel.vocal_id, panel.errors
     # the song button opens the form with the voice, and every button after it buys nothing
     # until the person writes a prompt and presses Generate with its price on screen
     clicked = _walk(panel, meter)  # the song button opens the form ...

@@ -9,11 +9,16 @@ unit-tested without a kernel.
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
 import songlab.pricing as pricing
+from songlab.client.choices import check_name, one_of
+from songlab.codec import MIME
 from songlab.spec import (
     LICENSE_NAMES,
     MIB,
@@ -24,14 +29,24 @@ from songlab.spec import (
 )
 
 __all__ = [
-    "CLONE_SUFFIXES",
+    "CLONE_ACCEPT",
+    "CLONE_FORMATS",
+    "CLONE_MAX_BYTES",
     "FORM_OPERATIONS",
     "Gate",
+    "RIGHTS_MIN_CHARS",
+    "RIGHTS_MIN_DISTINCT",
+    "RIGHTS_MIN_WORDS",
+    "Reference",
+    "attestation_text",
     "build_payload",
+    "form_choice",
     "format_price",
     "format_size",
+    "formats_text",
+    "inspect_reference",
     "license_options",
-    "sniff_audio",
+    "rights_problem",
     "validate_clone",
     "validate_generation",
 ]
@@ -76,10 +91,24 @@ FORM_OPERATIONS: Final[dict[str, _OpRule]] = {
     name: _form_rule(name) for name, op in REGISTRY.items() if op.form is not None
 }
 
-# The voice-clone reference's file kinds (the registry's route field), by file suffix.
-CLONE_SUFFIXES: Final[dict[str, str]] = {
-    "." + kind: kind for kind in ROUTES["voice-clones"].field("reference_file_id").formats
-}
+
+def form_choice(
+    operation: str,
+    model: str | None,
+    tools: Mapping[tuple[str, str], str],
+    operations: Sequence[str],
+) -> tuple[str | None, str | None]:
+    """The (operation, model) a form opens with: as given, or refused (a ValidationError
+    naming the field, the allowed values and the nearest), never another in its place.
+    ``model`` None: the operation's newest model in ``tools``; no usable tool at all: (None,
+    None), and the form says why."""
+    if not operations:
+        return None, None
+    check_name(operation, "operation", operations, of="the operations the form offers")
+    models = sorted(m for (o, m) in tools if o == operation)
+    if model is None:
+        return operation, models[-1]
+    return operation, check_name(model, "model", models, of=f"the models of {operation}")
 
 
 def format_price(amount: Decimal | None) -> str:
@@ -177,44 +206,117 @@ def build_payload(
     return payload
 
 
-def sniff_audio(content: bytes) -> str | None:
-    """``"mp3"``, ``"m4a"`` or None from the first bytes of a file (:func:`songlab.codec.sniff`)."""
-    from songlab.codec import sniff
+# The voice-clone reference: the registry's route field (its formats, its size limit).
+_REFERENCE = ROUTES["voice-clones"].field("reference_file_id")
+CLONE_FORMATS: Final[tuple[str, ...]] = _REFERENCE.formats
+CLONE_MAX_BYTES: Final[int] = int(_REFERENCE.max_bytes or 0)
+# what the upload button offers: the formats' suffixes and media types (codec.MIME's)
+CLONE_ACCEPT: Final[str] = ",".join(
+    [*(f".{kind}" for kind in CLONE_FORMATS), *(MIME[kind] for kind in CLONE_FORMATS)]
+)
+# The rights statement a person would accept as one (songlab's rule; docs/widgets.md): at
+# least this many words, this many different ones, and this many characters.
+RIGHTS_MIN_WORDS: Final[int] = 6
+RIGHTS_MIN_DISTINCT: Final[int] = 4
+RIGHTS_MIN_CHARS: Final[int] = 30
+_WORD = re.compile(r"[^\W\d_]+")
 
-    kind = sniff(content)
-    return kind if kind in ("mp3", "m4a") else None
+
+def formats_text() -> str:
+    """``"mp3 or m4a"``: the accepted reference formats, as every line of the panel says."""
+    kinds = list(CLONE_FORMATS)
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A reference recording as checked: its name, the SHA-256 and size of its bytes, the
+    kind its bytes are (:func:`songlab.codec.sniff`), its length once decoded (None when
+    it did not decode), and ``problem``: why it cannot be used ("" when it can)."""
+
+    filename: str
+    sha256: str
+    size: int
+    kind: str | None
+    seconds: float | None
+    problem: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return not self.problem
+
+
+def inspect_reference(filename: str, content: bytes) -> Reference:
+    """Check a reference recording as the service would take it: not empty, within the
+    size limit, of an accepted format by its bytes (not its name), and decoded as audio
+    (a file of random bytes named ``.mp3`` is not a recording)."""
+    from songlab.codec import decode, sniff
+
+    digest = hashlib.sha256(content).hexdigest()
+    size, kind = len(content), sniff(content)
+
+    def refused(problem: str, seconds: float | None = None) -> Reference:
+        return Reference(filename, digest, size, kind, seconds, problem)
+
+    if size == 0:
+        return refused("the file is empty")
+    if size > CLONE_MAX_BYTES:
+        return refused(f"{format_size(size)} is over the {format_size(CLONE_MAX_BYTES)} limit")
+    if kind not in CLONE_FORMATS:
+        what = f"a {kind} file" if kind else "not a recognised audio file"
+        return refused(f"{what}: the service takes {formats_text()}")
+    try:
+        samples, rate = decode(content)
+    except Exception:  # noqa: BLE001 - any decoder error means the same: not a usable recording
+        return refused(f"it could not be decoded: not a playable {kind} recording")
+    seconds = samples.shape[-1] / rate if rate else 0.0
+    if seconds <= 0:
+        return refused("it holds no audio (0 s once decoded)", seconds)
+    return Reference(filename, digest, size, kind, seconds)
+
+
+def rights_problem(text: str) -> str | None:
+    """Why ``text`` is not a rights statement a person would accept, or None."""
+    words = _WORD.findall(text)
+    if not text.strip():
+        return "required: state your rights to this voice"
+    if (
+        len(words) < RIGHTS_MIN_WORDS
+        or len({w.casefold() for w in words}) < RIGHTS_MIN_DISTINCT
+        or len(text.strip()) < RIGHTS_MIN_CHARS
+    ):
+        return (
+            f"a statement of at least {RIGHTS_MIN_WORDS} words and {RIGHTS_MIN_CHARS} "
+            "characters: who speaks in the recording, and that you hold the rights to it"
+        )
+    return None
+
+
+def attestation_text(rights: str, sha256: str) -> str:
+    """The ``rights_attestation`` sent: the statement as typed, then the recording it was
+    made for, by the SHA-256 of its bytes (the spec's voice-clone body has no field for it;
+    the consent record keeps the attestation, so the record names the bytes consented to)."""
+    return f"{rights.strip()}\n\nReference recording SHA-256: {sha256}"
 
 
 def validate_clone(
     *,
-    filename: str | None,
-    size: int | None,
-    content: bytes | None = None,
+    reference: Reference | None,
     name: str = "",
     description: str = "",
     version: str = "v5",
     license: int | str | None = "royalty_free",
-    attestation: str = "",
+    rights: str = "",
     consent: bool = False,
 ) -> Gate:
-    """Can this voice clone be requested? (the spec's voice-clone field rules)."""
+    """Can this voice clone be requested? (the spec's voice-clone field rules, the
+    reference checked as audio, the rights statement's minimum, the consent given for
+    exactly this reference and statement: ``consent``)."""
     reasons: list[str] = []
-    max_bytes = int(ROUTES["voice-clones"].field("reference_file_id").max_bytes or 0)
-    if not filename or size is None:
-        reasons.append("reference: upload an mp3 or m4a recording")
-    else:
-        suffix = "." + filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
-        kind = CLONE_SUFFIXES.get(suffix)
-        if kind is None:
-            reasons.append(f"reference: must be mp3 or m4a, got {filename!r}")
-        elif content is not None and sniff_audio(content) not in (kind, None):
-            reasons.append(f"reference: {filename!r} is not {kind} audio")
-        if size > max_bytes:
-            reasons.append(
-                f"reference: {format_size(size)} is over the {format_size(max_bytes)} limit"
-            )
-        elif size == 0:
-            reasons.append("reference: the file is empty")
+    if reference is None:
+        reasons.append(f"reference: upload a recording ({formats_text()})")
+    elif reference.problem:
+        reasons.append(f"reference: {reference.problem}")
     clone = ROUTES["voice-clones"]
     for field, value in (("name", name), ("description", description)):
         limit = int(clone.field(field).max_len or 0)
@@ -222,17 +324,22 @@ def validate_clone(
             reasons.append(f"{field}: at most {limit} characters, got {len(value)}")
     versions = clone.field("version").choices
     if version not in versions:
-        reasons.append(f"version: must be one of {', '.join(versions)}, got {version!r}")
+        reasons.append(f"version: {one_of(version, versions)}")
     tier_reason = _tier_reason(license)
     if tier_reason:
         reasons.append(tier_reason)
+    problem = rights_problem(rights)
     limit = int(clone.field("rights_attestation").max_len or 0)
-    if not attestation.strip():
-        reasons.append("rights: required (state your rights to the voice)")
-    elif len(attestation) > limit:
-        reasons.append(f"rights: at most {limit} characters, got {len(attestation)}")
+    sent = len(attestation_text(rights, "0" * 64))
+    if problem:
+        reasons.append(f"rights: {problem}")
+    elif sent > limit:
+        reasons.append(
+            f"rights: at most {limit - (sent - len(rights.strip()))} characters (the recording's "
+            f"SHA-256 is added to it), got {len(rights.strip())}"
+        )
     if consent is not True:
-        reasons.append('consent: tick the box "I consent ..."')
+        reasons.append('consent: tick the box "I consent ..." for this recording')
     amount = None
     if version in versions and tier_reason is None:
         amount = pricing.price("vocal_clone", version, license)
