@@ -44,9 +44,13 @@ TOOLS = tuple(
 
 @dataclass
 class FakeBackend:
-    """Records creates; dedups by Idempotency-Key like the service."""
+    """Records creates; dedups by Idempotency-Key like the service. ``fail_creates``: the
+    next creates raise these, once each (a transient failure); ``refusals``: a create whose
+    body holds one of these values (anywhere) is refused with its error, every time (the
+    service refusing that request as it stands)."""
 
     fail_creates: list[Exception] = field(default_factory=list)
+    refusals: dict[str, Exception] = field(default_factory=dict)
     creates: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_key: dict[str, str] = field(default_factory=dict)
@@ -59,6 +63,10 @@ class FakeBackend:
             self.creates.append({"kind": kind, "key": key, **body})
             if self.fail_creates:
                 raise self.fail_creates.pop(0)
+            sent = repr(body)
+            for marker, error in self.refusals.items():
+                if marker in sent:
+                    raise error
             if key in self.by_key:
                 task_id = self.by_key[key]
             else:
