@@ -7,6 +7,7 @@ up in binary audio: a hit is a real leak.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import ipywidgets as W
@@ -57,18 +58,21 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
         count = panel.players["A"].play_count
         panel.play("A")  # asks the browser to play: not "played" until the browser says so
         assert panel.players["A"].play_count == count + 1
-        assert all(b.disabled for b in answer_buttons) and "play A, B" in panel.sink.line.value
+        need = f"{math.ceil(session.need * 10) / 10:.1f} s"  # the session's own minimum
+        assert all(b.disabled for b in answer_buttons)
+        assert f"Play A and B for at least {need} each, at normal speed" in panel.instruction.value
         player = panel.players["A"]
         player.heard = 0.5 * player.duration  # half of it heard: not yet
         assert all(b.disabled for b in answer_buttons)
+        assert f"of {need}" in panel.marks["A"].value  # "heard 0.5 of 0.8 s": the same minimum
         player.heard = player.duration  # played through (reported by the media element)
-        assert (
-            all(b.disabled for b in answer_buttons) and "play B to the end" in panel.sink.line.value
-        )
-        answer_buttons[
-            0
-        ].click()  # click() ignores `disabled`: the session refuses, the panel shows
-        assert "NotPlayedError" in panel.sink.line.value
+        assert all(b.disabled for b in answer_buttons)
+        assert f"Play B for at least {need} each" in panel.instruction.value
+        answered = len(session.answers)
+        answer_buttons[0].click()  # click() ignores `disabled`: the panel refuses, and says why
+        assert len(session.answers) == answered
+        assert f"Not saved: play B for at least {need}" in panel.status_line.value
+        assert "NotPlayedError" not in panel.status_line.value
         panel.listened("B")
         assert not any(b.disabled for b in answer_buttons)
         assert_blind(panel, MODELS[:2])
@@ -91,7 +95,7 @@ def test_preference_is_blind_until_reveal_and_gated_on_playing(assert_blind) -> 
     assert panel.summary["offered"].sum() == 2 * len(session.trials)
     assert not panel.players and not panel.answer_box.children and not panel.play_box.children
     assert panel.reveal_button not in panel.children
-    assert "to answer" not in panel.sink.line.value
+    assert "to answer" not in panel.instruction.value + panel.status_line.value
     with pytest.raises(AssertionError, match="visible before reveal"):
         assert_blind(panel, MODELS[:2])  # the scan does see what the panel shows
 
@@ -100,7 +104,7 @@ def test_reveal_before_the_end_is_refused_and_shown() -> None:
     panel = listening_panel(listening.abx(clips(), seed=1))
     assert panel.reveal_button.disabled
     panel.reveal_button.click()
-    assert "reveal: answer every trial first (0/" in panel.sink.line.value
+    assert "Not yet: Reveal unlocks once every trial is answered (0 of" in panel.status_line.value
     assert not panel._session.revealed
 
 
@@ -250,3 +254,21 @@ def test_x_never_shares_a_lead_in_with_a_even_when_their_draws_coincide(monkeypa
     panel = listening_panel(session)
     data = {label: bytes(p.value) for label, p in panel.players.items()}
     assert len(set(data.values())) == 3
+
+
+def test_a_double_click_on_an_answer_saves_one_answer_for_the_trial_on_screen() -> None:
+    session = listening.preference(clips(), seed=3)
+    panel = listening_panel(session)
+    play_all(panel)
+    prefer_a = panel.answer_box.children[0]
+    prefer_a.click()
+    prefer_a.click()  # the second click of a double click meets trial 2
+    assert session.answers == {0: session.answers[0]} and len(session.answers) == 1
+    assert panel.trial == 1 and all(b.disabled for b in panel.answer_box.children)
+    status = panel.status_line.value
+    assert "Not saved: play A and B" in status and "trial 2" in status
+    assert "NotPlayedError" not in status and "trial 1:" not in status
+    play_all(panel)  # the next action replaces it
+    prefer_a.click()
+    assert "Trial 2 answered: I prefer A." in panel.status_line.value
+    assert "Not saved" not in panel.status_line.value

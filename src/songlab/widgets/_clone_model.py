@@ -154,7 +154,7 @@ class CloneState:
             status = Status(
                 "reference",
                 f"{reference.filename} cannot be used: {reference.problem}. Choose a "
-                f"{_gate.formats_text()} recording of one speaker.",
+                f"recording of one speaker ({_gate.formats_text()}).",
                 "error",
             )
         elif cleared:

@@ -5,8 +5,14 @@ is an anywidget: an ``<audio>`` element with its own play button. Its button (or
 ``play()`` from code) starts playback; starting any songlab clip pauses every other
 ``<audio>`` on the page (one clip at a time). The media element's own events
 (``timeupdate``, ``pause``, ``ended``) report back through traits: ``heard`` (seconds
-actually played, summed over ``audio.played`` ranges, so seeking ahead does not count),
+of the clip actually heard, each part once, so seeking ahead or replaying does not add),
 ``duration``, ``paused`` and ``ended``. Whoever needs "played through" observes ``heard``.
+
+Heard means heard at normal speed: the element's rate is kept at 1 (its menu's speed
+choice is hidden, and a rate set by a script is put back, ``rate_resets`` counting each),
+and ``heard`` sums only the spans of the clip that played no faster than the wall clock
+(``timeupdate`` to ``timeupdate``: media time advanced at most the time that passed). A
+clip played at 4x, by a menu or a script, never counts as heard in a quarter of its length.
 
 With a ``filename`` the player also shows a download link that saves the clip under that
 name (the browser's own "Save audio as" would offer ``download.mp3``); ``show_button=False``
@@ -21,9 +27,22 @@ import traitlets as T
 __all__ = ["ClipPlayer"]
 
 _ESM = r"""
-function heardOf(audio) {
+// spans [start, end) of the clip heard at normal speed, merged
+function addSpan(spans, a, b) {
+  spans.push([a, b]);
+  spans.sort((x, y) => x[0] - y[0]);
+  const merged = [];
+  for (const s of spans) {
+    const last = merged[merged.length - 1];
+    if (last && s[0] <= last[1] + 1e-3) last[1] = Math.max(last[1], s[1]);
+    else merged.push([s[0], s[1]]);
+  }
+  spans.length = 0;
+  spans.push(...merged);
+}
+function heardOf(spans) {
   let t = 0;
-  for (let i = 0; i < audio.played.length; i++) t += audio.played.end(i) - audio.played.start(i);
+  for (const s of spans) t += s[1] - s[0];
   return t;
 }
 function render({ model, el }) {
@@ -42,6 +61,32 @@ function render({ model, el }) {
   link.style.cssText = "white-space:normal;overflow-wrap:anywhere;height:auto;line-height:1.3;" +
     "padding:.3em .6em;text-decoration:none";
   let url = null, last = 0, started = model.get("play_count");
+  // time heard at normal speed: media time from one timeupdate to the next, counted only
+  // when it advanced no faster than the wall clock (a rate above 1 or a jump: not heard)
+  const spans = [];
+  let fromT = null, fromWall = 0;
+  function mark() {
+    const t = audio.currentTime, now = performance.now();
+    if (fromT !== null && !audio.paused && !audio.seeking && audio.playbackRate === 1) {
+      const dt = t - fromT, wall = (now - fromWall) / 1000;
+      if (dt > 0 && dt <= wall * 1.02 + 0.03) addSpan(spans, fromT, t);
+    }
+    fromT = audio.paused || audio.seeking ? null : t;
+    fromWall = now;
+  }
+  audio.defaultPlaybackRate = 1;
+  audio.addEventListener("ratechange", () => {
+    if (audio.playbackRate !== 1 || audio.defaultPlaybackRate !== 1) {
+      mark();
+      fromT = null;  // nothing played at the other rate counts
+      audio.defaultPlaybackRate = 1;
+      audio.playbackRate = 1;
+      model.set("rate_resets", model.get("rate_resets") + 1);
+      model.save_changes();
+    }
+  });
+  audio.addEventListener("seeking", () => { mark(); fromT = null; });
+  audio.addEventListener("playing", () => { fromT = audio.currentTime; fromWall = performance.now(); });
   function label() {
     button.textContent = "\u25b6 " + model.get("label");
     audio.dataset.label = model.get("label");
@@ -55,13 +100,15 @@ function render({ model, el }) {
     link.title = name ? "save as " + name : "";
     link.textContent = "\u2b07 " + (name || "");
     if (url) link.href = url; else link.removeAttribute("href");
-    // the media element's own menu would save "download.mp3": the link names the file
-    if (name) audio.setAttribute("controlslist", "nodownload");
-    else audio.removeAttribute("controlslist");
+    // the media element's own menu would save "download.mp3": the link names the file;
+    // its speed choice is hidden (heard means heard at normal speed)
+    audio.setAttribute("controlslist", name ? "nodownload noplaybackrate" : "noplaybackrate");
   }
   function load() {
     const v = model.get("value");
     if (url) { URL.revokeObjectURL(url); url = null; }
+    spans.length = 0;
+    fromT = null;
     if (!v || v.byteLength === 0) { audio.removeAttribute("src"); audio.load(); downloadLink(); return; }
     const bytes = new Uint8Array(v.buffer, v.byteOffset || 0, v.byteLength);
     url = URL.createObjectURL(new Blob([bytes], { type: model.get("mime") }));
@@ -69,10 +116,11 @@ function render({ model, el }) {
     downloadLink();
   }
   function report(force) {
+    mark();
     const now = Date.now();
     if (!force && now - last < 200) return;
     last = now;
-    model.set("heard", heardOf(audio));
+    model.set("heard", heardOf(spans));
     if (isFinite(audio.duration)) model.set("duration", audio.duration);
     model.set("paused", audio.paused);
     model.save_changes();
@@ -123,11 +171,12 @@ class ClipPlayer(anywidget.AnyWidget):
     play_count = T.Int(0).tag(sync=True)  # the kernel asks the browser to play (a counter)
     stop_count = T.Int(0).tag(sync=True)
     # reported by the browser's media element
-    heard = T.Float(0.0).tag(sync=True)  # seconds played, seeking ahead excluded
+    heard = T.Float(0.0).tag(sync=True)  # seconds heard at normal speed (no seeking ahead)
     duration = T.Float(0.0).tag(sync=True)
     paused = T.Bool(True).tag(sync=True)
     ended = T.Bool(False).tag(sync=True)
     error = T.Unicode("").tag(sync=True)
+    rate_resets = T.Int(0).tag(sync=True)  # times a rate other than 1 was put back to 1
 
     def play(self) -> None:
         """Ask every displayed view to start this clip from its beginning."""

@@ -14,8 +14,12 @@ play button and ``<audio>`` element) holding its clip as the session delivers it
 session's key, so X's bytes are not A's). The open reference comes first. Pressing play
 plays it, and starting one clip pauses the others. A clip counts as played only when the
 browser's media element reports that the session's minimum of it (``session.need``: 5 s,
-or the whole clip when shorter) has really played (``audio.played``: seeking ahead does
-not count); the answer controls stay disabled until every clip of the trial has. The
+or the whole clip when shorter) has really played at normal speed (seeking ahead and time
+played faster do not count; the player keeps its rate at 1); the answer controls stay
+disabled until every clip of the trial has, and every line of the panel states that same
+minimum. The panel's state (the trial shown, the last action's status) and what it shows
+are :mod:`songlab.widgets._listening_model`'s: a click of a disabled control (the second
+click of a double click, which meets the next trial) saves nothing and says why. The
 players and controls are made once and reused from trial to trial, never closed while
 the page shows them, so the browser never writes to a closed widget (JupyterLab's log
 would say "No such comm").
@@ -34,8 +38,10 @@ from typing import Any
 import ipywidgets as W
 
 from songlab.listening.controls import Controls, Scale
+from songlab.widgets._listening_model import ListeningState, need_text, view
 from songlab.widgets._media import ClipPlayer
-from songlab.widgets._ui import ErrorSink, status_html
+from songlab.widgets._status import Status, from_error, render
+from songlab.widgets._ui import status_html
 
 __all__ = ["ListeningPanel", "listening_panel"]
 
@@ -61,7 +67,11 @@ class ListeningPanel(W.VBox):
                 f"session: a listening session, got {getattr(session, 'kind', type(session).__name__)!r}"
             )
         self._session = session
-        self.sink = ErrorSink()
+        self.state = ListeningState(None)
+        self._submitting = False  # the panel's own answer is being saved (not "elsewhere")
+        self.errors: list[str] = []  # every error status shown, in order
+        self.instruction = W.HTML()  # what to do now (why the answer controls are off)
+        self.status_line = W.HTML()  # the last action's outcome
         self.header = W.HTML()
         self.question = W.HTML()
         self.players: dict[str, ClipPlayer] = {}
@@ -73,7 +83,7 @@ class ListeningPanel(W.VBox):
         self._rows: dict[str, W.HBox] = {}
         self._buttons: list[W.Button] = []
         self.rate_button = W.Button(button_style="success")
-        self.rate_button.on_click(self.sink.guard(lambda _b: self._rate(), context="answer"))
+        self.rate_button.on_click(lambda _b: self._guard("answer", self._rate))
         self._controls: Controls | None = None
         self.play_box = W.VBox()
         self.answer_box = W.HBox()
@@ -87,17 +97,17 @@ class ListeningPanel(W.VBox):
         self.results = W.HTML()
         self.trial: int | None = None
         self.summary: Any = None
-        self.reveal_button.on_click(self.sink.guard(lambda _: self.reveal(), context="reveal"))
+        self.reveal_button.on_click(lambda _: self._guard("reveal", self._reveal_pressed))
         super().__init__(
             children=[
                 self.header,
                 self.question,
                 self.play_box,
+                self.instruction,
                 self.answer_box,
                 self._reveal_row,
                 self.results,
-                self.sink.line,
-                self.sink.log,
+                self.status_line,
             ]
         )
         self.add_class("songlab-listening")
@@ -127,7 +137,7 @@ class ListeningPanel(W.VBox):
         if label not in self._all_players:
             player = ClipPlayer(label="Reference" if label == "Ref" else label)
             player.observe(
-                self.sink.guard(lambda _c, lab=label: self._heard(lab), context="play"),
+                lambda _c, lab=label: self._guard("play", lambda: self._heard(lab)),
                 names="heard",
             )
             self._all_players[label] = player
@@ -165,7 +175,7 @@ class ListeningPanel(W.VBox):
         while len(self._buttons) < len(controls.choices):
             i = len(self._buttons)
             button = W.Button(button_style="success")
-            button.on_click(self.sink.guard(lambda _b, i=i: self._choose(i), context="answer"))
+            button.on_click(lambda _b, i=i: self._guard("answer", lambda: self._choose(i)))
             self._buttons.append(button)
         for button, choice in zip(self._buttons, controls.choices, strict=False):
             button.description = choice.text
@@ -173,11 +183,41 @@ class ListeningPanel(W.VBox):
 
     def _choose(self, i: int) -> None:
         if self._controls is None:
-            raise ValueError("answer: the session is complete")
-        self.submit(self._controls.choices[i].value)
+            self._say(Status("answer", "Not saved: every trial is answered already.", "warn"))
+            return
+        choice = self._controls.choices[i]
+        self._answer_pressed(choice.value, choice.text)
 
     def _rate(self) -> None:
-        self.submit({label: s.value for label, s in self.sliders.items()})
+        self._answer_pressed({label: s.value for label, s in self.sliders.items()}, "the ratings")
+
+    def _answer_pressed(self, value: Any, said: str) -> None:
+        """An answer control was clicked: saved for the trial on screen when its controls
+        are enabled; otherwise (a double click's second click, a stale view) nothing is saved
+        and the status says why, for the trial on screen."""
+        shown = view(self._session, self.state, self._heard_now())
+        trial = self.trial
+        if not shown.answer.enabled or trial is None:
+            self._say(Status("answer", f"Not saved: {shown.answer.does}.", "warn"))
+            return
+        self.submit(value)
+        self._say(Status("answer", f"Trial {trial + 1} answered: {said}.", "ok"))
+
+    def _say(self, status: Status) -> None:
+        self.state = ListeningState(self.trial, status)
+        if status.tone == "error":
+            self.errors.append(status.text)
+        self._render()
+
+    def _guard(self, action: str, fn: Any) -> None:
+        """A handler; an error it raises is that action's status (person words), never lost."""
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - a callback's error is shown in the panel
+            self._say(from_error(action, exc))
+
+    def _heard_now(self) -> dict[str, float]:
+        return {label: player.heard for label, player in self.players.items()}
 
     # -- trial flow -------------------------------------------------------------
 
@@ -190,6 +230,7 @@ class ListeningPanel(W.VBox):
 
     def _show(self, trial: int | None) -> None:
         self.trial = trial
+        self.state = ListeningState(trial, self.state.status)
         self._drop_players()
         s = self._session
         _, total = s.progress
@@ -203,12 +244,7 @@ class ListeningPanel(W.VBox):
                 if not s.revealed
                 else ""
             )
-            self.reveal_button.disabled = s.revealed
-            self.reveal_button.tooltip = (
-                "" if s.revealed else "Unblind: show the model of each label"
-            )
-            self.reveal_note.value = ""
-            self.sink.info("")
+            self._render()
             return
         t = s.trials[trial]
         self.header.value = (
@@ -223,7 +259,6 @@ class ListeningPanel(W.VBox):
             player.load(s.delivered(trial, label), duration=s.seconds)
             self.players[label] = player
             self.marks[label] = self._all_marks[label]
-            self.marks[label].value = status_html("not played")
             row: list[Any] = [player, self.marks[label]]
             if controls.scale is not None and label in controls.rate:
                 slider, word, box = self._slider(label, controls.scale)
@@ -238,15 +273,7 @@ class ListeningPanel(W.VBox):
             self.answer_box.children = (self.rate_button,)
         else:
             self.answer_box.children = tuple(self._choice_buttons(controls))
-        self._reveal_reason()
-        self._gate()
-
-    def _reveal_reason(self) -> None:
-        answered, total = self._session.progress
-        self.reveal_button.disabled = True
-        why = f"Reveal unlocks once every trial is answered ({answered} of {total} so far)"
-        self.reveal_button.tooltip = why
-        self.reveal_note.value = status_html(why)
+        self._render()
 
     def play(self, label: str) -> None:
         """Start ``label``'s clip in the browser (what its play button does); the others pause."""
@@ -258,6 +285,13 @@ class ListeningPanel(W.VBox):
             if other != label:
                 player.stop()
         self.players[label].play()
+        self._say(
+            Status(
+                "play",
+                f"Playing {label}: it counts once {need_text(self._session.need)} "
+                "of it has played at normal speed.",
+            )
+        )
 
     def _heard(self, label: str) -> None:
         """The browser reported playback of ``label``: heard for the session's minimum, it counts."""
@@ -265,14 +299,9 @@ class ListeningPanel(W.VBox):
         if self.trial is None or player is None:
             return
         s = self._session
-        if label in s.played(self.trial):
-            return
-        s.mark_played(self.trial, label, seconds=player.heard)
-        if label in s.played(self.trial):
-            self.marks[label].value = status_html("played", "ok")
-            self._gate()
-        elif player.heard > 0:
-            self.marks[label].value = status_html(f"heard {player.heard:.1f} of {s.need:.1f} s")
+        if label not in s.played(self.trial):
+            s.mark_played(self.trial, label, seconds=player.heard)
+        self._render()
 
     def listened(self, label: str) -> None:
         """Stand in for the browser: report ``label``'s clip as heard to its end.
@@ -297,19 +326,30 @@ class ListeningPanel(W.VBox):
     def _answer_controls(self) -> list[W.DOMWidget]:
         return [*self.answer_box.children, *self.sliders.values()]
 
-    def _gate(self) -> None:
-        ready = self.all_played()
+    def _render(self) -> None:
+        """Marks, answer controls, instruction, Reveal and the status, from the model."""
+        shown = view(self._session, self.state, self._heard_now())
+        for label, text in shown.marks.items():
+            tone = "ok" if text == "played" else "info"
+            self.marks[label].value = status_html(text, tone)
         for w in self._answer_controls():
-            w.disabled = not ready
-        if self.trial is not None and not ready:
-            played = self._session.played(self.trial)
-            left = [lab for lab in self._session.trials[self.trial].labels if lab not in played]
-            need = self._session.need
-            whole = need >= self._session.seconds - 0.5
-            how = "to the end" if whole else f"for {need:.0f} s"
-            self.sink.info(f"play {', '.join(left)} {how} to answer")
-        elif ready:
-            self.sink.info("answer when ready", "ok")
+            w.disabled = not shown.answer.enabled
+            w.tooltip = shown.answer.does
+        self.instruction.value = status_html(
+            shown.instruction, "ok" if shown.answer.enabled else "info"
+        )
+        if not self._session.revealed:
+            self.reveal_button.disabled = not shown.reveal.enabled
+            self.reveal_button.tooltip = shown.reveal.does
+            self.reveal_note.value = "" if shown.reveal.enabled else status_html(shown.reveal.does)
+        self.status_line.value = render(self.state.status)
+
+    def _reveal_pressed(self) -> None:
+        shown = view(self._session, self.state, self._heard_now())
+        if not shown.reveal.enabled:
+            self._say(Status("reveal", f"Not yet: {shown.reveal.does}.", "warn"))
+            return
+        self.reveal()
 
     def submit(self, value: Any) -> None:
         """Answer the current trial with ``value`` (what the answer controls do)."""
@@ -335,7 +375,9 @@ class ListeningPanel(W.VBox):
         self.reveal_button.disabled = True
         self.reveal_note.value = ""
         self.children = tuple(c for c in self.children if c is not self._reveal_row)
-        self.sink.info("")
+        self.instruction.value = ""
+        self.state = ListeningState(None, Status("reveal", "Revealed: the summary is below.", "ok"))
+        self.status_line.value = render(self.state.status)
         self.header.value = (
             f"<b>Revealed</b> - {len(s.trials)} trials ({html.escape(self._counts())})"
         )
