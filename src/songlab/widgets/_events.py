@@ -23,7 +23,16 @@ from typing import Any, Final
 import songlab.client.field_names as F
 from songlab.spec import TRANSLATION_STEPS, EventKind, Status
 
-__all__ = ["EVENT_FIELDS", "TaskState", "as_event", "describe", "initial", "reduce", "settle"]
+__all__ = [
+    "EVENT_FIELDS",
+    "TaskState",
+    "as_event",
+    "describe",
+    "initial",
+    "noted",
+    "reduce",
+    "settle",
+]
 
 EVENT_FIELDS: Final[tuple[str, ...]] = (
     "seq",
@@ -67,6 +76,10 @@ class TaskState:
     determinate: bool = False  # some event or snapshot reported progress or a step
     ended: bool = False  # the terminal event came without the outcome: read the task
     events: int = 0  # task events folded in
+    note: str = (
+        ""  # what happened to the stream (a resume, a missing outcome), until the next event
+    )
+    note_tone: str = "warn"
 
     @property
     def current_step(self) -> str | None:
@@ -135,7 +148,8 @@ def _step_message(state: TaskState, step: str, phase: str) -> str:
 
 
 def reduce(state: TaskState, event: Any) -> TaskState:
-    """Fold one stream event into the state. Events already seen (by seq) are ignored."""
+    """Fold one stream event into the state. Events already seen (by seq) are ignored; a new
+    one takes the row's note (a resume, a missing outcome) with it: its cause is gone."""
     if state.done:
         return state
     data = as_event(event)
@@ -144,40 +158,54 @@ def reduce(state: TaskState, event: Any) -> TaskState:
         if seq <= state.last_seq:
             return state
         state = replace(state, last_seq=seq)
+    state = replace(state, note="")
     kind = data.get("kind")
-    status = data.get("status")
-    if kind not in (EventKind.TIMEOUT, EventKind.ERROR):
-        state = replace(state, events=state.events + 1)
     if kind == EventKind.TERMINAL:
-        final = status if status in (Status.COMPLETED, Status.FAILED) else state.status
-        if final == Status.COMPLETED:
-            steps = tuple((s, "finished") for s, _ in state.steps)
-            return replace(
-                state,
-                status=final,
-                fraction=1.0,
-                steps=steps,
-                done=True,
-                message="completed",
-                error=None,
-                ended=True,
-            )
-        if final == Status.FAILED:
-            error = data.get("message") or "the task failed"
-            return replace(
-                state, status=final, done=True, message="failed", error=str(error), ended=True
-            )
-        return replace(state, ended=True, message="the stream ended; reading the outcome")
+        return _terminal(replace(state, events=state.events + 1), data)
     if kind in (EventKind.TIMEOUT, EventKind.ERROR):
-        # These take a seq of their own, which may lie past events not yet
-        # delivered: the resume point is their cursor, not their seq.
-        cursor = data.get("cursor")
-        if isinstance(cursor, str) and cursor.isdigit():
-            cursor = int(cursor)
-        if isinstance(cursor, int) and not isinstance(cursor, bool):
-            state = replace(state, last_seq=cursor)
-        note = data.get("message") or f"stream {kind}"
-        return replace(state, message=f"{note}; resuming")
+        return _cut(state, data, str(kind))
+    return _progress(replace(state, events=state.events + 1), data)
+
+
+def _terminal(state: TaskState, data: Mapping[str, Any]) -> TaskState:
+    """The ``terminal`` event: the outcome when it carries one, else "read the task"."""
+    status = data.get("status")
+    final = status if status in (Status.COMPLETED, Status.FAILED) else state.status
+    if final == Status.COMPLETED:
+        steps = tuple((s, "finished") for s, _ in state.steps)
+        return replace(
+            state,
+            status=final,
+            fraction=1.0,
+            steps=steps,
+            done=True,
+            message="completed",
+            error=None,
+            ended=True,
+        )
+    if final == Status.FAILED:
+        error = data.get("message") or "the task failed"
+        return replace(
+            state, status=final, done=True, message="failed", error=str(error), ended=True
+        )
+    return replace(state, ended=True, message="the stream ended; reading the outcome")
+
+
+def _cut(state: TaskState, data: Mapping[str, Any], kind: str) -> TaskState:
+    """A ``timeout`` or ``error`` event. These take a seq of their own, which may lie past
+    events not yet delivered: the resume point is their cursor, not their seq."""
+    cursor = data.get("cursor")
+    if isinstance(cursor, str) and cursor.isdigit():
+        cursor = int(cursor)
+    if isinstance(cursor, int) and not isinstance(cursor, bool):
+        state = replace(state, last_seq=cursor)
+    note = data.get("message") or f"stream {kind}"
+    return replace(state, message=f"{note}; resuming")
+
+
+def _progress(state: TaskState, data: Mapping[str, Any]) -> TaskState:
+    """Any other event: the status, the step and the fraction it reports, if any."""
+    kind, status = data.get("kind"), data.get("status")
     if status in (Status.QUEUED, Status.PROCESSING):
         state = replace(state, status=status)
     elif kind == EventKind.PROGRESS and state.status == Status.QUEUED:
@@ -201,16 +229,27 @@ def reduce(state: TaskState, event: Any) -> TaskState:
     return replace(state, fraction=fraction, message=message)
 
 
+def noted(state: TaskState, text: str, *, tone: str = "warn", resumed: bool = False) -> TaskState:
+    """The row's note (what happened to its stream, or an outcome that could not be read)
+    until the next event; ``resumed`` counts a resume."""
+    resumes = state.resumes + 1 if resumed else state.resumes
+    return replace(state, note=text, note_tone=tone, resumes=resumes)
+
+
 def settle(state: TaskState, snapshot: Mapping[str, Any]) -> TaskState:
-    """Fold a task snapshot (``GET /v1/generations/{id}``) in; terminal -> done."""
+    """Fold a task snapshot (``GET /v1/generations/{id}``) in; terminal -> done. A row
+    already done keeps its outcome; the snapshot of that same outcome adds its detail (the
+    failure's code and message)."""
     status = str(getattr(snapshot.get("status"), "value", snapshot.get("status")) or "")
+    if state.done and status != state.status:
+        return state
     if status == Status.COMPLETED:
         return reduce(state, {"kind": "terminal", "status": "completed"})
     if status == Status.FAILED:
         failure = F.first(snapshot, F.TASK_FAILURE) or {}
         code = F.first(failure, F.FAILURE_CODE) if isinstance(failure, Mapping) else None
         text = F.first(failure, F.FAILURE_MESSAGE) if isinstance(failure, Mapping) else None
-        error = ": ".join(str(x) for x in (code, text) if x) or "the task failed"
+        error = ": ".join(str(x) for x in (code, text) if x) or state.error or "the task failed"
         return replace(reduce(state, {"kind": "terminal", "status": "failed"}), error=error)
     progress = F.first(snapshot, F.TASK_PROGRESS)
     data: dict[str, Any] = {"kind": "progress", "status": status or None}

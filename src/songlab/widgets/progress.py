@@ -80,6 +80,7 @@ class TaskRow(W.VBox):
                 *extra,
             ]
         )
+        self._render()  # the screen is the state from the first frame
 
     @property
     def task_id(self) -> str:
@@ -109,10 +110,10 @@ class TaskRow(W.VBox):
             return self.state
 
     def note(self, text: str, *, resumed: bool = False, tone: str = "warn") -> None:
+        """Say what happened to the stream (until the next event: it is the row's state)."""
         with self._lock:
-            if resumed:
-                self.state = replace(self.state, resumes=self.state.resumes + 1)
-            self.status.value = status_html(f"{self._describe()} - {text}", tone)
+            self.state = _events.noted(self.state, text, tone=tone, resumed=resumed)
+            self._render()
 
     def fail(self, text: str) -> None:
         with self._lock:
@@ -134,7 +135,10 @@ class TaskRow(W.VBox):
         self.bar.style.bar_color = _INDETERMINATE if unknown else None
         self.bar.bar_style = _BAR_STYLE.get(s.status, "info") if s.done else "info"
         tone = ("error" if s.status == "failed" else "ok") if s.done else "info"
-        self.status.value = status_html(self._describe(), tone)
+        text = self._describe()
+        if s.note:
+            text, tone = f"{text} - {s.note}", s.note_tone
+        self.status.value = status_html(text, tone)
         if s.steps:
             self.steps.value = _steps_html(s.steps)
             self.steps.layout.display = ""
