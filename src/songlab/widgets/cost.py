@@ -4,7 +4,9 @@ Every figure here is a query of the ledger engine (``songlab.ledger.engine``), t
 the notebook's ``ledger.spend`` and the HTML report run, over the account's tasks frame
 (``tasks_frame``); the panel only lays them out. Amounts stay ``Decimal`` until they are
 printed, to the cent; the estimate and unknown counts are shown beside the total.
-``refresh()`` (or the button) re-reads the account's tasks.
+``refresh()`` (or the button) re-reads the account's tasks; the status line says how the
+last refresh went (an error in a person's words, its detail one click away), and a failed
+refresh leaves the figures of the last good one, named as such.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 import songlab.ledger as ledger
 from songlab.ledger import display
 from songlab.ledger import plots as ledger_plots
-from songlab.widgets._ui import ErrorSink
+from songlab.widgets._status import Status, from_error, render
 
 __all__ = ["CostPanel"]
 
@@ -39,14 +41,16 @@ class CostPanel(W.VBox):
 
     def __init__(self, client: Any, *, refresh: bool = True) -> None:
         self.client = client
-        self.sink = ErrorSink()
+        self.status = Status("")
+        self.status_line = W.HTML()
+        self.errors: list[str] = []  # every error status shown, in order
         self.balance = W.HTML()
         self.total = W.HTML()
         self.by_tier_html = W.HTML()
         self.by_operation_html = W.HTML()
         self.plot = W.Image(format="png", layout=W.Layout(max_width="36em"))
         self.refresh_button = W.Button(description="Refresh", icon="refresh")
-        self.refresh_button.on_click(self.sink.guard(lambda _: self.refresh(), context="refresh"))
+        self.refresh_button.on_click(lambda _: self._refresh_pressed())
         self.frame: pd.DataFrame | None = None
         self.by_tier: pd.DataFrame | None = None
         self.by_operation: pd.DataFrame | None = None
@@ -64,12 +68,26 @@ class CostPanel(W.VBox):
                     ]
                 ),
                 self.plot,
-                self.sink.line,
-                self.sink.log,
+                self.status_line,
             ]
         )
         if refresh:
-            self.sink.guard(self.refresh, context="refresh")()
+            self._refresh_pressed()
+
+    def _say(self, status: Status) -> None:
+        self.status = status
+        if status.tone == "error":
+            self.errors.append(status.text)
+        self.status_line.value = render(status)
+
+    def _refresh_pressed(self) -> None:
+        """*Refresh*: its outcome is the status; a failure keeps the last figures, said so."""
+        try:
+            self.refresh()
+        except Exception as exc:  # noqa: BLE001 - a refresh's error is shown in the panel
+            failed = from_error("refresh", exc)
+            kept = " The figures below are from the last refresh." if self.frame is not None else ""
+            self._say(Status("refresh", failed.text + kept, "error", failed.detail, True))
 
     def refresh(self) -> None:
         """Re-read the balance and the account's tasks; redraw tables and plot."""
@@ -81,7 +99,7 @@ class CostPanel(W.VBox):
             f"{bal.extra_tokens:,} extra)"
         )
         self.show(ledger.tasks_frame(self.client))
-        self.sink.info("up to date", "ok")
+        self._say(Status("refresh", "up to date", "ok"))
 
     def show(self, frame: pd.DataFrame) -> None:
         """Lay out the figures of a tasks frame (what :meth:`refresh` does with the account's)."""
