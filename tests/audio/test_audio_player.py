@@ -164,3 +164,13 @@ def test_session_clip_encodes_for_audio_widgets() -> None:
     s = abx(clips, seed=0)
     y, sr = decode(s.encoded(0, "X", format="flac"))
     np.testing.assert_allclose(y, s.clip(0, "X")[0], atol=1 / 32768 + 1e-7)
+
+
+def test_an_excerpts_label_says_the_length_it_holds() -> None:
+    """02 showed "first 2.0 s" beside a 1.96 s player: the label rounds down, to 0.01 s."""
+    noise = (0.1 * np.random.default_rng(1).standard_normal((1, 20 * SR))).astype(np.float32)
+    p = player((noise, SR), max_bytes=60_000, excerpt_seconds=30.0, max_seconds=60.0)
+    assert p.mode == "excerpt" and p.seconds < 20.0
+    shown = float(p.note.split("first ")[1].split(" s")[0])
+    assert shown <= p.seconds < shown + 0.01, (p.note, p.seconds)
+    assert p.note.endswith("of 20.0 s (MP3)")

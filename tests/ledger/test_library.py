@@ -266,3 +266,16 @@ def test_a_failed_download_is_named_in_the_manifest_and_the_rest_written(
         healed = export_library(client, tmp_path / "lib")  # the next run fetches only it
         assert healed.ok and (healed.downloaded, healed.present) == (1, 1)
     assert os.path.exists(tmp_path / "lib" / "manifest.csv")
+
+
+def test_a_template_without_prompt_says_nothing_of_prompts(sandbox, new_account, tmp_path) -> None:
+    """The fallback of {prompt} is explained only where the template uses {prompt}."""
+    account = new_account()
+    record = RecordStore(tmp_path / "record.sqlite", keep_payloads=False)  # prompts unknown
+    with _client(sandbox, account, record=record) as client:
+        with ledger.attribution(project="p"):
+            _song(client, "a song whose prompt the record does not keep")
+        plain = export_library(client, tmp_path / "a", project="p", template="{model}-{id}.{ext}")
+        named = export_library(client, tmp_path / "b", project="p")  # the default names {prompt}
+    assert plain.prompts_unknown == 0 and "{prompt}" not in str(plain)
+    assert named.prompts_unknown == 1 and "their {prompt} is the operation" in str(named)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
@@ -128,6 +129,13 @@ def _element(src: str, *, label: str | None, note: str, preload: str) -> str:
 
 def _data_uri(data: bytes, mime: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _seconds(value: float) -> str:
+    """A length as its player shows it: to the hundredth, rounded down, trailing zeros
+    dropped to one decimal (1.9612 -> "1.96", 30.0 -> "30.0"); never more than it holds."""
+    text = f"{math.floor(value * 100 + 1e-6) / 100:.2f}"
+    return text[:-1] if text.endswith("0") else text
 
 
 def _excerpt(audio: np.ndarray, sr: int, *, seconds: float, max_bytes: int) -> tuple[bytes, float]:
@@ -252,7 +260,7 @@ def player(
                     )
 
     data, seconds = _excerpt(audio, rate, seconds=excerpt_seconds, max_bytes=max_bytes)
-    note = f"excerpt: first {seconds:.1f} s of {length:.1f} s (MP3)"
+    note = f"excerpt: first {_seconds(seconds)} s of {_seconds(length)} s (MP3)"
     uri = _data_uri(data, "audio/mpeg")
     return Player(
         _element(uri, note=note, **kw),

@@ -138,7 +138,7 @@ class ExportResult:
     tasks: int
     tasks_without_assets: int
     bytes_downloaded: int
-    prompts_unknown: int = 0  # tasks whose {prompt} fell back to the operation's name
+    prompts_unknown: int = 0  # tasks whose {prompt} (in the template) fell back to the operation
 
     @property
     def ok(self) -> bool:
@@ -392,7 +392,10 @@ def _run(
         tasks=len(selected),
         tasks_without_assets=without + (len(selected) - len(completed)),
         bytes_downloaded=state.bytes_downloaded,
-        prompts_unknown=sum(1 for t in completed if t.prompt is None),
+        # {prompt} falls back to the operation only where the template names it
+        prompts_unknown=sum(1 for t in completed if t.prompt is None)
+        if "prompt" in check_template(template)
+        else 0,
     )
 
 
