@@ -66,9 +66,12 @@ form.duration.value = 30.0
 """
 
 
+@pytest.mark.parametrize("killed", [True, False], ids=["killed", "shut-down"])
 def test_a_kernel_restarted_mid_generation_finds_the_task_and_the_form_follows_it_again(
-    kernel: tuple[Any, Any, Path],
+    kernel: tuple[Any, Any, Path], killed: bool
 ) -> None:
+    """``killed``: the process dies (no shutdown code runs); else JupyterLab's Restart, a
+    shutdown request (the sandbox stops cleanly, its task left in flight)."""
     km, kc, folder = kernel
     out, _ = _run(
         kc,
@@ -79,7 +82,7 @@ t0 = time.monotonic()
 while row.state.fraction < 0.25 and time.monotonic() - t0 < 120:
     time.sleep(0.05)
 print(json.dumps({"task": row.task_id, "status": row.state.status,
-                  "fraction": row.state.fraction,
+                  "fraction": row.state.fraction, "url": client.base_url,
                   "tokens": client.account.balance().total_effective}))
 """,
     )
@@ -89,7 +92,7 @@ print(json.dumps({"task": row.task_id, "status": row.state.status,
     assert before["tokens"] == 100_000 - 7  # v5 royalty-free: $0.07 reserved
 
     old_pid = km.provisioner.process.pid
-    km.restart_kernel(now=True)  # the process is killed mid-generation
+    km.restart_kernel(now=killed)  # mid-generation
     kc.wait_for_ready(timeout=120)
     assert km.provisioner.process.pid != old_pid
 
@@ -107,8 +110,10 @@ print(json.dumps({"task": row.task_id, "status": state.status, "would": would,
 """,
     )
     line, after = out.splitlines()[0], json.loads(out.splitlines()[-1])
-    # the screen says it is the kept sandbox, what it found and that it resumed the task
+    # the screen says it is the kept sandbox, what it found and that it resumed the task;
+    # it answers where the last one did (the client's record is keyed by that address)
     assert "the local sandbox kept in" in line and "1 task, 1 resumed" in line, line
+    assert f"at {before['url']} " in line
     assert "balance $999.93" in line
     assert after["task"] == before["task"] and after["tasks"] == [before["task"]]
     assert "re-attach to task" in after["would"]

@@ -36,7 +36,12 @@ def test_a_claimed_file_is_refused_to_a_second_claim_naming_where_it_answers(
     assert "serves it at http://127.0.0.1:1234" in str(serving.value)
     assert "adm-x" not in str(serving.value)  # the token is never in a message
     first.release()
-    assert not published.exists()
+    # the address stays (the next sandbox takes the same port); no process, no token
+    assert json.loads(published.read_text()) == {
+        "pid": None,
+        "db": db,
+        "base_url": "http://127.0.0.1:1234",
+    }
     owner.claim(db).release()  # free again
 
 
@@ -57,7 +62,7 @@ def test_a_second_server_on_the_same_file_is_refused_and_starts_after_the_first_
         assert json.loads(owner.address_file(db).read_text())["pid"] == os.getpid()
     finally:
         first.stop()
-    assert not owner.address_file(db).exists()
+    assert json.loads(owner.address_file(db).read_text())["pid"] is None
     second = serve_in_thread(db=db, speed=500, admin_token="adm-2")
     try:
         assert not second.fresh  # the file was kept: not a fresh sandbox

@@ -6,7 +6,9 @@ sandbox that keeps its state in a file holds an exclusive lock on ``<db>.lock`` 
 long as it serves (``fcntl.flock``: the operating system drops it when the process ends,
 however it ends, so a killed kernel never leaves a stale lock), and publishes where it
 answers in ``<db>.serving.json`` (``0600``, beside the database: the address, the admin
-token, the process id, the speed). Another process that finds the file locked reads that
+token, the process id, the speed; once it stops, only the address it had, which the next
+sandbox on the file takes again when it can, so the client's record, keyed by the address,
+finds what was made before a kernel restart). Another process that finds the file locked reads that
 address and uses the running sandbox instead of opening a second one; a process can also
 wait for the lock (:func:`wait`) and take over the file when its server stops.
 
@@ -78,19 +80,26 @@ class Claim:
 
     db: str
     fd: int | None
+    base_url: str | None = None
 
     def publish(self, **address: Any) -> None:
         """Write where this sandbox answers (``base_url``, ``admin_token``, ...; the process
         id is added), for the processes that find the file locked."""
+        self.base_url = address.get("base_url")
         body = {"pid": os.getpid(), "db": self.db, **address}
         localfiles.write_atomic(address_file(self.db), json.dumps(body, sort_keys=True))
 
     def release(self) -> None:
-        """Withdraw the address and drop the lock (a waiting process takes over)."""
+        """Say that nothing serves the file now (the address it had is kept, with no process
+        and no token: the next sandbox on the file takes the same port when it can, so the
+        client's record, keyed by the address, still finds what was made) and drop the lock
+        (a waiting process takes over)."""
         if self.fd is None:
             return
         try:
-            address_file(self.db).unlink(missing_ok=True)
+            if self.base_url:
+                stopped = {"pid": None, "db": self.db, "base_url": self.base_url}
+                localfiles.write_atomic(address_file(self.db), json.dumps(stopped, sort_keys=True))
         finally:
             fd, self.fd = self.fd, None
             os.close(fd)  # closing the descriptor drops the flock
@@ -119,7 +128,8 @@ def wait(db: str) -> Claim:
 
 
 def serving(db: str) -> dict[str, Any] | None:
-    """What the sandbox serving ``db`` published (None: nothing, or unreadable)."""
+    """What the sandbox serving ``db`` published (None: nothing, or unreadable; ``pid``
+    None: the address of the last sandbox, stopped)."""
     try:
         found = json.loads(address_file(db).read_text(encoding="utf-8"))
     except (OSError, ValueError):
