@@ -136,3 +136,22 @@ def test_use_take_names_the_take_a_script_submits(fake) -> None:
         with pytest.raises(ValueError, match="take: a whole number >= 1"):
             form.use_take(bad)
     form.progress.wait(5)
+
+
+def test_a_recorded_take_the_service_no_longer_has_is_made_again_and_said_so(fake) -> None:
+    """The client's record holds take 1 of these values, but the service was reset (a fresh
+    sandbox): Generate says it would re-attach, the create makes a new task, and the status
+    says the service no longer had the recorded one."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    recorded = SimpleNamespace(task_id="gone-task-1", accepted_at=datetime(2026, 11, 1, tzinfo=UTC))
+    fake.previous_create = lambda route, body, take=1: recorded if take == 1 else None
+    form = make(fake)
+    form.prompt.value = "a song made before the reset"
+    assert "would re-attach to task gone-tas" in form.reason.value and not form.submit.disabled
+    form.submit.click()  # the scripted service answers a new task (no "reused")
+    assert form.task_ids == ["task-1"]
+    status = form.status_line.value
+    assert "no longer had the recorded task (it was reset)" in status and "task-1" in status
+    form.progress.wait(5)

@@ -95,7 +95,7 @@ class ListeningMachine(RuleBasedStateMachine):
     @rule()
     def click_reveal(self) -> None:
         p, enabled = self.panel, not self.panel.reveal_button.disabled
-        if p.reveal_button not in p.children:
+        if p._reveal_row not in p.children:
             return
         p.reveal_button.click()
         assert self.session.revealed == enabled
@@ -122,7 +122,7 @@ class ListeningMachine(RuleBasedStateMachine):
     @invariant()
     def reveal_is_enabled_exactly_when_every_trial_is_answered(self) -> None:
         p, s = self.panel, self.session
-        if p.reveal_button in p.children and not s.revealed:
+        if p._reveal_row in p.children and not s.revealed:
             assert p.reveal_button.disabled != s.done
 
 
