@@ -89,6 +89,6 @@ def view(session: Any, state: ListeningState, heard: dict[str, float]) -> TrialV
             marks[label] = "not played"
     left = [lab for lab in session.trials[trial].labels if lab not in played]
     if left:
-        why = f"play {_listing(left)} {how_long(session)} to answer trial {trial + 1}"
+        why = f"play {_listing(left)} {how_long(session)}, to answer trial {trial + 1}"
         return TrialView(marks, Button(False, why), reveal, why[0].upper() + why[1:])
     return TrialView(marks, Button(True, f"answer trial {trial + 1}"), reveal, "Answer when ready.")
