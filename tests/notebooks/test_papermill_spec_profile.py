@@ -175,6 +175,7 @@ def first_pass(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FirstPass]:
             "SONGLAB_ANALYSIS_CACHE",
             "SONGLAB_API_KEY",
             "SONGLAB_BASE_URL",
+            "SONGLAB_SANDBOX_DB",  # the sandbox on its default file, under the fresh home
         )
     }
     fresh["HOME"] = str(home)
