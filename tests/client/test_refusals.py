@@ -258,10 +258,22 @@ def test_a_mistyped_workflow_field_is_refused(client: Client, route: str, field:
 )
 def test_no_unknown_key_is_ever_sent(client: Client, op: str, key: str) -> None:
     fields = {f.name for f in REGISTRY[op].fields} | {n for n, _ in REGISTRY[op].forbidden}
-    if key in fields or key.startswith(("studio", "visualizer_")):
+    if key in fields or key == "seed" or key.startswith(("studio", "visualizer_")):
         return
     model = REGISTRY[op].models[0]
     with pytest.raises(ValidationError) as caught:
         client.generations.create(tool_id=f"t-{op}-{model}", payload={**_required(op), key: 1})
     assert caught.value.field == f"payload.{key}"
     json.dumps(str(caught.value))  # plain text
+
+
+@pytest.mark.parametrize("op", [op for op in NATIVE if op != "agent"])
+def test_a_seed_is_taken_by_every_operation_and_checked(client: Client, op: str) -> None:
+    """The sandbox renders every task from its payload's seed (07 seeds its extensions):
+    a seed is no unknown key, and it is checked as the song operations' seed is."""
+    model = REGISTRY[op].models[0]
+    with pytest.raises(NothingSent):  # checked, accepted, sent
+        client.generations.create(tool_id=f"t-{op}-{model}", payload={**_required(op), "seed": 9})
+    with pytest.raises(ValidationError) as caught:
+        client.generations.create(tool_id=f"t-{op}-{model}", payload={**_required(op), "seed": -1})
+    assert caught.value.field == "payload.seed"

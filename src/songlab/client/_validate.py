@@ -291,13 +291,22 @@ def agent_payload(p: Mapping[str, object]) -> None:
     check_fields(REGISTRY["agent"].fields, p)
 
 
+# Payload keys every operation takes beyond its registry fields: ``seed``, which the sandbox
+# reads from every task's payload (its renders are deterministic from it) while the
+# registry names it for the song-like operations only.
+EVERY_OPERATION_KEYS: Final[tuple[str, ...]] = ("seed",)
+
+
 def known_keys(operation: str, p: Mapping[str, object]) -> None:
     """Every key of a native payload is a field of ``operation`` (or one it forbids, refused
     by its own rule before): an unknown key is refused naming the fields and the nearest,
     never sent for the service to ignore (``{"promt": ...}`` is not a prompt)."""
     op = REGISTRY[operation]
     allowed = [f.name for f in op.fields] + [name for name, _ in op.forbidden]
+    allowed += [k for k in EVERY_OPERATION_KEYS if k not in allowed]
     check_keys(p, allowed, prefix="payload.", of=operation)
+    if "seed" in p and all(f.name != "seed" for f in op.fields):
+        integer(p["seed"], "payload.seed", 0, int(LIMITS["seed_max"]))
 
 
 def field_rule(f: Field, value: object, name: str) -> None:
