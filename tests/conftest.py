@@ -8,9 +8,9 @@
 
 The client's record (``songlab.client.RecordStore``) and asset cache never touch the
 user's data or cache dir in tests: ``pytest_configure`` points ``SONGLAB_RECORD`` and
-``SONGLAB_CACHE_DIR`` into a temporary directory for the whole run and sets
-``SONGLAB_SANDBOX_DB`` to ``:memory:``, so ``connect()``'s sandbox keeps nothing (kernels
-that nbval starts inherit all three), and ``_own_record`` gives each test its own record file and its own
+``SONGLAB_CACHE_DIR`` into a temporary directory for the whole run (the repository's root
+``conftest.py`` sets ``SONGLAB_SANDBOX_DB`` to ``:memory:``, so ``connect()``'s sandbox keeps
+nothing; kernels that nbval starts inherit all three), and ``_own_record`` gives each test its own record file and its own
 reuse scope (``SONGLAB_ORIGIN`` = the test's id) and asset cache, so one test never
 re-attaches to another's tasks or reads another's downloads. The run's directory is
 removed when pytest ends (``pytest_unconfigure``): a suite that leaves its notebooks'
@@ -43,8 +43,6 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
     os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
     os.environ["SONGLAB_ANALYSIS_CACHE"] = os.path.join(run_dir, "analysis.sqlite")
-    # connect()'s sandbox keeps nothing (a test that proves the kept file names its own)
-    os.environ["SONGLAB_SANDBOX_DB"] = ":memory:"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
