@@ -42,7 +42,7 @@ FAST_SUBSET := tests/client tests/sandbox/http tests/test_codec.py tests/audio/t
 	--nbval-sanitize-with notebooks/sanitize.cfg -m "every_python or not slow" \
 	-p no:cacheprovider -q -n $(PY_WORKERS) --dist loadfile
 
-.PHONY: lab screenshots test check suite docs test-fast test-pythons lint sandbox browser-deps java-deps bench clean
+.PHONY: lab screenshots test check suite docs test-fast test-pythons measure-tests lint sandbox browser-deps java-deps bench clean
 
 # .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
 $(VENV)/.python-$(PYVER):
@@ -134,6 +134,16 @@ test-fast: $(STAMP)
 	@$(PY) -m compileall -q src
 	$(PYTEST) tests $(FAST_SKIP) -x -q -p no:cacheprovider \
 	  -n $(WORKERS) --dist loadfile
+
+## measure-tests: run the whole suite once measuring each test's CPU seconds, and write
+##   tests/cpu-seconds.json; the tests measured over tests/_measured.py's threshold are slow
+##   (left out of test-fast and a bare pytest). Run it after adding or changing heavy tests.
+measure-tests: $(STAMP)
+	@rm -rf .cpu-profile
+	-CPU_PROFILE_DIR=$(CURDIR)/.cpu-profile $(PYTEST) tests -m "" -p tests._cpu_profile \
+	  -p no:cacheprovider -q -n $(WORKERS) --dist loadfile
+	$(PY) -m tests._cpu_profile .cpu-profile
+	@rm -rf .cpu-profile
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks scripts
