@@ -3,7 +3,7 @@ entry plus one file (its step functions), and everything else picks it up.
 
 The twelve workflow routes of the spec all exist, so a thirteenth is made here, in a copy of
 the source tree: an ``echo-songs`` route (a song with an echo, then mastered) is added as
-its ``Route`` in ``spec.py`` and its step functions in ``sandbox/tasks/pipelines.py``, and
+its ``Route`` in ``spec/_routes.py`` and its step functions in ``sandbox/tasks/pipelines.py``, and
 nothing else. A fresh process running that copy then shows the route in the sandbox (it
 takes, renders and bills the create), in ``/openapi.json``, in the price list
 (``pricing.task_price``), and in the client (``workflows.create``, its checks before
@@ -117,13 +117,16 @@ def _changed_files(a: Path, b: Path) -> list[str]:
 def test_a_workflow_route_is_the_registry_entry_and_its_step_functions(tmp_path: Path) -> None:
     copy = tmp_path / "src"
     shutil.copytree(SRC / "songlab", copy / "songlab", ignore=shutil.ignore_patterns("__pycache__"))
-    _insert_after(copy / "songlab/spec.py", "_ROUTES: tuple[Route, ...] = (\n", ROUTE)
+    _insert_after(copy / "songlab/spec/_routes.py", "_ROUTES: tuple[Route, ...] = (\n", ROUTE)
     _insert_after(
         copy / "songlab/sandbox/tasks/pipelines.py",
         "    table: dict[str, dict[str, StepFn]] = {\n",
         STEPS,
     )
-    assert _changed_files(SRC, copy) == ["songlab/sandbox/tasks/pipelines.py", "songlab/spec.py"]
+    assert _changed_files(SRC, copy) == [
+        "songlab/sandbox/tasks/pipelines.py",
+        "songlab/spec/_routes.py",
+    ]
     env = {**os.environ, "PYTHONPATH": str(copy), "SONGLAB_CACHE_DIR": str(tmp_path / "cache")}
     run = subprocess.run(
         [sys.executable, "-c", PROBE, str(tmp_path / "record.sqlite")],
