@@ -23,6 +23,9 @@ from songlab.client._base import watch
 from songlab.client._batch import BatchArgs, BatchProgress, BatchResult, BatchRow
 from songlab.client._budget import Budget
 from songlab.client._call import NOT_GIVEN, NotGiven
+from songlab.client._cost_estimate import Estimate
+from songlab.client._create_record import CreateRecord
+from songlab.client._create_record import record_schema as _record_schema
 from songlab.client._errors import (
     APIConnectionError,
     APIError,
@@ -52,7 +55,6 @@ from songlab.client._errors import (
     WaitTimeout,
     error_from_response,
 )
-from songlab.client._estimate import Estimate
 from songlab.client._handle import TaskHandle
 from songlab.client._loop import WatchUpdate
 from songlab.client._models import (
@@ -74,8 +76,7 @@ from songlab.client._models import (
     UploadedFile,
     VoiceClone,
 )
-from songlab.client._record import CreateRecord, RecordStore
-from songlab.client._record import record_schema as _record_schema
+from songlab.client._record_store import RecordStore
 from songlab.client._retry import RetryPolicy
 from songlab.client._sync import Client
 from songlab.client._validate import ClampWarning
@@ -119,7 +120,7 @@ __all__ = [
     "NotGiven",
     "Page",
     "PipelineError",
-    "RECORD_SCHEMA",  # noqa: F822 - made on first use (module __getattr__)
+    "RECORD_SCHEMA",  # made on first use (module __getattr__)
     "RateLimited",
     "RawPage",
     "RecordStore",

@@ -4,7 +4,7 @@ The API has no label field, so labels (a project and free tags) live on the
 caller's side: a context variable holds the labels active in the current
 context (``songlab.ledger.attribution`` sets it), a client may carry default
 labels, and every create the service accepted is handed, as the record's
-:class:`~songlab.client._record.CreateRecord` (built once by the create path), to
+:class:`~songlab.client._create_record.CreateRecord` (built once by the create path), to
 the listeners registered here. Nothing in this module touches a request: labels
 never reach the service.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from songlab.client._record import CreateRecord
+    from songlab.client._create_record import CreateRecord
 
 __all__ = [
     "Labels",

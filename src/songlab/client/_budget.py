@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from songlab.client._errors import BudgetExceeded
 
 if TYPE_CHECKING:
-    from songlab.client._estimate import Estimate
+    from songlab.client._cost_estimate import Estimate
 
 __all__ = ["Budget", "BudgetStack", "Reservation"]
 

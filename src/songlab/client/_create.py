@@ -8,7 +8,7 @@ text is also the ``payload_json`` sent) and hashed once (``payload_sha256``). Th
 request's hash, its reuse scope and take; a file this client uploaded counts by the SHA-256
 of its bytes, not its file id: :func:`content_keyed`), re-attaches to the recorded task of the same
 request instead of buying it again, or reserves the estimate against the active budgets,
-POSTs, and builds the one :class:`~songlab.client._record.CreateRecord` that the record
+POSTs, and builds the one :class:`~songlab.client._create_record.CreateRecord` that the record
 writes and the create hook's listeners get.
 """
 
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Final, TypedDict
 
 import songlab.client._attribution as _attribution
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Work, new_idempotency_key, path_id
+from songlab.client._cost_estimate import Estimate
+from songlab.client._create_record import CreateRecord
 from songlab.client._errors import Forbidden, MalformedResponse, NotFound
-from songlab.client._estimate import Estimate
 from songlab.client._handle import TaskHandle
 from songlab.client._models import UploadedFile, parse_task
-from songlab.client._record import CreateRecord
 from songlab.client._typing import C
 from songlab.client._validate import ValidationError, canonical_json, idempotency_key, require
 

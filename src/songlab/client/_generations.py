@@ -11,6 +11,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Unpack
 
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, path_id
+from songlab.client._cost_estimate import (
+    Estimate,
+    estimate_agent,
+    estimate_operation,
+    estimate_route,
+)
 from songlab.client._create import (
     CreateOptions,
     CreateRequest,
@@ -19,7 +25,6 @@ from songlab.client._create import (
     route_request,
 )
 from songlab.client._errors import ToolLookupError
-from songlab.client._estimate import Estimate, estimate_agent, estimate_operation, estimate_route
 from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import (
     Asset,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Unpack
 
 from songlab.client._call import NOT_GIVEN, NotGiven, Op
+from songlab.client._cost_estimate import estimate_route
 from songlab.client._create import (
     CreateOptions,
     Reuse,
@@ -21,7 +22,6 @@ from songlab.client._create import (
     route_request,
 )
 from songlab.client._dedicated import license_or_default
-from songlab.client._estimate import estimate_route
 from songlab.client._files import FileRef, file_id_of
 from songlab.client._handle import TaskHandle
 from songlab.client._typing import C, Resource, creates
