@@ -21,7 +21,7 @@ def test_songlab_audio_imports_no_scipy_signal_or_matplotlib_until_used() -> Non
     code = (
         "import sys\n"
         "from songlab import audio\n"
-        "import songlab.audio._codec\n"
+        "import songlab.audio._clips\n"
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
         "audio.integrated_loudness, audio.waveform\n"
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"

@@ -22,7 +22,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from songlab.audio._codec import MIME_TYPES, as_audio, decode, encode, sniff
+from songlab.audio._clips import MIME_TYPES, as_audio, decode, encode, sniff
 from songlab.audio._errors import AudioError
 from songlab.codec import MP3_RATES
 

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy.signal import spectrogram as _stft_power
 
-from songlab.audio._codec import as_audio
+from songlab.audio._clips import as_audio
 from songlab.audio._errors import AudioError
 
 _KINDS = ("waveform", "spectrogram")

@@ -9,11 +9,12 @@ the worker's helpers for uploads, voices and copyright matching.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-import songlab.sandbox.engine.codec as codec
+import songlab.sandbox.engine.audio_io as audio_io
 import songlab.sandbox.engine.fprint as _fp
 import songlab.sandbox.engine.ops_audio as ops_audio
 import songlab.sandbox.engine.ops_edit as ops_edit
@@ -53,87 +54,178 @@ __all__ = [
 ]
 
 Inputs = dict[str, AudioIn] | None
-Renderer = Callable[[str, dict[str, Any], int, Inputs, Voice | None], RenderResult]
 # what a music renderer makes: (recipe, or foreign audio as an array), metadata, normalise
 Made = tuple[Any, dict[str, Any], bool]
 
 
-def _text(operation: str) -> Renderer:
-    return lambda model, p, seed, inputs, voice: ops_audio.text_op(operation, p, seed)
+@dataclass(frozen=True, slots=True)
+class RenderCall:
+    """One render's arguments: the model, the payload (a copy), the seed, the resolved
+    file inputs and the saved voice."""
+
+    model: str
+    payload: dict[str, Any]
+    seed: int
+    inputs: Inputs
+    voice: Voice | None
 
 
-def _music(make: Callable[[str, dict[str, Any], int, Inputs, Voice | None], Made]) -> Renderer:
+Renderer = Callable[[RenderCall], RenderResult]
+MusicMaker = Callable[[RenderCall], Made]
+
+
+def _music(make: MusicMaker) -> Renderer:
     """A renderer from a music maker: a recipe is finished and encoded, foreign audio kept."""
 
-    def run(
-        model: str, payload: dict[str, Any], seed: int, inputs: Inputs, voice: Voice | None
-    ) -> RenderResult:
-        fmt = out_format(payload)
-        out, meta, normalise = make(model, payload, seed, inputs, voice)
+    def run(call: RenderCall) -> RenderResult:
+        fmt = out_format(call.payload)
+        out, meta, normalise = make(call)
         if isinstance(out, np.ndarray):
-            return _foreign_result(out, model, meta, fmt)
+            return _foreign_result(out, call.model, meta, fmt)
         rec, mix = finish(out, normalise=normalise)
         meta.setdefault("duration_s", rec["duration_s"])
-        meta["model"] = model
+        meta["model"] = call.model
         return RenderResult(assets=[asset("mix", mix, rec, fmt)], metadata=meta)
 
     return run
 
 
-def _made(pair: tuple[Any, dict[str, Any]], normalise: bool = True) -> Made:
-    return pair[0], pair[1], normalise
+def _made(pair: tuple[Any, dict[str, Any]]) -> Made:
+    """A new piece: normalised when finished."""
+    return pair[0], pair[1], True
 
 
-def _remix(model: str, p: dict[str, Any], seed: int, inputs: Inputs, voice: Voice | None) -> Made:
-    got = ops_music.remix(model, p, seed, inputs)
-    if not isinstance(got, tuple):
-        return (*ops_edit.remix_foreign(got, model, p, seed), True)
-    return _made(got)
-
-
-def _edit(out: Any, meta: dict[str, Any]) -> Made:
+def _edited(out: Any, meta: dict[str, Any]) -> Made:
     """An edit (extend, inpaint) is not normalised again: its source's level is kept."""
     return out, meta, False
 
 
-def _vocal_clone(
-    model: str, p: dict[str, Any], seed: int, inputs: Inputs, voice: Voice | None
-) -> RenderResult:
+def _generate_song(call: RenderCall) -> Made:
+    return _made(
+        ops_music.generate(
+            "generate_song", call.model, call.payload, call.seed, call.voice, call.inputs
+        )
+    )
+
+
+def _generate_music(call: RenderCall) -> Made:
+    return _made(
+        ops_music.generate(
+            "generate_music", call.model, call.payload, call.seed, call.voice, call.inputs
+        )
+    )
+
+
+def _generate_singing(call: RenderCall) -> Made:
+    return ops_music.singing(call.model, call.payload, call.seed, call.inputs, call.voice)
+
+
+def _similar_song(call: RenderCall) -> Made:
+    return _made(
+        ops_music.similar(
+            "similar_song", call.model, call.payload, call.seed, call.inputs, call.voice
+        )
+    )
+
+
+def _similar_music(call: RenderCall) -> Made:
+    return _made(
+        ops_music.similar(
+            "similar_music", call.model, call.payload, call.seed, call.inputs, call.voice
+        )
+    )
+
+
+def _melody_to_song(call: RenderCall) -> Made:
+    return _made(ops_music.melody_song(call.model, call.payload, call.seed, call.inputs))
+
+
+def _midi_to_song(call: RenderCall) -> Made:
+    return _made(ops_music.midi_song(call.model, call.payload, call.seed, call.inputs))
+
+
+def _remix_song(call: RenderCall) -> Made:
+    got = ops_music.remix(call.model, call.payload, call.seed, call.inputs)
+    if not isinstance(got, tuple):
+        return (*ops_edit.remix_foreign(got, call.model, call.payload, call.seed), True)
+    return _made(got)
+
+
+def _extend_song(call: RenderCall) -> Made:
+    return _edited(
+        *ops_edit.extend("extend_song", call.model, call.payload, call.seed, call.inputs)
+    )
+
+
+def _extend_music(call: RenderCall) -> Made:
+    return _edited(
+        *ops_edit.extend("extend_music", call.model, call.payload, call.seed, call.inputs)
+    )
+
+
+def _inpaint(call: RenderCall) -> Made:
+    return _edited(*ops_edit.inpaint(call.model, call.payload, call.seed, call.inputs))
+
+
+def _vocal_clone(call: RenderCall) -> RenderResult:
     raise RenderError("operation: vocal_clone makes no audio; the worker calls extract_voice")
+
+
+def _separate_stems(call: RenderCall) -> RenderResult:
+    return ops_audio.separate_stems(call.model, call.payload, call.inputs)
+
+
+def _copyright(call: RenderCall) -> RenderResult:
+    return ops_audio.copyright_check(call.payload, call.inputs)
+
+
+def _transcribe(call: RenderCall) -> RenderResult:
+    return ops_audio.transcribe(call.payload, call.inputs)
+
+
+def _audio_effect(call: RenderCall) -> RenderResult:
+    return ops_audio.audio_effect(call.model, call.payload, call.inputs)
+
+
+def _sfx_gen(call: RenderCall) -> RenderResult:
+    return ops_audio.sound_effect(call.payload, call.seed)
+
+
+def _mix(call: RenderCall) -> RenderResult:
+    return ops_audio.mix(call.model, call.payload, call.inputs)
+
+
+def _text(operation: str) -> Renderer:
+    """The renderer of a text operation (lyrics, a web search, a translation)."""
+
+    def run(call: RenderCall) -> RenderResult:
+        return ops_audio.text_op(operation, call.payload, call.seed)
+
+    return run
 
 
 # operation (the spec registry's names) -> its renderer: the code that really differs.
 RENDERERS: dict[str, Renderer] = {
-    "generate_song": _music(
-        lambda m, p, s, i, v: _made(ops_music.generate("generate_song", m, p, s, v, i))
-    ),
-    "generate_music": _music(
-        lambda m, p, s, i, v: _made(ops_music.generate("generate_music", m, p, s, v, i))
-    ),
-    "generate_singing": _music(lambda m, p, s, i, v: ops_music.singing(m, p, s, i, v)),
-    "similar_song": _music(
-        lambda m, p, s, i, v: _made(ops_music.similar("similar_song", m, p, s, i, v))
-    ),
-    "similar_music": _music(
-        lambda m, p, s, i, v: _made(ops_music.similar("similar_music", m, p, s, i, v))
-    ),
-    "melody_to_song": _music(lambda m, p, s, i, v: _made(ops_music.melody_song(m, p, s, i))),
-    "midi_to_song": _music(lambda m, p, s, i, v: _made(ops_music.midi_song(m, p, s, i))),
-    "remix_song": _music(_remix),
-    "extend_song": _music(lambda m, p, s, i, v: _edit(*ops_edit.extend("extend_song", m, p, s, i))),
-    "extend_music": _music(
-        lambda m, p, s, i, v: _edit(*ops_edit.extend("extend_music", m, p, s, i))
-    ),
-    "inpaint": _music(lambda m, p, s, i, v: _edit(*ops_edit.inpaint(m, p, s, i))),
+    "generate_song": _music(_generate_song),
+    "generate_music": _music(_generate_music),
+    "generate_singing": _music(_generate_singing),
+    "similar_song": _music(_similar_song),
+    "similar_music": _music(_similar_music),
+    "melody_to_song": _music(_melody_to_song),
+    "midi_to_song": _music(_midi_to_song),
+    "remix_song": _music(_remix_song),
+    "extend_song": _music(_extend_song),
+    "extend_music": _music(_extend_music),
+    "inpaint": _music(_inpaint),
     "vocal_clone": _vocal_clone,
-    "separate_stems": lambda m, p, s, i, v: ops_audio.separate_stems(m, p, i),
-    "copyright": lambda m, p, s, i, v: ops_audio.copyright_check(p, i),
-    "transcribe": lambda m, p, s, i, v: ops_audio.transcribe(p, i),
-    "audio_effect": lambda m, p, s, i, v: ops_audio.audio_effect(m, p, i),
-    "sfx_gen": lambda m, p, s, i, v: ops_audio.sound_effect(p, s),
+    "separate_stems": _separate_stems,
+    "copyright": _copyright,
+    "transcribe": _transcribe,
+    "audio_effect": _audio_effect,
+    "sfx_gen": _sfx_gen,
     "write_lyrics": _text("write_lyrics"),
     "web_search": _text("web_search"),
-    "mix": lambda m, p, s, i, v: ops_audio.mix(m, p, i),
+    "mix": _mix,
     "translate_lyrics": _text("translate_lyrics"),
 }
 # every operation of the registry but Agent One (run by its runner, not rendered)
@@ -153,7 +245,7 @@ def render(
     renderer = RENDERERS.get(operation)
     if renderer is None:
         raise RenderError(f"operation: the engine cannot render {operation!r}")
-    return renderer(model, dict(payload or {}), seed, inputs, voice)
+    return renderer(RenderCall(model, dict(payload or {}), seed, inputs, voice))
 
 
 def _foreign_result(audio: np.ndarray, model: str, meta: dict[str, Any], fmt: str) -> RenderResult:
@@ -169,20 +261,20 @@ def check_audio(data: bytes, *, field: str, formats: tuple[str, ...] = ()) -> Au
     """Recognise and fully decode-check an upload; :class:`EngineInputError` names ``field``."""
     try:
         p = probe.probe(data)
-    except codec.CodecError as exc:
+    except audio_io.CodecError as exc:
         raise EngineInputError(field, str(exc)) from None
     if formats and p.format not in formats:
         raise EngineInputError(field, f"must be {' or '.join(formats)}, got {p.format}")
     return AudioInfo(
-        p.format, codec.MIME[p.format], round(p.duration_s, 4), p.sample_rate, p.channels
+        p.format, audio_io.MIME[p.format], round(p.duration_s, 4), p.sample_rate, p.channels
     )
 
 
 def extract_voice(data: bytes, *, field: str = "reference_file_id") -> Voice:
     """The timbre of a reference recording: f0 range (YIN), median, LPC formants, gender."""
     try:
-        audio = codec.load(data)
-    except codec.CodecError as exc:
+        audio = audio_io.load(data)
+    except audio_io.CodecError as exc:
         raise EngineInputError(field, str(exc)) from None
     got = analyse_voice(audio[:, : SR * 60])
     if got is None:
@@ -195,8 +287,8 @@ def extract_voice(data: bytes, *, field: str = "reference_file_id") -> Voice:
 def decode(data: bytes) -> tuple[np.ndarray, int]:
     """Decode audio bytes (mp3, m4a, wav, flac, ogg) to float32 ``(channels, samples)`` and the rate."""
     try:
-        return codec.decode(data)
-    except codec.CodecError as exc:
+        return audio_io.decode(data)
+    except audio_io.CodecError as exc:
         raise EngineInputError("audio", str(exc)) from None
 
 
@@ -206,18 +298,18 @@ def excerpt(data: bytes, seconds: float) -> bytes:
     try:
         # Decode only the head, with a margin so the resampler's filter sees past the cut:
         # the samples equal those of decoding and resampling the whole file.
-        audio, sr = codec.decode_head(data, seconds + 0.05)
-    except codec.CodecError as exc:
+        audio, sr = audio_io.decode_head(data, seconds + 0.05)
+    except audio_io.CodecError as exc:
         raise EngineInputError("audio", str(exc)) from None
-    audio = codec.resample(audio, sr)
-    return codec.encode(audio[:, :n], "mp3")
+    audio = audio_io.resample(audio, sr)
+    return audio_io.encode(audio[:, :n], "mp3")
 
 
 def fingerprint(data: bytes) -> str:
     """A robust content fingerprint (hex) for copyright matching; see :func:`similarity`."""
     try:
-        audio = codec.load(data)
-    except codec.CodecError:
+        audio = audio_io.load(data)
+    except audio_io.CodecError:
         return ""
     return _fp.encode_bits(_fp.bits(audio))
 

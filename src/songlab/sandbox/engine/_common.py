@@ -10,14 +10,14 @@ from typing import Any, cast
 import numpy as np
 
 import songlab.sandbox.engine.analysis as analysis
-import songlab.sandbox.engine.codec as codec
+import songlab.sandbox.engine.audio_io as audio_io
 import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.song as song
 from songlab.sandbox.engine._types import Asset, AudioIn, EngineInputError, RenderError, Voice
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.voice import DEFAULT_VOICES, analyse_voice
 
-SR = codec.SR
+SR = audio_io.SR
 TARGET_RMS = 10 ** (-15.5 / 20)  # a finished song sits near -14 LUFS
 PEAK = 0.95
 
@@ -58,8 +58,8 @@ class Src:
     def audio(self) -> np.ndarray:
         if self._audio is None:
             try:
-                self._audio = codec.load(self.data)
-            except codec.CodecError as exc:
+                self._audio = audio_io.load(self.data)
+            except audio_io.CodecError as exc:
                 raise EngineInputError(self.field, str(exc)) from None
         return self._audio
 
@@ -118,8 +118,8 @@ def out_format(payload: dict[str, Any]) -> str:
 
 
 def asset(name: str, audio: np.ndarray, rec: dict[str, Any], fmt: str = "mp3") -> Asset:
-    data = codec.encode(audio, fmt)
-    return Asset(name, data, codec.MIME[fmt], round(audio.shape[1] / SR, 3), rec)
+    data = audio_io.encode(audio, fmt)
+    return Asset(name, data, audio_io.MIME[fmt], round(audio.shape[1] / SR, 3), rec)
 
 
 def loudness_gain(mix: np.ndarray) -> float:

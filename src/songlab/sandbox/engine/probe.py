@@ -16,7 +16,7 @@ import numpy as np
 import soundfile as sf
 
 from songlab.codec import cut_off
-from songlab.sandbox.engine.codec import CodecError, sniff
+from songlab.sandbox.engine.audio_io import CodecError, sniff
 
 if TYPE_CHECKING:
     from av.audio.stream import AudioStream

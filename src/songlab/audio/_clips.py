@@ -1,4 +1,4 @@
-"""Check audio arguments and turn clips into arrays: :mod:`songlab.codec` with named errors.
+"""Audio arguments checked and clips as arrays: :mod:`songlab.codec` with named errors.
 
 Decoding and encoding are :mod:`songlab.codec`'s (the one codec of songlab:
 soundfile for wav/flac/ogg and mp3 decoding, PyAV for mp3 encoding and m4a);
