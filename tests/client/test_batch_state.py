@@ -19,7 +19,7 @@ from songlab.client._batch import (
 )
 from songlab.client._cost_estimate import Estimate
 from songlab.client._create import route_request
-from songlab.client._errors import CreateUnconfirmed, InvalidGenerationInput
+from songlab.client._exceptions import CreateUnconfirmed, InvalidGenerationInput
 
 
 def item(i, tool="t1", usd="0.07", recorded=False):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from songlab.audio._audio_error import AudioError
 from songlab.audio._clips import (
     FORMATS,
     MIME_TYPES,
@@ -26,7 +27,6 @@ from songlab.audio._clips import (
     encode,
     sniff,
 )
-from songlab.audio._errors import AudioError
 from songlab.audio.player import Player, PlayerRow, player, player_row
 from songlab.lazy import attach
 

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import songlab.codec as codec
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
 
 FORMATS = codec.FORMATS
 MIME_TYPES = {fmt: codec.MIME[fmt] for fmt in FORMATS}

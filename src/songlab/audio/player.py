@@ -22,8 +22,8 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from songlab.audio._audio_error import AudioError
 from songlab.audio._clips import MIME_TYPES, as_audio, decode, encode, sniff
-from songlab.audio._errors import AudioError
 from songlab.codec import MP3_RATES
 
 MAX_BYTES = 2_000_000

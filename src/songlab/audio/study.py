@@ -36,7 +36,7 @@ import numpy as np
 import songlab.audio.adherence as adh
 import songlab.audio.lyrics as ly
 import songlab.audio.measures as ms
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
 
 __all__ = [
     "AnalysisCache",

@@ -8,7 +8,7 @@ results and shows nothing: a batch tells its progress to a callback (``songlab.w
 draws it and makes the frame). The create hook (:func:`on_create`, a
 :class:`CreateRecord` per accepted create) and the local labels (:func:`label_scope`,
 :func:`set_default_labels`) are how the ledger hears of creates.
-See ``docs/client.md``. The exception tree is drawn in ``songlab.client._errors``.
+See ``docs/client.md``. The exception tree is drawn in ``songlab.client._exceptions``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from songlab.client._call import NOT_GIVEN, NotGiven
 from songlab.client._cost_estimate import Estimate
 from songlab.client._create_record import CreateRecord
 from songlab.client._create_record import record_schema as _record_schema
-from songlab.client._errors import (
+from songlab.client._exceptions import (
     APIConnectionError,
     APIError,
     APITimeoutError,

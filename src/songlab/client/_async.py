@@ -15,7 +15,7 @@ from httpx_sse import EventSource, SSEError
 from songlab.client._base import BaseClient, CacheOption, RecordOption
 from songlab.client._batch import run_batch_async
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Step, Wait, Watch, Work
-from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
+from songlab.client._exceptions import MalformedResponse, SonglabError, StreamError, WaitTimeout
 from songlab.client._loop import WaitLoop
 from songlab.client._models import Event, Page, Task
 from songlab.client._pagination import PageOp, PageT, aitems, apages

@@ -61,7 +61,7 @@ _TAG = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 
 def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> Labels:
     """Checked labels; a :class:`ValidationError` (a ValueError) names the field and the rule."""
-    from songlab.client._errors import ValidationError
+    from songlab.client._exceptions import ValidationError
 
     if project is not None and (
         not isinstance(project, str)

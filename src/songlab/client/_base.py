@@ -37,7 +37,7 @@ from songlab.client._cost_estimate import Estimate
 from songlab.client._create import canonical_body, content_keyed, find_previous
 from songlab.client._create_record import CreateRecord
 from songlab.client._dedicated import SongTranslations, VoiceClones
-from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
+from songlab.client._exceptions import MalformedResponse, SonglabError, error_from_response
 from songlab.client._files import Files
 from songlab.client._generations import Account, Generations, Tools, estimate_op
 from songlab.client._handle import TaskHandle

@@ -26,7 +26,7 @@ import songlab.client._attribution as _attribution
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Work, new_idempotency_key, path_id
 from songlab.client._cost_estimate import Estimate
 from songlab.client._create_record import CreateRecord
-from songlab.client._errors import Forbidden, MalformedResponse, NotFound
+from songlab.client._exceptions import Forbidden, MalformedResponse, NotFound
 from songlab.client._handle import TaskHandle
 from songlab.client._models import UploadedFile, parse_task
 from songlab.client._typing import C

@@ -24,7 +24,7 @@ from songlab.client._create import (
     create_options,
     route_request,
 )
-from songlab.client._errors import ToolLookupError
+from songlab.client._exceptions import ToolLookupError
 from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import (
     Asset,

@@ -31,7 +31,7 @@ from typing import Any, Final, Literal
 import httpx
 
 import songlab.client.field_names as field_names
-from songlab.client._errors import (
+from songlab.client._exceptions import (
     APIConnectionError,
     StreamError,
     TaskFailed,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar
 import msgspec
 
 import songlab.client.field_names as field_names
-from songlab.client._errors import MalformedResponse
+from songlab.client._exceptions import MalformedResponse
 from songlab.spec import EventKind, Status
 
 if TYPE_CHECKING:

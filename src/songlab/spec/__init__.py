@@ -5,7 +5,7 @@ It imports nothing of songlab outside itself, and everything is taken from here
 
 - ``_vocabulary``: task statuses, event and ledger kinds, the models of each family,
   audio formats, effects, extend sides, Agent One's studio fields;
-- ``_errors``: the error codes, pipeline (status, retryable) and other (status);
+- ``_error_codes``: the error codes, pipeline (status, retryable) and other (status);
 - ``_licenses``: the license tiers and the one license parser (:func:`parse_license`);
 - ``_limits``: the limits table (``LIMITS``), the idempotency-key pattern, Agent One's
   rate limits;
@@ -13,7 +13,7 @@ It imports nothing of songlab outside itself, and everything is taken from here
   :class:`Operation` and its :class:`Form`, :class:`Step`, :class:`Route`, :class:`Compat`;
 - ``_operations``: each operation of the catalog and each internal tool (``REGISTRY``);
 - ``_routes``: the dedicated and workflow routes (``ROUTES``, ``WORKFLOWS``);
-- ``_compat``: the compat routes (``COMPAT``, ``COMPAT_ROUTES``).
+- ``_compat_routes``: the compat routes (``COMPAT``, ``COMPAT_ROUTES``).
 
 The names are the spec's and ``shared/design.md``'s. The sandbox's bodies and payload
 rules, its OpenAPI document and catalog, the price list's pipelines, the client's
@@ -22,7 +22,7 @@ validation and the widgets' gates are derived from it.
 
 from __future__ import annotations
 
-from songlab.spec._compat import (
+from songlab.spec._compat_routes import (
     COMPAT,
     COMPAT_ROUTES,
 )
@@ -35,7 +35,7 @@ from songlab.spec._entries import (
     Route,
     Step,
 )
-from songlab.spec._errors import (
+from songlab.spec._error_codes import (
     OTHER_ERRORS,
     PIPELINE_ERRORS,
     RETRYABLE_CODES,

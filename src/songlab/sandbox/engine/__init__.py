@@ -77,7 +77,7 @@ partials with a slower roll-off. See docs/audio-engine.md.
 
 from __future__ import annotations
 
-from songlab.sandbox.engine._api import (
+from songlab.sandbox.engine._entry_points import (
     Asset,
     AudioIn,
     AudioInfo,

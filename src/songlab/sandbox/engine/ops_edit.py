@@ -18,7 +18,7 @@ import songlab.sandbox.engine.arrange as arrange
 import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.separate as separate
 import songlab.sandbox.engine.song as song
-from songlab.sandbox.engine._common import SR, Src, clamp, fit_channels, get_input, seed_of
+from songlab.sandbox.engine._ops_shared import SR, Src, clamp, fit_channels, get_input, seed_of
 from songlab.sandbox.engine._types import AudioIn, RenderError
 from songlab.sandbox.engine.prompt import plan_from_prompt
 from songlab.spec import LIMITS

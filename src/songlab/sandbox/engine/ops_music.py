@@ -18,7 +18,7 @@ import songlab.sandbox.engine.melody as melody
 import songlab.sandbox.engine.midi as midi
 import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.song as song
-from songlab.sandbox.engine._common import (
+from songlab.sandbox.engine._ops_shared import (
     Src,
     clamp,
     default_voice,

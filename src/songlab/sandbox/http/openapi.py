@@ -25,7 +25,7 @@ from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
 from songlab.sandbox.http import bodies
 from songlab.sandbox.http.routes.dedicated import WORKFLOW_MODELS
 from songlab.sandbox.http.routes.native import EVENT_PAGE, MAX_SEQ
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.events import REPLAYED
 from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.sandbox.tasks.rows import CURSOR_PATTERN

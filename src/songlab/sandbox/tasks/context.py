@@ -45,7 +45,7 @@ from songlab.pricing import price
 from songlab.sandbox.catalog import BY_PAIR, tool_id
 from songlab.sandbox.ports import EventSink, Links, Now
 from songlab.sandbox.storage import billing
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import payloads
 from songlab.sandbox.tasks import rows as tasks

@@ -27,7 +27,7 @@ from typing import Any
 import songlab.sandbox.errors as errors
 from songlab.sandbox.ports import EventSink, FaultGate, Links, Now, Scheduler
 from songlab.sandbox.storage import billing
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import ratelimit
 from songlab.sandbox.tasks import rows as tasks

@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 import songlab.sandbox.engine as engine
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks.context import CPU_GATE, Outcome, TaskContext
 from songlab.spec import LIMITS, REGISTRY

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import songlab.sandbox.errors as errors
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.validation import (
     UUID_RE,
     Resolved,

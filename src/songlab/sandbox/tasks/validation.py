@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import songlab.sandbox.errors as errors
 from songlab.sandbox.ports import Links
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
-from songlab.sandbox.storage.files import SignatureError
+from songlab.sandbox.storage.file_store import SignatureError
 
 if TYPE_CHECKING:
     import songlab.sandbox.engine as engine

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request, Response
 from songlab.sandbox.catalog import TOOLS, Catalog
 from songlab.sandbox.errors import ApiError
 from songlab.sandbox.http import bodies, jsonrules
-from songlab.sandbox.http.routes._common import json_response
+from songlab.sandbox.http.routes._request_io import json_response
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.accounts import Accounts
 from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS, Clock, iso

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request, Response
 from songlab.pricing import estimate_translation, estimate_workflow, price
 from songlab.sandbox.catalog import Catalog, tool_id
 from songlab.sandbox.http import bodies
-from songlab.sandbox.http.routes._common import account, create, parse_object
+from songlab.sandbox.http.routes._request_io import account, create, parse_object
 from songlab.sandbox.ports import Authenticator, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store

@@ -12,11 +12,11 @@ from starlette.types import Message
 
 import songlab.sandbox.errors as errors
 from songlab.sandbox.http import bodies, jsonrules
-from songlab.sandbox.http.routes._common import account, json_response
+from songlab.sandbox.http.routes._request_io import account, json_response
 from songlab.sandbox.ports import Authenticator, Links, Now
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES, SignatureError
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES, SignatureError
 from songlab.sandbox.tasks import validation
 from songlab.sandbox.tasks.creates import valid_key
 from songlab.spec import LIMITS

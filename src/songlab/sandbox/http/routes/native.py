@@ -15,7 +15,7 @@ import songlab.sandbox.errors as errors
 from songlab.pricing import AGENT_RATES, price
 from songlab.sandbox.catalog import Catalog, Tool
 from songlab.sandbox.http import bodies, jsonrules
-from songlab.sandbox.http.routes._common import account, create, json_response, parse_object
+from songlab.sandbox.http.routes._request_io import account, create, json_response, parse_object
 from songlab.sandbox.ports import Authenticator, FaultGate, Links, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store

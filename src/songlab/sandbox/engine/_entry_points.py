@@ -20,7 +20,7 @@ import songlab.sandbox.engine.ops_audio as ops_audio
 import songlab.sandbox.engine.ops_edit as ops_edit
 import songlab.sandbox.engine.ops_music as ops_music
 import songlab.sandbox.engine.probe as probe
-from songlab.sandbox.engine._common import SR, asset, finish, out_format
+from songlab.sandbox.engine._ops_shared import SR, asset, finish, out_format
 from songlab.sandbox.engine._types import (
     Asset,
     AudioIn,
