@@ -38,16 +38,22 @@ ROUTE = """\
     ),
 """
 STEPS = """\
-        "echo-songs": {  # added by tests/architecture/test_extension_points.py
-            "echo": lambda c, s: c.render(
-                "audio_effect",
-                "v5",
-                {"effect": "echo", "amount": p.get("amount", 0.5)},
-                inputs={"audio": song()},
-            ),
-            "render": lambda c, s: _master(c, s["echo"].assets[0]),
-        },
+def _echo_songs(w: WorkflowCall) -> Steps:  # added by tests/architecture/test_extension_points.py
+    return {
+        "echo": lambda ctx, done: ctx.render(
+            "audio_effect",
+            "v5",
+            {"effect": "echo", "amount": w.payload.get("amount", 0.5)},
+            inputs={"audio": w.song()},
+        ),
+        "render": lambda ctx, done: _master(ctx, done["echo"].assets[0]),
+    }
+
+
 """
+STEP_LINE = (
+    '    "echo-songs": _echo_songs,  # added by tests/architecture/test_extension_points.py\n'
+)
 
 # What the copy is asked, in a fresh process (its songlab is the copy's).
 PROBE = textwrap.dedent(
@@ -104,6 +110,12 @@ def _insert_after(path: Path, anchor: str, text: str) -> None:
     path.write_text(source.replace(anchor, anchor + text), encoding="utf-8")
 
 
+def _insert_before(path: Path, anchor: str, text: str) -> None:
+    source = path.read_text(encoding="utf-8")
+    assert source.count(anchor) == 1, f"{path.name}: the anchor {anchor!r} moved; update the test"
+    path.write_text(source.replace(anchor, text + anchor), encoding="utf-8")
+
+
 def _changed_files(a: Path, b: Path) -> list[str]:
     changed = []
     for path in sorted(b.rglob("*.py")):
@@ -118,11 +130,10 @@ def test_a_workflow_route_is_the_registry_entry_and_its_step_functions(tmp_path:
     copy = tmp_path / "src"
     shutil.copytree(SRC / "songlab", copy / "songlab", ignore=shutil.ignore_patterns("__pycache__"))
     _insert_after(copy / "songlab/spec/_routes.py", "_ROUTES: tuple[Route, ...] = (\n", ROUTE)
-    _insert_after(
-        copy / "songlab/sandbox/tasks/pipelines.py",
-        "    table: dict[str, dict[str, StepFn]] = {\n",
-        STEPS,
-    )
+    pipelines = copy / "songlab/sandbox/tasks/pipelines.py"
+    table = "WORKFLOW_STEPS: dict[str, Callable[[WorkflowCall], Steps]] = {\n"
+    _insert_after(pipelines, table, STEP_LINE)
+    _insert_before(pipelines, "# workflow route (the registry's path) -> its step functions", STEPS)
     assert _changed_files(SRC, copy) == [
         "songlab/sandbox/tasks/pipelines.py",
         "songlab/spec/_routes.py",

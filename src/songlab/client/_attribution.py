@@ -79,7 +79,7 @@ def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> L
 
 
 _NONE: Final = Labels()  # frozen, so a safe shared default
-_SCOPE: ContextVar[Labels] = ContextVar("songlab_labels", default=_NONE)  # noqa: B039
+_SCOPE: ContextVar[Labels] = ContextVar("songlab_labels", default=_NONE)
 _DEFAULTS: weakref.WeakKeyDictionary[object, Labels] = weakref.WeakKeyDictionary()
 Listener = Callable[["CreateRecord"], object]
 _LISTENERS: list[tuple[Listener, weakref.ReferenceType[object] | None]] = []
@@ -149,5 +149,5 @@ def notify(client: object, record: CreateRecord) -> None:
     for fn in targets:
         try:
             fn(record)
-        except Exception:  # noqa: BLE001 - a listener never fails a create that succeeded
+        except Exception:  # a listener never fails a create that succeeded (logged)
             log.exception("attribution listener failed for task %s", record.task_id)

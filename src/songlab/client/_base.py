@@ -542,7 +542,12 @@ def watch(
     )
     if isinstance(client, BaseClient):
         return client._drive(_followed(Watch(loop, callback)))
-    generations = getattr(client, "generations")  # noqa: B009 - a duck-typed client
+    if not hasattr(client, "generations"):
+        raise TypeError(
+            "watch: client must be a songlab client or have the client's generations.stream "
+            f"and generations.get, got {type(client).__name__}"
+        )
+    generations = client.generations  # a duck-typed client
     return follow(
         loop,
         callback,

@@ -4,7 +4,7 @@ One record type from request to row: the create path builds it once when the ser
 accepts a create, the create hook's listeners (:func:`songlab.client.on_create`) get it,
 the store (``_record_store``) writes it as :func:`sqlite_values` and reads it back with
 :func:`from_sqlite`, and the ledger takes many as Arrow (:func:`arrow_table`,
-:data:`RECORD_SCHEMA`).
+``songlab.client.RECORD_SCHEMA``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 __all__ = [
     "COLUMNS",
     "CreateRecord",
-    "RECORD_SCHEMA",  # noqa: F822 - made on first use (module __getattr__)
     "arrow_table",
     "from_sqlite",
     "int_or_none",
@@ -62,7 +61,7 @@ _Q8: Final = Decimal("0.00000001")
 @dataclass(frozen=True, slots=True)
 class CreateRecord:
     """One create the service accepted, as the client saw it: the row of the record (the
-    columns of :data:`RECORD_SCHEMA`) and what the create hook's listeners get. No secret:
+    columns of ``songlab.client.RECORD_SCHEMA``) and what the create hook's listeners get. No secret:
     the key is named by its non-secret ``key_id``."""
 
     task_id: str
@@ -92,7 +91,7 @@ class CreateRecord:
 
 @functools.cache
 def record_schema() -> pa.Schema:
-    """:data:`RECORD_SCHEMA` (pyarrow is imported on first use: the client needs it only
+    """``songlab.client.RECORD_SCHEMA`` (pyarrow is imported on first use: the client needs it only
     to hand the record to the ledger)."""
     import pyarrow as pa
 
@@ -106,12 +105,6 @@ def record_schema() -> pa.Schema:
     return pa.schema(
         [pa.field(n, types[t], nullable=n not in ("task_id", "key_id")) for n, t in _FIELDS]
     )
-
-
-def __getattr__(name: str) -> object:
-    if name == "RECORD_SCHEMA":
-        return record_schema()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def iso(value: datetime | None) -> str | None:
@@ -187,7 +180,7 @@ def when_or_none(value: object) -> datetime | None:
 
 
 def arrow_table(rows: Sequence[CreateRecord]) -> pa.Table:
-    """``rows`` as Arrow (:data:`RECORD_SCHEMA`); money to 8 decimals, tags comma-joined."""
+    """``rows`` as Arrow (``songlab.client.RECORD_SCHEMA``); money to 8 decimals, tags comma-joined."""
     import pyarrow as pa
 
     schema = record_schema()

@@ -82,7 +82,7 @@ class Client(BaseClient):
             try:
                 request = self._build_request(call, retrier)
                 return self._decode(call, self._http.send(request))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the retrier decides: retry, or raise it
                 self._sleep(self._backoff(retrier, call, exc))
 
     def _perform(
@@ -110,7 +110,7 @@ class Client(BaseClient):
             while True:
                 try:
                     result = self._perform(step, deadline, expired)
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - every outcome is the operation's
                     step = op.throw(exc)
                 else:
                     step = op.send(result)

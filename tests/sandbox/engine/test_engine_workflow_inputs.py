@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import songlab.sandbox.engine as engine
 from songlab.sandbox.engine import analysis, recipe
-from songlab.sandbox.tasks.pipelines import _workflow_fns
+from songlab.sandbox.tasks.pipelines import WORKFLOW_STEPS, WorkflowCall
 from tests.sandbox.engine._engine_util import as_input
 
 
@@ -34,7 +34,7 @@ def test_instrument_layer_follows_the_songs_tempo_and_key():
     )
     assert (song.metadata["tempo_bpm"], song.metadata["key"]) == (97, "D# major")
     ctx = _ctx(as_input(song.assets[0]), {"instrument": "cello"}, 8.0)
-    part = _workflow_fns(ctx, "instrument-layers")["part"](ctx, {})
+    part = WORKFLOW_STEPS["instrument-layers"](WorkflowCall.of(ctx))["part"](ctx, {})
     assert part.metadata["tempo_bpm"] == 97
     assert part.metadata["key"] == "D# major"
     # and the rendered part's drums pulse at that tempo

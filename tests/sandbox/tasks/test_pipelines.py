@@ -1,14 +1,17 @@
-"""Song translation and the twelve workflow routes: steps, progress events, billing lines."""
+"""Song translation and the workflow routes: steps, progress events, billing lines."""
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
 from songlab.pricing import TRANSLATION_PIPELINE, WORKFLOW_PIPELINES, price
 from songlab.sandbox.catalog import tool_id
+from songlab.sandbox.tasks.pipelines import WORKFLOW_STEPS, WorkflowCall
+from songlab.spec import WORKFLOWS
 from tests.sandbox._util import (
     assert_invalid,
     client,
@@ -20,6 +23,17 @@ from tests.sandbox._util import (
     upload,
     wait,
 )
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS))
+def test_each_workflow_route_has_a_step_function_per_billed_step(path: str) -> None:
+    """The registry's steps of a route, the price list's pipeline and the sandbox's step
+    functions name the same steps in the same order, for every workflow route."""
+    assert set(WORKFLOW_STEPS) == set(WORKFLOWS)
+    ctx = SimpleNamespace(payload={"genre": "pop"}, durations={})
+    names = [step.name for step in WORKFLOWS[path].steps]
+    assert list(WORKFLOW_STEPS[path](WorkflowCall.of(ctx))) == names
+    assert [step.name for step in WORKFLOW_PIPELINES[path]] == names
 
 
 @pytest.fixture
