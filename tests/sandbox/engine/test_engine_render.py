@@ -90,6 +90,8 @@ def test_exports_are_sorted_and_complete():
         "AudioIn",
         "AudioInfo",
         "EngineInputError",
+        "Metadata",
+        "Recipe",
         "RenderError",
         "RenderResult",
         "Voice",

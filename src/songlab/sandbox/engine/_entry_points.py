@@ -26,6 +26,8 @@ from songlab.sandbox.engine._types import (
     AudioIn,
     AudioInfo,
     EngineInputError,
+    Metadata,
+    Recipe,
     RenderError,
     RenderResult,
     Voice,
@@ -41,6 +43,8 @@ __all__ = [
     "AudioIn",
     "AudioInfo",
     "EngineInputError",
+    "Metadata",
+    "Recipe",
     "RenderError",
     "RenderResult",
     "Voice",
@@ -55,7 +59,7 @@ __all__ = [
 
 Inputs = dict[str, AudioIn] | None
 # what a music renderer makes: (recipe, or foreign audio as an array), metadata, normalise
-Made = tuple[Any, dict[str, Any], bool]
+Made = tuple[Recipe | np.ndarray, Metadata, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +94,12 @@ def _music(make: MusicMaker) -> Renderer:
     return run
 
 
-def _made(pair: tuple[Any, dict[str, Any]]) -> Made:
+def _made(pair: tuple[Recipe, Metadata]) -> Made:
     """A new piece: normalised when finished."""
     return pair[0], pair[1], True
 
 
-def _edited(out: Any, meta: dict[str, Any]) -> Made:
+def _edited(out: Recipe | np.ndarray, meta: Metadata) -> Made:
     """An edit (extend, inpaint) is not normalised again: its source's level is kept."""
     return out, meta, False
 
@@ -248,7 +252,7 @@ def render(
     return renderer(RenderCall(model, dict(payload or {}), seed, inputs, voice))
 
 
-def _foreign_result(audio: np.ndarray, model: str, meta: dict[str, Any], fmt: str) -> RenderResult:
+def _foreign_result(audio: np.ndarray, model: str, meta: Metadata, fmt: str) -> RenderResult:
     peak = float(np.abs(audio).max()) if audio.size else 0.0
     if peak > 0.98:
         audio = audio * np.float32(0.98 / peak)

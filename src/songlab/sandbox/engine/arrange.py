@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from songlab.sandbox.engine._types import MelodyNote
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.theory import SCALES, chord
 
@@ -89,12 +89,16 @@ def chord_degree(plan: Plan, bar: int) -> int:
 # 140): off-beat eighths of the cymbals and shaker drop to OFFBEAT_SLOW of their level, the
 # ballad piano arpeggiates in quarters and the soft kit's snare marks beats 2 and 4.
 SLOW_BPM = 90.0
+# a note of an arrangement: (onset s, length s, midi pitch, velocity, instrument)
+Note = tuple[float, float, float, float, str]
 OFFBEAT_SLOW = 0.3
 
 
-def chord_of(plan: Plan, degree: int, **kw: Any) -> list[int]:
+def chord_of(plan: Plan, degree: int, *, octave: int = 4, seventh: bool = False) -> list[int]:
     """The chord of ``degree`` in the plan's key (with the plan's leading tone)."""
-    return chord(plan.root, plan.mode, degree, leading_tone=plan.leading_tone, **kw)
+    return chord(
+        plan.root, plan.mode, degree, leading_tone=plan.leading_tone, octave=octave, seventh=seventh
+    )
 
 
 def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
@@ -125,10 +129,10 @@ def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
     return out
 
 
-def bass(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
+def bass(plan: Plan, bars: range, seed: int) -> list[Note]:
     if not plan.bass:
         return []
-    out = []
+    out: list[Note] = []
     six = 60.0 / plan.tempo / 4
     for b in bars:
         deg = chord_degree(plan, b)
@@ -152,9 +156,6 @@ def bass(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
     return out
 
 
-Note = tuple[Any, ...]  # (onset s, length s, midi pitch, velocity, instrument)
-
-
 @dataclass(frozen=True, slots=True)
 class _Bar:
     """One bar of one harmony instrument: its plan, index, chord tones, sixteenth (s), rng."""
@@ -173,6 +174,7 @@ def _soft_piano(bar: _Bar) -> list[Note]:
     """Arpeggios (quarters when slow, eighths else) over a held bass note."""
     tones, six = bar.tones, bar.six
     arp = tones + [tones[0] + 12, tones[1] + 12]
+    notes: list[Note]
     if bar.plan.tempo < SLOW_BPM:  # quarters: the beat, not its eighths
         notes = [(bar.at(4 * i), 4 * six, arp[i % len(arp)], 0.55, "piano") for i in range(4)]
     else:
@@ -239,7 +241,7 @@ _HARMONY_PARTS: dict[str, Callable[[_Bar], list[Note]]] = {
 }
 
 
-def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
+def harmony(plan: Plan, bars: range, seed: int) -> list[Note]:
     out: list[Note] = []
     six = 60.0 / plan.tempo / 4
     jazz = plan.genre in _JAZZ
@@ -321,7 +323,7 @@ def melody_line(
     return out
 
 
-def chords_for_melody(plan: Plan, melody: list[Any], n_bars: int) -> list[int]:
+def chords_for_melody(plan: Plan, melody: list[MelodyNote], n_bars: int) -> list[int]:
     """Per bar, the diatonic triad that covers the most melody time (a harmonisation)."""
     bl = bar_len(plan)
     prog = []

@@ -7,11 +7,12 @@ score can carry it); channel 9 is the General MIDI drum channel.
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import mido
 
-Note = list[Any]  # [onset_s, dur_s, pitch, velocity, program, channel]
+from songlab.sandbox.engine._types import MidiNote
+
+Note = MidiNote  # [onset_s, dur_s, pitch, velocity, program, channel]
 
 
 class MidiError(ValueError):

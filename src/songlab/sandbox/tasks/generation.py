@@ -12,6 +12,7 @@ after 0.5, then ``terminal``.
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from typing import Any
 
@@ -164,7 +165,7 @@ def copyright_check(ctx: TaskContext) -> dict[str, Any]:
     return {"matched": True, "similarity": round(similarity, 4), "match": detail}
 
 
-def _prefer_foreign(rows: list[Any], account_id: str) -> Any:
+def _prefer_foreign(rows: list[sqlite3.Row], account_id: str) -> sqlite3.Row:
     foreign = [r for r in rows if r["account_id"] != account_id]
     return (foreign or rows)[0]
 

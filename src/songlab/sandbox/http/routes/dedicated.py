@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 
@@ -29,11 +29,14 @@ from songlab.sandbox.tasks.payloads import check_inside
 from songlab.sandbox.tasks.validation import Resolved, Resolver
 from songlab.spec import ROUTES, WORKFLOWS, Field, parse_license
 
+if TYPE_CHECKING:
+    import songlab.sandbox.engine as engine
+
 # The workflow routes' body models (from the registry's route fields).
 WORKFLOW_MODELS = {path: bodies.ROUTE_MODELS[path] for path in WORKFLOWS}
 
 
-def _owned(res: Resolver, f: Field, value: Any) -> tuple[str, Any]:
+def _owned(res: Resolver, f: Field, value: object) -> tuple[str, engine.AudioInfo]:
     """A ``*_file_id`` field: a file of the caller, within the field's size and kinds."""
     return res.owned_file(
         f.name, value, max_bytes=int(f.max_bytes or 0), formats=f.formats, limit_label=f.size_label
