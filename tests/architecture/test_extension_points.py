@@ -1,7 +1,7 @@
 """The extension table of docs/architecture.md, measured: a workflow route is the registry
 entry plus one file (its step functions), and everything else picks it up.
 
-The twelve workflow routes of the spec all exist, so a thirteenth is made here, in a copy of
+A workflow route that no registry has is made here, in a copy of
 the source tree: an ``echo-songs`` route (a song with an echo, then mastered) is added as
 its ``Route`` in ``spec/_routes.py`` and its step functions in ``sandbox/tasks/pipelines.py``, and
 nothing else. A fresh process running that copy then shows the route in the sandbox (it

@@ -1,4 +1,4 @@
-"""The twelve workflow routes (``POST /v1/beat-swaps`` ...): one create per product, each
+"""The workflow routes (``POST /v1/beat-swaps`` ...): one create per product, each
 billing every step of its fixed pipeline. ``license`` is a tier name (an integer 0-5 is
 converted); file-id fields take a string, an :class:`UploadedFile` or an :class:`Asset`.
 
@@ -32,7 +32,7 @@ __all__ = ["Workflows"]
 
 
 class Workflows(Resource[C]):
-    """The twelve workflow routes; each bills every step of its fixed pipeline."""
+    """The workflow routes; each bills every step of its fixed pipeline."""
 
     def _op(
         self,

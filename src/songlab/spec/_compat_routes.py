@@ -1,4 +1,4 @@
-"""The compat routes: old-style URLs and field names over four operations (``COMPAT``,
+"""The compat routes: old-style URLs and field names of some operations (``COMPAT``,
 ``COMPAT_ROUTES``), each body its operation's fields under the old names."""
 
 from __future__ import annotations

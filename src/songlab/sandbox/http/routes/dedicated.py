@@ -1,4 +1,4 @@
-"""Dedicated routes: voice clones, song translation and the twelve workflow routes.
+"""Dedicated routes: voice clones, song translation and every workflow route of the registry.
 
 Their ``license`` is a tier name (``royalty_free`` ... ``master``, default
 ``royalty_free``). Each body is checked once, against the spec registry's route
