@@ -51,7 +51,8 @@ def workflow_routes() -> str:
     rows = ["| route | body fields (required in bold) | billed steps, in order |", "|---|---|---|"]
     for path, route in WORKFLOWS.items():
         fields = ", ".join(_field(f) for f in route.fields)
-        rows.append(f"| `POST /v1/{path}` | {fields} | {_steps(route)} |")
+        own = " (the sandbox's own: not in the spec)" if route.origin == "sandbox" else ""
+        rows.append(f"| `POST /v1/{path}`{own} | {fields} | {_steps(route)} |")
     return "\n".join(rows) + "\n"
 
 

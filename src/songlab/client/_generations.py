@@ -141,6 +141,20 @@ def native_request(
     )
 
 
+AudioRef = str | UploadedFile | Asset | dict[str, str]
+
+
+def audio_input(audio: AudioRef) -> object:
+    """A payload's file input from what a caller holds: an upload, an output asset or a
+    file id (sent as ``{"url": "file_id:<id>"}``), a URL, or a file-input object as the
+    service takes it (passed as it is)."""
+    if isinstance(audio, UploadedFile | Asset):
+        audio = audio.file_id
+    if isinstance(audio, str) and "://" not in audio and not audio.startswith("file_id:"):
+        audio = f"file_id:{audio}"
+    return {"url": audio} if isinstance(audio, str) else audio
+
+
 class Generations(Resource[C]):
     @creates
     def create(
@@ -174,7 +188,7 @@ class Generations(Resource[C]):
     @creates
     def transcribe(
         self,
-        audio: str | UploadedFile | Asset | dict[str, str],
+        audio: AudioRef,
         *,
         language: str | None = None,
         **options: Unpack[CreateOptions],
@@ -189,11 +203,7 @@ class Generations(Resource[C]):
         same audio and language again re-attaches to the recorded transcription.
         """
         reuse, license = create_options(options, "transcribe")
-        if isinstance(audio, UploadedFile | Asset):
-            audio = audio.file_id
-        if isinstance(audio, str) and "://" not in audio and not audio.startswith("file_id:"):
-            audio = f"file_id:{audio}"
-        payload: dict[str, object] = {"audio": {"url": audio} if isinstance(audio, str) else audio}
+        payload: dict[str, object] = {"audio": audio_input(audio)}
         if language is not None:
             payload["language"] = language
         request = yield from native_request(

@@ -124,6 +124,9 @@ class Route:
 
     ``vocal``: ``"required"``, ``"optional"`` or None (no ``vocal_id`` field).
     ``forbidden``: (field, rule) refused when present.
+    ``origin``: ``"spec"`` (a route of the vendor's spec) or ``"sandbox"`` (a product of the
+    sandbox's own, absent from the spec: served in the default and noisy profiles, 404 in
+    the spec profile, which shows only what the spec shows).
     """
 
     path: str
@@ -132,6 +135,10 @@ class Route:
     steps: tuple[Step, ...] = ()
     vocal: str | None = None
     forbidden: tuple[tuple[str, str], ...] = ()
+    origin: str = "spec"
+
+    def __post_init__(self) -> None:
+        assert self.origin in ("spec", "sandbox"), self.origin
 
     def field(self, name: str) -> Field:
         for f in self.fields:

@@ -56,11 +56,13 @@ def _wf(
     fields: tuple[Field, ...],
     steps: tuple[Step, ...],
     forbidden: tuple[tuple[str, str], ...] = (),
+    *,
+    origin: str = "spec",
 ) -> Route:
     vocal = next(
         ("required" if f.required else "optional" for f in fields if f.type == "voice"), None
     )
-    return Route(path, "workflow", (*fields, _TIER), steps, vocal, forbidden)
+    return Route(path, "workflow", (*fields, _TIER), steps, vocal, forbidden, origin)
 
 
 _SONG = _file_id("song_file_id", "song")
