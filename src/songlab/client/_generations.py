@@ -49,7 +49,7 @@ from songlab.client._validate import (
     payload_for,
     payload_object,
 )
-from songlab.spec import AGENT_TIERS, TRANSCRIBE_MODEL
+from songlab.spec import AGENT_TIERS, STEM_MODELS, TRANSCRIBE_MODEL
 
 if TYPE_CHECKING:
     from songlab.client._base import BaseClient
@@ -212,6 +212,35 @@ class Generations(Resource[C]):
             operation="transcribe",
             model=TRANSCRIBE_MODEL,
             payload=payload,
+            license=license,
+        )
+        return (yield from create_op(self._c, request, reuse))
+
+    @creates
+    def separate_stems(
+        self,
+        audio: AudioRef,
+        *,
+        model: str = "2stem",
+        **options: Unpack[CreateOptions],
+    ) -> Op[TaskHandle[C]]:
+        """Split ``audio`` into stems (``separate_stems``, priced flat) -> a
+        :class:`TaskHandle`; each stem is an asset of ``handle.wait().output.assets``.
+
+        ``model``: ``2stem`` (vocals and instrumental, the default), ``6-stem`` or ``12stem``;
+        another is refused before anything is sent. ``audio``: an upload, an output asset or
+        a file id, a URL, or a file-input object as the service takes it. Paid once like
+        every create: the same audio and model again re-attaches to the recorded task.
+        """
+        if model not in STEM_MODELS:
+            raise ValidationError("model", f"one of {', '.join(STEM_MODELS)}, got {model!r}")
+        reuse, license = create_options(options, "separate_stems")
+        request = yield from native_request(
+            self._c,
+            tool_id=NOT_GIVEN,
+            operation="separate_stems",
+            model=model,
+            payload={"audio": audio_input(audio)},
             license=license,
         )
         return (yield from create_op(self._c, request, reuse))
