@@ -201,6 +201,9 @@ _ROUTES: tuple[Route, ...] = (
         ),
         (Step("inpaint", "inpaint", "v5"),),
     ),
+    # the sandbox's own product (the spec lists no such route): a song's vocal alone, the
+    # twin of karaoke-tracks; the spec profile answers 404 for it (docs/sandbox.md)
+    _wf("acapellas", (_SONG,), (_SEP2, _RENDER), origin="sandbox"),
 )
 ROUTES: Final[dict[str, Route]] = {r.path: r for r in _ROUTES}
 WORKFLOWS: Final[dict[str, Route]] = {p: r for p, r in ROUTES.items() if r.kind == "workflow"}

@@ -345,6 +345,13 @@ def _audio_inpainting(w: WorkflowCall) -> Steps:
     }
 
 
+def _acapellas(w: WorkflowCall) -> Steps:
+    return {
+        "separate": w.separate("2stem"),
+        "render": lambda ctx, done: _master(ctx, _named(done["separate"], "vocals")),
+    }
+
+
 # workflow route (the registry's path) -> its step functions, by the step names of its
 # pipeline (spec: the route's ``Step`` s; pricing.WORKFLOW_PIPELINES)
 WORKFLOW_STEPS: dict[str, Callable[[WorkflowCall], Steps]] = {
@@ -360,6 +367,7 @@ WORKFLOW_STEPS: dict[str, Callable[[WorkflowCall], Steps]] = {
     "midi-songs": _midi_songs,
     "vocal-layers": _vocal_layers,
     "audio-inpainting": _audio_inpainting,
+    "acapellas": _acapellas,
 }
 
 
