@@ -36,7 +36,7 @@ IPC_NAME = len("/kernel-00000000-0000-0000-0000-000000000000-ipc-99")
 
 
 def _bind_host(ip: str) -> str:
-    return ip if ip not in ("", "0.0.0.0") else ""  # noqa: S104 - a probe
+    return ip if ip not in ("", "0.0.0.0") else ""
 
 
 def free(ip: str, port: int) -> bool:
@@ -148,7 +148,7 @@ def main() -> None:
     if headless or not browser:
         args.append("--no-browser")
     trusted = trust(root)
-    host = "127.0.0.1" if ip in ("0.0.0.0", "") else ip  # noqa: S104
+    host = "127.0.0.1" if ip in ("0.0.0.0", "") else ip
     print(
         f"\nsonglab: JupyterLab on notebooks/ - open this address in a browser:\n\n"
         f"    http://{host}:{port}/lab?token={token}\n\n"

@@ -15,8 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy.signal import spectrogram as _stft_power
 
-from songlab.audio._codec import as_audio
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import as_audio
 
 _KINDS = ("waveform", "spectrogram")
 # Beyond this many points per channel a waveform is drawn as a min/max envelope.
