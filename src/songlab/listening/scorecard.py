@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 import songlab.listening.panel as panel
+from songlab.figures import figure
 from songlab.listening._errors import ListeningError
 from songlab.listening.verdict import Estimate, Measure, Verdict, per, verdict
 from songlab.localfiles import replace_atomically, write_atomic
@@ -596,8 +597,6 @@ class Scorecard:
     def plot(self, *, measure: str = "key_score") -> Any:
         """Quality per dollar: each model's listening score (or ``measure`` when nobody has
         listened) against its price per clip, with the 95 % intervals; legend outside."""
-        from matplotlib.figure import Figure
-
         f = self.frame
         use_listening = "listening_score" in f and f["listening_score"].notna().any()
         y, lo, hi = (
@@ -607,7 +606,7 @@ class Scorecard:
         )
         if y not in f:
             raise ListeningError("measure", f"{measure!r} is not a column of the scorecard")
-        fig = Figure(figsize=(7, 3.6), layout="constrained")
+        fig = figure(figsize=(7, 3.6), layout="constrained")
         ax = fig.add_subplot(1, 1, 1)
         for i, (_, r) in enumerate(f.iterrows()):
             x = (

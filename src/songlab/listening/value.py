@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from songlab.figures import figure
 from songlab.ledger import tier_prices
 from songlab.listening._errors import ListeningError
 from songlab.listening.verdict import Estimate, Measure, Verdict, per, verdict
@@ -198,10 +199,9 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
 
     The dollar axis is logarithmic with ticks in dollars ($0.10, $0.20, $0.50, $1 ...);
     the legend sits outside the plot, so it covers no line."""
-    from matplotlib.figure import Figure  # matplotlib loads when a chart is drawn
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    fig = Figure(figsize=(8, 4), layout="constrained")
+    fig = figure(figsize=(8, 4), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     for i, (model, g) in enumerate(table.groupby("model", sort=True)):
         color = f"C{i}"
