@@ -16,19 +16,32 @@ TASTES = {
         "prefer": MODELS[0],
         "p": 1.0,
         "p_correct": 1.0,
-        "scores": {MODELS[0]: 90, MODELS[1]: 40, MODELS[2]: 10},
+        "scores": "on the protocol's scale",
         "noise": 0.5,
     },
     "none": {"prefer": None, "p_correct": 0.5, "scores": {}, "noise": 0.5},
 }
-RANK_SCORES = ("share", "mos", "mean")
+# the columns of a ranking summary's frame that are not its score
+NOT_THE_SCORE = {"model", "n", "chosen", "offered", "sd", "ci_low", "ci_high"}
+
+
+def _scores(session: object) -> dict[str, float]:
+    """A plain taste on the protocol's own scale: the top, middle and bottom of its rating
+    scale, or of its numbered choices (a MOS, a DMOS)."""
+    controls = session.controls(0)  # type: ignore[attr-defined]
+    if controls.scale is not None:
+        low, high = controls.scale.low, controls.scale.high
+    else:
+        values = [c.value for c in controls.choices if isinstance(c.value, int)]
+        low, high = (min(values), max(values)) if values else (0, 100)
+    return {MODELS[0]: 0.9 * high + 0.1 * low, MODELS[1]: (low + high) / 2, MODELS[2]: low}
 
 
 def _summary(kind: str, taste: str, seed: int) -> Summary:
     session = protocol(kind)(make_clips(2, seconds=0.5), seed=seed, repeats=2)
     behaviour = dict(TASTES[taste])
-    if kind == "acr" and behaviour["scores"]:  # a MOS, 1-5
-        behaviour["scores"] = {MODELS[0]: 5.0, MODELS[1]: 3.0, MODELS[2]: 1.0}
+    if behaviour["scores"]:
+        behaviour["scores"] = _scores(session)
     simulate(session, seed=seed, **behaviour)
     session.reveal()
     return session.summary()
@@ -46,7 +59,7 @@ def test_a_summary_names_a_winner_only_where_its_table_separates(kind: str, tast
                 told = f"{r.model_a} and {r.model_b} told apart" in s.verdict
                 assert told == (r.p_value < 0.05 and r.rate > 0.5), s.verdict
             continue
-        score = next(c for c in RANK_SCORES if c in f.columns)
+        score = next(c for c in f.columns if c not in NOT_THE_SCORE)
         assert [row[0] for row in s.rows] == f["model"].tolist()  # the table in its order
         assert f[score].is_monotonic_decreasing, f
         top, rest = f.iloc[0], f.iloc[1:]

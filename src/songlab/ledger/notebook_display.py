@@ -51,7 +51,10 @@ def _is_money(column: Any, values: pd.Series) -> bool:
         return bool(pa.types.is_decimal(dtype.pyarrow_dtype))
     if not pd.api.types.is_object_dtype(dtype):
         return False
-    present = values.iloc[:SAMPLE].dropna().tolist()  # what decides: the first values
+    # what decides: the first values, an empty cell (a frame's "" for nothing) left out
+    present = [
+        v for v in values.iloc[:SAMPLE].dropna().tolist() if not (isinstance(v, str) and not v)
+    ]
     return bool(present) and all(isinstance(v, Decimal) for v in present)
 
 

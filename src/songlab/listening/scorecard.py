@@ -671,7 +671,7 @@ _MEASURES: Final[dict[str, Measure]] = {
         for col in ADHERENCE_COLUMNS
     },
     "quality_per_usd": Measure("listening points per dollar", digits=0),
-    "usd_per_clip": Measure("price per clip", better="lower", prefix="$"),
+    "usd_per_clip": Measure("price per clip", better="lower", prefix="$", interval="exact price"),
 }
 
 

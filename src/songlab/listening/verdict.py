@@ -98,9 +98,12 @@ class Measure:
         return f"{sign}{self.prefix}{text}{self.suffix}"
 
     def span(self, low: float, high: float) -> str:
-        """An interval as shown: "60-91 %", "$0.0019-$0.0026"; "not known" without one."""
+        """An interval as shown: "60-91 %", "$0.0019-$0.0026"; one figure where both ends show
+        the same (an exact price); "not known" without one."""
         if math.isnan(low) or math.isnan(high):
             return "not known"
+        if self.level(low) == self.level(high):
+            return self.show(low)
         if self.prefix or not self.suffix:
             return f"{self.show(low)}-{self.show(high)}"
         return f"{self.show(low).removesuffix(self.suffix)}-{self.show(high)}"
@@ -274,6 +277,9 @@ def _rule(measure: Measure, tests: object) -> str:
 
 
 def _value(e: Estimate, measure: Measure) -> str:
+    level = measure.level
+    if e.known and level(e.low) == level(e.value) == level(e.high):
+        return measure.show(e.value)  # exact: its interval is the figure itself
     return f"{measure.show(e.value)} ({measure.interval} {measure.span(e.low, e.high)})"
 
 
