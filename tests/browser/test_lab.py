@@ -223,9 +223,9 @@ def test_lab_runs_the_notebook_and_the_widgets_work(lab: tuple[str, str]) -> Non
             news = page.get_by_role("button", name="No", exact=True)
             if news.count():
                 news.first.click()  # the "official Jupyter news?" toast would cover widgets
-            # freshly opened (trusted, as make lab marks it): the saved widget views render,
+            # freshly opened (trusted, as make lab marks it): the widgets' pictures render,
             # and nothing on the page is an address, id or time of the run that saved it
-            expect(page.locator(".widget-hprogress").first).to_be_attached(timeout=30_000)
+            expect(page.locator(".songlab-snapshot progress").first).to_be_attached(timeout=30_000)
             page.screenshot(path=str(OUT / "1-opened.png"))
             opened = page.locator(".jp-NotebookPanel").first.inner_text()
             assert "using the local sandbox at http://127.0.0.1:PORT" in opened
