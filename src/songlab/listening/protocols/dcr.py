@@ -25,13 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import songlab.listening.panel as panel
+import songlab.listening._categories as categories
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
 from songlab.listening._kit import (
-    TRIAL_COLUMNS,
-    check_condition,
-    frame_of,
     no_extra,
     non_negative,
     score_summary,
@@ -62,10 +59,7 @@ class DCRSession(ListeningSession):
     kind = "dcr"
     panel_score = ("models", "dmos")  # 1-5
     behaviour = {"scores": None, "noise": 0.6}
-    trap_rule = (
-        "When a clip is interrupted by beeps, answer with the number of beeps you heard "
-        "(three beeps: 3)."
-    )
+    trap_rule = categories.TRAP_RULE
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, {"reference"})
@@ -101,46 +95,27 @@ class DCRSession(ListeningSession):
         return Controls("Compared with the reference, how degraded is clip A?", choices=choices)
 
     def _check_answer(self, trial: Trial, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value not in _WORD:
-            raise ListeningError(
-                "rating", f"must be a category 1 (very annoying) to 5 (inaudible); got {value!r}"
-            )
-        return int(value)
+        return categories.check_answer(value, _WORD)
 
     def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
-        count = int(rng.integers(1, 6)) if check == "trap" else 0
-        model = check_condition(check, template.models[0], beeps=count)
-        return Plan(template.prompt, (model,), check=check, at=0, expect=count or None)
+        return categories.check_plan(check, template, rng)
 
     def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
-        if plan.check == "trap":
-            return bool(answer == plan.expect)
-        return int(answer) <= 2  # P.808's gold: the known answer (1), one category off
+        return categories.passed(plan, answer)
 
     def _expected(self, trial: Trial, plan: Plan) -> str:
-        if plan.check == "trap":
-            return f"{plan.expect} ({plan.expect} beeps)"
-        return "1 or 2: annoying at least (made plainly bad)"
+        return categories.expected(plan, "1 or 2: annoying at least")
 
     def _right_answer(
         self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
     ) -> Any:
-        return plan.expect if plan.check == "trap" else 1
+        return categories.right_answer(plan)
 
     def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
-        return [
-            {
-                "trial": trial.index,
-                "prompt": trial.prompt,
-                "rating": answer,
-                "model": plan.models[0],
-            }
-        ]
+        return categories.rows(trial, plan, answer)
 
     def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        return frame_of(
-            rows, TRIAL_COLUMNS | {"rating": "Int64"}, {"model": "string"}, self.revealed
-        )
+        return categories.frame(rows, self.revealed)
 
     def _stats(  # type: ignore[override]  # each protocol has its own options
         self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
@@ -148,8 +123,8 @@ class DCRSession(ListeningSession):
         """``{"models": DMOS, sd, t interval per model; "pairs": paired tests over prompts,
         Holm}``."""
         return {
-            "models": _dmos_table(frame, confidence),
-            "pairs": st.mushra_pairwise(_by(frame, "prompt"), test=test),
+            "models": categories.mean_table(frame, "dmos", confidence),
+            "pairs": st.mushra_pairwise(categories.by_unit(frame, "prompt"), test=test),
         }
 
     @classmethod
@@ -164,26 +139,7 @@ class DCRSession(ListeningSession):
     ) -> dict[str, pd.DataFrame]:
         """``{"models": DMOS with a t and a rater-clustered interval; "pairs": paired t over
         raters' means, Holm}``."""
-        models = _dmos_table(frame, confidence)
-        clustered = {
-            m: panel.clustered_mean(
-                g["rating"].to_numpy(float),
-                g["rater"].tolist(),
-                confidence=confidence,
-                bounds=(1.0, 5.0),
-            )
-            for m, g in frame.groupby("model", sort=True)
-        }
-        models["raters"] = [
-            frame.loc[frame["model"] == m, "rater"].nunique() for m in models["model"]
-        ]
-        models["ci_low_rater"] = [clustered[m][1] for m in models["model"]]
-        models["ci_high_rater"] = [clustered[m][2] for m in models["model"]]
-        means = frame.groupby(["rater", "model"], as_index=False)["rating"].mean()
-        return {
-            "models": models.sort_values("dmos", ascending=False, ignore_index=True),
-            "pairs": st.mushra_pairwise(_by(means, "rater")),
-        }
+        return categories.panel_table(frame, "dmos", confidence)
 
     def _summary(self, frame: pd.DataFrame) -> Summary:
         models = self._stats(frame)["models"]
@@ -200,20 +156,4 @@ class DCRSession(ListeningSession):
         Gaussian ``noise`` (sd), rounded to a category."""
         default = 5.0 if plan.models[0] == self.options["reference"] else 4.0
         mean = float((behaviour["scores"] or {}).get(plan.models[0], default))
-        return int(np.clip(np.rint(mean + rng.normal(0.0, behaviour["noise"])), 1, 5))
-
-
-def _by(frame: pd.DataFrame, unit: str) -> pd.DataFrame:
-    """Ratings with ``unit`` (prompt or rater) as the pairing of the paired tests."""
-    return frame[[unit, "model", "rating"]].rename(columns={unit: "trial"})
-
-
-def _dmos_table(frame: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """Per model: votes, DMOS, sd and the t interval (the MUSHRA table's mean, renamed), the
-    interval kept on the scale (a DMOS of 4.83 +- 0.43 is 4.40-5, not 4.40-5.26)."""
-    table = st.mushra_table(
-        frame[["model", "rating"]].astype({"rating": float}), confidence=confidence
-    )
-    return table.rename(columns={"mean": "dmos"}).assign(
-        ci_low=lambda t: t["ci_low"].clip(lower=1.0), ci_high=lambda t: t["ci_high"].clip(upper=5.0)
-    )
+        return categories.scripted(mean, behaviour["noise"], rng)
