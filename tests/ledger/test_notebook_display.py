@@ -10,7 +10,6 @@ from decimal import Decimal
 import pandas as pd
 import pyarrow as pa
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from songlab.ledger.notebook_display import frame_html, frame_text, money_text, register
 
@@ -83,36 +82,39 @@ def test_a_long_frame_shows_what_pandas_shows_with_money_at_cents() -> None:
     assert html is not None and html.count("<tr>") == long._repr_html_().count("<tr>")
 
 
+class _Shell:
+    """What register() uses of an IPython shell: its display formatter (no real shell, so no
+    history database or hooks are made in the test process)."""
+
+    def __init__(self) -> None:
+        from IPython.core.formatters import DisplayFormatter
+
+        self.display_formatter = DisplayFormatter()
+
+
 def test_a_registered_shell_shows_every_frame_by_the_rule() -> None:
-    shell = InteractiveShell.instance()
-    try:
-        register(shell)
-        register(shell)  # again: nothing changes
-        data, _ = shell.display_formatter.format(_takes())
-        assert "0.25000000" not in data["text/plain"] and "0.25" in data["text/plain"]
-        assert "<td>0.25</td>" in data["text/html"]
-        series, _ = shell.display_formatter.format(_takes()["cost_usd"])
-        assert "0.07" in series["text/plain"] and "0.07000000" not in series["text/plain"]
-    finally:
-        InteractiveShell.clear_instance()
+    shell = _Shell()
+    register(shell)
+    register(shell)  # again: nothing changes
+    data, _ = shell.display_formatter.format(_takes())
+    assert "0.25000000" not in data["text/plain"] and "0.25" in data["text/plain"]
+    assert "<td>0.25</td>" in data["text/html"]
+    series, _ = shell.display_formatter.format(_takes()["cost_usd"])
+    assert "0.07" in series["text/plain"] and "0.07000000" not in series["text/plain"]
 
 
 def test_connect_registers_the_rule_only_in_a_kernel(monkeypatch) -> None:
     """Outside IPython, connect() imports nothing for it (the client stays frame-free)."""
+    import IPython
+
     import songlab._connect as connect_module
 
-    seen = []
-    monkeypatch.setattr(
-        "songlab.ledger.notebook_display.register", lambda shell: seen.append(shell)
-    )
-    monkeypatch.delitem(__import__("sys").modules, "IPython", raising=False)
+    seen: list[object] = []
+    monkeypatch.setattr("songlab.ledger.notebook_display.register", seen.append)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # IPython loaded, no kernel
     connect_module._notebook_display()
     assert seen == []
-    shell = InteractiveShell.instance()
-    try:
-        import IPython  # noqa: F401  (a kernel has it loaded)
-
-        connect_module._notebook_display()
-        assert seen == [shell]
-    finally:
-        InteractiveShell.clear_instance()
+    shell = _Shell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)  # in a kernel
+    connect_module._notebook_display()
+    assert seen == [shell]
