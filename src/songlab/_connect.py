@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -63,6 +64,17 @@ def _sandbox(speed: float, db: str, admin_token: str | None, profile: str = "def
                 atexit.register(_stop_all)
             _SANDBOXES[key] = srv
         return srv
+
+
+def _notebook_display() -> None:
+    """In an IPython kernel, every frame the notebook shows reads money to the cent
+    (``songlab.ledger.notebook_display``); elsewhere nothing is imported or changed."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        from songlab.ledger.notebook_display import register
+
+        register(shell)
 
 
 @overload
@@ -123,6 +135,7 @@ def connect(
     ``docs/client.md``.
     """
     labels = make_labels(project, tags)
+    _notebook_display()
     cls: type[Client] | type[AsyncClient] = AsyncClient if asynchronous else Client
     api_key = os.environ.get("SONGLAB_API_KEY") or None
     base_url = os.environ.get("SONGLAB_BASE_URL") or None

@@ -25,7 +25,7 @@ from songlab.listening.protocols.preference import BOTH_BAD, PreferenceSession, 
 from songlab.listening.registry import PROTOCOLS, load, protocol
 from songlab.listening.server import CampaignServer, serve
 from songlab.listening.session import ListeningSession, Trial
-from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar
+from songlab.listening.value import plot_quality_per_dollar, quality_per_dollar, value_verdict
 
 __all__ = [
     "ABXSession",
@@ -60,4 +60,5 @@ __all__ = [
     "serve",
     "simulate",
     "stats",
+    "value_verdict",
 ]
