@@ -203,5 +203,11 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def check_mac_text(body: bytes, tok: str, given: str) -> bool:
+    """Whether ``given`` is the HMAC of ``body`` under ``tok`` (one served answer's MAC)."""
+    expected = hmac.new(tok.encode("ascii"), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, given)
+
+
 def check_mac(doc: dict[str, Any], tok: str) -> bool:
     return hmac.compare_digest(mac(tok, doc), doc["mac"])

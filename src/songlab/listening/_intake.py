@@ -20,6 +20,8 @@ from typing import Any
 import songlab.listening._answers as ans
 from songlab.listening._errors import ListeningError
 
+MAX_RATERS = 20_000  # slots of a crowd campaign: a rater's design costs about 2 ms to make
+
 
 class CollectError(ListeningError):
     """Some answer files were refused; the accepted ones were kept.
@@ -50,8 +52,8 @@ class Received:
 
 def rater_ids(raters: int | Sequence[str]) -> list[str]:
     if isinstance(raters, int) and not isinstance(raters, bool):
-        if not 1 <= raters <= 1000:
-            raise ListeningError("raters", f"must be 1..1000 raters; got {raters}")
+        if not 1 <= raters <= MAX_RATERS:
+            raise ListeningError("raters", f"must be 1..{MAX_RATERS:,} raters; got {raters}")
         return [f"r{i + 1:02d}" for i in range(raters)]
     if isinstance(raters, str) or not isinstance(raters, Sequence) or not raters:
         raise ListeningError("raters", "must be a count or a non-empty list of rater ids")
@@ -124,4 +126,6 @@ def _sources(source: Any) -> Iterable[tuple[str, Any]]:
             else:  # named by place and form only: a refusal names the rater, once
                 yield f"item {i}" + (" (text)" if isinstance(item, bytes | str) else ""), item
         return
-    raise ListeningError("source", "must be a path, a list of paths/documents, or a CampaignServer")
+    raise ListeningError(
+        "source", "must be a path, a list of paths/documents, or a served campaign's server"
+    )

@@ -364,8 +364,8 @@ class Campaign:
         """Validate and merge answer files; returns :meth:`results` (every answer so far).
 
         ``source``: a path (a file, or a directory of ``*.json``), a list of paths,
-        dicts or bytes, or a :class:`~songlab.listening.server.CampaignServer`
-        (its received files). Refused, each by name with the reason, the others kept:
+        dicts or bytes, or a served campaign's :class:`~songlab.listening.crowd.CrowdServer`
+        (the answer files of the raters who finished). Refused, each by name with the reason, the others kept:
         an entry that is not a regular file (a directory, a symbolic link, a device),
         one over 1 MB or nested too deep, not JSON, not an answer file; another
         campaign's file, an unknown rater, an edited page or edited answers (forged); a
@@ -551,6 +551,7 @@ class Campaign:
             "kind": self.kind,
             "seed": self._seed,
             "raters": list(self.raters),
+            "models": list(self.models),
             "options": self._made_with,
             "secret": self._secret.hex(),
             "digests": {r: self._digest(r) for r in self.raters},
@@ -598,6 +599,10 @@ def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Ca
         raise ListeningError("path", f"is not a readable campaign file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
         raise ListeningError("path", f"is not a {CAMPAIGN_FORMAT} file")
+    order = doc.get("models", list(clips))  # the designs were drawn over the models in order
+    if sorted(order) != sorted(clips):
+        raise ListeningError("clips", f"must be the models {order}; got {list(clips)}")
+    clips = {m: clips[m] for m in order}
     c = Campaign(
         doc["kind"],
         clips,
