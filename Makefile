@@ -42,7 +42,7 @@ FAST_SUBSET := tests/client tests/sandbox/http tests/test_codec.py tests/audio/t
 	--nbval-sanitize-with notebooks/sanitize.cfg -m "every_python or not slow" \
 	-p no:cacheprovider -q -n $(PY_WORKERS) --dist loadfile
 
-.PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps java-deps bench clean
+.PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps java-deps postgres-deps bench clean
 
 # .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
 $(VENV)/.python-$(PYVER):
@@ -82,7 +82,7 @@ screenshots: $(STAMP) browser-deps
 ## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
 ##   then the fast subset on every other supported Python (test-pythons). The other Pythons'
 ##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
-test: $(STAMP) browser-deps java-deps
+test: $(STAMP) browser-deps java-deps postgres-deps
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
 	@# the suite is collected once beside mypy (one core each): that fills pytest's rewrite cache
@@ -140,6 +140,16 @@ java-deps:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
 	    || echo "Spark tests will fail: apt-get could not install openjdk-17-jre-headless"; \
 	else echo "Spark tests will be skipped: java is absent and apt-get needs root"; fi
+
+## postgres-deps: Debian's PostgreSQL server for the served campaign's tests (a real server they
+##   start themselves, as the postgres user when run as root), where it is missing and we can install it
+postgres-deps:
+	@if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian postgresql for the served campaign's tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+	    || echo "PostgreSQL tests will be skipped: apt-get could not install postgresql"; \
+	else echo "PostgreSQL tests will be skipped: postgresql is absent and apt-get needs root"; fi
 
 bench: $(STAMP) java-deps
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f | tail -1; done

@@ -237,3 +237,31 @@ def test_settings_and_databases_are_checked(camp, tmp_path) -> None:
     with pytest.raises(ListeningError) as info:
         serve(camp, db=f"sqlite:///{tmp_path}/y.sqlite", quota=3)
     assert info.value.argument == "quota"
+
+
+def test_payments_follow_the_owners_rules_in_each_platforms_bulk_format(served, tmp_path) -> None:
+    from decimal import Decimal
+
+    from songlab.listening.crowd import payments
+
+    srv, http, clock = served
+    page = _arrive(http, "5f0c1d2e3a4b")
+    clock.now += 600  # ten minutes
+    for item in page.answers(np.random.default_rng(7)):
+        assert http.post("/api/answers", json=item).status_code == 200
+    with pytest.raises(ListeningError) as info:
+        payments(srv, base=2.5)
+    assert info.value.argument == "base"  # money is never a float
+    paid = payments(
+        srv, base="2.50", bonus="0.50", per_minute="0.10", bonus_cap="0.80", min_minutes=5
+    )
+    row = paid.table.iloc[0]
+    assert (
+        bool(row["approve"]) and row["bonus"] == Decimal("0.80") and row["base"] == Decimal("2.50")
+    )
+    assert "5f0c1d2e3a4b" not in paid.table.to_string()  # pseudonyms only
+    files = {p.name: p.read_text() for p in paid.export(tmp_path / "pay")}
+    assert files["prolific-approve.txt"] == "5f0c1d2e3a4b\n"
+    assert files["prolific-bonuses.csv"] == "5f0c1d2e3a4b,0.80\n"
+    strict = payments(srv, base="2.50", min_minutes=20)
+    assert not strict.table["approve"].any() and "under the 20" in strict.table["reason"].iloc[0]

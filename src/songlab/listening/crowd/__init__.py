@@ -9,6 +9,7 @@ serve`` from several worker processes (:mod:`.run`). The store is a database cho
 
 from __future__ import annotations
 
+from songlab.listening.crowd.payments import Payments, payments
 from songlab.listening.crowd.run import CrowdServer, read_clip_folder, serve
 
-__all__ = ["CrowdServer", "read_clip_folder", "serve"]
+__all__ = ["CrowdServer", "Payments", "payments", "read_clip_folder", "serve"]
