@@ -44,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
 
 def campaign_main(argv: list[str]) -> int:
     """Run ``songlab campaign ...``; the exit code."""
-    from songlab.listening._errors import ListeningError
+    from songlab.listening import ListeningError
     from songlab.listening.crowd.run import run
 
     args = parser().parse_args(argv)

@@ -180,7 +180,13 @@ def parse(data: bytes | str | dict[str, Any] | Unreadable | OSError) -> dict[str
         isinstance(phones, list) and all(_whole(i) for i in phones) and len(phones) <= 20
     ):
         raise Refused("field 'headphones' must be null or a list of interval numbers")
-    answers = data.get("answers")
+    _check_answers(data.get("answers"))
+    return data
+
+
+def _check_answers(answers: Any) -> None:
+    """Refuse an ``answers`` field that is not ``[[trial, answer, [[label, ms], ...]], ...]``
+    with each trial once."""
     if not isinstance(answers, list) or not all(
         isinstance(a, list)
         and len(a) == 3
@@ -196,7 +202,6 @@ def parse(data: bytes | str | dict[str, Any] | Unreadable | OSError) -> dict[str
     trials = [a[0] for a in answers]
     if len(set(trials)) != len(trials):
         raise Refused("answers a trial twice")
-    return data
 
 
 def _whole(value: Any) -> bool:

@@ -65,20 +65,25 @@ def _message(text: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(page, status_code=status, headers=_HEADERS)
 
 
-def create_app(service: Service) -> Starlette:
-    """The app serving ``service``'s campaign."""
+class _Routes:
+    """The route handlers of one app, over ``service`` (blocking work in the thread pool)."""
 
-    async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "campaign": service.campaign.id}, headers=_HEADERS)
+    def __init__(self, service: Service) -> None:
+        self.service = service
 
-    async def join(request: Request) -> Response:
-        kind, value = await run_in_threadpool(service.join, dict(request.query_params))
+    async def health(self, request: Request) -> Response:
+        return JSONResponse(
+            {"status": "ok", "campaign": self.service.campaign.id}, headers=_HEADERS
+        )
+
+    async def join(self, request: Request) -> Response:
+        kind, value = await run_in_threadpool(self.service.join, dict(request.query_params))
         if kind == "page":
             return RedirectResponse(f"p/{value}", status_code=303, headers=_HEADERS)
         return _message(value)
 
-    async def own_link(request: Request) -> Response:
-        found = await run_in_threadpool(service.fixed, request.path_params["slug"])
+    async def own_link(self, request: Request) -> Response:
+        found = await run_in_threadpool(self.service.fixed, request.path_params["slug"])
         if found is None:
             return _message("No such page.", 404)
         kind, value = found
@@ -86,57 +91,60 @@ def create_app(service: Service) -> Starlette:
             return RedirectResponse(f"../p/{value}", status_code=303, headers=_HEADERS)
         return _message(value)
 
-    async def page(request: Request) -> Response:
-        text = await run_in_threadpool(service.page, request.path_params["assignment"])
+    async def page(self, request: Request) -> Response:
+        text = await run_in_threadpool(self.service.page, request.path_params["assignment"])
         if text is None:
             return _message("No such page.", 404)
         return HTMLResponse(text, headers=_HEADERS)
 
-    async def audio(request: Request) -> Response:
-        data = await run_in_threadpool(service.audio, request.path_params["token"])
+    async def audio(self, request: Request) -> Response:
+        data = await run_in_threadpool(self.service.audio, request.path_params["token"])
         if data is None:
             return _message("No such clip.", 404)
         headers = {"Cache-Control": "private, max-age=86400", "X-Content-Type-Options": "nosniff"}
         return Response(data, media_type="audio/mpeg", headers=headers)
 
-    async def answer(request: Request) -> Response:
-        return _json(await run_in_threadpool(service.answer, await _body(request, 64_000)))
+    async def answer(self, request: Request) -> Response:
+        body = await _body(request, 64_000)
+        return _json(await run_in_threadpool(self.service.answer, body))
 
-    async def alive(request: Request) -> Response:
-        return _json(await run_in_threadpool(service.alive, await _body(request, 4_000)))
+    async def alive(self, request: Request) -> Response:
+        body = await _body(request, 4_000)
+        return _json(await run_in_threadpool(self.service.alive, body))
 
-    async def answer_file(request: Request) -> Response:
+    async def answer_file(self, request: Request) -> Response:
         body = await _body(request, MAX_ANSWER_BYTES)
         if not body:
             return _json(Reply(411, {"message": "an answer file of at most 1 MB is expected"}))
-        return _json(await run_in_threadpool(service.answer_file, body))
+        return _json(await run_in_threadpool(self.service.answer_file, body))
 
-    async def too_large(request: Request, exc: Exception) -> Response:
-        return _json(
-            Reply(413, {"message": "Refused: the request is larger than this route takes."})
-        )
 
-    async def failed(request: Request, exc: Exception) -> Response:
-        # the rater gets a reply, never a dropped connection; nothing was said received
-        log.exception("campaign server: %s %s", request.method, request.url.path)
-        return _json(
-            Reply(
-                500,
-                {
-                    "message": f"The server could not take this ({type(exc).__name__}); "
-                    "nothing was received. The page tries again by itself."
-                },
-            )
-        )
+async def _too_large(request: Request, exc: Exception) -> Response:
+    return _json(Reply(413, {"message": "Refused: the request is larger than this route takes."}))
 
+
+async def _failed(request: Request, exc: Exception) -> Response:
+    # every handler's last resort, so it catches everything: the rater gets a reply, never a
+    # dropped connection, and nothing was said received
+    log.exception("campaign server: %s %s", request.method, request.url.path)
+    message = (
+        f"The server could not take this ({type(exc).__name__}); nothing was received. "
+        "The page tries again by itself."
+    )
+    return _json(Reply(500, {"message": message}))
+
+
+def create_app(service: Service) -> Starlette:
+    """The app serving ``service``'s campaign."""
+    r = _Routes(service)
     routes = [
-        Route("/health", health),
-        Route("/join", join),
-        Route("/r/{slug}", own_link),
-        Route("/p/{assignment}", page),
-        Route("/a/{token}", audio),
-        Route("/api/answers", answer, methods=["POST"]),
-        Route("/api/alive", alive, methods=["POST"]),
-        Route("/answers", answer_file, methods=["POST"]),
+        Route("/health", r.health),
+        Route("/join", r.join),
+        Route("/r/{slug}", r.own_link),
+        Route("/p/{assignment}", r.page),
+        Route("/a/{token}", r.audio),
+        Route("/api/answers", r.answer, methods=["POST"]),
+        Route("/api/alive", r.alive, methods=["POST"]),
+        Route("/answers", r.answer_file, methods=["POST"]),
     ]
-    return Starlette(routes=routes, exception_handlers={TooLarge: too_large, Exception: failed})
+    return Starlette(routes=routes, exception_handlers={TooLarge: _too_large, Exception: _failed})
