@@ -173,7 +173,7 @@ class Service:
         a = self.store.get(assignment)
         if a is None or a.campaign != self.campaign.id:
             return None
-        if a.status == ACTIVE:
+        if a.status == ACTIVE and self.clock() - a.last_seen > 60:  # a reload, later on
             self.store.touch(a.id, self.clock())
         c = self.campaign
         audio_json, elements = self._audio_refs(a.rater)
@@ -403,7 +403,7 @@ class Service:
         return {"complete": self._completion(a)}
 
     def _completion(self, a: Assignment) -> dict[str, Any]:
-        fields = self.store.platform_fields(self.campaign.id).get(a.participant, ("", {}))[1]
+        fields = self.store.fields_of(self.campaign.id, a.participant)
         return platforms.completion(
             a.platform,
             fields,
@@ -417,9 +417,7 @@ class Service:
         wanted, per_clip = self.settings["raters"], self.settings["ratings"]
         if wanted is None and per_clip is None:
             return
-        kept = sum(
-            1 for a in self.store.assignments(self.campaign.id) if a.status == COMPLETE and a.kept
-        )
+        kept = self.store.kept(self.campaign.id)
         met = (wanted is None or kept >= wanted) and (
             per_clip is None or kept * self._ratings_per_rater() >= per_clip
         )
