@@ -62,12 +62,15 @@ async def _timed(calls) -> tuple[float, list[float]]:
 
 
 async def _run(url: str, raters: int, rounds: int) -> tuple[float, float, float, float, int]:
-    limits = httpx.Limits(max_connections=raters, max_keepalive_connections=raters)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+    # a client per rater, as each browser has its own (one pool shared by a thousand raters
+    # spends the client's time in httpcore's queue of waiting requests)
+    clients = [httpx.AsyncClient(base_url=url, timeout=120) for _ in range(raters)]
+    try:
         gate = asyncio.Semaphore(50)  # arrivals are not timed: fifty at a time
 
         async def arrive(i: int) -> PageState:
             params = {"PROLIFIC_PID": f"b{i:05d}", "STUDY_ID": "bench", "SESSION_ID": f"s{i}"}
+            client = clients[i]
             async with gate:
                 r = await _again(lambda: client.get("/join", params=params))
                 page = await _again(lambda: client.get("/" + r.headers["location"]))
@@ -81,14 +84,18 @@ async def _run(url: str, raters: int, rounds: int) -> tuple[float, float, float,
         )
         await asyncio.sleep(1.0)  # the clips' minimum (50 ms each) has passed for everyone
         bare_wall, bare = await _timed(
-            [lambda: client.get("/health") for _ in range(raters * rounds)]
+            [lambda c=c: c.get("/health") for c in clients for _ in range(rounds)]
         )
-        print(f"bare route: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         # each rater's first answer, all at once (a rater's later answers wait on listening)
         items = [p.answers(np.random.default_rng(i))[0] for i, p in enumerate(pages)]
         ans_wall, lat = await _timed(
-            [lambda item=item: client.post("/api/answers", json=item) for item in items]
+            [
+                lambda c=c, item=item: c.post("/api/answers", json=item)
+                for c, item in zip(clients, items, strict=True)
+            ]
         )
+    finally:
+        await asyncio.gather(*(c.aclose() for c in clients))
     return (
         raters * rounds / bare_wall,
         float(np.percentile(bare, 99)),

@@ -122,8 +122,15 @@ async def _retrying(call, tally: Tally):
         pause = min(2.0, 2 * pause)
 
 
-async def _rater(client: httpx.AsyncClient, base, i: int, delay: float, tally: Tally) -> None:
+async def _rater(base, i: int, delay: float, tally: Tally) -> None:
+    """One rater, with a client of their own (as each browser has: one pool shared by a
+    thousand raters spends its time in httpcore's queue of waiting requests)."""
     await asyncio.sleep(delay)
+    async with httpx.AsyncClient(timeout=60) as client:
+        await _answer_all(client, base, i, tally)
+
+
+async def _answer_all(client: httpx.AsyncClient, base, i: int, tally: Tally) -> None:
     params = {"PROLIFIC_PID": f"p{i:05d}", "STUDY_ID": "load", "SESSION_ID": f"s{i}"}
     r = await _retrying(lambda: client.get(f"{base()}/join", params=params), tally)
     assert r.status_code == 303, r.text
@@ -147,6 +154,4 @@ async def _rater(client: httpx.AsyncClient, base, i: int, delay: float, tally: T
 async def crowd(base, n: int, *, within: float, tally: Tally) -> None:
     """``n`` raters arriving evenly over ``within`` seconds; ``base()`` gives the URL to use
     for each request (a round-robin over replicas, or one server)."""
-    limits = httpx.Limits(max_connections=400, max_keepalive_connections=100)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        await asyncio.gather(*(_rater(client, base, i, within * i / n, tally) for i in range(n)))
+    await asyncio.gather(*(_rater(base, i, within * i / n, tally) for i in range(n)))

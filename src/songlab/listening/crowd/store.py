@@ -1,6 +1,7 @@
 """The served campaign's store: one schema and one code path over SQLite and PostgreSQL.
 
-``open_store(url)`` takes ``sqlite:///PATH`` (the embedded default: WAL, ``synchronous=FULL``,
+``open_store(url)`` takes ``sqlite:///PATH`` (the embedded default: WAL, ``synchronous=NORMAL``
+(every commit survives a killed process; a power cut can lose the last ones),
 the file made 0600 through :mod:`songlab.localfiles`, every write transaction ``BEGIN
 IMMEDIATE`` so writers from several worker processes queue instead of failing) or
 ``postgresql://...`` (psycopg 3; several replicas may share one database). Everything is
