@@ -265,3 +265,29 @@ def test_payments_follow_the_owners_rules_in_each_platforms_bulk_format(served, 
     assert files["prolific-bonuses.csv"] == "5f0c1d2e3a4b,0.80\n"
     strict = payments(srv, base="2.50", min_minutes=20)
     assert not strict.table["approve"].any() and "under the 20" in strict.table["reason"].iloc[0]
+
+
+def test_the_live_view_ranks_only_through_the_shared_verdict(tmp_path) -> None:
+    """The live view's one ranking sentence is listening.verdict's, from the panel's score and
+    interval it shows beside it (here two raters: their intervals overlap, no winner named)."""
+    from songlab.listening import watch
+    from songlab.listening.verdict import Estimate, Measure, verdict
+
+    c = campaign("preference", make_clips(2, seconds=1.0), raters=3, seed=5, gold=0, traps=0)
+    with serve(c, db=f"sqlite:///{tmp_path}/p.sqlite") as srv, httpx.Client(timeout=30) as http:
+        for i, rater in enumerate(c.raters[:2]):
+            doc = c.simulate(rater, prefer=MODELS[0], p=0.7, seed=i)
+            assert (
+                http.post(f"{srv.url}/answers", content=json.dumps(doc).encode()).status_code == 200
+            )
+        view = watch(srv)
+    table = view.stats["ranking"]
+    expected = verdict(
+        [
+            Estimate(r["model"], r["score"], r["score_low"], r["score_high"])
+            for r in table.to_dict("records")
+        ],
+        measure=Measure("the panel's score so far"),
+    ).text
+    assert view.verdict == expected and __import__("html").escape(expected) in view._repr_html_()
+    assert view.counts["complete"] == 2

@@ -33,6 +33,7 @@ class LiveView:
     raters: pd.DataFrame = field(default_factory=pd.DataFrame)
     clips: pd.DataFrame = field(default_factory=pd.DataFrame)
     stats: dict[str, pd.DataFrame] = field(default_factory=dict)
+    verdict: str = ""
     note: str = ""
 
     def refresh(self) -> LiveView:
@@ -57,9 +58,9 @@ class LiveView:
             self.note = str(exc)
         try:
             self.stats = campaign.stats()
-            self.note = self.note or ""
         except ListeningError as exc:
             self.stats, self.note = {}, f"no statistics yet: {exc.rule}"
+        self.verdict = _verdict(campaign, self.stats)
 
     def _repr_html_(self) -> str:
         c = self.counts
@@ -69,6 +70,8 @@ class LiveView:
             f"{c.get(SCREENED_OUT, 0)} screened out; the campaign is {html.escape(str(c.get('state', '')))}.</p>"
         )
         parts = [head]
+        if self.verdict:
+            parts.append(f"<p>{html.escape(self.verdict)}</p>")
         if not self.clips.empty:
             parts.append("<h4>Ratings per clip</h4>" + self.clips.to_html(index=False))
         excluded = (
@@ -93,6 +96,37 @@ class LiveView:
             f"answering={c.get(ACTIVE, 0)}, timed_out={c.get(TIMED_OUT, 0)}, "
             f"screened_out={c.get(SCREENED_OUT, 0)}, state={c.get('state')!s})"
         )
+
+
+def _verdict(campaign: Any, stats: dict[str, pd.DataFrame]) -> str:
+    """The one sentence that ranks the models so far (``listening.verdict``, from the panel's
+    score and its interval), or "" for a protocol without a score or before any statistics."""
+    from songlab.listening.registry import protocol
+    from songlab.listening.verdict import Estimate, Measure, verdict
+
+    where = protocol(campaign.kind).panel_score
+    if where is None or where[0] not in stats:
+        return ""
+    table, column = stats[where[0]], where[1]
+    bounds = next(
+        (
+            (lo, hi)
+            for lo, hi in (
+                (f"{column}_low", f"{column}_high"),
+                ("ci_low_rater", "ci_high_rater"),
+                ("ci_low", "ci_high"),
+            )
+            if lo in table and hi in table
+        ),
+        None,
+    )
+    if bounds is None:
+        return ""
+    rows = [
+        Estimate(str(r["model"]), float(r[column]), float(r[bounds[0]]), float(r[bounds[1]]))
+        for r in table.to_dict("records")
+    ]
+    return verdict(rows, measure=Measure(f"the panel's {column} so far")).text
 
 
 def _raters(assignments: list[Any]) -> pd.DataFrame:
