@@ -572,7 +572,7 @@ class ListeningSession:
         if missing:
             raise NotPlayedError(
                 f"trial {t.index}: play every clip before answering; not played yet: "
-                f"{', '.join(missing)} (each must be heard for {self.need:.1f} s; "
+                f"{', '.join(missing)} (each must be heard for {self.need_ms / 1000:g} s; "
                 f"call mark_played({t.index}, label) as each one plays)"
             )
         if t.index in self._answers and not replace:
