@@ -290,13 +290,13 @@ class Service:
         if before is not None:
             same = before.assignment == a.id and before.trial == item["trial"]
             if same and before.value == ans.canonical(item["value"]).decode():
-                return Reply(200, {"message": "Received.", "again": True, **self._done(a)})
+                return Reply(200, {"message": "Received.", "again": True, **self._done(a, conn)})
             return Reply(
                 409,
                 {"message": "Refused: this answer id was used for another answer.", "keep": True},
             )
         if a.status != ACTIVE:
-            return Reply(410, {"message": _over(a), "keep": True, **self._done(a)})
+            return Reply(410, {"message": _over(a), "keep": True, **self._done(a, conn)})
         if not ans.check_mac_text(_item_text(c, a, item), c._token(a.rater), item["mac"]):
             return Reply(400, {"message": FORGED})
         if item["trial"] == -1:
@@ -369,7 +369,7 @@ class Service:
             kept=False,
             reason="headphone check failed (Woods et al. 2017)",
         )
-        return Reply(200, {"message": "Received.", **self._done(_as(a, SCREENED_OUT))})
+        return Reply(200, {"message": "Received.", **self._done(_as(a, SCREENED_OUT), conn)})
 
     def _complete(self, conn: Any, a: Assignment, now: float) -> Reply:
         """Every trial answered: the assignment is done; whether its rater is kept (the
@@ -394,16 +394,17 @@ class Service:
             reason=reason,
         )
         return Reply(
-            200, {"message": "Received: that was the last one.", **self._done(_as(a, COMPLETE))}
+            200,
+            {"message": "Received: that was the last one.", **self._done(_as(a, COMPLETE), conn)},
         )
 
-    def _done(self, a: Assignment) -> dict[str, Any]:
+    def _done(self, a: Assignment, conn: Any = None) -> dict[str, Any]:
         if a.status not in (COMPLETE, SCREENED_OUT):
             return {}
-        return {"complete": self._completion(a)}
+        return {"complete": self._completion(a, conn)}
 
-    def _completion(self, a: Assignment) -> dict[str, Any]:
-        fields = self.store.fields_of(self.campaign.id, a.participant)
+    def _completion(self, a: Assignment, conn: Any = None) -> dict[str, Any]:
+        fields = self.store.fields_of(self.campaign.id, a.participant, conn)
         return platforms.completion(
             a.platform,
             fields,

@@ -153,7 +153,9 @@ def _engines(url: str) -> tuple[Engine, Engine]:
     """Engines for ``url`` (``sqlite:///PATH`` or ``postgresql://...``): one for write
     transactions, one for reads. On SQLite a write transaction starts ``BEGIN IMMEDIATE`` (it
     takes the write lock first, so two writers queue instead of one failing on upgrade) and a
-    read a plain ``BEGIN`` (WAL readers never wait); on PostgreSQL they are one engine."""
+    read a plain ``BEGIN`` (WAL readers never wait). Two pools on PostgreSQL too: a
+    transaction never waits for a second connection from the pool it holds one of (that
+    deadlocked a full pool: every thread in a transaction, waiting for a read)."""
     if url.startswith("sqlite:///"):
         path = url.removeprefix("sqlite:///")
         if path in ("", ":memory:"):
@@ -176,14 +178,17 @@ def _engines(url: str) -> tuple[Engine, Engine]:
         return made[0], made[1]
     if url.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
         rest = url.split("://", 1)[1]
-        engine = sa.create_engine(
-            f"postgresql+psycopg://{rest}",
-            pool_size=10,
-            max_overflow=20,
-            pool_timeout=120,
-            pool_pre_ping=True,
+        writes, reads = (
+            sa.create_engine(
+                f"postgresql+psycopg://{rest}",
+                pool_size=10,
+                max_overflow=20,
+                pool_timeout=120,
+                pool_pre_ping=True,
+            )
+            for _ in range(2)
         )
-        return engine, engine
+        return writes, reads
     raise ListeningError("db", f"must be sqlite:///PATH or postgresql://...; got {url!r}")
 
 
@@ -514,14 +519,19 @@ class Store:
                 out.setdefault(row.assignment, []).append(row)
         return out
 
-    def fields_of(self, campaign: str, participant: str) -> dict[str, str]:
-        """The platform's ids of one participant ({} for none)."""
-        with self.reads.connect() as conn:
-            text = conn.execute(
-                sa.select(platform_ids.c.fields).where(
-                    platform_ids.c.campaign == campaign, platform_ids.c.participant == participant
-                )
-            ).scalar()
+    def fields_of(
+        self, campaign: str, participant: str, conn: Connection | None = None
+    ) -> dict[str, str]:
+        """The platform's ids of one participant ({} for none), in ``conn``'s transaction
+        when given."""
+        query = sa.select(platform_ids.c.fields).where(
+            platform_ids.c.campaign == campaign, platform_ids.c.participant == participant
+        )
+        if conn is not None:
+            text = conn.execute(query).scalar()
+        else:
+            with self.reads.connect() as reader:
+                text = reader.execute(query).scalar()
         found: dict[str, str] = json.loads(text) if text else {}
         return found
 
