@@ -291,3 +291,17 @@ def test_the_live_view_ranks_only_through_the_shared_verdict(tmp_path) -> None:
     ).text
     assert view.verdict == expected and __import__("html").escape(expected) in view._repr_html_()
     assert view.counts["complete"] == 2
+
+
+def test_a_whole_file_sent_faster_than_its_clips_play_since_its_page_was_served(
+    served, camp
+) -> None:
+    """The file route keeps the rule too: a page served by this server, its file posted at
+    once, is refused with the reason; an hour later the same file is received."""
+    srv, http, clock = served
+    assert http.get(srv.links()["r02"], follow_redirects=True).status_code == 200
+    doc = json.dumps(camp.simulate("r02", seed=3)).encode()
+    r = http.post("/answers", content=doc)
+    assert r.status_code == 400 and "hearing their clips takes at least" in r.json()["message"]
+    clock.now += 3600
+    assert http.post("/answers", content=doc).json()["message"].startswith("Received")

@@ -140,13 +140,15 @@ class Service:
         rater = self._slugs.get(slug)
         if rater is None:
             return None
-        participant = (
-            "u" + ans.keyed(self.campaign._secret, "participant", "rater", rater)[:12].hex()
-        )
+        participant = self._own_participant(rater)
         before = self.store.find(self.campaign.id, participant)
         if before is not None and before.status in (ACTIVE, COMPLETE, SCREENED_OUT):
             return "page", before.id
         return self._assign(participant, "link", None, rater=rater)
+
+    def _own_participant(self, rater: str) -> str:
+        """The pseudonym of whoever holds ``rater``'s own link."""
+        return "u" + ans.keyed(self.campaign._secret, "participant", "rater", rater)[:12].hex()
 
     def _assign(
         self,
@@ -454,17 +456,20 @@ class Service:
                     },
                 )
             return Reply(400, {"message": f"Refused: the answer file {exc}"})
+        served = self.store.find(c.id, self._own_participant(rater)) is not None
         kind, ident = self.fixed(next(s for s, r in self._slugs.items() if r == rater)) or ("", "")
         if kind != "page":
             return Reply(409, {"message": f"Refused: {ident}"})
         with self.store.holding(ident) as (conn, a):
             assert a is not None
-            reply = self._take_file(conn, a, doc)
+            reply = self._take_file(conn, a, doc, served=served)
         if reply.body.get("complete"):
             self._close_if_met()
         return reply
 
-    def _take_file(self, conn: Any, a: Assignment, doc: dict[str, Any]) -> Reply:
+    def _take_file(self, conn: Any, a: Assignment, doc: dict[str, Any], *, served: bool) -> Reply:
+        """A whole file's answers, each stored once; refused when they came faster than
+        their clips can be heard since this server served the rater's page (``served``)."""
         now, c = self.clock(), self.campaign
         answered = self.store.answered(conn, a.id)
         new = []
@@ -500,6 +505,11 @@ class Service:
             )
         if a.status != ACTIVE:
             return Reply(410, {"message": _over(a), "keep": True})
+        slow = self._too_fast(a, doc["answers"], now) if served else None
+        if slow is not None:
+            return Reply(
+                400, {"message": f"Refused: {slow}. Listen to every clip, then send again."}
+            )
         for row in new:
             self.store.add_answer(conn, c.id, row)
         values: dict[str, Any] = {"last_seen": now}
@@ -516,6 +526,19 @@ class Service:
                 },
             )
         return Reply(200, {"message": f"Received {len(doc['answers'])} answers. Thank you."})
+
+    def _too_fast(self, a: Assignment, rows: list[Any], now: float) -> str | None:
+        """Why ``rows`` came faster than their clips can be heard since ``a``'s page was
+        served (None when they did not)."""
+        session = self.campaign._sessions[a.rater]
+        least = sum(session.need * len(session.trials[t].labels) for t, _, _ in rows)
+        elapsed = now - a.started_at
+        if not rows or elapsed + 1.0 >= least:
+            return None
+        return (
+            f"these {len(rows)} answers came {elapsed:.0f} s after your page was opened, but "
+            f"hearing their clips takes at least {least:.0f} s"
+        )
 
     # -- what the organiser reads --------------------------------------------------------
     def _file(self, a: Assignment, rows: list[Any], *, scripted: bool) -> dict[str, Any]:
