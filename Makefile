@@ -42,7 +42,7 @@ FAST_SUBSET := tests/client tests/sandbox/http tests/test_codec.py tests/audio/t
 	--nbval-sanitize-with notebooks/sanitize.cfg -m "every_python or not slow" \
 	-p no:cacheprovider -q -n $(PY_WORKERS) --dist loadfile
 
-.PHONY: lab screenshots test check suite docs test-fast test-pythons measure-tests lint sandbox browser-deps java-deps bench clean
+.PHONY: lab screenshots test check suite docs test-fast test-pythons measure-tests lint sandbox browser-deps java-deps postgres-deps bench clean
 
 # .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
 $(VENV)/.python-$(PYVER):
@@ -80,14 +80,14 @@ screenshots: $(STAMP) browser-deps
 	$(PY) scripts/screenshots.py
 
 ## test: every proof, in timed phases (docs/development.md): install (.venv and the Debian packages
-##   the tests need), check (ruff, mypy --strict, the docs site), suite (pytest and the notebooks
+##   the tests need: Chromium, Java, PostgreSQL), check (ruff, mypy --strict, the docs site), suite (pytest and the notebooks
 ##   under nbval on .venv's Python), pythons (the fast subset on every other supported Python).
 ##   Each phase prints its wall time as it ends; the last line is a table of them.
 PHASES := .make-test-phases
 TIMED  := bash .ci/timed $(PHASES)
 test:
 	@rm -f $(PHASES)
-	@$(TIMED) install $(MAKE) --no-print-directory $(STAMP) browser-deps java-deps
+	@$(TIMED) install $(MAKE) --no-print-directory $(STAMP) browser-deps java-deps postgres-deps
 	@$(TIMED) check $(MAKE) --no-print-directory check
 	@$(TIMED) suite $(MAKE) --no-print-directory suite
 	@$(TIMED) pythons $(MAKE) --no-print-directory test-pythons
@@ -171,6 +171,16 @@ java-deps:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
 	    || echo "Spark tests will fail: apt-get could not install openjdk-17-jre-headless"; \
 	else echo "Spark tests will be skipped: java is absent and apt-get needs root"; fi
+
+## postgres-deps: Debian's PostgreSQL server for the served campaign's tests (a real server they
+##   start themselves, as the postgres user when run as root), where it is missing and we can install it
+postgres-deps:
+	@if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian postgresql for the served campaign's tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+	    || echo "PostgreSQL tests will be skipped: apt-get could not install postgresql"; \
+	else echo "PostgreSQL tests will be skipped: postgresql is absent and apt-get needs root"; fi
 
 bench: $(STAMP) java-deps
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f | tail -1; done

@@ -42,6 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run_dir = config.stash[RUN_DIR] = tempfile.mkdtemp(prefix="songlab-test-")
     os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
     os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
+    os.environ["SONGLAB_CAMPAIGN_DIR"] = os.path.join(run_dir, "campaigns")
     os.environ["SONGLAB_ANALYSIS_CACHE"] = os.path.join(run_dir, "analysis.sqlite")
 
 

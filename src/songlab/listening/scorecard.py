@@ -392,39 +392,12 @@ def listening_summary(
         if score is not None:
             point_frame = score(kept)
     else:
-        if not isinstance(results, pd.DataFrame):
-            raise ListeningError(
-                "listening", "must be a Campaign or a frame of its answers (rater and model)"
-            )
-        if "rater" not in results.columns or "model" not in results.columns:
-            raise ListeningError("listening", "must be campaign results (rater and model columns)")
-        fn = score or _panel_fn(_check_kind(kind), {})
-        if "excluded" in results.columns:
-            gone = results["excluded"].fillna(False).astype(bool)
-            kept, out = results[~gone], results[gone]
-        else:
-            kept, out = results, results.iloc[:0]
-        if kept.empty:
-            raise ListeningError(
-                "listening", f"every rater ({results['rater'].nunique()}) was excluded"
-            )
+        kept, out, fn = _from_frame(results, kind, score)
         point_frame = fn(kept)
     point = point_frame.set_index("model")["score"]
     raters = sorted(kept["rater"].unique())
     resample = _resampler(kept, fn if score is not None or not _bradley_terry(kind) else None)
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {m: [] for m in point.index}
-    failed = 0
-    for _ in range(boot if len(raters) > 1 else 0):
-        pick = rng.integers(0, len(raters), size=len(raters))
-        try:
-            got = resample([raters[i] for i in pick]).set_index("model")["score"]
-        except (ListeningError, ValueError, np.linalg.LinAlgError):
-            failed += 1
-            continue
-        for m in point.index:
-            if m in got.index:
-                draws[m].append(float(got[m]))
+    draws, failed = _bootstrap(resample, raters, list(point.index), boot=boot, seed=seed)
     rows = []
     for m, s in point.items():
         d = np.asarray(draws[str(m)])
@@ -451,6 +424,55 @@ def listening_summary(
         excluded_raters=sorted(str(r) for r in out["rater"].unique()),
     )
     return frame
+
+
+def _from_frame(
+    results: Any, kind: str | None, score: Callable[[pd.DataFrame], pd.DataFrame] | None
+) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[pd.DataFrame], pd.DataFrame]]:
+    """A frame of campaign answers: its kept and excluded rows and the panel's function."""
+    if not isinstance(results, pd.DataFrame):
+        raise ListeningError(
+            "listening", "must be a Campaign or a frame of its answers (rater and model)"
+        )
+    if "rater" not in results.columns or "model" not in results.columns:
+        raise ListeningError("listening", "must be campaign results (rater and model columns)")
+    fn = score or _panel_fn(_check_kind(kind), {})
+    if "excluded" in results.columns:
+        gone = results["excluded"].fillna(False).astype(bool)
+        kept, out = results[~gone], results[gone]
+    else:
+        kept, out = results, results.iloc[:0]
+    if kept.empty:
+        raise ListeningError(
+            "listening", f"every rater ({results['rater'].nunique()}) was excluded"
+        )
+    return kept, out, fn
+
+
+def _bootstrap(
+    resample: Callable[[list[Any]], pd.DataFrame],
+    raters: list[Any],
+    models: list[Any],
+    *,
+    boot: int,
+    seed: int,
+) -> tuple[dict[str, list[float]], int]:
+    """Each model's scores over ``boot`` resamples of the raters drawn with replacement, and
+    how many resamples the panel could not fit (none with a single rater)."""
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {str(m): [] for m in models}
+    failed = 0
+    for _ in range(boot if len(raters) > 1 else 0):
+        pick = rng.integers(0, len(raters), size=len(raters))
+        try:
+            got = resample([raters[i] for i in pick]).set_index("model")["score"]
+        except (ListeningError, ValueError, np.linalg.LinAlgError):
+            failed += 1
+            continue
+        for m in models:
+            if m in got.index:
+                draws[str(m)].append(float(got[m]))
+    return draws, failed
 
 
 def _involves(results: pd.DataFrame, model: str) -> pd.Series:
