@@ -42,7 +42,7 @@ FAST_SUBSET := tests/client tests/sandbox/http tests/test_codec.py tests/audio/t
 	--nbval-sanitize-with notebooks/sanitize.cfg -m "every_python or not slow" \
 	-p no:cacheprovider -q -n $(PY_WORKERS) --dist loadfile
 
-.PHONY: lab screenshots test test-fast test-pythons lint sandbox browser-deps java-deps bench clean
+.PHONY: lab screenshots test check suite docs test-fast test-pythons measure-tests lint sandbox browser-deps java-deps postgres-deps bench clean
 
 # .venv belongs to one Python: made (or remade, when PYTHON's version changed) here
 $(VENV)/.python-$(PYVER):
@@ -79,29 +79,50 @@ lab: $(STAMP)
 screenshots: $(STAMP) browser-deps
 	$(PY) scripts/screenshots.py
 
-## test: create .venv if needed, lint, run pytest and the notebooks (nbval) on .venv's Python,
-##   then the fast subset on every other supported Python (test-pythons). The other Pythons'
-##   venvs are made in the background while the full suite runs (log: .venv/prepare-pythons.log).
-test: $(STAMP) browser-deps java-deps
+## test: every proof, in timed phases (docs/development.md): install (.venv and the Debian packages
+##   the tests need: Chromium, Java, PostgreSQL), check (ruff, mypy --strict, the docs site), suite (pytest and the notebooks
+##   under nbval on .venv's Python), pythons (the fast subset on every other supported Python).
+##   Each phase prints its wall time as it ends; the last line is a table of them.
+PHASES := .make-test-phases
+TIMED  := bash .ci/timed $(PHASES)
+test:
+	@rm -f $(PHASES)
+	@$(TIMED) install $(MAKE) --no-print-directory $(STAMP) browser-deps java-deps postgres-deps
+	@$(TIMED) check $(MAKE) --no-print-directory check
+	@$(TIMED) suite $(MAKE) --no-print-directory suite
+	@$(TIMED) pythons $(MAKE) --no-print-directory test-pythons
+	@$(TIMED) --report
+
+## check: ruff (lint and format), mypy --strict over src/songlab, and the docs site built strictly
+check: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
 	@# the suite is collected once beside mypy (one core each): that fills pytest's rewrite cache
-	@# (see PYTEST), so the workers below collect in about half the time
-	@$(PYTEST) tests notebooks --nbval -p no:cacheprovider -q --collect-only >/dev/null 2>&1 </dev/null & warm=$$!; \
+	@# (see PYTEST), so the workers of `make suite` collect in about half the time
+	@$(PYTEST) tests notebooks --nbval -p no:cacheprovider -q -m "" --collect-only >/dev/null 2>&1 </dev/null & warm=$$!; \
 	  echo "$(PY) -m mypy src/songlab"; $(PY) -m mypy src/songlab; status=$$?; wait $$warm; exit $$status
+	$(MAKE) --no-print-directory docs
+
+## suite: pytest over tests/ and the notebooks (nbval), everything, slow and browser tests included;
+##   the other Pythons' venvs are made in the background meanwhile (.venv/prepare-pythons.log)
+suite: $(STAMP)
 	@$(PY) -m compileall -q src  # songlab's own .pyc (editable: not in site-packages), see $(STAMP)
 	@bash .ci/test-pythons --prepare $(PYVER) "$(PYTHON)" >$(VENV)/prepare-pythons.log 2>&1 </dev/null & prep=$$!; \
-	  $(PYTEST) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg \
+	  $(PYTEST) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -m "" \
 	    -p no:cacheprovider -n $(WORKERS) --dist loadfile; status=$$?; \
 	  wait $$prep; exit $$status
-	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
+
+## docs: the documentation site (mkdocs, Material theme) built into site/ with --strict: a link to a
+##   missing page or anchor fails it
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 ## test-pythons: FAST_SUBSET on every supported Python but .venv's, each in .venv-X.Y
 ##   (OTHER_PYTHONS="/path/python3.12 ..." picks them, OTHER_PYTHONS=none skips them)
 test-pythons: $(STAMP)
 	@bash .ci/test-pythons $(PYVER) "$(PYTHON)" -- $(FAST_SUBSET)
 
-## test-fast: the edit-run loop (214 s here, 26 November; the target is 90 s): ruff, then
+## test-fast: the edit-run loop: ruff, then
 ##   pytest without the notebooks, the browser, install, reliability and external suites or
 ##   the tests marked slow (those start kernels, papermill, mypy or sandbox processes, or take
 ##   half a minute of a worker); `make test` runs everything
@@ -111,8 +132,18 @@ test-fast: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
 	@$(PY) -m compileall -q src
-	$(PYTEST) tests $(FAST_SKIP) -m "not browser and not slow" -x -q -p no:cacheprovider \
+	$(PYTEST) tests $(FAST_SKIP) -x -q -p no:cacheprovider \
 	  -n $(WORKERS) --dist loadfile
+
+## measure-tests: run the whole suite once measuring each test's CPU seconds, and write
+##   tests/cpu-seconds.json; the tests measured over tests/_measured.py's threshold are slow
+##   (left out of test-fast and a bare pytest). Run it after adding or changing heavy tests.
+measure-tests: $(STAMP)
+	@rm -rf .cpu-profile
+	-CPU_PROFILE_DIR=$(CURDIR)/.cpu-profile $(PYTEST) tests -m "" -p tests._cpu_profile \
+	  -p no:cacheprovider -q -n $(WORKERS) --dist loadfile
+	$(PY) -m tests._cpu_profile .cpu-profile
+	@rm -rf .cpu-profile
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks scripts
@@ -141,8 +172,18 @@ java-deps:
 	    || echo "Spark tests will fail: apt-get could not install openjdk-17-jre-headless"; \
 	else echo "Spark tests will be skipped: java is absent and apt-get needs root"; fi
 
+## postgres-deps: Debian's PostgreSQL server for the served campaign's tests (a real server they
+##   start themselves, as the postgres user when run as root), where it is missing and we can install it
+postgres-deps:
+	@if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian postgresql for the served campaign's tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+	    || echo "PostgreSQL tests will be skipped: apt-get could not install postgresql"; \
+	else echo "PostgreSQL tests will be skipped: postgresql is absent and apt-get needs root"; fi
+
 bench: $(STAMP) java-deps
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f | tail -1; done
 
 clean:
-	rm -rf $(VENV) .venv-3.* build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-3.* build dist site src/*.egg-info .pytest_cache .ruff_cache $(PHASES)

@@ -128,7 +128,7 @@ async def bench_streams(base_url: str) -> None:
         )
         t1 = time.perf_counter()
 
-        async def follow(h):  # noqa: ANN001
+        async def follow(h):
             return [e async for e in c.generations.stream(h.task_id)]
 
         streams = await asyncio.gather(*[follow(h) for h in handles])

@@ -19,7 +19,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEX
 import time  # noqa: E402
 
 import songlab.sandbox.engine as E  # noqa: E402
-from songlab.sandbox.engine import _common, codec, ops_music  # noqa: E402
+from songlab.sandbox.engine import _ops_shared, audio_io, ops_music  # noqa: E402
 
 LYRICS = (
     "[Verse]\nHello my love the night is young\nWe sing along under the sun\n"
@@ -51,10 +51,10 @@ def main() -> None:
 
     def synth():
         rec, _ = ops_music.generate("generate_song", "v7", payload, 1, None)
-        return _common.finish(rec)[1]
+        return _ops_shared.finish(rec)[1]
 
     c_syn, w_syn, mix = timed(synth)
-    c_enc, w_enc, _ = timed(lambda: codec.encode(mix, "mp3"))
+    c_enc, w_enc, _ = timed(lambda: audio_io.encode(mix, "mp3"))
     c_all, w_all, res = timed(lambda: E.render("generate_song", "v7", payload, seed=1))
     c5, w5, _ = timed(
         lambda: E.render("generate_song", "v5", {**payload, "duration_seconds": 5}, seed=1)

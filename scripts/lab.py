@@ -4,8 +4,9 @@ JupyterLab refuses to run as root unless told ``--allow-root`` (and a container'
 usually root), and it cannot open a browser where there is none. This launcher picks a port
 (``LAB_PORT``, else the first free one from 8888), makes a token, marks the project's
 notebooks trusted (their saved widgets and outputs render on open, before anything is run),
-prints the address to open (with the token) before JupyterLab starts, then replaces itself
-with JupyterLab.
+has the widget manager save widget state with a notebook (so a notebook run and saved in
+Lab opens again with its widgets, not "model not found"), prints the address to open (with
+the token) before JupyterLab starts, then replaces itself with JupyterLab.
 
 The port is probed the way JupyterLab binds it (``SO_REUSEADDR``, as tornado does), so a
 port whose last connections are only in TIME-WAIT (a browser's, after JupyterLab stopped) is
@@ -21,6 +22,7 @@ its host), ``LAB_BROWSER`` (``no`` opens no browser; with no display none is ope
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -36,7 +38,7 @@ IPC_NAME = len("/kernel-00000000-0000-0000-0000-000000000000-ipc-99")
 
 
 def _bind_host(ip: str) -> str:
-    return ip if ip not in ("", "0.0.0.0") else ""  # noqa: S104 - a probe
+    return ip if ip not in ("", "0.0.0.0") else ""
 
 
 def free(ip: str, port: int) -> bool:
@@ -119,6 +121,31 @@ def trust(root: Path) -> int:
     return done
 
 
+WIDGETS_PLUGIN = "@jupyter-widgets/jupyterlab-manager:plugin"
+#: JupyterLab's widget manager saves the widget state with the notebook. Left at its
+#: default (off), a notebook run and saved in Lab keeps widget outputs whose models it does
+#: not hold: opened again, each shows "Error displaying widget: model not found" (seen in
+#: Chromium, tests/browser/test_notebooks_as_committed.py); saved, they render from the state.
+WIDGET_SETTINGS = {"saveState": True}
+
+
+def widget_state_saved(prefix: Path) -> Path:
+    """Tell this environment's JupyterLab to save widget state with a notebook (its
+    ``overrides.json``, other settings kept); a user's own setting still wins."""
+    path = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        settings = {}
+    if not isinstance(settings, dict):
+        settings = {}
+    plugin = settings.get(WIDGETS_PLUGIN)
+    settings[WIDGETS_PLUGIN] = {**(plugin if isinstance(plugin, dict) else {}), **WIDGET_SETTINGS}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def main() -> None:
     root = Path(__file__).resolve().parents[1] / "notebooks"
     ip = os.environ.get("LAB_IP") or "127.0.0.1"
@@ -148,7 +175,8 @@ def main() -> None:
     if headless or not browser:
         args.append("--no-browser")
     trusted = trust(root)
-    host = "127.0.0.1" if ip in ("0.0.0.0", "") else ip  # noqa: S104
+    widget_state_saved(Path(sys.prefix))
+    host = "127.0.0.1" if ip in ("0.0.0.0", "") else ip
     print(
         f"\nsonglab: JupyterLab on notebooks/ - open this address in a browser:\n\n"
         f"    http://{host}:{port}/lab?token={token}\n\n"

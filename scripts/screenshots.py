@@ -104,7 +104,7 @@ def _small(path: Path) -> None:
     image.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
-def _open(page, url: str, name: str) -> None:  # noqa: ANN001 - a Playwright page
+def _open(page, url: str, name: str) -> None:
     from playwright.sync_api import expect
 
     page.goto(url.format(name=name))
@@ -121,7 +121,7 @@ def _open(page, url: str, name: str) -> None:  # noqa: ANN001 - a Playwright pag
     page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
 
-def _cell_with(page, text: str):  # noqa: ANN001, ANN202
+def _cell_with(page, text: str):
     return page.locator(".jp-Notebook .jp-Cell").filter(has_text=text).last
 
 

@@ -120,7 +120,7 @@ def _process(
         stderr=errors,
         text=True,
         env=env,
-        preexec_fn=None if umask is None else functools.partial(os.umask, umask),  # noqa: PLW1509
+        preexec_fn=None if umask is None else functools.partial(os.umask, umask),
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()

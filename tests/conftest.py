@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._measured import mark_slow_by_measure
 from tests._profiles import PROFILES, ProfileSandbox, running
 
 SANDBOX_SPEED = 500.0
@@ -42,7 +43,13 @@ def pytest_configure(config: pytest.Config) -> None:
     run_dir = config.stash[RUN_DIR] = tempfile.mkdtemp(prefix="songlab-test-")
     os.environ["SONGLAB_RECORD"] = os.path.join(run_dir, "record.sqlite")
     os.environ["SONGLAB_CACHE_DIR"] = os.path.join(run_dir, "cache")
+    os.environ["SONGLAB_CAMPAIGN_DIR"] = os.path.join(run_dir, "campaigns")
     os.environ["SONGLAB_ANALYSIS_CACHE"] = os.path.join(run_dir, "analysis.sqlite")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_slow_by_measure(items)  # tests/_measured.py: slow by measured CPU, not by guess
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

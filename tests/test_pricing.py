@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal as D
+from decimal import Decimal
 
 import pytest
 
@@ -36,12 +36,12 @@ from songlab.spec import INTERNAL_OPERATIONS, OPERATIONS
     ids=lambda v: str(v),
 )
 def test_price_matches_spec(operation: str, model: str, license: int | str, expected: str) -> None:
-    assert pricing.price(operation, model, license) == D(expected)
+    assert pricing.price(operation, model, license) == Decimal(expected)
 
 
 def test_license_zero_and_none_are_royalty_free() -> None:
     assert pricing.price("generate_song", "v7", 0) == pricing.price("generate_song", "v7", 1)
-    assert pricing.price("generate_song", "v7", None) == D("0.12")
+    assert pricing.price("generate_song", "v7", None) == Decimal("0.12")
 
 
 @pytest.mark.parametrize("bad", [6, -1, "gold", True, 1.5], ids=repr)
@@ -64,32 +64,32 @@ def test_every_catalog_operation_but_agent_is_priced() -> None:
 def test_prices_are_decimal_with_at_most_8_places() -> None:
     for prices in pricing.PRICES.values():
         for p in prices:
-            assert isinstance(p, D)
-            assert p == p.quantize(D("0.00000001"))
+            assert isinstance(p, Decimal)
+            assert p == p.quantize(Decimal("0.00000001"))
 
 
 def test_workflow_and_translation_totals() -> None:
-    assert pricing.estimate_workflow("audio-inpainting", "master") == D("1.00")
-    assert pricing.estimate_workflow("/v1/karaoke-tracks") == D("0.13")
+    assert pricing.estimate_workflow("audio-inpainting", "master") == Decimal("1.00")
+    assert pricing.estimate_workflow("/v1/karaoke-tracks") == Decimal("0.13")
     # 0.03 + 0.02 + 0.10 + singing(sync)=0.36 + 0.03 + 0.03
-    assert pricing.estimate_translation("sync") == D("0.57")
-    assert pricing.estimate_translation("sync", transcription_cached=True) == D("0.54")
+    assert pricing.estimate_translation("sync") == Decimal("0.57")
+    assert pricing.estimate_translation("sync", transcription_cached=True) == Decimal("0.54")
     with pytest.raises(pricing.PricingError):
         pricing.estimate_workflow("no-such-route")
 
 
 def test_agent_estimate_is_exact() -> None:
     fee = pricing.estimate_agent("standard", input_tokens=1000, output_tokens=500, sub_tool_calls=3)
-    assert fee == D("0.00122") + D("0.006775") + D("0.003")
-    assert pricing.AGENT_RATES["pro"].reserve_floor == D("0.05")
+    assert fee == Decimal("0.00122") + Decimal("0.006775") + Decimal("0.003")
+    assert pricing.AGENT_RATES["pro"].reserve_floor == Decimal("0.05")
     with pytest.raises(pricing.PricingError, match="tier"):
         pricing.estimate_agent("turbo")
 
 
 def test_tokens() -> None:
-    assert pricing.usd_to_tokens(D("1000")) == 100000
-    assert pricing.usd_to_tokens(D("0.079")) == 7
-    assert pricing.tokens_to_usd(7) == D("0.07")
+    assert pricing.usd_to_tokens(Decimal("1000")) == 100000
+    assert pricing.usd_to_tokens(Decimal("0.079")) == 7
+    assert pricing.tokens_to_usd(7) == Decimal("0.07")
 
 
 # --- task_price: the one place a task is priced, by operation or by route ------------------
@@ -118,7 +118,7 @@ def test_task_price_by_operation_or_route(
     what: str, model: str | None, license: int | str, usd: str, priced_as: tuple[str, str | None]
 ) -> None:
     p = pricing.task_price(what, model, license)
-    assert p.usd == D(usd)
+    assert p.usd == Decimal(usd)
     assert (p.what, p.model) == priced_as
     assert p.license == pricing.license_number(license)
 
@@ -128,7 +128,9 @@ def test_a_pipeline_is_the_sum_of_its_steps_in_the_tier() -> None:
         for tier in range(1, 6):
             p = pricing.task_price(f"/v1/{name}", None, tier)
             assert p.steps == steps
-            assert p.usd == sum((pricing.price(s.operation, s.model, tier) for s in steps), D(0))
+            assert p.usd == sum(
+                (pricing.price(s.operation, s.model, tier) for s in steps), Decimal(0)
+            )
 
 
 @pytest.mark.parametrize(
@@ -150,7 +152,7 @@ def test_task_price_refuses_what_has_no_list_price(
 
 
 def test_route_only_refuses_operation_names_and_record_spellings() -> None:
-    assert pricing.task_price("/v1/karaoke-tracks", route=True).usd == D("0.13")
+    assert pricing.task_price("/v1/karaoke-tracks", route=True).usd == Decimal("0.13")
     for what in ("generate_song", "workflow:karaoke_tracks", "karaoke_tracks", "translation"):
         with pytest.raises(pricing.PricingError, match="create route"):
             pricing.task_price(what, "v5", route=True)
@@ -158,7 +160,7 @@ def test_route_only_refuses_operation_names_and_record_spellings() -> None:
 
 def test_client_and_ledger_estimates_are_task_price() -> None:
     """Both estimate modules answer what task_price answers, for every operation and route."""
-    from songlab.client import _estimate as client_estimate
+    from songlab.client import _cost_estimate as client_estimate
     from songlab.ledger import _estimate as ledger_estimate
     from songlab.spec import COMPAT_ROUTES, ROUTES
 

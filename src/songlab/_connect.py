@@ -234,6 +234,17 @@ def _balance(client: Client | AsyncClient) -> str:
     return f", balance ${cents(client.account.balance().total_usd)}"
 
 
+def _notebook_display() -> None:
+    """In an IPython kernel, every frame the notebook shows reads money to the cent
+    (``songlab.ledger.notebook_display``); elsewhere nothing is imported or changed."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        from songlab.ledger.notebook_display import register
+
+        register(shell)
+
+
 @overload
 def connect(
     *,
@@ -302,6 +313,7 @@ def connect(
     ``docs/client.md``.
     """
     labels = make_labels(project, tags)
+    _notebook_display()
     cls: type[Client] | type[AsyncClient] = AsyncClient if asynchronous else Client
     api_key = os.environ.get("SONGLAB_API_KEY") or None
     base_url = os.environ.get("SONGLAB_BASE_URL") or None

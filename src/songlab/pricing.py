@@ -151,7 +151,7 @@ def price(operation: str, model: str, license: int | str | None = 1) -> Decimal:
         raise PricingError(f"no price for operation {operation!r} on model {model!r}") from None
 
 
-# Song translation's six steps and the twelve workflow routes' fixed pipelines (path
+# Song translation's six steps and each workflow route's fixed pipeline (path
 # after /v1/), from the registry's routes; each step is billed at the catalog tool it uses.
 TRANSLATION_PIPELINE: Final[tuple[Step, ...]] = ROUTES["song-translations"].steps
 WORKFLOW_PIPELINES: Final[dict[str, tuple[Step, ...]]] = {

@@ -1,9 +1,9 @@
 """The extension table of docs/architecture.md, measured: a workflow route is the registry
 entry plus one file (its step functions), and everything else picks it up.
 
-The twelve workflow routes of the spec all exist, so a thirteenth is made here, in a copy of
+A workflow route that no registry has is made here, in a copy of
 the source tree: an ``echo-songs`` route (a song with an echo, then mastered) is added as
-its ``Route`` in ``spec.py`` and its step functions in ``sandbox/tasks/pipelines.py``, and
+its ``Route`` in ``spec/_routes.py`` and its step functions in ``sandbox/tasks/pipelines.py``, and
 nothing else. A fresh process running that copy then shows the route in the sandbox (it
 takes, renders and bills the create), in ``/openapi.json``, in the price list
 (``pricing.task_price``), and in the client (``workflows.create``, its checks before
@@ -38,16 +38,22 @@ ROUTE = """\
     ),
 """
 STEPS = """\
-        "echo-songs": {  # added by tests/architecture/test_extension_points.py
-            "echo": lambda c, s: c.render(
-                "audio_effect",
-                "v5",
-                {"effect": "echo", "amount": p.get("amount", 0.5)},
-                inputs={"audio": song()},
-            ),
-            "render": lambda c, s: _master(c, s["echo"].assets[0]),
-        },
+def _echo_songs(w: WorkflowCall) -> Steps:  # added by tests/architecture/test_extension_points.py
+    return {
+        "echo": lambda ctx, done: ctx.render(
+            "audio_effect",
+            "v5",
+            {"effect": "echo", "amount": w.payload.get("amount", 0.5)},
+            inputs={"audio": w.song()},
+        ),
+        "render": lambda ctx, done: _master(ctx, done["echo"].assets[0]),
+    }
+
+
 """
+STEP_LINE = (
+    '    "echo-songs": _echo_songs,  # added by tests/architecture/test_extension_points.py\n'
+)
 
 # What the copy is asked, in a fresh process (its songlab is the copy's).
 PROBE = textwrap.dedent(
@@ -104,6 +110,12 @@ def _insert_after(path: Path, anchor: str, text: str) -> None:
     path.write_text(source.replace(anchor, anchor + text), encoding="utf-8")
 
 
+def _insert_before(path: Path, anchor: str, text: str) -> None:
+    source = path.read_text(encoding="utf-8")
+    assert source.count(anchor) == 1, f"{path.name}: the anchor {anchor!r} moved; update the test"
+    path.write_text(source.replace(anchor, text + anchor), encoding="utf-8")
+
+
 def _changed_files(a: Path, b: Path) -> list[str]:
     changed = []
     for path in sorted(b.rglob("*.py")):
@@ -117,13 +129,15 @@ def _changed_files(a: Path, b: Path) -> list[str]:
 def test_a_workflow_route_is_the_registry_entry_and_its_step_functions(tmp_path: Path) -> None:
     copy = tmp_path / "src"
     shutil.copytree(SRC / "songlab", copy / "songlab", ignore=shutil.ignore_patterns("__pycache__"))
-    _insert_after(copy / "songlab/spec.py", "_ROUTES: tuple[Route, ...] = (\n", ROUTE)
-    _insert_after(
-        copy / "songlab/sandbox/tasks/pipelines.py",
-        "    table: dict[str, dict[str, StepFn]] = {\n",
-        STEPS,
-    )
-    assert _changed_files(SRC, copy) == ["songlab/sandbox/tasks/pipelines.py", "songlab/spec.py"]
+    _insert_after(copy / "songlab/spec/_routes.py", "_ROUTES: tuple[Route, ...] = (\n", ROUTE)
+    pipelines = copy / "songlab/sandbox/tasks/pipelines.py"
+    table = "WORKFLOW_STEPS: dict[str, Callable[[WorkflowCall], Steps]] = {\n"
+    _insert_after(pipelines, table, STEP_LINE)
+    _insert_before(pipelines, "# workflow route (the registry's path) -> its step functions", STEPS)
+    assert _changed_files(SRC, copy) == [
+        "songlab/sandbox/tasks/pipelines.py",
+        "songlab/spec/_routes.py",
+    ]
     env = {**os.environ, "PYTHONPATH": str(copy), "SONGLAB_CACHE_DIR": str(tmp_path / "cache")}
     run = subprocess.run(
         [sys.executable, "-c", PROBE, str(tmp_path / "record.sqlite")],

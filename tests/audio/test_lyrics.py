@@ -47,34 +47,59 @@ def _ledger(admin, account_id):
     return [e for e in entries if e["operation"] == "transcribe"]
 
 
+def _three_clips(client):
+    """Two songs with their own lyrics, and the second judged against the first's words
+    (the same file, other words asked)."""
+    songs = [
+        {
+            "operation": "generate_song",
+            "model": "v7",
+            "payload": {
+                "prompt": "pop in C major, 100 bpm",
+                "lyrics": words,
+                "duration_seconds": 12,
+            },
+        }
+        for words in (SUNLIGHT, BOATS)
+    ]
+    made = client.batch(songs)
+    sunlight, boats = study.clips_from_batch(made, songs, client)
+    wrong = study.Clip(
+        request=sunlight.request,
+        file_id=boats.file_id,
+        blob_hash=boats.blob_hash,
+        task_id=boats.task_id,
+        label="boats, asked sunlight",
+    )
+    return sunlight, boats, wrong
+
+
+def _rerun_buys_nothing(client, clips, cache, tmp_path, got) -> None:
+    """A re-run from the analysis cache makes no call; with a fresh cache, each call
+    re-attaches to the recorded transcription: nothing is bought again."""
+    spent = client.account.balance().total_effective
+    again = study.analyse(
+        clips, client=client, cache=cache, workers=1, progress=False, lyrics_budget_usd="0"
+    ).set_index("clip")
+    assert again["lyrics_wer"].equals(got["lyrics_wer"])
+    assert again.attrs["lyrics"]["transcribed_now"] == 0
+    fresh = study.AnalysisCache(tmp_path / "fresh.sqlite")
+    assert study.lyrics_price(clips, client=client, cache=fresh).calls == 2
+    third = study.analyse(
+        clips, client=client, cache=fresh, workers=1, progress=False, lyrics_budget_usd="0.06"
+    ).set_index("clip")
+    assert third["lyrics_wer"].equals(got["lyrics_wer"])
+    assert third.attrs["lyrics"]["reattached"] == 2
+    assert third.attrs["lyrics"]["new_usd"] == "0"
+    assert client.account.balance().total_effective == spent
+
+
 def test_lyrics_scored_on_the_services_transcription_paid_once(
     sandbox, admin, new_account, tmp_path
 ):
     acct = new_account()
     with Client(base_url=sandbox.base_url, api_key=acct.api_key, quiet=True) as client:
-        songs = [
-            {
-                "operation": "generate_song",
-                "model": "v7",
-                "payload": {
-                    "prompt": "pop in C major, 100 bpm",
-                    "lyrics": words,
-                    "duration_seconds": 12,
-                },
-            }
-            for words in (SUNLIGHT, BOATS)
-        ]
-        made = client.batch(songs)
-        clips = study.clips_from_batch(made, songs, client)
-        sunlight, boats = clips
-        # the boats song judged against the sunlight lyrics: the same file, other words asked
-        wrong = study.Clip(
-            request=sunlight.request,
-            file_id=boats.file_id,
-            blob_hash=boats.blob_hash,
-            task_id=boats.task_id,
-            label="boats, asked sunlight",
-        )
+        sunlight, boats, wrong = _three_clips(client)
         clips = [sunlight, boats, wrong]
         cache = study.AnalysisCache(tmp_path / "analysis.sqlite")
         before = client.account.balance().total_effective
@@ -112,23 +137,7 @@ def test_lyrics_scored_on_the_services_transcription_paid_once(
         assert got.loc["boats, asked sunlight", "lyrics_wer"] > 0.8
         assert got.loc["boats, asked sunlight", "lyrics_wer"] == ly.wer(SUNLIGHT, BOATS)
 
-        # a re-run buys nothing: from the analysis cache (no call at all) ...
-        spent = client.account.balance().total_effective
-        again = study.analyse(
-            clips, client=client, cache=cache, workers=1, progress=False, lyrics_budget_usd="0"
-        ).set_index("clip")
-        assert again["lyrics_wer"].equals(got["lyrics_wer"])
-        assert again.attrs["lyrics"]["transcribed_now"] == 0
-        # ... and with a fresh cache, from the client's record (each call re-attached)
-        fresh = study.AnalysisCache(tmp_path / "fresh.sqlite")
-        assert study.lyrics_price(clips, client=client, cache=fresh).calls == 2
-        third = study.analyse(
-            clips, client=client, cache=fresh, workers=1, progress=False, lyrics_budget_usd="0.06"
-        ).set_index("clip")
-        assert third["lyrics_wer"].equals(got["lyrics_wer"])
-        assert third.attrs["lyrics"]["reattached"] == 2
-        assert third.attrs["lyrics"]["new_usd"] == "0"
-        assert client.account.balance().total_effective == spent
+        _rerun_buys_nothing(client, clips, cache, tmp_path, got)
         assert len(_ledger(admin, acct.account_id)) == 2
 
 

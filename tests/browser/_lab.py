@@ -49,16 +49,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextmanager
-def running_lab(
-    tmp_path: Path, extra_env: dict[str, str] | None = None
-) -> Iterator[tuple[str, str]]:
-    """A running JupyterLab: (base URL with token query, notebook name). Its root is a copy
-    of notebooks/ (plus this folder's fixture notebooks), each marked trusted as `make lab`
-    marks them, so saved outputs and widget views render when a notebook is opened."""
-    if not CHROMIUM.exists():
-        pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
-    pytest.importorskip("playwright.sync_api", reason="browser test: playwright is not installed")
+def _lab_root(tmp_path: Path) -> tuple[Path, str]:
+    """A copy of notebooks/ (and data/ beside it, this folder's fixture notebooks in it):
+    (its folder, the notebook to open)."""
     root = tmp_path / "notebooks"
     if (ROOT / "notebooks").is_dir():
         shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns("out"))
@@ -70,8 +63,11 @@ def running_lab(
         shutil.copy(fixture, root / fixture.name)
     name = notebook_to_open(root)
     assert "kernelspec" in json.loads((root / name).read_text(encoding="utf-8"))["metadata"]
-    port, token = free_port(), secrets.token_hex(16)
-    state = tmp_path / "jupyter"
+    return root, name
+
+
+def _lab_env(state: Path, root: Path, extra_env: dict[str, str] | None) -> dict[str, str]:
+    """Jupyter's folders under ``state`` (the notebooks trusted there), no real service."""
     trust(root, state / "data")
     env = {
         **os.environ,
@@ -85,6 +81,22 @@ def running_lab(
     env.pop("SONGLAB_API_KEY", None)
     env.pop("SONGLAB_BASE_URL", None)
     env.update(extra_env or {})
+    return env
+
+
+@contextmanager
+def running_lab(
+    tmp_path: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """A running JupyterLab: (base URL with token query, notebook name). Its root is a copy
+    of notebooks/ (plus this folder's fixture notebooks), each marked trusted as `make lab`
+    marks them, so saved outputs and widget views render when a notebook is opened."""
+    if not CHROMIUM.exists():
+        pytest.skip("browser test: /usr/bin/chromium is absent (make browser-deps installs it)")
+    pytest.importorskip("playwright.sync_api", reason="browser test: playwright is not installed")
+    root, name = _lab_root(tmp_path)
+    port, token = free_port(), secrets.token_hex(16)
+    env = _lab_env(tmp_path / "jupyter", root, extra_env)
     log = (tmp_path / "lab.log").open("wb")
     proc = subprocess.Popen(
         [

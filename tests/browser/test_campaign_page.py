@@ -144,30 +144,76 @@ def test_page_refuses_an_answer_before_every_clip_was_played(browser, pref, tmp_
     assert mine.loc[mine["chosen"], ["trial", "label"]].values.tolist() == [[t, "A"]]
 
 
-def test_page_served_by_the_campaign_server_sends_its_answers(browser, pref) -> None:
+def _fresh(secret: bytes | None = None):
+    return campaign(
+        "preference",
+        make_clips(1, seconds=0.952),
+        raters=3,
+        seed=11,
+        gold=0,
+        traps=0,
+        both_bad=False,
+        secret=secret or b"tests/browser/test_campaign_page served",
+    )
+
+
+def test_a_served_page_played_and_answered_gives_the_offline_verdict(browser, tmp_path) -> None:
+    """A rater arrives from Prolific, plays and answers every trial in Chromium; each answer
+    says "Received" (committed), the last shows the completion code; the campaign's results
+    and statistics from the server equal those of the same page's downloaded file collected
+    offline."""
     from songlab.listening import serve
 
-    with serve(pref) as srv:
-        ctx = browser.new_context()
+    served = _fresh()
+    with serve(served, db=f"sqlite:///{tmp_path}/c.sqlite", prolific={"complete": "C0DE42"}) as srv:
+        ctx = browser.new_context(accept_downloads=True)
         try:
             page = ctx.new_page()
-            page.goto(srv.links()["r01"])
+            page.goto(f"{srv.join_url()}?PROLIFIC_PID=abc&STUDY_ID=s1&SESSION_ID=x1")
             page.wait_for_selector("body[data-ready='1']")
             page.mouse.click(5, 5)
-            for t in page.eval_on_selector_all(
-                "section.trial", "s => s.map(x => +x.dataset.trial)"
-            ):
+            trials = page.eval_on_selector_all("section.trial", "s => s.map(x => +x.dataset.trial)")
+            for t in trials:
                 _play(page, t, "A", "B")
                 page.check(f"section[data-trial='{t}'] input[value='A']")
                 page.click(f"section[data-trial='{t}'] .answer-btn")
-            page.click("#send")
-            page.wait_for_function("document.getElementById('status').textContent.length > 0")
-            assert page.inner_text("#status").startswith("Received 3 answers")
+                page.wait_for_function(
+                    f"document.querySelector(\"section[data-trial='{t}'] .answer .msg\")"
+                    ".textContent.startsWith('Received')",
+                    timeout=20_000,
+                )
+            page.wait_for_selector("#completion-code")
+            assert page.inner_text("#completion-code") == "C0DE42"
+            assert "submissions/complete?cc=C0DE42" in page.get_attribute(
+                "#completion-link", "href"
+            )
+            downloaded = _download(page, tmp_path / "answers.json")
         finally:
             ctx.close()
-        frame = pref.collect(srv)
-    mine = frame[frame["rater"] == "r01"]
-    assert mine.loc[mine["chosen"], "label"].tolist() == ["A", "A", "A"]
+        from_server = served.collect(srv)
+    offline = _fresh()
+    from_file = offline.collect(downloaded)
+    assert len(from_server) == 2 * len(trials)
+    assert from_server.drop(columns=[]).equals(from_file)
+    for name, frame in served.stats().items():
+        if name != "exclusions":
+            assert frame.equals(offline.stats()[name]), name
+
+
+def test_the_page_holds_playback_at_normal_speed(browser, tmp_path) -> None:
+    """Chromium's menu offers 1.25x and 1.5x, a script any speed: the page sets the rate back
+    to 1 at once, so six clips can no longer count as heard in 5.8 s at 4x."""
+    c = _fresh()
+    ctx, page, _ = _open(browser, c, "r01", tmp_path)
+    try:
+        row = "section.trial .clip[data-label='A'] audio"
+        page.eval_on_selector(row, "a => { a.playbackRate = 4; }")
+        page.wait_for_function(f'document.querySelector("{row}").playbackRate === 1')
+        page.eval_on_selector(row, "a => { a.play(); a.playbackRate = 1.5; }")
+        page.wait_for_timeout(300)
+        assert page.eval_on_selector(row, "a => a.playbackRate") == 1
+    finally:
+        ctx.close()
 
 
 def test_mushra_page_ratings_arrive_as_set(browser, tmp_path) -> None:

@@ -81,7 +81,15 @@ def _walk_01(page: Any, url: str, tmp_path: Path) -> None:
     expect(out).to_contain_text("model: one of v5, v6, v7", timeout=30_000)
     expect(out).to_contain_text("got 'v8'; did you mean 'v7'?")
 
-    # consent, then another recording: the box unticks and says why
+    _consent_then_another_recording(page, tmp_path)
+    _refused_then_created(page)
+    _restart_mid_generation(page)
+
+
+def _consent_then_another_recording(page: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    clone = page.locator("button", has_text="Clone voice").first
     consent = page.locator(".songlab-consent input[type=checkbox]").first
     consent.scroll_into_view_if_needed()
     consent.check()
@@ -106,7 +114,12 @@ def _walk_01(page: Any, url: str, tmp_path: Path) -> None:
     expect(consent).to_be_disabled()
     page.screenshot(path=str(OUT / "walk-01-consent-cleared.png"), full_page=True)
 
-    # a refused request, in a person's words; then the corrected one succeeds
+
+def _refused_then_created(page: Any) -> None:
+    """A refused request, in a person's words; then the corrected one succeeds and a
+    long song is left generating."""
+    from playwright.sync_api import expect
+
     form = _run_new_cell(page, "walk = GenerationForm(client, model='v5'); walk")
     generate = form.locator("button", has_text="Generate")
     expect(generate).to_be_visible(timeout=30_000)
@@ -132,7 +145,11 @@ def _walk_01(page: Any, url: str, tmp_path: Path) -> None:
     expect(form.get_by_text(re.compile(r"processing \d+%"))).to_be_visible(timeout=60_000)
     page.screenshot(path=str(OUT / "walk-01-generating.png"), full_page=True)
 
-    # the kernel restarted in the middle of that generation
+
+def _restart_mid_generation(page: Any) -> None:
+    """The kernel restarted in the middle of that generation; the same values re-attach."""
+    from playwright.sync_api import expect
+
     menu(page, "Kernel", "Restart Kernel")
     page.locator(".jp-Dialog button", has_text="Restart").last.click()
     _idle(page)

@@ -24,7 +24,7 @@ def beacon() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             hits.append(self.path)
             self.send_response(204)
             self.end_headers()

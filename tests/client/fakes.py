@@ -106,15 +106,21 @@ class Fake:
         if path == "/v1/tools":
             return httpx.Response(200, json={"data": TOOLS})
         if path == "/v1/account/balance":
-            return httpx.Response(
-                200,
-                json={
-                    "total_effective": 99993,
-                    "base_effective": 99993,
-                    "extra_tokens": 0,
-                    "base_expires_at": "2027-11-21T00:00:00Z",
-                },
-            )
+            return httpx.Response(200, json=BALANCE)
+        if path.startswith("/v1/files"):
+            return self._file(request, path, method)
+        if method == "POST":
+            return self._create(request, path)
+        if path == "/v1/generations":
+            cursor = request.url.params.get("cursor")
+            return httpx.Response(200, json=self.pages[int(cursor) if cursor else 0])
+        if path.endswith("/stream"):
+            return self._stream(request, path.split("/")[3])
+        if path.startswith("/v1/generations/"):
+            return self._task(path.split("/")[3])
+        return httpx.Response(404, json={"error": "NOT_FOUND"})
+
+    def _file(self, request: httpx.Request, path: str, method: str) -> httpx.Response:
         if method == "POST" and path == "/v1/files":
             fid = f"file-{len(self.files) + 1}"
             self.files[fid] = request.content
@@ -127,54 +133,56 @@ class Fake:
                     "sha256": "x",
                 },
             )
-        if path.startswith("/v1/files/"):
-            fid = path.split("/")[3]
-            if fid not in self.files:
-                return httpx.Response(404, json={"error": "ResourceNotFound", "message": "no"})
-            return httpx.Response(
-                200,
-                json={
-                    "file_id": fid,
-                    "url": f"{BASE}/_signed/{fid}",
-                    "mime_type": "audio/mpeg",
-                    "expires_at": "2026-11-21T10:10:00Z",
-                },
-            )
-        if method == "POST":
-            key = request.headers.get("idempotency-key")
-            if key and key in self.by_key:
-                return httpx.Response(201, json=self.by_key[key])
-            self.created += 1
-            body = {"task_id": f"task-{self.created}", "status": "queued"}
-            if path == "/v1/voice-clones":
-                body["consent_id"] = f"consent-{self.created}"
-            if key:
-                self.by_key[key] = body
-            self.tasks[body["task_id"]] = task_body(body["task_id"])
-            return httpx.Response(201, json=body)
-        if path == "/v1/generations":
-            cursor = request.url.params.get("cursor")
-            idx = int(cursor) if cursor else 0
-            return httpx.Response(200, json=self.pages[idx])
-        if path.endswith("/stream"):
-            task_id = path.split("/")[3]
-            conns = self.streams.get(task_id)
-            if not conns:
-                return httpx.Response(404, json={"error": "NOT_FOUND"})
-            after = int(request.url.params.get("after", 0))
-            events = conns.pop(0) if len(conns) > 1 else conns[0]
-            events = [e for e in events if e["seq"] > after - (1 if e.get("dup") else 0)]
-            return httpx.Response(
-                200, content=sse(events), headers={"content-type": "text/event-stream"}
-            )
-        if path.startswith("/v1/generations/"):
-            task_id = path.split("/")[3]
-            if task_id == "foreign":
-                return httpx.Response(403, json={"error": "FORBIDDEN"})
-            if task_id not in self.tasks:
-                return httpx.Response(404, json={"error": "NOT_FOUND"})
-            return httpx.Response(200, json=self.tasks[task_id])
-        return httpx.Response(404, json={"error": "NOT_FOUND"})
+        fid = path.split("/")[3]
+        if fid not in self.files:
+            return httpx.Response(404, json={"error": "ResourceNotFound", "message": "no"})
+        return httpx.Response(
+            200,
+            json={
+                "file_id": fid,
+                "url": f"{BASE}/_signed/{fid}",
+                "mime_type": "audio/mpeg",
+                "expires_at": "2026-11-21T10:10:00Z",
+            },
+        )
 
+    def _create(self, request: httpx.Request, path: str) -> httpx.Response:
+        key = request.headers.get("idempotency-key")
+        if key and key in self.by_key:
+            return httpx.Response(201, json=self.by_key[key])
+        self.created += 1
+        body = {"task_id": f"task-{self.created}", "status": "queued"}
+        if path == "/v1/voice-clones":
+            body["consent_id"] = f"consent-{self.created}"
+        if key:
+            self.by_key[key] = body
+        self.tasks[body["task_id"]] = task_body(body["task_id"])
+        return httpx.Response(201, json=body)
+
+    def _stream(self, request: httpx.Request, task_id: str) -> httpx.Response:
+        conns = self.streams.get(task_id)
+        if not conns:
+            return httpx.Response(404, json={"error": "NOT_FOUND"})
+        after = int(request.url.params.get("after", 0))
+        events = conns.pop(0) if len(conns) > 1 else conns[0]
+        events = [e for e in events if e["seq"] > after - (1 if e.get("dup") else 0)]
+        return httpx.Response(
+            200, content=sse(events), headers={"content-type": "text/event-stream"}
+        )
+
+    def _task(self, task_id: str) -> httpx.Response:
+        if task_id == "foreign":
+            return httpx.Response(403, json={"error": "FORBIDDEN"})
+        if task_id not in self.tasks:
+            return httpx.Response(404, json={"error": "NOT_FOUND"})
+        return httpx.Response(200, json=self.tasks[task_id])
+
+
+BALANCE = {
+    "total_effective": 99993,
+    "base_effective": 99993,
+    "extra_tokens": 0,
+    "base_expires_at": "2027-11-21T00:00:00Z",
+}
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_s=0.0, cap_s=0.0, max_total_s=5.0)

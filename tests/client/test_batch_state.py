@@ -17,9 +17,9 @@ from songlab.client._batch import (
     check_request,
     result_of,
 )
+from songlab.client._cost_estimate import Estimate
 from songlab.client._create import route_request
-from songlab.client._errors import CreateUnconfirmed, InvalidGenerationInput
-from songlab.client._estimate import Estimate
+from songlab.client._exceptions import CreateUnconfirmed, InvalidGenerationInput
 
 
 def item(i, tool="t1", usd="0.07", recorded=False):

@@ -26,7 +26,7 @@ from songlab.client import (
     ValidationError,
     error_from_response,
 )
-from songlab.client._errors import ERROR_CLASSES
+from songlab.client._exceptions import ERROR_CLASSES
 from songlab.spec import OTHER_ERRORS, PIPELINE_ERRORS, ErrorCode
 
 CLASSES = {
@@ -118,7 +118,7 @@ def test_client_side_errors_share_the_base():
 
 
 def test_tree_is_drawn_in_the_docstring():
-    import songlab.client._errors as mod
+    import songlab.client._exceptions as mod
 
     for cls in CLASSES.values():
         assert cls.__name__ in mod.__doc__

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from songlab.client._record import current_origin
+from songlab.client._origin import current_origin
 
 
 def test_a_jupyter_kernel_names_its_notebook(tmp_path):
@@ -22,7 +22,7 @@ def test_a_jupyter_kernel_names_its_notebook(tmp_path):
         kc.wait_for_ready(timeout=60)
         out = []
         kc.execute_interactive(
-            "from songlab.client._record import current_origin\nprint(current_origin())",
+            "from songlab.client._origin import current_origin\nprint(current_origin())",
             timeout=60,
             output_hook=lambda m: out.append(m["content"].get("text", "")),
         )

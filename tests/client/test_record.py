@@ -20,7 +20,7 @@ import pytest
 
 from songlab.client import RECORD_SCHEMA, AsyncClient, Client, RecordStore, ValidationError
 from songlab.client._create import canonical_body, request_key
-from songlab.client._record import CreateRecord
+from songlab.client._create_record import CreateRecord
 from songlab.client._validate import canonical_json
 
 DATA = Path(__file__).resolve().parents[2] / "data"

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from songlab.client import Client
-from songlab.client._record import CreateRecord, RecordStore, diagnose
+from songlab.client._create_record import CreateRecord
+from songlab.client._record_file import diagnose
+from songlab.client._record_store import RecordStore
 from songlab.localfiles import WideModeWarning
 
 DATA = Path(__file__).resolve().parents[2] / "data"

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-import songlab.client.field_names as F
+import songlab.client.field_names as field_names
 from songlab.client._models import (
     parse_event,
     parse_task,
@@ -77,9 +77,9 @@ def test_unreadable_guessed_fields_are_unknown_not_a_refused_task() -> None:
 
 def test_the_names_tried_are_one_line_per_fact(monkeypatch: pytest.MonkeyPatch) -> None:
     """A user who learns the real name changes one tuple; every reader follows."""
-    monkeypatch.setattr(F, "TASK_CREATED_AT", ("createdAt", "created_at"))
-    monkeypatch.setattr(F, "TASK_COST_USD", ("billed_usd", "cost_usd"))
-    monkeypatch.setattr(F, "EVENT_PROGRESS", ("pct_done",))
+    monkeypatch.setattr(field_names, "TASK_CREATED_AT", ("createdAt", "created_at"))
+    monkeypatch.setattr(field_names, "TASK_COST_USD", ("billed_usd", "cost_usd"))
+    monkeypatch.setattr(field_names, "EVENT_PROGRESS", ("pct_done",))
     t = parse_task({**SPEC_TASK, "createdAt": "2026-11-25T08:00:00Z", "billed_usd": "0.07"})
     assert t.created_at is not None and t.created_at.hour == 8
     assert t.cost_usd == Decimal("0.07")
@@ -113,7 +113,7 @@ def test_an_upload_answer_of_file_id_only_keeps_what_the_client_sent() -> None:
 
 
 def test_every_fact_names_where_it_is_read_and_what_songlab_does_without() -> None:
-    for fact, (where, names, without) in F.FACTS.items():
+    for fact, (where, names, without) in field_names.FACTS.items():
         assert where and names and all(isinstance(n, str) and n for n in names), fact
         assert without, fact
 
@@ -127,7 +127,7 @@ def test_the_mapping_doc_lists_every_fact_and_its_names() -> None:
         for line in doc.splitlines()
         if line.startswith("| ") and line.count("|") == 5
     }
-    for fact, (_, names, _) in F.FACTS.items():
+    for fact, (_, names, _) in field_names.FACTS.items():
         assert fact in rows, f"docs/spec-only.md has no row for {fact}"
         assert all(f"`{n}`" in rows[fact] for n in names), fact
 
@@ -135,9 +135,9 @@ def test_the_mapping_doc_lists_every_fact_and_its_names() -> None:
 def test_the_listing_envelopes_names_are_one_line_too(monkeypatch: pytest.MonkeyPatch) -> None:
     from songlab.client._models import parse_page, parse_raw_page
 
-    monkeypatch.setattr(F, "LISTING_ITEMS", ("items",))
-    monkeypatch.setattr(F, "LISTING_NEXT_CURSOR", ("next",))
-    monkeypatch.setattr(F, "TOOLS_ITEMS", ("tools",))
+    monkeypatch.setattr(field_names, "LISTING_ITEMS", ("items",))
+    monkeypatch.setattr(field_names, "LISTING_NEXT_CURSOR", ("next",))
+    monkeypatch.setattr(field_names, "TOOLS_ITEMS", ("tools",))
     body = {"items": [SPEC_TASK], "next": "c2"}
     page = parse_page(body)
     assert [t.task_id for t in page.data] == ["t1"] and page.next_cursor == "c2"

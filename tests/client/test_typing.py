@@ -64,7 +64,7 @@ EXPECTED = [
     "songlab.client._handle.TaskHandle[songlab.client._sync.Client]",
     "songlab.client._handle.TaskHandle[songlab.client._sync.Client]",
     "songlab.client._models.AgentRun",
-    "songlab.client._estimate.Estimate",
+    "songlab.client._cost_estimate.Estimate",
     "typing.Iterator[songlab.client._models.Event]",
     "songlab.client._async.AsyncClient",
     "songlab.client._handle.TaskHandle[songlab.client._async.AsyncClient]",
@@ -192,7 +192,7 @@ def test_a_method_declared_once_is_typed_on_both_clients(tmp_path, cache):
         "songlab.client._handle.TaskHandle[songlab.client._async.AsyncClient]",
         "typing.Coroutine[Any, Any, songlab.client._batch.BatchResult]",
         "typing.AsyncIterator[songlab.client._models.Task]",
-        "songlab.client._estimate.Estimate",
+        "songlab.client._cost_estimate.Estimate",
     ], out
     assert status == 1
     assert 'Unexpected keyword argument "takes"' in out, out

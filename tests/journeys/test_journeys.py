@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -227,7 +228,7 @@ def test_ab_listening_session(client: Any, songs: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def joined(client: Any, songs: dict) -> Any:
+def joined(client: Any, songs: dict, tmp_path_factory: Any) -> Any:
     """A preference campaign whose raters join through the served links and answer there.
 
     One fixed secret: with a fresh one each run the designs, and so the eight scripted
@@ -241,15 +242,18 @@ def joined(client: Any, songs: dict) -> Any:
         prompts=[SONG["prompt"]],
         secret=hashlib.sha256(b"tests/journeys/test_journeys.py joined").digest(),
     )
-    server = listening.serve(camp)
+    now = [time.time()]
+    server = listening.serve(
+        camp, db=f"sqlite:///{tmp_path_factory.mktemp('joined')}/c.sqlite", clock=lambda: now[0]
+    )
     try:
-        page = httpx.get(server.links()[camp.raters[0]], timeout=30)
+        page = httpx.get(server.links()[camp.raters[0]], timeout=30, follow_redirects=True)
         assert page.status_code == 200 and "<html" in page.text.lower()
         # the scripted raters answer at once; the first one's page was served just now, so
-        # the server would refuse its answers as sent before the clips could be heard: move
-        # that page's first serving an hour back, as if the rater had listened (the too-fast
-        # rule itself is tested in tests/listening/test_campaign_server.py)
-        server._issued[camp.raters[0]] -= 3600
+        # the server would refuse its answers as sent before the clips could be heard: the
+        # server's clock moves an hour on, as if the rater had listened (the too-fast rule
+        # itself is tested in tests/listening/test_crowd_service.py)
+        now[0] += 3600
         for i, rater in enumerate(camp.raters):
             r = httpx.post(
                 f"{server.url}/answers",

@@ -316,3 +316,45 @@ def test_a_single_session_scores_its_listener():
     assert (f["listening_low"] <= f["listening_score"]).all()
     assert (f["listening_score"] <= f["listening_high"]).all()
     assert f["answers"].to_dict() == answers.groupby("model").size().to_dict()
+
+
+def test_the_scorecard_says_only_what_its_intervals_separate():
+    """Notebook 09: v7 75.0 (56.2-93.8) above v5 43.8 (25.0-62.5) and 'most listening points
+    per dollar: v5' were printed with overlapping intervals. The scorecard's own sentences
+    name no winner there, and the points per dollar carry the propagated interval."""
+    summary = pd.DataFrame(
+        {
+            "model": ["v5", "v6", "v7"],
+            "listening_score": [43.75, 31.25, 75.0],
+            "listening_low": [25.0, 12.5, 56.25],
+            "listening_high": [62.5, 50.0, 93.75],
+            "raters": [4, 4, 4],
+            "answers": [16, 16, 16],
+        }
+    )
+    tasks = _tasks({"v5": "billed", "v6": "billed", "v7": "billed"})
+    card = sc.scorecard(listening=summary, tasks=tasks)
+    f = card.frame.set_index("model")
+    assert f.loc["v5", "quality_per_usd_low"] == pytest.approx(25.0 / 0.11)
+    assert f.loc["v7", "quality_per_usd_high"] == pytest.approx(93.75 / 0.25)
+    said = card.verdicts()
+    assert said["listening_score"].winner is None
+    assert "v7 and v5 overlap (v7 75.0, 56.2-93.8; v5 43.8, 25.0-62.5)" in str(
+        said["listening_score"]
+    )
+    assert said["quality_per_usd"].winner is None
+    assert said["quality_per_usd"].text.startswith(
+        "No clear winner on listening points per dollar: v5 and each of v7 and v6 overlap "
+        "(v5 398, 227-568; v7 300, 225-375; v6 208, 83-333)"
+    )
+    assert said["usd_per_clip"].winner == "v5"  # exact prices: the cheapest is plain
+    assert said["usd_per_clip"].text.startswith("Lowest price per clip: v5, $0.11")
+    shown = card.display_frame().set_index("model")
+    assert shown.loc["v5", "points per $ (95% CI)"] == "398 (227-568)"
+    assert "No clear winner on listening score" in repr(card)
+    assert "No clear winner on listening points per dollar" in card._repr_html_()
+    clear = sc.scorecard(
+        listening=summary.assign(listening_high=[55.0, 50.0, 93.75]), tasks=tasks
+    ).verdicts()
+    assert clear["listening_score"].winner == "v7"
+    assert clear["quality_per_usd"].winner is None  # v7's 225-375 still overlaps v5's 227-500

@@ -109,3 +109,38 @@ def test_mixed_tiers_missing_tasks_and_unscored_models_are_refused(ledger) -> No
         quality_per_dollar(MUSHRA[MUSHRA["model"] != "v5"], ledger, CLIPS)
     with pytest.raises(ListeningError, match="score column"):
         quality_per_dollar(pd.DataFrame({"model": ["v5"]}), ledger, CLIPS)
+
+
+def test_points_per_dollar_carry_the_scores_interval_and_one_verdict_reads_them(ledger) -> None:
+    """The ratio's interval is the score's divided by the exact price; the sentence names the
+    best value only when that interval clears every other's, and otherwise names none."""
+    from songlab.listening.value import value_verdict
+
+    table = quality_per_dollar(MUSHRA, ledger, CLIPS)
+    own = table[table["measured"]].set_index("model")
+    assert own.loc["v6", "points_per_usd_low"] == pytest.approx(55 / 0.15)
+    assert own.loc["v6", "points_per_usd_high"] == pytest.approx(65 / 0.15)
+    said = value_verdict(table)  # v6 367-433, v5 318-409, v7 300-340: v6 and v5 overlap
+    assert said.winner is None and said.leaders == ("v6", "v5")
+    assert said.behind == () and ("v6", "v7") in said.separated  # v7 overlaps v5, not v6
+    assert said.text.startswith("No clear winner on points per dollar: v6 and v5 overlap")
+    narrow = MUSHRA.assign(ci_low=[79.0, 59.0, 39.0], ci_high=[81.0, 61.0, 41.0])
+    clear = value_verdict(quality_per_dollar(narrow, ledger, CLIPS))
+    assert clear.winner == "v6" and clear.text.startswith("Highest points per dollar: v6, 400")
+    bare = quality_per_dollar(MUSHRA[["model", "mean"]], ledger, CLIPS)  # no interval at all
+    assert value_verdict(bare).winner is None
+    assert "have no interval to separate by" in value_verdict(bare).text
+
+
+def test_the_charts_title_and_legend_speak_the_same_unit(ledger) -> None:
+    """Notebook 08's chart said "score per dollar" above a legend of "$0.0020 per point"."""
+    fig = plot_quality_per_dollar(quality_per_dollar(MUSHRA, ledger, CLIPS))
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    entries = [t.get_text() for t in legend.get_texts()]
+    assert (
+        "points per dollar" in ax.get_title()
+        and "points per dollar" in legend.get_title().get_text()
+    )
+    assert all("points per dollar" in e and "per point" not in e and "$" not in e for e in entries)
+    assert "v6: 400 points per dollar (367-433)" in entries

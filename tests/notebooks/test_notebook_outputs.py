@@ -199,3 +199,84 @@ def test_the_scrubber_replaces_stale_values_and_nbval_still_matches() -> None:
     assert model["model_id"] == "0123456789abcdef0123456789abcdef"  # saved views need it
     # nbval compares the sanitized texts: a fresh run's line equals the scrubbed one
     assert _sanitize(line) == _sanitize(text)
+
+
+def test_a_widget_becomes_a_picture_of_itself_with_nothing_of_the_gone_run() -> None:
+    """scripts/record_notebooks.py: each widget output becomes HTML drawn from the saved
+    state (text, controls as they stood, playable audio), the run's ids shortened and its
+    times left out, and no widget state stays (no "disconnected" view, no "model not
+    found")."""
+    import base64
+
+    rec = _recorder()
+    names = ("box", "html", "button", "player", "hidden", "lay")
+    ids = {name: f"{i:x}" * 32 for i, name in enumerate(names, start=1)}
+
+    def model(name: str, kind: str, state: dict, **extra: Any) -> dict:
+        return {
+            "model_name": kind,
+            "model_module": "@jupyter-widgets/controls",
+            "state": state,
+            **extra,
+        }
+
+    state = {
+        ids["box"]: model(
+            "box",
+            "VBoxModel",
+            {"children": [f"IPY_MODEL_{ids[n]}" for n in ("html", "button", "player", "hidden")]},
+        ),
+        ids["html"]: model(
+            "html",
+            "HTMLModel",
+            {
+                "value": "v5 take 1 \u00b7 04:17 \u00b7 lofi: task 429ba695-5f81-4e72-930e-8be1c44fef66 "
+                "at http://127.0.0.1:36301/_signed/abc saved 2026-11-22 00:16:43"
+            },
+        ),
+        ids["button"]: model(
+            "button", "ButtonModel", {"description": "Generate", "disabled": False}
+        ),
+        ids["player"]: model(
+            "player",
+            "AnyModel",
+            {"label": "A", "mime": "audio/mpeg"},
+            buffers=[{"path": ["value"], "data": base64.b64encode(b"ID3 mp3 bytes").decode()}],
+        ),
+        ids["hidden"]: model(
+            "hidden", "HTMLModel", {"value": "not shown", "layout": f"IPY_MODEL_{ids['lay']}"}
+        ),
+        ids["lay"]: model("lay", "LayoutModel", {"display": "none"}),
+    }
+    view = {"model_id": ids["box"], "version_major": 2, "version_minor": 0}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {
+                        "output_type": "display_data",
+                        "data": {
+                            "application/vnd.jupyter.widget-view+json": view,
+                            "text/plain": "Form(...)",
+                        },
+                    }
+                ],
+            }
+        ],
+        "metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": state}}},
+    }
+    clean = rec.scrub(rec.pictures(nb))
+    data = clean["cells"][0]["outputs"][0]["data"]
+    assert (
+        "application/vnd.jupyter.widget-view+json" not in data
+        and "widgets" not in clean["metadata"]
+    )
+    picture = data["text/html"]
+    assert "songlab-snapshot" in picture and "A picture of the panel" in picture
+    assert "task 429ba695\u2026" in picture and "v5 take 1 \u00b7 lofi" in picture
+    assert "<button disabled>Generate</button>" in picture and "not shown" not in picture
+    assert "data:audio/mpeg;base64," + base64.b64encode(b"ID3 mp3 bytes").decode() in picture
+    for stale in ("36301", "04:17", "2026-11-22", "UUID", "HH:MM", "PORT", "TIMESTAMP", "DATE"):
+        assert stale not in picture, stale
+    assert rec.stale(clean) == []

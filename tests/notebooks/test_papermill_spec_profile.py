@@ -196,7 +196,7 @@ def first_pass(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FirstPass]:
                 *(a for k, v in params.items() for a in ("-p", k, v)),
             ],
             env=env, capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT + 60,
-            preexec_fn=_loosest_umask,  # the kernel inherits it  # noqa: PLW1509
+            preexec_fn=_loosest_umask,  # the kernel inherits it
         )  # fmt: skip
         ran = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
         return Ran(name, time.monotonic() - started, proc.stderr[-3000:], ran)
@@ -287,7 +287,7 @@ def test_every_file_songlab_writes_under_the_fresh_home_is_private(first_pass: F
                 "--csv", str(home / "reports" / "csv"),
             ],
             env=first_pass.env, capture_output=True, text=True, timeout=300,
-            preexec_fn=_loosest_umask,  # noqa: PLW1509
+            preexec_fn=_loosest_umask,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     finally:

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from songlab.sandbox.http.app import MAX_BODY_BYTES, BodyLimit
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES
 from tests.reliability._util import Snapshot, assert_invalid, create, key_client, tone, upload
 
 
@@ -460,7 +460,7 @@ def test_source_url_is_refused_for_anything_but_own_signed_urls(sandbox, admin, 
 
 
 def test_expired_signed_url_is_refused_as_source(sandbox, admin, new_account):
-    from songlab.sandbox.storage.files import SIGNED_URL_SECONDS
+    from songlab.sandbox.storage.file_store import SIGNED_URL_SECONDS
 
     acct = new_account()
     with key_client(sandbox.base_url, acct.api_key) as c:

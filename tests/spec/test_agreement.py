@@ -415,11 +415,10 @@ def _billed(world: World, acct: Account) -> tuple[int, int]:
 # --- the test --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_sandbox_client_and_document_agree(world: World, case: Case) -> None:
+def _document_states(world: World, case: Case) -> None:
+    """(c) the document states the rule."""
     f = case.rule
     assert f is not None
-    # (c) the document states the rule
     prop, required = _schema(world.doc, case)
     if case.bound == "required":
         assert case.field in required
@@ -444,44 +443,57 @@ def test_sandbox_client_and_document_agree(world: World, case: Case) -> None:
     elif case.bound == "forbidden":
         assert prop.get("not") == {} or prop.get("type") == "null"
 
-    for value in case.bad:
-        acct = world.refuse
-        if case.bound == "max_bytes_via_upload":
-            _upload_refused(world, acct, value)
-            continue
-        body = _body(case, value, acct)
-        before = _billed(world, acct)
-        # (a) the sandbox refuses it, naming the field, and bills nothing
-        if case.bound == "late":  # the spec: an unknown value fails during generation
-            _clock_on(world)
-            r = _http(case, _body(case, value, world.accept), world.accept)
-            assert r.status_code == 201, r.text
-        else:
-            r = _http(case, body, acct)
-            assert r.status_code == 422, (value, r.text)
-            assert r.json()["error"] == "InvalidGenerationInput"
-            assert case.field in r.json()["message"], r.json()["message"]
-            assert _billed(world, acct) == before
-        # (b) the client refuses it before sending anything
-        acct.recorder.sent.clear()
-        with pytest.raises(ValidationError) as info:
-            _client(case, body, acct)
-        assert info.value.field.rsplit(".", 1)[-1] == case.field, info.value
-        assert acct.recorder.posts() == []
 
-    for value in case.good:
-        acct = world.accept
-        body = _body(case, value, acct)
+def _refused(world: World, case: Case, value: object) -> None:
+    """(a) the sandbox refuses ``value``, naming the field and billing nothing (a ``late``
+    rule: it accepts it, and the task fails during generation); (b) the client refuses it
+    before sending anything."""
+    acct = world.refuse
+    if case.bound == "max_bytes_via_upload":
+        _upload_refused(world, acct, value)
+        return
+    body = _body(case, value, acct)
+    before = _billed(world, acct)
+    if case.bound == "late":  # the spec: an unknown value fails during generation
         _clock_on(world)
-        r = _http(case, body, acct)  # (a)
-        assert r.status_code == 201, (value, r.text)
-        acct.recorder.sent.clear()
-        with warnings.catch_warnings(record=True) as caught:  # (b)
-            warnings.simplefilter("always")
-            handle = _client(case, body, acct)
-        assert handle.task_id and acct.recorder.posts()
-        clamped = [w for w in caught if issubclass(w.category, ClampWarning)]
-        assert bool(clamped) == (case.bound == "clamp"), [str(w.message) for w in caught]
+        r = _http(case, _body(case, value, world.accept), world.accept)
+        assert r.status_code == 201, r.text
+    else:
+        r = _http(case, body, acct)
+        assert r.status_code == 422, (value, r.text)
+        assert r.json()["error"] == "InvalidGenerationInput"
+        assert case.field in r.json()["message"], r.json()["message"]
+        assert _billed(world, acct) == before
+    acct.recorder.sent.clear()
+    with pytest.raises(ValidationError) as info:
+        _client(case, body, acct)
+    assert info.value.field.rsplit(".", 1)[-1] == case.field, info.value
+    assert acct.recorder.posts() == []
+
+
+def _accepted(world: World, case: Case, value: object) -> None:
+    """(a) the sandbox and (b) the client accept ``value``; only a clamped rule warns."""
+    acct = world.accept
+    body = _body(case, value, acct)
+    _clock_on(world)
+    r = _http(case, body, acct)
+    assert r.status_code == 201, (value, r.text)
+    acct.recorder.sent.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        handle = _client(case, body, acct)
+    assert handle.task_id and acct.recorder.posts()
+    clamped = [w for w in caught if issubclass(w.category, ClampWarning)]
+    assert bool(clamped) == (case.bound == "clamp"), [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_sandbox_client_and_document_agree(world: World, case: Case) -> None:
+    _document_states(world, case)
+    for value in case.bad:
+        _refused(world, case, value)
+    for value in case.good:
+        _accepted(world, case, value)
 
 
 LIST_LIMIT = [("min", int(LIMITS["list_limit_min"]), -1), ("max", int(LIMITS["list_limit_max"]), 1)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,30 @@ from songlab.spec import (
 )
 
 
-def test_the_registry_is_a_leaf() -> None:
-    tree = ast.parse(Path(spec.__file__).read_text())
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    assert not [m for m in imported if m.startswith("songlab")]
-    assert not [m for m in imported if m.split(".")[0] in ("pydantic", "httpx", "numpy")]
+    return imported
+
+
+def test_the_registry_is_a_leaf() -> None:
+    """No module of the package imports songlab outside it, nor a third-party package."""
+    modules = sorted(Path(spec.__file__).parent.glob("*.py"))
+    assert len(modules) > 5  # the package's parts were found
+    for path in modules:
+        imported = _imports(path)
+        outside = [m for m in imported if m.startswith("songlab") and m != "songlab.spec"]
+        assert [m for m in outside if not m.startswith("songlab.spec.")] == [], path.name
+        assert not [m for m in imported if m.split(".")[0] in ("pydantic", "httpx", "numpy")]
+
+
+def test_the_package_says_every_name_of_its_parts() -> None:
+    """``from songlab.spec import X`` works for every public name of every part."""
+    for path in sorted(Path(spec.__file__).parent.glob("_[a-z]*.py")):
+        part = importlib.import_module(f"songlab.spec.{path.stem}")
+        for name in part.__all__:
+            assert name in spec.__all__ and getattr(spec, name) is getattr(part, name), name
 
 
 def test_every_billed_tool_has_a_price_and_every_step_a_tool() -> None:

@@ -6,7 +6,7 @@ sample rate in Hz. Bad input raises :class:`AudioError` naming the argument.
 The codec and the player are imported with the package; loudness (pyloudnorm,
 which pulls in scipy.signal) and the plots (matplotlib) on first use of one of
 their names, so that ``from songlab import audio`` or an import of
-``songlab.audio._codec`` costs a kernel or a process neither (about 1.1 s of the
+``songlab.audio._clips`` costs a kernel or a process neither (about 1.1 s of the
 1.7 s the package took to import). The player's resampler (scipy.signal) is
 imported when a long excerpt needs it. No lazy name is also a submodule's name
 (``player`` is both: it stays eager).
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from songlab.audio._codec import (
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import (
     FORMATS,
     MIME_TYPES,
     as_audio,
@@ -26,7 +27,6 @@ from songlab.audio._codec import (
     encode,
     sniff,
 )
-from songlab.audio._errors import AudioError
 from songlab.audio.player import Player, PlayerRow, player, player_row
 from songlab.lazy import attach
 

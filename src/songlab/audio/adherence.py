@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 import songlab.audio.measures as ms
-from songlab.audio._codec import as_channels
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import as_channels
 
 __all__ = [
     "Asked",

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import songlab.audio.study as study
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
 from songlab.ledger import batch_frame
 
 __all__ = ["BestOf", "best_of", "rank"]

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pyloudnorm
 
-from songlab.audio._codec import _check_sr, as_channels
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import _check_sr, as_channels
 
 # ITU-R BS.1770-4 sec. 2.1: gating blocks are 400 ms; a clip shorter than one
 # block has no integrated loudness.

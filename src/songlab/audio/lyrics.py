@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
 from songlab.ledger import batch_frame
 
 __all__ = [

@@ -27,8 +27,8 @@ from typing import Any, Final
 import numpy as np
 from numpy.typing import NDArray
 
-from songlab.audio._codec import _check_sr, as_channels
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import _check_sr, as_channels
 from songlab.audio.loudness import BLOCK_SECONDS, integrated_loudness
 
 __all__ = [

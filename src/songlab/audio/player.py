@@ -23,8 +23,8 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from songlab.audio._codec import MIME_TYPES, as_audio, decode, encode, sniff
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import MIME_TYPES, as_audio, decode, encode, sniff
 from songlab.codec import MP3_RATES
 
 MAX_BYTES = 2_000_000
@@ -155,6 +155,90 @@ def _excerpt(audio: np.ndarray, sr: int, *, seconds: float, max_bytes: int) -> t
     raise AudioError("max_bytes", f"is too small to embed even a short excerpt ({max_bytes} bytes)")
 
 
+_LINK_NOTE = "streams from a signed link (expires; re-run for a fresh one)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """A player's checked options (each refused with an :class:`AudioError` naming it)."""
+
+    label: str | None
+    mode: str
+    max_bytes: int
+    max_seconds: float
+    excerpt_seconds: float
+    preload: str
+
+    def __post_init__(self) -> None:
+        if self.mode not in _MODES:
+            raise AudioError("mode", f"must be one of {', '.join(_MODES)}; got {self.mode!r}")
+        if not isinstance(self.max_bytes, int) or self.max_bytes < 10_000:
+            raise AudioError("max_bytes", f"must be an int >= 10000; got {self.max_bytes!r}")
+        if not self.max_seconds > 0 or not 0 < self.excerpt_seconds <= self.max_seconds:
+            raise AudioError("excerpt_seconds", "must be > 0 and <= max_seconds")
+        if self.preload not in ("none", "metadata", "auto"):
+            raise AudioError("preload", f"must be none, metadata or auto; got {self.preload!r}")
+
+    def element(self, src: str, note: str) -> str:
+        return _element(src, label=self.label, note=note, preload=self.preload)
+
+
+def _link_player(url: str, shown: str, opts: _Options, note: str | None = None) -> Player:
+    """A player on a link: ``shown`` under it; ``note`` (else ``shown``) on the Player."""
+    return Player(opts.element(url, shown), "url", "", 0, None, None, note or shown, url)
+
+
+def _embedded(data: bytes, mime: str, length: float, opts: _Options) -> Player:
+    uri = _data_uri(data, mime)
+    return Player(opts.element(uri, ""), "embed", mime, len(data), length, length, "", uri)
+
+
+def _file_id_source(file_id: str, files: Any, opts: _Options) -> Player | bytes:
+    """A file id: its bytes to embed, or a player on its signed link (``mode="link"``, a
+    provider that gives only a link, or bytes over ``max_bytes`` in ``auto``)."""
+    if files is None:
+        raise AudioError(
+            "files",
+            "is required to play a file id (a callable or an object with download/link)",
+        )
+    got = None if opts.mode == "link" else _fetch(files, file_id, want="bytes")
+    if not isinstance(got, bytes):
+        url = got if isinstance(got, str) else None
+        if url is None and opts.mode != "embed":
+            url = _fetch(files, file_id, want="url")
+        if url is None:
+            raise AudioError("files", f"gave neither bytes nor a URL for file id {file_id!r}")
+        return _link_player(url, _LINK_NOTE, opts, note="link")
+    if opts.mode == "auto" and len(got) > opts.max_bytes:
+        url = _fetch(files, file_id, want="url")
+        if url is not None:
+            return _link_player(url, f"{len(got) / 1e6:.1f} MB: {_LINK_NOTE}", opts)
+    return got
+
+
+def _array_player(audio: np.ndarray, rate: int, length: float, opts: _Options) -> Player | None:
+    """An array embedded whole: 16-bit WAV when it fits, else MP3 (mono or stereo at an MP3
+    rate); None when neither fits or it is over ``max_seconds``."""
+    if length > opts.max_seconds:
+        return None
+    for fmt in ("wav", "mp3"):
+        if fmt == "mp3" and (rate not in MP3_RATES or audio.shape[0] > 2):
+            continue
+        data = encode(audio, sr=rate, format=fmt)
+        if len(data) <= opts.max_bytes:
+            return _embedded(data, MIME_TYPES[fmt], length, opts)
+    return None
+
+
+def _excerpt_player(audio: np.ndarray, rate: int, length: float, opts: _Options) -> Player:
+    data, seconds = _excerpt(audio, rate, seconds=opts.excerpt_seconds, max_bytes=opts.max_bytes)
+    note = f"excerpt: first {_seconds(seconds)} s of {_seconds(length)} s (MP3)"
+    uri = _data_uri(data, "audio/mpeg")
+    return Player(
+        opts.element(uri, note), "excerpt", "audio/mpeg", len(data), length, seconds, note, uri
+    )
+
+
 def player(
     source: Any,
     /,
@@ -178,100 +262,25 @@ def player(
     ``mode="embed"`` never uses a link. Arrays are embedded as 16-bit WAV when
     that fits, else MP3; they are never normalised.
     """
-    if mode not in _MODES:
-        raise AudioError("mode", f"must be one of {', '.join(_MODES)}; got {mode!r}")
-    if not isinstance(max_bytes, int) or max_bytes < 10_000:
-        raise AudioError("max_bytes", f"must be an int >= 10000; got {max_bytes!r}")
-    if not max_seconds > 0 or not 0 < excerpt_seconds <= max_seconds:
-        raise AudioError("excerpt_seconds", "must be > 0 and <= max_seconds")
-    if preload not in ("none", "metadata", "auto"):
-        raise AudioError("preload", f"must be none, metadata or auto; got {preload!r}")
-    kw: dict[str, Any] = {"label": label, "preload": preload}
-
+    opts = _Options(label, mode, max_bytes, max_seconds, excerpt_seconds, preload)
     if isinstance(source, str):
-        if files is None:
-            raise AudioError(
-                "files",
-                "is required to play a file id (a callable or an object with download/link)",
-            )
-        got = None if mode == "link" else _fetch(files, source, want="bytes")
-        data = got if isinstance(got, bytes) else None
-        if data is None:
-            url = got if isinstance(got, str) else None
-            if url is None and mode != "embed":
-                url = _fetch(files, source, want="url")
-            if url is None:
-                raise AudioError("files", f"gave neither bytes nor a URL for file id {source!r}")
-            return Player(
-                _element(
-                    url, note="streams from a signed link (expires; re-run for a fresh one)", **kw
-                ),
-                "url",
-                "",
-                0,
-                None,
-                None,
-                "link",
-                url,
-            )
-        if mode == "auto" and len(data) > max_bytes:
-            url = _fetch(files, source, want="url")
-            if url is not None:
-                note = f"{len(data) / 1e6:.1f} MB: streams from a signed link (expires; re-run for a fresh one)"
-                return Player(_element(url, note=note, **kw), "url", "", 0, None, None, note, url)
-        source = data
-
+        got = _file_id_source(source, files, opts)
+        if isinstance(got, Player):
+            return got
+        source = got
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
         audio, rate = decode(data)
         length = audio.shape[1] / rate
-        kind = sniff(data) or "wav"
-        if len(data) <= max_bytes and length <= max_seconds:
-            mime = MIME_TYPES[kind]
-            return Player(
-                _element(_data_uri(data, mime), note="", **kw),
-                "embed",
-                mime,
-                len(data),
-                length,
-                length,
-                "",
-                _data_uri(data, mime),
-            )
+        if len(data) <= opts.max_bytes and length <= opts.max_seconds:
+            return _embedded(data, MIME_TYPES[sniff(data) or "wav"], length, opts)
     else:
         audio, rate = as_audio(source, sr=sr)
         length = audio.shape[1] / rate
-        if length <= max_seconds:
-            for fmt in ("wav", "mp3"):
-                if fmt == "mp3" and (rate not in MP3_RATES or audio.shape[0] > 2):
-                    continue
-                data = encode(audio, sr=rate, format=fmt)
-                if len(data) <= max_bytes:
-                    uri = _data_uri(data, MIME_TYPES[fmt])
-                    return Player(
-                        _element(uri, note="", **kw),
-                        "embed",
-                        MIME_TYPES[fmt],
-                        len(data),
-                        length,
-                        length,
-                        "",
-                        uri,
-                    )
-
-    data, seconds = _excerpt(audio, rate, seconds=excerpt_seconds, max_bytes=max_bytes)
-    note = f"excerpt: first {_seconds(seconds)} s of {_seconds(length)} s (MP3)"
-    uri = _data_uri(data, "audio/mpeg")
-    return Player(
-        _element(uri, note=note, **kw),
-        "excerpt",
-        "audio/mpeg",
-        len(data),
-        length,
-        seconds,
-        note,
-        uri,
-    )
+        whole = _array_player(audio, rate, length, opts)
+        if whole is not None:
+            return whole
+    return _excerpt_player(audio, rate, length, opts)
 
 
 def player_row(

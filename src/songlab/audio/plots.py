@@ -1,7 +1,7 @@
 """Matplotlib figures of audio: waveform, spectrogram, and stems side by side.
 
-Figures are built with ``matplotlib.figure.Figure`` (no pyplot state, no
-open-figure warnings); Jupyter displays a returned Figure inline. Every
+Figures are built by :func:`songlab.figures.figure` (a ``matplotlib.figure.Figure``: no
+pyplot state, no open-figure warnings) and show as a picture in any notebook. Every
 function also draws into a caller's ``ax`` so widgets can reuse one figure.
 """
 
@@ -15,8 +15,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy.signal import spectrogram as _stft_power
 
-from songlab.audio._codec import as_audio
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
+from songlab.audio._clips import as_audio
+from songlab.figures import figure
 
 _KINDS = ("waveform", "spectrogram")
 # Beyond this many points per channel a waveform is drawn as a min/max envelope.
@@ -108,7 +109,7 @@ def stems(
     if kind not in _KINDS:
         raise AudioError("kind", f"must be one of {', '.join(_KINDS)}; got {kind!r}")
     n = len(sources)
-    fig = Figure(figsize=(3.2 * n, 2.6 if kind == "waveform" else 3.0), layout="constrained")
+    fig = figure(figsize=(3.2 * n, 2.6 if kind == "waveform" else 3.0), layout="constrained")
     axes = fig.subplots(1, n, sharex=True, sharey=True, squeeze=False)[0]
     draw = waveform if kind == "waveform" else spectrogram
     for ax, (name, src) in zip(axes, sources.items(), strict=True):
@@ -120,7 +121,7 @@ def stems(
 
 def _axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is None:
-        fig = Figure(figsize=size, layout="constrained")
+        fig = figure(figsize=size, layout="constrained")
         return fig, fig.add_subplot()
     owner = ax.get_figure(root=True)
     if not isinstance(owner, Figure):

@@ -36,7 +36,7 @@ import numpy as np
 import songlab.audio.adherence as adh
 import songlab.audio.lyrics as ly
 import songlab.audio.measures as ms
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
 
 __all__ = [
     "AnalysisCache",
@@ -485,8 +485,6 @@ def analyse(
     measuring, in the workers or here), ``worker_peak_rss_mib`` and ``lyrics`` (what lyrics
     scoring asked, bought and cost).
     """
-    import pandas as pd
-
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
@@ -504,27 +502,64 @@ def analyse(
     jobs = _jobs(clips, store, client)
     try:
         if n_workers == 1:
-            for job in jobs:
-                t0 = time.process_time()
-                measured = _run(job, client)
-                usage.local_cpu_s += time.process_time() - t0
-                rows[job.index] = _finish(job, measured, store, on_row)
-                bar.update(1)
+            _measure_here(jobs, rows, client, store, on_row, bar, usage)
         else:
-            with _pool(n_workers) as pool:
-                pending: dict[cf.Future[Any], _Job] = {}
-                for job in jobs:
-                    if not job.need:
-                        rows[job.index] = _finish(job, {}, store, on_row)
-                        bar.update(1)
-                        continue
-                    pending[_submit(pool, job, client)] = job
-                    while len(pending) >= 2 * n_workers:
-                        _drain(pending, rows, store, on_row, bar, usage)
-                while pending:
-                    _drain(pending, rows, store, on_row, bar, usage)
+            _measure_in_workers(jobs, rows, n_workers, client, store, on_row, bar, usage)
     finally:
         bar.close()
+    return _frame(rows, usage, lyrics_report)
+
+
+def _measure_here(
+    jobs: Iterator[_Job],
+    rows: dict[int, dict[str, Any]],
+    client: Any,
+    store: AnalysisCache | None,
+    on_row: Callable[[dict[str, Any]], None] | None,
+    bar: Any,
+    usage: _Usage,
+) -> None:
+    """Measure every job in this process (``workers=1``), its CPU counted as local."""
+    for job in jobs:
+        t0 = time.process_time()
+        measured = _run(job, client)
+        usage.local_cpu_s += time.process_time() - t0
+        rows[job.index] = _finish(job, measured, store, on_row)
+        bar.update(1)
+
+
+def _measure_in_workers(
+    jobs: Iterator[_Job],
+    rows: dict[int, dict[str, Any]],
+    n_workers: int,
+    client: Any,
+    store: AnalysisCache | None,
+    on_row: Callable[[dict[str, Any]], None] | None,
+    bar: Any,
+    usage: _Usage,
+) -> None:
+    """Measure in a pool of ``n_workers`` processes, at most ``2 x n_workers`` jobs (and
+    their bytes) in flight; a job whose measures are all cached is finished here."""
+    with _pool(n_workers) as pool:
+        pending: dict[cf.Future[Any], _Job] = {}
+        for job in jobs:
+            if not job.need:
+                rows[job.index] = _finish(job, {}, store, on_row)
+                bar.update(1)
+                continue
+            pending[_submit(pool, job, client)] = job
+            while len(pending) >= 2 * n_workers:
+                _drain(pending, rows, store, on_row, bar, usage)
+        while pending:
+            _drain(pending, rows, store, on_row, bar, usage)
+
+
+def _frame(
+    rows: dict[int, dict[str, Any]], usage: _Usage, lyrics_report: dict[str, Any]
+) -> Any:  # pandas DataFrame
+    """The rows in clip order, with the study's provenance, CPU and lyrics in ``attrs``."""
+    import pandas as pd
+
     frame = pd.DataFrame([rows[i] for i in sorted(rows)])
     frame.attrs["provenance"] = provenance()
     frame.attrs["cpu_s"] = usage.cpu_s

@@ -40,6 +40,11 @@ COMMANDS: dict[str, Command] = {
         "report_main",
         "a cost report: HTML, and CSV/Excel exports (`songlab report --help`)",
     ),
+    "campaign": Command(
+        "songlab.cli.campaign",
+        "campaign_main",
+        "serve a saved listening campaign to raters (`songlab campaign serve --help`)",
+    ),
     "notebooks": Command(
         "songlab.notebooks",
         "main",

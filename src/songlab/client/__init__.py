@@ -8,7 +8,7 @@ results and shows nothing: a batch tells its progress to a callback (``songlab.w
 draws it and makes the frame). The create hook (:func:`on_create`, a
 :class:`CreateRecord` per accepted create) and the local labels (:func:`label_scope`,
 :func:`set_default_labels`) are how the ledger hears of creates.
-See ``docs/client.md``. The exception tree is drawn in ``songlab.client._errors``.
+See ``docs/client.md``. The exception tree is drawn in ``songlab.client._exceptions``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ from songlab.client._base import watch
 from songlab.client._batch import BatchArgs, BatchProgress, BatchResult, BatchRow
 from songlab.client._budget import Budget
 from songlab.client._call import NOT_GIVEN, NotGiven
-from songlab.client._errors import (
+from songlab.client._cost_estimate import Estimate
+from songlab.client._create_record import CreateRecord
+from songlab.client._create_record import record_schema as _record_schema
+from songlab.client._exceptions import (
     APIConnectionError,
     APIError,
     APITimeoutError,
@@ -52,7 +55,6 @@ from songlab.client._errors import (
     WaitTimeout,
     error_from_response,
 )
-from songlab.client._estimate import Estimate
 from songlab.client._handle import TaskHandle
 from songlab.client._loop import WatchUpdate
 from songlab.client._models import (
@@ -74,8 +76,7 @@ from songlab.client._models import (
     UploadedFile,
     VoiceClone,
 )
-from songlab.client._record import CreateRecord, RecordStore
-from songlab.client._record import record_schema as _record_schema
+from songlab.client._record_store import RecordStore
 from songlab.client._retry import RetryPolicy
 from songlab.client._sync import Client
 from songlab.client._validate import ClampWarning
@@ -119,7 +120,7 @@ __all__ = [
     "NotGiven",
     "Page",
     "PipelineError",
-    "RECORD_SCHEMA",  # noqa: F822 - made on first use (module __getattr__)
+    "RECORD_SCHEMA",  # made on first use (module __getattr__)
     "RateLimited",
     "RawPage",
     "RecordStore",

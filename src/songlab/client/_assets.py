@@ -58,7 +58,7 @@ class AssetCache:
         self, path: str | os.PathLike[str] | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> None:
         if not (isinstance(max_bytes, int) and max_bytes >= 0):
-            from songlab.client._errors import ValidationError
+            from songlab.client._exceptions import ValidationError
 
             raise ValidationError("max_bytes", f"a whole number of bytes >= 0, got {max_bytes!r}")
         self.path = Path(path) if path is not None else _default_dir()
@@ -198,6 +198,6 @@ def resolve_cache(cache: object) -> AssetCache | None:
             if found is None:
                 found = _SHARED[key] = AssetCache(key)
             return found
-    from songlab.client._errors import ValidationError
+    from songlab.client._exceptions import ValidationError
 
     raise ValidationError("cache", f"a directory, an AssetCache, None or False, got {cache!r}")

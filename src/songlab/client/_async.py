@@ -15,7 +15,7 @@ from httpx_sse import EventSource, SSEError
 from songlab.client._base import BaseClient, CacheOption, RecordOption
 from songlab.client._batch import run_batch_async
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Step, Wait, Watch, Work
-from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
+from songlab.client._exceptions import MalformedResponse, SonglabError, StreamError, WaitTimeout
 from songlab.client._loop import WaitLoop
 from songlab.client._models import Event, Page, Task
 from songlab.client._pagination import PageOp, PageT, aitems, apages
@@ -86,7 +86,7 @@ class AsyncClient(BaseClient):
             try:
                 request = self._build_request(call, retrier)
                 return self._decode(call, await self._http.send(request))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the retrier decides: retry, or raise it
                 await self._sleep(self._backoff(retrier, call, exc))
 
     async def _perform(
@@ -114,7 +114,7 @@ class AsyncClient(BaseClient):
             while True:
                 try:
                     result = await self._perform(step, deadline, expired)
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - every outcome is the operation's
                     step = op.throw(exc)
                 else:
                     step = op.send(result)

@@ -4,7 +4,7 @@ The API has no label field, so labels (a project and free tags) live on the
 caller's side: a context variable holds the labels active in the current
 context (``songlab.ledger.attribution`` sets it), a client may carry default
 labels, and every create the service accepted is handed, as the record's
-:class:`~songlab.client._record.CreateRecord` (built once by the create path), to
+:class:`~songlab.client._create_record.CreateRecord` (built once by the create path), to
 the listeners registered here. Nothing in this module touches a request: labels
 never reach the service.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from songlab.client._record import CreateRecord
+    from songlab.client._create_record import CreateRecord
 
 __all__ = [
     "Labels",
@@ -61,7 +61,7 @@ _TAG = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 
 def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> Labels:
     """Checked labels; a :class:`ValidationError` (a ValueError) names the field and the rule."""
-    from songlab.client._errors import ValidationError
+    from songlab.client._exceptions import ValidationError
 
     if project is not None and (
         not isinstance(project, str)
@@ -79,7 +79,7 @@ def make_labels(project: str | None = None, tags: Iterable[str] | str = ()) -> L
 
 
 _NONE: Final = Labels()  # frozen, so a safe shared default
-_SCOPE: ContextVar[Labels] = ContextVar("songlab_labels", default=_NONE)  # noqa: B039
+_SCOPE: ContextVar[Labels] = ContextVar("songlab_labels", default=_NONE)
 _DEFAULTS: weakref.WeakKeyDictionary[object, Labels] = weakref.WeakKeyDictionary()
 Listener = Callable[["CreateRecord"], object]
 _LISTENERS: list[tuple[Listener, weakref.ReferenceType[object] | None]] = []
@@ -149,5 +149,5 @@ def notify(client: object, record: CreateRecord) -> None:
     for fn in targets:
         try:
             fn(record)
-        except Exception:  # noqa: BLE001 - a listener never fails a create that succeeded
+        except Exception:  # a listener never fails a create that succeeded (logged)
             log.exception("attribution listener failed for task %s", record.task_id)

@@ -33,17 +33,19 @@ from songlab.client._batch import BatchArgs, BatchProgress, BatchRequest, BatchR
 from songlab.client._budget import Budget, BudgetStack
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Watch, Work, path_id
 from songlab.client._compat import Compat
+from songlab.client._cost_estimate import Estimate
 from songlab.client._create import canonical_body, content_keyed, find_previous
+from songlab.client._create_record import CreateRecord
 from songlab.client._dedicated import SongTranslations, VoiceClones
-from songlab.client._errors import MalformedResponse, SonglabError, error_from_response
-from songlab.client._estimate import Estimate
+from songlab.client._exceptions import MalformedResponse, SonglabError, error_from_response
 from songlab.client._files import Files
 from songlab.client._generations import Account, Generations, Tools, estimate_op
 from songlab.client._handle import TaskHandle
 from songlab.client._loop import StreamLoop, WatchUpdate, bounded_timeout, watch_loop
 from songlab.client._models import Event, Page, Task, Tool, UploadedFile, parse_tools
+from songlab.client._origin import current_origin
 from songlab.client._pagination import PageOp, PageT
-from songlab.client._record import CreateRecord, RecordStore, current_origin, shared_store
+from songlab.client._record_store import RecordStore, shared_store
 from songlab.client._redact import REDACTOR, redact_url
 from songlab.client._retry import Retrier, RetryPolicy, retry_after_s
 from songlab.client._typing import Slot, operation
@@ -540,7 +542,12 @@ def watch(
     )
     if isinstance(client, BaseClient):
         return client._drive(_followed(Watch(loop, callback)))
-    generations = getattr(client, "generations")  # noqa: B009 - a duck-typed client
+    if not hasattr(client, "generations"):
+        raise TypeError(
+            "watch: client must be a songlab client or have the client's generations.stream "
+            f"and generations.get, got {type(client).__name__}"
+        )
+    generations = client.generations  # a duck-typed client
     return follow(
         loop,
         callback,

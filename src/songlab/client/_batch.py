@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypedDict
 
 from songlab.client._call import NOT_GIVEN, Batch, Op, Work
 from songlab.client._create import CreateRequest, Reuse, create_op, find_previous, identity_of
-from songlab.client._errors import (
+from songlab.client._exceptions import (
     APIConnectionError,
     BudgetExceeded,
     CreateUnconfirmed,

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from songlab.client._errors import BudgetExceeded
+from songlab.client._exceptions import BudgetExceeded
 
 if TYPE_CHECKING:
-    from songlab.client._estimate import Estimate
+    from songlab.client._cost_estimate import Estimate
 
 __all__ = ["Budget", "BudgetStack", "Reservation"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 from urllib.parse import quote
 
-from songlab.client._errors import ValidationError
+from songlab.client._exceptions import ValidationError
 from songlab.client._retry import CallKind
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ arguments (``**fields``), unchanged.
 from __future__ import annotations
 
 from songlab.client._call import NOT_GIVEN, NotGiven, Op
+from songlab.client._cost_estimate import estimate_route
 from songlab.client._create import create_op, reuse_of, route_request
-from songlab.client._estimate import estimate_route
 from songlab.client._handle import TaskHandle
 from songlab.client._typing import C, Resource, creates
 from songlab.client._validate import (

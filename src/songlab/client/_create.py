@@ -8,7 +8,7 @@ text is also the ``payload_json`` sent) and hashed once (``payload_sha256``). Th
 request's hash, its reuse scope and take; a file this client uploaded counts by the SHA-256
 of its bytes, not its file id: :func:`content_keyed`), re-attaches to the recorded task of the same
 request instead of buying it again, or reserves the estimate against the active budgets,
-POSTs, and builds the one :class:`~songlab.client._record.CreateRecord` that the record
+POSTs, and builds the one :class:`~songlab.client._create_record.CreateRecord` that the record
 writes and the create hook's listeners get.
 """
 
@@ -20,15 +20,15 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 import songlab.client._attribution as _attribution
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Work, new_idempotency_key, path_id
-from songlab.client._errors import Forbidden, MalformedResponse, NotFound
-from songlab.client._estimate import Estimate
+from songlab.client._cost_estimate import Estimate
+from songlab.client._create_record import CreateRecord
+from songlab.client._exceptions import Forbidden, MalformedResponse, NotFound
 from songlab.client._handle import TaskHandle
 from songlab.client._models import UploadedFile, parse_task
-from songlab.client._record import CreateRecord
 from songlab.client._typing import C
 from songlab.client._validate import ValidationError, canonical_json, idempotency_key, require
 
@@ -233,9 +233,20 @@ def find_previous(
     return None
 
 
-def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[C]]:
-    """POST ``request`` under its Idempotency-Key and the active budgets, record it and tell
-    the listeners; or re-attach to the recorded task of the same request (no POST)."""
+@dataclass(frozen=True, slots=True)
+class _Naming:
+    """How one create is named: where it came from, its reuse scope (None: never
+    re-attached), the hash of what it asks (and the one an older songlab recorded it
+    under), and its Idempotency-Key."""
+
+    origin: str | None
+    scope: str | None
+    identity: str
+    legacy: str | None
+    key: str
+
+
+def _naming(client: BaseClient, request: CreateRequest, reuse: Reuse) -> _Naming:
     origin, scope = client._scope()
     if reuse.key is not None or reuse.fresh:
         scope = None
@@ -247,27 +258,47 @@ def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[
         key = new_idempotency_key()
     else:
         key = request_key(client.key_id, request.route, identity, scope, reuse.take)
-    if scope is not None and client.record is not None:
-        try:
-            found = yield Work(
-                functools.partial(
-                    find_previous, client, request.route, identity, scope, reuse.take, legacy
-                )
+    return _Naming(origin, scope, identity, legacy, key)
+
+
+def _recorded_op(
+    client: C, request: CreateRequest, reuse: Reuse, naming: _Naming
+) -> Op[TaskHandle[C] | None]:
+    """A handle on the recorded task of the same request, or None (none recorded, gone,
+    or the record unreadable: the Idempotency-Key still lets the service deduplicate)."""
+    if naming.scope is None or client.record is None:
+        return None
+    try:
+        found = yield Work(
+            functools.partial(
+                find_previous,
+                client,
+                request.route,
+                naming.identity,
+                naming.scope,
+                reuse.take,
+                naming.legacy,
             )
-        except Exception:  # noqa: BLE001 - an unreadable record: the key still dedups
-            log.warning(
-                "could not read the record %s; creating (the Idempotency-Key "
-                "still lets the service deduplicate)",
-                client.record.path,
-                exc_info=True,
-            )
-            found = None
-        if found is not None:
-            handle = yield from reattach_op(client, found, reuse.announce)
-            if handle is not None:
-                return handle
-    sent_at = datetime.now(UTC)
-    labels = _attribution.active_labels(client)
+        )
+    except Exception:
+        log.warning(
+            "could not read the record %s; creating (the Idempotency-Key "
+            "still lets the service deduplicate)",
+            client.record.path,
+            exc_info=True,
+        )
+        return None
+    if found is None:
+        return None
+    handle: TaskHandle[C] | None = yield from reattach_op(client, found, reuse.announce)
+    return handle
+
+
+def _post_op(
+    client: BaseClient, request: CreateRequest, reuse: Reuse, key: str, labels: _attribution.Labels
+) -> Op[tuple[dict[str, Any], str]]:
+    """POST under the active budgets: (the answer, its task id); the budgets' hold is
+    released if no task id came back, committed to the task if one did."""
     reservation = client._budgets.reserve(
         request.estimate, project=labels.project, tags=labels.tags, key_id=client.key_id
     )
@@ -291,42 +322,63 @@ def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[
         reservation.release()
         raise
     reservation.commit(task_id)
+    return data, task_id
+
+
+def _write_op(
+    client: BaseClient, record: CreateRecord, request: CreateRequest, consent: object
+) -> Op[None]:
+    """Write the accepted create to the record; a failure is logged, never raised."""
+    if client.record is None:
+        return None
+    try:
+        yield Work(
+            functools.partial(
+                client.record.write,
+                record,
+                payload=request.canonical,
+                consent_id=consent if isinstance(consent, str) else None,
+            )
+        )
+    except Exception:
+        log.exception("could not record task %s in %s", record.task_id, client.record.path)
+    return None
+
+
+def create_op(client: C, request: CreateRequest, reuse: Reuse) -> Op[TaskHandle[C]]:
+    """POST ``request`` under its Idempotency-Key and the active budgets, record it and tell
+    the listeners; or re-attach to the recorded task of the same request (no POST)."""
+    naming = _naming(client, request, reuse)
+    handle = yield from _recorded_op(client, request, reuse, naming)
+    if handle is not None:
+        return handle
+    sent_at = datetime.now(UTC)
+    labels = _attribution.active_labels(client)
+    data, task_id = yield from _post_op(client, request, reuse, naming.key, labels)
     estimate = request.estimate
     record = CreateRecord(
         task_id=task_id,
         key_id=client.key_id,
         base_url=client.base_url,
-        idempotency_key=key,
+        idempotency_key=naming.key,
         route=request.route,
         tool_id=request.tool_id,
         operation=request.operation,
         model=request.model,
         license=request.license,
-        payload_sha256=identity,
+        payload_sha256=naming.identity,
         estimate_usd=estimate.usd if estimate else None,
         project=labels.project,
         tags=labels.tags,
-        scope=scope,
-        take=reuse.take if scope is not None else None,
-        origin=origin,
+        scope=naming.scope,
+        take=reuse.take if naming.scope is not None else None,
+        origin=naming.origin,
         sent_at=sent_at,
         accepted_at=datetime.now(UTC),
     )
-    consent = data.get("consent_id")
-    if client.record is not None:
-        try:
-            yield Work(
-                functools.partial(
-                    client.record.write,
-                    record,
-                    payload=request.canonical,
-                    consent_id=consent if isinstance(consent, str) else None,
-                )
-            )
-        except Exception:  # noqa: BLE001 - the task exists and is billed: never fail it
-            log.exception("could not record task %s in %s", task_id, client.record.path)
+    yield from _write_op(client, record, request, data.get("consent_id"))
     _attribution.notify(client, record)
-    return TaskHandle.created(data, key, client)
+    return TaskHandle.created(data, naming.key, client)
 
 
 def reattach_op(client: C, found: CreateRecord, announce: bool) -> Op[TaskHandle[C] | None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Unpack
 
 from songlab.client._call import NotGiven, Op
+from songlab.client._cost_estimate import estimate_route
 from songlab.client._create import (
     CreateOptions,
     CreateRequest,
@@ -18,7 +19,6 @@ from songlab.client._create import (
     create_options,
     route_request,
 )
-from songlab.client._estimate import estimate_route
 from songlab.client._files import FileRef, file_id_of
 from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import UploadedFile, VoiceClone

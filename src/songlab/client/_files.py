@@ -20,7 +20,7 @@ from typing import Final, TypeAlias
 
 import songlab.localfiles as localfiles
 from songlab.client._call import Call, Op, Work, path_id
-from songlab.client._errors import ResourceNotFound
+from songlab.client._exceptions import ResourceNotFound
 from songlab.client._models import (
     Asset,
     AudioArray,

@@ -11,6 +11,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Unpack
 
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, path_id
+from songlab.client._cost_estimate import (
+    Estimate,
+    estimate_agent,
+    estimate_operation,
+    estimate_route,
+)
 from songlab.client._create import (
     CreateOptions,
     CreateRequest,
@@ -18,8 +24,7 @@ from songlab.client._create import (
     create_options,
     route_request,
 )
-from songlab.client._errors import ToolLookupError
-from songlab.client._estimate import Estimate, estimate_agent, estimate_operation, estimate_route
+from songlab.client._exceptions import ToolLookupError
 from songlab.client._handle import TaskHandle, wait_op
 from songlab.client._models import (
     Asset,
@@ -45,7 +50,7 @@ from songlab.client._validate import (
     payload_object,
 )
 from songlab.client.choices import check_name
-from songlab.spec import AGENT_TIERS, TRANSCRIBE_MODEL
+from songlab.spec import AGENT_TIERS, STEM_MODELS, TRANSCRIBE_MODEL
 
 if TYPE_CHECKING:
     from songlab.client._base import BaseClient
@@ -140,6 +145,20 @@ def native_request(
     )
 
 
+AudioRef = str | UploadedFile | Asset | dict[str, str]
+
+
+def audio_input(audio: AudioRef) -> object:
+    """A payload's file input from what a caller holds: an upload, an output asset or a
+    file id (sent as ``{"url": "file_id:<id>"}``), a URL, or a file-input object as the
+    service takes it (passed as it is)."""
+    if isinstance(audio, UploadedFile | Asset):
+        audio = audio.file_id
+    if isinstance(audio, str) and "://" not in audio and not audio.startswith("file_id:"):
+        audio = f"file_id:{audio}"
+    return {"url": audio} if isinstance(audio, str) else audio
+
+
 class Generations(Resource[C]):
     @creates
     def create(
@@ -173,7 +192,7 @@ class Generations(Resource[C]):
     @creates
     def transcribe(
         self,
-        audio: str | UploadedFile | Asset | dict[str, str],
+        audio: AudioRef,
         *,
         language: str | None = None,
         **options: Unpack[CreateOptions],
@@ -188,11 +207,7 @@ class Generations(Resource[C]):
         same audio and language again re-attaches to the recorded transcription.
         """
         reuse, license = create_options(options, "transcribe")
-        if isinstance(audio, UploadedFile | Asset):
-            audio = audio.file_id
-        if isinstance(audio, str) and "://" not in audio and not audio.startswith("file_id:"):
-            audio = f"file_id:{audio}"
-        payload: dict[str, object] = {"audio": {"url": audio} if isinstance(audio, str) else audio}
+        payload: dict[str, object] = {"audio": audio_input(audio)}
         if language is not None:
             payload["language"] = language
         request = yield from native_request(
@@ -201,6 +216,35 @@ class Generations(Resource[C]):
             operation="transcribe",
             model=TRANSCRIBE_MODEL,
             payload=payload,
+            license=license,
+        )
+        return (yield from create_op(self._c, request, reuse))
+
+    @creates
+    def separate_stems(
+        self,
+        audio: AudioRef,
+        *,
+        model: str = "2stem",
+        **options: Unpack[CreateOptions],
+    ) -> Op[TaskHandle[C]]:
+        """Split ``audio`` into stems (``separate_stems``, priced flat) -> a
+        :class:`TaskHandle`; each stem is an asset of ``handle.wait().output.assets``.
+
+        ``model``: ``2stem`` (vocals and instrumental, the default), ``6-stem`` or ``12stem``;
+        another is refused before anything is sent. ``audio``: an upload, an output asset or
+        a file id, a URL, or a file-input object as the service takes it. Paid once like
+        every create: the same audio and model again re-attaches to the recorded task.
+        """
+        if model not in STEM_MODELS:
+            raise ValidationError("model", f"one of {', '.join(STEM_MODELS)}, got {model!r}")
+        reuse, license = create_options(options, "separate_stems")
+        request = yield from native_request(
+            self._c,
+            tool_id=NOT_GIVEN,
+            operation="separate_stems",
+            model=model,
+            payload={"audio": audio_input(audio)},
             license=license,
         )
         return (yield from create_op(self._c, request, reuse))

@@ -30,8 +30,8 @@ from typing import Any, Final, Literal
 
 import httpx
 
-import songlab.client.field_names as F
-from songlab.client._errors import (
+import songlab.client.field_names as field_names
+from songlab.client._exceptions import (
     APIConnectionError,
     StreamError,
     TaskFailed,
@@ -249,8 +249,11 @@ def resumable(exc: BaseException) -> bool:
 def _event_facts(event: object) -> tuple[str | None, int | None, int | None]:
     """(kind, seq, cursor) of an :class:`Event` or of a mapping with the event's fields."""
     if isinstance(event, Mapping):
-        kind = F.first(event, F.EVENT_KIND) or event.get("event")
-        seq, cursor = F.first(event, F.EVENT_SEQ), F.first(event, F.EVENT_CURSOR)
+        kind = field_names.first(event, field_names.EVENT_KIND) or event.get("event")
+        seq, cursor = (
+            field_names.first(event, field_names.EVENT_SEQ),
+            field_names.first(event, field_names.EVENT_CURSOR),
+        )
     else:
         kind = getattr(event, "kind", None)
         seq, cursor = getattr(event, "seq", None), getattr(event, "cursor", None)

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar
 
 import msgspec
 
-import songlab.client.field_names as F
-from songlab.client._errors import MalformedResponse
+import songlab.client.field_names as field_names
+from songlab.client._exceptions import MalformedResponse
 from songlab.spec import EventKind, Status
 
 if TYPE_CHECKING:
@@ -97,13 +97,13 @@ class Asset:
     @property
     def name(self) -> str | None:
         """What the file is (mix, vocals, ...), if the service says (not in the spec)."""
-        value = F.first(self.raw, F.ASSET_NAME)
+        value = field_names.first(self.raw, field_names.ASSET_NAME)
         return None if value is None else str(value)
 
     @property
     def mime_type(self) -> str | None:
         """The media type, if the asset says (not in the spec; a file link shows it)."""
-        value = F.first(self.raw, F.ASSET_MIME_TYPE)
+        value = field_names.first(self.raw, field_names.ASSET_MIME_TYPE)
         return None if value is None else str(value)
 
 
@@ -186,8 +186,8 @@ def parse_output(d: dict[str, Any] | None) -> TaskOutput:
 def _failure(f: Any) -> Failure | None:
     if not isinstance(f, dict):
         return None
-    code = F.first(f, F.FAILURE_CODE)
-    message = F.first(f, F.FAILURE_MESSAGE)
+    code = field_names.first(f, field_names.FAILURE_CODE)
+    message = field_names.first(f, field_names.FAILURE_MESSAGE)
     return Failure("" if code is None else str(code), None if message is None else str(message))
 
 
@@ -216,19 +216,19 @@ def _fraction(value: Any) -> float | None:
 def parse_task(d: dict[str, Any]) -> Task:
     """A snapshot: ``task_id`` and ``status`` are required (the spec shows them), every
     other fact is read through :mod:`songlab.client.field_names` or left ``None``."""
-    first = F.first
+    first = field_names.first
     return Task(
         d["task_id"],
         d["status"],
-        first(d, F.TASK_TOOL_ID),
-        first(d, F.TASK_MODEL),
-        first(d, F.TASK_OPERATION),
-        _license(first(d, F.TASK_LICENSE)),
-        _guessed(_dt, first(d, F.TASK_CREATED_AT)),
-        _guessed(_dt, first(d, F.TASK_UPDATED_AT)),
-        _guessed(_dec, first(d, F.TASK_COST_USD)),
-        _fraction(first(d, F.TASK_PROGRESS)),
-        _failure(first(d, F.TASK_FAILURE)),
+        first(d, field_names.TASK_TOOL_ID),
+        first(d, field_names.TASK_MODEL),
+        first(d, field_names.TASK_OPERATION),
+        _license(first(d, field_names.TASK_LICENSE)),
+        _guessed(_dt, first(d, field_names.TASK_CREATED_AT)),
+        _guessed(_dt, first(d, field_names.TASK_UPDATED_AT)),
+        _guessed(_dec, first(d, field_names.TASK_COST_USD)),
+        _fraction(first(d, field_names.TASK_PROGRESS)),
+        _failure(first(d, field_names.TASK_FAILURE)),
         parse_output(d.get("output")),
         d,
     )
@@ -245,8 +245,10 @@ class Page:
 @_parser("task page")
 def parse_page(d: dict[str, Any]) -> Page:
     """A listing page; its envelope's names are guesses (:mod:`songlab.client.field_names`)."""
-    items = F.first(d, F.LISTING_ITEMS) or ()
-    return Page(tuple(parse_task(t) for t in items), F.first(d, F.LISTING_NEXT_CURSOR))
+    items = field_names.first(d, field_names.LISTING_ITEMS) or ()
+    return Page(
+        tuple(parse_task(t) for t in items), field_names.first(d, field_names.LISTING_NEXT_CURSOR)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,9 +273,11 @@ def parse_raw_page(content: bytes) -> RawPage:
     envelope's names: :mod:`songlab.client.field_names`)."""
     try:
         shape = _PAGE_SHAPE.decode(content)
-        if F.first(shape, F.LISTING_ITEMS) is None:
-            raise MalformedResponse(f"unreadable task page: no {' or '.join(F.LISTING_ITEMS)}")
-        raw_cursor = F.first(shape, F.LISTING_NEXT_CURSOR)
+        if field_names.first(shape, field_names.LISTING_ITEMS) is None:
+            raise MalformedResponse(
+                f"unreadable task page: no {' or '.join(field_names.LISTING_ITEMS)}"
+            )
+        raw_cursor = field_names.first(shape, field_names.LISTING_NEXT_CURSOR)
         cursor = None if raw_cursor is None else _CURSOR.decode(raw_cursor)
     except msgspec.DecodeError as exc:
         raise MalformedResponse(f"unreadable task page: {exc}") from None
@@ -333,30 +337,30 @@ def parse_event(
         d = json.loads(data) if data else {}
         if not isinstance(d, dict):
             raise ValueError("data is not a JSON object")
-        seq = _int_or_none(F.first(d, F.EVENT_SEQ))
+        seq = _int_or_none(field_names.first(d, field_names.EVENT_SEQ))
         frame_id = _int_or_none(sse_id.strip()) if sse_id and sse_id.strip() else None
         if seq is None:
             seq = frame_id
         elif frame_id is not None and frame_id != seq:
             raise ValueError(f"id {frame_id} and data seq {seq} disagree")
-        cursor = _int_or_none(F.first(d, F.EVENT_CURSOR))
-        kind = F.first(d, F.EVENT_KIND) or sse_event or "message"
+        cursor = _int_or_none(field_names.first(d, field_names.EVENT_CURSOR))
+        kind = field_names.first(d, field_names.EVENT_KIND) or sse_event or "message"
         if not isinstance(kind, str):
             raise ValueError(f"kind is not a string: {kind!r}")
     except ValueError as exc:
         raise MalformedResponse(
             f"unreadable stream frame (id {sse_id!r}): {exc}", method="GET", path=path
         ) from None
-    first = F.first
+    first = field_names.first
     return Event(
         seq or 0,
         kind,
-        first(d, F.EVENT_TASK_ID),
-        first(d, F.EVENT_STATUS),
-        _fraction(first(d, F.EVENT_PROGRESS)),
-        first(d, F.EVENT_STEP),
-        first(d, F.EVENT_PHASE),
-        first(d, F.EVENT_MESSAGE),
+        first(d, field_names.EVENT_TASK_ID),
+        first(d, field_names.EVENT_STATUS),
+        _fraction(first(d, field_names.EVENT_PROGRESS)),
+        first(d, field_names.EVENT_STEP),
+        first(d, field_names.EVENT_PHASE),
+        first(d, field_names.EVENT_MESSAGE),
         cursor,
         d,
     )
@@ -379,14 +383,14 @@ class Tool:
 
 
 def parse_tool(d: dict[str, Any]) -> Tool:
-    return Tool(d["id"], d["model"], d["operation"], F.first(d, F.TOOL_NAME), d)
+    return Tool(d["id"], d["model"], d["operation"], field_names.first(d, field_names.TOOL_NAME), d)
 
 
 @_parser("tool listing")
 def parse_tools(d: dict[str, Any] | list[Any]) -> tuple[Tool, ...]:
-    items = d if isinstance(d, list) else F.first(d, F.TOOLS_ITEMS)
+    items = d if isinstance(d, list) else field_names.first(d, field_names.TOOLS_ITEMS)
     if items is None:
-        raise KeyError(" or ".join(F.TOOLS_ITEMS))
+        raise KeyError(" or ".join(field_names.TOOLS_ITEMS))
     return tuple(parse_tool(t) for t in items)
 
 
@@ -421,14 +425,14 @@ def parse_upload(
 ) -> UploadedFile:
     """The answer of ``POST /v1/files`` (only ``file_id`` is shown); ``mime_type`` and
     ``size_bytes`` are what the client sent, used where the answer does not say."""
-    first = F.first
-    mime = first(d, F.UPLOAD_MIME_TYPE)
-    size = _guessed(int, first(d, F.UPLOAD_SIZE_BYTES))
+    first = field_names.first
+    mime = first(d, field_names.UPLOAD_MIME_TYPE)
+    size = _guessed(int, first(d, field_names.UPLOAD_SIZE_BYTES))
     return UploadedFile(
         d["file_id"],
         mime_type if mime is None else str(mime),
         size_bytes if size is None else size,
-        first(d, F.UPLOAD_SHA256),
+        first(d, field_names.UPLOAD_SHA256),
         d,
     )
 

@@ -36,7 +36,7 @@ from typing import Final
 
 import httpx
 
-from songlab.client._errors import (
+from songlab.client._exceptions import (
     APIConnectionError,
     APIError,
     APITimeoutError,

@@ -13,7 +13,7 @@ from httpx_sse import EventSource, SSEError
 from songlab.client._base import BaseClient, CacheOption, RecordOption
 from songlab.client._batch import run_batch
 from songlab.client._call import NOT_GIVEN, Call, NotGiven, Op, Step, Wait, Watch, Work
-from songlab.client._errors import MalformedResponse, SonglabError, StreamError, WaitTimeout
+from songlab.client._exceptions import MalformedResponse, SonglabError, StreamError, WaitTimeout
 from songlab.client._loop import WaitLoop
 from songlab.client._models import Event, Page, Task
 from songlab.client._pagination import PageOp, PageT, items, pages
@@ -82,7 +82,7 @@ class Client(BaseClient):
             try:
                 request = self._build_request(call, retrier)
                 return self._decode(call, self._http.send(request))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the retrier decides: retry, or raise it
                 self._sleep(self._backoff(retrier, call, exc))
 
     def _perform(
@@ -110,7 +110,7 @@ class Client(BaseClient):
             while True:
                 try:
                     result = self._perform(step, deadline, expired)
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - every outcome is the operation's
                     step = op.throw(exc)
                 else:
                     step = op.send(result)

@@ -111,7 +111,7 @@ class _Driven(_Method):
         return obj._c._drive(result)  # type: ignore[attr-defined]
 
 
-class operation(_Driven, Generic[_P, _T]):  # noqa: N801 - used as a decorator
+class operation(_Driven, Generic[_P, _T]):  # lower case: used as a decorator
     """A method whose body is an operation returning ``T``: ``T`` on a ``Client``,
     ``Awaiting[T]`` on an ``AsyncClient``."""
 
@@ -130,7 +130,7 @@ class operation(_Driven, Generic[_P, _T]):  # noqa: N801 - used as a decorator
         return self if obj is None else self._bind(obj)
 
 
-class creates(_Driven, Generic[_P]):  # noqa: N801 - used as a decorator
+class creates(_Driven, Generic[_P]):  # lower case: used as a decorator
     """A create: its operation returns the client's own :class:`TaskHandle`."""
 
     def __init__(self, fn: Callable[Concatenate[Any, _P], Op[TaskHandle[Any]]]) -> None:
@@ -150,7 +150,7 @@ class creates(_Driven, Generic[_P]):  # noqa: N801 - used as a decorator
         return self if obj is None else self._bind(obj)
 
 
-class iterates(_Method, Generic[_P, _T]):  # noqa: N801 - used as a decorator
+class iterates(_Method, Generic[_P, _T]):  # lower case: used as a decorator
     """A method returning the client's own kind of iterator: ``Iterator[T]`` on a
     ``Client``, ``AsyncIterator[T]`` on an ``AsyncClient``."""
 

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final, TypedDict
 
-from songlab.client._errors import ValidationError
+from songlab.client._exceptions import ValidationError
 from songlab.client.choices import check_keys, did_you_mean, one_of
 from songlab.codec import MIME
 from songlab.spec import (

@@ -52,7 +52,7 @@ def follow(
                 close = getattr(events, "close", None)
                 if callable(close):  # the connection is released even when the callback raises
                     close()
-        except Exception as exc:  # noqa: BLE001 - the loop decides: resume, poll or raise
+        except Exception as exc:  # the loop decides: resume, poll or raise
             if in_callback:
                 raise
             error = exc
@@ -102,7 +102,7 @@ async def afollow(
                 aclose = getattr(events, "aclose", None)
                 if callable(aclose):
                     await aclose()
-        except Exception as exc:  # noqa: BLE001 - the loop decides: resume, poll or raise
+        except Exception as exc:  # the loop decides: resume, poll or raise
             if in_callback:
                 raise
             error = exc

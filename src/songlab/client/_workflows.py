@@ -1,4 +1,4 @@
-"""The twelve workflow routes (``POST /v1/beat-swaps`` ...): one create per product, each
+"""The workflow routes (``POST /v1/beat-swaps`` ...): one create per product, each
 billing every step of its fixed pipeline. ``license`` is a tier name (an integer 0-5 is
 converted); file-id fields take a string, an :class:`UploadedFile` or an :class:`Asset`.
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Unpack
 
 from songlab.client._call import NOT_GIVEN, NotGiven, Op
+from songlab.client._cost_estimate import estimate_route
 from songlab.client._create import (
     CreateOptions,
     Reuse,
@@ -21,7 +22,6 @@ from songlab.client._create import (
     route_request,
 )
 from songlab.client._dedicated import license_or_default
-from songlab.client._estimate import estimate_route
 from songlab.client._files import FileRef, file_id_of
 from songlab.client._handle import TaskHandle
 from songlab.client._typing import C, Resource, creates
@@ -32,7 +32,7 @@ __all__ = ["Workflows"]
 
 
 class Workflows(Resource[C]):
-    """The twelve workflow routes; each bills every step of its fixed pipeline."""
+    """The workflow routes; each bills every step of its fixed pipeline."""
 
     def _op(
         self,

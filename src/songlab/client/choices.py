@@ -19,7 +19,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from songlab.client._errors import ValidationError
+from songlab.client._exceptions import ValidationError
 
 __all__ = ["check_keys", "check_name", "did_you_mean", "nearest", "one_of"]
 

@@ -8,7 +8,8 @@ as the report's) or the aggregate table the report already made, and returns a n
 ``Figure``. Every legend sits outside the axes, so it never covers a mark; bar labels
 count in words (``1 task``, ``3 tasks``). Amounts are exact
 Decimals in the tables; they become floats here only to be drawn.
-``png_bytes`` renders a figure with the Agg canvas.
+``png_bytes`` renders a figure with the Agg canvas. Each Figure is made by
+:func:`songlab.figures.figure`, so a notebook shows it as a picture with or without pyplot.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from songlab.figures import figure
 from songlab.ledger._periods import period as make_period
 from songlab.ledger.trace import AGENT_FEE
 
@@ -96,7 +98,7 @@ def spend_over_time(
     """
     from songlab.ledger.engine import rollup
 
-    fig = Figure(figsize=(9, 4), layout="constrained")
+    fig = figure(figsize=(9, 4), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"Spend per {period} by {by} (USD)")
     table = rollup(tasks, period, by=by) if _is_tasks(tasks) else tasks
@@ -149,7 +151,7 @@ def _bar_table(tasks: pd.DataFrame, key: str) -> pd.DataFrame:
 
 def spend_by_tier(tasks: pd.DataFrame) -> Figure:
     """Bars of cost and task counts per license tier (by name)."""
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    fig = figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("Spend by license tier (USD)")
     table = _bar_table(tasks, "tier")
@@ -172,7 +174,7 @@ def tier_comparison_plot(tasks: pd.DataFrame) -> Figure:
     """
     from songlab.ledger.engine import tier_comparison
 
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    fig = figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("The same tasks in every license tier (USD)")
     comp = tier_comparison(tasks) if _is_tasks(tasks) else tasks
@@ -227,7 +229,7 @@ def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
 
     ``trace``: a trace frame (``trace_frame``) or the report's cost by tier and step.
     """
-    fig = Figure(figsize=(9, 3.5), layout="constrained")
+    fig = figure(figsize=(9, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("Agent One cost by tier and step (USD)")
     table = _by_step(trace)
@@ -279,7 +281,7 @@ def agent_cost_per_step(trace: pd.DataFrame, *, top: int = TOP) -> Figure:
 def spend_by_project(tasks: pd.DataFrame, *, top: int = 12) -> Figure:
     """Horizontal bars of cost per project, the ``top`` costliest and "other" (tasks without a
     project as "(no project)")."""
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    fig = figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title("Spend by project (USD)")
     table = _bar_table(tasks, "project")
@@ -310,7 +312,7 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
     """
     from songlab.ledger.engine import rollup
 
-    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    fig = figure(figsize=(7, 3.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(f"{fc.as_of:%B %Y}: month to date and forecast (USD)")
     if _is_tasks(tasks):

@@ -8,7 +8,8 @@ An answer file is the small JSON a rater's page downloads (or posts)::
      "headphones": [the interval chosen in each headphone-check trial] or null,
      "answers": [[trial, answer, [[label, milliseconds heard], ...]], ...],   # ascending trial
      "mac": HMAC-SHA256(token, canonical([format, campaign, rater, kind, design, scripted,
-                                          headphones, answers]))}
+                                          headphones, answers])),
+     "organiser": a scripted rater's file only: HMAC-SHA256(secret, mac)}
 
 ``PUBLIC_ID`` is the rater's id as pages show it: drawn from the campaign's secret, so it
 says nothing of the organiser's names for raters, nor how many there are.
@@ -87,6 +88,12 @@ def mac(tok: str, doc: dict[str, Any]) -> str:
     return hmac.new(tok.encode("ascii"), body, hashlib.sha256).hexdigest()
 
 
+def organiser_mark(secret: bytes, file_mac: str) -> str:
+    """What makes a file a scripted rater's: HMAC of its MAC under the campaign's secret,
+    which only the organiser holds (a rater's page has its token, never the secret)."""
+    return keyed(secret, "songlab-campaign-scripted/1", file_mac).hex()
+
+
 def document(
     *,
     campaign: str,
@@ -97,8 +104,11 @@ def document(
     tok: str,
     scripted: bool = False,
     headphones: list[int] | None = None,
+    secret: bytes | None = None,
 ) -> dict[str, Any]:
-    """An answer file as the page writes it (used by scripted raters and tests)."""
+    """An answer file as the page writes it (used by scripted raters and tests). A scripted
+    file (``scripted=True``) is marked with the campaign's ``secret`` (:func:`organiser_mark`):
+    without the mark, ``scripted`` is a claim a rater cannot make."""
     doc: dict[str, Any] = {
         "format": ANSWERS_FORMAT,
         "campaign": campaign,
@@ -110,6 +120,8 @@ def document(
         "answers": answers,
     }
     doc["mac"] = mac(tok, doc)
+    if scripted and secret is not None:
+        doc["organiser"] = organiser_mark(secret, doc["mac"])
     return doc
 
 
@@ -151,6 +163,13 @@ def parse(data: bytes | str | dict[str, Any] | Unreadable | OSError) -> dict[str
             raise Refused(f"is not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != ANSWERS_FORMAT:
         raise Refused(f"is not a songlab answer file (format must be {ANSWERS_FORMAT!r})")
+    try:
+        canonical(data)
+    except (UnicodeEncodeError, TypeError, ValueError):
+        raise Refused(
+            "holds text that is not valid Unicode (an escaped lone surrogate such as \\ud800) "
+            "or a value JSON cannot hold; not an answer file a page makes"
+        ) from None
     for key in ("campaign", "rater", "kind", "design", "mac"):
         if not isinstance(data.get(key), str):
             raise Refused(f"field {key!r} is missing or not a string")
@@ -161,7 +180,13 @@ def parse(data: bytes | str | dict[str, Any] | Unreadable | OSError) -> dict[str
         isinstance(phones, list) and all(_whole(i) for i in phones) and len(phones) <= 20
     ):
         raise Refused("field 'headphones' must be null or a list of interval numbers")
-    answers = data.get("answers")
+    _check_answers(data.get("answers"))
+    return data
+
+
+def _check_answers(answers: Any) -> None:
+    """Refuse an ``answers`` field that is not ``[[trial, answer, [[label, ms], ...]], ...]``
+    with each trial once."""
     if not isinstance(answers, list) or not all(
         isinstance(a, list)
         and len(a) == 3
@@ -177,11 +202,16 @@ def parse(data: bytes | str | dict[str, Any] | Unreadable | OSError) -> dict[str
     trials = [a[0] for a in answers]
     if len(set(trials)) != len(trials):
         raise Refused("answers a trial twice")
-    return data
 
 
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def check_mac_text(body: bytes, tok: str, given: str) -> bool:
+    """Whether ``given`` is the HMAC of ``body`` under ``tok`` (one served answer's MAC)."""
+    expected = hmac.new(tok.encode("ascii"), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, given)
 
 
 def check_mac(doc: dict[str, Any], tok: str) -> bool:

@@ -2,9 +2,11 @@
 
 A rater must learn nothing about a clip but its sound. So every clip of a session is
 brought to one format before anyone hears it (:func:`conform`, :func:`fit`): 48 kHz, two
-channels (a mono clip is heard in both ears, as it would be anyway), its leading digital
-silence cut, one common length (the shortest clip's, or ``seconds``), the same fade-in and
-fade-out (:func:`shape`), and loudness matched per prompt (:mod:`._match`). A page or a
+channels (a mono clip is heard in both ears, as it would be anyway), its leading and
+trailing digital silence cut whatever their length, one common length (the shortest clip's
+sound, or ``seconds``: a clip with less sound than that is refused, never padded with
+silence), the same fade-in and fade-out (:func:`shape`), and loudness matched per prompt
+(:mod:`._match`). So neither a silent intro nor a short clip's padding tells its model apart. A page or a
 panel then gets it as constant-bitrate MP3 (:func:`encode_mp3`: plain stereo, no tag of
 any kind, so every frame header and every file size is the same), after a lead-in of
 digital silence of 1-1151 samples drawn from a secret key (:func:`lead`): no two elements
@@ -45,14 +47,14 @@ RATE = 48_000  # every MP3 bitrate gives whole frames at 48 kHz (144 x bitrate /
 CHANNELS = 2
 DEFAULT_BITRATE = 96_000
 FADE_IN, FADE_OUT = 0.010, 0.250  # seconds, the same for every clip
-SILENCE = 10 ** (-60 / 20)  # leading samples below -60 dBFS on every channel are cut...
-MAX_CUT = 2.0  # ...up to this many seconds
+SILENCE = 10 ** (-60 / 20)  # leading and trailing samples below -60 dBFS on every channel are cut
 LEAD_MAX = 1151  # a prime: variants 1 + (h + 97 v) mod 1151 never coincide for v < 1151
 
 
 def conform(audio: np.ndarray, sr: int, /) -> np.ndarray:
     """``audio`` (float ``(channels, samples)`` at ``sr``) at 48 kHz, in two channels, its
-    leading digital silence cut: the common format, before the common length."""
+    leading and trailing digital silence (below -60 dBFS on every channel) cut, however long:
+    the common format, before the common length. A silent clip comes back empty."""
     a = np.atleast_2d(np.asarray(audio, dtype=np.float32))
     if sr != RATE:
         g = math.gcd(int(sr), RATE)
@@ -62,16 +64,21 @@ def conform(audio: np.ndarray, sr: int, /) -> np.ndarray:
     elif a.shape[0] > CHANNELS:  # more than stereo: its first two channels
         a = a[:CHANNELS]
     loud = np.flatnonzero(np.max(np.abs(a), axis=0) >= SILENCE)
-    cut = min(int(loud[0]) if loud.size else 0, int(MAX_CUT * RATE))
-    return np.ascontiguousarray(a[:, cut:])
+    if not loud.size:
+        return np.zeros((CHANNELS, 0), dtype=np.float32)
+    return np.ascontiguousarray(a[:, int(loud[0]) : int(loud[-1]) + 1])
 
 
 def fit(audio: np.ndarray, samples: int, /) -> np.ndarray:
-    """``audio`` trimmed (or padded with silence) to ``samples``."""
-    if audio.shape[-1] >= samples:
-        return np.ascontiguousarray(audio[:, :samples])
-    pad = np.zeros((audio.shape[0], samples - audio.shape[-1]), dtype=np.float32)
-    return np.concatenate([audio, pad], axis=-1)
+    """``audio`` cut to its first ``samples`` (an excerpt). Never padded: a clip shorter than
+    ``samples`` is refused with ``ValueError`` (silence added to one model's clips would tell
+    them apart)."""
+    if audio.shape[-1] < samples:
+        raise ValueError(
+            f"has {audio.shape[-1] / RATE:.3f} s of sound, less than the common length "
+            f"{samples / RATE:.3f} s"
+        )
+    return np.ascontiguousarray(audio[:, :samples])
 
 
 def shape(core: np.ndarray, /, *, lead: int = 0) -> np.ndarray:

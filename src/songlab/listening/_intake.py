@@ -20,6 +20,8 @@ from typing import Any
 import songlab.listening._answers as ans
 from songlab.listening._errors import ListeningError
 
+MAX_RATERS = 20_000  # slots of a crowd campaign: a rater's design costs about 2 ms to make
+
 
 class CollectError(ListeningError):
     """Some answer files were refused; the accepted ones were kept.
@@ -50,8 +52,8 @@ class Received:
 
 def rater_ids(raters: int | Sequence[str]) -> list[str]:
     if isinstance(raters, int) and not isinstance(raters, bool):
-        if not 1 <= raters <= 1000:
-            raise ListeningError("raters", f"must be 1..1000 raters; got {raters}")
+        if not 1 <= raters <= MAX_RATERS:
+            raise ListeningError("raters", f"must be 1..{MAX_RATERS:,} raters; got {raters}")
         return [f"r{i + 1:02d}" for i in range(raters)]
     if isinstance(raters, str) or not isinstance(raters, Sequence) or not raters:
         raise ListeningError("raters", "must be a count or a non-empty list of rater ids")
@@ -89,7 +91,19 @@ def read(path: Path) -> bytes | ans.Unreadable:
         return fh.read(ans.MAX_ANSWER_BYTES + 1)
 
 
+def shown(name: str) -> str:
+    """A file name as text every later step can print, save and encode: a name that is not
+    UTF-8 (its bytes kept by the OS as lone surrogates) shows those bytes as ``\\xff``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def sources(source: Any) -> Iterable[tuple[str, Any]]:
+    """``(name, raw)`` of each answer file in ``source`` (names always printable text)."""
+    for name, raw in _sources(source):
+        yield shown(str(name)), raw
+
+
+def _sources(source: Any) -> Iterable[tuple[str, Any]]:
     if hasattr(source, "received_files"):
         yield from source.received_files()
         return
@@ -108,9 +122,10 @@ def sources(source: Any) -> Iterable[tuple[str, Any]]:
     if isinstance(source, Iterable):
         for i, item in enumerate(source):
             if isinstance(item, str | Path):
-                yield from sources(item)
-            else:
-                rater = item.get("rater") if isinstance(item, dict) else None
-                yield f"item {i}" + (f" (rater {rater!r})" if isinstance(rater, str) else ""), item
+                yield from _sources(item)
+            else:  # named by place and form only: a refusal names the rater, once
+                yield f"item {i}" + (" (text)" if isinstance(item, bytes | str) else ""), item
         return
-    raise ListeningError("source", "must be a path, a list of paths/documents, or a CampaignServer")
+    raise ListeningError(
+        "source", "must be a path, a list of paths/documents, or a served campaign's server"
+    )

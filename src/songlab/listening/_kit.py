@@ -12,6 +12,7 @@ import pandas as pd
 
 from songlab.listening._errors import ListeningError
 from songlab.listening.controls import Summary
+from songlab.listening.verdict import Estimate, Measure, verdict
 
 __all__ = [
     "CHECKS",
@@ -93,27 +94,27 @@ def score_summary(
     head: tuple[str, ...],
     word: Callable[[float], str] | None = None,
 ) -> Summary:
-    """A panel summary of a score per model (``frame``: model, n, ``score``, ci_low, ci_high,
-    best first): the highest one as the verdict, and one row per model."""
+    """A panel summary of a score per model (``frame``: model, n, ``score``, ci_low, ci_high):
+    the verdict over the intervals (:func:`~songlab.listening.verdict.verdict`), and one row
+    per model in its order."""
+    measure = Measure(what, digits=digits, interval=head[-1])
+    found = verdict(
+        [
+            Estimate(str(r["model"]), r[score], r["ci_low"], r["ci_high"])
+            for r in frame.to_dict("records")
+        ],
+        measure=measure,
+    )
+    frame = frame.set_index("model").loc[list(found.order)].reset_index()
 
     def number(x: float) -> str:
-        return f"{x:.{digits}f}" + (f" ({word(x)})" if word is not None else "")
+        return measure.show(x) + (f" ({word(x)})" if word is not None else "")
 
-    best = frame.iloc[0]
-    verdict = (
-        f"Highest {what}: {best['model']}, {number(best[score])} "
-        f"(95 % interval {best['ci_low']:.{digits}f}-{best['ci_high']:.{digits}f})"
-    )
     rows = tuple(
-        (
-            str(r["model"]),
-            str(r["n"]),
-            number(r[score]),
-            f"{r['ci_low']:.{digits}f}-{r['ci_high']:.{digits}f}",
-        )
+        (str(r["model"]), str(r["n"]), number(r[score]), measure.span(r["ci_low"], r["ci_high"]))
         for r in frame.to_dict("records")
     )
-    return Summary(verdict, head, rows, frame)
+    return Summary(found.text, head, rows, frame, rule=found.rule)
 
 
 def pct(x: float) -> str:

@@ -4,7 +4,10 @@ Placeholders (filled in one pass by :func:`songlab.listening.page.render`): ``__
 (HTML-escaped), ``__DESIGN__`` (the design text, JSON whose ``<``, ``>``, ``&`` are escaped;
 hashed as is by the page), ``__AUDIO__`` (the clips as ``data:`` URIs, JSON, not hashed),
 ``__TOKEN__``, ``__SHA_K__``/``__SHA_H__`` (the SHA-256
-constants, computed exactly in Python). The script computes SHA-256 and HMAC itself
+constants, computed exactly in Python), ``__SERVED__`` (null offline; a served page's
+assignment and where it posts, JSON), ``__HEARD__`` (:data:`songlab.listening.heard.HEARD_JS`,
+the one rule of what counts as heard) and ``__ANSWERS_NAME__`` (the file name the page saves,
+made from the title: a name the rater recognises). The script computes SHA-256 and HMAC itself
 (WebCrypto is missing outside secure contexts, e.g. a page served over plain HTTP on a
 LAN address). It knows no protocol: each trial's controls are described in the design
 (choices, or a slider per clip with the scale's words), and every text it shows is set
@@ -33,19 +36,24 @@ body{font-family:system-ui,sans-serif;max-width:60em;margin:1em auto;padding:0 1
 <body>
 <h1>__TITLE__</h1>
 <p>Listen to every clip of a trial before you answer: <b>Play</b> starts a clip and stops the
-one playing. <span id="need"></span> Clips are level-matched; use headphones. When you are
-done, press <b>Download answers</b> and send the file to the organiser.</p>
+one playing. <span id="need"></span> Clips are level-matched; use headphones.
+<span id="how">When you are done, press <b>Download answers</b> and send the file to the
+organiser.</span></p>
 <div id="rules"></div>
 <div id="headphones"></div>
 <p id="progress"></p>
 <div id="trials"></div>
-<p><button id="download">Download answers</button> <button id="send" hidden>Send to the organiser</button></p>
+<p><button id="download">Download answers</button></p>
 <p id="status" class="msg"></p>
+<div id="complete" hidden></div>
 <script type="application/json" id="design">__DESIGN__</script>
 <script type="application/json" id="audio">__AUDIO__</script>
 <script type="application/json" id="token">"__TOKEN__"</script>
+<script type="application/json" id="served">__SERVED__</script>
+<script type="application/json" id="answers-name">__ANSWERS_NAME__</script>
 <script>
 "use strict";
+__HEARD__
 const K = new Uint32Array([__SHA_K__]), H0 = [__SHA_H__];
 function sha256(bytes) {
   const l = bytes.length, nb = ((l + 72) >> 6) << 6, m = new Uint8Array(nb);
@@ -109,19 +117,12 @@ function progress() {
   const n = Object.keys(answers).length;
   document.getElementById("progress").textContent = n + " of " + design.trials.length + " trials answered";
 }
-function playedMs(audio) {
-  let t = 0;
-  for (let i = 0; i < audio.played.length; i++) t += audio.played.end(i) - audio.played.start(i);
-  return Math.floor(1000 * t);
-}
 function player(label, name, src, onHeard) {
   // a row: the label, its Play button, the <audio> element, and how much of it was heard
   const row = $("div", {"class": "clip", "data-label": label});
   const audio = $("audio", {controls: "", preload: "auto", src: src, "data-label": label});
   const mark = $("span", {"class": "mark"}, "not played");
-  const report = () => onHeard(playedMs(audio), mark, row);
-  audio.addEventListener("timeupdate", report); audio.addEventListener("ended", report);
-  audio.addEventListener("pause", report);
+  heardClock(audio, ms => onHeard(ms, mark, row));
   // one clip at a time: starting this one pauses every other clip of the page
   audio.addEventListener("play", () => {
     document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
@@ -210,6 +211,7 @@ function buildTrial(tr, n) {
     answers[tr.trial] = [tr.trial, value, heardList(tr)];
     box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (you may change it).";
     persist(); progress();
+    if (served) { lock(box, true); msg.textContent = "Sending..."; post("answers", {trial: tr.trial, value: value, heard: heardList(tr)}); }
   });
   form.append(btn, msg); box.append(form);
   const before = (saved.answers || {})[tr.trial];
@@ -226,6 +228,8 @@ function buildTrial(tr, n) {
     }
     box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Answered (restored; you may change it).";
   }
+  if (served && served.answered.includes(tr.trial)) { lock(box, true); msg.className = "msg ok"; msg.textContent = "Received."; }
+  else if (served && queue.some(q => q.trial === tr.trial)) { lock(box, true); msg.textContent = "Sending..."; }
   gate();
   return box;
 }
@@ -258,6 +262,7 @@ function buildHeadphones(rounds) {
     phones = rounds.map((_, n) => chosen[n]);
     persist(); box.classList.add("done"); msg.className = "msg ok"; msg.textContent = "Thank you: the test is below.";
     document.getElementById("trials").hidden = false;
+    if (served) post("headphones", {trial: -1, value: phones, heard: []});
   });
   box.append(done, msg);
   return box;
@@ -270,29 +275,84 @@ function answerFile() {
           design: digest, scripted: false, headphones: phones, answers: list,
           mac: hmac(utf8(token), utf8(body))};
 }
+// -- served pages: every answer is posted with an id this page makes, again and again until the
+// server says it committed it; what is not yet received waits in this browser (a reload or the
+// server's restart loses nothing), and a retried answer is stored once
+const served = JSON.parse(document.getElementById("served").textContent);
+const outbox = store + "/outbox";
+let queue = [];
+try { queue = JSON.parse(localStorage.getItem(outbox) || "[]"); } catch (e) { queue = []; }
+const keepQueue = () => { try { localStorage.setItem(outbox, JSON.stringify(queue)); } catch (e) { /* private mode */ } };
+function lock(box, on) {
+  box.querySelectorAll("input, .answer-btn").forEach(el => { el.disabled = on; });
+}
+function post(path, item) {
+  item.path = path; item.assignment = served.assignment;
+  item.id = hex(crypto.getRandomValues(new Uint8Array(16)));
+  item.mac = hmac(utf8(token), utf8(JSON.stringify(["songlab.campaign.answer/1", design.campaign, design.rater,
+    digest, item.assignment, item.id, item.trial, item.value, item.heard])));
+  queue.push(item); keepQueue(); flush();
+}
+let sending = false, pause = 1000;
+async function flush() {
+  if (sending || !served) return;
+  sending = true;
+  while (queue.length) {
+    const item = queue[0];
+    let r = null, body = {};
+    try {
+      r = await fetch(served[item.path], {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(item)});
+      body = await r.json();
+    } catch (e) { r = null; }
+    if (r === null || r.status >= 500 || r.status === 429) {
+      status.className = "msg";
+      status.textContent = "The organiser's server is not answering: your answers are kept in this browser and sent when it is back (next try in " + Math.round(pause / 1000) + " s).";
+      await new Promise(done => setTimeout(done, pause)); pause = Math.min(2 * pause, 30000);
+      continue;
+    }
+    pause = 1000; queue.shift(); keepQueue(); status.textContent = "";
+    received(item, r.ok, body);
+  }
+  sending = false;
+}
+function received(item, ok, body) {
+  const box = document.querySelector('.trial[data-trial="' + item.trial + '"]');
+  const msg = box ? box.querySelector(".answer .msg") : status;
+  msg.className = ok ? "msg ok" : "msg"; msg.textContent = body.message || (ok ? "Received." : "Refused.");
+  if (box && !ok && !body.keep) lock(box, false);
+  if (body.complete) finish(body.complete);
+}
+function finish(done) {
+  // the end of the study: the completion code, and the way back to the platform
+  const box = document.getElementById("complete");
+  box.hidden = false; box.textContent = "";
+  box.append($("h2", {}, done.title), $("p", {}, done.text));
+  if (done.code) box.append($("p", {}, "Completion code: "), $("code", {id: "completion-code"}, done.code));
+  if (done.url) { const a = $("a", {href: done.url, id: "completion-link"}, done.link); box.append($("p", {}).appendChild(a).parentNode); }
+  if (done.form) {
+    const f = $("form", {method: "POST", action: done.form.action, id: "completion-form"});
+    for (const [k, v] of Object.entries(done.form.fields)) f.append($("input", {type: "hidden", name: k, value: v}));
+    f.append($("button", {type: "submit"}, done.link)); box.append(f);
+  }
+  if (done.stop) document.getElementById("trials").hidden = true;
+  box.scrollIntoView();
+}
 const status = document.getElementById("status");
+const answersName = JSON.parse(document.getElementById("answers-name").textContent);
 document.getElementById("download").addEventListener("click", () => {
   const doc = answerFile();
   if (!doc.answers.length) { status.className = "msg"; status.textContent = "Answer at least one trial first."; return; }
   const a = $("a", {href: URL.createObjectURL(new Blob([JSON.stringify(doc)], {type: "application/json"})),
-                   download: "answers-" + design.rater + ".json"});
+                   download: answersName});
   document.body.append(a); a.click(); a.remove();
-  status.className = "ok"; status.textContent = "Saved " + doc.answers.length + " answers: send the file to the organiser.";
-});
-const send = document.getElementById("send");
-if (location.protocol.startsWith("http")) send.hidden = false;
-send.addEventListener("click", async () => {
-  const doc = answerFile();
-  if (!doc.answers.length) { status.className = "msg"; status.textContent = "Answer at least one trial first."; return; }
-  try {
-    const r = await fetch(new URL("../answers", location.href), {method: "POST", body: JSON.stringify(doc),
-                                                            headers: {"Content-Type": "application/json"}});
-    const t = await r.json();
-    status.className = r.ok ? "ok" : "msg"; status.textContent = t.message;
-  } catch (e) { status.className = "msg"; status.textContent = "Could not send: " + e; }
+  status.className = "ok"; status.textContent = "Saved " + doc.answers.length + " answers as " + answersName + ": send that file to the organiser.";
 });
 const root = document.getElementById("trials");
+if (served) document.getElementById("how").textContent = "Each answer is sent to the organiser as you give it; the page says when it was received.";
+if (served && served.complete) finish(served.complete);
 design.trials.forEach((tr, n) => root.append(buildTrial(tr, n)));
+flush();
+if (served) setInterval(() => { fetch(served.alive, {method: "POST", body: JSON.stringify({assignment: served.assignment})}).catch(() => {}); }, 60000);
 if (design.headphones) {
   phones = saved.phones || null;
   root.hidden = phones === null;

@@ -18,7 +18,9 @@ excluded, and ``stats`` the panel statistics of the kept raters (or of all of th
 
 from __future__ import annotations
 
+import hmac
 import json
+import math
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,7 +34,7 @@ import songlab.listening.controls as controls
 import songlab.listening.page as pg
 import songlab.listening.raters as rules
 from songlab.listening._errors import ListeningError
-from songlab.listening._intake import CollectError, Received, rater_ids, sources
+from songlab.listening._intake import CollectError, Received, rater_ids, shown, sources
 from songlab.listening._simulate import simulate
 from songlab.listening.registry import protocol
 from songlab.listening.session import ANSWERS, ListeningSession
@@ -41,6 +43,10 @@ from songlab.localfiles import write_atomic
 __all__ = ["CAMPAIGN_FORMAT", "Campaign", "CollectError", "campaign", "load_campaign"]
 
 CAMPAIGN_FORMAT = "songlab.campaign/2"
+#: the minimum heard, in words (each page states it in seconds, from ``need_ms``)
+MINIMUM_RULE = (
+    "min_heard: Music Arena's 5 s by default, or the whole clip less a quarter second when shorter"
+)
 RATERS = ("kept", "all", "excluded")
 _BY = {"person": "person", "scripted": "scripted listener", "all": "person and scripted"}
 
@@ -233,6 +239,7 @@ class Campaign:
             tok=self._token(rater),
             scripted=scripted,
             headphones=headphones,
+            secret=self._secret if scripted else None,
         )
 
     def _right_headphones(self, rater: str) -> list[int]:
@@ -241,6 +248,25 @@ class Campaign:
 
     def _check(self, doc: dict[str, Any]) -> tuple[str, ListeningSession]:
         """Validate one parsed answer file; returns its rater and a filled copy of the session."""
+        rater = self._identify(doc)
+        if doc["scripted"] and not _same(
+            doc.get("organiser"), ans.organiser_mark(self._secret, doc["mac"])
+        ):
+            raise ans.Refused(
+                f"marks rater {rater}'s answers as a scripted rater's; only the organiser's "
+                "scripted raters are marked so (a rater's page never is)"
+            )
+        self._check_headphones(doc)
+        session = self._sessions[rater].sibling(
+            self._rater_seeds[rater], key=ans.keyed(self._secret, "key", rater)
+        )
+        for t, value, heard in doc["answers"]:
+            self._check_answer(rater, session, t, value, dict(heard), scripted=doc["scripted"])
+        return rater, session
+
+    def _identify(self, doc: dict[str, Any]) -> str:
+        """The rater whose page made ``doc``, its campaign, kind, design and MAC checked (a
+        failure is a forgery: one sentence for a sender, whichever rule it broke)."""
         if doc["campaign"] != self.id:
             raise ans.Refused(
                 f"belongs to campaign {doc['campaign']!r}, not to {self.id!r}", forged=True
@@ -267,51 +293,79 @@ class Campaign:
                 "saved them (the MAC does not match)",
                 forged=True,
             )
+        return rater
+
+    def _check_headphones(self, doc: dict[str, Any]) -> None:
+        phones = doc["headphones"]
         if (
             self.headphone_check
             and doc["answers"]
             and (
-                not isinstance(doc["headphones"], list)
-                or len(doc["headphones"]) != pg.HEADPHONE_TRIALS
-                or any(i > 2 for i in doc["headphones"])
+                not isinstance(phones, list)
+                or len(phones) != pg.HEADPHONE_TRIALS
+                or any(i > 2 for i in phones)
             )
         ):
             raise ans.Refused("the headphone check was not answered (every round, tones 1-3)")
-        session = self._sessions[rater].sibling(
-            self._rater_seeds[rater], key=ans.keyed(self._secret, "key", rater)
-        )
-        need_ms = session.need_ms
-        for t, value, heard in doc["answers"]:
-            if not 0 <= t < len(session.trials):
-                raise ans.Refused(f"answers trial {t}, which rater {rater} was not given")
-            trial = session.trials[t]
-            ms = dict(heard)
-            for label in ms:
-                if label not in session._playable(trial):
-                    raise ans.Refused(f"trial {t}: heard label {label!r} is not in that trial")
-            short = [label for label in trial.labels if ms.get(label, 0) < need_ms]
-            if short:
-                label = short[0]
+
+    def _check_answer(
+        self,
+        rater: str,
+        session: ListeningSession,
+        t: int,
+        value: Any,
+        ms: dict[str, int],
+        *,
+        scripted: bool,
+    ) -> None:
+        """One answer of ``rater``'s file into ``session``: its trial, the clips heard (at
+        least the minimum, at most what the page could play), the answer itself."""
+        if not 0 <= t < len(session.trials):
+            raise ans.Refused(f"answers trial {t}, which rater {rater} was not given")
+        trial = session.trials[t]
+        need_ms, most = session.need_ms, self.most_heard_ms
+        for label, got in ms.items():
+            if label not in session._playable(trial):
+                raise ans.Refused(f"trial {t}: heard label {label!r} is not in that trial")
+            if got > most:
                 raise ans.Refused(
-                    f"trial {t}: clip {label} was heard for {_secs(ms.get(label, 0))} s, "
-                    f"less than the {_secs(need_ms)} s every clip must be heard before an "
-                    "answer counts (Music Arena's minimum, or the whole clip)"
+                    f"trial {t}: clip {label} claims {_secs(got)} s heard, more than its page "
+                    f"could play ({_secs(most)} s: the clip's length)"
                 )
-            for label, got in ms.items():
-                session.mark_played(t, label, seconds=got / 1000)
-            try:
-                answer = controls.from_file(session.controls(t), value)
-                session._answer(t, answer, replace=False, scripted=doc["scripted"])
-            except (ValueError, RuntimeError) as exc:
-                raise ans.Refused(f"trial {t}: {exc}") from None
-        return rater, session
+        short = [label for label in trial.labels if ms.get(label, 0) < need_ms]
+        if short:
+            label = short[0]
+            raise ans.Refused(
+                f"trial {t}: clip {label} was heard for {_secs(ms.get(label, 0))} s, "
+                f"less than the {_secs(need_ms)} s every clip must be heard before an "
+                f"answer counts ({MINIMUM_RULE})"
+            )
+        for label, got in ms.items():
+            session.mark_played(t, label, seconds=got / 1000)
+        try:
+            answer = controls.from_file(session.controls(t), value)
+            session._answer(t, answer, replace=False, scripted=scripted)
+        except (ValueError, RuntimeError) as exc:
+            raise ans.Refused(f"trial {t}: {exc}") from None
+
+    @property
+    def need_ms(self) -> int:
+        """Milliseconds of each clip a rater must hear before an answer counts: what every
+        page states and waits for, and what ``collect`` and the server enforce."""
+        return self._sessions[self.raters[0]].need_ms
+
+    @property
+    def most_heard_ms(self) -> int:
+        """The most milliseconds of one clip a page can report heard: the clip's length (its
+        MP3 a frame or two longer), time at a faster playback rate never counted."""
+        return math.ceil(1000 * self._sessions[self.raters[0]].seconds) + 100
 
     def collect(self, source: Any, /) -> pd.DataFrame:
         """Validate and merge answer files; returns :meth:`results` (every answer so far).
 
         ``source``: a path (a file, or a directory of ``*.json``), a list of paths,
-        dicts or bytes, or a :class:`~songlab.listening.server.CampaignServer`
-        (its received files). Refused, each by name with the reason, the others kept:
+        dicts or bytes, or a served campaign's :class:`~songlab.listening.crowd.CrowdServer`
+        (the answer files of the raters who finished). Refused, each by name with the reason, the others kept:
         an entry that is not a regular file (a directory, a symbolic link, a device),
         one over 1 MB or nested too deep, not JSON, not an answer file; another
         campaign's file, an unknown rater, an edited page or edited answers (forged); a
@@ -497,6 +551,7 @@ class Campaign:
             "kind": self.kind,
             "seed": self._seed,
             "raters": list(self.raters),
+            "models": list(self.models),
             "options": self._made_with,
             "secret": self._secret.hex(),
             "digests": {r: self._digest(r) for r in self.raters},
@@ -544,6 +599,10 @@ def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Ca
         raise ListeningError("path", f"is not a readable campaign file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
         raise ListeningError("path", f"is not a {CAMPAIGN_FORMAT} file")
+    order = doc.get("models", list(clips))  # the designs were drawn over the models in order
+    if sorted(order) != sorted(clips):
+        raise ListeningError("clips", f"must be the models {order}; got {list(clips)}")
+    clips = {m: clips[m] for m in order}
     c = Campaign(
         doc["kind"],
         clips,
@@ -557,7 +616,7 @@ def load_campaign(path: str | Path, clips: Mapping[str, Sequence[Any]], /) -> Ca
     c._digests.update(doc["digests"])  # the pages issued; re-encoding them is not needed
     for item in doc["received"]:
         rater, session = c._check(item["doc"])
-        c.received[rater] = Received(item["source"], item["doc"])
+        c.received[rater] = Received(shown(item["source"]), item["doc"])
         c._filled[rater] = session
     c._seen.update(doc.get("seen", {}))
     return c
@@ -584,6 +643,10 @@ def campaign(
     and secret to rebuild a campaign).
     """
     return Campaign(kind, clips, raters=raters, seed=seed, **options)
+
+
+def _same(given: Any, expected: str) -> bool:
+    return isinstance(given, str) and hmac.compare_digest(given, expected)
 
 
 def _secs(ms: int) -> str:

@@ -107,9 +107,12 @@ def from_file(controls: Controls, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Summary:
-    """What a panel shows after reveal: a verdict line, and a table (its numbers in ``frame``)."""
+    """What a panel shows after reveal: a verdict line (rendered by
+    :func:`songlab.listening.verdict.verdict` from ``frame``, ending with its ``rule``), and
+    a table (its numbers in ``frame``)."""
 
     verdict: str
     head: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     frame: pd.DataFrame = field(compare=False)
+    rule: str = ""

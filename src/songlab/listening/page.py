@@ -34,11 +34,12 @@ import songlab.listening._format as fmt
 from songlab.listening._answers import PAGE_FORMAT, design_digest
 from songlab.listening._errors import ListeningError
 from songlab.listening._page_template import TEMPLATE
+from songlab.listening.heard import HEARD_JS
 from songlab.listening.session import ListeningSession
 
 DEFAULT_BITRATE = fmt.DEFAULT_BITRATE
 HEADPHONE_TRIALS = 6  # Woods et al. (2017)
-_PLACEHOLDER = re.compile(r"__(TITLE|DESIGN|AUDIO|TOKEN|SHA_K|SHA_H)__")
+_PLACEHOLDER = re.compile(r"__(TITLE|DESIGN|AUDIO|TOKEN|SHA_K|SHA_H|SERVED|HEARD|ANSWERS_NAME)__")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
@@ -195,16 +196,30 @@ def audio_text(
     return _script_json({"trials": trials, "headphones": rounds})
 
 
-def _script_json(doc: dict[str, Any]) -> str:
+def _script_json(doc: Any) -> str:
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     # inside <script>: no "<" (no "</script>", no "<!--"), ">" or "&": the same JSON string
     return re.sub("[<>&]", lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
-def render(design: str, *, audio: str, token: str, title: str) -> str:
+def answers_name(title: str) -> str:
+    """The name a page saves its answers under: from the title the rater sees, so they know
+    the file (``answers - Rate each clip.json``), never an id they were not shown."""
+    words = re.sub(r"[^A-Za-z0-9 _.-]+", " ", title).split()
+    return "answers - " + (" ".join(words)[:60].strip() or "listening test") + ".json"
+
+
+def render(
+    design: str,
+    *,
+    audio: str,
+    token: str,
+    title: str,
+    served: dict[str, Any] | None = None,
+) -> str:
     """The whole page: the template with the title (HTML-escaped), the design text, its
     audio and this rater's token, filled in one pass (a placeholder inside a text is never
-    replaced)."""
+    replaced). ``served``: a served page's assignment and routes (None: the offline page)."""
     if not isinstance(title, str) or not title.strip():
         raise ListeningError("title", "must be a non-empty string")
     if not re.fullmatch(r"[0-9a-f]{64}", token):
@@ -216,6 +231,9 @@ def render(design: str, *, audio: str, token: str, title: str) -> str:
         "TOKEN": token,
         "SHA_K": ",".join(f"0x{k:08x}" for k in SHA_K),
         "SHA_H": ",".join(f"0x{h:08x}" for h in SHA_H),
+        "SERVED": _script_json(served) if served is not None else "null",
+        "HEARD": HEARD_JS,
+        "ANSWERS_NAME": _script_json(answers_name(title)),
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], TEMPLATE)
 
@@ -223,6 +241,7 @@ def render(design: str, *, audio: str, token: str, title: str) -> str:
 __all__ = [
     "HEADPHONE_TRIALS",
     "PageAudio",
+    "answers_name",
     "audio_text",
     "design_digest",
     "design_text",

@@ -120,7 +120,7 @@ def exclusions(
         session = r.session
         session._revealed = True  # the organiser's copy; pages never see it
         checks = session.checks()
-        failed = int((checks["passed"] == False).sum())  # noqa: E712 - a boolean array
+        failed = int(checks["passed"].eq(False).sum())
         reasons = []
         if len(checks) and failed >= fail_limit:
             reasons.append(f"failed {failed} of {len(checks)} checks ({RULES['checks']})")

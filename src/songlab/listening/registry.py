@@ -16,6 +16,7 @@ from typing import Any
 
 import songlab.listening.protocols.abx as abx
 import songlab.listening.protocols.acr as acr
+import songlab.listening.protocols.dcr as dcr
 import songlab.listening.protocols.mushra as mushra
 import songlab.listening.protocols.preference as preference
 from songlab.listening._errors import ListeningError
@@ -32,6 +33,7 @@ PROTOCOLS: Mapping[str, type[ListeningSession]] = MappingProxyType(
             abx.ABXSession,
             mushra.MushraSession,
             acr.ACRSession,
+            dcr.DCRSession,
         )
     }
 )

@@ -19,12 +19,16 @@ that each have one engine, and computes none of them again:
   else the list-price estimate, labelled which); per clip and per minute of audio.
 
 The rows are per model, or per (model, license) with ``by=("model", "license")``.
-``quality_per_usd`` is listening points per dollar of a clip. Any part may be missing:
-adherence alone works before anyone has listened.
+``quality_per_usd`` is listening points per dollar of a clip, with the listening interval
+divided by the clip's exact price (``_low``, ``_high``). :meth:`Scorecard.verdicts` says in
+one sentence per measure what the table separates, by
+:func:`songlab.listening.verdict.verdict`. Any part may be missing: adherence alone works
+before anyone has listened.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
@@ -34,7 +38,9 @@ import numpy as np
 import pandas as pd
 
 import songlab.listening.panel as panel
+from songlab.figures import figure
 from songlab.listening._errors import ListeningError
+from songlab.listening.verdict import Estimate, Measure, Verdict, per, verdict
 from songlab.localfiles import replace_atomically, write_atomic
 
 __all__ = [
@@ -386,39 +392,12 @@ def listening_summary(
         if score is not None:
             point_frame = score(kept)
     else:
-        if not isinstance(results, pd.DataFrame):
-            raise ListeningError(
-                "listening", "must be a Campaign or a frame of its answers (rater and model)"
-            )
-        if "rater" not in results.columns or "model" not in results.columns:
-            raise ListeningError("listening", "must be campaign results (rater and model columns)")
-        fn = score or _panel_fn(_check_kind(kind), {})
-        if "excluded" in results.columns:
-            gone = results["excluded"].fillna(False).astype(bool)
-            kept, out = results[~gone], results[gone]
-        else:
-            kept, out = results, results.iloc[:0]
-        if kept.empty:
-            raise ListeningError(
-                "listening", f"every rater ({results['rater'].nunique()}) was excluded"
-            )
+        kept, out, fn = _from_frame(results, kind, score)
         point_frame = fn(kept)
     point = point_frame.set_index("model")["score"]
     raters = sorted(kept["rater"].unique())
     resample = _resampler(kept, fn if score is not None or not _bradley_terry(kind) else None)
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {m: [] for m in point.index}
-    failed = 0
-    for _ in range(boot if len(raters) > 1 else 0):
-        pick = rng.integers(0, len(raters), size=len(raters))
-        try:
-            got = resample([raters[i] for i in pick]).set_index("model")["score"]
-        except (ListeningError, ValueError, np.linalg.LinAlgError):
-            failed += 1
-            continue
-        for m in point.index:
-            if m in got.index:
-                draws[m].append(float(got[m]))
+    draws, failed = _bootstrap(resample, raters, list(point.index), boot=boot, seed=seed)
     rows = []
     for m, s in point.items():
         d = np.asarray(draws[str(m)])
@@ -447,6 +426,55 @@ def listening_summary(
     return frame
 
 
+def _from_frame(
+    results: Any, kind: str | None, score: Callable[[pd.DataFrame], pd.DataFrame] | None
+) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[pd.DataFrame], pd.DataFrame]]:
+    """A frame of campaign answers: its kept and excluded rows and the panel's function."""
+    if not isinstance(results, pd.DataFrame):
+        raise ListeningError(
+            "listening", "must be a Campaign or a frame of its answers (rater and model)"
+        )
+    if "rater" not in results.columns or "model" not in results.columns:
+        raise ListeningError("listening", "must be campaign results (rater and model columns)")
+    fn = score or _panel_fn(_check_kind(kind), {})
+    if "excluded" in results.columns:
+        gone = results["excluded"].fillna(False).astype(bool)
+        kept, out = results[~gone], results[gone]
+    else:
+        kept, out = results, results.iloc[:0]
+    if kept.empty:
+        raise ListeningError(
+            "listening", f"every rater ({results['rater'].nunique()}) was excluded"
+        )
+    return kept, out, fn
+
+
+def _bootstrap(
+    resample: Callable[[list[Any]], pd.DataFrame],
+    raters: list[Any],
+    models: list[Any],
+    *,
+    boot: int,
+    seed: int,
+) -> tuple[dict[str, list[float]], int]:
+    """Each model's scores over ``boot`` resamples of the raters drawn with replacement, and
+    how many resamples the panel could not fit (none with a single rater)."""
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {str(m): [] for m in models}
+    failed = 0
+    for _ in range(boot if len(raters) > 1 else 0):
+        pick = rng.integers(0, len(raters), size=len(raters))
+        try:
+            got = resample([raters[i] for i in pick]).set_index("model")["score"]
+        except (ListeningError, ValueError, np.linalg.LinAlgError):
+            failed += 1
+            continue
+        for m in models:
+            if m in got.index:
+                draws[str(m)].append(float(got[m]))
+    return draws, failed
+
+
 def _involves(results: pd.DataFrame, model: str) -> pd.Series:
     hit = results["model"] == model
     for col in ("model_a", "model_b", "winner", "loser", "other"):
@@ -464,7 +492,9 @@ class Scorecard:
         self.provenance = dict(provenance or {})
 
     def __repr__(self) -> str:
-        return f"Scorecard({len(self.frame)} rows)\n{self.display_frame().to_string(index=False)}"
+        said = "".join(f"\n- {line}" for line in self._verdict_lines())
+        table = self.display_frame().to_string(index=False)
+        return f"Scorecard({len(self.frame)} rows)\n{table}{said}"
 
     def display_frame(self) -> pd.DataFrame:
         """The frame as a person reads it: intervals as "0.91 (0.80-1.00)", money in cents,
@@ -501,12 +531,46 @@ class Scorecard:
             out["per minute"] = [_cents(v) for v in f["usd_per_minute"]]
             out["cost basis"] = f["cost_basis"]
         if "quality_per_usd" in f:
-            out["points per $"] = [f"{v:,.0f}" if _num(v) else "-" for v in f["quality_per_usd"]]
+            out["points per $ (95% CI)"] = [
+                _ci(s, lo, hi, 0)
+                for s, lo, hi in zip(
+                    f["quality_per_usd"],
+                    f["quality_per_usd_low"],
+                    f["quality_per_usd_high"],
+                    strict=True,
+                )
+            ]
         return out
 
+    def verdicts(self) -> dict[str, Verdict]:
+        """What the table says, one sentence per measure it shows (listening, each adherence
+        score, points per dollar, price per clip), each rendered by
+        :func:`songlab.listening.verdict.verdict` from the figures and intervals the table
+        shows, at the precision it shows them: a model is named only where its interval
+        separates from every other's; otherwise the sentence says which overlap."""
+        f = self.frame
+        names = _row_names(f)
+        out: dict[str, Verdict] = {}
+        for column, measure in _MEASURES.items():
+            if column not in f or not f[column].notna().any():
+                continue
+            low, high = _bounds(column)
+            rows = [
+                _estimate(name, r, column, low, high)
+                for name, (_, r) in zip(names, f.iterrows(), strict=True)
+            ]
+            out[column] = verdict(rows, measure=measure)
+        return out
+
+    def _verdict_lines(self) -> list[str]:
+        return [v.text for v in self.verdicts().values()]
+
     def _repr_html_(self) -> str:
-        html: str = self.display_frame().to_html(index=False, escape=True, na_rep="-")
-        return html
+        import html as h
+
+        table: str = self.display_frame().to_html(index=False, escape=True, na_rep="-")
+        said = "".join(f"<li>{h.escape(line)}</li>" for line in self._verdict_lines())
+        return table + (f"<ul class='songlab-verdicts'>{said}</ul>" if said else "")
 
     def to_html(self, path: str | os.PathLike[str], /) -> str:
         """A self-contained HTML page: the table and each measure's provenance (0600)."""
@@ -555,8 +619,6 @@ class Scorecard:
     def plot(self, *, measure: str = "key_score") -> Any:
         """Quality per dollar: each model's listening score (or ``measure`` when nobody has
         listened) against its price per clip, with the 95 % intervals; legend outside."""
-        from matplotlib.figure import Figure
-
         f = self.frame
         use_listening = "listening_score" in f and f["listening_score"].notna().any()
         y, lo, hi = (
@@ -566,7 +628,7 @@ class Scorecard:
         )
         if y not in f:
             raise ListeningError("measure", f"{measure!r} is not a column of the scorecard")
-        fig = Figure(figsize=(7, 3.6), layout="constrained")
+        fig = figure(figsize=(7, 3.6), layout="constrained")
         ax = fig.add_subplot(1, 1, 1)
         for i, (_, r) in enumerate(f.iterrows()):
             x = (
@@ -603,6 +665,52 @@ def _cents(v: Any) -> str:
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "-"
     return f"${Decimal(str(v)).quantize(Decimal('0.01'))}"
+
+
+def _float(v: Any) -> float:
+    """A figure of the frame as a float (None and other unknowns: nan)."""
+    return float(v) if _num(v) else math.nan
+
+
+def _estimate(name: str, row: pd.Series, value: str, low: str, high: str) -> Estimate:
+    """``row``'s figure ``value`` with its interval ``low``-``high`` (nan where absent)."""
+    low_v, high_v = _float(row.get(low)), _float(row.get(high))
+    if math.isnan(low_v) or math.isnan(high_v):
+        low_v = high_v = math.nan
+    return Estimate(name, _float(row.get(value)), low_v, high_v)
+
+
+#: the listening score and its interval, as the frame holds them
+LISTENING: Final = ("listening_score", "listening_low", "listening_high")
+# what each column the table shows measures, at the precision display_frame shows it
+_MEASURES: Final[dict[str, Measure]] = {
+    "listening_score": Measure("listening score", digits=1),
+    **{
+        col: Measure(
+            col.replace("_score", " score").replace("_wer", " word error rate").replace("_", " "),
+            better="lower" if col == "lyrics_wer" else "higher",
+        )
+        for col in ADHERENCE_COLUMNS
+    },
+    "quality_per_usd": Measure("listening points per dollar", digits=0),
+    "usd_per_clip": Measure("price per clip", better="lower", prefix="$", interval="exact price"),
+}
+
+
+def _bounds(column: str) -> tuple[str, str]:
+    """The frame's columns of ``column``'s interval (an exact price has none: its own value)."""
+    if column == "listening_score":
+        return "listening_low", "listening_high"
+    if column == "usd_per_clip":
+        return column, column
+    return f"{column}_low", f"{column}_high"
+
+
+def _row_names(frame: pd.DataFrame) -> list[str]:
+    """Each row's name in a sentence: the model, with its tier when rows are per tier."""
+    if "license" not in frame:
+        return [str(m) for m in frame["model"]]
+    return [f"{m} ({lic})" for m, lic in zip(frame["model"], frame["license"], strict=True)]
 
 
 def scorecard(
@@ -668,9 +776,15 @@ def scorecard(
         on = [k for k in keys if k in p.columns and k in frame.columns]
         frame = frame.merge(p, on=on or ["model"], how="outer")
     if "listening_score" in frame and "usd_per_clip" in frame:
-        frame["quality_per_usd"] = [
-            float(s) / float(u) if _num(s) and u is not None and float(u) > 0 else float("nan")
-            for s, u in zip(frame["listening_score"], frame["usd_per_clip"], strict=True)
-        ]
+        ratio = [
+            per(
+                _estimate("-", r, *LISTENING),
+                r["usd_per_clip"],
+            )
+            for _, r in frame.iterrows()
+        ]  # the listening interval divided by the exact price: the ratio's own interval
+        frame["quality_per_usd"] = [e.value for e in ratio]
+        frame["quality_per_usd_low"] = [e.low for e in ratio]
+        frame["quality_per_usd_high"] = [e.high for e in ratio]
     frame = frame.sort_values(keys, ignore_index=True)
     return Scorecard(frame, provenance=prov)

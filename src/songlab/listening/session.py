@@ -311,10 +311,7 @@ class ListeningSession:
         """Every clip (and anchor) in the common format, loudness-matched per prompt."""
         conditions = self._conditions(decoded, options)
         conformed = {c: [fmt.conform(a, r) for a, r in clips] for c, clips in conditions.items()}
-        if options["seconds"] is not None:
-            samples = int(round(options["seconds"] * fmt.RATE))
-        else:
-            samples = min(a.shape[-1] for clips in conformed.values() for a in clips)
+        samples = _common_length(conformed, prompts, options["seconds"])
         cores: dict[tuple[str, int], np.ndarray] = {}
         gains: dict[str, dict[str, float]] = {}
         targets: list[float] = []
@@ -575,7 +572,7 @@ class ListeningSession:
         if missing:
             raise NotPlayedError(
                 f"trial {t.index}: play every clip before answering; not played yet: "
-                f"{', '.join(missing)} (each must be heard for {self.need:.1f} s; "
+                f"{', '.join(missing)} (each must be heard for {self.need_ms / 1000:g} s; "
                 f"call mark_played({t.index}, label) as each one plays)"
             )
         if t.index in self._answers and not replace:
@@ -818,6 +815,30 @@ class ListeningSession:
             self._heard = {int(k): dict.fromkeys(v, self.seconds) for k, v in doc["played"].items()}
         self._revealed = bool(doc["revealed"])
         return self
+
+
+def _common_length(
+    conformed: Mapping[str, list[np.ndarray]], prompts: list[str], seconds: float | None
+) -> int:
+    """The common length in samples: ``seconds``, or the shortest clip's sound. A clip with
+    less sound than ``seconds`` (or under half a second) is refused, naming it: padding it
+    with silence would tell its model apart (its clips alone would end in digital silence)."""
+    least = int(0.25 * fmt.RATE)
+    length, condition, p = min(
+        (a.shape[-1], c, p) for c, clips in conformed.items() for p, a in enumerate(clips)
+    )
+    which = f"the clip of {condition!r} for {prompts[p]!r} has {length / fmt.RATE:.3f} s of sound"
+    if length < least:
+        raise ListeningError("clips", f"{which}: a clip needs at least 0.25 s")
+    samples = length if seconds is None else int(round(seconds * fmt.RATE))
+    if length < samples:
+        raise ListeningError(
+            "seconds",
+            f"{which} (digital silence at either end cut), less than the {samples / fmt.RATE:.3f} "
+            "s every clip is cut to; padding it with silence would tell its model apart: give "
+            f"a shorter seconds= (at most {length / fmt.RATE:.3f} s) or a longer clip",
+        )
+    return samples
 
 
 def _text(answer: Any) -> str:

@@ -5,7 +5,9 @@
 with the ledger's cost of the tasks that made each model's clips (one license
 tier for all, the tier the campaign was made at) and, from the ledger's tier
 prices, what the same clips would cost in every other tier. Money stays
-``Decimal``; ``points_per_usd`` is a float for reading and plotting only.
+``Decimal``; ``points_per_usd`` (with its interval: the score's, divided by the exact
+price) is a float for reading and plotting only, and :func:`value_verdict` says which model
+gives the most of it, by :func:`songlab.listening.verdict.verdict`.
 The license tier changes what a clip may be used for, not how it sounds (the
 sandbox renders the same audio whatever the tier), so a row of another tier
 keeps its model's score: check that your use fits that tier's license.
@@ -19,8 +21,10 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from songlab.figures import figure
 from songlab.ledger import tier_prices
 from songlab.listening._errors import ListeningError
+from songlab.listening.verdict import Estimate, Measure, Verdict, per, verdict
 from songlab.spec import LICENSE_NAMES
 
 if TYPE_CHECKING:
@@ -39,10 +43,14 @@ COLUMNS = [
     "score_high",
     "usd_per_point",
     "points_per_usd",
+    "points_per_usd_low",
+    "points_per_usd_high",
     "save_per_clip_usd",
     "save_per_1000_usd",
     "score_change",
 ]
+#: how quality per dollar reads, in the table, the sentence and the chart alike
+POINTS_PER_DOLLAR = Measure("points per dollar", digits=0)
 
 
 def _score_columns(quality: pd.DataFrame) -> tuple[str, str | None, str | None]:
@@ -119,7 +127,7 @@ def quality_per_dollar(
                     "usd_per_point": (per_clip / Decimal(repr(s))).quantize(CENT)
                     if s > 0
                     else None,
-                    "points_per_usd": s / float(per_clip) if per_clip else float("inf"),
+                    **_points_per_usd(_score_estimate(model, s, q, low, high), per_clip),
                 }
             )
     out = pd.DataFrame(rows)
@@ -134,6 +142,44 @@ def quality_per_dollar(
     out = out.reset_index(drop=True)[COLUMNS]
     out.attrs.update(reference_model=ref["model"], license=own, score_column=score)
     return out
+
+
+def _score_estimate(
+    model: str, score: float, quality: pd.DataFrame, low: str | None, high: str | None
+) -> Estimate:
+    """``model``'s score with its interval (nan bounds when the panel gives none)."""
+    lo = float(quality.loc[model, low]) if low else float("nan")
+    hi = float(quality.loc[model, high]) if high else float("nan")
+    if lo != lo or hi != hi:  # nan: no interval
+        lo = hi = float("nan")
+    return Estimate(str(model), score, lo, hi)
+
+
+def _points_per_usd(score: Estimate, per_clip: Decimal) -> dict[str, float]:
+    """Points per dollar and its interval: the score's interval divided by the exact price."""
+    ratio = per(score, per_clip)
+    return {
+        "points_per_usd": ratio.value,
+        "points_per_usd_low": ratio.low,
+        "points_per_usd_high": ratio.high,
+    }
+
+
+def value_verdict(table: pd.DataFrame, /) -> Verdict:
+    """The sentence on which model gives the most points per dollar at the campaign's tier
+    (:func:`quality_per_dollar`'s measured rows): a model is named only when its interval
+    (the panel's score interval divided by its exact price per clip) lies wholly above every
+    other's, at whole points (see :func:`songlab.listening.verdict.verdict`)."""
+    if not isinstance(table, pd.DataFrame) or "points_per_usd_low" not in table.columns:
+        raise ListeningError("table", "must be quality_per_dollar()'s table")
+    own = table[table["measured"]]
+    return verdict(
+        [
+            Estimate(str(r.model), r.points_per_usd, r.points_per_usd_low, r.points_per_usd_high)
+            for r in own.itertuples()
+        ],
+        measure=POINTS_PER_DOLLAR,
+    )
 
 
 def _dollars(value: float, _pos: object = None) -> str:
@@ -153,10 +199,9 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
 
     The dollar axis is logarithmic with ticks in dollars ($0.10, $0.20, $0.50, $1 ...);
     the legend sits outside the plot, so it covers no line."""
-    from matplotlib.figure import Figure  # matplotlib loads when a chart is drawn
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    fig = Figure(figsize=(8, 4), layout="constrained")
+    fig = figure(figsize=(8, 4), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     for i, (model, g) in enumerate(table.groupby("model", sort=True)):
         color = f"C{i}"
@@ -173,7 +218,7 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
         )
         m = g[g["measured"]].iloc[0]
         yerr = [[m["score"] - m["score_low"]], [m["score_high"] - m["score"]]]
-        per_point = Decimal(str(m["usd_per_point"])).quantize(Decimal("0.0001"))
+        ppd = POINTS_PER_DOLLAR
         ax.errorbar(
             [float(m["usd_per_clip"])],
             [m["score"]],
@@ -181,7 +226,8 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
             fmt="o",
             color=color,
             capsize=4,
-            label=f"{model}: ${per_point} per point",
+            label=f"{model}: {ppd.show(m['points_per_usd'])} {ppd.what}"
+            f" ({ppd.span(m['points_per_usd_low'], m['points_per_usd_high'])})",
         )
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -190,16 +236,23 @@ def plot_quality_per_dollar(table: pd.DataFrame, /, *, title: str | None = None)
     ax.set_xlabel("price per clip (log scale; hollow: the same clips in other tiers)")
     ax.set_ylabel(f"panel {table.attrs.get('score_column', 'score')} (0-100)")
     tier = table.attrs.get("license", "?")
-    ax.set_title(title or f"Quality per dollar ({LICENSE_NAMES.get(tier, tier)} tier)")
-    ax.legend(
+    ax.set_title(
+        title or f"Panel score and {POINTS_PER_DOLLAR.what} ({LICENSE_NAMES.get(tier, tier)} tier)"
+    )
+    ax.legend(  # the title's unit: points per dollar, with the interval the verdict uses
         loc="upper left",
         bbox_to_anchor=(1.02, 1.0),
         borderaxespad=0.0,
         fontsize="small",
-        title="model (measured tier)",
+        title=f"{POINTS_PER_DOLLAR.what} (95 % interval)",
     )
     ax.grid(alpha=0.3)
     return fig
 
 
-__all__ = ["plot_quality_per_dollar", "quality_per_dollar"]
+__all__ = [
+    "POINTS_PER_DOLLAR",
+    "plot_quality_per_dollar",
+    "quality_per_dollar",
+    "value_verdict",
+]

@@ -24,7 +24,7 @@ from songlab.sandbox.http.app import create_asgi
 from songlab.sandbox.storage.accounts import Accounts
 from songlab.sandbox.storage.clock import Clock
 from songlab.sandbox.storage.db import Store
-from songlab.sandbox.storage.files import Links, Signer
+from songlab.sandbox.storage.file_store import Links, Signer
 from songlab.sandbox.tasks.creates import Creates
 from songlab.sandbox.tasks.events import EventLog
 from songlab.sandbox.tasks.faults import Faults

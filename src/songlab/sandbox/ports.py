@@ -6,7 +6,7 @@ assembled sandbox). The concrete classes satisfy them structurally:
 
 * :class:`Now` - :class:`~songlab.sandbox.storage.clock.Clock`
 * :class:`EventSink` - :class:`~songlab.sandbox.tasks.events.EventLog`
-* :class:`Links` - :class:`~songlab.sandbox.storage.files.Links`
+* :class:`Links` - :class:`~songlab.sandbox.storage.file_store.Links`
 * :class:`Authenticator` - :class:`~songlab.sandbox.storage.accounts.Accounts`
 * :class:`FaultGate` - :class:`~songlab.sandbox.tasks.faults.Faults`
 * :class:`Scheduler` - :class:`~songlab.sandbox.tasks.worker.Worker`

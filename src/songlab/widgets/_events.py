@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-import songlab.client.field_names as F
+import songlab.client.field_names as field_names
 from songlab.spec import TRANSLATION_STEPS, EventKind, Status
 
 __all__ = [
@@ -47,15 +47,15 @@ EVENT_FIELDS: Final[tuple[str, ...]] = (
 )
 _PHASES: Final[tuple[str, ...]] = ("pending", "started", "finished")
 _NAMES: Final[dict[str, tuple[str, ...]]] = {
-    "seq": F.EVENT_SEQ,
-    "kind": F.EVENT_KIND,
-    "task_id": F.EVENT_TASK_ID,
-    "status": F.EVENT_STATUS,
-    "progress": F.EVENT_PROGRESS,
-    "step": F.EVENT_STEP,
-    "phase": F.EVENT_PHASE,
-    "message": F.EVENT_MESSAGE,
-    "cursor": F.EVENT_CURSOR,
+    "seq": field_names.EVENT_SEQ,
+    "kind": field_names.EVENT_KIND,
+    "task_id": field_names.EVENT_TASK_ID,
+    "status": field_names.EVENT_STATUS,
+    "progress": field_names.EVENT_PROGRESS,
+    "step": field_names.EVENT_STEP,
+    "phase": field_names.EVENT_PHASE,
+    "message": field_names.EVENT_MESSAGE,
+    "cursor": field_names.EVENT_CURSOR,
 }
 
 
@@ -97,7 +97,11 @@ def as_event(event: Any) -> dict[str, Any]:
     if isinstance(event, Mapping):
         data = {
             **event,
-            **{k: v for k, names in _NAMES.items() if (v := F.first(event, names)) is not None},
+            **{
+                k: v
+                for k, names in _NAMES.items()
+                if (v := field_names.first(event, names)) is not None
+            },
         }
     else:
         data = {k: getattr(event, k) for k in EVENT_FIELDS if getattr(event, k, None) is not None}
@@ -246,12 +250,20 @@ def settle(state: TaskState, snapshot: Mapping[str, Any]) -> TaskState:
     if status == Status.COMPLETED:
         return reduce(state, {"kind": "terminal", "status": "completed"})
     if status == Status.FAILED:
-        failure = F.first(snapshot, F.TASK_FAILURE) or {}
-        code = F.first(failure, F.FAILURE_CODE) if isinstance(failure, Mapping) else None
-        text = F.first(failure, F.FAILURE_MESSAGE) if isinstance(failure, Mapping) else None
+        failure = field_names.first(snapshot, field_names.TASK_FAILURE) or {}
+        code = (
+            field_names.first(failure, field_names.FAILURE_CODE)
+            if isinstance(failure, Mapping)
+            else None
+        )
+        text = (
+            field_names.first(failure, field_names.FAILURE_MESSAGE)
+            if isinstance(failure, Mapping)
+            else None
+        )
         error = ": ".join(str(x) for x in (code, text) if x) or state.error or "the task failed"
         return replace(reduce(state, {"kind": "terminal", "status": "failed"}), error=error)
-    progress = F.first(snapshot, F.TASK_PROGRESS)
+    progress = field_names.first(snapshot, field_names.TASK_PROGRESS)
     data: dict[str, Any] = {"kind": "progress", "status": status or None}
     if progress is not None:
         data["progress"] = progress

@@ -23,6 +23,7 @@ take), so an older take plays as well as the newest; starting one pauses the oth
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -165,8 +166,6 @@ class GenerationForm(W.VBox):
 
     def _body(self, state: FormState | None = None) -> dict[str, Any]:
         """The native create body the client would send (its record's look-up key)."""
-        import json
-
         req = (state or self.state).request()
         return {
             "tool_id": req["tool_id"],

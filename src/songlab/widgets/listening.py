@@ -399,8 +399,11 @@ class ListeningPanel(W.VBox):
 def _summary_html(summary: Any, title: str) -> str:
     cell = "padding:.15em .7em;text-align:right"
     out = [f"<h4 style='margin:.6em 0 .2em'>{html.escape(title)}</h4>" if title else ""]
-    out += [
-        f"<b>{html.escape(summary.verdict)}</b>",
+    rule = f" Rule: {summary.rule}." if summary.rule else ""
+    said = summary.verdict.replace(rule, "") if rule else summary.verdict
+    out += [  # the verdict as the protocol's summary renders it, its rule in small print
+        f"<b>{html.escape(said)}</b>",
+        f"<div style='font-size:85%;color:#555'>{html.escape(rule.strip())}</div>" if rule else "",
         "<table style='border-collapse:collapse'><tr>",
     ]
     out += [f"<th style='{cell}'>{html.escape(h)}</th>" for h in summary.head]

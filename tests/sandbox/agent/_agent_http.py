@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.sandbox._util import ledger, wait  # noqa: F401 (shared helpers, re-exported)
+from tests.sandbox._util import ledger, wait
 
 MULTI = (
     "Write lyrics about a rainy night in Lisbon, then make a jazz song with them, "

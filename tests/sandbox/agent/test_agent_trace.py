@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal as D
+from decimal import Decimal
 
 import pytest
 
@@ -25,14 +25,14 @@ STEP_KEYS = [
 @pytest.mark.parametrize(
     ("amount", "text"),
     [
-        (D("0.07"), "0.07000000"),
-        (D("0.00123456"), "0.00123456"),
-        (D(0), "0.00000000"),
-        (D("0E-8"), "0.00000000"),
-        (D("12"), "12.00000000"),
+        (Decimal("0.07"), "0.07000000"),
+        (Decimal("0.00123456"), "0.00123456"),
+        (Decimal(0), "0.00000000"),
+        (Decimal("0E-8"), "0.00000000"),
+        (Decimal("12"), "12.00000000"),
     ],
 )
-def test_money(amount: D, text: str) -> None:
+def test_money(amount: Decimal, text: str) -> None:
     assert money(amount) == text
 
 
@@ -40,7 +40,7 @@ def test_money_refuses_floats_and_extra_decimals() -> None:
     with pytest.raises(TypeError):
         money(0.07)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="8 decimals"):
-        money(D("0.000000001"))
+        money(Decimal("0.000000001"))
 
 
 def test_trace_shape() -> None:
@@ -50,7 +50,7 @@ def test_trace_shape() -> None:
         tool="write_lyrics",
         tool_id="tid",
         status="completed",
-        cost=D("0.02"),
+        cost=Decimal("0.02"),
         task_id="t1",
         text="la la",
     )
@@ -58,8 +58,8 @@ def test_trace_shape() -> None:
     t.verification("Verification: ok.")
     out = t.finish(
         usage={"input_tokens": 10, "output_tokens": 5},
-        agent_fee=D("0.00001"),
-        total_cost=D("0.02001"),
+        agent_fee=Decimal("0.00001"),
+        total_cost=Decimal("0.02001"),
         stopped_by="budget",
     )
     assert list(out) == ["steps", "usage", "agent_fee_usd", "total_cost_usd", "stopped_by"]
@@ -82,7 +82,7 @@ def test_trace_refuses_unknown_status_and_stop_reason() -> None:
     with pytest.raises(ValueError, match="stopped_by"):
         t.finish(
             usage={"input_tokens": 0, "output_tokens": 0},
-            agent_fee=D(0),
-            total_cost=D(0),
+            agent_fee=Decimal(0),
+            total_cost=Decimal(0),
             stopped_by="time",
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal as D
+from decimal import Decimal
 
 import pytest
 
@@ -26,13 +26,13 @@ def test_may_call_until_the_cap() -> None:
 
 def test_budget_in_cents_reached_at_equality() -> None:
     caps = Caps.of("pro", max_budget=10)
-    assert caps.budget_usd == D("0.10")
-    assert not caps.budget_reached(D("0.09999999"))
-    assert caps.budget_reached(D("0.10"))
-    assert caps.budget_reached(D("0.5"))
+    assert caps.budget_usd == Decimal("0.10")
+    assert not caps.budget_reached(Decimal("0.09999999"))
+    assert caps.budget_reached(Decimal("0.10"))
+    assert caps.budget_reached(Decimal("0.5"))
 
 
 def test_no_budget_is_never_reached() -> None:
     caps = Caps.of("flash")
     assert caps.budget_usd is None
-    assert not caps.budget_reached(D("1000000"))
+    assert not caps.budget_reached(Decimal("1000000"))

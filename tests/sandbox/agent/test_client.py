@@ -3,7 +3,7 @@ carries the parsed trace, and the trace's files resolve through the link route."
 
 from __future__ import annotations
 
-from decimal import Decimal as D
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -31,7 +31,7 @@ def test_agent_run_returns_the_parsed_trace(client: Any) -> None:
         "separate_stems",
         "copyright",
     ]
-    assert all(isinstance(s.cost_usd, D) for s in calls)
+    assert all(isinstance(s.cost_usd, Decimal) for s in calls)
     assert run.trace.total_cost_usd == run.trace.agent_fee_usd + sum(s.cost_usd for s in calls)
     assert run.trace.usage.input_tokens > run.trace.usage.output_tokens > 0
     assert run.trace.file_ids

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal as D
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -29,7 +29,9 @@ class FakeTools:
         self.calls.append((operation, model, payload))
         n = len(self.calls)
         if operation in self.fail:
-            return Result("failed", self.tool_id(operation, model), f"t{n}", D(0), error="boom")
+            return Result(
+                "failed", self.tool_id(operation, model), f"t{n}", Decimal(0), error="boom"
+            )
         if operation in TEXT_OPS:
             text = "rain falls on the city tonight" if operation != "copyright" else "no match"
             assets: list[tuple[str, str]] = []
@@ -76,19 +78,19 @@ def test_full_run_chains_results_and_totals() -> None:
     song_payload = tools.calls[1][2]
     assert song_payload["lyrics"] == "rain falls on the city tonight"
     assert tools.calls[2][2] == {"audio": "file_id:f2_mix"}
-    sub = sum((price(op, m) for op, m, _ in tools.calls), D(0))
+    sub = sum((price(op, m) for op, m, _ in tools.calls), Decimal(0))
     assert out.sub_tool_cost == sub
     usage = out.trace["usage"]
     rates = AGENT_RATES["standard"]
     fee = (
         rates.input_token * usage["input_tokens"]
         + rates.output_token * usage["output_tokens"]
-        + D("0.004")
+        + Decimal("0.004")
     )
     assert out.fee == fee
     assert out.trace["agent_fee_usd"] == f"{fee:.8f}"
-    assert D(out.trace["total_cost_usd"]) == fee + sub
-    assert sum(D(s["cost_usd"]) for s in calls_of(out.trace)) == sub
+    assert Decimal(out.trace["total_cost_usd"]) == fee + sub
+    assert sum(Decimal(s["cost_usd"]) for s in calls_of(out.trace)) == sub
     assert out.trace["stopped_by"] is None
     stems = calls_of(out.trace)[2]
     assert stems["file_ids"] == ["f3_vocals", "f3_instrumental"] and stems["task_id"] == "t3"
@@ -124,7 +126,7 @@ def test_budget_halts_after_the_turn_that_crossed_it_never_before_a_call() -> No
     assert out.stopped_by == "budget" and out.trace["stopped_by"] == "budget"
     assert len(calls_of(out.trace)) == 4  # only the calls made are traced
     assert [u["tool"] for u in out.trace["not_done"]] == ["mix"]
-    assert out.total > D("0.10")  # spent stays spent
+    assert out.total > Decimal("0.10")  # spent stays spent
     assert "budget of 10 cents" in out.text
     assert "Left undone: mix the stems back down (the budget was reached)." in out.text
 
@@ -194,8 +196,8 @@ def test_failed_call_counts_for_the_fee_and_skips_its_dependants() -> None:
     r = AGENT_RATES["standard"]
     assert out.fee == r.input_token * usage["input_tokens"] + r.output_token * usage[
         "output_tokens"
-    ] + D("0.002")
-    assert out.sub_tool_cost == D("0.02")
+    ] + Decimal("0.002")
+    assert out.sub_tool_cost == Decimal("0.02")
     assert "failed (boom)" in out.text
 
 

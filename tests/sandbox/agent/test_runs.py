@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal as D
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -57,19 +57,19 @@ def test_multi_step_run_makes_real_billed_subtasks(
         assert sub["status"] == "completed"
         assert sub["parent_task_id"] == run_id
         assert sub["operation"] == step["tool"] and sub["tool_id"] == step["tool_id"]
-        assert D(sub["cost_usd"]) == D(step["cost_usd"]) > 0
+        assert Decimal(sub["cost_usd"]) == Decimal(step["cost_usd"]) > 0
 
     lines = lines_of(admin, acct.account_id, run_id)
     subs = [e for e in lines if e["kind"] == "agent_sub_tool"]
     assert sorted(e["task_id"] for e in subs) == sorted(s["task_id"] for s in calls)
     assert all(e["parent_task_id"] == run_id for e in subs)
-    by_task = {e["task_id"]: D(e["amount_usd"]) for e in subs}
-    assert all(by_task[s["task_id"]] == D(s["cost_usd"]) for s in calls)
+    by_task = {e["task_id"]: Decimal(e["amount_usd"]) for e in subs}
+    assert all(by_task[s["task_id"]] == Decimal(s["cost_usd"]) for s in calls)
     fee = [e for e in lines if e["kind"] == "agent_fee"]
     assert len(fee) == 1 and fee[0]["task_id"] == run_id
-    assert D(fee[0]["amount_usd"]) == D(trace["agent_fee_usd"]) > 0
+    assert Decimal(fee[0]["amount_usd"]) == Decimal(trace["agent_fee_usd"]) > 0
     # the ledger adds up to the run's reported cost, everywhere it is reported
-    assert total(lines) == D(trace["total_cost_usd"]) == D(snap["cost_usd"])
+    assert total(lines) == Decimal(trace["total_cost_usd"]) == Decimal(snap["cost_usd"])
     assert len(lines) == len(calls) + 1
 
     # the files are the account's: they resolve through the link route, for it only
@@ -82,7 +82,7 @@ def test_multi_step_run_makes_real_billed_subtasks(
             assert other.get(f"/v1/files/{fid}/url").json()["error"] == "ResourceNotFound"
 
     balance = client.get("/v1/account/balance").json()
-    assert balance["total_effective"] == int((D(10) - total(lines)) / D("0.01"))
+    assert balance["total_effective"] == int((Decimal(10) - total(lines)) / Decimal("0.01"))
 
 
 def test_fee_is_tokens_at_the_tier_rates_plus_a_tenth_of_a_cent_per_call(
@@ -96,9 +96,11 @@ def test_fee_is_tokens_at_the_tier_rates_plus_a_tenth_of_a_cent_per_call(
     calls = len(tool_calls(trace))
     assert calls == 2  # the beat and pro's copyright verification
     expected = (
-        r.input_token * u["input_tokens"] + r.output_token * u["output_tokens"] + D("0.001") * calls
+        r.input_token * u["input_tokens"]
+        + r.output_token * u["output_tokens"]
+        + Decimal("0.001") * calls
     )
-    assert D(trace["agent_fee_usd"]) == expected
+    assert Decimal(trace["agent_fee_usd"]) == expected
     assert [s["kind"] for s in trace["steps"]].count("verification") == 1
 
 
@@ -136,7 +138,7 @@ def test_budget_halts_after_the_turn_that_crossed_it(
     assert snap["output"]["text"].startswith("Stopped: the budget of 15 cents")
     lines = lines_of(admin, acct.account_id, snap["task_id"])
     assert len([e for e in lines if e["kind"] == "agent_sub_tool"]) == 4
-    assert total(lines) == D(trace["total_cost_usd"]) > D("0.15")  # spent stays charged
+    assert total(lines) == Decimal(trace["total_cost_usd"]) > Decimal("0.15")  # spent stays charged
 
 
 def test_budget_is_never_checked_before_a_call(client: httpx.Client) -> None:
@@ -206,9 +208,9 @@ def test_sub_tool_refused_mid_run_is_a_failed_call_counted_for_the_fee(
     from songlab.pricing import AGENT_RATES
 
     r, u = AGENT_RATES["pro"], trace["usage"]
-    assert D(lines[0]["amount_usd"]) == r.input_token * u["input_tokens"] + r.output_token * u[
-        "output_tokens"
-    ] + D("0.001")
+    assert Decimal(lines[0]["amount_usd"]) == r.input_token * u[
+        "input_tokens"
+    ] + r.output_token * u["output_tokens"] + Decimal("0.001")
 
 
 @pytest.mark.parametrize(
@@ -267,13 +269,13 @@ def test_internal_tools_refused_when_called_directly(
         internal["web_search"],
         "completed",
     )
-    assert D(step["cost_usd"]) == D("0.01")
+    assert Decimal(step["cost_usd"]) == Decimal("0.01")
     line = next(
         e
         for e in lines_of(admin, acct.account_id, snap["task_id"])
         if e["kind"] == "agent_sub_tool"
     )
-    assert D(line["amount_usd"]) == D("0.01") and line["task_id"] == step["task_id"]
+    assert Decimal(line["amount_usd"]) == Decimal("0.01") and line["task_id"] == step["task_id"]
 
 
 def _shape(trace: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -314,6 +316,10 @@ def test_workflow_build_only_runs_nothing(
     assert trace["workflow"]["workflow_id"] in snap["output"]["text"]
     lines = lines_of(admin, acct.account_id, snap["task_id"])
     assert [e["kind"] for e in lines] == ["agent_fee"]
-    assert D(lines[0]["amount_usd"]) == D(trace["total_cost_usd"]) == D(trace["agent_fee_usd"])
+    assert (
+        Decimal(lines[0]["amount_usd"])
+        == Decimal(trace["total_cost_usd"])
+        == Decimal(trace["agent_fee_usd"])
+    )
     listing = client.get("/v1/generations").json()["data"]
     assert [t["task_id"] for t in listing] == [snap["task_id"]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal as D
+from decimal import Decimal
 
 import pytest
 
@@ -56,14 +56,14 @@ def test_usage_rereads_context_each_call() -> None:
     ("tier", "expected"),
     [
         # 1000 in, 200 out, 3 calls
-        ("flash", D("0.00000067") * 1000 + D("0.00000213") * 200 + D("0.003")),
-        ("standard", D("0.00122") + D("0.00271") + D("0.003")),
-        ("pro", D("0.006") + D("0.006") + D("0.003")),
+        ("flash", Decimal("0.00000067") * 1000 + Decimal("0.00000213") * 200 + Decimal("0.003")),
+        ("standard", Decimal("0.00122") + Decimal("0.00271") + Decimal("0.003")),
+        ("pro", Decimal("0.006") + Decimal("0.006") + Decimal("0.003")),
     ],
     ids=["flash", "standard", "pro"],
 )
-def test_fee_at_tier_rates(tier: str, expected: D) -> None:
+def test_fee_at_tier_rates(tier: str, expected: Decimal) -> None:
     u = Usage(input_tokens=1000, output_tokens=200)
     fee = u.fee(tier, sub_tool_calls=3)
     assert fee == expected
-    assert isinstance(fee, D)
+    assert isinstance(fee, Decimal)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from tests.sandbox.engine._engine_util import SR, as_foreign, as_input, audio_of
 
 
@@ -15,7 +15,7 @@ def _snr(ref, x):
 
 @pytest.mark.parametrize("provenance", [as_input, as_foreign], ids=["sandbox", "foreign"])
 def test_inpaint_changes_only_the_range(song_v7, provenance):
-    res = E.render(
+    res = engine.render(
         "inpaint",
         "v5",
         {"start_ms": 4000, "end_ms": 7000},
@@ -42,7 +42,7 @@ def _click_score(y, at):
 
 @pytest.mark.parametrize("provenance", [as_input, as_foreign], ids=["sandbox", "foreign"])
 def test_extend_tail_join_is_seamless(song_v7, provenance):
-    res = E.render(
+    res = engine.render(
         "extend_song",
         "v7",
         {"duration_seconds": 6},
@@ -69,7 +69,7 @@ def test_extend_tail_join_is_seamless(song_v7, provenance):
     ("asked", "applied"), [(3000, 8000), (10000, 10000), (999999, 420000), (0, 0)]
 )
 def test_extend_at_ms_is_clamped_and_reported(song_v5, asked, applied):
-    res = E.render(
+    res = engine.render(
         "extend_song",
         "v5",
         {"extend_at_ms": asked, "duration_seconds": 5},
@@ -83,7 +83,7 @@ def test_extend_at_ms_is_clamped_and_reported(song_v5, asked, applied):
 
 
 def test_extend_head_and_extend_music(song_v5):
-    head = E.render(
+    head = engine.render(
         "extend_song",
         "v5",
         {"extend_type": "head", "duration_seconds": 5},
@@ -93,7 +93,7 @@ def test_extend_head_and_extend_music(song_v5):
     y, x = audio_of(head.assets[0]), audio_of(song_v5.assets[0])
     assert y.shape[1] == pytest.approx(x.shape[1] + 5 * SR, abs=100)
     assert _snr(x[:, SR:], y[:, 6 * SR :]) > 20
-    music = E.render(
+    music = engine.render(
         "extend_music",
         "v5",
         {"extend_seconds": 3, "side": "tail"},
@@ -101,8 +101,8 @@ def test_extend_head_and_extend_music(song_v5):
         inputs={"music": as_input(song_v5.assets[0])},
     )
     assert audio_of(music.assets[0]).shape[1] / SR == pytest.approx(15, abs=0.05)
-    with pytest.raises(E.RenderError, match="side"):
-        E.render(
+    with pytest.raises(engine.RenderError, match="side"):
+        engine.render(
             "extend_music",
             "v5",
             {"side": "middle"},

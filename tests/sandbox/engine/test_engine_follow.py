@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import songlab.audio.adherence as adh
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from songlab.sandbox.engine.prompt import FOLLOW, follow, plan_from_prompt
 from songlab.sandbox.engine.theory import chord
 
@@ -69,8 +69,8 @@ def test_measured_from_outside_v7_follows_closest():
         for i, prompt in enumerate(PROMPTS):
             req = {"operation": "generate_song", "model": model}
             payload = {"prompt": prompt, "duration_seconds": 15, "format": "wav"}
-            res = E.render("generate_song", model, payload, seed=i)
-            y, sr = E.decode(res.assets[0].data)
+            res = engine.render("generate_song", model, payload, seed=i)
+            y, sr = engine.decode(res.assets[0].data)
             rows.append(adh.score(adh.asked({**req, "payload": payload}), adh.heard(y, sr=sr)))
         scores[model] = (
             np.mean([r["key_score"] for r in rows]),

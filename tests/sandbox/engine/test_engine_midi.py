@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from songlab.sandbox.engine import midi, recipe
 from songlab.sandbox.engine.theory import hz_to_midi
 from songlab.sandbox.engine.voice import f0_track
@@ -14,12 +14,12 @@ from tests.sandbox.engine._engine_util import SR, audio_of, read
 def test_midi_notes_appear_in_the_pitch_track():
     data = read("melody.mid")
     notes, _ = midi.parse(data)
-    res = E.render(
+    res = engine.render(
         "midi_to_song",
         "v7",
         {"prompt": "no drums", "duration_seconds": 12},
         seed=1,
-        inputs={"midi": E.AudioIn(data, "audio/midi")},
+        inputs={"midi": engine.AudioIn(data, "audio/midi")},
     )
     assert res.metadata["tempo_bpm"] == 120
     piano = recipe.render(recipe.derive(res.assets[0].recipe, stems=["piano"]))["piano"]
@@ -36,8 +36,8 @@ def test_midi_notes_appear_in_the_pitch_track():
 
 
 def test_hummed_melody_becomes_the_sung_line():
-    hum = E.AudioIn(read("hum.mp3"), "audio/mpeg")
-    res = E.render(
+    hum = engine.AudioIn(read("hum.mp3"), "audio/mpeg")
+    res = engine.render(
         "melody_to_song",
         "v6",
         {"prompt": "pop", "lyrics": "la la la la la la la la"},

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import songlab.sandbox.engine as E
-from songlab.sandbox.engine import codec
+import songlab.sandbox.engine as engine
+from songlab.sandbox.engine import audio_io
 from tests.sandbox.engine._engine_util import as_foreign, as_input
 
 PROMPTS = [
@@ -33,7 +33,7 @@ def test_song_extend_and_singing_sweep_has_no_float_errors(i):
     seed = int(np.random.default_rng(i).integers(0, 2**32))
     model = ("v5", "v6", "v7")[i % 3]
     with np.errstate(**RAISE):
-        song = E.render(
+        song = engine.render(
             "generate_song",
             model,
             {
@@ -44,21 +44,21 @@ def test_song_extend_and_singing_sweep_has_no_float_errors(i):
             },
             seed=seed,
         )
-        E.render(
+        engine.render(
             "extend_song",
             model,
             {"duration_seconds": 5, "format": "wav"},
             seed=seed,
             inputs={"song": as_input(song.assets[0])},
         )
-        E.render(
+        engine.render(
             "extend_song",
             "v5",
             {"duration_seconds": 5, "format": "wav", "lyrics": "and then"},
             seed=seed,
             inputs={"song": as_foreign(song.assets[0])},
         )
-        sung = E.render(
+        sung = engine.render(
             "generate_singing",
             "v5",
             {"lyrics": "oh yeah\nhold me close", "format": "wav"},
@@ -72,14 +72,14 @@ def test_short_and_silent_uploads_have_no_float_errors():
     """A clip shorter than one analysis frame, digital silence before a tone (the silent
     400 ms blocks of a loudness measurement), a near-silent upload."""
     t = np.arange(int(0.5 * 22050)) / 22050
-    short = codec.encode((0.3 * np.sin(2 * np.pi * 220 * t))[None, :], "mp3", sr=22050)
+    short = audio_io.encode((0.3 * np.sin(2 * np.pi * 220 * t))[None, :], "mp3", sr=22050)
     gap = np.zeros((1, 3 * 44100), dtype=np.float32)
     gap[0, 2 * 44100 :] = 0.3 * np.sin(2 * np.pi * 330 * np.arange(44100) / 44100)
     quiet = (1e-5 * np.random.default_rng(1).standard_normal((2, 44100))).astype(np.float32)
     with np.errstate(**RAISE):
-        for data in (short, codec.encode(gap, "wav"), codec.encode(quiet, "wav")):
-            a = E.AudioIn(data, "audio/mpeg")
-            ext = E.render(
+        for data in (short, audio_io.encode(gap, "wav"), audio_io.encode(quiet, "wav")):
+            a = engine.AudioIn(data, "audio/mpeg")
+            ext = engine.render(
                 "extend_song",
                 "v5",
                 {"duration_seconds": 5, "format": "wav"},
@@ -87,7 +87,7 @@ def test_short_and_silent_uploads_have_no_float_errors():
                 inputs={"song": a},
             )
             assert ext.assets[0].duration_s > 5
-            norm = E.render(
+            norm = engine.render(
                 "audio_effect",
                 "v5",
                 {"effect": "normalize", "format": "wav"},
@@ -95,12 +95,12 @@ def test_short_and_silent_uploads_have_no_float_errors():
                 inputs={"audio": a},
             )
             assert norm.assets[0].data
-            E.render("separate_stems", "2stem", {"format": "wav"}, seed=3, inputs={"audio": a})
-    lufs = E.render(
+            engine.render("separate_stems", "2stem", {"format": "wav"}, seed=3, inputs={"audio": a})
+    lufs = engine.render(
         "audio_effect",
         "v5",
         {"effect": "normalize", "format": "wav"},
         seed=3,
-        inputs={"audio": E.AudioIn(codec.encode(gap, "wav"), "audio/wav")},
+        inputs={"audio": engine.AudioIn(audio_io.encode(gap, "wav"), "audio/wav")},
     ).metadata["loudness_lufs"]
     assert abs(lufs + 14) < 1  # silent blocks are gated out, the tone is measured

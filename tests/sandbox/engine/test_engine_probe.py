@@ -14,8 +14,8 @@ import av
 import numpy as np
 import pytest
 
-import songlab.sandbox.engine as E
-from songlab.sandbox.engine import codec
+import songlab.sandbox.engine as engine
+from songlab.sandbox.engine import audio_io
 
 SR = 44100
 _T = np.arange(SR * 3) / SR
@@ -59,7 +59,7 @@ def free_format(data: bytes) -> bytes:
     return bytes(out)
 
 
-VBR = codec.encode(TONE, "mp3")  # the engine's own encoder: VBR with a Xing/LAME header
+VBR = audio_io.encode(TONE, "mp3")  # the engine's own encoder: VBR with a Xing/LAME header
 CBR_INFO = cbr(128, xing=True)
 CBR_BARE = cbr(320, xing=False)
 FREE = free_format(CBR_BARE)
@@ -78,7 +78,7 @@ ACCEPTED = {
 
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_what_decoders_play_is_accepted_with_its_true_length(name):
-    info = E.check_audio(ACCEPTED[name], field="reference_file_id", formats=("mp3", "m4a"))
+    info = engine.check_audio(ACCEPTED[name], field="reference_file_id", formats=("mp3", "m4a"))
     assert info.format == "mp3" and info.mime_type == "audio/mpeg" and info.channels == 2
     # padding and tags add no time: the length is the stream's (LAME's priming aside)
     assert info.duration_s == pytest.approx(3.0, abs=0.06), name
@@ -87,14 +87,14 @@ def test_what_decoders_play_is_accepted_with_its_true_length(name):
 @pytest.mark.parametrize("source", [VBR, CBR_INFO], ids=["vbr-xing", "cbr-info"])
 @pytest.mark.parametrize("cut", [417, 5000])
 def test_a_stream_cut_short_of_its_announced_length_is_refused(source, cut):
-    with pytest.raises(E.EngineInputError, match="truncated") as info:
-        E.check_audio(source[:-cut], field="reference_file_id")
+    with pytest.raises(engine.EngineInputError, match="truncated") as info:
+        engine.check_audio(source[:-cut], field="reference_file_id")
     assert info.value.field == "reference_file_id"
 
 
 def test_padding_after_a_truncated_stream_does_not_hide_the_cut():
-    with pytest.raises(E.EngineInputError, match="truncated"):
-        E.check_audio(VBR[: len(VBR) // 2] + bytes(1 << 16), field="song")
+    with pytest.raises(engine.EngineInputError, match="truncated"):
+        engine.check_audio(VBR[: len(VBR) // 2] + bytes(1 << 16), field="song")
 
 
 @pytest.mark.parametrize(
@@ -103,12 +103,12 @@ def test_padding_after_a_truncated_stream_does_not_hide_the_cut():
     ids=["sync-then-zeros", "id3-then-nothing"],
 )
 def test_what_no_decoder_can_read_is_refused(data):
-    with pytest.raises(E.EngineInputError):
-        E.check_audio(data, field="audio")
+    with pytest.raises(engine.EngineInputError):
+        engine.check_audio(data, field="audio")
 
 
 def test_the_probe_decodes_in_blocks_and_keeps_nothing():
     """A long file is counted, not held: the probe's answer matches a full decode."""
-    info = E.check_audio(VBR, field="song")
-    x, sr = E.decode(VBR)
+    info = engine.check_audio(VBR, field="song")
+    x, sr = engine.decode(VBR)
     assert info.duration_s == pytest.approx(x.shape[1] / sr, abs=1e-4)

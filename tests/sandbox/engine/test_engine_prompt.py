@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from songlab.sandbox.engine import analysis, recipe
 from songlab.sandbox.engine.prompt import plan_from_prompt
 from tests.sandbox.engine._engine_util import audio_of
@@ -32,7 +32,7 @@ def test_plan_reads_the_words():
     ("prompt", "bpm"), [("slow ballad at 70 bpm", 70), ("fast electronic track at 128 bpm", 128)]
 )
 def test_tempo_is_measurable(prompt, bpm):
-    res = E.render("generate_music", "v7", {"prompt": prompt, "duration_seconds": 10}, seed=1)
+    res = engine.render("generate_music", "v7", {"prompt": prompt, "duration_seconds": 10}, seed=1)
     drums = recipe.render(
         recipe.derive(res.assets[0].recipe, stems=["kick", "snare", "hihat", "perc"])
     )
@@ -48,7 +48,9 @@ def test_key_and_mode_are_measurable():
         ("happy piano in C major", 0, "major"),
     ):
         # v7 renders the asked key (v5 only half the time: test_engine_follow.py)
-        res = E.render("generate_music", "v7", {"prompt": prompt, "duration_seconds": 10}, seed=3)
+        res = engine.render(
+            "generate_music", "v7", {"prompt": prompt, "duration_seconds": 10}, seed=3
+        )
         assert res.metadata["key"] == f"{'A' if root == 9 else 'C'} {mode}"
         mix = audio_of(res.assets[0])
         bass = recipe.render(recipe.derive(res.assets[0].recipe, stems=["bass"]))["bass"]
@@ -64,11 +66,11 @@ def test_key_and_mode_are_measurable():
             ((root + 3) % 12, "major") if mode == "minor" else ((root + 9) % 12, "minor"),
         )
     # similar_music keeps the key of its input
-    sim = E.render(
+    sim = engine.render(
         "similar_music",
         "v5",
         {"prompt": "guitar"},
         seed=5,
-        inputs={"music": E.AudioIn(res.assets[0].data, "audio/mpeg")},
+        inputs={"music": engine.AudioIn(res.assets[0].data, "audio/mpeg")},
     )
     assert sim.metadata["key"] in ("C major", "A minor")

@@ -6,7 +6,7 @@ import numpy as np
 import pyloudnorm
 import pytest
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from tests.sandbox.engine._engine_util import SR, audio_of, band_share
 
 CASES = [
@@ -19,7 +19,7 @@ CASES = [
 
 @pytest.mark.parametrize(("op", "model", "payload"), CASES, ids=[c[0] for c in CASES])
 def test_render_is_real_audio(op, model, payload):
-    res = E.render(op, model, payload, seed=3)
+    res = engine.render(op, model, payload, seed=3)
     assert len(res.assets) == 1
     a = res.assets[0]
     assert a.mime_type == "audio/mpeg"
@@ -34,18 +34,18 @@ def test_render_is_real_audio(op, model, payload):
 
 def test_same_request_same_bytes():
     p = {"prompt": "lofi hip hop", "duration_seconds": 5}
-    a = E.render("generate_song", "v6", p, seed=11)
-    b = E.render("generate_song", "v6", p, seed=11)
+    a = engine.render("generate_song", "v6", p, seed=11)
+    b = engine.render("generate_song", "v6", p, seed=11)
     assert a.assets[0].data == b.assets[0].data
     assert a.assets[0].recipe == b.assets[0].recipe
-    c = E.render("generate_song", "v6", p, seed=12)
+    c = engine.render("generate_song", "v6", p, seed=12)
     assert c.assets[0].data != a.assets[0].data
 
 
 def test_channels_per_model(song_v5, song_v7):
     assert audio_of(song_v5.assets[0]).shape[0] == 1
     assert audio_of(song_v7.assets[0]).shape[0] == 2
-    v6 = E.render("generate_music", "v6", {"prompt": "pop", "duration_seconds": 5}, seed=1)
+    v6 = engine.render("generate_music", "v6", {"prompt": "pop", "duration_seconds": 5}, seed=1)
     assert audio_of(v6.assets[0]).shape[0] == 2
 
 
@@ -59,7 +59,7 @@ def test_v7_has_more_energy_above_10k_than_v5(song_v5, song_v7):
 def test_v6_is_narrower_stereo_than_v7():
     def side_share(model):
         x = audio_of(
-            E.render(
+            engine.render(
                 "generate_music",
                 model,
                 {"prompt": "folk with guitar and strings", "duration_seconds": 5},
@@ -72,16 +72,16 @@ def test_v6_is_narrower_stereo_than_v7():
 
 
 def test_unknown_operation_and_extend_type_raise():
-    with pytest.raises(E.RenderError, match="extend_type"):
-        E.render(
+    with pytest.raises(engine.RenderError, match="extend_type"):
+        engine.render(
             "extend_song",
             "v5",
             {"extend_type": "middle"},
             seed=1,
-            inputs={"song": E.AudioIn(b"x", "audio/mpeg")},
+            inputs={"song": engine.AudioIn(b"x", "audio/mpeg")},
         )
-    with pytest.raises(E.RenderError, match="operation"):
-        E.render("teleport", "v5", {}, seed=1)
+    with pytest.raises(engine.RenderError, match="operation"):
+        engine.render("teleport", "v5", {}, seed=1)
 
 
 def test_exports_are_sorted_and_complete():
@@ -90,6 +90,8 @@ def test_exports_are_sorted_and_complete():
         "AudioIn",
         "AudioInfo",
         "EngineInputError",
+        "Metadata",
+        "Recipe",
         "RenderError",
         "RenderResult",
         "Voice",
@@ -101,4 +103,4 @@ def test_exports_are_sorted_and_complete():
         "render",
         "similarity",
     ]
-    assert E.__all__ == sorted(E.__all__) == names
+    assert engine.__all__ == sorted(engine.__all__) == names

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from songlab.sandbox.engine import sfx
 
-# the first word of every `has(...)` branch of the renderer, read from its source so a new
-# branch is covered without editing this test
-KEYWORDS = re.findall(r'has\("([a-z]+)"', Path(sfx.__file__).read_text())
+# every word of every effect of the renderer's table, so a new effect is covered without
+# editing this test
+KEYWORDS = [word for _, words, _ in sfx.EFFECTS for word in words]
 
 
 def test_keywords_were_found():
-    assert {"rain", "knock"} <= set(KEYWORDS) and len(KEYWORDS) >= 6
+    assert {"rain", "knock"} <= set(KEYWORDS) and len(sfx.EFFECTS) >= 6
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in sfx.EFFECTS])
+def test_each_effect_is_used_by_each_of_its_words(name):
+    words = next(words for n, words, _ in sfx.EFFECTS if n == name)
+    for word in words:
+        assert name in sfx.render(word, 0.5, np.random.default_rng(0))[1], word
 
 
 @pytest.mark.parametrize("duration", [0.5, 0.7, 1.0, 2.5], ids=lambda d: f"{d}s")

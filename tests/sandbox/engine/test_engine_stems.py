@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.signal import stft
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from songlab.sandbox.engine import recipe
 from songlab.spec import STEMS
 from tests.sandbox.engine._engine_util import SR, as_foreign, as_input, audio_of
@@ -14,7 +14,7 @@ from tests.sandbox.engine._engine_util import SR, as_foreign, as_input, audio_of
 
 def stems_of(res, model, fmt="wav"):
     """Separated stems (lossless WAV unless asked: the tests measure, and MP3 encoding is slow)."""
-    out = E.render(
+    out = engine.render(
         "separate_stems", model, {"format": fmt}, seed=1, inputs={"audio": as_input(res.assets[0])}
     )
     return {a.name: a for a in out.assets}, out
@@ -54,7 +54,7 @@ def test_karaoke_mix_has_no_vocal(song_v7, six):
     inst = sum(audio_of(a) for a in rest)
     assert np.sqrt((vocal**2).mean()) > 0.01
     tracks = {f"track{i}": as_input(a) for i, a in enumerate(rest)}
-    karaoke = E.render("mix", "v5", {"format": "wav"}, seed=1, inputs=tracks)
+    karaoke = engine.render("mix", "v5", {"format": "wav"}, seed=1, inputs=tracks)
     # the vocal band: time-frequency bins where the singer is 10x louder than the band
     v, i = _spec(vocal), _spec(inst)
     band = np.abs(v) > 10 * np.abs(i) + 1e-4
@@ -63,7 +63,7 @@ def test_karaoke_mix_has_no_vocal(song_v7, six):
     k = np.abs(_spec(audio_of(karaoke.assets[0])))[band]
     assert 10 * np.log10((k**2).sum() / (full**2).sum()) < -20
     # and the recipe knows: transcribing the karaoke track finds no lyrics
-    tr = E.render(
+    tr = engine.render(
         "transcribe",
         "whisper-transcribe-v1",
         {},
@@ -78,28 +78,28 @@ def test_drumless_mix_has_no_drums(song_v5):
     tracks = {
         f"track{i}": as_input(a) for i, a in enumerate(a for n, a in stems.items() if n != "drums")
     }
-    out = E.render("mix", "v5", {"format": "wav"}, seed=1, inputs=tracks).assets[0]
-    again, _ = stems_of(E.RenderResult(assets=[out]), "6-stem")
+    out = engine.render("mix", "v5", {"format": "wav"}, seed=1, inputs=tracks).assets[0]
+    again, _ = stems_of(engine.RenderResult(assets=[out]), "6-stem")
     assert np.abs(audio_of(again["drums"])).max() < 1e-3
     assert np.abs(audio_of(again["vocals"])).max() > 0.05
 
 
 def test_beat_swap_keeps_the_vocal(song_v5):
     stems, _ = stems_of(song_v5, "2stem")
-    beat = E.render(
+    beat = engine.render(
         "generate_music",
         "v5",
         {"prompt": "hip hop beat", "duration_seconds": 12, "format": "wav"},
         seed=4,
     )
-    out = E.render(
+    out = engine.render(
         "mix",
         "v5",
         {"format": "wav"},
         seed=1,
         inputs={"track0": as_input(stems["vocals"]), "track1": as_input(beat.assets[0])},
     )
-    tr = E.render(
+    tr = engine.render(
         "transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": as_input(out.assets[0])}
     )
     assert "Hello my love" in tr.text
@@ -109,7 +109,7 @@ def test_beat_swap_keeps_the_vocal(song_v5):
 
 
 def test_foreign_audio_is_split_spectrally_and_sums_back(song_v7):
-    out = E.render(
+    out = engine.render(
         "separate_stems",
         "2stem",
         {"format": "wav"},

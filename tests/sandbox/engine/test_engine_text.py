@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from songlab.sandbox.engine.text import line_syllables, lyric_lines, translate
 from tests.sandbox.engine._engine_util import as_input
 
 
 def test_transcription_returns_the_sung_lyrics(song_v7):
-    res = E.render(
+    res = engine.render(
         "transcribe",
         "whisper-transcribe-v1",
         {},
@@ -33,32 +33,34 @@ def test_translation_keeps_syllable_counts():
     assert translate(src, "Spanish") == out  # deterministic
     loose = translate(src, "Spanish", syllable_matched=False)
     assert loose != out
-    res = E.render("translate_lyrics", "v5", {"lyrics": src, "target_language": "French"}, seed=1)
+    res = engine.render(
+        "translate_lyrics", "v5", {"lyrics": src, "target_language": "French"}, seed=1
+    )
     assert res.metadata["language"] == "fr" and res.text
 
 
 def test_write_lyrics_and_web_search_are_plausible_and_deterministic():
-    a = E.render("write_lyrics", "v5", {"prompt": "a sad song about the sea"}, seed=1)
-    b = E.render("write_lyrics", "v5", {"prompt": "a sad song about the sea"}, seed=2)
+    a = engine.render("write_lyrics", "v5", {"prompt": "a sad song about the sea"}, seed=1)
+    b = engine.render("write_lyrics", "v5", {"prompt": "a sad song about the sea"}, seed=2)
     assert a.text == b.text and "[Chorus]" in a.text and len(lyric_lines(a.text)) >= 8
     assert a.metadata["theme"] == "sad"
-    c = E.render("write_lyrics", "v5", {"prompt": "happy summer party"}, seed=1)
+    c = engine.render("write_lyrics", "v5", {"prompt": "happy summer party"}, seed=1)
     assert c.text != a.text
-    s = E.render("web_search", "internal", {"query": "trending music genres"}, seed=1)
+    s = engine.render("web_search", "internal", {"query": "trending music genres"}, seed=1)
     assert len(s.metadata["results"]) == 5 and all(
         r["url"].startswith("https://") for r in s.metadata["results"]
     )
     assert (
         s.text
-        == E.render("web_search", "internal", {"query": "trending music genres"}, seed=9).text
+        == engine.render("web_search", "internal", {"query": "trending music genres"}, seed=9).text
     )
 
 
 def test_song_translation_chain(song_v7):
     """transcribe -> translate -> separate 2stem -> sing the vocals anew -> mix -> normalize."""
     song = as_input(song_v7.assets[0])
-    tr = E.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": song})
-    es = E.render(
+    tr = engine.render("transcribe", "whisper-transcribe-v1", {}, seed=1, inputs={"audio": song})
+    es = engine.render(
         "translate_lyrics",
         "v5",
         {"lyrics": tr.text, "target_language": "Spanish", "syllable_matched": True},
@@ -66,23 +68,23 @@ def test_song_translation_chain(song_v7):
     )
     stems = {
         a.name: a
-        for a in E.render("separate_stems", "2stem", {}, seed=1, inputs={"audio": song}).assets
+        for a in engine.render("separate_stems", "2stem", {}, seed=1, inputs={"audio": song}).assets
     }
-    sung = E.render(
+    sung = engine.render(
         "generate_singing",
         "v5",
         {"lyrics": es.text, "prompt": "pop, female voice"},
         seed=1,
         inputs={"vocal_reference": as_input(stems["vocals"])},
     )
-    mixed = E.render(
+    mixed = engine.render(
         "mix",
         "v5",
         {},
         seed=1,
         inputs={"track0": as_input(stems["instrumental"]), "track1": as_input(sung.assets[0])},
     )
-    final = E.render(
+    final = engine.render(
         "audio_effect",
         "v5",
         {"effect": "normalize"},
@@ -93,7 +95,7 @@ def test_song_translation_chain(song_v7):
         final.metadata["loudness_lufs"] is not None
         and abs(final.metadata["loudness_lufs"] + 14) < 1
     )
-    back = E.render(
+    back = engine.render(
         "transcribe",
         "whisper-transcribe-v1",
         {},

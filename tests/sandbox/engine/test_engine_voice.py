@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import songlab.sandbox.engine as E
+import songlab.sandbox.engine as engine
 from songlab.sandbox.engine import recipe
 from songlab.sandbox.engine.voice import f0_track
 from tests.sandbox.engine._engine_util import audio_of, read
@@ -13,7 +13,7 @@ from tests.sandbox.engine._engine_util import audio_of, read
 
 @pytest.fixture(scope="module")
 def voices():
-    return {g: E.extract_voice(read(f"voice_{g}.mp3")) for g in ("male", "female")}
+    return {g: engine.extract_voice(read(f"voice_{g}.mp3")) for g in ("male", "female")}
 
 
 def test_extracted_ranges_and_gender(voices):
@@ -22,15 +22,15 @@ def test_extracted_ranges_and_gender(voices):
     assert 90 < m.f0_low < m.f0_median < m.f0_high < 160  # the reference glides 95-150 Hz
     assert 180 < f.f0_low < f.f0_median < f.f0_high < 320  # 190-300 Hz
     assert np.mean(f.formants[:3]) > np.mean(m.formants[:3])  # shorter vocal tract
-    assert E.Voice.from_dict(m.to_dict()) == m
+    assert engine.Voice.from_dict(m.to_dict()) == m
 
 
 def test_extract_voice_refuses_what_is_not_a_voice():
     silence = (
-        E.render("sfx_gen", "v5", {"prompt": "", "duration_seconds": 1}, seed=1).assets[0].data
+        engine.render("sfx_gen", "v5", {"prompt": "", "duration_seconds": 1}, seed=1).assets[0].data
     )
-    with pytest.raises(E.EngineInputError) as info:
-        E.extract_voice(b"not audio at all, certainly not a voice")
+    with pytest.raises(engine.EngineInputError) as info:
+        engine.extract_voice(b"not audio at all, certainly not a voice")
     assert info.value.field == "reference_file_id"
     del silence
 
@@ -45,7 +45,7 @@ def _vocal_f0(res):
 @pytest.mark.parametrize("gender", ["male", "female"])
 def test_song_with_a_cloned_voice_sings_in_its_range(voices, gender):
     voice = voices[gender]
-    res = E.render(
+    res = engine.render(
         "generate_song",
         "v6",
         {
@@ -65,8 +65,8 @@ def test_song_with_a_cloned_voice_sings_in_its_range(voices, gender):
 
 
 def test_singing_with_a_vocal_reference_uses_its_timbre(voices):
-    ref = E.AudioIn(read("voice_male.mp3"), "audio/mpeg")
-    res = E.render(
+    ref = engine.AudioIn(read("voice_male.mp3"), "audio/mpeg")
+    res = engine.render(
         "generate_singing",
         "v5",
         {"lyrics": "Over the hills and far away"},
@@ -76,4 +76,4 @@ def test_singing_with_a_vocal_reference_uses_its_timbre(voices):
     _, f0 = f0_track(audio_of(res.assets[0]))
     f0 = f0[f0 > 0]
     assert np.median(f0) < 165  # sung by the male reference's voice
-    assert E.extract_voice(res.assets[0].data).gender == "male"
+    assert engine.extract_voice(res.assets[0].data).gender == "male"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from songlab.sandbox.http.profiles import own_route_paths
 from tests._profiles import ProfileSandbox
 from tests.sandbox._util import tone
 
@@ -108,6 +109,8 @@ def made(profile_sandbox: ProfileSandbox) -> dict[str, Any]:
         got["events_page"] = c.get(f"/v1/generations/{task_id}/events")
         got["events_page_head"] = c.head(f"/v1/generations/{task_id}/events")
         got["events_page_options"] = c.options(f"/v1/generations/{task_id}/events")
+        # every route of the sandbox's own, asked with an empty body (the spec profile: 404)
+        got["own_routes"] = {path: c.post(path, json={}) for path in own_route_paths()}
         got["openapi"] = c.get("/openapi.json").json()
         assert admin.put("/_sandbox/faults", json={"drop_stream_after": 1}).status_code == 200
         try:
@@ -217,8 +220,13 @@ def test_no_sandbox_routes_on_the_vendor_surface_in_spec(
         task_schema = doc["components"]["schemas"]["Task"]
         assert set(task_schema["properties"]) == TASK
         assert set(doc["components"]["schemas"]["Event"]["properties"]) == {"seq", "cursor"}
+        for path, answer in made["own_routes"].items():
+            assert (answer.status_code, answer.json()) == (404, {"error": "NOT_FOUND"}), path
+            assert path not in doc["paths"]
     else:
         assert page.status_code == 200 and events_path in doc["paths"]
+        for path, answer in made["own_routes"].items():  # served: the empty body is refused
+            assert answer.status_code == 422 and path in doc["paths"], (path, answer.text)
     # the admin surface is the same in every profile
     entries = made["admin_ledger"]["entries"]
     assert entries and {"task_id", "amount_usd", "kind"} <= set(entries[0])

@@ -9,6 +9,7 @@ import pytest
 
 from songlab.sandbox.config import SandboxConfig
 from songlab.sandbox.http import profiles as P
+from songlab.spec import ROUTES
 
 
 @pytest.mark.parametrize(
@@ -136,3 +137,21 @@ def test_connect_passes_the_profile_to_the_embedded_sandbox(
         client.close()
         client.sandbox.stop()
         _connect._SANDBOXES.pop((500.0, ":memory:", "profiles-connect-test", "spec"), None)
+
+
+def test_the_sandboxs_own_routes_are_absent_from_the_spec_profile(monkeypatch) -> None:
+    """A registry route of the sandbox's own (``origin="sandbox"``) is 404 in ``spec``, any
+    method, and out of its document; served in ``default`` and ``noisy``. Every such route,
+    so a new one needs no line here."""
+    import dataclasses
+
+    own = dataclasses.replace(ROUTES["karaoke-tracks"], path="own-tracks", origin="sandbox")
+    monkeypatch.setitem(ROUTES, "own-tracks", own)
+    assert "/v1/own-tracks" in P.own_route_paths()
+    assert "/v1/karaoke-tracks" not in P.own_route_paths()
+    spec, default, noisy = P.Profile(P.SPEC), P.Profile(P.DEFAULT), P.Profile(P.NOISY)
+    assert spec.hides("/v1/own-tracks") and not spec.hides("/v1/karaoke-tracks")
+    assert not default.hides("/v1/own-tracks") and not noisy.hides("/v1/own-tracks")
+    doc = {"paths": {"/v1/own-tracks": {"post": {}}, "/v1/karaoke-tracks": {"post": {}}}}
+    assert set(spec.openapi(doc)["paths"]) == {"/v1/karaoke-tracks"}
+    assert set(default.openapi(doc)["paths"]) == {"/v1/own-tracks", "/v1/karaoke-tracks"}

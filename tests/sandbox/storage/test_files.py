@@ -120,7 +120,7 @@ def test_source_url_elsewhere_is_refused_and_never_fetched(acct):
     hits: list[str] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             hits.append(self.path)
             self.send_response(200)
             self.end_headers()

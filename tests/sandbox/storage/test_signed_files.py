@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from songlab.localfiles import WideModeWarning
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
 from tests.sandbox._util import signed_url, tone, upload
 

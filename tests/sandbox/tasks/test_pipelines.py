@@ -1,14 +1,17 @@
-"""Song translation and the twelve workflow routes: steps, progress events, billing lines."""
+"""Song translation and the workflow routes: steps, progress events, billing lines."""
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
 from songlab.pricing import TRANSLATION_PIPELINE, WORKFLOW_PIPELINES, price
 from songlab.sandbox.catalog import tool_id
+from songlab.sandbox.tasks.pipelines import WORKFLOW_STEPS, WorkflowCall
+from songlab.spec import WORKFLOWS
 from tests.sandbox._util import (
     assert_invalid,
     client,
@@ -20,6 +23,17 @@ from tests.sandbox._util import (
     upload,
     wait,
 )
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS))
+def test_each_workflow_route_has_a_step_function_per_billed_step(path: str) -> None:
+    """The registry's steps of a route, the price list's pipeline and the sandbox's step
+    functions name the same steps in the same order, for every workflow route."""
+    assert set(WORKFLOW_STEPS) == set(WORKFLOWS)
+    ctx = SimpleNamespace(payload={"genre": "pop"}, durations={})
+    names = [step.name for step in WORKFLOWS[path].steps]
+    assert list(WORKFLOW_STEPS[path](WorkflowCall.of(ctx))) == names
+    assert [step.name for step in WORKFLOW_PIPELINES[path]] == names
 
 
 @pytest.fixture
@@ -114,23 +128,32 @@ def test_translation_source_limit_is_60_mib(acct):
 # --- workflows ------------------------------------------------------------------
 
 
+# what a workflow body's required fields are given, by field name
+SAMPLE = {"prompt": "trap beat", "instrument": "cello", "genre": "reggae", "lyrics": "ooh ah"}
+SAMPLE_MS = {"start_ms": 1000, "end_ms": 2000}
+
+
 def _bodies(acct, song: str, vocal_id: str | None) -> dict[str, dict]:
+    """A body for every workflow route of the registry, made from its fields: each file
+    by what its pipeline calls it (the song, a hum or recording, a MIDI file), a saved
+    voice where one is required, and a sample of each required text or time."""
     midi = upload(acct, midi_file(), name="a.mid", mime="audio/midi")
     hum = upload(acct, tone(2.0, freq=300.0))
-    return {
-        "beat-swaps": {"song_file_id": song, "prompt": "trap beat"},
-        "karaoke-tracks": {"song_file_id": song},
-        "drumless-mixes": {"song_file_id": song},
-        "revoicings": {"song_file_id": song, "vocal_id": vocal_id},
-        "instrument-layers": {"song_file_id": song, "instrument": "cello"},
-        "hummed-songs": {"hum_file_id": hum, "prompt": "folk", "lyrics": "la"},
-        "trending-songs": {"genre": "trending"},
-        "voice-songs": {"recording_file_id": hum, "prompt": "pop"},
-        "genre-remixes": {"song_file_id": song, "genre": "reggae"},
-        "midi-songs": {"midi_file_id": midi, "prompt": "piano ballad"},
-        "vocal-layers": {"song_file_id": song, "lyrics": "ooh ah"},
-        "audio-inpainting": {"song_file_id": song, "start_ms": 1000, "end_ms": 2000},
-    }
+    files = {"song": song, "hum": hum, "recording": hum, "midi": midi}
+    bodies = {}
+    for path, route in WORKFLOWS.items():
+        body: dict[str, object] = {}
+        for f in route.fields:
+            if f.type == "file_id":
+                body[f.name] = files[f.input]
+            elif f.type == "voice" and f.required:
+                body[f.name] = vocal_id
+            elif f.type == "string" and f.required:
+                body[f.name] = SAMPLE[f.name]
+            elif f.type == "integer" and f.required:
+                body[f.name] = SAMPLE_MS[f.name]
+        bodies[path] = body
+    return bodies
 
 
 @pytest.fixture

@@ -24,14 +24,27 @@ from songlab.listening._kit import (
     check_condition,
     frame_of,
     no_extra,
-    pct,
     probability,
 )
 from songlab.listening._trials import Plan, abx_plans
 from songlab.listening.controls import Choice, Controls, Summary
 from songlab.listening.session import ListeningSession, Trial
+from songlab.listening.verdict import Estimate, Measure, verdict
 
-__all__ = ["ABXSession", "abx"]
+__all__ = ["ABXSession", "CORRECT", "abx"]
+
+#: the panel summary's measure: the correct rate of a pair against chance, by the one-sided
+#: exact binomial test the table shows (a listener who hears no difference is right half the time)
+CORRECT = Measure(
+    "correct",
+    digits=0,
+    scale=100,
+    suffix=" %",
+    interval="95 % interval (Wilson)",
+    chance=0.5,
+    directional=False,
+    test="one-sided exact binomial test",
+)
 
 
 class ABXSession(ListeningSession):
@@ -143,27 +156,33 @@ class ABXSession(ListeningSession):
         pairs = self._stats(frame)["pairs"]
         keep = ["model_a", "model_b", "n", "correct", "rate", "ci_low", "ci_high", "p_value"]
         frame = pairs[keep].reset_index(drop=True)
+        records = frame.to_dict("records")
         rows = tuple(
             (
                 f"{r['model_a']} vs {r['model_b']}",
                 str(r["n"]),
-                pct(r["rate"]),
-                f"{pct(r['ci_low'])}-{pct(r['ci_high'])}",
+                CORRECT.show(r["rate"]),
+                CORRECT.span(r["ci_low"], r["ci_high"]),
                 st.format_p(r["p_value"]),
             )
-            for r in frame.to_dict("records")
+            for r in records
         )
-        heard = [
-            f"{r['model_a']} vs {r['model_b']}"
-            for r in frame.to_dict("records")
-            if r["p_value"] < 0.05
-        ]
-        verdict = (
-            "Heard a difference: " + ", ".join(heard)
-            if heard
-            else "No pair was told apart (p >= 0.05 for every pair)"
+        found = verdict(
+            [
+                Estimate(
+                    r["model_a"],
+                    r["rate"],
+                    r["ci_low"],
+                    r["ci_high"],
+                    other=r["model_b"],
+                    p=r["p_value"],
+                )  # fmt: skip
+                for r in records
+            ],
+            measure=CORRECT,
         )
-        return Summary(verdict, ("pair", "trials", "correct", "95 % interval", "p"), rows, frame)
+        head = ("pair", "trials", "correct", CORRECT.interval, "p (one-sided)")
+        return Summary(found.text, head, rows, frame, rule=found.rule)
 
     def _check_behaviour(self, behaviour: dict[str, Any]) -> dict[str, Any]:
         return {"p_correct": probability("p_correct", behaviour["p_correct"])}

@@ -19,13 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import songlab.listening.panel as panel
+import songlab.listening._categories as categories
 import songlab.listening.stats as st
-from songlab.listening._errors import ListeningError
 from songlab.listening._kit import (
-    TRIAL_COLUMNS,
-    check_condition,
-    frame_of,
     no_extra,
     non_negative,
     score_summary,
@@ -47,10 +43,7 @@ class ACRSession(ListeningSession):
     kind = "acr"
     panel_score = ("models", "mos")  # 1-5
     behaviour = {"scores": None, "noise": 0.8}
-    trap_rule = (
-        "When a clip is interrupted by beeps, answer with the number of beeps you heard "
-        "(three beeps: 3)."
-    )
+    trap_rule = categories.TRAP_RULE
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, set())
@@ -72,54 +65,35 @@ class ACRSession(ListeningSession):
         return Controls("How would you rate the quality of this clip?", choices=choices)
 
     def _check_answer(self, trial: Trial, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value not in _WORD:
-            raise ListeningError(
-                "rating", f"must be a category 1 (Bad) to 5 (Excellent); got {value!r}"
-            )
-        return int(value)
+        return categories.check_answer(value, _WORD)
 
     def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
-        count = int(rng.integers(1, 6)) if check == "trap" else 0
-        model = check_condition(check, template.models[0], beeps=count)
-        return Plan(template.prompt, (model,), check=check, at=0, expect=count or None)
+        return categories.check_plan(check, template, rng)
 
     def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
-        if plan.check == "trap":
-            return bool(answer == plan.expect)
-        return int(answer) <= 2  # P.808's gold: the known answer (1 Bad), one category off
+        return categories.passed(plan, answer)
 
     def _expected(self, trial: Trial, plan: Plan) -> str:
-        if plan.check == "trap":
-            return f"{plan.expect} ({plan.expect} beeps)"
-        return "1 Bad or 2 Poor (made plainly bad)"
+        return categories.expected(plan, "1 Bad or 2 Poor")
 
     def _right_answer(
         self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
     ) -> Any:
-        return plan.expect if plan.check == "trap" else 1
+        return categories.right_answer(plan)
 
     def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
-        return [
-            {
-                "trial": trial.index,
-                "prompt": trial.prompt,
-                "rating": answer,
-                "model": plan.models[0],
-            }
-        ]
+        return categories.rows(trial, plan, answer)
 
     def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        return frame_of(
-            rows, TRIAL_COLUMNS | {"rating": "Int64"}, {"model": "string"}, self.revealed
-        )
+        return categories.frame(rows, self.revealed)
 
     def _stats(  # type: ignore[override]  # each protocol has its own options
         self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
     ) -> dict[str, pd.DataFrame]:
         """``{"models": MOS, sd, t interval per model; "pairs": paired tests over prompts, Holm}``."""
         return {
-            "models": _mos_table(frame, confidence),
-            "pairs": st.mushra_pairwise(_by(frame, "prompt"), test=test),
+            "models": categories.mean_table(frame, "mos", confidence),
+            "pairs": st.mushra_pairwise(categories.by_unit(frame, "prompt"), test=test),
         }
 
     @classmethod
@@ -134,23 +108,7 @@ class ACRSession(ListeningSession):
     ) -> dict[str, pd.DataFrame]:
         """``{"models": MOS with a t and a rater-clustered interval; "pairs": paired t over
         raters' means, Holm}``."""
-        models = _mos_table(frame, confidence)
-        clustered = {
-            m: panel.clustered_mean(
-                g["rating"].to_numpy(float), g["rater"].tolist(), confidence=confidence
-            )
-            for m, g in frame.groupby("model", sort=True)
-        }
-        models["raters"] = [
-            frame.loc[frame["model"] == m, "rater"].nunique() for m in models["model"]
-        ]
-        models["ci_low_rater"] = [clustered[m][1] for m in models["model"]]
-        models["ci_high_rater"] = [clustered[m][2] for m in models["model"]]
-        means = frame.groupby(["rater", "model"], as_index=False)["rating"].mean()
-        return {
-            "models": models.sort_values("mos", ascending=False, ignore_index=True),
-            "pairs": st.mushra_pairwise(_by(means, "rater")),
-        }
+        return categories.panel_table(frame, "mos", confidence)
 
     def _summary(self, frame: pd.DataFrame) -> Summary:
         models = self._stats(frame)["models"].sort_values("mos", ascending=False, ignore_index=True)
@@ -166,21 +124,4 @@ class ACRSession(ListeningSession):
         """``scores[model]`` (a MOS, default 3) plus Gaussian ``noise`` (sd), rounded to a
         category."""
         mean = float((behaviour["scores"] or {}).get(plan.models[0], 3.0))
-        return int(np.clip(np.rint(mean + rng.normal(0.0, behaviour["noise"])), 1, 5))
-
-
-def _by(frame: pd.DataFrame, unit: str) -> pd.DataFrame:
-    """Ratings with ``unit`` (prompt or rater) as the pairing of the paired tests."""
-    return frame[[unit, "model", "rating"]].rename(columns={unit: "trial"})
-
-
-def _mos_table(frame: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    rows = []
-    for model, g in frame.groupby("model", sort=True):
-        votes = g["rating"].to_numpy(dtype=float)
-        mos, low, high = st.t_interval(votes, confidence=confidence)
-        sd = float(votes.std(ddof=1)) if votes.size > 1 else float("nan")
-        rows.append(
-            {"model": model, "n": votes.size, "mos": mos, "sd": sd, "ci_low": low, "ci_high": high}
-        )
-    return pd.DataFrame(rows, columns=["model", "n", "mos", "sd", "ci_low", "ci_high"])
+        return categories.scripted(mean, behaviour["noise"], rng)

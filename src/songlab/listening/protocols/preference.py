@@ -27,16 +27,18 @@ from songlab.listening._kit import (
     check_condition,
     frame_of,
     no_extra,
-    pct,
     probability,
 )
 from songlab.listening._trials import Plan, latin_plans, pair_plans
 from songlab.listening.controls import Choice, Controls, Summary
 from songlab.listening.session import ListeningSession, Trial
+from songlab.listening.verdict import Estimate, Measure, verdict
 
 __all__ = ["BOTH_BAD", "PreferenceSession", "preference"]
 
 BOTH_BAD = "bad"  # the answer "both are bad" (not a label: labels are single letters)
+#: the panel summary's measure: each model's share of the trials it was in (Wilson interval)
+SHARE = Measure("choice share", digits=0, scale=100, suffix=" %", interval="95 % interval (Wilson)")
 
 
 class PreferenceSession(ListeningSession):
@@ -189,28 +191,24 @@ class PreferenceSession(ListeningSession):
                     "ci_high": high,
                 }
             )
-        table = pd.DataFrame(rows).sort_values("share", ascending=False, ignore_index=True)
-        best = table.iloc[0]
-        clear = len(table) > 1 and best["ci_low"] > table.iloc[1:]["ci_high"].max()
-        bad = int(frame.groupby("trial")["both_bad"].any().sum())
-        verdict = (
-            f"Winner: {best['model']}, chosen in {pct(best['share'])} of the trials it was in "
-            f"(95 % interval {pct(best['ci_low'])}-{pct(best['ci_high'])})"
-            + ("" if clear else "; its interval overlaps the next one's, so the lead may be chance")
-            + (f"; {bad} trial(s) answered 'both are bad'" if bad else "")
+        found = verdict(
+            [Estimate(r["model"], r["share"], r["ci_low"], r["ci_high"]) for r in rows],
+            measure=SHARE,
         )
+        table = pd.DataFrame(rows).set_index("model").loc[list(found.order)].reset_index()
+        bad = int(frame.groupby("trial")["both_bad"].any().sum())
+        said = found.text + (f" {bad} trial(s) were answered 'both are bad'." if bad else "")
         shown = tuple(
             (
                 str(r.model),
                 f"{r.chosen} of {r.offered}",
-                pct(r.share),
-                f"{pct(r.ci_low)}-{pct(r.ci_high)}",
+                SHARE.show(r.share),
+                SHARE.span(r.ci_low, r.ci_high),
             )
             for r in table.itertuples()
         )
-        return Summary(
-            verdict, ("model", "chosen", "share", "95 % interval (Wilson)"), shown, table
-        )
+        head = ("model", "chosen", "share", SHARE.interval)
+        return Summary(said, head, shown, table, rule=found.rule)
 
     def _check_behaviour(self, behaviour: dict[str, Any]) -> dict[str, Any]:
         prefer = behaviour["prefer"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 __all__ = ["Call", "Plan", "Ref", "Result", "Text", "Turn", "UnresolvedRef", "resolve"]
@@ -102,7 +103,7 @@ class Result:
     status: str  # "completed" | "failed"
     tool_id: str | None = None
     task_id: str | None = None
-    cost_usd: Any = None  # Decimal
+    cost_usd: Decimal | None = None
     assets: list[tuple[str, str]] = field(default_factory=list)  # (name, file_id)
     text: str | None = None
     error: str | None = None

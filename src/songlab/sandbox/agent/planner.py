@@ -167,51 +167,58 @@ _TRANSFORMS = ("extend", "remix", "effect")  # produce the audio the next operat
 _YOUR_FILE = re.compile(r" (it|the song|the music)\b")  # the first op on a named file
 
 
-def full_calls(it: Intents) -> list[Call]:
-    """Every call the prompt asks for, each after the calls it reads from."""
-    calls: list[Call] = []
-    op_names = [op.name for op in it.audio_ops]
-    if it.translate_to and it.sources and not it.write_lyrics and "transcribe" not in op_names:
-        op_names.insert(0, "transcribe")  # "translate the lyrics of file_id:x": hear them first
-    if it.search:
-        query = (
-            f"trending {it.genre or ''} music".replace("  ", " ")
-            if "trend" in it.prompt.lower()
-            else (it.topic or it.style)
-        )
-        calls.append(
-            Call(
-                "search",
-                "web_search",
-                "internal",
-                {"query": query},
-                f'search the web for "{query}"',
-            )
-        )
-    translate_from_transcript = (
-        bool(it.translate_to) and "transcribe" in op_names and not it.write_lyrics
+def _op_names(it: Intents) -> list[str]:
+    """The audio operations asked for, in order; a translation of a file's lyrics hears
+    them first ("translate the lyrics of file_id:x")."""
+    names = [op.name for op in it.audio_ops]
+    if it.translate_to and it.sources and not it.write_lyrics and "transcribe" not in names:
+        names.insert(0, "transcribe")
+    return names
+
+
+def _search_call(it: Intents) -> Call:
+    query = (
+        f"trending {it.genre or ''} music".replace("  ", " ")
+        if "trend" in it.prompt.lower()
+        else (it.topic or it.style)
     )
+    return Call(
+        "search", "web_search", "internal", {"query": query}, f'search the web for "{query}"'
+    )
+
+
+def _lyrics_calls(it: Intents, from_transcript: bool) -> tuple[list[Call], Ref | None]:
+    """Lyrics written (and translated) before any audio, and the lyrics a song then sings."""
     needs_lyrics = (
         it.write_lyrics
         or it.generate == "singing"
-        or (bool(it.translate_to) and not translate_from_transcript)
+        or (bool(it.translate_to) and not from_transcript)
     )
-    lyrics = None
-    if needs_lyrics:
-        calls.append(_lyrics_call(it))
-        lyrics = Ref("lyrics", "text")
-    translate = None
-    if it.translate_to and lyrics is not None:
-        translate = Call(
-            "translate",
-            "translate_lyrics",
-            "v5",
-            {"lyrics": lyrics, "target_language": it.translate_to, "syllable_matched": True},
-            f"translate the lyrics into {it.translate_to}",
+    if not needs_lyrics:
+        return [], None
+    calls = [_lyrics_call(it)]
+    lyrics = Ref("lyrics", "text")
+    if it.translate_to:
+        calls.append(
+            Call(
+                "translate",
+                "translate_lyrics",
+                "v5",
+                {"lyrics": lyrics, "target_language": it.translate_to, "syllable_matched": True},
+                f"translate the lyrics into {it.translate_to}",
+            )
         )
-        calls.append(translate)
         if it.generate_position < 0 or it.translate_position < it.generate_position:
             lyrics = Ref("translate", "text")
+    return calls, lyrics
+
+
+def _audio_calls(
+    it: Intents, op_names: list[str], lyrics: Ref | None
+) -> tuple[list[Call], AudioSource | None]:
+    """The generation (when one is asked or needed) and each audio operation on its output
+    or the named file, in order; and the audio the last transform left."""
+    calls: list[Call] = []
     audio: AudioSource | None = f"file_id:{it.sources[0]}" if it.sources else None
     kind = it.generate
     if kind is None and audio is None and (it.audio_ops or (it.mix and it.sfx)):
@@ -222,57 +229,71 @@ def full_calls(it: Intents) -> list[Call]:
         calls.append(gen)
         song_op = gen.operation
         audio = Ref("song", "file")
-    if audio is not None:
-        for i, name in enumerate(op_names):
-            call = _audio_call(it, name, audio, song_op)
-            if i == 0 and isinstance(audio, str):  # "it" has no antecedent yet: say whose
-                call = replace(call, purpose=_YOUR_FILE.sub(" your file", call.purpose, count=1))
-            calls.append(call)
-            if name in _TRANSFORMS:
-                audio = Ref(call.key, "file")
-    if it.translate_to and translate is None and translate_from_transcript:
-        calls.append(
-            Call(
-                "translate",
-                "translate_lyrics",
-                "v5",
-                {
-                    "lyrics": Ref("transcribe", "text"),
-                    "target_language": it.translate_to,
-                    "syllable_matched": True,
-                },
-                f"translate the transcribed lyrics into {it.translate_to}",
-            )
+    if audio is None:
+        return calls, None
+    for i, name in enumerate(op_names):
+        call = _audio_call(it, name, audio, song_op)
+        if i == 0 and isinstance(audio, str):  # "it" has no antecedent yet: say whose
+            call = replace(call, purpose=_YOUR_FILE.sub(" your file", call.purpose, count=1))
+        calls.append(call)
+        if name in _TRANSFORMS:
+            audio = Ref(call.key, "file")
+    return calls, audio
+
+
+def _transcript_translation(it: Intents) -> Call:
+    return Call(
+        "translate",
+        "translate_lyrics",
+        "v5",
+        {
+            "lyrics": Ref("transcribe", "text"),
+            "target_language": it.translate_to,
+            "syllable_matched": True,
+        },
+        f"translate the transcribed lyrics into {it.translate_to}",
+    )
+
+
+def _sfx_call(it: Intents) -> Call:
+    payload = {"prompt": it.sfx_prompt, "duration_seconds": it.sfx_seconds}
+    purpose = "make " + a_or_an(f"{seconds(it.sfx_seconds)} sound effect of {it.sfx_prompt}")
+    return Call("sfx", "sfx_gen", "v5", payload, purpose)
+
+
+def _mix_call(it: Intents, op_names: list[str], audio: AudioSource | None) -> Call | None:
+    if it.sfx and audio is not None:
+        tracks: Any = [audio, Ref("sfx", "file")]
+        return Call(
+            "mix",
+            "mix",
+            "v5",
+            {"tracks": tracks, "gains": [1.0, 0.5]},
+            "mix the sound effect under the audio",
         )
+    if "stems" in op_names:
+        return Call(
+            "mix", "mix", "v5", {"tracks": Ref("stems", "files")}, "mix the stems back down"
+        )
+    return None
+
+
+def full_calls(it: Intents) -> list[Call]:
+    """Every call the prompt asks for, each after the calls it reads from."""
+    op_names = _op_names(it)
+    from_transcript = bool(it.translate_to) and "transcribe" in op_names and not it.write_lyrics
+    calls = [_search_call(it)] if it.search else []
+    lyric_calls, lyrics = _lyrics_calls(it, from_transcript)
+    audio_calls, audio = _audio_calls(it, op_names, lyrics)
+    calls += lyric_calls + audio_calls
+    translated = any(call.key == "translate" for call in lyric_calls)
+    if it.translate_to and not translated and from_transcript:
+        calls.append(_transcript_translation(it))
     if it.sfx:
-        payload = {"prompt": it.sfx_prompt, "duration_seconds": it.sfx_seconds}
-        calls.append(
-            Call(
-                "sfx",
-                "sfx_gen",
-                "v5",
-                payload,
-                "make " + a_or_an(f"{seconds(it.sfx_seconds)} sound effect of {it.sfx_prompt}"),
-            )
-        )
-    if it.mix:
-        if it.sfx and audio is not None:
-            tracks: Any = [audio, Ref("sfx", "file")]
-            calls.append(
-                Call(
-                    "mix",
-                    "mix",
-                    "v5",
-                    {"tracks": tracks, "gains": [1.0, 0.5]},
-                    "mix the sound effect under the audio",
-                )
-            )
-        elif "stems" in op_names:
-            calls.append(
-                Call(
-                    "mix", "mix", "v5", {"tracks": Ref("stems", "files")}, "mix the stems back down"
-                )
-            )
+        calls.append(_sfx_call(it))
+    mix = _mix_call(it, op_names, audio) if it.mix else None
+    if mix is not None:
+        calls.append(mix)
     return calls
 
 

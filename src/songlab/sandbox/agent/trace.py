@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
-__all__ = ["Trace", "money"]
+__all__ = ["Trace", "TraceStep", "money"]
 
 
 _EIGHT = Decimal("0.00000001")
@@ -46,32 +46,57 @@ def money(amount: Decimal) -> str:
     return format(q, "f")
 
 
+class TraceStep(TypedDict):
+    """One step of an Agent One trace (design.md: the trace in ``metadata_json``)."""
+
+    index: int
+    kind: str  # "tool_call", "prose" or "verification"
+    tool: str | None
+    tool_id: str | None
+    status: str  # "completed" or "failed"
+    cost_usd: str  # decimal string, 8 places
+    task_id: str | None
+    file_ids: list[str]
+    text: str
+
+
 @dataclass(slots=True)
 class Trace:
     """Steps in the order they happened, then the totals (:meth:`finish`)."""
 
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[TraceStep] = field(default_factory=list)
 
-    def _add(self, **step: Any) -> dict[str, Any]:
-        entry = {
-            "index": len(self.steps),
-            "kind": step["kind"],
-            "tool": step.get("tool"),
-            "tool_id": step.get("tool_id"),
-            "status": step.get("status", "completed"),
-            "cost_usd": money(step.get("cost", Decimal(0))),
-            "task_id": step.get("task_id"),
-            "file_ids": list(step.get("file_ids", ())),
-            "text": step.get("text", ""),
-        }
+    def _add(
+        self,
+        kind: str,
+        *,
+        tool: str | None = None,
+        tool_id: str | None = None,
+        status: str = "completed",
+        cost: Decimal = Decimal(0),
+        task_id: str | None = None,
+        file_ids: list[str] | tuple[str, ...] = (),
+        text: str = "",
+    ) -> TraceStep:
+        entry = TraceStep(
+            index=len(self.steps),
+            kind=kind,
+            tool=tool,
+            tool_id=tool_id,
+            status=status,
+            cost_usd=money(cost),
+            task_id=task_id,
+            file_ids=list(file_ids),
+            text=text,
+        )
         self.steps.append(entry)
         return entry
 
-    def prose(self, text: str) -> dict[str, Any]:
-        return self._add(kind="prose", text=text)
+    def prose(self, text: str) -> TraceStep:
+        return self._add("prose", text=text)
 
-    def verification(self, text: str) -> dict[str, Any]:
-        return self._add(kind="verification", text=text)
+    def verification(self, text: str) -> TraceStep:
+        return self._add("verification", text=text)
 
     def tool_call(
         self,
@@ -83,13 +108,13 @@ class Trace:
         task_id: str | None = None,
         file_ids: list[str] | tuple[str, ...] = (),
         text: str = "",
-    ) -> dict[str, Any]:
+    ) -> TraceStep:
         if status not in ("completed", "failed"):
             raise ValueError(
                 f"status: must be completed or failed (only calls made are traced), got {status!r}"
             )
         return self._add(
-            kind="tool_call",
+            "tool_call",
             tool=tool,
             tool_id=tool_id,
             status=status,

@@ -77,11 +77,13 @@ partials with a slower roll-off. See docs/audio-engine.md.
 
 from __future__ import annotations
 
-from songlab.sandbox.engine._api import (
+from songlab.sandbox.engine._entry_points import (
     Asset,
     AudioIn,
     AudioInfo,
     EngineInputError,
+    Metadata,
+    Recipe,
     RenderError,
     RenderResult,
     Voice,
@@ -99,6 +101,8 @@ __all__ = [
     "AudioIn",
     "AudioInfo",
     "EngineInputError",
+    "Metadata",
+    "Recipe",
     "RenderError",
     "RenderResult",
     "Voice",

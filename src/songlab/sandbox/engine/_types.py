@@ -2,8 +2,74 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+
+class VoiceDict(TypedDict):
+    """A singer's timbre as a score stores it (:class:`Voice` as JSON)."""
+
+    f0_low: float
+    f0_high: float
+    f0_median: float
+    formants: Sequence[float]
+    gender: str  # "female" | "male"
+
+
+# [onset s, length s, midi pitch]: a fixed melody's note
+MelodyNote = list[float]
+# [onset s, length s, pitch, velocity, program, channel]: a note of a MIDI file
+MidiNote = list[float]
+
+
+class Score(TypedDict):
+    """What a song is made from (``song.new_score``), the unit a recipe's layer stores."""
+
+    plan: dict[str, Any]  # prompt.Plan as a dict (Plan.to_dict / Plan.from_dict)
+    model: str
+    seed: int
+    duration_s: float
+    lyrics: str
+    language: str
+    voice: VoiceDict | None
+    melody: list[MelodyNote] | None
+    midi: list[MidiNote] | None
+    parts: list[str]  # of "drums", "bass", "harmony", "lead", "vocal"
+    vocal_start_s: float
+
+
+class Layer(TypedDict):
+    """One score placed in a file: where it sounds (output seconds), its gain, the stems
+    it keeps (None: all) and the effects applied to each stem ([name, amount, semitones])."""
+
+    score: Score
+    offset_s: float
+    start_s: float
+    end_s: float
+    fade_in_s: float
+    fade_out_s: float
+    gain: float
+    stems: list[str] | None
+    effects: list[list[object]]
+
+
+class Recipe(TypedDict, total=False):
+    """How a sandbox file was made (``recipe.make``: layers; ``recipe.foreign``: audio the
+    engine cannot re-render, with the stem or effect words it came from); ``{}`` unknown."""
+
+    engine: int
+    kind: str  # "layers" or "foreign"
+    model: str
+    channels: int
+    duration_s: float
+    layers: list[Layer]
+    stem: str
+    sfx: list[str]
+
+
+# what an operation says of its output (``output.metadata_json``): JSON values by name
+Metadata = dict[str, object]
 
 
 class EngineInputError(ValueError):
@@ -23,7 +89,7 @@ class RenderError(RuntimeError):
 class AudioIn:
     data: bytes
     mime_type: str
-    recipe: dict[str, Any] | None = None  # provenance of a sandbox-made file
+    recipe: Recipe | None = None  # provenance of a sandbox-made file
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +109,7 @@ class Voice:
     formants: tuple[float, ...]
     gender: str  # "female" | "male"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VoiceDict:
         return {
             "f0_low": self.f0_low,
             "f0_high": self.f0_high,
@@ -53,7 +119,7 @@ class Voice:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Voice:
+    def from_dict(cls, d: VoiceDict) -> Voice:
         return cls(d["f0_low"], d["f0_high"], d["f0_median"], tuple(d["formants"]), d["gender"])
 
 
@@ -63,11 +129,11 @@ class Asset:
     data: bytes
     mime_type: str
     duration_s: float
-    recipe: dict[str, Any] = field(default_factory=dict)
+    recipe: Recipe = field(default_factory=lambda: Recipe())
 
 
 @dataclass(slots=True)
 class RenderResult:
     assets: list[Asset] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: Metadata = field(default_factory=dict)
     text: str | None = None

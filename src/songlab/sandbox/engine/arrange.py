@@ -8,10 +8,12 @@ and drums ``(onset_s, sound, velocity)``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from songlab.sandbox.engine._types import MelodyNote
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.theory import SCALES, chord
 
@@ -87,12 +89,16 @@ def chord_degree(plan: Plan, bar: int) -> int:
 # 140): off-beat eighths of the cymbals and shaker drop to OFFBEAT_SLOW of their level, the
 # ballad piano arpeggiates in quarters and the soft kit's snare marks beats 2 and 4.
 SLOW_BPM = 90.0
+# a note of an arrangement: (onset s, length s, midi pitch, velocity, instrument)
+Note = tuple[float, float, float, float, str]
 OFFBEAT_SLOW = 0.3
 
 
-def chord_of(plan: Plan, degree: int, **kw: Any) -> list[int]:
+def chord_of(plan: Plan, degree: int, *, octave: int = 4, seventh: bool = False) -> list[int]:
     """The chord of ``degree`` in the plan's key (with the plan's leading tone)."""
-    return chord(plan.root, plan.mode, degree, leading_tone=plan.leading_tone, **kw)
+    return chord(
+        plan.root, plan.mode, degree, leading_tone=plan.leading_tone, octave=octave, seventh=seventh
+    )
 
 
 def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
@@ -123,10 +129,10 @@ def drums(plan: Plan, bars: range, seed: int) -> list[tuple[float, str, float]]:
     return out
 
 
-def bass(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
+def bass(plan: Plan, bars: range, seed: int) -> list[Note]:
     if not plan.bass:
         return []
-    out = []
+    out: list[Note] = []
     six = 60.0 / plan.tempo / 4
     for b in bars:
         deg = chord_degree(plan, b)
@@ -150,10 +156,95 @@ def bass(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
     return out
 
 
-def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
-    out = []
+@dataclass(frozen=True, slots=True)
+class _Bar:
+    """One bar of one harmony instrument: its plan, index, chord tones, sixteenth (s), rng."""
+
+    plan: Plan
+    index: int
+    tones: list[int]
+    six: float
+    rng: np.random.Generator
+
+    def at(self, step: int) -> float:
+        return step_time(self.plan, self.index, step)
+
+
+def _soft_piano(bar: _Bar) -> list[Note]:
+    """Arpeggios (quarters when slow, eighths else) over a held bass note."""
+    tones, six = bar.tones, bar.six
+    arp = tones + [tones[0] + 12, tones[1] + 12]
+    notes: list[Note]
+    if bar.plan.tempo < SLOW_BPM:  # quarters: the beat, not its eighths
+        notes = [(bar.at(4 * i), 4 * six, arp[i % len(arp)], 0.55, "piano") for i in range(4)]
+    else:
+        notes = [
+            (bar.at(2 * i), 4 * six, arp[(i * 2 + (i > 3)) % len(arp)], 0.55, "piano")
+            for i in range(8)
+        ]
+    notes.append((bar.at(0), 16 * six, tones[0] - 12, 0.6, "piano"))
+    return notes
+
+
+def _piano(bar: _Bar) -> list[Note]:
+    plan = bar.plan
+    if plan.drum_style in ("soft", "none") or plan.genre in ("ballad", "classical"):
+        return _soft_piano(bar)
+    if plan.genre in _JAZZ:
+        return [(bar.at(st), 3 * bar.six, p, 0.5, "piano") for st in (0, 6) for p in bar.tones]
+    return [
+        (bar.at(st), 3.5 * bar.six, p, 0.45, "piano") for st in (0, 4, 8, 12) for p in bar.tones
+    ]
+
+
+def _guitar(bar: _Bar) -> list[Note]:
+    tones = bar.tones
+    if bar.plan.genre in ("rock", "metal"):
+        voicing = [tones[0], tones[0] + 7, tones[0] + 12]
+        strum = [(s, 0.8) for s in range(0, 16, 2)]
+    else:
+        voicing = tones + [tones[0] + 12, tones[1] + 12]
+        strum = [(0, 0.8), (4, 0.6), (6, 0.5), (10, 0.55), (12, 0.6), (14, 0.5)]
+    notes: list[Note] = []
+    for st, v in strum:
+        up = bar.rng.random() < 0.3
+        for i, p in enumerate(voicing[::-1] if up else voicing):
+            notes.append((bar.at(st) + 0.012 * i, 2 * bar.six, p, v, "guitar"))
+    return notes
+
+
+def _synth(bar: _Bar) -> list[Note]:
+    if bar.plan.drum_style == "four":
+        return [
+            (bar.at(st), 1.5 * bar.six, p + 12, 0.45, "synth")
+            for st in (2, 6, 10, 14)
+            for p in bar.tones
+        ]
+    return [(bar.at(i), 0.9 * bar.six, bar.tones[i % 3] + 12, 0.35, "synth") for i in range(16)]
+
+
+def _strings(bar: _Bar) -> list[Note]:
+    return [(bar.at(0), 16 * bar.six, p, 0.45, "strings") for p in bar.tones + [bar.tones[0] + 12]]
+
+
+def _pads(bar: _Bar) -> list[Note]:
+    """Pads, brass: "other"."""
+    return [(bar.at(0), 16 * bar.six, p + 12, 0.3, "other") for p in bar.tones]
+
+
+_JAZZ = ("jazz", "blues", "rnb", "lofi")
+_HARMONY_PARTS: dict[str, Callable[[_Bar], list[Note]]] = {
+    "piano": _piano,
+    "guitar": _guitar,
+    "synth": _synth,
+    "strings": _strings,
+}
+
+
+def harmony(plan: Plan, bars: range, seed: int) -> list[Note]:
+    out: list[Note] = []
     six = 60.0 / plan.tempo / 4
-    jazz = plan.genre in ("jazz", "blues", "rnb", "lofi")
+    jazz = plan.genre in _JAZZ
     for b in bars:
         deg = chord_degree(plan, b)
         rng = np.random.default_rng([seed, 23, b % 100000 + 100000])
@@ -161,68 +252,7 @@ def harmony(plan: Plan, bars: range, seed: int) -> list[tuple[Any, ...]]:
             tones = chord_of(
                 plan, deg, octave=3 if inst in ("guitar", "strings") else 4, seventh=jazz
             )
-            if inst == "piano":
-                if plan.drum_style in ("soft", "none") or plan.genre in ("ballad", "classical"):
-                    arp = tones + [tones[0] + 12, tones[1] + 12]
-                    if plan.tempo < SLOW_BPM:  # quarters: the beat, not its eighths
-                        for i in range(4):
-                            out.append(
-                                (
-                                    step_time(plan, b, 4 * i),
-                                    4 * six,
-                                    arp[i % len(arp)],
-                                    0.55,
-                                    "piano",
-                                )
-                            )
-                        out.append((step_time(plan, b, 0), 16 * six, tones[0] - 12, 0.6, "piano"))
-                        continue
-                    for i in range(8):
-                        out.append(
-                            (
-                                step_time(plan, b, 2 * i),
-                                4 * six,
-                                arp[(i * 2 + (i > 3)) % len(arp)],
-                                0.55,
-                                "piano",
-                            )
-                        )
-                    out.append((step_time(plan, b, 0), 16 * six, tones[0] - 12, 0.6, "piano"))
-                elif jazz:
-                    for st in (0, 6):
-                        for p in tones:
-                            out.append((step_time(plan, b, st), 3 * six, p, 0.5, "piano"))
-                else:
-                    for st in (0, 4, 8, 12):
-                        for p in tones:
-                            out.append((step_time(plan, b, st), 3.5 * six, p, 0.45, "piano"))
-            elif inst == "guitar":
-                if plan.genre in ("rock", "metal"):
-                    voicing = [tones[0], tones[0] + 7, tones[0] + 12]
-                    strum = [(s, 0.8) for s in range(0, 16, 2)]
-                else:
-                    voicing = tones + [tones[0] + 12, tones[1] + 12]
-                    strum = [(0, 0.8), (4, 0.6), (6, 0.5), (10, 0.55), (12, 0.6), (14, 0.5)]
-                for st, v in strum:
-                    up = rng.random() < 0.3
-                    for i, p in enumerate(voicing[::-1] if up else voicing):
-                        out.append((step_time(plan, b, st) + 0.012 * i, 2 * six, p, v, "guitar"))
-            elif inst == "synth":
-                if plan.drum_style == "four":
-                    for st in (2, 6, 10, 14):
-                        for p in tones:
-                            out.append((step_time(plan, b, st), 1.5 * six, p + 12, 0.45, "synth"))
-                else:
-                    for i in range(16):
-                        out.append(
-                            (step_time(plan, b, i), 0.9 * six, tones[i % 3] + 12, 0.35, "synth")
-                        )
-            elif inst == "strings":
-                for p in tones + [tones[0] + 12]:
-                    out.append((step_time(plan, b, 0), 16 * six, p, 0.45, "strings"))
-            else:  # pads, brass: "other"
-                for p in tones:
-                    out.append((step_time(plan, b, 0), 16 * six, p + 12, 0.3, "other"))
+            out += _HARMONY_PARTS.get(inst, _pads)(_Bar(plan, b, tones, six, rng))
     return out
 
 
@@ -293,7 +323,7 @@ def melody_line(
     return out
 
 
-def chords_for_melody(plan: Plan, melody: list[Any], n_bars: int) -> list[int]:
+def chords_for_melody(plan: Plan, melody: list[MelodyNote], n_bars: int) -> list[int]:
     """Per bar, the diatonic triad that covers the most melody time (a harmonisation)."""
     bl = bar_len(plan)
     prog = []

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from scipy.ndimage import median_filter
 
+from songlab.sandbox.engine._types import MelodyNote
 from songlab.sandbox.engine.theory import estimate_key, hz_to_midi
 from songlab.sandbox.engine.voice import f0_track
 
@@ -44,7 +43,7 @@ def notes_from_audio(x: np.ndarray, sr: int = SR, *, min_dur: float = 0.08) -> l
     return notes
 
 
-def key_of(notes: list[Any]) -> tuple[int, str]:
+def key_of(notes: list[MelodyNote]) -> tuple[int, str]:
     hist = np.zeros(12)
     for _, d, m in notes:
         hist[int(round(m)) % 12] += d
@@ -52,7 +51,7 @@ def key_of(notes: list[Any]) -> tuple[int, str]:
     return root, mode
 
 
-def tempo_of(notes: list[Any], default: float = 100.0) -> float:
+def tempo_of(notes: list[MelodyNote], default: float = 100.0) -> float:
     """A plausible BPM from the note onsets (median inter-onset interval as an eighth or quarter)."""
     if len(notes) < 3:
         return default

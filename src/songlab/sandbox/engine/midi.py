@@ -7,11 +7,12 @@ score can carry it); channel 9 is the General MIDI drum channel.
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import mido
 
-Note = list[Any]  # [onset_s, dur_s, pitch, velocity, program, channel]
+from songlab.sandbox.engine._types import MidiNote
+
+Note = MidiNote  # [onset_s, dur_s, pitch, velocity, program, channel]
 
 
 class MidiError(ValueError):
@@ -24,7 +25,7 @@ def parse(data: bytes) -> tuple[list[Note], float]:
         mf = mido.MidiFile(file=io.BytesIO(data))
         length = float(mf.length)
         messages = list(mf)  # merged tracks, delta times in seconds (tempo map applied)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - mido on untrusted bytes raises any type; each is a 422
         raise MidiError(f"is not a readable standard MIDI file ({type(exc).__name__})") from None
     notes: list[Note] = []
     program = [0] * 16
@@ -61,7 +62,7 @@ def tempo_of(data: bytes) -> float | None:
     """The first tempo of the file in BPM, if it sets one."""
     try:
         mf = mido.MidiFile(file=io.BytesIO(data))
-    except Exception:
+    except Exception:  # noqa: BLE001 - mido on untrusted bytes raises any type: no tempo known
         return None
     for track in mf.tracks:
         for msg in track:

@@ -12,7 +12,7 @@ import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.separate as separate
 import songlab.sandbox.engine.sfx as sfx
 import songlab.sandbox.engine.text as text
-from songlab.sandbox.engine._common import (
+from songlab.sandbox.engine._ops_shared import (
     SR,
     Src,
     asset,

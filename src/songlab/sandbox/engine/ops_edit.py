@@ -18,8 +18,8 @@ import songlab.sandbox.engine.arrange as arrange
 import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.separate as separate
 import songlab.sandbox.engine.song as song
-from songlab.sandbox.engine._common import SR, Src, clamp, fit_channels, get_input, seed_of
-from songlab.sandbox.engine._types import AudioIn, RenderError
+from songlab.sandbox.engine._ops_shared import SR, Src, clamp, fit_channels, get_input, seed_of
+from songlab.sandbox.engine._types import AudioIn, Layer, Metadata, Recipe, RenderError, Score
 from songlab.sandbox.engine.prompt import plan_from_prompt
 from songlab.spec import LIMITS
 
@@ -30,7 +30,7 @@ XFADE = 0.3  # s, extend joins
 EXTEND_MIN_MS, EXTEND_MAX_MS = 8000, 420000
 
 
-def clip_layer(ly: dict[str, Any], lo: float, hi: float, fade: float) -> dict[str, Any] | None:
+def clip_layer(ly: Layer, lo: float, hi: float, fade: float) -> Layer | None:
     new = copy.deepcopy(ly)
     if new["start_s"] < lo:
         new["start_s"], new["fade_in_s"] = lo, fade
@@ -39,19 +39,19 @@ def clip_layer(ly: dict[str, Any], lo: float, hi: float, fade: float) -> dict[st
     return new if new["end_s"] > new["start_s"] + 1e-6 else None
 
 
-def _main_layer(rec: dict[str, Any]) -> dict[str, Any]:
+def _main_layer(rec: Recipe) -> Layer:
     return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])
 
 
 def _variant(
-    score: dict[str, Any],
+    score: Score,
     *,
     model: str,
     seed: int,
     lyrics: str | None,
     vocal_start_s: float,
     rotate: int = 0,
-) -> dict[str, Any]:
+) -> Score:
     """The same song's plan with a new seed (new melody, fills) and, if asked, rotated chords."""
     sc = copy.deepcopy(score)
     plan = song.plan_of(sc)
@@ -60,15 +60,13 @@ def _variant(
     parts = [p for p in sc["parts"] if p != "vocal"] if not lyrics else list(sc["parts"])
     if lyrics and "vocal" not in parts:
         parts.append("vocal")
-    sc.update(
-        plan=plan.to_dict(),
-        model=model,
-        seed=seed,
-        lyrics=lyrics or "",
-        parts=parts,
-        vocal_start_s=float(vocal_start_s),
-        melody=None,
-    )
+    sc["plan"] = plan.to_dict()
+    sc["model"] = model
+    sc["seed"] = seed
+    sc["lyrics"] = lyrics or ""
+    sc["parts"] = parts
+    sc["vocal_start_s"] = float(vocal_start_s)
+    sc["melody"] = None
     if lyrics and not sc.get("voice"):
         sc["voice"] = song.new_score(plan, model=model, seed=seed, duration_s=1)["voice"]
     return sc
@@ -80,7 +78,7 @@ def extend(
     payload: dict[str, Any],
     seed: int,
     inputs: dict[str, AudioIn] | None,
-) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
+) -> tuple[Recipe | np.ndarray, Metadata]:
     if operation == "extend_song":
         etype = payload.get("extend_type", "tail")
         if etype not in ("tail", "head"):
@@ -153,8 +151,8 @@ def _before_fade_out(audio: np.ndarray) -> float:
 
 
 def _extend_layered(
-    rec: dict[str, Any], model: str, etype: str, x: float, length: float, lyrics: str, key: int
-) -> dict[str, Any]:
+    rec: Recipe, model: str, etype: str, x: float, length: float, lyrics: str, key: int
+) -> Recipe:
     main = _main_layer(rec)
     sc = main["score"]
     bl = arrange.bar_len(song.plan_of(sc))
@@ -216,7 +214,7 @@ def _extend_layered(
 
 def _new_part(
     src: Src, model: str, prompt: str, lyrics: str, key: int, duration: float
-) -> tuple[dict[str, Any], np.ndarray]:
+) -> tuple[Recipe, np.ndarray]:
     """A layered recipe for new material at the foreign input's tempo and key."""
     plan = plan_from_prompt(prompt, np.random.default_rng(key), base=src.plan())
     parts = song.ALL_PARTS if lyrics else ("drums", "bass", "harmony", "lead")
@@ -273,7 +271,7 @@ def _extend_foreign(
 
 def inpaint(
     model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
-) -> tuple[dict[str, Any] | np.ndarray, dict[str, Any]]:
+) -> tuple[Recipe | np.ndarray, Metadata]:
     src = get_input(inputs, "song", "audio")
     assert src is not None
     try:
@@ -287,7 +285,7 @@ def inpaint(
     xf = min(0.05, (b - a) / 4)
     lyrics = payload.get("lyrics")
     key = seed_of("inpaint", a, b, lyrics, seed)
-    meta = {"start_ms": int(round(a * 1000)), "end_ms": int(round(b * 1000))}
+    meta: Metadata = {"start_ms": int(round(a * 1000)), "end_ms": int(round(b * 1000))}
     if src.layered:
         rec = src.recipe
         assert rec is not None  # layered
@@ -333,7 +331,7 @@ def inpaint(
 
 def remix_foreign(
     src: Src, model: str, payload: dict[str, Any], seed: int
-) -> tuple[np.ndarray, dict[str, Any]]:
+) -> tuple[np.ndarray, Metadata]:
     """Foreign remix: the input's (spectrally separated) vocals over a new arrangement."""
     prompt = str(payload.get("prompt") or payload.get("genre") or "")
     key = seed_of("remix-foreign", prompt, seed, len(src.data))

@@ -18,7 +18,7 @@ import songlab.sandbox.engine.melody as melody
 import songlab.sandbox.engine.midi as midi
 import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.song as song
-from songlab.sandbox.engine._common import (
+from songlab.sandbox.engine._ops_shared import (
     Src,
     clamp,
     default_voice,
@@ -27,7 +27,16 @@ from songlab.sandbox.engine._common import (
     seed_of,
     voice_dict,
 )
-from songlab.sandbox.engine._types import AudioIn, EngineInputError, RenderError, Voice
+from songlab.sandbox.engine._types import (
+    AudioIn,
+    EngineInputError,
+    Metadata,
+    Recipe,
+    RenderError,
+    Score,
+    Voice,
+    VoiceDict,
+)
 from songlab.sandbox.engine.prompt import Plan, follow, plan_from_prompt
 from songlab.sandbox.engine.text import _INVENTORY, language_code, words, write_lyrics
 from songlab.sandbox.engine.theory import hz_to_midi, key_name
@@ -39,9 +48,9 @@ SONG_MIN, SONG_MAX = float(LIMITS["song_seconds_min"]), float(LIMITS["song_secon
 NO_VOCAL = ("drums", "bass", "harmony", "lead")
 
 
-def describe(score: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+def describe(score: Score, rec: Recipe) -> Metadata:
     plan = song.plan_of(score)
-    meta = {
+    meta: Metadata = {
         "genre": plan.genre,
         "tempo_bpm": plan.tempo,
         "key": key_name(plan.root, plan.mode),
@@ -50,11 +59,9 @@ def describe(score: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         "duration_s": rec["duration_s"],
         "channels": rec["channels"],
     }
-    if score.get("voice") and "vocal" in score["parts"]:
-        meta["voice"] = {
-            "gender": score["voice"]["gender"],
-            "f0_median": score["voice"]["f0_median"],
-        }
+    voice = score.get("voice")
+    if voice and "vocal" in score["parts"]:
+        meta["voice"] = {"gender": voice["gender"], "f0_median": voice["f0_median"]}
     return meta
 
 
@@ -64,7 +71,7 @@ def _seed(payload: dict[str, Any], seed: int) -> int:
 
 def _voice_for(
     voice: Voice | None, plan: Plan, key: int, *, register: float | None = None
-) -> dict[str, Any]:
+) -> VoiceDict:
     v = voice_dict(voice)
     if v is not None:
         return v
@@ -75,7 +82,7 @@ def _voice_for(
     return default_voice("female" if np.random.default_rng([key, 5]).random() < 0.5 else "male")
 
 
-def _single(score: dict[str, Any], model: str, dur: float) -> dict[str, Any]:
+def _single(score: Score, model: str, dur: float) -> Recipe:
     return recipe.make(
         [recipe.layer(score, fade_out_s=min(1.5, dur / 6))], model=model, duration_s=dur
     )
@@ -88,7 +95,7 @@ def generate(
     seed: int,
     voice: Voice | None,
     inputs: dict[str, AudioIn] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Recipe, Metadata]:
     """generate_song and generate_music (an optional input ``song``/``music`` sets tempo and key)."""
     prompt = str(payload.get("prompt") or "")
     s = _seed(payload, seed)
@@ -130,7 +137,7 @@ def singing(
     seed: int,
     inputs: dict[str, AudioIn] | None,
     voice: Voice | None,
-) -> tuple[dict[str, Any], dict[str, Any], bool]:
+) -> tuple[Recipe, Metadata, bool]:
     """generate_singing: a vocal-only track; with a sandbox ``vocal_reference`` it keeps the
     reference's timing, level and (unless ``voice`` is given) its singer."""
     prompt = str(payload.get("prompt") or payload.get("styleOfMusic") or "")
@@ -143,13 +150,13 @@ def singing(
         assert vs is not None and ref.recipe is not None
         ly = next(x for x in ref.recipe["layers"] if x["score"] is vs)
         sc = copy.deepcopy(vs)
-        sc.update(
-            model=model,
-            parts=["vocal"],
-            lyrics=str(lyrics or vs["lyrics"]),
-            language=language_code(lang)
+        sc["model"] = model
+        sc["parts"] = ["vocal"]
+        sc["lyrics"] = str(lyrics or vs["lyrics"])
+        sc["language"] = (
+            language_code(lang)
             if lang
-            else guess_language(str(lyrics or vs["lyrics"]), vs.get("language", "en")),
+            else guess_language(str(lyrics or vs["lyrics"]), vs.get("language", "en"))
         )
         if voice is not None:
             sc["voice"] = voice_dict(voice)
@@ -226,7 +233,7 @@ def similar(
     seed: int,
     inputs: dict[str, AudioIn] | None,
     voice: Voice | None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Recipe, Metadata]:
     """similar_song / similar_music: a new piece at the input's tempo and key."""
     src = get_input(
         inputs, "song" if operation == "similar_song" else "music", "audio", "song", "music"
@@ -267,7 +274,7 @@ def similar(
 
 def melody_song(
     model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Recipe, Metadata]:
     """melody_to_song: the input melody's notes, harmonised and produced."""
     src = get_input(inputs, "melody", "audio")
     assert src is not None
@@ -324,7 +331,7 @@ def melody_song(
 
 def midi_song(
     model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Recipe, Metadata]:
     """midi_to_song: the MIDI file's notes on the sandbox's instruments (+ drums, + a singer)."""
     src = get_input(inputs, "midi")
     assert src is not None
@@ -373,7 +380,7 @@ def midi_song(
 
 def remix(
     model: str, payload: dict[str, Any], seed: int, inputs: dict[str, AudioIn] | None
-) -> tuple[dict[str, Any], dict[str, Any]] | Src:
+) -> tuple[Recipe, Metadata] | Src:
     """remix_song of a sandbox song: same tempo, key, chords, melody, lyrics and singer; the
     prompt's genre and instruments. Foreign input is returned for the audio path."""
     src = get_input(inputs, "song", "audio")
@@ -389,7 +396,8 @@ def remix(
     if plan.genre == old.genre and not prompt:
         raise RenderError("prompt: a remix needs a prompt naming the new style")
     new = copy.deepcopy(sc)
-    new.update(plan=plan.to_dict(), model=model)
+    new["plan"] = plan.to_dict()
+    new["model"] = model
     rec = recipe.make(
         [recipe.layer(new, fade_out_s=min(1.5, sc["duration_s"] / 6))],
         model=model,
@@ -400,5 +408,5 @@ def remix(
     return rec, meta
 
 
-def voice_midi_range(v: dict[str, Any]) -> tuple[float, float]:
+def voice_midi_range(v: VoiceDict) -> tuple[float, float]:
     return float(hz_to_midi(v["f0_low"])), float(hz_to_midi(v["f0_high"]))

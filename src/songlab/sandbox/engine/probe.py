@@ -16,7 +16,7 @@ import numpy as np
 import soundfile as sf
 
 from songlab.codec import cut_off
-from songlab.sandbox.engine.codec import CodecError, sniff
+from songlab.sandbox.engine.audio_io import CodecError, sniff
 
 if TYPE_CHECKING:
     from av.audio.stream import AudioStream
@@ -96,7 +96,7 @@ def _count_sf(data: bytes) -> tuple[int, int, int]:
             got = 0
             while n := len(f.read(_PROBE_BLOCK, dtype="int16", out=buf)):
                 got += n
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - libsndfile on untrusted bytes: any failure is a 422
         raise CodecError(f"is not decodable audio ({type(exc).__name__})") from None
     return got, sr, channels
 
@@ -108,7 +108,7 @@ def _announced(data: bytes) -> int | None:
     try:
         frames: int = sf.info(io.BytesIO(data)).frames  # soundfile ships no types
         return frames
-    except Exception:
+    except Exception:  # noqa: BLE001 - libsndfile on untrusted bytes: no announced length
         return None
 
 
@@ -133,7 +133,7 @@ def _count_av(data: bytes) -> tuple[int, int, int]:
                     continue
     except CodecError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - ffmpeg on untrusted bytes: any failure is a 422
         raise CodecError(f"is not decodable audio ({type(exc).__name__})") from None
     return got, sr, channels
 

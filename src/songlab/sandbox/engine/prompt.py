@@ -217,18 +217,19 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
     return any(re.search(r"\b" + re.escape(w), text) for w in words)
 
 
-def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None = None) -> Plan:
-    """The plan a prompt asks for; ``base`` (an input song's plan) supplies tempo and key
-    unless the prompt names them."""
-    text = (prompt or "").lower()
+def _genre(text: str, rng: np.random.Generator, base: Plan | None) -> str:
+    """The genre the prompt names, else the input song's, else a common one at random."""
     genre = next(
         (g for w, g in _GENRE_WORDS.items() if re.search(r"\b" + re.escape(w) + r"\b", text)), None
     )
-    if genre is None:
-        genre = (
-            base.genre if base else str(rng.choice(["pop", "rock", "folk", "electronic", "lofi"]))
-        )
-    lo, hi, gmode, harmony, drums, style = GENRES[genre]
+    if genre is not None:
+        return genre
+    return base.genre if base else str(rng.choice(["pop", "rock", "folk", "electronic", "lofi"]))
+
+
+def _tempo(text: str, lo: int, hi: int, rng: np.random.Generator, base: Plan | None) -> float:
+    """The genre's range, pulled down or up by slow or fast words; the input song's tempo;
+    an asked bpm (40-220) over all of them."""
     tempo = float(rng.integers(lo, hi + 1))
     if _has(text, _SLOW_WORDS) and not _has(text, _FAST_WORDS):
         tempo = min(tempo, float(rng.integers(62, 80)))
@@ -239,7 +240,15 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
     m = _ASKED_BPM.search(text)
     if m:
         tempo = float(np.clip(int(m.group(1)), 40, 220))
-    mode = gmode or str(rng.choice(["major", "minor"]))
+    return tempo
+
+
+def _key(
+    prompt: str, text: str, genre_mode: str | None, rng: np.random.Generator, base: Plan | None
+) -> tuple[int, str]:
+    """(root, mode): the genre's mode or minor/major words, a random root; the input song's
+    key; a key the prompt names over all of them."""
+    mode = genre_mode or str(rng.choice(["major", "minor"]))
     if _has(text, _MINOR_WORDS) and not _has(text, _MAJOR_WORDS):
         mode = "minor"
     elif _has(text, _MAJOR_WORDS) and not _has(text, _MINOR_WORDS):
@@ -247,29 +256,51 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
     root = int(rng.integers(0, 12))
     if base is not None:
         root, mode = base.root, base.mode
-    key = parse_key(prompt or "")
+    key = parse_key(prompt)
     if key is not None:
         root = key[0]
         mode = key[1] or mode
-    named = []
+    return root, mode
+
+
+def _instruments(text: str, genre_harmony: tuple[str, ...]) -> list[str]:
+    """The harmony instruments the prompt names (in its order), else the genre's."""
+    named: list[str] = []
     for w, inst in _INSTRUMENTS.items():
         if re.search(r"\b" + re.escape(w), text) and inst not in named:
             named.append(inst)
-    harm = named or list(harmony)
+    return named or list(genre_harmony)
+
+
+def _with_drums(text: str, genre_drums: bool) -> bool:
     if re.search(r"\b(no|without) drums\b|a cappella|acapella|drumless", text):
-        drums = False
-    elif re.search(r"\bdrums?\b|\bbeat\b|percussion", text):
-        drums = True
-    energy = 0.6
-    if _has(text, _FAST_WORDS):
-        energy = 0.85
+        return False
+    if re.search(r"\bdrums?\b|\bbeat\b|percussion", text):
+        return True
+    return genre_drums
+
+
+def _energy(text: str) -> float:
     if _has(text, _SLOW_WORDS):
-        energy = 0.4
-    gender = (
-        "female"
-        if _has(text, ("female", "woman", "girl", "soprano"))
-        else ("male" if _has(text, ("male", " man", "boy", "baritone", "bass voice")) else None)
-    )
+        return 0.4
+    return 0.85 if _has(text, _FAST_WORDS) else 0.6
+
+
+def _gender(text: str) -> str | None:
+    if _has(text, ("female", "woman", "girl", "soprano")):
+        return "female"
+    return "male" if _has(text, ("male", " man", "boy", "baritone", "bass voice")) else None
+
+
+def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None = None) -> Plan:
+    """The plan a prompt asks for; ``base`` (an input song's plan) supplies tempo and key
+    unless the prompt names them."""
+    text = (prompt or "").lower()
+    genre = _genre(text, rng, base)
+    lo, hi, genre_mode, harmony, genre_drums, style = GENRES[genre]
+    tempo = _tempo(text, lo, hi, rng, base)
+    root, mode = _key(prompt or "", text, genre_mode, rng, base)
+    drums = _with_drums(text, genre_drums)
     progs = PROGRESSIONS[mode]
     prog = list(progs[int(rng.integers(0, len(progs)))])
     return Plan(
@@ -277,13 +308,13 @@ def plan_from_prompt(prompt: str, rng: np.random.Generator, *, base: Plan | None
         tempo=tempo,
         root=root,
         mode=mode,
-        harmony=harm,
+        harmony=_instruments(text, harmony),
         drums=drums,
         drum_style=style if drums else "none",
         bass=not re.search(r"a cappella|acapella", text),
         progression=prog,
-        energy=energy,
-        gender=gender,
+        energy=_energy(text),
+        gender=_gender(text),
         swing=0.12 if style == "swing" else 0.0,
     )
 

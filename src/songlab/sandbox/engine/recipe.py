@@ -19,12 +19,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 
 import songlab.sandbox.engine.effects as effects
 import songlab.sandbox.engine.song as song
+from songlab.sandbox.engine._types import Layer, Recipe, Score
 from songlab.sandbox.engine.synth import SR
 
 # stereo position per stem (-1 left .. 1 right) at full width; v6 plays them narrower
@@ -51,7 +51,7 @@ def channels_of(model: str) -> int:
 
 
 def layer(
-    score: dict[str, Any],
+    score: Score,
     *,
     start_s: float = 0.0,
     end_s: float | None = None,
@@ -60,7 +60,7 @@ def layer(
     fade_out_s: float = 0.01,
     gain: float = 1.0,
     stems: list[str] | None = None,
-) -> dict[str, Any]:
+) -> Layer:
     return {
         "score": score,
         "offset_s": float(offset_s),
@@ -75,8 +75,8 @@ def layer(
 
 
 def make(
-    layers: list[dict[str, Any]], *, model: str, duration_s: float, channels: int | None = None
-) -> dict[str, Any]:
+    layers: list[Layer], *, model: str, duration_s: float, channels: int | None = None
+) -> Recipe:
     ch = channels or max(
         [channels_of(model)] + [channels_of(ly["score"]["model"]) for ly in layers]
     )
@@ -90,29 +90,32 @@ def make(
     }
 
 
-def foreign(model: str, duration_s: float, **extra: Any) -> dict[str, Any]:
-    return {
-        "engine": 1,
-        "kind": "foreign",
-        "model": model,
-        "duration_s": float(duration_s),
-        **extra,
-    }
+def foreign(
+    model: str, duration_s: float, *, stem: str | None = None, sfx: list[str] | None = None
+) -> Recipe:
+    """The recipe of audio the engine cannot re-render: a stem of foreign audio (``stem``),
+    a sound effect (``sfx``: the words it drew), or anything else."""
+    rec = Recipe(engine=1, kind="foreign", model=model, duration_s=float(duration_s))
+    if stem is not None:
+        rec["stem"] = stem
+    if sfx is not None:
+        rec["sfx"] = sfx
+    return rec
 
 
-def is_layered(rec: dict[str, Any] | None) -> bool:
+def is_layered(rec: Recipe | None) -> bool:
     if not rec:
         return False
     return rec.get("engine") == 1 and rec.get("kind") == "layers" and bool(rec.get("layers"))
 
 
 def derive(
-    rec: dict[str, Any],
+    rec: Recipe,
     *,
     gain: float = 1.0,
     stems: list[str] | None = None,
-    effect: list[Any] | None = None,
-) -> dict[str, Any]:
+    effect: list[object] | None = None,
+) -> Recipe:
     """A copy of ``rec`` with a gain, a stem subset or an effect applied to every layer."""
     out = copy.deepcopy(rec)
     for ly in out["layers"]:
@@ -126,7 +129,15 @@ def derive(
     return out
 
 
-def _window(n: int, ly: dict[str, Any]) -> tuple[int, int, int, int]:
+def _effect_step(step: list[object]) -> tuple[str, float, float | None]:
+    """A layer's effect as the recipe stores it: [name, amount, semitones or None]."""
+    name, amount, semis = step
+    assert isinstance(name, str) and isinstance(amount, int | float), step
+    assert semis is None or isinstance(semis, int | float), step
+    return name, amount, semis
+
+
+def _window(n: int, ly: Layer) -> tuple[int, int, int, int]:
     """Sample range ``[a, b)`` of a layer and its fade lengths in samples."""
     a = max(0, int(round(ly["start_s"] * SR)))
     b = min(n, int(round(ly["end_s"] * SR)))
@@ -146,7 +157,7 @@ def _fade(x: np.ndarray, fi: int, fo: int, cut_in: int, cut_out: int) -> None:
             x[m - len(ramp) :] *= ramp
 
 
-def _placed(rec: dict[str, Any]) -> Iterator[tuple[str, np.ndarray, int, int, float]]:
+def _placed(rec: Recipe) -> Iterator[tuple[str, np.ndarray, int, int, float]]:
     """Yield ``(stem, mono float32, a, b, pan)`` of every layer: the stem's samples for
     output ``[a, b)`` (gain, fades and effects applied) and its pan position."""
     n = int(round(rec["duration_s"] * SR))
@@ -171,7 +182,8 @@ def _placed(rec: dict[str, Any]) -> Iterator[tuple[str, np.ndarray, int, int, fl
             if ly["effects"]:
                 full = np.zeros((1, n), dtype=np.float32)
                 full[0, a:b] = x
-                for eff, amount, semis in ly["effects"]:
+                for step in ly["effects"]:
+                    eff, amount, semis = _effect_step(step)
                     full = effects.apply(full, eff, amount, semitones=semis)
                 x, a2, b2 = full[0], 0, n
             yield name, x, a2, b2, PAN.get(name, 0.0) * width
@@ -186,7 +198,7 @@ def _add(dst: np.ndarray, x: np.ndarray, a: int, b: int, pan: float) -> None:
         dst[0, a:b] += x
 
 
-def render(rec: dict[str, Any]) -> dict[str, np.ndarray]:
+def render(rec: Recipe) -> dict[str, np.ndarray]:
     """Stems of a layered recipe: ``{fine stem: float32 (channels, samples)}``."""
     n = int(round(rec["duration_s"] * SR))
     out: dict[str, np.ndarray] = {}
@@ -197,7 +209,7 @@ def render(rec: dict[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
-def render_mix(rec: dict[str, Any]) -> np.ndarray:
+def render_mix(rec: Recipe) -> np.ndarray:
     """The mix of a layered recipe, ``float32 (channels, samples)``: the sum of :func:`render`'s
     stems, panned straight into one buffer (no per-stem arrays)."""
     mix = np.zeros((rec["channels"], int(round(rec["duration_s"] * SR))), dtype=np.float32)
@@ -213,7 +225,7 @@ def mixdown(stems: dict[str, np.ndarray], n: int, ch: int) -> np.ndarray:
     return mix
 
 
-def sung(rec: dict[str, Any] | None) -> list[tuple[float, float, str, str]]:
+def sung(rec: Recipe | None) -> list[tuple[float, float, str, str]]:
     """Lines sung in a layered recipe: ``(start_s, end_s, text, language)`` in output time."""
     if not is_layered(rec):
         return []
@@ -233,16 +245,15 @@ def sung(rec: dict[str, Any] | None) -> list[tuple[float, float, str, str]]:
     return out
 
 
-def main_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
+def main_score(rec: Recipe | None) -> Score | None:
     """The score of the layer that sounds longest (its plan, voice and lyrics describe the file)."""
     if not is_layered(rec):
         return None
     assert rec is not None
-    score: dict[str, Any] = max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
-    return score
+    return max(rec["layers"], key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
 
 
-def vocal_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
+def vocal_score(rec: Recipe | None) -> Score | None:
     """The score that sings in a recipe (the longest layer with a lead vocal), if any."""
     if not is_layered(rec):
         return None
@@ -256,5 +267,4 @@ def vocal_score(rec: dict[str, Any] | None) -> dict[str, Any] | None:
     ]
     if not cands:
         return None
-    score: dict[str, Any] = max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]
-    return score
+    return max(cands, key=lambda ly: ly["end_s"] - ly["start_s"])["score"]

@@ -14,13 +14,13 @@ A *score* is a JSON-able dict, the unit a recipe stores::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
 import songlab.sandbox.engine.arrange as arrange
 import songlab.sandbox.engine.synth as synth
+from songlab.sandbox.engine._types import MelodyNote, MidiNote, Score, VoiceDict
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.text import consonant_of, line_syllables, vowel_of
 from songlab.sandbox.engine.theory import SCALES, hz_to_midi
@@ -89,16 +89,16 @@ def new_score(
     duration_s: float,
     lyrics: str = "",
     language: str = "en",
-    voice: dict[str, Any] | None = None,
-    melody: list[Any] | None = None,
-    midi: list[Any] | None = None,
+    voice: VoiceDict | None = None,
+    melody: list[MelodyNote] | None = None,
+    midi: list[MidiNote] | None = None,
     parts: tuple[str, ...] = ALL_PARTS,
     vocal_start_s: float | None = None,
-) -> dict[str, Any]:
+) -> Score:
     if voice is None and "vocal" in parts:
         rng = np.random.default_rng([seed, 5])
         gender = plan.gender or ("female" if rng.random() < 0.5 else "male")
-        voice = dict(DEFAULT_VOICES[gender])
+        voice = DEFAULT_VOICES[gender].copy()
     if vocal_start_s is None:
         vocal_start_s = 2 * arrange.bar_len(plan) if (melody is None and midi is None) else 0.0
     return {
@@ -116,7 +116,7 @@ def new_score(
     }
 
 
-def plan_of(score: dict[str, Any]) -> Plan:
+def plan_of(score: Score) -> Plan:
     return Plan.from_dict(score["plan"])
 
 
@@ -129,7 +129,7 @@ class Line:
     notes: tuple[SungNote, ...]
 
 
-def _voice_range(voice: dict[str, Any]) -> tuple[float, float, float]:
+def _voice_range(voice: VoiceDict) -> tuple[float, float, float]:
     lo = float(hz_to_midi(voice["f0_low"])) + 0.5
     hi = float(hz_to_midi(voice["f0_high"])) - 0.5
     c = float(hz_to_midi(voice["f0_median"]))
@@ -161,16 +161,17 @@ def _sections(lyrics: str) -> list[tuple[str, bool]]:
     return out
 
 
-def sung_lines(score: dict[str, Any]) -> list[Line]:
+def sung_lines(score: Score) -> list[Line]:
     """The lyric lines as sung: times in score seconds, one SungNote per syllable."""
-    if "vocal" not in score["parts"] or score.get("voice") is None:
+    voice, midi = score.get("voice"), score.get("midi")
+    if "vocal" not in score["parts"] or voice is None:
         return []
     plan, lang = plan_of(score), score.get("language", "en")
-    lo, hi, center = _voice_range(score["voice"])
+    lo, hi, center = _voice_range(voice)
     lines = _sections(score["lyrics"])
     fixed = score.get("melody")
-    if fixed is None and score.get("midi"):
-        fixed = skyline(score["midi"])
+    if fixed is None and midi:
+        fixed = skyline(midi)
     out: list[Line] = []
     if fixed:
         shift = 12 * round((center - float(np.median([m for _, _, m in fixed]))) / 12)
@@ -216,7 +217,7 @@ def sung_lines(score: dict[str, Any]) -> list[Line]:
     return out
 
 
-def skyline(midi: list[Any]) -> list[list[float]]:
+def skyline(midi: list[MidiNote]) -> list[MelodyNote]:
     """The top melodic line of MIDI notes (no drums): highest note sounding at each onset."""
     tonal = [n for n in midi if n[5] != 9 and not (32 <= n[4] <= 39)]
     out: list[list[float]] = []
@@ -245,84 +246,127 @@ def _family(program: int, channel: int) -> str:
     return "other"
 
 
-def render(score: dict[str, Any], t0: float, t1: float) -> dict[str, np.ndarray]:
-    """Mono float32 stems (only the non-silent ones) for score time ``[t0, t1)``."""
-    plan, model, seed = plan_of(score), score["model"], int(score["seed"])
-    parts = set(score["parts"])
-    n = max(0, int(round((t1 - t0) * SR)))
-    stems: dict[str, np.ndarray] = {}
+Note = arrange.Note  # (onset s, length s, midi pitch, velocity, instrument)
 
-    def buf(name: str) -> np.ndarray:
-        if name not in stems:
-            stems[name] = np.zeros(n, dtype=np.float32)
-        return stems[name]
 
-    bl = arrange.bar_len(plan)
-    bars = range(int(np.floor((t0 - 2.5) / bl)), int(np.ceil(t1 / bl)) + 1)
-    events: list[tuple[Any, ...]] = []
-    midi = score.get("midi")
-    if midi:
-        has_drums = any(nt[5] == 9 for nt in midi)
-        for onset, dur, pitch, vel, prog, ch in midi:
-            if onset + dur + 2.5 < t0 or onset > t1:
-                continue
-            fam = _family(prog, ch)
-            if fam == "drums":
-                sound = _GM_DRUMS.get(pitch, "shaker")
-                place_drum(buf(arrange.DRUM_STEM[sound]), sound, model, seed, onset - t0, vel / 127)
-            else:
-                inst = "bass" if fam == "bass" else fam
-                events.append((onset, dur, pitch, 0.4 + vel / 200, inst))
-        if not has_drums and "drums" in parts:
-            for onset, sound, v in arrange.drums(plan, bars, seed):
-                place_drum(buf(arrange.DRUM_STEM[sound]), sound, model, seed, onset - t0, v)
-    else:
-        if "drums" in parts:
-            for onset, sound, v in arrange.drums(plan, bars, seed):
-                place_drum(buf(arrange.DRUM_STEM[sound]), sound, model, seed, onset - t0, v)
-        if "bass" in parts:
-            events += arrange.bass(plan, bars, seed)
-        if "harmony" in parts:
-            events += arrange.harmony(plan, bars, seed)
-    has_vocal = "vocal" in parts and score.get("voice") is not None
-    if "lead" in parts and not has_vocal:
-        events += lead_events(score, plan, bars)
+@dataclass
+class _Window:
+    """The stems being rendered for score time ``[t0, t1)``: ``n`` samples each, made on
+    first use (so silent stems are never made), in the order they are first written."""
+
+    plan: Plan
+    model: str
+    seed: int
+    t0: float
+    t1: float
+    n: int
+    stems: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def buf(self, name: str) -> np.ndarray:
+        if name not in self.stems:
+            self.stems[name] = np.zeros(self.n, dtype=np.float32)
+        return self.stems[name]
+
+    def drum(self, sound: str, onset: float, velocity: float) -> None:
+        stem = self.buf(arrange.DRUM_STEM[sound])
+        place_drum(stem, sound, self.model, self.seed, onset - self.t0, velocity)
+
+    def drum_pattern(self, bars: range) -> None:
+        for onset, sound, v in arrange.drums(self.plan, bars, self.seed):
+            self.drum(sound, onset, v)
+
+
+def _midi_events(w: _Window, midi: list[MidiNote], parts: set[str], bars: range) -> list[Note]:
+    """A MIDI score: its drum notes placed, its other notes as events; the plan's drums when
+    the file has none."""
+    events: list[Note] = []
+    for onset, dur, pitch, vel, prog, ch in midi:
+        if onset + dur + 2.5 < w.t0 or onset > w.t1:
+            continue
+        fam = _family(int(prog), int(ch))
+        if fam == "drums":
+            w.drum(_GM_DRUMS.get(int(pitch), "shaker"), onset, vel / 127)
+        else:
+            inst = "bass" if fam == "bass" else fam
+            events.append((onset, dur, pitch, 0.4 + vel / 200, inst))
+    if not any(nt[5] == 9 for nt in midi) and "drums" in parts:
+        w.drum_pattern(bars)
+    return events
+
+
+def _arranged_events(w: _Window, parts: set[str], bars: range) -> list[Note]:
+    """An arranged score: its drums placed; its bass and harmony as events."""
+    if "drums" in parts:
+        w.drum_pattern(bars)
+    events: list[Note] = []
+    if "bass" in parts:
+        events += arrange.bass(w.plan, bars, w.seed)
+    if "harmony" in parts:
+        events += arrange.harmony(w.plan, bars, w.seed)
+    return events
+
+
+def _place(w: _Window, events: list[Note]) -> None:
     for onset, dur, pitch, vel, inst in events:
-        if onset + dur + 1.0 < t0 or onset > t1:
+        if onset + dur + 1.0 < w.t0 or onset > w.t1:
             continue
         stem = "other" if inst == "lead" else inst
         synth.place(
-            buf(stem),
-            synth.tone(inst, model, pitch, dur, vel),
-            int(round((onset - t0) * SR)),
+            w.buf(stem),
+            synth.tone(inst, w.model, pitch, dur, vel),
+            int(round((onset - w.t0) * SR)),
             LEVELS[inst],
         )
-    if has_vocal:
-        lines = [ln for ln in sung_lines(score) if ln.end > t0 - 0.5 and ln.start < t1 + 0.5]
-        if lines:
-            vocal = sing([list(ln.notes) for ln in lines], score["voice"], model, n, seed, t0)
-            buf("lead_vocals")[:] += LEVELS["lead_vocals"] * vocal
-        backing = []
-        lo, hi, _ = _voice_range(score["voice"])
-        for ln in lines:
-            if ln.chorus:
-                backing.append(
-                    [
-                        SungNote(
-                            nt.onset,
-                            nt.dur,
-                            _fit(_third_above(plan, nt.midi), lo, hi),
-                            "u" if nt.vowel in "ou" else "a",
-                            "",
-                        )
-                        for nt in ln.notes
-                    ]
-                )
-        if backing:
-            buf("backing_vocals")[:] += LEVELS["backing_vocals"] * sing(
-                backing, score["voice"], model, n, seed + 1, t0
+
+
+def _backing_lines(voice: VoiceDict, plan: Plan, lines: list[Line]) -> list[list[SungNote]]:
+    """The chorus lines a third above, inside the voice's range (the backing vocals)."""
+    lo, hi, _ = _voice_range(voice)
+    return [
+        [
+            SungNote(
+                nt.onset,
+                nt.dur,
+                _fit(_third_above(plan, nt.midi), lo, hi),
+                "u" if nt.vowel in "ou" else "a",
+                "",
             )
-    return stems
+            for nt in ln.notes
+        ]
+        for ln in lines
+        if ln.chorus
+    ]
+
+
+def _vocals(w: _Window, score: Score, voice: VoiceDict) -> None:
+    lines = [ln for ln in sung_lines(score) if ln.end > w.t0 - 0.5 and ln.start < w.t1 + 0.5]
+    if lines:
+        vocal = sing([list(ln.notes) for ln in lines], voice, w.model, w.n, w.seed, w.t0)
+        w.buf("lead_vocals")[:] += LEVELS["lead_vocals"] * vocal
+    backing = _backing_lines(voice, w.plan, lines)
+    if backing:
+        w.buf("backing_vocals")[:] += LEVELS["backing_vocals"] * sing(
+            backing, voice, w.model, w.n, w.seed + 1, w.t0
+        )
+
+
+def render(score: Score, t0: float, t1: float) -> dict[str, np.ndarray]:
+    """Mono float32 stems (only the non-silent ones) for score time ``[t0, t1)``."""
+    plan = plan_of(score)
+    n = max(0, int(round((t1 - t0) * SR)))
+    w = _Window(plan, score["model"], int(score["seed"]), t0, t1, n)
+    parts = set(score["parts"])
+    bl = arrange.bar_len(plan)
+    bars = range(int(np.floor((t0 - 2.5) / bl)), int(np.ceil(t1 / bl)) + 1)
+    midi = score.get("midi")
+    events = _midi_events(w, midi, parts, bars) if midi else _arranged_events(w, parts, bars)
+    voice = score.get("voice") if "vocal" in parts else None
+    if "lead" in parts and voice is None:
+        events += lead_events(score, plan, bars)
+    _place(w, events)
+    if voice is not None:
+        _vocals(w, score, voice)
+    return w.stems
 
 
 def _third_above(plan: Plan, midi: float) -> float:
@@ -345,14 +389,14 @@ def place_drum(
     )
 
 
-def lead_events(score: dict[str, Any], plan: Plan, bars: range) -> list[tuple[Any, ...]]:
+def lead_events(score: Score, plan: Plan, bars: range) -> list[Note]:
     """The lead instrument: the fixed melody, else a generated phrase every four bars."""
     fixed = score.get("melody")
     if fixed:
         return [(o, d, m, 0.8, "lead") for o, d, m in fixed]
     if score.get("midi"):
         return []
-    out: list[tuple[Any, ...]] = []
+    out: list[Note] = []
     center = 12 * 5 + plan.root + 7
     for b in bars:
         if b % 4 == 0 and b >= 2:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from scipy import fft as sfft
@@ -20,6 +20,7 @@ from scipy.linalg import solve_toeplitz
 from scipy.ndimage import uniform_filter1d
 from scipy.signal import lfilter, resample_poly
 
+from songlab.sandbox.engine._types import VoiceDict
 from songlab.sandbox.engine.synth import SR, bandlimit, model_params
 
 # Formants (F1, F2, F3 in Hz) of sung vowels, adult male (Peterson & Barney 1952 averages).
@@ -36,7 +37,7 @@ NEUTRAL = np.mean([VOWELS[v] for v in "aeiou"], axis=0)  # what a speaker averag
 BANDWIDTHS = (90.0, 110.0, 170.0)
 FORMANT_GAINS = (1.0, 0.6, 0.35)
 
-DEFAULT_VOICES = {
+DEFAULT_VOICES: dict[str, VoiceDict] = {
     "male": {
         "f0_low": 98.0,
         "f0_high": 262.0,
@@ -129,7 +130,7 @@ LEVEL = 0.55  # fixed output scale (no per-call normalisation: renders stay time
 
 def sing(
     phrases: list[list[SungNote]],
-    voice: dict[str, Any],
+    voice: VoiceDict,
     model: str,
     n: int,
     seed: int,
@@ -154,7 +155,7 @@ def sing(
 
 
 def _phrase(
-    notes: list[SungNote], voice: dict[str, Any], model: str, seed: int
+    notes: list[SungNote], voice: VoiceDict, model: str, seed: int
 ) -> tuple[int, np.ndarray]:
     band = model_params(model)[0]
     first = int(np.floor((notes[0].onset - 0.1) * SR / HOP)) * HOP  # absolute sample index
@@ -344,7 +345,7 @@ def lpc_formants(
     return float(med[0]), float(med[1]), float(med[2])
 
 
-def analyse_voice(x: np.ndarray, sr: int = SR) -> dict[str, Any] | None:
+def analyse_voice(x: np.ndarray, sr: int = SR) -> VoiceDict | None:
     """Pitch range, median, formants and gender of a voice recording, or None if unvoiced."""
     _, f0 = f0_track(x, sr)
     v = f0[f0 > 0]

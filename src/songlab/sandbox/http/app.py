@@ -20,7 +20,7 @@ from songlab.sandbox.http.routes import account, admin, compat, dedicated, files
 from songlab.sandbox.storage.accounts import Accounts
 from songlab.sandbox.storage.clock import Clock
 from songlab.sandbox.storage.db import Store
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES, Links
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES, Links
 from songlab.sandbox.tasks.creates import Creates
 from songlab.sandbox.tasks.events import EventLog
 from songlab.sandbox.tasks.faults import Faults

@@ -22,13 +22,14 @@ documented 500, kept on purpose.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     StringConstraints,
     ValidationError,
     create_model,
@@ -48,7 +49,7 @@ MAX_TOKENS = 10**9  # per admin call: an account's balance, a top-up
 ID = int(LIMITS["id_chars"])
 
 
-def _integral(value: Any) -> Any:
+def _integral(value: object) -> object:
     """JSON has one number type: 245.0 is the integer 245 (as JSON Schema says); 245.5 is not."""
     if isinstance(value, float) and value.is_integer() and abs(value) <= INT64:
         return int(value)
@@ -119,7 +120,7 @@ class Body(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _integral(cls, value: Any) -> Any:
+    def _integral(cls, value: object) -> object:
         return _integral(value)
 
 
@@ -128,7 +129,7 @@ def payload_schema_name(operation: str) -> str:
     return f"Payload_{operation}"
 
 
-PAYLOAD_SCHEMAS: list[Any] = [
+PAYLOAD_SCHEMAS: list[JsonValue] = [
     payload_schema_name(n) for n, op in REGISTRY.items() if not op.internal
 ]
 
@@ -150,7 +151,7 @@ class NativeCreate(Body):
 
     @field_validator("payload_json", mode="before")
     @classmethod
-    def _raw_object(cls, value: Any) -> Any:
+    def _raw_object(cls, value: object) -> object:
         if isinstance(value, dict | list):
             raise errors.UnhandledPayloadError("payload_json is not a string")
         return value
@@ -293,7 +294,7 @@ CompatExtendSong = COMPAT_MODELS["extend_song"]
 CompatExtendMusic = COMPAT_MODELS["extend_music"]
 
 
-def check_compat(c: Compat, body: dict[str, Any]) -> dict[str, Any]:
+def check_compat(c: Compat, body: Mapping[str, object]) -> dict[str, Any]:
     """A compat body checked once against the registry: its ``missing_field`` (absent or
     empty: 400 MISSING_FIELD), then its model; the fields set and its unknown ones."""
     if c.missing_field is not None and not body.get(c.missing_field):
@@ -301,7 +302,7 @@ def check_compat(c: Compat, body: dict[str, Any]) -> dict[str, Any]:
     return check(COMPAT_MODELS[c.operation], body)
 
 
-def check_route(path: str, body: dict[str, Any]) -> dict[str, Any]:
+def check_route(path: str, body: Mapping[str, object]) -> dict[str, Any]:
     """A dedicated or workflow body checked once against the registry: the route's
     forbidden fields, then its model; the fields set (defaults of unset ones applied)."""
     r = ROUTES[path]
@@ -317,7 +318,7 @@ def check_route(path: str, body: dict[str, Any]) -> dict[str, Any]:
 
 def check(
     model: type[M],
-    body: dict[str, Any],
+    body: Mapping[str, object],
     refuse: Callable[[str, str], errors.ApiError] = errors.invalid,
 ) -> dict[str, Any]:
     """``body`` checked against ``model`` and normalised (245.0 -> 245), the fields it set

@@ -25,7 +25,7 @@ from songlab.sandbox.errors import INTERNAL_CODE, METHOD_NOT_ALLOWED_CODE
 from songlab.sandbox.http import bodies
 from songlab.sandbox.http.routes.dedicated import WORKFLOW_MODELS
 from songlab.sandbox.http.routes.native import EVENT_PAGE, MAX_SEQ
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.events import REPLAYED
 from songlab.sandbox.tasks.faults import MAX_COUNT, MAX_LATENCY_MS, MAX_SEED
 from songlab.sandbox.tasks.rows import CURSOR_PATTERN
@@ -45,11 +45,10 @@ from songlab.spec import (
 )
 
 Schema = dict[str, Any]
-E = ErrorCode
-S: Schema = {"type": "string"}
-I: Schema = {"type": "integer"}  # noqa: E741
-N: Schema = {"type": "number"}
-B: Schema = {"type": "boolean"}
+STRING: Schema = {"type": "string"}
+INTEGER: Schema = {"type": "integer"}
+NUMBER: Schema = {"type": "number"}
+BOOLEAN: Schema = {"type": "boolean"}
 NULL_S: Schema = {"type": ["string", "null"]}
 ADMIN_TAG = "sandbox-admin"
 
@@ -58,7 +57,7 @@ def ref(name: str) -> Schema:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def obj(props: dict[str, Schema], *required: str, extra: bool = True) -> Schema:
+def object_schema(props: dict[str, Schema], *required: str, extra: bool = True) -> Schema:
     out: Schema = {"type": "object", "properties": props}
     if required:
         out["required"] = list(required)
@@ -67,24 +66,24 @@ def obj(props: dict[str, Schema], *required: str, extra: bool = True) -> Schema:
     return out
 
 
-def s(max_len: int | None = None, **more: Any) -> Schema:
+def string_schema(max_len: int | None = None, **more: Any) -> Schema:
     return {"type": "string", **({"maxLength": max_len} if max_len else {}), **more}
 
 
 LIMIT_MAX, LIMIT_DEFAULT = int(LIMITS["list_limit_max"]), int(LIMITS["list_limit_default"])
 
 SCHEMAS: dict[str, Schema] = {
-    "PipelineError": obj(
+    "PipelineError": object_schema(
         {
             "error": {"type": "string", "enum": [c.value for c in PIPELINE_ERRORS]},
-            "message": S,
-            "retryable": B,
+            "message": STRING,
+            "retryable": BOOLEAN,
         },
         "error",
         "message",
         "retryable",
     ),
-    "Error": obj(
+    "Error": object_schema(
         {
             "error": {
                 "type": "string",
@@ -93,44 +92,44 @@ SCHEMAS: dict[str, Schema] = {
         },
         "error",
     ),
-    "InternalError": obj(
-        {"error": {"type": "string", "const": INTERNAL_CODE}, "message": S}, "error", "message"
+    "InternalError": object_schema(
+        {"error": {"type": "string", "const": INTERNAL_CODE}, "message": STRING}, "error", "message"
     ),
-    "Asset": obj(
+    "Asset": object_schema(
         {
-            "file_id": s(
+            "file_id": string_schema(
                 description="durable file id: GET /v1/files/{file_id}/url for a link", format="uuid"
             ),
-            "blob_hash": s(
+            "blob_hash": string_schema(
                 description="SHA-256 of the file's bytes (hex)", pattern="^[0-9a-f]{64}$"
             ),
-            "url": s(
+            "url": string_schema(
                 description="private storage locator: answers 404 ResourceNotFound (XML); "
                 "never use it"
             ),
-            "name": s(description="what the file is: mix, vocals, drums, ..."),
-            "mime_type": S,
+            "name": string_schema(description="what the file is: mix, vocals, drums, ..."),
+            "mime_type": STRING,
             "duration_s": {"type": "number", "minimum": 0},
         },
         "file_id",
         "blob_hash",
         "url",
     ),
-    "Event": obj(
+    "Event": object_schema(
         {
             "seq": {"type": "integer", "minimum": 1, "maximum": MAX_SEQ},
             "kind": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
-            "task_id": S,
+            "task_id": STRING,
             "status": {"type": "string", "enum": [st.value for st in Status]},
             "progress": {"type": "number", "minimum": 0, "maximum": 1},
-            "step": s(
+            "step": string_schema(
                 description="song translation: transcribe ... render; Agent One: the "
                 "operation called (or plan)"
             ),
             "phase": {"type": "string", "enum": ["started", "finished"]},
             "index": {"type": "integer", "minimum": 0},
-            "message": S,
-            "url": S,
+            "message": STRING,
+            "url": STRING,
             "cursor": {
                 "type": "integer",
                 "minimum": 0,
@@ -142,7 +141,7 @@ SCHEMAS: dict[str, Schema] = {
         "kind",
         "task_id",
     ),
-    "EventPage": obj(
+    "EventPage": object_schema(
         {
             "data": {"type": "array", "items": ref("Event"), "maxItems": EVENT_PAGE},
             "next_after": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ},
@@ -152,30 +151,33 @@ SCHEMAS: dict[str, Schema] = {
         "next_after",
         "done",
     ),
-    "AdminError": obj(
-        {"error": s(description="UNAUTHENTICATED, NOT_FOUND or InvalidRequest"), "message": S},
+    "AdminError": object_schema(
+        {
+            "error": string_schema(description="UNAUTHENTICATED, NOT_FOUND or InvalidRequest"),
+            "message": STRING,
+        },
         "error",
         "message",
     ),
-    "TaskCreated": obj(
+    "TaskCreated": object_schema(
         {
-            "task_id": S,
+            "task_id": STRING,
             "status": {"type": "string", "const": Status.QUEUED.value},
-            "consent_id": s(description="voice clones only"),
+            "consent_id": string_schema(description="voice clones only"),
         },
         "task_id",
         "status",
     ),
-    "Task": obj(
+    "Task": object_schema(
         {
-            "task_id": S,
+            "task_id": STRING,
             "tool_id": NULL_S,
-            "model": S,
-            "operation": S,
-            "license": I,
+            "model": STRING,
+            "operation": STRING,
+            "license": INTEGER,
             "status": {"type": "string", "enum": [st.value for st in Status]},
-            "created_at": S,
-            "updated_at": S,
+            "created_at": STRING,
+            "updated_at": STRING,
             "cost_usd": {
                 "type": ["string", "null"],
                 "pattern": r"^[0-9]+\.[0-9]{8}$",
@@ -183,13 +185,13 @@ SCHEMAS: dict[str, Schema] = {
                 'processing, the charge once completed, "0.00000000" '
                 "once failed (the reservation was released)",
             },
-            "parent_task_id": S,
+            "parent_task_id": STRING,
             "progress": {"type": "number", "minimum": 0, "maximum": 1},
-            "failure": obj({"error": S, "message": S}, "error"),
-            "output": obj(
+            "failure": object_schema({"error": STRING, "message": STRING}, "error"),
+            "output": object_schema(
                 {
-                    "text": S,
-                    "metadata_json": s(contentMediaType="application/json"),
+                    "text": STRING,
+                    "metadata_json": string_schema(contentMediaType="application/json"),
                     "assets": {"type": "array", "items": ref("Asset")},
                 }
             ),
@@ -205,24 +207,29 @@ SCHEMAS: dict[str, Schema] = {
         "cost_usd",
         "output",
     ),
-    "TaskList": obj(
+    "TaskList": object_schema(
         {"data": {"type": "array", "items": ref("Task")}, "next_cursor": NULL_S},
         "data",
         "next_cursor",
     ),
-    "Balance": obj(
-        {"total_effective": I, "base_effective": I, "extra_tokens": I, "base_expires_at": S},
+    "Balance": object_schema(
+        {
+            "total_effective": INTEGER,
+            "base_effective": INTEGER,
+            "extra_tokens": INTEGER,
+            "base_expires_at": STRING,
+        },
         "total_effective",
         "base_effective",
         "extra_tokens",
         "base_expires_at",
     ),
-    "ToolList": obj(
+    "ToolList": object_schema(
         {
             "data": {
                 "type": "array",
-                "items": obj(
-                    {"id": S, "model": S, "operation": S, "name": S},
+                "items": object_schema(
+                    {"id": STRING, "model": STRING, "operation": STRING, "name": STRING},
                     "id",
                     "model",
                     "operation",
@@ -232,45 +239,49 @@ SCHEMAS: dict[str, Schema] = {
         },
         "data",
     ),
-    "StoredFile": obj(
-        {"file_id": S, "mime_type": S, "size_bytes": I, "sha256": S},
+    "StoredFile": object_schema(
+        {"file_id": STRING, "mime_type": STRING, "size_bytes": INTEGER, "sha256": STRING},
         "file_id",
         "mime_type",
         "size_bytes",
         "sha256",
     ),
-    "FileLink": obj(
-        {"file_id": S, "url": S, "mime_type": S, "expires_at": S},
+    "FileLink": object_schema(
+        {"file_id": STRING, "url": STRING, "mime_type": STRING, "expires_at": STRING},
         "file_id",
         "url",
         "mime_type",
         "expires_at",
     ),
-    "FileDownload": obj({"file_id": S, "url": S, "expires_at": S}, "file_id", "url", "expires_at"),
-    "AccountCreated": obj({"account_id": S, "api_key": S}, "account_id", "api_key"),
-    "ApiKey": obj({"api_key": S}, "api_key"),
-    "Ledger": obj(
+    "FileDownload": object_schema(
+        {"file_id": STRING, "url": STRING, "expires_at": STRING}, "file_id", "url", "expires_at"
+    ),
+    "AccountCreated": object_schema(
+        {"account_id": STRING, "api_key": STRING}, "account_id", "api_key"
+    ),
+    "ApiKey": object_schema({"api_key": STRING}, "api_key"),
+    "Ledger": object_schema(
         {
             "entries": {
                 "type": "array",
-                "items": obj(
+                "items": object_schema(
                     {
-                        "task_id": S,
+                        "task_id": STRING,
                         "parent_task_id": NULL_S,
                         "tool_id": NULL_S,
-                        "operation": S,
-                        "model": S,
-                        "license": I,
-                        "kind": S,
-                        "amount_usd": S,
-                        "created_at": S,
+                        "operation": STRING,
+                        "model": STRING,
+                        "license": INTEGER,
+                        "kind": STRING,
+                        "amount_usd": STRING,
+                        "created_at": STRING,
                     }
                 ),
             }
         },
         "entries",
     ),
-    "Faults": obj(
+    "Faults": object_schema(
         {
             "rate_limited": {"type": "number", "minimum": 0, "maximum": 1},
             "dependency_unavailable": {"type": "number", "minimum": 0, "maximum": 1},
@@ -281,15 +292,15 @@ SCHEMAS: dict[str, Schema] = {
         },
         extra=False,
     ),
-    "Clock": obj({"now": S}, "now"),
-    "ToolState": obj(
+    "Clock": object_schema({"now": STRING}, "now"),
+    "ToolState": object_schema(
         {
-            "id": S,
-            "model": S,
-            "operation": S,
-            "name": S,
-            "active": B,
-            "priced_licenses": {"type": "array", "items": I},
+            "id": STRING,
+            "model": STRING,
+            "operation": STRING,
+            "name": STRING,
+            "active": BOOLEAN,
+            "priced_licenses": {"type": "array", "items": INTEGER},
         },
         "id",
         "active",
@@ -335,15 +346,15 @@ def errors_of(*codes: ErrorCode) -> dict[str, Schema]:
     return out
 
 
-AUTH = (E.UNAUTHENTICATED, E.INVALID_API_KEY)
+AUTH = (ErrorCode.UNAUTHENTICATED, ErrorCode.INVALID_API_KEY)
 CREATE_ERRORS = (
     *AUTH,
-    E.UNKNOWN_TOOL,
-    E.INSUFFICIENT_FUNDS,
-    E.TOOL_NOT_PRICED,
-    E.INVALID_GENERATION_INPUT,
-    E.RATE_LIMITED,
-    E.DEPENDENCY_UNAVAILABLE,
+    ErrorCode.UNKNOWN_TOOL,
+    ErrorCode.INSUFFICIENT_FUNDS,
+    ErrorCode.TOOL_NOT_PRICED,
+    ErrorCode.INVALID_GENERATION_INPUT,
+    ErrorCode.RATE_LIMITED,
+    ErrorCode.DEPENDENCY_UNAVAILABLE,
 )
 CREATED = {"201": _json(ref("TaskCreated"), "the task, queued")}
 RAW_PAYLOAD_500 = {
@@ -382,7 +393,9 @@ LIST_QUERY = [
         "name": "cursor",
         "in": "query",
         "required": False,
-        "schema": s(pattern=CURSOR_PATTERN, description="next_cursor of the previous page"),
+        "schema": string_schema(
+            pattern=CURSOR_PATTERN, description="next_cursor of the previous page"
+        ),
     },
 ]
 AFTER = {
@@ -416,7 +429,7 @@ UPLOAD = {
     "required": True,
     "content": {
         "multipart/form-data": {
-            "schema": obj(
+            "schema": object_schema(
                 {
                     "file": {
                         "type": "string",
@@ -442,9 +455,9 @@ def field_schema(f: Field) -> Schema:
     """The JSON Schema of one registry field of a payload (what the sandbox checks)."""
     out: Schema
     if f.type == "string":
-        out = s(f.max_len, **({"minLength": 1, "pattern": r"\S"} if f.required else {}))
+        out = string_schema(f.max_len, **({"minLength": 1, "pattern": r"\S"} if f.required else {}))
     elif f.type == "voice":
-        out = s(f.max_len, description="a vocal_id: a saved voice of the caller")
+        out = string_schema(f.max_len, description="a vocal_id: a saved voice of the caller")
     elif f.type in ("integer", "number"):
         out = {"type": f.type}
         bounds = {"minimum": f.min, "maximum": f.max}
@@ -453,14 +466,14 @@ def field_schema(f: Field) -> Schema:
         else:
             out.update({k: v for k, v in bounds.items() if v is not None})
     elif f.type == "boolean":
-        out = dict(B)
+        out = dict(BOOLEAN)
     elif f.type in ("choice", "tier"):
         out = {"type": "string", "enum": list(f.choices)}
     elif f.type == "file_id":
-        out = s(format="uuid", description="a file id of the caller")
+        out = string_schema(format="uuid", description="a file id of the caller")
     else:  # file
         out = {
-            "anyOf": [s(), ref("FileInputUrl"), ref("FileInputInline")],
+            "anyOf": [string_schema(), ref("FileInputUrl"), ref("FileInputInline")],
             "description": "a file input: one of this sandbox's signed URLs, "
             '"file_id:<id>", {"url": ...} or {"base64": ...}',
         }
@@ -482,7 +495,7 @@ def payload_schema(op: Operation) -> Schema:
     props = {f.name: field_schema(f) for f in op.fields}
     for name, rule in op.forbidden:
         props[name] = {"not": {}, "description": rule}
-    out = obj(props, *(f.name for f in op.fields if f.required))
+    out = object_schema(props, *(f.name for f in op.fields if f.required))
     if op.name == "agent":
         out["patternProperties"] = {f"^{p}": {"not": {}} for p in STUDIO_FIELDS}
     return out
@@ -561,11 +574,11 @@ def _ok(name: str, description: str = "OK", status: int = 200) -> dict[str, Sche
 
 
 NO_CONTENT = {"204": {"description": "done"}}
-SSE_EVENT = obj(
+SSE_EVENT = object_schema(
     {
-        "id": s(pattern="^[0-9]+$", description="the event's seq"),
+        "id": string_schema(pattern="^[0-9]+$", description="the event's seq"),
         "event": {"type": "string", "enum": [*REPLAYED, "timeout", "error"]},
-        "data": s(contentMediaType="application/json", contentSchema=ref("Event")),
+        "data": string_schema(contentMediaType="application/json", contentSchema=ref("Event")),
     },
     "id",
     "event",
@@ -581,14 +594,14 @@ STREAM_OK = {
 }
 
 
-def table() -> dict[tuple[str, str], Schema]:
-    """(method, path) -> the operation's declarations (merged over FastAPI's)."""
-    t: dict[tuple[str, str], Schema] = {
+def _vendor_table() -> dict[tuple[str, str], Schema]:
+    """The native, file, account and dedicated routes of the vendor API, and /health."""
+    return {
         ("get", "/health"): {
             "tags": ["sandbox"],
             "security": [],
             "parameters": [],
-            "responses": {"200": _json(obj({"status": S}, "status"), "up")},
+            "responses": {"200": _json(object_schema({"status": STRING}, "status"), "up")},
         },
         ("get", "/v1/account/balance"): _vendor(_ok("Balance"), *AUTH),
         ("get", "/v1/tools"): _vendor(_ok("ToolList"), *AUTH),
@@ -600,84 +613,100 @@ def table() -> dict[tuple[str, str], Schema]:
             tag="native",
         ),
         ("get", "/v1/generations"): _vendor(
-            _ok("TaskList"), *AUTH, E.INVALID_GENERATION_INPUT, params=LIST_QUERY, tag="native"
+            _ok("TaskList"),
+            *AUTH,
+            ErrorCode.INVALID_GENERATION_INPUT,
+            params=LIST_QUERY,
+            tag="native",
         ),
         ("get", "/v1/generations/{task_id}"): _vendor(
-            _ok("Task"), *AUTH, E.FORBIDDEN, E.NOT_FOUND, tag="native"
+            _ok("Task"), *AUTH, ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, tag="native"
         ),
         ("get", "/v1/generations/{task_id}/stream"): _vendor(
             STREAM_OK,
             *AUTH,
-            E.FORBIDDEN,
-            E.NOT_FOUND,
-            E.INVALID_GENERATION_INPUT,
+            ErrorCode.FORBIDDEN,
+            ErrorCode.NOT_FOUND,
+            ErrorCode.INVALID_GENERATION_INPUT,
             params=[AFTER],
             tag="native",
         ),
         ("get", "/v1/generations/{task_id}/events"): _vendor(
             _ok("EventPage", "the stored events after `after`, at once"),
             *AUTH,
-            E.FORBIDDEN,
-            E.NOT_FOUND,
-            E.INVALID_GENERATION_INPUT,
+            ErrorCode.FORBIDDEN,
+            ErrorCode.NOT_FOUND,
+            ErrorCode.INVALID_GENERATION_INPUT,
             params=[AFTER],
             tag="native",
         ),
         ("post", "/v1/files"): _vendor(
             _ok("StoredFile", "stored", 201),
             *AUTH,
-            E.INVALID_GENERATION_INPUT,
+            ErrorCode.INVALID_GENERATION_INPUT,
             body=UPLOAD,
             tag="files",
         )
         | {"description": UPLOAD_NOTE},
         ("get", "/v1/files/{file_id}/url"): _vendor(
-            _ok("FileLink"), *AUTH, E.RESOURCE_NOT_FOUND, tag="files"
+            _ok("FileLink"), *AUTH, ErrorCode.RESOURCE_NOT_FOUND, tag="files"
         ),
         ("get", "/v1/files/{file_id}/download"): _vendor(
-            _ok("FileDownload"), *AUTH, E.RESOURCE_NOT_FOUND, tag="files"
+            _ok("FileDownload"), *AUTH, ErrorCode.RESOURCE_NOT_FOUND, tag="files"
         ),
         ("post", "/v1/voice-clones"): _create(VOICE_CLONE, tag="dedicated"),
         ("post", "/v1/song-translations"): _create(TRANSLATION, tag="dedicated"),
     }
+
+
+def _created_by_route_table() -> dict[tuple[str, str], Schema]:
+    """The compat and workflow creates, one per route of the registry."""
+    t: dict[tuple[str, str], Schema] = {}
     for path, (c, _) in COMPAT_ROUTES.items():
-        missing = (E.MISSING_FIELD,) if c.missing_field else ()
+        missing = (ErrorCode.MISSING_FIELD,) if c.missing_field else ()
         t[("post", path)] = _create(COMPAT_BODIES[c.operation], *missing, tag="compat")
     for route in WORKFLOWS:
         t[("post", f"/v1/{route}")] = _create(workflow_body(route), tag="workflow")
-    a = "/_sandbox"
-    t.update(
-        {
-            ("post", f"{a}/accounts"): _admin(
-                _ok("AccountCreated", "created", 201),
-                model_body(bodies.AdminAccount),
-                body_required=False,
-            ),
-            ("post", f"{a}/accounts/{{account_id}}/keys"): _admin(
-                _ok("ApiKey", "created", 201), found=True
-            ),
-            ("delete", f"{a}/keys/{{api_key}}"): _admin(NO_CONTENT, found=True),
-            ("post", f"{a}/accounts/{{account_id}}/topup"): _admin(
-                _ok("Balance"), model_body(bodies.AdminTopup), found=True
-            ),
-            ("get", f"{a}/accounts/{{account_id}}/balance"): _admin(_ok("Balance"), found=True),
-            ("get", f"{a}/accounts/{{account_id}}/ledger"): _admin(_ok("Ledger"), found=True),
-            ("put", f"{a}/faults"): _admin(
-                _ok("Faults"), model_body(bodies.AdminFaults), body_required=False
-            ),
-            ("get", f"{a}/faults"): _admin(_ok("Faults")),
-            ("delete", f"{a}/faults"): _admin(NO_CONTENT),
-            ("post", f"{a}/clock"): _admin(_ok("Clock"), model_body(bodies.AdminClock)),
-            ("get", f"{a}/clock"): _admin(_ok("Clock")),
-            ("put", f"{a}/tools/{{tool_id}}"): _admin(
-                _ok("ToolState"),
-                model_body(bodies.AdminToolSwitch),
-                body_required=False,
-                found=True,
-            ),
-        }
-    )
     return t
+
+
+def _admin_table() -> dict[tuple[str, str], Schema]:
+    """The sandbox's admin routes under ``/_sandbox`` (not the vendor's)."""
+    a = "/_sandbox"
+    return {
+        ("post", f"{a}/accounts"): _admin(
+            _ok("AccountCreated", "created", 201),
+            model_body(bodies.AdminAccount),
+            body_required=False,
+        ),
+        ("post", f"{a}/accounts/{{account_id}}/keys"): _admin(
+            _ok("ApiKey", "created", 201), found=True
+        ),
+        ("delete", f"{a}/keys/{{api_key}}"): _admin(NO_CONTENT, found=True),
+        ("post", f"{a}/accounts/{{account_id}}/topup"): _admin(
+            _ok("Balance"), model_body(bodies.AdminTopup), found=True
+        ),
+        ("get", f"{a}/accounts/{{account_id}}/balance"): _admin(_ok("Balance"), found=True),
+        ("get", f"{a}/accounts/{{account_id}}/ledger"): _admin(_ok("Ledger"), found=True),
+        ("put", f"{a}/faults"): _admin(
+            _ok("Faults"), model_body(bodies.AdminFaults), body_required=False
+        ),
+        ("get", f"{a}/faults"): _admin(_ok("Faults")),
+        ("delete", f"{a}/faults"): _admin(NO_CONTENT),
+        ("post", f"{a}/clock"): _admin(_ok("Clock"), model_body(bodies.AdminClock)),
+        ("get", f"{a}/clock"): _admin(_ok("Clock")),
+        ("put", f"{a}/tools/{{tool_id}}"): _admin(
+            _ok("ToolState"),
+            model_body(bodies.AdminToolSwitch),
+            body_required=False,
+            found=True,
+        ),
+    }
+
+
+def table() -> dict[tuple[str, str], Schema]:
+    """(method, path) -> the operation's declarations (merged over FastAPI's)."""
+    return {**_vendor_table(), **_created_by_route_table(), **_admin_table()}
 
 
 BODY_LIMIT_NOTE = (
@@ -722,7 +751,7 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
                 "a method the path does not have: 405 "
                 '{"error": "METHOD_NOT_ALLOWED"}; OPTIONS answers 204',
             ),
-            "headers": {"Allow": {"description": "every method of the path", "schema": S}},
+            "headers": {"Allow": {"description": "every method of the path", "schema": STRING}},
         },
     }
     doc["tags"] = [

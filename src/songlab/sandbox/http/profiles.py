@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from songlab.spec import PIPELINE_ERRORS
+from songlab.spec import PIPELINE_ERRORS, ROUTES
 
 DEFAULT, SPEC, NOISY = "default", "spec", "noisy"
 PROFILES: tuple[str, ...] = (DEFAULT, SPEC, NOISY)
@@ -48,6 +48,11 @@ _EVENTS = re.compile(r"^/v1/generations/[^/]+/events$")
 _LINK = re.compile(r"^/v1/files/[^/]+/url$")
 _DOWNLOAD = re.compile(r"^/v1/files/[^/]+/download$")
 _PIPELINE_CODES = {code.value for code in PIPELINE_ERRORS}
+
+
+def own_route_paths() -> frozenset[str]:
+    """The paths of the registry's routes that are the sandbox's own (``Route.origin``)."""
+    return frozenset(f"/v1/{path}" for path, r in ROUTES.items() if r.origin == "sandbox")
 
 
 def check(profile: str) -> str:
@@ -186,8 +191,11 @@ class Profile:
         self.name = check(name)
 
     def hides(self, path: str) -> bool:
-        """A path the vendor surface does not have in this profile (any method: 404)."""
-        return self.name == SPEC and _EVENTS.match(path) is not None
+        """A path the vendor surface does not have in this profile (any method: 404): in
+        ``spec``, the JSON events page and every route of the sandbox's own."""
+        if self.name != SPEC:
+            return False
+        return _EVENTS.match(path) is not None or path in own_route_paths()
 
     def body(self, kind: str, status: int, body: Json) -> Json:
         if self.name == NOISY:
@@ -219,7 +227,8 @@ class Profile:
             info.get("description", "") + " Profile spec: answers carry "
             "only the fields the vendor's spec shows."
         )
-        doc["paths"].pop(EVENTS_PAGE, None)
+        for path in (EVENTS_PAGE, *own_route_paths()):
+            doc["paths"].pop(path, None)
         stream = doc["paths"].get("/v1/generations/{task_id}/stream", {}).get("get")
         if stream is not None:
             stream["responses"]["200"]["description"] = (

@@ -118,7 +118,7 @@ class SandboxServer:
     def _run(self) -> None:
         try:
             asyncio.run(self._server.serve())
-        except BaseException as exc:  # reported by start()
+        except BaseException as exc:  # noqa: BLE001 - the thread's end (SystemExit too) is start()'s to raise
             self._error = exc
 
     def stop(self) -> None:

@@ -34,18 +34,19 @@ import hashlib
 import json
 import math
 import os
+import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import songlab.sandbox.errors as errors
 from songlab.pricing import price
 from songlab.sandbox.catalog import BY_PAIR, tool_id
 from songlab.sandbox.ports import EventSink, Links, Now
 from songlab.sandbox.storage import billing
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import payloads
 from songlab.sandbox.tasks import rows as tasks
@@ -70,7 +71,7 @@ class Charge:
 @dataclass(slots=True)
 class Outcome:
     text: str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Mapping[str, object] | None = None
     assets: list[dict[str, Any]] | None = None
     charges: list[Charge] | None = None  # None: the task's price as one line of its kind
     finalize: Callable[[Store], None] | None = None  # extra writes in the completion tx
@@ -120,7 +121,7 @@ class TaskEnv:
 class TaskContext:
     """One task as its runner sees it: its row's fields, and what the runner may do."""
 
-    def __init__(self, env: TaskEnv, row: Any) -> None:
+    def __init__(self, env: TaskEnv, row: sqlite3.Row) -> None:
         self.env = env
         self.store = env.store
         self.task_id: str = row["id"]
@@ -156,7 +157,7 @@ class TaskContext:
     def sleep(self, sim_seconds: float) -> None:
         self.env.sleep(sim_seconds / self.env.speed)
 
-    def emit(self, kind: str, **data: Any) -> int:
+    def emit(self, kind: str, **data: object) -> int:
         return self.env.events.emit(self.task_id, kind, data)
 
     def advance(self, sim_seconds: float, start: float, end: float) -> Iterator[float]:
@@ -171,7 +172,7 @@ class TaskContext:
             self.progress(fraction)
             yield fraction
 
-    def progress(self, fraction: float, **data: Any) -> None:
+    def progress(self, fraction: float, **data: object) -> None:
         fraction = round(min(max(fraction, 0.0), 1.0), 4)
         with self.store.tx():
             self.store.execute(
@@ -300,6 +301,6 @@ def file_audio(store: Store, file_id: str) -> engine.AudioIn:
     m = storage.meta(store, file_id)
     if m is None:
         raise KeyError(file_id)
-    return engine.AudioIn(
-        storage.data(store, file_id), m["mime_type"], storage.recipe(store, file_id)
-    )
+    # the recipe the engine stored with the file, read back from its JSON
+    made = cast("engine.Recipe | None", storage.recipe(store, file_id))
+    return engine.AudioIn(storage.data(store, file_id), m["mime_type"], made)

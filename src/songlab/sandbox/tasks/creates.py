@@ -27,7 +27,6 @@ from typing import Any
 import songlab.sandbox.errors as errors
 from songlab.sandbox.ports import EventSink, FaultGate, Links, Now, Scheduler
 from songlab.sandbox.storage import billing
-from songlab.sandbox.storage import files as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks import ratelimit
 from songlab.sandbox.tasks import rows as tasks
@@ -126,8 +125,8 @@ def insert(
         r = billing.reserve(store, account_id, spec.price_units, now)
     except billing.InsufficientFunds as exc:
         raise errors.pipeline(ErrorCode.INSUFFICIENT_FUNDS, str(exc)) from None
-    for f in spec.resolved.new_files:  # inline inputs, checked by validation
-        storage.put(store, now=now, **f)
+    for inline in spec.resolved.new_files:  # inline inputs, checked by validation
+        inline.store(store, now)
     task_id = str(uuid.uuid4())
     extra = spec.before_insert(store, task_id) if spec.before_insert else {}
     tasks.insert(

@@ -12,11 +12,12 @@ after 0.5, then ``terminal``.
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from typing import Any
 
 import songlab.sandbox.engine as engine
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
 from songlab.sandbox.tasks.context import CPU_GATE, Outcome, TaskContext
 from songlab.spec import LIMITS, REGISTRY
@@ -164,7 +165,7 @@ def copyright_check(ctx: TaskContext) -> dict[str, Any]:
     return {"matched": True, "similarity": round(similarity, 4), "match": detail}
 
 
-def _prefer_foreign(rows: list[Any], account_id: str) -> Any:
+def _prefer_foreign(rows: list[sqlite3.Row], account_id: str) -> sqlite3.Row:
     foreign = [r for r in rows if r["account_id"] != account_id]
     return (foreign or rows)[0]
 

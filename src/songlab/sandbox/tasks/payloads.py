@@ -8,11 +8,10 @@ consent record, Agent One's studio fields and the internal tools' track inputs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import songlab.sandbox.errors as errors
-from songlab.sandbox.storage.files import UPLOAD_MAX_BYTES
+from songlab.sandbox.storage.file_store import UPLOAD_MAX_BYTES
 from songlab.sandbox.tasks.validation import (
     UUID_RE,
     Resolved,
@@ -25,10 +24,12 @@ from songlab.sandbox.tasks.validation import (
 )
 from songlab.spec import AUDIO_FORMATS, REGISTRY, STUDIO_FIELDS, Field, Operation
 
-Validator = Callable[[dict[str, Any], Resolver, str], Resolved]
+# a payload as the caller sent it (a decoded JSON object): checked here, never trusted
+Payload = Mapping[str, object]
+Validator = Callable[[Payload, Resolver, str], Resolved]
 
 
-def _field(p: dict[str, Any], r: Resolver, out: Resolved, f: Field) -> None:
+def _field(p: Payload, r: Resolver, out: Resolved, f: Field) -> None:
     """One registry field: checked (and a file input or saved voice resolved) or 422."""
     if f.type == "file":
         if p.get(f.name) is None:
@@ -70,7 +71,7 @@ def _field(p: dict[str, Any], r: Resolver, out: Resolved, f: Field) -> None:
         raise AssertionError(f"payload field {f.name}: type {f.type}")
 
 
-def check_fields(op: Operation, p: dict[str, Any], r: Resolver) -> Resolved:
+def check_fields(op: Operation, p: Payload, r: Resolver) -> Resolved:
     """Every field of ``op`` in the registry's order; its forbidden fields refused."""
     out = Resolved()
     for f in op.fields:
@@ -81,13 +82,17 @@ def check_fields(op: Operation, p: dict[str, Any], r: Resolver) -> Resolved:
     return out
 
 
-def _generic(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
+def _generic(p: Payload, r: Resolver, operation: str) -> Resolved:
     return check_fields(REGISTRY[operation], p, r)
 
 
-def _inpaint(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
+def _inpaint(p: Payload, r: Resolver, operation: str) -> Resolved:
     out = check_fields(REGISTRY[operation], p, r)
-    check_inside(p["start_ms"], p["end_ms"], out.durations["song"])
+    # their fields were checked above: integer() gives each as an int (245.0 is 245)
+    start = integer(p, "start_ms", required=True)
+    end = integer(p, "end_ms", required=True)
+    assert start is not None and end is not None
+    check_inside(start, end, out.durations["song"])
     return out
 
 
@@ -100,7 +105,7 @@ def check_inside(start: int, end: int, duration_s: float) -> None:
         raise errors.invalid("end_ms", f"must be inside the song ({song_ms} ms), got {end}")
 
 
-def _vocal_clone(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
+def _vocal_clone(p: Payload, r: Resolver, operation: str) -> Resolved:
     """Native vocal_clone: only with a consent_id issued by POST /v1/voice-clones."""
     consent_id = p.get("consent_id")
     if not isinstance(consent_id, str) or not UUID_RE.match(consent_id):
@@ -122,7 +127,7 @@ def _vocal_clone(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     return out
 
 
-def _agent(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
+def _agent(p: Payload, r: Resolver, operation: str) -> Resolved:
     for key in p:
         if key.startswith(STUDIO_FIELDS):
             raise errors.invalid(
@@ -131,7 +136,7 @@ def _agent(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
     return check_fields(REGISTRY[operation], p, r)
 
 
-def _internal(p: dict[str, Any], r: Resolver, operation: str) -> Resolved:
+def _internal(p: Payload, r: Resolver, operation: str) -> Resolved:
     out = Resolved()
     for name, value in p.items():
         if name in ("audio", "song", "music") or name.startswith("track"):
@@ -152,7 +157,7 @@ SPECIAL: dict[str, Validator] = {
 VALIDATORS: dict[str, Validator] = {name: SPECIAL.get(name, _generic) for name in REGISTRY}
 
 
-def resolve(operation: str, payload: dict[str, Any], r: Resolver) -> Resolved:
+def resolve(operation: str, payload: Payload, r: Resolver) -> Resolved:
     """A payload whose fields its body model (built from the registry) already checked, the
     compat routes': only its file inputs and saved voice resolved, in the registry's order.
 
@@ -171,7 +176,7 @@ def resolve(operation: str, payload: dict[str, Any], r: Resolver) -> Resolved:
     return out
 
 
-def validate(operation: str, payload: Any, r: Resolver) -> Resolved:
+def validate(operation: str, payload: object, r: Resolver) -> Resolved:
     if not isinstance(payload, dict):
         raise errors.invalid("payload_json", "must encode a JSON object")
     out = VALIDATORS[operation](payload, r, operation)

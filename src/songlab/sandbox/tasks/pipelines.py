@@ -1,4 +1,4 @@
-"""Fixed multi-step pipelines: song translation and the twelve workflow routes.
+"""Fixed multi-step pipelines: song translation and the workflow routes.
 
 Each step of ``pricing.TRANSLATION_PIPELINE`` / ``pricing.WORKFLOW_PIPELINES`` is
 one engine call, announced by two ``progress`` events (``step``, ``phase``
@@ -12,6 +12,7 @@ the account already transcribed the same song (the transcription cache).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from songlab.pricing import TRANSLATION_PIPELINE, WORKFLOW_PIPELINES, Step
@@ -171,124 +172,213 @@ def _length(ctx: TaskContext, name: str) -> float:
     return float(min(max(ctx.durations.get(name) or default, lo), hi))
 
 
-def _workflow_fns(ctx: TaskContext, route: str) -> dict[str, StepFn]:
-    p = ctx.payload
-    lyrics = p.get("lyrics") or ""
-    n = _length(ctx, "song")
+@dataclass(frozen=True, slots=True)
+class WorkflowCall:
+    """What a workflow's steps read: the task, its payload, its lyrics (or ""), and how long
+    its new parts last (the source song's length, within the song range)."""
 
-    def song() -> AudioIn:
-        return ctx.audio_in("song")
+    ctx: TaskContext
+    payload: dict[str, Any]
+    lyrics: str
+    seconds: float
 
-    def sep(model: str) -> StepFn:
-        return lambda c, s: c.render("separate_stems", model, {}, inputs={"audio": song()})
+    @classmethod
+    def of(cls, ctx: TaskContext) -> WorkflowCall:
+        return cls(ctx, ctx.payload, ctx.payload.get("lyrics") or "", _length(ctx, "song"))
 
-    table: dict[str, dict[str, StepFn]] = {
-        "beat-swaps": {
-            "separate": sep("2stem"),
-            "beat": lambda c, s: c.render(
-                "generate_music", "v5", {"prompt": p["prompt"], "duration_seconds": n}
-            ),
-            "mix": lambda c, s: _mix(c, s["beat"].assets[0], _named(s["separate"], "vocals")),
-        },
-        "karaoke-tracks": {
-            "separate": sep("2stem"),
-            "render": lambda c, s: _master(c, _named(s["separate"], "instrumental")),
-        },
-        "drumless-mixes": {
-            "separate": sep("6-stem"),
-            "mix": lambda c, s: _mix(c, *[a for a in s["separate"].assets if a.name != "drums"]),
-        },
-        "revoicings": {
-            "separate": sep("2stem"),
-            "sing": lambda c, s: c.render(
-                "generate_singing",
-                "v5",
-                {"lyrics": lyrics, "duration_seconds": n},
-                inputs={"vocal_reference": _audio(_named(s["separate"], "vocals"))},
-                voice=c.voice(),
-            ),
-            "mix": lambda c, s: _mix(c, _named(s["separate"], "instrumental"), s["sing"].assets[0]),
-        },
-        "instrument-layers": {
-            # the song as generate_music's input: the new part takes its tempo and key
-            "part": lambda c, s: c.render(
-                "generate_music",
-                "v5",
-                {"prompt": p["instrument"], "duration_seconds": n},
-                inputs={"song": song()},
-            ),
-            "mix": lambda c, s: _mix(c, song(), s["part"].assets[0]),
-        },
-        "hummed-songs": {
-            "song": lambda c, s: c.render(
-                "melody_to_song",
-                "v5",
-                {"prompt": p["prompt"], "lyrics": lyrics},
-                inputs={"melody": c.audio_in("hum")},
-            ),
-            "render": lambda c, s: _master(c, s["song"].assets[0]),
-        },
-        "trending-songs": {
-            "search": lambda c, s: c.render(
-                "web_search", "internal", {"query": f"trending {p['genre']} songs"}
-            ),
-            "lyrics": lambda c, s: c.render(
-                "write_lyrics", "v5", {"prompt": f"{p['genre']} {p.get('prompt') or ''}"}
-            ),
-            "song": lambda c, s: c.render(
-                "generate_song",
-                "v5",
-                {
-                    "prompt": f"{p['genre']} {p.get('prompt') or ''}".strip(),
-                    "lyrics": lyrics or s["lyrics"].text or "",
-                },
-            ),
-        },
-        "voice-songs": {
-            "song": lambda c, s: c.render(
-                "similar_song",
-                "v5",
-                {"prompt": p["prompt"], "lyrics": lyrics},
-                inputs={"song": c.audio_in("recording")},
-            ),
-            "render": lambda c, s: _master(c, s["song"].assets[0]),
-        },
-        "genre-remixes": {
-            "remix": lambda c, s: c.render(
-                "remix_song", "v5", {"prompt": p["genre"]}, inputs={"song": song()}
-            ),
-        },
-        "midi-songs": {
-            "song": lambda c, s: c.render(
-                "midi_to_song",
-                "v5",
-                {"prompt": p["prompt"], "lyrics": lyrics},
-                inputs={"midi": c.audio_in("midi")},
-            ),
-            "render": lambda c, s: _master(c, s["song"].assets[0]),
-        },
-        "vocal-layers": {
-            "sing": lambda c, s: c.render(
-                "generate_singing", "v5", {"lyrics": lyrics, "duration_seconds": n}, voice=c.voice()
-            ),
-            "mix": lambda c, s: _mix(c, song(), s["sing"].assets[0]),
-        },
-        "audio-inpainting": {
-            "inpaint": lambda c, s: c.render(
-                "inpaint",
-                "v5",
-                {"start_ms": p["start_ms"], "end_ms": p["end_ms"], "lyrics": lyrics},
-                inputs={"song": song()},
-            ),
-        },
+    def song(self) -> AudioIn:
+        """The workflow's source song (its ``song_file_id``)."""
+        return self.ctx.audio_in("song")
+
+    def separate(self, model: str) -> StepFn:
+        """A step splitting the source song with the stem model ``model``."""
+        return lambda ctx, done: ctx.render(
+            "separate_stems", model, {}, inputs={"audio": self.song()}
+        )
+
+
+Steps = dict[str, StepFn]
+
+
+def _beat_swaps(w: WorkflowCall) -> Steps:
+    return {
+        "separate": w.separate("2stem"),
+        "beat": lambda ctx, done: ctx.render(
+            "generate_music", "v5", {"prompt": w.payload["prompt"], "duration_seconds": w.seconds}
+        ),
+        "mix": lambda ctx, done: _mix(
+            ctx, done["beat"].assets[0], _named(done["separate"], "vocals")
+        ),
     }
-    return table[route]
+
+
+def _karaoke_tracks(w: WorkflowCall) -> Steps:
+    return {
+        "separate": w.separate("2stem"),
+        "render": lambda ctx, done: _master(ctx, _named(done["separate"], "instrumental")),
+    }
+
+
+def _drumless_mixes(w: WorkflowCall) -> Steps:
+    return {
+        "separate": w.separate("6-stem"),
+        "mix": lambda ctx, done: _mix(
+            ctx, *[a for a in done["separate"].assets if a.name != "drums"]
+        ),
+    }
+
+
+def _revoicings(w: WorkflowCall) -> Steps:
+    return {
+        "separate": w.separate("2stem"),
+        "sing": lambda ctx, done: ctx.render(
+            "generate_singing",
+            "v5",
+            {"lyrics": w.lyrics, "duration_seconds": w.seconds},
+            inputs={"vocal_reference": _audio(_named(done["separate"], "vocals"))},
+            voice=ctx.voice(),
+        ),
+        "mix": lambda ctx, done: _mix(
+            ctx, _named(done["separate"], "instrumental"), done["sing"].assets[0]
+        ),
+    }
+
+
+def _instrument_layers(w: WorkflowCall) -> Steps:
+    return {
+        # the song as generate_music's input: the new part takes its tempo and key
+        "part": lambda ctx, done: ctx.render(
+            "generate_music",
+            "v5",
+            {"prompt": w.payload["instrument"], "duration_seconds": w.seconds},
+            inputs={"song": w.song()},
+        ),
+        "mix": lambda ctx, done: _mix(ctx, w.song(), done["part"].assets[0]),
+    }
+
+
+def _hummed_songs(w: WorkflowCall) -> Steps:
+    return {
+        "song": lambda ctx, done: ctx.render(
+            "melody_to_song",
+            "v5",
+            {"prompt": w.payload["prompt"], "lyrics": w.lyrics},
+            inputs={"melody": ctx.audio_in("hum")},
+        ),
+        "render": lambda ctx, done: _master(ctx, done["song"].assets[0]),
+    }
+
+
+def _trending_songs(w: WorkflowCall) -> Steps:
+    genre, prompt = w.payload["genre"], w.payload.get("prompt") or ""
+    return {
+        "search": lambda ctx, done: ctx.render(
+            "web_search", "internal", {"query": f"trending {genre} songs"}
+        ),
+        "lyrics": lambda ctx, done: ctx.render(
+            "write_lyrics", "v5", {"prompt": f"{genre} {prompt}"}
+        ),
+        "song": lambda ctx, done: ctx.render(
+            "generate_song",
+            "v5",
+            {
+                "prompt": f"{genre} {prompt}".strip(),
+                "lyrics": w.lyrics or done["lyrics"].text or "",
+            },
+        ),
+    }
+
+
+def _voice_songs(w: WorkflowCall) -> Steps:
+    return {
+        "song": lambda ctx, done: ctx.render(
+            "similar_song",
+            "v5",
+            {"prompt": w.payload["prompt"], "lyrics": w.lyrics},
+            inputs={"song": ctx.audio_in("recording")},
+        ),
+        "render": lambda ctx, done: _master(ctx, done["song"].assets[0]),
+    }
+
+
+def _genre_remixes(w: WorkflowCall) -> Steps:
+    return {
+        "remix": lambda ctx, done: ctx.render(
+            "remix_song", "v5", {"prompt": w.payload["genre"]}, inputs={"song": w.song()}
+        ),
+    }
+
+
+def _midi_songs(w: WorkflowCall) -> Steps:
+    return {
+        "song": lambda ctx, done: ctx.render(
+            "midi_to_song",
+            "v5",
+            {"prompt": w.payload["prompt"], "lyrics": w.lyrics},
+            inputs={"midi": ctx.audio_in("midi")},
+        ),
+        "render": lambda ctx, done: _master(ctx, done["song"].assets[0]),
+    }
+
+
+def _vocal_layers(w: WorkflowCall) -> Steps:
+    return {
+        "sing": lambda ctx, done: ctx.render(
+            "generate_singing",
+            "v5",
+            {"lyrics": w.lyrics, "duration_seconds": w.seconds},
+            voice=ctx.voice(),
+        ),
+        "mix": lambda ctx, done: _mix(ctx, w.song(), done["sing"].assets[0]),
+    }
+
+
+def _audio_inpainting(w: WorkflowCall) -> Steps:
+    p = w.payload
+    return {
+        "inpaint": lambda ctx, done: ctx.render(
+            "inpaint",
+            "v5",
+            {"start_ms": p["start_ms"], "end_ms": p["end_ms"], "lyrics": w.lyrics},
+            inputs={"song": w.song()},
+        ),
+    }
+
+
+def _acapellas(w: WorkflowCall) -> Steps:
+    return {
+        "separate": w.separate("2stem"),
+        "render": lambda ctx, done: _master(ctx, _named(done["separate"], "vocals")),
+    }
+
+
+# workflow route (the registry's path) -> its step functions, by the step names of its
+# pipeline (spec: the route's ``Step`` s; pricing.WORKFLOW_PIPELINES)
+WORKFLOW_STEPS: dict[str, Callable[[WorkflowCall], Steps]] = {
+    "beat-swaps": _beat_swaps,
+    "karaoke-tracks": _karaoke_tracks,
+    "drumless-mixes": _drumless_mixes,
+    "revoicings": _revoicings,
+    "instrument-layers": _instrument_layers,
+    "hummed-songs": _hummed_songs,
+    "trending-songs": _trending_songs,
+    "voice-songs": _voice_songs,
+    "genre-remixes": _genre_remixes,
+    "midi-songs": _midi_songs,
+    "vocal-layers": _vocal_layers,
+    "audio-inpainting": _audio_inpainting,
+    "acapellas": _acapellas,
+}
 
 
 def run_workflow(ctx: TaskContext) -> Outcome:
     route = ctx.operation
     charges, result = _run_steps(
-        ctx, WORKFLOW_PIPELINES[route], _workflow_fns(ctx, route), {}, "workflow_step"
+        ctx,
+        WORKFLOW_PIPELINES[route],
+        WORKFLOW_STEPS[route](WorkflowCall.of(ctx)),
+        {},
+        "workflow_step",
     )
     return _finish(
         ctx, result, charges, {"workflow": route}, [s.name for s in WORKFLOW_PIPELINES[route]]

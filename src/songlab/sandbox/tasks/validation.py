@@ -14,14 +14,15 @@ import base64
 import binascii
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import songlab.sandbox.errors as errors
 from songlab.sandbox.ports import Links
-from songlab.sandbox.storage import files as storage
+from songlab.sandbox.storage import file_store as storage
 from songlab.sandbox.storage.db import Store
-from songlab.sandbox.storage.files import SignatureError
+from songlab.sandbox.storage.file_store import SignatureError
 
 if TYPE_CHECKING:
     import songlab.sandbox.engine as engine
@@ -40,7 +41,34 @@ class Resolved:
     inputs: dict[str, str] = field(default_factory=dict)  # field -> file id
     durations: dict[str, float] = field(default_factory=dict)  # field -> seconds
     vocal_id: str | None = None
-    new_files: list[dict[str, Any]] = field(default_factory=list)  # inline inputs: stored at insert
+    new_files: list[InlineFile] = field(default_factory=list)  # inline inputs: stored at insert
+
+
+@dataclass(frozen=True, slots=True)
+class InlineFile:
+    """A payload's inline (base64) input, checked: stored when its task is inserted."""
+
+    file_id: str
+    account_id: str
+    data: bytes
+    mime_type: str
+    duration_s: float
+    name: str | None
+    probe: dict[str, Any]
+
+    def store(self, store: Store, now: float) -> None:
+        storage.put(
+            store,
+            account_id=self.account_id,
+            data=self.data,
+            mime_type=self.mime_type,
+            origin="inline",
+            now=now,
+            name=self.name,
+            duration_s=self.duration_s,
+            probe=self.probe,
+            file_id=self.file_id,
+        )
 
 
 # --- the audio probe, cached with the file -----------------------------------------
@@ -69,7 +97,7 @@ def probe_verdict(data: bytes) -> dict[str, Any]:
     }
 
 
-def cached_verdict(store: Any, file_id: str) -> dict[str, Any]:
+def cached_verdict(store: Store, file_id: str) -> dict[str, Any]:
     """The file's probe verdict: cached with the file, else probed now (once) and cached."""
     verdict = storage.probe_of(store, file_id)
     if verdict is None:
@@ -94,13 +122,13 @@ def audio_info(name: str, verdict: dict[str, Any], formats: tuple[str, ...]) -> 
 
 
 def string(
-    p: dict[str, Any],
+    p: Mapping[str, object],
     name: str,
     *,
     required: bool = False,
     max_len: int | None = None,
-    default: Any = None,
-) -> Any:
+    default: str | None = None,
+) -> str | None:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -116,14 +144,14 @@ def string(
 
 
 def integer(
-    p: dict[str, Any],
+    p: Mapping[str, object],
     name: str,
     *,
     lo: int | None = None,
     hi: int | None = None,
     required: bool = False,
-    default: Any = None,
-) -> Any:
+    default: int | None = None,
+) -> int | None:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -139,8 +167,8 @@ def integer(
 
 
 def number(
-    p: dict[str, Any], name: str, *, lo: float, hi: float, default: float | None = None
-) -> Any:
+    p: Mapping[str, object], name: str, *, lo: float, hi: float, default: float | None = None
+) -> float | None:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         return default
@@ -152,8 +180,8 @@ def number(
 
 
 def boolean(
-    p: dict[str, Any], name: str, *, default: bool | None = None, required: bool = False
-) -> Any:
+    p: Mapping[str, object], name: str, *, default: bool | None = None, required: bool = False
+) -> bool | None:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -165,13 +193,13 @@ def boolean(
 
 
 def choice(
-    p: dict[str, Any],
+    p: Mapping[str, object],
     name: str,
     options: tuple[str, ...],
     *,
     default: str | None = None,
     required: bool = False,
-) -> Any:
+) -> object:
     v = p.get(name, _MISSING)
     if v is _MISSING or v is None:
         if required:
@@ -199,7 +227,7 @@ class Resolver:
     def __init__(self, source: InputSource, account_id: str) -> None:
         self._source = source
         self.account_id = account_id
-        self.new_files: list[dict[str, Any]] = []  # inline inputs, stored with the task
+        self.new_files: list[InlineFile] = []  # inline inputs, stored with the task
 
     @property
     def store(self) -> Store:
@@ -212,7 +240,7 @@ class Resolver:
     def file_input(
         self,
         name: str,
-        value: Any,
+        value: object,
         *,
         max_bytes: int,
         formats: tuple[str, ...],
@@ -253,7 +281,7 @@ class Resolver:
     def owned_file(
         self,
         name: str,
-        file_id: Any,
+        file_id: object,
         *,
         max_bytes: int,
         formats: tuple[str, ...],
@@ -272,7 +300,7 @@ class Resolver:
     def _inline(
         self,
         name: str,
-        value: dict[str, Any],
+        value: Mapping[str, object],
         max_bytes: int,
         formats: tuple[str, ...],
         limit_label: str | None,
@@ -295,16 +323,15 @@ class Resolver:
         fid = str(uuid.uuid4())
         name_of = value.get("filename")
         self.new_files.append(
-            {
-                "file_id": fid,
-                "account_id": self.account_id,
-                "data": data,
-                "mime_type": info.mime_type,
-                "origin": "inline",
-                "duration_s": info.duration_s,
-                "name": name_of if isinstance(name_of, str) else None,
-                "probe": verdict,
-            }
+            InlineFile(
+                file_id=fid,
+                account_id=self.account_id,
+                data=data,
+                mime_type=info.mime_type,
+                duration_s=info.duration_s,
+                name=name_of if isinstance(name_of, str) else None,
+                probe=verdict,
+            )
         )
         return fid, info
 
@@ -322,7 +349,7 @@ class Resolver:
             )
         return audio_info(name, cached_verdict(self.store, meta["id"]), formats)
 
-    def voice(self, name: str, vocal_id: Any) -> str | None:
+    def voice(self, name: str, vocal_id: object) -> str | None:
         """A saved voice of this account with active consent, or 422 naming the field."""
         if vocal_id is None:
             return None

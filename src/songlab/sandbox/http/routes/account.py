@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from songlab.sandbox.catalog import Catalog
-from songlab.sandbox.http.routes._common import account, json_response
+from songlab.sandbox.http.routes._request_io import account, json_response
 from songlab.sandbox.ports import Authenticator, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store

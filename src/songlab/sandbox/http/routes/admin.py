@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request, Response
 from songlab.sandbox.catalog import TOOLS, Catalog
 from songlab.sandbox.errors import ApiError
 from songlab.sandbox.http import bodies, jsonrules
-from songlab.sandbox.http.routes._common import json_response
+from songlab.sandbox.http.routes._request_io import json_response
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.accounts import Accounts
 from songlab.sandbox.storage.clock import MAX_ADVANCE_SECONDS, Clock, iso
@@ -63,21 +63,28 @@ def _int(
     return v
 
 
-def router(
-    admin_token: str,
-    accounts: Accounts,
-    store: Store,
-    sandbox_clock: Clock,
-    injected: Faults,
-    catalog: Catalog,
-) -> APIRouter:
-    """The admin routes; they alone move the clock, the faults, balances and tool switches."""
-    r = APIRouter(prefix="/_sandbox", tags=["sandbox-admin"])
-    token = admin_token.encode()
+class _AdminRoutes:
+    """The admin endpoints over the parts they move; each checks the admin token first."""
 
-    def admin(request: Request) -> None:
+    def __init__(
+        self,
+        admin_token: str,
+        accounts: Accounts,
+        store: Store,
+        sandbox_clock: Clock,
+        injected: Faults,
+        catalog: Catalog,
+    ) -> None:
+        self._token = admin_token.encode()
+        self._accounts = accounts
+        self._store = store
+        self._clock = sandbox_clock
+        self._faults = injected
+        self._catalog = catalog
+
+    def _admin(self, request: Request) -> None:
         given = request.headers.get(ADMIN_HEADER, "").encode()
-        if not given or not hmac.compare_digest(given, token):
+        if not given or not hmac.compare_digest(given, self._token):
             raise ApiError(
                 401,
                 {
@@ -86,81 +93,71 @@ def router(
                 },
             )
 
-    def known(account_id: str) -> None:
-        if not accounts.account_exists(account_id):
+    def _known(self, account_id: str) -> None:
+        if not self._accounts.account_exists(account_id):
             raise _not_found("account")
 
-    @r.post("/accounts", status_code=201)
-    async def create_account(request: Request) -> Response:
-        admin(request)
+    async def create_account(self, request: Request) -> Response:
+        self._admin(request)
         body = bodies.check(bodies.AdminAccount, await _body(request), _bad)
         name = body.get("name")
-        account_id, key = accounts.create_account(
+        account_id, key = self._accounts.create_account(
             name, _int(body, "balance_tokens", 100_000), _int(body, "extra_tokens", 0)
         )
         return json_response({"account_id": account_id, "api_key": key}, 201)
 
-    @r.post("/accounts/{account_id}/keys", status_code=201)
-    async def add_key(account_id: str, request: Request) -> Response:
-        admin(request)
-        known(account_id)
-        return json_response({"api_key": accounts.add_key(account_id)}, 201)
+    async def add_key(self, account_id: str, request: Request) -> Response:
+        self._admin(request)
+        self._known(account_id)
+        return json_response({"api_key": self._accounts.add_key(account_id)}, 201)
 
-    @r.delete("/keys/{api_key}", status_code=204)
-    async def revoke(api_key: str, request: Request) -> Response:
-        admin(request)
-        if not accounts.revoke_key(api_key):
+    async def revoke(self, api_key: str, request: Request) -> Response:
+        self._admin(request)
+        if not self._accounts.revoke_key(api_key):
             raise _not_found("active key")
         return Response(status_code=204)
 
-    @r.post("/accounts/{account_id}/topup")
-    async def topup(account_id: str, request: Request) -> Response:
-        admin(request)
-        known(account_id)
+    async def topup(self, account_id: str, request: Request) -> Response:
+        self._admin(request)
+        self._known(account_id)
         tokens = _int(
             bodies.check(bodies.AdminTopup, await _body(request), _bad), "tokens", None, lo=1
         )
-        with store.tx():
-            billing.top_up(store, account_id, tokens)
-        return json_response(billing.balance(store, account_id, sandbox_clock.now()))
+        with self._store.tx():
+            billing.top_up(self._store, account_id, tokens)
+        return json_response(billing.balance(self._store, account_id, self._clock.now()))
 
-    @r.get("/accounts/{account_id}/balance")
-    async def balance(account_id: str, request: Request) -> Response:
-        admin(request)
-        known(account_id)
-        return json_response(billing.balance(store, account_id, sandbox_clock.now()))
+    async def balance(self, account_id: str, request: Request) -> Response:
+        self._admin(request)
+        self._known(account_id)
+        return json_response(billing.balance(self._store, account_id, self._clock.now()))
 
-    @r.get("/accounts/{account_id}/ledger")
-    async def ledger(account_id: str, request: Request) -> Response:
-        admin(request)
-        known(account_id)
-        return json_response({"entries": billing.ledger(store, account_id)})
+    async def ledger(self, account_id: str, request: Request) -> Response:
+        self._admin(request)
+        self._known(account_id)
+        return json_response({"entries": billing.ledger(self._store, account_id)})
 
-    @r.put("/faults")
-    async def put_faults(request: Request) -> Response:
-        admin(request)
+    async def put_faults(self, request: Request) -> Response:
+        self._admin(request)
         try:
             settings = faults.parse(bodies.check(bodies.AdminFaults, await _body(request), _bad))
         except ValueError as exc:
             field, _, rule = str(exc).partition(": ")
             raise _bad(field, rule) from None
-        injected.set(settings)
+        self._faults.set(settings)
         return json_response(settings.as_dict())
 
-    @r.get("/faults")
-    async def get_faults(request: Request) -> Response:
-        admin(request)
-        return json_response(injected.settings.as_dict())
+    async def get_faults(self, request: Request) -> Response:
+        self._admin(request)
+        return json_response(self._faults.settings.as_dict())
 
-    @r.delete("/faults", status_code=204)
-    async def clear_faults(request: Request) -> Response:
-        admin(request)
-        injected.clear()
+    async def clear_faults(self, request: Request) -> Response:
+        self._admin(request)
+        self._faults.clear()
         return Response(status_code=204)
 
-    @r.post("/clock")
-    async def clock(request: Request) -> Response:
-        admin(request)
+    async def clock(self, request: Request) -> Response:
+        self._admin(request)
         body = bodies.check(bodies.AdminClock, await _body(request), _bad)
         v = body.get("advance_seconds")
         if (
@@ -170,18 +167,16 @@ def router(
         ):
             raise _bad("advance_seconds", f"must be a number 0-{MAX_ADVANCE_SECONDS}")
         try:
-            return json_response({"now": iso(sandbox_clock.advance(float(v)))})
+            return json_response({"now": iso(self._clock.advance(float(v)))})
         except ValueError as exc:  # past the latest date the clock can show
             raise _bad("advance_seconds", str(exc).split(": ", 1)[-1]) from None
 
-    @r.get("/clock")
-    async def get_clock(request: Request) -> Response:
-        admin(request)
-        return json_response({"now": iso(sandbox_clock.now())})
+    async def get_clock(self, request: Request) -> Response:
+        self._admin(request)
+        return json_response({"now": iso(self._clock.now())})
 
-    @r.put("/tools/{tool_id}")
-    async def tool_switch(tool_id: str, request: Request) -> Response:
-        admin(request)
+    async def tool_switch(self, tool_id: str, request: Request) -> Response:
+        self._admin(request)
         if tool_id not in TOOLS:
             raise _not_found("tool")
         body = bodies.check(bodies.AdminToolSwitch, await _body(request), _bad)
@@ -194,8 +189,34 @@ def router(
             or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 5 for x in priced)
         ):
             raise _bad("priced_licenses", "must be a list of license tiers 1-5")
-        return json_response(catalog.set_state(tool_id, active, priced))
+        return json_response(self._catalog.set_state(tool_id, active, priced))
 
+
+def router(
+    admin_token: str,
+    accounts: Accounts,
+    store: Store,
+    sandbox_clock: Clock,
+    injected: Faults,
+    catalog: Catalog,
+) -> APIRouter:
+    """The admin routes; they alone move the clock, the faults, balances and tool switches."""
+    routes = _AdminRoutes(admin_token, accounts, store, sandbox_clock, injected, catalog)
+    r = APIRouter(prefix="/_sandbox", tags=["sandbox-admin"])
+    r.add_api_route("/accounts", routes.create_account, methods=["POST"], status_code=201)
+    r.add_api_route(
+        "/accounts/{account_id}/keys", routes.add_key, methods=["POST"], status_code=201
+    )
+    r.add_api_route("/keys/{api_key}", routes.revoke, methods=["DELETE"], status_code=204)
+    r.add_api_route("/accounts/{account_id}/topup", routes.topup, methods=["POST"])
+    r.add_api_route("/accounts/{account_id}/balance", routes.balance, methods=["GET"])
+    r.add_api_route("/accounts/{account_id}/ledger", routes.ledger, methods=["GET"])
+    r.add_api_route("/faults", routes.put_faults, methods=["PUT"])
+    r.add_api_route("/faults", routes.get_faults, methods=["GET"])
+    r.add_api_route("/faults", routes.clear_faults, methods=["DELETE"], status_code=204)
+    r.add_api_route("/clock", routes.clock, methods=["POST"])
+    r.add_api_route("/clock", routes.get_clock, methods=["GET"])
+    r.add_api_route("/tools/{tool_id}", routes.tool_switch, methods=["PUT"])
     return r
 
 

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request, Response
 import songlab.sandbox.errors as errors
 from songlab.sandbox.catalog import Catalog
 from songlab.sandbox.http import bodies
-from songlab.sandbox.http.routes._common import account, create, parse_object
+from songlab.sandbox.http.routes._request_io import account, create, parse_object
 from songlab.sandbox.http.routes.native import generation_task
 from songlab.sandbox.ports import Authenticator
 from songlab.sandbox.tasks.creates import Creates, NewTask

@@ -1,4 +1,4 @@
-"""Dedicated routes: voice clones, song translation and the twelve workflow routes.
+"""Dedicated routes: voice clones, song translation and every workflow route of the registry.
 
 Their ``license`` is a tier name (``royalty_free`` ... ``master``, default
 ``royalty_free``). Each body is checked once, against the spec registry's route
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 
 from songlab.pricing import estimate_translation, estimate_workflow, price
 from songlab.sandbox.catalog import Catalog, tool_id
 from songlab.sandbox.http import bodies
-from songlab.sandbox.http.routes._common import account, create, parse_object
+from songlab.sandbox.http.routes._request_io import account, create, parse_object
 from songlab.sandbox.ports import Authenticator, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store
@@ -29,11 +29,14 @@ from songlab.sandbox.tasks.payloads import check_inside
 from songlab.sandbox.tasks.validation import Resolved, Resolver
 from songlab.spec import ROUTES, WORKFLOWS, Field, parse_license
 
+if TYPE_CHECKING:
+    import songlab.sandbox.engine as engine
+
 # The workflow routes' body models (from the registry's route fields).
 WORKFLOW_MODELS = {path: bodies.ROUTE_MODELS[path] for path in WORKFLOWS}
 
 
-def _owned(res: Resolver, f: Field, value: Any) -> tuple[str, Any]:
+def _owned(res: Resolver, f: Field, value: object) -> tuple[str, engine.AudioInfo]:
     """A ``*_file_id`` field: a file of the caller, within the field's size and kinds."""
     return res.owned_file(
         f.name, value, max_bytes=int(f.max_bytes or 0), formats=f.formats, limit_label=f.size_label

@@ -15,7 +15,7 @@ import songlab.sandbox.errors as errors
 from songlab.pricing import AGENT_RATES, price
 from songlab.sandbox.catalog import Catalog, Tool
 from songlab.sandbox.http import bodies, jsonrules
-from songlab.sandbox.http.routes._common import account, create, json_response, parse_object
+from songlab.sandbox.http.routes._request_io import account, create, json_response, parse_object
 from songlab.sandbox.ports import Authenticator, FaultGate, Links, Now
 from songlab.sandbox.storage import billing
 from songlab.sandbox.storage.db import Store
@@ -93,49 +93,64 @@ def generation_task(
     )
 
 
-def router(
-    accounts: Authenticator,
-    store: Store,
-    clock: Now,
-    catalog: Catalog,
-    creates: Creates,
-    event_log: EventLog,
-    faults: FaultGate,
-    links: Links,
-) -> APIRouter:
-    r = APIRouter()
+def _payload_of(req: dict[str, Any]) -> Any:
+    """The checked native body's ``payload_json``, decoded (the raw-object 500 included)."""
+    pj = req.get("payload_json")
+    if isinstance(pj, dict | list):
+        raise errors.UnhandledPayloadError("payload_json is not a string")
+    if pj is None:
+        raise errors.invalid("payload_json", "is required: the tool's input as JSON text")
+    if not isinstance(pj, str):
+        raise errors.invalid("payload_json", "must be a string of JSON text")
+    return jsonrules.loads(pj, "payload_json")
 
-    @r.post("/v1/generations", status_code=201)
-    async def create_generation(request: Request) -> Response:
-        account_id = account(accounts, request)
+
+class _NativeRoutes:
+    """The native pipeline's endpoints over the sandbox parts they read."""
+
+    def __init__(
+        self,
+        accounts: Authenticator,
+        store: Store,
+        clock: Now,
+        catalog: Catalog,
+        creates: Creates,
+        event_log: EventLog,
+        faults: FaultGate,
+        links: Links,
+    ) -> None:
+        self._accounts = accounts
+        self._store = store
+        self._clock = clock
+        self._catalog = catalog
+        self._creates = creates
+        self._event_log = event_log
+        self._faults = faults
+        self._links = links
+
+    def _native_task(self, account_id: str, body: bytes) -> NewTask:
+        req = parse_object(body)
+        tool = self._catalog.resolve(req.get("tool_id"))  # absent or unknown: 400 UnknownTool
+        req = bodies.check(bodies.NativeCreate, req)  # the raw-object 500 included
+        lic = native_license(req.get("license"))
+        payload = _payload_of(req)
+        resolver = self._creates.resolver(account_id)
+        return generation_task(self._catalog, resolver, tool, lic, payload)
+
+    async def create_generation(self, request: Request) -> Response:
+        account_id = account(self._accounts, request)
         body = await request.body()
+        return await create(
+            self._creates, request, account_id, lambda: self._native_task(account_id, body)
+        )
 
-        def build() -> NewTask:
-            req = parse_object(body)
-            tool = catalog.resolve(req.get("tool_id"))  # absent or unknown: 400 UnknownTool
-            req = bodies.check(bodies.NativeCreate, req)  # the raw-object 500 included
-            lic = native_license(req.get("license"))
-            pj = req.get("payload_json")
-            if isinstance(pj, dict | list):
-                raise errors.UnhandledPayloadError("payload_json is not a string")
-            if pj is None:
-                raise errors.invalid("payload_json", "is required: the tool's input as JSON text")
-            if not isinstance(pj, str):
-                raise errors.invalid("payload_json", "must be a string of JSON text")
-            payload = jsonrules.loads(pj, "payload_json")
-            return generation_task(catalog, creates.resolver(account_id), tool, lic, payload)
-
-        return await create(creates, request, account_id, build)
-
-    @r.get("/v1/generations/{task_id}")
-    async def get_generation(task_id: str, request: Request) -> Response:
-        account_id = accounts.authenticate(request.headers.get("authorization"))
-        status, body, _ = tasks.answer(store, account_id, task_id, links.base_url)
+    async def get_generation(self, task_id: str, request: Request) -> Response:
+        account_id = self._accounts.authenticate(request.headers.get("authorization"))
+        status, body, _ = tasks.answer(self._store, account_id, task_id, self._links.base_url)
         return Response(body, status_code=status, media_type="application/json")
 
-    @r.get("/v1/generations")
-    async def list_generations(request: Request) -> Response:
-        account_id = account(accounts, request)
+    async def list_generations(self, request: Request) -> Response:
+        account_id = account(self._accounts, request)
         q = request.query_params
         limit = query_int(
             q.get("limit"), "limit", lo=LIMIT_MIN, hi=LIMIT_MAX, default=LIMIT_DEFAULT
@@ -146,27 +161,26 @@ def router(
                 before = tasks.decode_cursor(q["cursor"])
             except ValueError as exc:
                 raise errors.invalid("cursor", str(exc).split(": ", 1)[1]) from None
-        rows, nxt = tasks.page(store, account_id, limit, before)
+        rows, nxt = tasks.page(self._store, account_id, limit, before)
         return json_response(
             {
-                "data": [tasks.snapshot(row, links.base_url) for row in rows],
+                "data": [tasks.snapshot(row, self._links.base_url) for row in rows],
                 "next_cursor": None if nxt is None else tasks.encode_cursor(nxt),
             }
         )
 
-    def own_task_and_after(task_id: str, request: Request) -> tuple[Any, int]:
+    def _own_task_and_after(self, task_id: str, request: Request) -> tuple[Any, int]:
         """The caller's task (403 another's, 404 none) and the ``after`` cursor (stream, page)."""
-        row = tasks.own(store, account(accounts, request), task_id)
+        row = tasks.own(self._store, account(self._accounts, request), task_id)
         return row, query_int(
             request.query_params.get("after"), "after", lo=0, hi=MAX_SEQ, default=0
         )
 
-    @r.get("/v1/generations/{task_id}/events")
-    async def event_page(task_id: str, request: Request) -> Response:
+    async def event_page(self, task_id: str, request: Request) -> Response:
         """The stored events after ``after`` as one JSON page, at once (for clients that
         cannot read a stream, such as generated ones)."""
-        row, after = own_task_and_after(task_id, request)
-        rows = event_log.after(task_id, after)[:EVENT_PAGE]
+        row, after = self._own_task_and_after(task_id, request)
+        rows = self._event_log.after(task_id, after)[:EVENT_PAGE]
         data = [json.loads(d) for _, _, d in rows]
         done = row["status"] in ("completed", "failed") and (
             not rows or rows[-1][1] == "terminal" or len(rows) < EVENT_PAGE
@@ -175,15 +189,32 @@ def router(
             {"data": data, "next_after": rows[-1][0] if rows else after, "done": done}
         )
 
-    @r.get("/v1/generations/{task_id}/stream")
-    async def stream(task_id: str, request: Request) -> Response:
-        _, after = own_task_and_after(task_id, request)
+    async def stream(self, task_id: str, request: Request) -> Response:
+        _, after = self._own_task_and_after(task_id, request)
         return StreamingResponse(
-            _events(event_log, store, clock, faults, task_id, after),
+            _events(self._event_log, self._store, self._clock, self._faults, task_id, after),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
+
+def router(
+    accounts: Authenticator,
+    store: Store,
+    clock: Now,
+    catalog: Catalog,
+    creates: Creates,
+    event_log: EventLog,
+    faults: FaultGate,
+    links: Links,
+) -> APIRouter:
+    routes = _NativeRoutes(accounts, store, clock, catalog, creates, event_log, faults, links)
+    r = APIRouter()
+    r.add_api_route("/v1/generations", routes.create_generation, methods=["POST"], status_code=201)
+    r.add_api_route("/v1/generations/{task_id}", routes.get_generation, methods=["GET"])
+    r.add_api_route("/v1/generations", routes.list_generations, methods=["GET"])
+    r.add_api_route("/v1/generations/{task_id}/events", routes.event_page, methods=["GET"])
+    r.add_api_route("/v1/generations/{task_id}/stream", routes.stream, methods=["GET"])
     return r
 
 

@@ -5,37 +5,46 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, SupportsFloat, cast
 
 import numpy as np
 
 import songlab.sandbox.engine.analysis as analysis
-import songlab.sandbox.engine.codec as codec
+import songlab.sandbox.engine.audio_io as audio_io
 import songlab.sandbox.engine.recipe as recipe
 import songlab.sandbox.engine.song as song
-from songlab.sandbox.engine._types import Asset, AudioIn, EngineInputError, RenderError, Voice
+from songlab.sandbox.engine._types import (
+    Asset,
+    AudioIn,
+    EngineInputError,
+    Recipe,
+    RenderError,
+    Score,
+    Voice,
+    VoiceDict,
+)
 from songlab.sandbox.engine.prompt import Plan
 from songlab.sandbox.engine.voice import DEFAULT_VOICES, analyse_voice
 
-SR = codec.SR
+SR = audio_io.SR
 TARGET_RMS = 10 ** (-15.5 / 20)  # a finished song sits near -14 LUFS
 PEAK = 0.95
 
 
-def seed_of(*parts: Any) -> int:
+def seed_of(*parts: object) -> int:
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little") >> 1
 
 
-def rng_of(*parts: Any) -> np.random.Generator:
+def rng_of(*parts: object) -> np.random.Generator:
     return np.random.default_rng(seed_of(*parts))
 
 
-def clamp(value: Any, lo: float, hi: float, default: float, field: str) -> float:
+def clamp(value: object, lo: float, hi: float, default: float, field: str) -> float:
     if value is None:
         return default
     try:
-        v = float(value)
+        v = float(cast("SupportsFloat | str", value))  # float() says if it is a number
     except (TypeError, ValueError):
         raise RenderError(f"{field}: must be a number, got {value!r}") from None
     return float(min(max(v, lo), hi))
@@ -47,7 +56,7 @@ class Src:
 
     field: str
     data: bytes
-    recipe: dict[str, Any] | None
+    recipe: Recipe | None
     _audio: np.ndarray | None = None
 
     @property
@@ -58,18 +67,18 @@ class Src:
     def audio(self) -> np.ndarray:
         if self._audio is None:
             try:
-                self._audio = codec.load(self.data)
-            except codec.CodecError as exc:
+                self._audio = audio_io.load(self.data)
+            except audio_io.CodecError as exc:
                 raise EngineInputError(self.field, str(exc)) from None
         return self._audio
 
     @property
     def duration_s(self) -> float:
-        if self.layered:
-            return float(self.recipe["duration_s"])  # type: ignore[index]
+        if self.recipe is not None and self.layered:
+            return float(self.recipe["duration_s"])
         return float(self.audio.shape[1] / SR)
 
-    def score(self) -> dict[str, Any] | None:
+    def score(self) -> Score | None:
         return recipe.main_score(self.recipe)
 
     def plan(self) -> Plan:
@@ -80,11 +89,11 @@ class Src:
         root, mode = analysis.key(self.audio)
         return Plan(tempo=analysis.tempo(self.audio), root=root, mode=mode)
 
-    def voice(self) -> dict[str, Any] | None:
+    def voice(self) -> VoiceDict | None:
         """The singer of the input: its recipe's voice, else analysed from the audio."""
         sc = recipe.vocal_score(self.recipe)
         if sc is not None:
-            return cast("dict[str, Any] | None", sc["voice"])
+            return sc["voice"]
         return analyse_voice(self.audio)
 
 
@@ -98,16 +107,18 @@ def get_input(inputs: dict[str, AudioIn] | None, *names: str, required: bool = T
     return None
 
 
-def voice_dict(voice: Voice | dict[str, Any] | None) -> dict[str, Any] | None:
+def voice_dict(voice: Voice | VoiceDict | None) -> VoiceDict | None:
     if voice is None:
         return None
-    d = voice.to_dict() if isinstance(voice, Voice) else dict(voice)
+    d = voice.to_dict() if isinstance(voice, Voice) else voice.copy()
     d["formants"] = list(d["formants"])
     return d
 
 
-def default_voice(gender: str) -> dict[str, Any]:
-    return voice_dict(DEFAULT_VOICES[gender])  # type: ignore[return-value]
+def default_voice(gender: str) -> VoiceDict:
+    d = DEFAULT_VOICES[gender].copy()
+    d["formants"] = list(d["formants"])
+    return d
 
 
 def out_format(payload: dict[str, Any]) -> str:
@@ -117,9 +128,9 @@ def out_format(payload: dict[str, Any]) -> str:
     return fmt
 
 
-def asset(name: str, audio: np.ndarray, rec: dict[str, Any], fmt: str = "mp3") -> Asset:
-    data = codec.encode(audio, fmt)
-    return Asset(name, data, codec.MIME[fmt], round(audio.shape[1] / SR, 3), rec)
+def asset(name: str, audio: np.ndarray, rec: Recipe, fmt: str = "mp3") -> Asset:
+    data = audio_io.encode(audio, fmt)
+    return Asset(name, data, audio_io.MIME[fmt], round(audio.shape[1] / SR, 3), rec)
 
 
 def loudness_gain(mix: np.ndarray) -> float:
@@ -139,7 +150,7 @@ def loudness_gain(mix: np.ndarray) -> float:
     return float(min(g, PEAK / m))
 
 
-def finish(rec: dict[str, Any], *, normalise: bool = True) -> tuple[dict[str, Any], np.ndarray]:
+def finish(rec: Recipe, *, normalise: bool = True) -> tuple[Recipe, np.ndarray]:
     """Render a layered recipe's mix; with ``normalise`` fold a loudness gain into it (exactly)."""
     mix = recipe.render_mix(rec)
     g = loudness_gain(mix) if normalise else min(1.0, PEAK / max(float(np.abs(mix).max()), 1e-9))

@@ -1,4 +1,4 @@
-"""Check audio arguments and turn clips into arrays: :mod:`songlab.codec` with named errors.
+"""Audio arguments checked and clips as arrays: :mod:`songlab.codec` with named errors.
 
 Decoding and encoding are :mod:`songlab.codec`'s (the one codec of songlab:
 soundfile for wav/flac/ogg and mp3 decoding, PyAV for mp3 encoding and m4a);
@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import songlab.codec as codec
-from songlab.audio._errors import AudioError
+from songlab.audio._audio_error import AudioError
 
 FORMATS = codec.FORMATS
 MIME_TYPES = {fmt: codec.MIME[fmt] for fmt in FORMATS}

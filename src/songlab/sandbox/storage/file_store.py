@@ -20,6 +20,7 @@ import logging
 import re
 import secrets
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
@@ -276,7 +277,7 @@ def put(
     now: float,
     task_id: str | None = None,
     name: str | None = None,
-    recipe: dict[str, Any] | None = None,
+    recipe: Mapping[str, object] | None = None,
     duration_s: float | None = None,
     probe: dict[str, Any] | None = None,
     file_id: str | None = None,
