@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,8 @@ from songlab.listening._errors import ListeningError
 CI_METHODS = {"wilson": "wilson", "clopper-pearson": "exact"}
 CORRECTIONS = ("log-linear", "1/(2N)", "none")
 PAIRED_TESTS = ("paired-t", "wilcoxon")
+#: a 1-D run of numbers: a list, or a frame column as ``to_numpy(dtype=float)`` gives it
+Numbers: TypeAlias = Sequence[float] | np.ndarray
 
 
 def _check_counts(k: int, n: int, name: str = "k") -> None:
@@ -137,7 +139,7 @@ def dprime_abx(
     return float(np.copysign(d, dyn))
 
 
-def holm(pvalues: Sequence[float], /) -> np.ndarray:
+def holm(pvalues: Numbers, /) -> np.ndarray:
     """Holm step-down adjusted p-values, in the input order:
     ``p_(i) -> max_{j <= i} min(1, (m - j + 1) p_(j))`` over the ascending order."""
     p = np.asarray(pvalues, dtype=float)
@@ -151,9 +153,7 @@ def holm(pvalues: Sequence[float], /) -> np.ndarray:
     return out
 
 
-def t_interval(
-    values: Sequence[float], /, *, confidence: float = 0.95
-) -> tuple[float, float, float]:
+def t_interval(values: Numbers, /, *, confidence: float = 0.95) -> tuple[float, float, float]:
     """``(mean, low, high)``: ``mean +- t_{(1+c)/2, n-1} s / sqrt(n)`` (nan bounds when n < 2)."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1 or x.size == 0:
@@ -380,7 +380,7 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
 P_COLUMNS = ("p_value", "p_holm")
 
 
-def format_p(p: float, /, *, digits: int = 3) -> str:
+def format_p(p: float | None, /, *, digits: int = 3) -> str:
     """A p-value as a reader should see it: ``"< 0.001"`` below 0.001 (never ``"0.0"``),
     else rounded to ``digits`` places (``"0.039"``); ``"-"`` when undefined."""
     if p is None or pd.isna(p):
