@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,13 @@ import scipy  # its submodules load on first use: scipy.stats costs a second at 
 
 from songlab.listening._errors import ListeningError
 
-CI_METHODS = {"wilson": "wilson", "clopper-pearson": "exact"}
+#: a binomial test's alternative hypothesis, as scipy.stats.binomtest names it
+Alternative: TypeAlias = Literal["two-sided", "greater", "less"]
+#: the interval methods by songlab's name -> scipy's BinomTestResult.proportion_ci name
+CI_METHODS: dict[str, Literal["wilson", "exact"]] = {
+    "wilson": "wilson",
+    "clopper-pearson": "exact",
+}
 CORRECTIONS = ("log-linear", "1/(2N)", "none")
 PAIRED_TESTS = ("paired-t", "wilcoxon")
 #: a 1-D run of numbers: a list, or a frame column as ``to_numpy(dtype=float)`` gives it
@@ -42,7 +48,9 @@ def _check_counts(k: int, n: int, name: str = "k") -> None:
         raise ListeningError(name, f"must be <= n ({k} > {n})")
 
 
-def binomial_p(k: int, n: int, /, *, p: float = 0.5, alternative: str = "two-sided") -> float:
+def binomial_p(
+    k: int, n: int, /, *, p: float = 0.5, alternative: Alternative = "two-sided"
+) -> float:
     """Exact binomial test p-value of ``k`` successes in ``n`` trials (1.0 when n = 0)."""
     _check_counts(k, n)
     if alternative not in ("two-sided", "greater", "less"):
@@ -351,15 +359,15 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
             if np.all(diff == diff[0]):  # constant non-zero difference: t is infinite
                 stat, p = float(np.sign(diff[0]) * np.inf), 0.0
             else:
-                res = scipy.stats.ttest_rel(diff, np.zeros_like(diff))
-                stat, p = float(res.statistic), float(res.pvalue)
+                paired = scipy.stats.ttest_rel(diff, np.zeros_like(diff))
+                stat, p = float(paired.statistic), float(paired.pvalue)
         else:
             nonzero = diff[diff != 0]
             exact = nonzero.size == diff.size and np.unique(np.abs(nonzero)).size == nonzero.size
-            res = scipy.stats.wilcoxon(
+            signed = scipy.stats.wilcoxon(
                 nonzero, method="exact" if exact and nonzero.size <= 50 else "approx"
             )
-            stat, p = float(res.statistic), float(res.pvalue)
+            stat, p = float(signed.statistic), float(signed.pvalue)
         rows.append(
             {
                 "model_a": a,
