@@ -564,13 +564,12 @@ def _frame(
     frame.attrs["provenance"] = provenance()
     frame.attrs["cpu_s"] = usage.cpu_s
     frame.attrs["worker_peak_rss_mib"] = usage.peak_rss_kib / 1024
-    asked = frame["asked_lyrics"].notna() if len(frame) else pd.Series([], dtype=bool)
-    scored = frame["lyrics_wer"].notna() if len(frame) else asked
-    frame.attrs["lyrics"] = {
-        **lyrics_report,
-        "scored": int((asked & scored).sum()),
-        "unscored": int((asked & ~scored).sum()),  # asked, but no transcript held
-    }
+    scored = unscored = 0
+    if len(frame):
+        asked, held = frame["asked_lyrics"].notna(), frame["lyrics_wer"].notna()
+        scored, unscored = int((asked & held).sum()), int((asked & ~held).sum())
+    # unscored: asked, but no transcript held
+    frame.attrs["lyrics"] = {**lyrics_report, "scored": scored, "unscored": unscored}
     return frame
 
 

@@ -129,7 +129,7 @@ def panel_table(results: pd.DataFrame, score: str, confidence: float) -> dict[st
     ]
     models["ci_low_rater"] = [clustered[m][1] for m in models["model"]]
     models["ci_high_rater"] = [clustered[m][2] for m in models["model"]]
-    means = results.groupby(["rater", "model"], as_index=False)["rating"].mean()
+    means = results.groupby(["rater", "model"])["rating"].mean().reset_index()
     return {
         "models": models.sort_values(score, ascending=False, ignore_index=True),
         "pairs": st.mushra_pairwise(by_unit(means, "rater")),

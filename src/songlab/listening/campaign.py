@@ -446,13 +446,13 @@ class Campaign:
             session = self._filled[rater]
             session._revealed = True  # the organiser's copy; pages never see it
             f = session.results()
-            f.insert(0, "rater", pd.array([rater] * len(f), dtype="string"))
+            f.insert(0, "rater", pd.Series(rater, index=f.index, dtype="string"))
             frames.append(f)
         if not frames:
             empty = self._sessions[self.raters[0]].sibling(0)
             empty._revealed = True
             f = empty.results()
-            f.insert(0, "rater", pd.array([], dtype="string"))
+            f.insert(0, "rater", pd.Series([], index=f.index, dtype="string"))
             return f
         return pd.concat(frames, ignore_index=True)
 
@@ -467,7 +467,7 @@ class Campaign:
             raise ListeningError("answers", f"must be one of {', '.join(ANSWERS)}; got {answers!r}")
         frame = self._frame([r for r in self.raters if r in self._filled])
         out = set(self.exclusions().query("excluded")["rater"]) if len(frame) else set()
-        frame.insert(2, "excluded", pd.array(frame["rater"].isin(out), dtype="boolean"))
+        frame.insert(2, "excluded", frame["rater"].isin(out).astype("boolean"))
         if raters != "all":
             frame = frame[frame["excluded"] == (raters == "excluded")]
         if answers != "all":
@@ -518,7 +518,7 @@ class Campaign:
         )
         counted = frame["rater"].nunique()
         for f in out.values():
-            f.insert(0, "answered_by", pd.array([_BY[answers]] * len(f), dtype="string"))
+            f.insert(0, "answered_by", pd.Series(_BY[answers], index=f.index, dtype="string"))
             f.attrs.update(answers=answers, raters=raters, counted=counted)
         out["exclusions"] = exclusions
         return out

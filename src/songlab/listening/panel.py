@@ -24,7 +24,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -41,8 +41,8 @@ def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
 
 
 def clustered_mean(
-    y: Sequence[float],
-    groups: Sequence[str],
+    y: st.Numbers,
+    groups: Sequence[str] | pd.Series,
     /,
     *,
     confidence: float = 0.95,
@@ -254,7 +254,8 @@ def _score_draws(
 
 
 def _pair(r: pd.Series) -> tuple[str, str]:
-    return tuple(sorted((r["model_a"], r["model_b"])))
+    a, b = sorted((str(r["model_a"]), str(r["model_b"])))
+    return a, b
 
 
 def abx_panel(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> dict[str, pd.DataFrame]:
@@ -262,7 +263,9 @@ def abx_panel(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> dict[str, 
     _require(frame, ["model_a", "model_b", "correct"])
     f = frame.assign(pair=frame.apply(_pair, axis=1), ok=frame["correct"].astype(bool))
     per = []
-    for (rater, (a, b)), g in f.groupby(["rater", "pair"], sort=True):
+    for key, g in f.groupby(["rater", "pair"], sort=True):
+        # the stubs type a group's key as Hashable: here it is (rater, (model a, model b))
+        rater, (a, b) = cast(tuple[str, tuple[str, str]], key)
         n, k = len(g), int(g["ok"].sum())
         per.append(
             {
@@ -278,7 +281,8 @@ def abx_panel(frame: pd.DataFrame, /, *, confidence: float = 0.95) -> dict[str, 
     raters = pd.DataFrame(per)
     raters["p_holm"] = _holm(raters["p_value"]) if len(raters) else []
     pooled = []
-    for (a, b), g in f.groupby("pair", sort=True):
+    for pair, g in f.groupby("pair", sort=True):
+        a, b = cast(tuple[str, str], pair)  # the stubs type a key as a scalar: here a pair
         n, k = len(g), int(g["ok"].sum())
         rate, low, high, _ = clustered_mean(
             g["ok"].to_numpy(float), g["rater"], confidence=confidence, bounds=(0.0, 1.0)
@@ -377,7 +381,7 @@ def mushra_panel(
             f"every assessor ({frame['rater'].nunique()}) was excluded by the post-screening; "
             "bs1534_screen(frame, reference=...) gives each one's reason",
         )
-    per_rater = kept.groupby(["rater", "model"], as_index=False)["rating"].mean()
+    per_rater = kept.groupby(["rater", "model"])["rating"].mean().reset_index()
     rows = []
     for model, g in kept.groupby("model", sort=True):
         values = g["rating"].to_numpy(float)

@@ -628,7 +628,7 @@ class ListeningSession:
         ]
         frame = self._frame(rows)
         scripted = [int(t) in self._scripted_trials for t in frame["trial"]]
-        frame.insert(2, "scripted", pd.array(scripted, dtype="boolean"))
+        frame.insert(2, "scripted", pd.Series(scripted, index=frame.index, dtype="boolean"))
         return frame
 
     @staticmethod
@@ -660,7 +660,9 @@ class ListeningSession:
         source = self._source(answers)
         out = self._stats(self.results(answers=source), **options)
         for frame in out.values():
-            frame.insert(0, "answered_by", pd.array([_BY[source]] * len(frame), dtype="string"))
+            frame.insert(
+                0, "answered_by", pd.Series(_BY[source], index=frame.index, dtype="string")
+            )
             frame.attrs["answers"] = source
         return out
 

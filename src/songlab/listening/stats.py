@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -27,9 +27,17 @@ import scipy  # its submodules load on first use: scipy.stats costs a second at 
 
 from songlab.listening._errors import ListeningError
 
-CI_METHODS = {"wilson": "wilson", "clopper-pearson": "exact"}
+#: a binomial test's alternative hypothesis, as scipy.stats.binomtest names it
+Alternative: TypeAlias = Literal["two-sided", "greater", "less"]
+#: the interval methods by songlab's name -> scipy's BinomTestResult.proportion_ci name
+CI_METHODS: dict[str, Literal["wilson", "exact"]] = {
+    "wilson": "wilson",
+    "clopper-pearson": "exact",
+}
 CORRECTIONS = ("log-linear", "1/(2N)", "none")
 PAIRED_TESTS = ("paired-t", "wilcoxon")
+#: a 1-D run of numbers: a list, or a frame column as ``to_numpy(dtype=float)`` gives it
+Numbers: TypeAlias = Sequence[float] | np.ndarray
 
 
 def _check_counts(k: int, n: int, name: str = "k") -> None:
@@ -40,7 +48,9 @@ def _check_counts(k: int, n: int, name: str = "k") -> None:
         raise ListeningError(name, f"must be <= n ({k} > {n})")
 
 
-def binomial_p(k: int, n: int, /, *, p: float = 0.5, alternative: str = "two-sided") -> float:
+def binomial_p(
+    k: int, n: int, /, *, p: float = 0.5, alternative: Alternative = "two-sided"
+) -> float:
     """Exact binomial test p-value of ``k`` successes in ``n`` trials (1.0 when n = 0)."""
     _check_counts(k, n)
     if alternative not in ("two-sided", "greater", "less"):
@@ -137,7 +147,7 @@ def dprime_abx(
     return float(np.copysign(d, dyn))
 
 
-def holm(pvalues: Sequence[float], /) -> np.ndarray:
+def holm(pvalues: Numbers, /) -> np.ndarray:
     """Holm step-down adjusted p-values, in the input order:
     ``p_(i) -> max_{j <= i} min(1, (m - j + 1) p_(j))`` over the ascending order."""
     p = np.asarray(pvalues, dtype=float)
@@ -151,9 +161,7 @@ def holm(pvalues: Sequence[float], /) -> np.ndarray:
     return out
 
 
-def t_interval(
-    values: Sequence[float], /, *, confidence: float = 0.95
-) -> tuple[float, float, float]:
+def t_interval(values: Numbers, /, *, confidence: float = 0.95) -> tuple[float, float, float]:
     """``(mean, low, high)``: ``mean +- t_{(1+c)/2, n-1} s / sqrt(n)`` (nan bounds when n < 2)."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1 or x.size == 0:
@@ -351,15 +359,15 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
             if np.all(diff == diff[0]):  # constant non-zero difference: t is infinite
                 stat, p = float(np.sign(diff[0]) * np.inf), 0.0
             else:
-                res = scipy.stats.ttest_rel(diff, np.zeros_like(diff))
-                stat, p = float(res.statistic), float(res.pvalue)
+                paired = scipy.stats.ttest_rel(diff, np.zeros_like(diff))
+                stat, p = float(paired.statistic), float(paired.pvalue)
         else:
             nonzero = diff[diff != 0]
             exact = nonzero.size == diff.size and np.unique(np.abs(nonzero)).size == nonzero.size
-            res = scipy.stats.wilcoxon(
+            signed = scipy.stats.wilcoxon(
                 nonzero, method="exact" if exact and nonzero.size <= 50 else "approx"
             )
-            stat, p = float(res.statistic), float(res.pvalue)
+            stat, p = float(signed.statistic), float(signed.pvalue)
         rows.append(
             {
                 "model_a": a,
@@ -380,7 +388,7 @@ def mushra_pairwise(frame: pd.DataFrame, /, *, test: str = "paired-t") -> pd.Dat
 P_COLUMNS = ("p_value", "p_holm")
 
 
-def format_p(p: float, /, *, digits: int = 3) -> str:
+def format_p(p: float | None, /, *, digits: int = 3) -> str:
     """A p-value as a reader should see it: ``"< 0.001"`` below 0.001 (never ``"0.0"``),
     else rounded to ``digits`` places (``"0.039"``); ``"-"`` when undefined."""
     if p is None or pd.isna(p):

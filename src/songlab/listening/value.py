@@ -99,8 +99,8 @@ def quality_per_dollar(
     campaign's own tier (billed costs); other tiers are the ledger's list prices."""
     score, low, high = _score_columns(quality)
     costs = _clip_costs(tasks, clip_tasks)
-    q = quality.set_index("model")
-    unknown = sorted(set(clip_tasks) - set(q.index))
+    scores = _model_scores(quality, score, low, high)
+    unknown = sorted(set(clip_tasks) - set(scores))
     if unknown:
         raise ListeningError("clip_tasks", f"models without a score: {unknown}")
     own = int(costs["license"].iloc[0])
@@ -112,7 +112,7 @@ def quality_per_dollar(
             measured = lic == own
             total = sum((Decimal(v) for v in g["cost_usd" if measured else col]), Decimal(0))
             per_clip = (total / n).quantize(CENT)
-            s = float(q.loc[model, score])
+            s, s_low, s_high = scores[str(model)]
             rows.append(
                 {
                     "model": model,
@@ -122,12 +122,12 @@ def quality_per_dollar(
                     "clips": n,
                     "usd_per_clip": per_clip,
                     "score": s,
-                    "score_low": float(q.loc[model, low]) if low else float("nan"),
-                    "score_high": float(q.loc[model, high]) if high else float("nan"),
+                    "score_low": s_low,
+                    "score_high": s_high,
                     "usd_per_point": (per_clip / Decimal(repr(s))).quantize(CENT)
                     if s > 0
                     else None,
-                    **_points_per_usd(_score_estimate(model, s, q, low, high), per_clip),
+                    **_points_per_usd(_score_estimate(str(model), s, s_low, s_high), per_clip),
                 }
             )
     out = pd.DataFrame(rows)
@@ -144,15 +144,26 @@ def quality_per_dollar(
     return out
 
 
-def _score_estimate(
-    model: str, score: float, quality: pd.DataFrame, low: str | None, high: str | None
-) -> Estimate:
-    """``model``'s score with its interval (nan bounds when the panel gives none)."""
-    lo = float(quality.loc[model, low]) if low else float("nan")
-    hi = float(quality.loc[model, high]) if high else float("nan")
-    if lo != lo or hi != hi:  # nan: no interval
-        lo = hi = float("nan")
-    return Estimate(str(model), score, lo, hi)
+def _model_scores(
+    quality: pd.DataFrame, score: str, low: str | None, high: str | None
+) -> dict[str, tuple[float, float, float]]:
+    """Each model's score and the bounds of its interval (nan where the panel gives none)."""
+    nan = float("nan")
+    return {
+        str(r["model"]): (
+            float(r[score]),
+            float(r[low]) if low else nan,
+            float(r[high]) if high else nan,
+        )
+        for r in quality.to_dict("records")
+    }
+
+
+def _score_estimate(model: str, score: float, low: float, high: float) -> Estimate:
+    """``model``'s score with its interval (nan bounds when either bound is missing)."""
+    if low != low or high != high:  # nan: no interval
+        low = high = float("nan")
+    return Estimate(model, score, low, high)
 
 
 def _points_per_usd(score: Estimate, per_clip: Decimal) -> dict[str, float]:
@@ -175,8 +186,13 @@ def value_verdict(table: pd.DataFrame, /) -> Verdict:
     own = table[table["measured"]]
     return verdict(
         [
-            Estimate(str(r.model), r.points_per_usd, r.points_per_usd_low, r.points_per_usd_high)
-            for r in own.itertuples()
+            Estimate(
+                str(r["model"]),
+                float(r["points_per_usd"]),
+                float(r["points_per_usd_low"]),
+                float(r["points_per_usd_high"]),
+            )
+            for r in own.to_dict("records")
         ],
         measure=POINTS_PER_DOLLAR,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -159,7 +159,9 @@ def _clips(campaign: Any, raters: pd.DataFrame, quota: int | None) -> pd.DataFra
     counts: dict[tuple[str, str], int] = {}
     for column in ("model", "model_a", "model_b"):  # ABX rates the two models of a pair
         if len(results) and column in results:
-            for (model, prompt), n in results.groupby([column, "prompt"]).size().items():
+            for pair, n in results.groupby([column, "prompt"]).size().items():
+                # the stubs type a group's key as Hashable: here it is (model, prompt)
+                model, prompt = cast(tuple[str, str], pair)
                 key = (str(model), str(prompt))
                 counts[key] = counts.get(key, 0) + int(n)
     rows = [

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -91,7 +92,7 @@ class Payments:
             written.extend(self._mturk(out, by["mturk"]))
         return written
 
-    def _mturk(self, out: Path, rows: list[dict[str, Any]]) -> list[Path]:
+    def _mturk(self, out: Path, rows: Sequence[Mapping[Hashable, Any]]) -> list[Path]:
         approve, bonus = io.StringIO(), io.StringIO()
         a = csv.writer(approve, lineterminator="\n")
         b = csv.writer(bonus, lineterminator="\n")

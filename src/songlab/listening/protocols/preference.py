@@ -178,34 +178,39 @@ class PreferenceSession(ListeningSession):
 
     def _summary(self, frame: pd.DataFrame) -> Summary:
         models = self._stats(frame)["models"]
-        rows = []
-        for m in models.itertuples():
-            low, high = st.proportion_ci(int(m.chosen), int(m.offered))
-            rows.append(
+        estimates, counts = [], {}
+        for m in models.to_dict("records"):
+            chosen, offered = int(m["chosen"]), int(m["offered"])
+            low, high = st.proportion_ci(chosen, offered)
+            estimates.append(Estimate(str(m["model"]), float(m["share"]), low, high))
+            counts[str(m["model"])] = (chosen, offered)
+        found = verdict(estimates, measure=SHARE)
+        by_name = {e.name: e for e in estimates}
+        ordered = [by_name[name] for name in found.order]
+        table = pd.DataFrame(
+            [
                 {
-                    "model": m.model,
-                    "chosen": int(m.chosen),
-                    "offered": int(m.offered),
-                    "share": m.share,
-                    "ci_low": low,
-                    "ci_high": high,
+                    "model": e.name,
+                    "chosen": counts[e.name][0],
+                    "offered": counts[e.name][1],
+                    "share": e.value,
+                    "ci_low": e.low,
+                    "ci_high": e.high,
                 }
-            )
-        found = verdict(
-            [Estimate(r["model"], r["share"], r["ci_low"], r["ci_high"]) for r in rows],
-            measure=SHARE,
+                for e in ordered
+            ],
+            columns=["model", "chosen", "offered", "share", "ci_low", "ci_high"],
         )
-        table = pd.DataFrame(rows).set_index("model").loc[list(found.order)].reset_index()
         bad = int(frame.groupby("trial")["both_bad"].any().sum())
         said = found.text + (f" {bad} trial(s) were answered 'both are bad'." if bad else "")
         shown = tuple(
             (
-                str(r.model),
-                f"{r.chosen} of {r.offered}",
-                SHARE.show(r.share),
-                SHARE.span(r.ci_low, r.ci_high),
+                e.name,
+                f"{counts[e.name][0]} of {counts[e.name][1]}",
+                SHARE.show(e.value),
+                SHARE.span(e.low, e.high),
             )
-            for r in table.itertuples()
+            for e in ordered
         )
         head = ("model", "chosen", "share", SHARE.interval)
         return Summary(said, head, shown, table, rule=found.rule)

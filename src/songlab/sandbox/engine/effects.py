@@ -11,7 +11,7 @@ summing equals applying them to the mix.
 from __future__ import annotations
 
 import warnings
-from typing import cast
+from typing import Literal, cast
 
 import numpy as np
 from scipy.signal import butter, fftconvolve, resample_poly, sosfilt
@@ -51,7 +51,7 @@ def apply(
     raise ValueError(f"effect: must be one of {', '.join(EFFECTS)}, got {effect!r}")
 
 
-def _butter(x: np.ndarray, hz: float, kind: str) -> np.ndarray:
+def _butter(x: np.ndarray, hz: float, kind: Literal["lowpass", "highpass"]) -> np.ndarray:
     sos = butter(4, min(hz, SR / 2 * 0.95), btype=kind, fs=SR, output="sos")
     return cast(np.ndarray, sosfilt(sos, x, axis=-1).astype(np.float32))
 
@@ -66,7 +66,7 @@ def reverb(x: np.ndarray, a: float) -> np.ndarray:
     irs /= np.sqrt((irs**2).sum(axis=1, keepdims=True))
     wet = 0.12 + 0.45 * a
     tail = fftconvolve(x, irs, axes=-1)[:, : x.shape[1]]
-    return cast(np.ndarray, ((1 - wet) * x + wet * tail).astype(np.float32))
+    return ((1 - wet) * x + wet * tail).astype(np.float32)
 
 
 def echo(x: np.ndarray, a: float) -> np.ndarray:
