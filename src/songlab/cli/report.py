@@ -381,7 +381,7 @@ def _guardrail_options(args: argparse.Namespace) -> Any:
         settings = load(args.budgets)  # a BudgetFileError is a ValueError naming the field
     url = args.webhook or os.environ.get("SONGLAB_ALERT_WEBHOOK") or None
     if url is not None:
-        from songlab.ledger.alerts import check_url
+        from songlab.ledger.webhook import check_url
 
         check_url(url)
     args.webhook_url = url
@@ -400,7 +400,7 @@ def _state_path(args: argparse.Namespace) -> str:
 
 def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) -> int:
     """``songlab report --check``: the active alerts, one line each; 3 if any, 0 if none."""
-    from songlab.ledger import alerts, guardrails
+    from songlab.ledger import alert_state, guardrails, webhook
     from songlab.ledger.store import LedgerStore
 
     client = admin = None
@@ -429,14 +429,14 @@ def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) 
                 balances = [guardrails.balance_snapshot(client)]
             if as_of is None and admin is not None:  # a sandbox: its clock may be moved
                 as_of = _sandbox_now(admin)
-        with alerts.AlertState(_state_path(args)) as state:
+        with alert_state.AlertState(_state_path(args)) as state:
             report = guardrails.check(
                 source, settings, as_of=as_of, balances=balances, state=state, forecast_scopes=0
             )
             for line in report.lines():
                 print(line)
             if args.webhook_url and report.alerts:
-                done = alerts.deliver(report.alerts, args.webhook_url, state)
+                done = webhook.deliver(report.alerts, args.webhook_url, state)
                 for alert_id, reason in done.failed:
                     print(
                         f"songlab report: webhook: {alert_id} not delivered ({reason}); "

@@ -24,6 +24,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+import songlab.ledger.alert_html as alert_html
+import songlab.ledger.alert_state as alert_state
 import songlab.ledger.alerts as alerts_
 import songlab.ledger.anomalies as anomalies_
 import songlab.ledger.budgets as budgets_
@@ -152,7 +154,7 @@ class GuardrailReport:
         )
 
     def _repr_html_(self) -> str:
-        return alerts_.alerts_html(self.alerts, as_of=self.as_of, notes=self.notes)
+        return alert_html.alerts_html(self.alerts, as_of=self.as_of, notes=self.notes)
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
@@ -320,7 +322,7 @@ def check(
     *,
     as_of: datetime | None = None,
     balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
-    state: alerts_.AlertState | None = None,
+    state: alert_state.AlertState | None = None,
     paths: int = forecasts_.PATHS,
     forecast_scopes: int = FORECAST_SCOPES,
 ) -> GuardrailReport:
@@ -357,7 +359,7 @@ def check_ledger(
     *,
     as_of: datetime | None = None,
     balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
-    state: alerts_.AlertState | None = None,
+    state: alert_state.AlertState | None = None,
     paths: int = forecasts_.PATHS,
     forecast_scopes: int = FORECAST_SCOPES,
 ) -> GuardrailReport:
