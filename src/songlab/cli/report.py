@@ -42,6 +42,14 @@ __all__ = ["EXIT_ALERTS", "REPORT_HELP", "check_main", "report_main"]
 EXIT_ALERTS = 3  # songlab report --check: some alert is active
 
 
+def _say(message: str, *, err: bool = False) -> None:
+    """Print one line of the command's own to stdout (or stderr), control characters escaped
+    (``songlab.ledger.safe_text.printable``: a path, a name or a label can hold any)."""
+    from songlab.ledger.safe_text import printable
+
+    print(printable(message), file=sys.stderr if err else sys.stdout)
+
+
 # -- songlab report -------------------------------------------------------------
 
 
@@ -217,7 +225,7 @@ def _report_options(args: argparse.Namespace) -> tuple[Any, datetime | None, Any
 
 def _usage_error(message: str) -> int:
     _report_parser().print_usage(sys.stderr)
-    print(f"songlab report: error: {message}", file=sys.stderr)
+    _say(f"songlab report: error: {message}", err=True)
     return 2
 
 
@@ -275,7 +283,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                     "--spark-remote: pyspark is not installed (pip install 'songlab[spark]')"
                 )
     except ValueError as exc:
-        print(f"songlab report: {exc}", file=sys.stderr)
+        _say(f"songlab report: {exc}", err=True)
         return 2
     if args.check:
         if budget_rules:
@@ -293,7 +301,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     try:
         client = connect(speed=speed)
     except Exception as exc:  # noqa: BLE001 - a clear line, not a traceback
-        print(f"songlab report: cannot connect: {exc}", file=sys.stderr)
+        _say(f"songlab report: cannot connect: {exc}", err=True)
         return 1
     admin = admin_http(client)
     scratch = None
@@ -344,7 +352,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 guardrails=settings if settings is not None else True,
             )
     except Exception as exc:  # noqa: BLE001
-        print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"songlab report: {type(exc).__name__}: {exc}", err=True)
         return 1
     finally:
         if scratch is not None:
@@ -354,16 +362,16 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         close = getattr(client, "close", None)
         if callable(close):
             close()
-    print(f"songlab report: wrote {path}")
+    _say(f"songlab report: wrote {path}")
     if exporter is not None and exporter.result is not None:
         r = exporter.result
-        print(
+        _say(
             f"songlab report: wrote {r.path} (FOCUS 1.2: {r.usage_rows:,} usage rows, "
             f"EffectiveCost ${r.effective_usd:,.2f}; {r.purchase_rows:,} top-up rows, "
             f"BilledCost ${r.billed_usd:,.2f}) and {r.metadata_path}"
         )
         for note in r.notes():
-            print(f"songlab report: FOCUS: {note}")
+            _say(f"songlab report: FOCUS: {note}")
     return 0
 
 
@@ -416,7 +424,7 @@ def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) 
             try:
                 client = connect(speed=speed)
             except Exception as exc:  # noqa: BLE001 - a clear line, not a traceback
-                print(f"songlab report: cannot connect: {exc}", file=sys.stderr)
+                _say(f"songlab report: cannot connect: {exc}", err=True)
                 return 1
             admin = admin_http(client)
             if args.ledger:
@@ -434,20 +442,20 @@ def check_main(args: argparse.Namespace, as_of: datetime | None, settings: Any) 
                 source, settings, as_of=as_of, balances=balances, state=state, forecast_scopes=0
             )
             for line in report.lines():
-                print(line)
+                _say(line)
             if args.webhook_url and report.alerts:
                 done = webhook.deliver(report.alerts, args.webhook_url, state)
                 for alert_id, reason in done.failed:
-                    print(
+                    _say(
                         f"songlab report: webhook: {alert_id} not delivered ({reason}); "
                         "the next run tries again",
-                        file=sys.stderr,
+                        err=True,
                     )
     except ValueError as exc:
-        print(f"songlab report: {exc}", file=sys.stderr)
+        _say(f"songlab report: {exc}", err=True)
         return 2
     except Exception as exc:  # noqa: BLE001
-        print(f"songlab report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"songlab report: {type(exc).__name__}: {exc}", err=True)
         return 1
     finally:
         if admin is not None:

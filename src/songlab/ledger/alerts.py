@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 from songlab.ledger.alert_state import AlertState, iso
+from songlab.ledger.safe_text import printable
 
 if TYPE_CHECKING:
     from songlab.ledger.guardrails import GuardrailReport
@@ -58,8 +59,9 @@ class Alert:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def line(self) -> str:
-        """``OVER budget project podcast (...): spent $130.12 of $120.00 ...; since ...``."""
-        return (
+        """``OVER budget project podcast (...): spent $130.12 of $120.00 ...; since ...``: one
+        line, whatever the names in it hold (control characters escaped: ``safe_text``)."""
+        return printable(
             f"{self.state.upper()} {self.subject}: {self.text}; "
             f"since {self.since:%Y-%m-%d %H:%M} UTC"
         )

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from songlab.ledger.alert_state import AlertState
 from songlab.ledger.alerts import Alert
+from songlab.ledger.safe_text import printable_json
 
 __all__ = ["Delivery", "RETRY_STATUS", "check_url", "deliver", "redact_url"]
 
@@ -98,7 +99,8 @@ def _post(
     """None once delivered, else why not (the URL never in it)."""
     import httpx
 
-    body = json.dumps(a.to_json(), sort_keys=True).encode()
+    # every string of the body with its control characters escaped: a chat shows ``text`` as is
+    body = json.dumps(printable_json(a.to_json()), sort_keys=True).encode()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "songlab-alerts",
