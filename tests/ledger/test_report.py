@@ -76,9 +76,9 @@ def test_cli_report_against_the_service(
 
 
 def test_cli_report_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        cli.main(["report"])
-    assert "--out" in capsys.readouterr().err
+    assert cli.main(["report"]) == 2
+    err = capsys.readouterr().err
+    assert err == "songlab report: --out: required (the HTML report's path), unless --check\n"
 
 
 def test_cli_periods_budgets_and_exports(
@@ -154,9 +154,9 @@ def test_cli_periods_budgets_and_exports(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--from", "2026-13-01"], "from: a date"),
-        (["--period", "soon"], "period: one of"),
-        (["--budget", "x=lots"], "budget: an amount"),
+        (["--from", "2026-13-01"], "--from: a date"),
+        (["--period", "soon"], "--period: one of"),
+        (["--budget", "x=lots"], "--budget 'x=lots': an amount in USD"),
         (["--period", "this-month", "--from", "2026-11-01"], "not both"),
         (["--as-of", "yesterday"], "--as-of: a date"),
         (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR"),

@@ -25,13 +25,14 @@ import calendar
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
 
 import songlab.ledger._schema as _schema
+from songlab.ledger.amounts import shown, usd_amount
 from songlab.ledger.forecasts import LEVEL
 from songlab.ledger.forecasts import forecast as forecast_month
 
@@ -232,9 +233,12 @@ class Budgets(dict[str | None, Decimal]):
 
 
 def parse_budgets(items: Any) -> Budgets:
-    """Budgets from ``["500", "jingles=120"]`` or a mapping (key None: overall) -> Decimal USD.
+    """Budgets from ``["500", "jingles=120.50"]`` or a mapping (key None: overall) -> Decimal USD.
 
-    A :class:`Budgets` is returned as it is (parsed once); None or empty gives none.
+    A :class:`Budgets` is returned as it is (parsed once); None or empty gives none. Each
+    amount follows ``amounts.usd_amount`` (exact, at most 8 decimals, at most a trillion
+    dollars) and each project name the labels' rule (``songlab.client.make_labels``); a
+    ``ValueError`` names the budget and the rule.
     """
     if isinstance(items, Budgets):
         return items
@@ -243,23 +247,30 @@ def parse_budgets(items: Any) -> Budgets:
         pairs = [(None if k in (None, "", "overall") else str(k), v) for k, v in items.items()]
     else:
         for item in [items] if isinstance(items, str | int | Decimal) else list(items or ()):
-            text = str(item)
-            name, _, amount = text.rpartition("=")
+            name, _, amount = str(item).rpartition("=")
             pairs.append((name or None, amount))
     out = Budgets()
     for scope, amount in pairs:
+        if scope is not None:
+            _check_project(scope, f"budget {shown(scope)}")
+        where = "budget" if scope is None else f"budget {scope}"  # a checked name
         try:
-            if isinstance(amount, float):
-                raise InvalidOperation
-            value = Decimal(str(amount))
-        except (InvalidOperation, ValueError):
-            raise ValueError(
-                f"budget: an amount in USD like 500 or project=120.50, got {amount!r}"
-            ) from None
-        if not value.is_finite() or value < 0:
-            raise ValueError(f"budget: a non-negative amount, got {amount!r}")
-        out[scope] = value
+            out[scope] = usd_amount(amount)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc} (like 500 or project=120.50)") from None
     return out
+
+
+def _check_project(name: str, where: str) -> None:
+    from songlab.client import make_labels
+
+    try:
+        make_labels(project=name)
+    except ValueError:
+        raise ValueError(
+            f"{where}: a project name of 1-64 characters of A-Z a-z 0-9 _ . : - and inner "
+            "spaces (as labels are)"
+        ) from None
 
 
 def budget_rows(

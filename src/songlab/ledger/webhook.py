@@ -24,9 +24,10 @@ from songlab.ledger.alert_state import AlertState
 from songlab.ledger.alerts import Alert
 from songlab.ledger.safe_text import printable_json
 
-__all__ = ["Delivery", "RETRY_STATUS", "check_url", "deliver", "redact_url"]
+__all__ = ["Delivery", "MAX_URL", "RETRY_STATUS", "check_url", "deliver", "redact_url"]
 
 RETRY_STATUS: Final[frozenset[int]] = frozenset({408, 425, 429, 500, 502, 503, 504})
+MAX_URL: Final[int] = 2048
 
 
 @dataclass
@@ -47,11 +48,37 @@ def redact_url(url: str) -> str:
 
 
 def check_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host, else a ValueError naming the rule (and not
-    the URL, which may hold a token)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    """``url`` if a webhook can be sent to it, else a ``ValueError`` naming the rule it breaks
+    (and never the URL, which may hold a token): text of at most ``MAX_URL`` characters with no
+    space or control character, ``http://`` or ``https://``, a host (a name or an IP address
+    httpx accepts), a port from 1 to 65535 if one is given. Checked before anything is read
+    or sent, so a run never finds it out after printing its alerts."""
+    if not isinstance(url, str) or not url:
         raise ValueError("webhook: an http:// or https:// URL with a host")
+    if len(url) > MAX_URL:
+        raise ValueError(f"webhook: a URL of at most {MAX_URL:,} characters")
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        raise ValueError("webhook: a URL without spaces or control characters")
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed [IPv6 address
+        raise ValueError("webhook: a URL with a host: a name or an IP address") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError("webhook: an http:// or https:// URL with a host")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("webhook: a port is a number from 1 to 65535") from None
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"webhook: a port is a number from 1 to 65535, got {port}")
+    import httpx
+
+    try:
+        host = httpx.URL(url).host  # as httpx will send to it: IDNA, IPv6 brackets, ...
+    except (httpx.InvalidURL, ValueError):
+        host = ""
+    if not host:
+        raise ValueError("webhook: a URL whose host httpx can send to (a name or an IP address)")
     return url
 
 
