@@ -25,13 +25,14 @@ import calendar
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
 
 import songlab.ledger._schema as _schema
+import songlab.ledger.derived as derived
 from songlab.ledger.amounts import shown, usd_amount
 from songlab.ledger.forecasts import LEVEL
 from songlab.ledger.forecasts import forecast as forecast_month
@@ -66,7 +67,6 @@ FREQS: Final[tuple[str, ...]] = ("day", "week", "month")
 NEAR: Final[Decimal] = Decimal("0.8")
 # A budget's states, worst first: a card or a line that shows one state shows the worst.
 BUDGET_STATES: Final[tuple[str, ...]] = ("over", "forecast over", "near", "ok")
-_Q: Final[Decimal] = Decimal("0.00000001")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,21 +162,25 @@ class Forecast:
     ``forecast_usd`` is the mean of ``songlab.ledger.forecasts``' forecast of the month (the
     guardrails' method: ETS, or fewer days' fallbacks, to the cent), with its ``level``
     interval ``low_usd`` to ``high_usd`` (None with fewer than 3 complete days); ``method``
-    and ``note`` say which. The run rates are facts, not the forecast."""
+    and ``note`` say which. The run rates are facts, not the forecast, derived from the
+    figures beside them as they are stated (``songlab.ledger.derived``): the month to date
+    to the cent over the days elapsed to the hundredth; the 7 days' spend to the cent over 7.
+    """
 
     month: str  # YYYY-MM of as_of
     as_of: datetime
     days_in_month: int
-    days_elapsed: Decimal  # since the month began, to the second
+    days_elapsed: Decimal  # since the month began, as stated: to the hundredth (13.59)
     month_to_date_usd: Decimal
-    run_rate_usd_per_day: Decimal  # month_to_date / days_elapsed
-    trailing_7d_usd_per_day: Decimal  # spend of the 7 days to as_of / 7
+    run_rate_usd_per_day: Decimal | None  # month to date (cents) / days_elapsed; None at 0.00
+    trailing_7d_usd_per_day: Decimal  # trailing_7d_usd (cents) / 7
     forecast_usd: Decimal  # the forecast's mean for the month, to the cent
     method: str
     low_usd: Decimal | None = None
     high_usd: Decimal | None = None
     level: float = LEVEL
     note: str = ""
+    trailing_7d_usd: Decimal = Decimal(0)  # spent in the 7 days to as_of, exact
 
     def interval_text(self) -> str:
         """``80% interval $412.30 to $455.90``, or why there is none."""
@@ -189,39 +193,37 @@ def month_forecast(
     mtd: Decimal, last_7_days: Decimal, as_of: datetime, history: Mapping[date, Decimal]
 ) -> Forecast:
     """The month holding ``as_of``: month-to-date spend, the run rates (month-to-date over the
-    time elapsed, to the second; the trailing 7 days) and the forecast of ``history`` (spend
-    per UTC day up to ``as_of``), the guardrails' forecast of the same days."""
+    days elapsed; the trailing 7 days over 7, each from its inputs as stated) and the forecast
+    of ``history`` (spend per UTC day up to ``as_of``), the guardrails' forecast of the same
+    days."""
     as_of = as_of.astimezone(UTC)
     start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
     ndays = calendar.monthrange(as_of.year, as_of.month)[1]
-    elapsed = Decimal((as_of - start) // timedelta(microseconds=1)) / Decimal(86_400_000_000)
-    rate = (mtd / elapsed).quantize(_Q, ROUND_HALF_EVEN) if elapsed > 0 else Decimal(0)
-    trailing = last_7_days / 7
+    elapsed = derived.days_between(start, as_of)
     fc = forecast_month(history, as_of=as_of, period="month")
     return Forecast(
         month=f"{as_of:%Y-%m}",
         as_of=as_of,
         days_in_month=ndays,
-        days_elapsed=elapsed.quantize(Decimal("0.0001"), ROUND_HALF_EVEN),
+        days_elapsed=elapsed,
         month_to_date_usd=mtd,
-        run_rate_usd_per_day=rate,
-        trailing_7d_usd_per_day=trailing.quantize(_Q, ROUND_HALF_EVEN),
+        run_rate_usd_per_day=derived.per_day(mtd, elapsed),
+        trailing_7d_usd_per_day=derived.per_day(last_7_days, Decimal(7)) or Decimal(0),
         forecast_usd=fc.mean_usd,
         method=fc.method,
         low_usd=fc.low_usd,
         high_usd=fc.high_usd,
         level=fc.level,
         note=fc.note,
+        trailing_7d_usd=last_7_days,
     )
 
 
 def elapsed_text(days: Decimal) -> str:
-    """A duration of ``days`` in whole days (two or more) or whole hours (less), as every
-    printed line says it: ``13 days``, ``30 hours``, ``5 hours`` (never ``13.5899 days``)."""
-    if days >= 2:
-        return f"{int(days)} days"
-    hours = int(days * 24)
-    return f"{hours} hour{'s' if hours != 1 else ''}"
+    """Days as every printed line states them, to the hundredth: ``13.59 days``, ``1.00 day``
+    (the figure a derived rate is computed from: ``songlab.ledger.derived``)."""
+    d = derived.stated_days(days)
+    return f"{d} day{'' if d == 1 else 's'}"
 
 
 class Budgets(dict[str | None, Decimal]):
@@ -285,12 +287,12 @@ def budget_rows(
     for scope, limit in budgets.items():
         fc = overall if scope is None else per_project[scope]
         spent = fc.month_to_date_usd
-        used = (spent / limit * 100).quantize(Decimal("0.1")) if limit else None
-        if spent > limit:
+        used = derived.percent_of(spent, limit)  # from the amounts as stated
+        if derived.stated_usd(spent) > derived.stated_usd(limit):
             status = "over"
         elif fc.forecast_usd > limit:
             status = "forecast over"
-        elif limit and spent >= limit * near:
+        elif used is not None and used >= near * 100:
             status = "near"
         else:
             status = "ok"

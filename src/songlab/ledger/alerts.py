@@ -207,7 +207,7 @@ def _anomaly_alerts(report: GuardrailReport) -> list[Alert]:
         text = (
             f"spent {_money(a.actual_usd)}{' so far' if a.partial else ''} on {a.day}, "
             f"{_money(a.impact_usd)}"
-            + (f" (+{a.impact_percent:,.0f}%)" if a.impact_percent is not None else "")
+            + (f" (+{a.impact_percent:,}%)" if a.impact_percent is not None else "")
             + f" above its usual {_money(a.usual_usd)}"
             + (f"; made by {drivers}" if drivers else "")
             + f"; {a.tasks:,} tasks"

@@ -57,10 +57,11 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
+import songlab.ledger.derived as derived
 from songlab.ledger._periods import parse_budgets  # the short form's one parser
 from songlab.ledger.amounts import shown, usd_amount
 from songlab.ledger.anomalies import DIMENSIONS, Thresholds
@@ -213,11 +214,13 @@ class BudgetState:
 def status(
     rule: BudgetRule, spent: Decimal, forecast: SpendForecast | None, *, at: date
 ) -> BudgetState:
-    """The budget in its period holding ``at``: ``over`` (spent more than the budget), ``forecast over`` (the forecast's mean is over
-    it), ``near`` (``near`` % of it used), else ``ok``."""
-    used = (spent / rule.usd * 100).quantize(Decimal("0.1"), ROUND_HALF_EVEN)
+    """The budget in its period holding ``at``: ``over`` (spent more than the budget, to the
+    cent), ``forecast over`` (the forecast's mean is over it), ``near`` (``near`` % of it
+    used), else ``ok``. The share used is derived from the amounts as stated
+    (``songlab.ledger.derived``), so "spent $3.53 of $2.00 (176.5%)" divides."""
+    used = derived.percent_of(spent, rule.usd) or Decimal(0)  # a rule's usd is above 0
     p_over = forecast.p_over(rule.usd) if forecast is not None else None
-    if spent > rule.usd:
+    if derived.stated_usd(spent) > derived.stated_usd(rule.usd):
         state = "over"
     elif forecast is not None and forecast.mean_usd > rule.usd:
         state = "forecast over"

@@ -24,6 +24,7 @@ from typing import Any, Final
 import pandas as pd
 import pyarrow as pa
 
+import songlab.ledger.derived as derived
 import songlab.ledger.display as display
 import songlab.ledger.export as export
 import songlab.ledger.plots as plots
@@ -278,6 +279,21 @@ def _headline(d: tables.ReportData) -> str:
     return f'<dl class="figures" id="headline">{cells}</dl>'
 
 
+def _days(fc: Any) -> str:
+    """``13.59 of 31 days elapsed``: the days a run rate is over, as stated."""
+    return f"{derived.stated_days(fc.days_elapsed)} of {fc.days_in_month} days elapsed"
+
+
+def _run_rate(fc: Any) -> str:
+    """``run rate $0.68 a day ($9.28 over 13.59 days)``: the rate and the figures it is."""
+    if fc.run_rate_usd_per_day is None:
+        return "no run rate yet (under 0.01 day of the month elapsed)"
+    return (
+        f"run rate ${_cents(fc.run_rate_usd_per_day)} a day (${_cents(fc.month_to_date_usd)} "
+        f"over {elapsed_text(fc.days_elapsed)})"
+    )
+
+
 def _summary_body(d: tables.ReportData) -> str:
     f, fc = d.figures, d.forecast
     counts = d.tables["by_cost_source"]
@@ -290,11 +306,11 @@ def _summary_body(d: tables.ReportData) -> str:
         "sub-tool tasks of Agent One runs, counted inside their run); spent "
         f"<b>${_cents(f['spend'])}</b> (billed by the service: ${_cents(f['billed'])}). Tasks "
         f"by cost source: {by_source}.</p>"
-        f"<p>Month to date ({fc.as_of:%B %Y}, {elapsed_text(fc.days_elapsed)} of "
-        f"{fc.days_in_month} days): "
-        f"<b>${_cents(fc.month_to_date_usd)}</b>; run rate ${_cents(fc.run_rate_usd_per_day)} a "
-        f"day (trailing 7 days: ${_cents(fc.trailing_7d_usd_per_day)} a day); forecast for the "
-        f"month <b>${_cents(fc.forecast_usd)}</b>, {html.escape(fc.interval_text())}.</p>"
+        f"<p>Month to date ({fc.as_of:%B %Y}, {_days(fc)}): "
+        f"<b>${_cents(fc.month_to_date_usd)}</b>; {_run_rate(fc)}; trailing 7 days: "
+        f"${_cents(fc.trailing_7d_usd)}, ${_cents(fc.trailing_7d_usd_per_day)} a day "
+        f"(${_cents(fc.trailing_7d_usd)} over 7 days); forecast for the month "
+        f"<b>${_cents(fc.forecast_usd)}</b>, {html.escape(fc.interval_text())}.</p>"
         f'<p class="note">Forecast method: {html.escape(fc.method)}, the guardrails\' forecast '
         "of the daily spend (the same number in the budget table and the alerts). "
         + (f"{html.escape(fc.note)}. " if fc.note else "")

@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 
 import songlab.ledger._schema as _schema
+import songlab.ledger.derived as derived
 from songlab.ledger._periods import (
     Budgets,
     Forecast,
@@ -348,22 +349,7 @@ def _summary(p: Period, fc: Forecast, f: Mapping[str, Any]) -> pd.DataFrame:
                 "not in this period's totals",
             )
         )
-    rows += [
-        (
-            f"month to date ({fc.month})",
-            None,
-            fc.month_to_date_usd,
-            f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC",
-        ),
-        (
-            "run rate per day",
-            None,
-            fc.run_rate_usd_per_day,
-            f"over {elapsed_text(fc.days_elapsed)} elapsed",
-        ),
-        ("trailing 7 days, per day", None, fc.trailing_7d_usd_per_day, "the last 7 days / 7"),
-        (f"forecast for {fc.month}", None, fc.forecast_usd, f"{fc.method}; {fc.interval_text()}"),
-    ]
+    rows += _month_rows(fc)
     return pd.DataFrame(
         {
             "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
@@ -374,6 +360,30 @@ def _summary(p: Period, fc: Forecast, f: Mapping[str, Any]) -> pd.DataFrame:
             "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
         }
     )
+
+
+def _month_rows(fc: Forecast) -> list[tuple[str, int | None, Decimal | None, str]]:
+    """The month's facts and forecast; each rate with the stated figures it is made of."""
+    mtd, last7 = derived.stated_usd(fc.month_to_date_usd), derived.stated_usd(fc.trailing_7d_usd)
+    days = elapsed_text(fc.days_elapsed)
+    rate_note = (
+        f"${mtd:,} month to date / {days} elapsed"
+        if fc.run_rate_usd_per_day is not None
+        else "no rate yet: under 0.01 day of the month elapsed"
+    )
+    return [
+        (
+            f"month to date ({fc.month})",
+            None,
+            fc.month_to_date_usd,
+            f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC; {derived.stated_days(fc.days_elapsed)} of "
+            f"{fc.days_in_month} days elapsed",
+        ),
+        ("run rate per day", None, fc.run_rate_usd_per_day, rate_note),
+        ("spent in the 7 days to the as-of time", None, fc.trailing_7d_usd, ""),
+        ("trailing 7 days, per day", None, fc.trailing_7d_usd_per_day, f"${last7:,} / 7 days"),
+        (f"forecast for {fc.month}", None, fc.forecast_usd, f"{fc.method}; {fc.interval_text()}"),
+    ]
 
 
 # Text that a spreadsheet would evaluate (OWASP, CSV injection): starts with = + - @ tab CR;
