@@ -142,7 +142,7 @@ def test_cli_periods_budgets_and_exports(
     assert task.task_id in rows[0] and ",radio-ads,spring," in rows[0]
     first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
     # tasks, cost, billed (tasks, usd), estimated (tasks, usd), unknown, pending (tasks, usd),
-    # failed: the columns of every spend table (engine.MEASURES)
+    # failed: the columns of every spend table (relation.MEASURES)
     assert first == "radio-ads,1,0.02000000,1,0.02000000,0,0.00000000,0,0,0.00000000,0"
     # a period with nothing in it: the report still renders, with zero spend
     assert (

@@ -61,16 +61,21 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
+import pandas as pd
+import pyarrow as pa
+
+import songlab.ledger._schema as _schema
 import songlab.ledger.derived as derived
-from songlab.ledger._periods import parse_budgets  # the short form's one parser
 from songlab.ledger.amounts import shown, usd_amount
 from songlab.ledger.anomalies import DIMENSIONS, Thresholds
 from songlab.ledger.forecasts import LEVEL, PERIODS, SpendForecast, period_bounds
 
 __all__ = [
+    "BUDGET_STATES",
     "BudgetFileError",
     "BudgetRule",
     "BudgetState",
+    "Budgets",
     "DEFAULT_NEAR",
     "ExpirySettings",
     "Guardrails",
@@ -78,14 +83,19 @@ __all__ = [
     "MAX_FILE_BYTES",
     "SCOPES",
     "STATUSES",
+    "budget_frame",
     "from_amounts",
     "load",
     "parse",
+    "parse_budgets",
     "status",
+    "worst_budget",
 ]
 
 SCOPES: Final[tuple[str, ...]] = ("account", "project", "key", "tag")
+# A budget's states, worst first: a card or a line that shows one state shows the worst.
 STATUSES: Final[tuple[str, ...]] = ("over", "forecast over", "near", "ok")
+BUDGET_STATES: Final[tuple[str, ...]] = STATUSES
 DEFAULT_NEAR: Final[Decimal] = Decimal("80")
 KEY_ID: Final[re.Pattern[str]] = re.compile(r"key_[0-9a-f]{12}")
 _BUDGET_FIELDS: Final[frozenset[str]] = frozenset(
@@ -182,6 +192,58 @@ class Guardrails:
         return replace(self, budgets=self.budgets + extra)
 
 
+# ----------------------------------------------------------------- the short form
+
+
+class Budgets(dict[str | None, Decimal]):
+    """Monthly budgets, parsed once: scope (None: the whole account; else a project) -> USD.
+
+    Made by :func:`parse_budgets`; passing a ``Budgets`` on (CLI -> report -> tables) never
+    parses it again.
+    """
+
+
+def parse_budgets(items: Any) -> Budgets:
+    """Budgets from ``["500", "jingles=120.50"]`` or a mapping (key None: overall) -> Decimal USD.
+
+    A :class:`Budgets` is returned as it is (parsed once); None or empty gives none. Each
+    amount follows ``amounts.usd_amount`` (exact, at most 8 decimals, at most a trillion
+    dollars) and each project name the labels' rule (``songlab.client.make_labels``); a
+    ``ValueError`` names the budget and the rule.
+    """
+    if isinstance(items, Budgets):
+        return items
+    pairs: list[tuple[str | None, Any]] = []
+    if isinstance(items, Mapping):
+        pairs = [(None if k in (None, "", "overall") else str(k), v) for k, v in items.items()]
+    else:
+        for item in [items] if isinstance(items, str | int | Decimal) else list(items or ()):
+            name, _, amount = str(item).rpartition("=")
+            pairs.append((name or None, amount))
+    out = Budgets()
+    for scope, amount in pairs:
+        if scope is not None:
+            _check_project(scope, f"budget {shown(scope)}")
+        where = "budget" if scope is None else f"budget {scope}"  # a checked name
+        try:
+            out[scope] = usd_amount(amount)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc} (like 500 or project=120.50)") from None
+    return out
+
+
+def _check_project(name: str, where: str) -> None:
+    from songlab.client import make_labels
+
+    try:
+        make_labels(project=name)
+    except ValueError:
+        raise ValueError(
+            f"{where}: a project name of 1-64 characters of A-Z a-z 0-9 _ . : - and inner "
+            "spaces (as labels are)"
+        ) from None
+
+
 def from_amounts(items: Any) -> tuple[BudgetRule, ...]:
     """The report's short form of budgets (``["500", "podcast=120"]``, a mapping with None
     for the account, or a parsed ``Budgets``) as rules: monthly, soft, the account or a
@@ -232,6 +294,45 @@ def status(
     return BudgetState(
         rule, label, start, end, spent, rule.usd - spent, used, forecast, p_over, state
     )
+
+
+# ---------------------------------------------------------------------- the table
+
+
+def budget_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The budget table's frame (its columns and types) from its rows."""
+    money = pa.decimal128(38, 8)
+    schema = pa.schema(
+        [
+            ("scope", pa.string()),
+            ("month", pa.string()),
+            ("budget_usd", money),
+            ("spent_usd", money),
+            ("remaining_usd", money),
+            ("used_pct", pa.decimal128(9, 1)),
+            ("forecast_usd", money),
+            ("status", pa.string()),
+        ]
+    )
+    return _schema.to_frame(pa.Table.from_pylist(rows, schema=schema))
+
+
+def worst_budget(rows: pd.DataFrame) -> dict[str, Any] | None:
+    """The row of the budget table in the worst state (``BUDGET_STATES`` order; among
+    equals the most used), or None when no budget is set."""
+    if rows.empty:
+        return None
+    records: list[dict[str, Any]] = [
+        {str(k): v for k, v in r.items()} for r in rows.to_dict("records")
+    ]
+
+    def rank(r: dict[str, Any]) -> tuple[int, Decimal]:
+        used = r.get("used_pct")
+        return BUDGET_STATES.index(r["status"]), -(
+            used if isinstance(used, Decimal) else Decimal(0)
+        )
+
+    return min(records, key=rank)
 
 
 # ------------------------------------------------------------------------------- the file

@@ -32,7 +32,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ALPHAS", "GAMMAS", "Fitted", "SEASON", "fit"]
+__all__ = ["ALPHAS", "Fitted", "GAMMAS", "SEASON", "fit"]
 
 Array = npt.NDArray[np.float64]
 

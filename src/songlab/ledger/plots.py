@@ -34,7 +34,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from songlab.ledger._periods import period as make_period
+from songlab.ledger.dates import period as make_period
 from songlab.ledger.trace import AGENT_FEE
 
 __all__ = [
@@ -224,7 +224,7 @@ def spend_over_time(
 
     ``tasks``: a tasks frame, or a roll-up by ``by`` (``period``, ``by``, ``cost_usd``).
     """
-    from songlab.ledger.engine import rollup
+    from songlab.ledger.rollups import rollup
 
     fig, ax = _new(9, 4, f"Spend per {period} by {by} (USD)")
     table = rollup(tasks, period, by=by) if _is_tasks(tasks) else tasks
@@ -325,7 +325,7 @@ def tier_comparison_plot(tasks: pd.DataFrame) -> Figure:
 
     ``tasks``: a tasks frame or the tier comparison table (``tier``, ``priced_usd`` ...).
     """
-    from songlab.ledger.engine import tier_comparison
+    from songlab.ledger.tiers import tier_comparison
 
     fig, ax = _new(6, 3.5, "The same tasks in every license tier (USD)")
     comp = tier_comparison(tasks) if _is_tasks(tasks) else tasks
@@ -493,7 +493,7 @@ def month_forecast(tasks: pd.DataFrame, fc: Any, *, budget: Any = None) -> Figur
 
     ``tasks``: a tasks frame, or the daily roll-up of the month (``period``, ``cumulative_usd``).
     """
-    from songlab.ledger.engine import rollup
+    from songlab.ledger.rollups import rollup
 
     fig, ax = _new(7, 3.5, f"{fc.as_of:%B %Y}: month to date and forecast (USD)")
     if _is_tasks(tasks):

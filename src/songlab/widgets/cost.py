@@ -18,6 +18,7 @@ import pandas as pd
 import songlab.ledger as ledger
 from songlab.ledger import display
 from songlab.ledger import plots as ledger_plots
+from songlab.ledger import tiers
 from songlab.widgets._ui import ErrorSink
 
 __all__ = ["CostPanel"]
@@ -90,7 +91,7 @@ class CostPanel(W.VBox):
             self.by_tier = lg.spend(["tier"])
             self.by_operation = lg.spend(["operation", "model"])
             totals = lg.totals()
-            comparison = lg.tier_comparison()
+            comparison = tiers.compare(lg)
         self.totals = totals
         self.total_usd = totals["cost_usd"]
         est, unknown = totals["estimated_tasks"], totals["unknown_tasks"]
