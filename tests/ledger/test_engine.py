@@ -11,9 +11,9 @@ import pytest
 import sqlglot
 from sqlglot.errors import ErrorLevel
 
-from songlab.ledger import _schema, engine, tables
+from songlab.ledger import _schema, dialects, engine, relation, tables, tiers
 from songlab.ledger._duckdb import DuckDB
-from songlab.ledger._periods import period
+from songlab.ledger.dates import period
 from songlab.ledger.reconcile import reconcile_on
 from songlab.ledger.synthetic import synthetic_table
 
@@ -82,15 +82,15 @@ def test_every_query_of_a_report_transpiles_to_spark_sql(frame: pd.DataFrame) ->
     )
     with engine.open_ledger(seen, engine=backend) as lg:
         tables.build_from(lg, budgets=["100", "jingles=5"], p=period(start="2026-09-01"))
-        lg.tier_prices()
-        lg.tier_comparison(by=["project"])
+        tiers.prices_of(lg)
+        tiers.compare(lg, by=["project"])
         for freq in (None, "day", "month"):  # the reconciliation with the balance
             assert len(reconcile_on(lg, snaps, freq=freq))
     assert len(backend.seen) > 25
     for sql in backend.seen:
         if "json_valid" in sql:  # the trace: each engine's own JSON schema (TRACE_PARSE)
-            trace, valid = engine.TRACE_PARSE["spark"]
-            duck_trace, duck_valid = engine.TRACE_PARSE["duckdb"]
+            trace, valid = dialects.TRACE_PARSE["spark"]
+            duck_trace, duck_valid = dialects.TRACE_PARSE["duckdb"]
             sql = sql.replace(duck_trace, trace).replace(duck_valid, valid)
         spark = sqlglot.transpile(
             sql, read="duckdb", write="spark", unsupported_level=ErrorLevel.RAISE
@@ -101,11 +101,11 @@ def test_every_query_of_a_report_transpiles_to_spark_sql(frame: pd.DataFrame) ->
 
 def test_agent_runs_have_their_own_tier_row_and_no_tier_price(frame: pd.DataFrame) -> None:
     by_tier = engine.spend(frame, "tier")
-    assert by_tier["tier"].tolist()[-1] == engine.AGENT_TIER
+    assert by_tier["tier"].tolist()[-1] == relation.AGENT_TIER
     runs = frame[(frame["operation"] == "agent") & frame["parent_task_id"].isna()]
     assert by_tier.iloc[-1]["tasks"] == len(runs) > 0
-    comp = engine.tier_comparison(frame)
-    assert engine.AGENT_TIER not in comp["tier"].tolist() and len(comp) == 5
+    comp = tiers.tier_comparison(frame)
+    assert relation.AGENT_TIER not in comp["tier"].tolist() and len(comp) == 5
 
 
 def test_pending_tasks_are_not_spent_and_unknown_is_never_zero() -> None:
@@ -132,5 +132,5 @@ def test_a_backend_is_an_adapter_and_an_unknown_engine_is_refused(frame: pd.Data
     with pytest.raises(ValueError, match="engine"):
         with engine.open_ledger(frame, engine="oracle"):
             pass
-    assert engine.transpile("SELECT 1", "duckdb") == "SELECT 1"
-    assert "EXPLODE" in engine.transpile("SELECT unnest(string_split(a, ',')) FROM t", "spark")
+    assert dialects.transpile("SELECT 1", "duckdb") == "SELECT 1"
+    assert "EXPLODE" in dialects.transpile("SELECT unnest(string_split(a, ',')) FROM t", "spark")

@@ -1,5 +1,6 @@
-"""Alerts (``songlab.ledger.alerts``): one line and one JSON object each, delivered to a webhook
-once per state, retried on failure, remembered in a private file."""
+"""Alerts (``songlab.ledger.alerts``, ``alert_state``, ``webhook``, ``alert_html``): one line and
+one JSON object each, delivered to a webhook once per state, retried on failure, remembered in a
+private file."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from songlab.ledger import alerts
+from songlab.ledger import alert_html, alert_state, alerts, webhook
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -68,8 +69,8 @@ def test_deliver_retries_then_never_sends_again(tmp_path: Path) -> None:
     waits: list[float] = []
     answers: list[Any] = [503, httpx.ConnectError("refused"), (429, {"Retry-After": "2"}), 200]
     path = tmp_path / "state.json"
-    with alerts.AlertState(path) as state:
-        done = alerts.deliver(
+    with alert_state.AlertState(path) as state:
+        done = webhook.deliver(
             [_alert(1), _alert(2)],
             URL,
             state,
@@ -85,8 +86,8 @@ def test_deliver_retries_then_never_sends_again(tmp_path: Path) -> None:
     assert seen[0].headers["Idempotency-Key"] != seen[4].headers["Idempotency-Key"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     seen.clear()
-    with alerts.AlertState(path) as state:  # the next run
-        again = alerts.deliver(
+    with alert_state.AlertState(path) as state:  # the next run
+        again = webhook.deliver(
             [_alert(1), _alert(2), _alert(3)],
             URL,
             state,
@@ -99,18 +100,18 @@ def test_deliver_retries_then_never_sends_again(tmp_path: Path) -> None:
 
 def test_a_new_state_of_the_same_budget_is_sent(tmp_path: Path) -> None:
     seen: list[httpx.Request] = []
-    with alerts.AlertState(tmp_path / "s.json") as state:
-        alerts.deliver([_alert(1, "near")], URL, state, transport=_transport([], seen))
-        alerts.deliver([_alert(1, "over")], URL, state, transport=_transport([], seen))
-        alerts.deliver([_alert(1, "over")], URL, state, transport=_transport([], seen))
+    with alert_state.AlertState(tmp_path / "s.json") as state:
+        webhook.deliver([_alert(1, "near")], URL, state, transport=_transport([], seen))
+        webhook.deliver([_alert(1, "over")], URL, state, transport=_transport([], seen))
+        webhook.deliver([_alert(1, "over")], URL, state, transport=_transport([], seen))
     assert [json.loads(r.content)["state"] for r in seen] == ["near", "over"]
 
 
 def test_a_failure_is_left_for_the_next_run_and_never_names_the_url(tmp_path: Path) -> None:
     seen: list[httpx.Request] = []
     path = tmp_path / "s.json"
-    with alerts.AlertState(path) as state:
-        done = alerts.deliver(
+    with alert_state.AlertState(path) as state:
+        done = webhook.deliver(
             [_alert()],
             URL,
             state,
@@ -124,20 +125,20 @@ def test_a_failure_is_left_for_the_next_run_and_never_names_the_url(tmp_path: Pa
     ]
     assert len(seen) == 3
     refused: list[httpx.Request] = []
-    with alerts.AlertState(path) as state:  # a 4xx is not retried within the run
-        done = alerts.deliver([_alert()], URL, state, transport=_transport([404], refused))
+    with alert_state.AlertState(path) as state:  # a 4xx is not retried within the run
+        done = webhook.deliver([_alert()], URL, state, transport=_transport([404], refused))
     assert len(refused) == 1 and "SECRETTOKEN" not in done.failed[0][1]
-    with alerts.AlertState(path) as state:  # and a later run delivers it
-        done = alerts.deliver([_alert()], URL, state, transport=_transport([], []))
+    with alert_state.AlertState(path) as state:  # and a later run delivers it
+        done = webhook.deliver([_alert()], URL, state, transport=_transport([], []))
     assert done.sent == [_alert().id]
     assert "SECRETTOKEN" not in path.read_text()
 
 
 def test_first_seen_is_kept_between_runs(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    with alerts.AlertState(path) as state:
+    with alert_state.AlertState(path) as state:
         assert state.first_seen("forecast:x", NOW) == NOW
-    with alerts.AlertState(path) as state:
+    with alert_state.AlertState(path) as state:
         assert state.first_seen("forecast:x", NOW + timedelta(days=1)) == NOW
 
 
@@ -146,21 +147,21 @@ def test_a_damaged_state_file_stops_the_run_instead_of_resending(tmp_path: Path)
     path.write_text("{not json")
     path.chmod(0o600)
     with pytest.raises(ValueError, match="alert state .*: not a songlab alert state file"):
-        with alerts.AlertState(path):
+        with alert_state.AlertState(path):
             pass
     assert path.read_text() == "{not json"  # left as it was
 
 
 def test_redact_and_check_url() -> None:
-    assert alerts.redact_url(URL) == "https://hooks.example.com/..."
-    assert alerts.redact_url("http://127.0.0.1:8080/x?token=1") == "http://127.0.0.1:8080/..."
+    assert webhook.redact_url(URL) == "https://hooks.example.com/..."
+    assert webhook.redact_url("http://127.0.0.1:8080/x?token=1") == "http://127.0.0.1:8080/..."
     with pytest.raises(ValueError, match="webhook: an http:// or https:// URL with a host") as info:
-        alerts.check_url("ftp://hooks.example.com/SECRETTOKEN")
+        webhook.check_url("ftp://hooks.example.com/SECRETTOKEN")
     assert "SECRETTOKEN" not in str(info.value)
 
 
 def test_html_escapes_and_says_when_there_is_nothing() -> None:
     bad = alerts.Alert("a", "anomaly", "anomaly", "project <script>", "x & y", None, NOW, NOW)
-    page = alerts.alerts_html([bad], as_of=NOW)
+    page = alert_html.alerts_html([bad], as_of=NOW)
     assert "<script>" not in page and "project &lt;script&gt;" in page and "x &amp; y" in page
-    assert "No active alerts." in alerts.alerts_html([], as_of=NOW)
+    assert "No active alerts." in alert_html.alerts_html([], as_of=NOW)

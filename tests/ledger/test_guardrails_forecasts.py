@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 from songlab.ledger import forecasts
-from songlab.ledger.guardrails import daily_series, series
-from tests.ledger._guardrails_data import synthetic_year
 
 AS_OF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday, noon
 
@@ -88,8 +86,7 @@ def test_the_quarter_is_wider_than_the_month_from_one_fit() -> None:
         (4, "resampled days", True),
         (9, "ETS(A,N,N)", True),
         (13, "ETS(A,N,N)", True),
-        # the seasonal model's first days: statsmodels' heuristic start needs 16 points
-        # with a weekly season (10 + 2 * (7 // 2)), so 14 and 15 start from estimates
+        # the seasonal model from two full weeks (its start: the first weeks' means)
         (14, "ETS(A,N,A)", True),
         (15, "ETS(A,N,A)", True),
         (16, "ETS(A,N,A)", True),
@@ -151,27 +148,25 @@ def test_bad_input_is_named() -> None:
 
 
 @pytest.mark.slow
-def test_backtest_the_interval_covers_the_truth_about_as_often_as_it_says() -> None:
-    """Synthetic years (weekly pattern, growth, a wandering level): forecasts of the month made
-    on the 1st, 8th, 15th and 22nd of each month from February, for the account and two
-    projects, from the ledger's own daily cube. The 80% interval should hold the month's
-    real total about 80% of the time: asserted between 70% and 90% (132 forecasts per year,
-    correlated within a year; docs/ledger.md states the measured figure)."""
-    hits = []
-    for seed in (2, 3, 4):
-        y = synthetic_year(seed=seed, start=datetime(2025, 1, 1, tzinfo=UTC))
-        end = datetime(2026, 1, 1, tzinfo=UTC)
-        cube = daily_series(y.table, as_of=end)
-        for scope, value in (("account", None), ("project", "jingles"), ("project", "research")):
-            hist = series(cube, scope, value)
-            for month in range(2, 13):
-                for day in (1, 8, 15, 22):
-                    as_of = datetime(2025, month, day, tzinfo=UTC)
-                    seen = {d: v for d, v in hist.items() if d < as_of.date()}
-                    f = forecasts.forecast(seen, as_of=as_of, seed=month * 100 + day)
-                    truth = sum(v for d, v in hist.items() if f.start <= d <= f.end)
-                    assert f.low_usd is not None and f.high_usd is not None
-                    hits.append(f.low_usd <= truth <= f.high_usd)
-    coverage = sum(hits) / len(hits)
-    print(f"backtest: {len(hits)} forecasts, 80% interval covered {coverage:.1%}")
-    assert 0.70 <= coverage <= 0.90, coverage
+def test_backtest_the_interval_holds_its_level_for_the_account_and_each_project() -> None:
+    """``benchmarks/forecast_backtest.py``'s years (weekly pattern, growth, a wandering level):
+    forecasts of the month made on the 1st, 8th, 15th and 22nd of each month from February,
+    for the account and two projects, from the ledger's own daily series. The 80% interval
+    must hold the month's real total about 80% of the time for EACH scope, not only overall
+    (the model's simulation alone held 83.5% for the account, 75% and 71.6% for the projects).
+    Twelve of the benchmark's 48 years here: each scope within 80 +- 5 (the benchmark's 48
+    within +- 3: docs/benchmarks.md)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        import forecast_backtest
+    finally:
+        sys.path.pop(0)
+    rows = [r for seed in range(2, 14) for r in forecast_backtest.one_year(seed, 0.8)]
+    for scope in ("account", "project jingles", "project research"):
+        mine = [covered for name, covered, _ in rows if name == scope]
+        coverage = sum(mine) / len(mine)
+        print(f"backtest: {scope}: {len(mine)} forecasts, 80% interval covered {coverage:.1%}")
+        assert 0.75 <= coverage <= 0.85, (scope, coverage)

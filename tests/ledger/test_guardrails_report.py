@@ -243,7 +243,7 @@ def test_budget_amounts_are_rules() -> None:
     assert len(same.including(rules).budgets) == 2  # the account's $500 a month is there once
     with pytest.raises(ValueError, match=r"budget: an amount above 0 for project x, got 0"):
         budgets.from_amounts(["x=0"])
-    with pytest.raises(ValueError, match=r"budget: an amount in USD"):
+    with pytest.raises(ValueError, match=r"budget x: an amount in USD"):
         budgets.from_amounts(["x=lots"])
 
 

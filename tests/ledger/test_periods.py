@@ -175,7 +175,7 @@ def test_one_forecast_and_one_judgement_wherever_shown(tasks: pd.DataFrame) -> N
     """The month's forecast and each budget's status are the guardrails' (the report's
     alerts and budget card), the same numbers: one answer to "what will it cost"."""
     as_of = datetime(2026, 11, 15, 12, tzinfo=UTC)
-    amounts = ["9", "y=3", "x=1.50"]
+    amounts = ["8.50", "y=3", "x=1.50"]
     settings = budgets_.Guardrails().including(budgets_.from_amounts(amounts))
     found = guardrails.check(tasks, settings, as_of=as_of)
     total = next(f for f in found.forecasts if f.scope == "total" and f.period == "2026-11")

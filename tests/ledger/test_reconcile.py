@@ -32,7 +32,7 @@ from songlab.ledger import (
     trace_frame,
 )
 from songlab.ledger.demo import run_demo
-from songlab.ledger.engine import AGENT_TIER
+from songlab.ledger.relation import AGENT_TIER
 
 # the demo's six weeks on a sandbox of its own (about 35 s of a worker): `make test` runs it
 pytestmark = pytest.mark.slow

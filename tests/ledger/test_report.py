@@ -76,9 +76,9 @@ def test_cli_report_against_the_service(
 
 
 def test_cli_report_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        cli.main(["report"])
-    assert "--out" in capsys.readouterr().err
+    assert cli.main(["report"]) == 2
+    err = capsys.readouterr().err
+    assert err == "songlab report: --out: required (the HTML report's path), unless --check\n"
 
 
 def test_cli_periods_budgets_and_exports(
@@ -142,7 +142,7 @@ def test_cli_periods_budgets_and_exports(
     assert task.task_id in rows[0] and ",radio-ads,spring," in rows[0]
     first = (csv_dir / "by_project.csv").read_text().splitlines()[1]
     # tasks, cost, billed (tasks, usd), estimated (tasks, usd), unknown, pending (tasks, usd),
-    # failed: the columns of every spend table (engine.MEASURES)
+    # failed: the columns of every spend table (relation.MEASURES)
     assert first == "radio-ads,1,0.02000000,1,0.02000000,0,0.00000000,0,0,0.00000000,0"
     # a period with nothing in it: the report still renders, with zero spend
     assert (
@@ -154,9 +154,9 @@ def test_cli_periods_budgets_and_exports(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--from", "2026-13-01"], "from: a date"),
-        (["--period", "soon"], "period: one of"),
-        (["--budget", "x=lots"], "budget: an amount"),
+        (["--from", "2026-13-01"], "--from: a date"),
+        (["--period", "soon"], "--period: one of"),
+        (["--budget", "x=lots"], "--budget 'x=lots': an amount in USD"),
         (["--period", "this-month", "--from", "2026-11-01"], "not both"),
         (["--as-of", "yesterday"], "--as-of: a date"),
         (["--csv-all-tasks"], "--csv-all-tasks: needs --csv DIR"),

@@ -18,9 +18,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from songlab.ledger import LedgerStore, _schema, plots, tables, tasks_frame
-from songlab.ledger.engine import AGENT_TIER
 from songlab.ledger.export import FORMULA_START
 from songlab.ledger.periods import period
+from songlab.ledger.relation import AGENT_TIER
 from songlab.ledger.report import render_report, write_report
 from songlab.ledger.synthetic import synthetic_table, write_synthetic_dataset
 from tests.ledger._util import snap

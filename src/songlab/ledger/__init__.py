@@ -28,10 +28,11 @@ from songlab.ledger._parquet import write_parquet
 from songlab.ledger._schema import MONEY, MONEY_SUM, TASKS, TRACE, MoneyDtype
 from songlab.ledger._source import http_listing
 from songlab.ledger.batches import batch_frame
-from songlab.ledger.engine import open_ledger, spend, tier_comparison, tier_prices
+from songlab.ledger.engine import open_ledger, spend
 from songlab.ledger.labels import attribution, set_default_attribution
 from songlab.ledger.store import LedgerStore, RefreshResult
 from songlab.ledger.tasks import tasks_frame, tasks_frame_from_pages, tasks_table
+from songlab.ledger.tiers import tier_comparison, tier_prices
 from songlab.ledger.trace import trace_frame, trace_rows
 
 __all__ = [

@@ -21,6 +21,7 @@ import pandas as pd
 
 import songlab.ledger.engine as engine
 import songlab.ledger.periods as periods
+from songlab.ledger.relation import day_filter
 from songlab.ledger.tasks import tasks_frame
 
 __all__ = ["Task", "asset_dicts", "select"]
@@ -158,7 +159,7 @@ def select(
     )
     # the rows and their money through the ledger engine's relation: the cost report's
     # cost_usd and cost_source, by its one rule of what counts
-    where = [engine.day_filter(p)]
+    where = [day_filter(p)]
     if project is not None:
         where.append(f"project = '{project.replace(chr(39), chr(39) * 2)}'")
     with engine.open_ledger(frame) as book:

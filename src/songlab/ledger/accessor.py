@@ -14,6 +14,7 @@ from decimal import Decimal
 import pandas as pd
 
 import songlab.ledger._schema as _schema
+import songlab.ledger.tiers as tiers
 from songlab.ledger.engine import open_ledger
 from songlab.ledger.trace import trace_frame
 
@@ -50,7 +51,7 @@ class SonglabAccessor:
 
     def tier_comparison(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
         with open_ledger(self._frame) as lg:
-            return lg.tier_comparison(by)
+            return tiers.compare(lg, by)
 
     def agent_trace(self) -> pd.DataFrame:
         return trace_frame(self._frame)

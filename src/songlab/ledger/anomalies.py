@@ -39,6 +39,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+import songlab.ledger.derived as derived
+
 __all__ = [
     "Anomaly",
     "Breakdown",
@@ -164,7 +166,7 @@ class Anomaly:
         return f"anomaly:{self.dimension}:{self.value or ''}:{self.day.isoformat()}"
 
     def describe(self) -> str:
-        pct = f" (+{self.impact_percent:,.0f}%)" if self.impact_percent is not None else ""
+        pct = f" (+{self.impact_percent:,}%)" if self.impact_percent is not None else ""
         so_far = " so far" if self.partial else ""
         causes = "; ".join(
             f"{d.dimension} {d.value} +${_cents(d.excess_usd):,.2f}" for d in self.drivers[:4]
@@ -525,7 +527,7 @@ def _judge(
             continue  # among the first days of its kind: new, not anomalous
         impact = _cents(y[r, i] - usual[r, i])
         base = _cents(usual[r, i])
-        pct = (impact / base * 100).quantize(Decimal("0.1")) if base > 0 else None
+        pct = derived.percent_of(impact, base)  # of the stated amounts (both to the cent)
         if not th.passes(impact, pct, th.floor_usd(float(account_usual[i]))):
             continue
         out.append(

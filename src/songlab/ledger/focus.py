@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
-from songlab.ledger.engine import day_filter
+from songlab.ledger.relation import day_filter
 
 __all__ = [
     "Account",

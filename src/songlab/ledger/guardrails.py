@@ -1,14 +1,17 @@
 """The guardrails of a ledger, all at once: forecasts with intervals, budgets, anomalies, expiring
 tokens, and the alerts they raise.
 
-:func:`check` reads the ledger's daily series once (spend per UTC day of the account and of
-each project, key, tool, tier and set of tags: exact sums of the report's engine, so every
-figure here adds up to the report's),
-runs the pure methods of ``forecasts``, ``budgets``, ``anomalies`` and ``expiry`` on it, and
-returns a :class:`GuardrailReport`: the forecasts (the account, each project and each key, for
-the month and the quarter), every budget's state, the anomalies of the last days, the expiry
-outlook, and the :class:`~songlab.ledger.alerts.Alert` list that ``songlab report --check``
-prints, the webhook receives, notebook 03 and the HTML report open with.
+:func:`check` reads the ledger's daily series once (``songlab.ledger.daily``: spend per UTC
+day of the account and of each project, key, tool, tier and set of tags, from the report's
+own cube, so every figure here adds up to the report's), runs the pure methods of
+``forecasts``, ``budgets``, ``anomalies`` and ``expiry`` on it, and returns a
+:class:`GuardrailReport`: the forecasts (the account and each budget's scope, for the periods
+that are shown; the costliest projects and keys too when asked), every budget's state, the
+anomalies of the last days, the expiry outlook, and the :class:`~songlab.ledger.alerts.Alert`
+list that ``songlab report --check`` prints, the webhook receives, notebook 03 and the HTML
+report open with. Each series is fitted once: every period and view of it reads that fit.
+:func:`judge` is the forecasts and budgets alone (the report's month figures, without the
+anomalies and alerts).
 """
 
 from __future__ import annotations
@@ -17,20 +20,22 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 
+import songlab.ledger.alert_html as alert_html
+import songlab.ledger.alert_state as alert_state
 import songlab.ledger.alerts as alerts_
 import songlab.ledger.anomalies as anomalies_
 import songlab.ledger.budgets as budgets_
+import songlab.ledger.daily as daily_
 import songlab.ledger.engine as engine
 import songlab.ledger.expiry as expiry_
 import songlab.ledger.forecasts as forecasts_
-from songlab.ledger._periods import budget_frame
+from songlab.ledger.budgets import budget_frame
 
 __all__ = [
     "FORECAST_SCOPES",
@@ -42,64 +47,15 @@ __all__ = [
     "daily_series",
     "find_anomalies",
     "hold",
+    "judge",
     "series",
 ]
 
 FORECAST_SCOPES: Final[int] = 10  # projects and keys forecast: the costliest of the last 28 days
-TOP_TASKS: Final[int] = 5  # costliest tasks named per anomaly
 
-# The daily series: the engine's measures of the relation ``ledger`` (one rule of what
-# counts), per UTC day for the account and per day and label for each monitor, up to as_of
-# (top level: sub-tasks are inside their run's cost). One scan, grouping sets: a row per
-# monitor, label and day, however many tasks (a year of a busy account is a few thousand).
-SERIES_MEASURES: Final[tuple[str, ...]] = (
-    "tasks",
-    "cost_usd",
-    "estimated_tasks",
-    "unknown_tasks",
-    "pending_tasks",
-    "pending_usd",
-)
-# monitor -> the relation's column (tags: budgets by tag; total: the account)
-SERIES_COLUMNS: Final[dict[str, str]] = {
-    "project": "project",
-    "key": "key_id",
-    "tool": "tool_id",
-    "tier": "tier",
-    "tags": "tags",
-}
-
-
-def _totals() -> str:
-    return ", ".join(f"{m.total} AS {m.name}" for m in engine.MEASURES if m.name in SERIES_MEASURES)
-
-
-def _series_sql(as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()) -> str:
-    dims = list(dims) or ["total", *SERIES_COLUMNS]
-    which = " ".join(
-        f"WHEN GROUPING({SERIES_COLUMNS[d]}) = 0 THEN '{d}'" for d in dims if d != "total"
-    )
-    label = " ".join(
-        f"WHEN GROUPING({SERIES_COLUMNS[d]}) = 0 THEN {SERIES_COLUMNS[d]}"
-        for d in dims
-        if d != "total"
-    )
-    sets = ", ".join(["(day)" if d == "total" else f"(day, {SERIES_COLUMNS[d]})" for d in dims])
-    return (
-        f"SELECT CASE {which} ELSE 'total' END AS dimension, "
-        f"CASE {label} ELSE NULL END AS value, day, {_totals()} "
-        f"FROM ledger WHERE top_level AND day IS NOT NULL AND created_at <= {_ts(as_of)} "
-        f"AND {where} GROUP BY GROUPING SETS ({sets})"
-    )
-
-
-def _ts(t: datetime) -> str:
-    return f"TIMESTAMPTZ '{t.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S.%f')}+00:00'"
-
-
-def _text(value: str) -> str:
-    """A SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
+# the daily series and one scope's spend (songlab.ledger.daily), as this module has long named them
+daily_series = daily_.daily_series
+series = daily_.of_scope
 
 
 @dataclass
@@ -152,166 +108,11 @@ class GuardrailReport:
         )
 
     def _repr_html_(self) -> str:
-        return alerts_.alerts_html(self.alerts, as_of=self.as_of, notes=self.notes)
+        return alert_html.alerts_html(self.alerts, as_of=self.as_of, notes=self.notes)
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
-
-
-# ---------------------------------------------------------------------------------- data
-
-
-def daily_series(source: Any, *, as_of: datetime) -> pd.DataFrame:
-    """The daily spend of the account and of each project, key, tool, tier and set of tags of
-    ``source`` (a tasks frame, an Arrow table, a ``LedgerStore`` or its directory) up to
-    ``as_of``: one row per ``dimension`` (total, project, key, tool, tier, tags), ``value``
-    (null: not labelled) and ``day``, with the engine's measures (so a day's total is the
-    report's)."""
-    with engine.open_ledger(source) as lg:
-        return _series(lg, as_of)
-
-
-def _series(
-    lg: engine.Ledger, as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()
-) -> pd.DataFrame:
-    frame = lg.arrow(_series_sql(as_of, where, dims)).to_pandas()
-    frame["day"] = [d if isinstance(d, date) else pd.Timestamp(d).date() for d in frame["day"]]
-    return frame
-
-
-def find_anomalies(
-    source: Any,
-    *,
-    as_of: datetime,
-    since: date | None = None,
-    thresholds: anomalies_.Thresholds | None = None,
-    monitors: Sequence[str] = tuple(anomalies_.DIMENSIONS),
-) -> list[anomalies_.Anomaly]:
-    """The anomalies of ``source`` from ``since`` to ``as_of`` (``anomalies.detect`` on the
-    ledger's daily series, drivers and costliest tasks asked of the ledger)."""
-    with engine.open_ledger(source) as lg:
-        daily = _series(lg, as_of)
-        found = anomalies_.detect(
-            daily[daily["dimension"] != "tags"],
-            as_of=as_of,
-            since=since,
-            thresholds=thresholds,
-            monitors=monitors,
-            breakdown=_breakdown(lg, as_of),
-        )
-        return [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
-
-
-def _breakdown(lg: engine.Ledger, as_of: datetime) -> anomalies_.Breakdown:
-    """An anomaly's series by project, key, tool and tier, asked of the ledger."""
-
-    def breakdown(dimension: str, value: str | None, lo: date, hi: date) -> pd.DataFrame:
-        where = (
-            f"{_scope_filter(dimension, value)} AND day >= DATE '{lo.isoformat()}' "
-            f"AND day <= DATE '{hi.isoformat()}'"
-        )
-        dims = [d for d in ("project", "key", "tool", "tier") if d != dimension]
-        return _series(lg, as_of, where, dims)
-
-    return breakdown
-
-
-def series(
-    daily: pd.DataFrame,
-    scope: str = "account",
-    value: str | None = None,
-    *,
-    column: str = "cost_usd",
-) -> dict[date, Decimal]:
-    """The daily spend of one scope (account, project, key, tag) of :func:`daily_series`'s
-    frame, exact (``column``: another money measure, ``pending_usd``)."""
-    dims = daily["dimension"].astype(object).tolist()
-    labels = daily["value"].astype(object).tolist()
-    if scope == "account":
-        mine = [d == "total" for d in dims]
-    elif scope == "tag":
-        mine = [
-            d == "tags" and isinstance(v, str) and value in v.split(",")
-            for d, v in zip(dims, labels, strict=True)
-        ]
-    else:
-        mine = [d == scope and v == value for d, v in zip(dims, labels, strict=True)]
-    rows = daily[np.array(mine, bool)]
-    out: dict[date, Decimal] = {}
-    for d, v in zip(rows["day"].tolist(), rows[column].tolist(), strict=True):
-        if v is None or (isinstance(v, float) and v != v):
-            continue
-        out[d] = out.get(d, Decimal(0)) + Decimal(str(v))
-    return out
-
-
-def _scope_filter(dimension: str, value: str | None) -> str:
-    """SQL over ``ledger`` selecting one anomaly series or budget scope."""
-    if dimension in ("total", "account"):
-        return "TRUE"
-    if dimension == "tag":
-        return f"list_contains(string_split(coalesce(tags, ''), ','), {_text(str(value))})"
-    column = anomalies_.DIMENSIONS.get(dimension) or {"key": "key_id"}.get(dimension, dimension)
-    if value == anomalies_.UNLABELLED.get(dimension):
-        return f"{column} IS NULL"
-    return f"{column} = {_text(str(value))}"
-
-
-def _top_tasks(
-    lg: engine.Ledger, a: anomalies_.Anomaly, as_of: datetime
-) -> tuple[tuple[str, Decimal], ...]:
-    """The anomaly's costliest tasks of its day (its series, up to as_of)."""
-    rows = lg.arrow(
-        f"SELECT task_id, cost_usd FROM ledger WHERE top_level AND "
-        f"{_scope_filter(a.dimension, a.value)} AND day = DATE '{a.day.isoformat()}' "
-        f"AND created_at <= {_ts(as_of)} AND cost_usd IS NOT NULL "
-        f"ORDER BY cost_usd DESC, task_id LIMIT {TOP_TASKS}"
-    ).to_pylist()
-    return tuple((str(r["task_id"]), Decimal(r["cost_usd"])) for r in rows)
-
-
-def _crossed(
-    lg: engine.Ledger, rule: budgets_.BudgetRule, start: date, as_of: datetime, amount: Decimal
-) -> datetime | None:
-    """When the budget's spend in its period first reached ``amount`` (exact, per task)."""
-    lo = datetime.combine(start, time(), UTC)
-    rows = lg.arrow(
-        "SELECT min(created_at) AS at FROM (SELECT created_at, sum(cost_usd) OVER "
-        "(ORDER BY created_at, task_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum "
-        f"FROM ledger WHERE top_level AND cost_usd IS NOT NULL AND "
-        f"{_scope_filter(rule.scope, rule.value)} AND created_at >= {_ts(lo)} "
-        f"AND created_at <= {_ts(as_of)}) AS running "
-        f"WHERE cum >= CAST('{amount:f}' AS DECIMAL(38, 8))"
-    ).to_pylist()
-    at = rows[0]["at"] if rows else None
-    return None if at is None else _utc(at)
-
-
-def _utc(t: Any) -> datetime:
-    out: datetime = t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
-    return out
-
-
-# --------------------------------------------------------------------------------- check
-
-
-def _costliest(daily: pd.DataFrame, dimension: str, as_of: datetime, n: int) -> list[str]:
-    """The ``n`` labels of ``dimension`` that cost most over the last 28 days."""
-    if n <= 0:
-        return []
-    since = as_of.date() - timedelta(days=27)
-    totals: dict[str, Decimal] = {}
-    for dim, label, d, v in zip(
-        daily["dimension"].tolist(),
-        daily["value"].tolist(),
-        daily["day"].tolist(),
-        daily["cost_usd"].tolist(),
-        strict=True,
-    ):
-        if dim == dimension and isinstance(label, str) and d >= since and v is not None:
-            totals[label] = totals.get(label, Decimal(0)) + Decimal(str(v))
-    return [k for k, v in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])) if v > 0][:n]
 
 
 def check(
@@ -320,7 +121,7 @@ def check(
     *,
     as_of: datetime | None = None,
     balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
-    state: alerts_.AlertState | None = None,
+    state: alert_state.AlertState | None = None,
     paths: int = forecasts_.PATHS,
     forecast_scopes: int = FORECAST_SCOPES,
 ) -> GuardrailReport:
@@ -357,21 +158,13 @@ def check_ledger(
     *,
     as_of: datetime | None = None,
     balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
-    state: alerts_.AlertState | None = None,
+    state: alert_state.AlertState | None = None,
     paths: int = forecasts_.PATHS,
     forecast_scopes: int = FORECAST_SCOPES,
 ) -> GuardrailReport:
     """:func:`check` on a ledger already open (the report opens its source once)."""
-    if isinstance(settings, str | os.PathLike):
-        settings = budgets_.load(settings)
-    rules = settings if isinstance(settings, budgets_.Guardrails) else budgets_.Guardrails()
-    snapshots = _snapshots(balances)
-    as_of = (as_of or lg.as_of()).astimezone(UTC)
-    daily = _series(lg, as_of)
-    report = GuardrailReport(as_of, rules)
-    total = series(daily)
-    days = sorted(d for d, v in total.items() if v)
-    report.history_days = (as_of.date() - days[0]).days if days else 0
+    report, daily = _judged(lg, settings, as_of, paths, forecast_scopes)
+    rules, as_of = report.settings, report.as_of
     if report.history_days < anomalies_.MIN_HISTORY:
         report.notes.append(
             f"{report.history_days} complete days of spend so far: anomalies are judged after "
@@ -379,22 +172,14 @@ def check_ledger(
             f"{forecasts_.RESAMPLE_DAYS} and learn the weekly pattern after "
             f"{forecasts_.SEASONAL_DAYS}"
         )
-    report.forecasts = _forecasts(daily, total, rules, as_of, paths, forecast_scopes)
-    report.budgets = _budgets(daily, rules, as_of, report.forecasts)
-    found = anomalies_.detect(
-        daily[daily["dimension"] != "tags"],
-        as_of=as_of,
-        since=as_of.date() - timedelta(days=rules.anomaly_days - 1),
-        thresholds=rules.thresholds,
-        monitors=rules.monitors,
-        breakdown=_breakdown(lg, as_of),
-    )
-    report.anomalies = [replace(a, top_tasks=_top_tasks(lg, a, as_of)) for a in found]
+    since = as_of.date() - timedelta(days=rules.anomaly_days - 1)
+    report.anomalies = _anomalies(lg, daily, as_of, since, rules.thresholds, rules.monitors)
+    snapshots = _snapshots(balances)
     if snapshots:
         newest_snapshot = max(snapshots, key=lambda s: s["taken_at"])
         report.expiry = expiry_.outlook(
             newest_snapshot,
-            total,
+            daily_.of_scope(daily),
             as_of=as_of,
             snapshots=snapshots,
             level=rules.level,
@@ -406,12 +191,99 @@ def check_ledger(
             "(songlab report --ledger DIR)"
         )
     crossings = {
-        (b.rule.key, b.period): _crossed(lg, b.rule, b.start, as_of, _edge(b))
+        (b.rule.key, b.period): daily_.crossed(
+            lg, b.rule.scope, b.rule.value, b.start, as_of, _edge(b)
+        )
         for b in report.budgets
         if b.status in ("over", "near")
     }
     report.alerts = alerts_.collect(report, crossings=crossings, state=state)
     return report
+
+
+def judge(
+    lg: engine.Ledger,
+    settings: budgets_.Guardrails | str | os.PathLike[str] | None = None,
+    *,
+    as_of: datetime | None = None,
+    paths: int = forecasts_.PATHS,
+    forecast_scopes: int = 0,
+) -> GuardrailReport:
+    """The forecasts and the budgets' states of ``lg`` at ``as_of`` (no anomalies, expiry or
+    alerts): what the report's month figures and budget table show, each series fitted once."""
+    return _judged(lg, settings, as_of, paths, forecast_scopes)[0]
+
+
+def _judged(
+    lg: engine.Ledger,
+    settings: budgets_.Guardrails | str | os.PathLike[str] | None,
+    as_of: datetime | None,
+    paths: int,
+    forecast_scopes: int,
+) -> tuple[GuardrailReport, pd.DataFrame]:
+    if isinstance(settings, str | os.PathLike):
+        settings = budgets_.load(settings)
+    rules = settings if isinstance(settings, budgets_.Guardrails) else budgets_.Guardrails()
+    as_of = (as_of or lg.as_of()).astimezone(UTC)
+    daily = daily_.series_frame(lg, as_of)
+    report = GuardrailReport(as_of, rules)
+    total = daily_.of_scope(daily)
+    days = sorted(d for d, v in total.items() if v)
+    report.history_days = (as_of.date() - days[0]).days if days else 0
+    report.forecasts = _forecasts(daily, total, rules, as_of, paths, forecast_scopes)
+    report.budgets = _budgets(daily, rules, as_of, report.forecasts)
+    return report, daily
+
+
+def find_anomalies(
+    source: Any,
+    *,
+    as_of: datetime,
+    since: date | None = None,
+    thresholds: anomalies_.Thresholds | None = None,
+    monitors: Sequence[str] = tuple(anomalies_.DIMENSIONS),
+) -> list[anomalies_.Anomaly]:
+    """The anomalies of ``source`` from ``since`` to ``as_of`` (``anomalies.detect`` on the
+    ledger's daily series, drivers and costliest tasks asked of the ledger)."""
+    with engine.open_ledger(source) as lg:
+        return _anomalies(lg, daily_.series_frame(lg, as_of), as_of, since, thresholds, monitors)
+
+
+def _anomalies(
+    lg: engine.Ledger,
+    daily: pd.DataFrame,
+    as_of: datetime,
+    since: date | None,
+    thresholds: anomalies_.Thresholds | None,
+    monitors: Sequence[str],
+) -> list[anomalies_.Anomaly]:
+    found = anomalies_.detect(
+        daily[daily["dimension"] != "tags"],
+        as_of=as_of,
+        since=since,
+        thresholds=thresholds,
+        monitors=monitors,
+        breakdown=daily_.breakdown(lg, as_of),
+    )
+    return [replace(a, top_tasks=daily_.top_tasks(lg, a, as_of)) for a in found]
+
+
+def _costliest(daily: pd.DataFrame, dimension: str, as_of: datetime, n: int) -> list[str]:
+    """The ``n`` labels of ``dimension`` that cost most over the last 28 days."""
+    if n <= 0:
+        return []
+    since = as_of.date() - timedelta(days=27)
+    totals: dict[str, Decimal] = {}
+    for dim, label, d, v in zip(
+        daily["dimension"].tolist(),
+        daily["value"].tolist(),
+        daily["day"].tolist(),
+        daily["cost_usd"].tolist(),
+        strict=True,
+    ):
+        if dim == dimension and isinstance(label, str) and d >= since and v is not None:
+            totals[label] = totals.get(label, Decimal(0)) + Decimal(str(v))
+    return [k for k, v in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])) if v > 0][:n]
 
 
 @contextmanager
@@ -441,7 +313,7 @@ def hold(
     target = store if store is not None else source if source is not None else client
     with engine.open_ledger(target) as lg:
         as_of = (as_of or lg.as_of()).astimezone(UTC)
-        daily = _series(lg, as_of)
+        daily = daily_.series_frame(lg, as_of)
     held = []
     for rule in hard:
         start, _, label = rule.bounds(as_of.date())
@@ -449,7 +321,7 @@ def hold(
             (
                 v
                 for column in ("cost_usd", "pending_usd")
-                for d, v in series(daily, rule.scope, rule.value, column=column).items()
+                for d, v in daily_.of_scope(daily, rule.scope, rule.value, column=column).items()
                 if start <= d <= as_of.date()
             ),
             Decimal(0),
@@ -571,7 +443,7 @@ def _forecasts(
     out: list[forecasts_.SpendForecast] = []
     order = ["day", "week", "month", "quarter"]
     for (kind, value), periods in wanted.items():
-        hist = total if kind == "account" else series(cube, kind, value)
+        hist = total if kind == "account" else daily_.of_scope(cube, kind, value)
         out.extend(
             forecasts_.forecast_periods(
                 hist,
@@ -598,7 +470,7 @@ def _budgets(
     known = {(f.scope, f.period): f for f in made}
     out = []
     for rule in rules.budgets:
-        hist = series(cube, rule.scope, rule.value)
+        hist = daily_.of_scope(cube, rule.scope, rule.value)
         start, _, label = rule.bounds(as_of.date())
         spent = sum((v for d, v in hist.items() if start <= d <= as_of.date()), Decimal(0))
         fc = known.get((_scope_name(rule.scope, rule.value), label))

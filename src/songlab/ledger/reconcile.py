@@ -36,7 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
-from songlab.ledger.engine import MEASURES, Ledger, open_ledger
+from songlab.ledger.engine import Ledger, open_ledger
+from songlab.ledger.relation import MEASURES
 
 __all__ = [
     "EXPLAINED",
@@ -108,7 +109,7 @@ def _snapshots(balances: Any) -> pa.Table:
 
 # Per period between consecutive snapshots (``k``: 0 is the first snapshot, the baseline),
 # the measures of the top-level tasks a refresh added, by their ``seen_at``: one query over
-# the relation ``ledger`` (``engine.RELATION_SQL``; its measures are ``engine.MEASURES``).
+# the relation ``ledger`` (``relation.RELATION_SQL``; its measures are ``relation.MEASURES``).
 # Tasks are first summed per ``seen_at`` (one value per refresh), so the range join with the
 # snapshots is small whatever the number of tasks. A task never seen (``seen_at`` null) is
 # in the baseline; one seen after the last snapshot waits for the next one.

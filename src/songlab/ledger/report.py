@@ -10,7 +10,6 @@ tables when asked; :func:`render_report` / :func:`render_html` only render. The
 from __future__ import annotations
 
 import base64
-import dataclasses
 import html
 import os
 from collections.abc import Callable, Sequence
@@ -18,19 +17,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
 
+import songlab.ledger.derived as derived
 import songlab.ledger.display as display
 import songlab.ledger.export as export
 import songlab.ledger.plots as plots
 import songlab.ledger.tables as tables
 import songlab.localfiles as localfiles
-from songlab.ledger._periods import Period, elapsed_text, parse_budgets, worst_budget
-from songlab.ledger.engine import AGENT_TIER, open_ledger
+from songlab.ledger.budgets import Guardrails, from_amounts, load, parse_budgets, worst_budget
+from songlab.ledger.dates import Period
+from songlab.ledger.engine import Ledger, open_ledger
+from songlab.ledger.month import elapsed_text
+from songlab.ledger.relation import AGENT_TIER
 from songlab.ledger.tables import DATE_UNKNOWN
 from songlab.ledger.tasks import tasks_table
 
@@ -88,31 +90,36 @@ _is_money, _is_number, _shown, _header = (
 )
 
 
+def _cells(frame: pd.DataFrame, c: Any, exact: Sequence[str]) -> list[str]:
+    """The ``<td>`` cells of column ``c``, made a column at a time (one test of its type,
+    not one per cell): money to the cent (and its exact amount beside it when asked and
+    cents hide part of it), other decimals as they are, prose cut short, a null date named."""
+    values = frame[c].tolist()
+    if _is_money(frame, c):
+        out = [f'<td class="num money">{html.escape(_text(v))}</td>' for v in values]
+        if c in exact:  # the exact amount where cents hide part of it
+            out = [
+                f'{cell}<td class="exact">'
+                f"{html.escape(_exact(v) if display.hidden_by_cents(v) else '')}</td>"
+                for cell, v in zip(out, values, strict=True)
+            ]
+        return out
+    cls = ' class="num"' if _is_number(frame, c) else ""
+    texts = [f"{v:f}" if isinstance(v, Decimal) else _text(v) for v in values]
+    if c == "text":  # prose of a step: the exports have it all
+        texts = [t[: TEXT_CHARS - 1] + "\u2026" if len(t) > TEXT_CHARS else t for t in texts]
+    cells = [html.escape(t) for t in texts]
+    if c in ("period", "created_at", "run_created_at"):
+        cells = [
+            DATE_UNKNOWN if v is None or pd.isna(v) else t
+            for v, t in zip(values, cells, strict=True)
+        ]
+    return [f"<td{cls}>{t}</td>" for t in cells]
+
+
 def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
-    money = [_is_money(frame, c) for c in frame.columns]
-    numeric = [_is_number(frame, c) for c in frame.columns]
-    cols = [frame[c].tolist() for c in frame.columns]
-    out = []
-    for row in zip(*cols, strict=True):
-        cells = []
-        for c, v, is_money, is_num in zip(frame.columns, row, money, numeric, strict=True):
-            raw = _text(v) if is_money or not isinstance(v, Decimal) else f"{v:f}"
-            if c == "text" and len(raw) > TEXT_CHARS:  # prose of a step: the exports have it all
-                raw = raw[: TEXT_CHARS - 1] + "\u2026"
-            text = html.escape(raw)
-            if c in ("period", "created_at", "run_created_at") and (v is None or pd.isna(v)):
-                text = DATE_UNKNOWN
-            if is_money:
-                cells.append(f'<td class="num money">{text}</td>')
-                if c in exact:  # the exact amount where cents hide part of it
-                    e = _exact(v) if display.hidden_by_cents(v) else ""
-                    cells.append(f'<td class="exact">{html.escape(e)}</td>')
-            elif is_num:
-                cells.append(f'<td class="num">{text}</td>')
-            else:
-                cells.append(f"<td>{text}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    return "".join(out)
+    columns = [_cells(frame, c, exact) for c in frame.columns]
+    return "".join("<tr>" + "".join(row) + "</tr>" for row in zip(*columns, strict=True))
 
 
 def _head_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
@@ -278,6 +285,21 @@ def _headline(d: tables.ReportData) -> str:
     return f'<dl class="figures" id="headline">{cells}</dl>'
 
 
+def _days(fc: Any) -> str:
+    """``13.59 of 31 days elapsed``: the days a run rate is over, as stated."""
+    return f"{derived.stated_days(fc.days_elapsed)} of {fc.days_in_month} days elapsed"
+
+
+def _run_rate(fc: Any) -> str:
+    """``run rate $0.68 a day ($9.28 over 13.59 days)``: the rate and the figures it is."""
+    if fc.run_rate_usd_per_day is None:
+        return "no run rate yet (under 0.01 day of the month elapsed)"
+    return (
+        f"run rate ${_cents(fc.run_rate_usd_per_day)} a day (${_cents(fc.month_to_date_usd)} "
+        f"over {elapsed_text(fc.days_elapsed)})"
+    )
+
+
 def _summary_body(d: tables.ReportData) -> str:
     f, fc = d.figures, d.forecast
     counts = d.tables["by_cost_source"]
@@ -290,11 +312,11 @@ def _summary_body(d: tables.ReportData) -> str:
         "sub-tool tasks of Agent One runs, counted inside their run); spent "
         f"<b>${_cents(f['spend'])}</b> (billed by the service: ${_cents(f['billed'])}). Tasks "
         f"by cost source: {by_source}.</p>"
-        f"<p>Month to date ({fc.as_of:%B %Y}, {elapsed_text(fc.days_elapsed)} of "
-        f"{fc.days_in_month} days): "
-        f"<b>${_cents(fc.month_to_date_usd)}</b>; run rate ${_cents(fc.run_rate_usd_per_day)} a "
-        f"day (trailing 7 days: ${_cents(fc.trailing_7d_usd_per_day)} a day); forecast for the "
-        f"month <b>${_cents(fc.forecast_usd)}</b>, {html.escape(fc.interval_text())}.</p>"
+        f"<p>Month to date ({fc.as_of:%B %Y}, {_days(fc)}): "
+        f"<b>${_cents(fc.month_to_date_usd)}</b>; {_run_rate(fc)}; trailing 7 days: "
+        f"${_cents(fc.trailing_7d_usd)}, ${_cents(fc.trailing_7d_usd_per_day)} a day "
+        f"(${_cents(fc.trailing_7d_usd)} over 7 days); forecast for the month "
+        f"<b>${_cents(fc.forecast_usd)}</b>, {html.escape(fc.interval_text())}.</p>"
         f'<p class="note">Forecast method: {html.escape(fc.method)}, the guardrails\' forecast '
         "of the daily spend (the same number in the budget table and the alerts). "
         + (f"{html.escape(fc.note)}. " if fc.note else "")
@@ -514,53 +536,27 @@ def write_report(
     ``guardrails``: the report opens with the active alerts (``songlab.ledger.guardrails``):
     True for the default thresholds, a budgets file's path or its ``Guardrails``; False
     for none. ``budgets`` join the guardrails' (monthly, soft) and the budget table is their
-    judgement: every budget, the file's included, judged once (forecast: the guardrails').
+    judgement: every budget, the file's included, judged once, each series fitted once.
     """
     from songlab.ledger.store import LedgerStore
 
     if simulated_clock is None:
         simulated_clock = getattr(source, "sandbox", None) is not None
-    data: Any
-    if isinstance(source, pd.DataFrame | pa.Table | LedgerStore):
-        data = source
-    elif isinstance(source, str | os.PathLike):
-        data = LedgerStore(source)
-    elif ledger is not None:
-        data = LedgerStore(ledger)
-        if source is not None:
-            data.refresh(source)
-    else:
-        data = tasks_table(source)
-    note = SANDBOX_NOTE if simulated_clock else None
+    data = _source(source, ledger)
     store = data if isinstance(data, LedgerStore) else None
+    parsed = parse_budgets(budgets)
     with open_ledger(data, engine=engine) as lg:  # opened once: tables, figures, CSV, FOCUS
+        lg.precompute()
+        found = _guardrails(lg, guardrails, parsed, as_of, store)
         d = tables.build_from(
-            lg, p=period, as_of=as_of, budgets=parse_budgets(budgets), source_note=note, store=store
+            lg,
+            p=period,
+            as_of=as_of,
+            budgets=parsed,
+            source_note=SANDBOX_NOTE if simulated_clock else None,
+            store=store,
+            found=found,
         )
-        if guardrails is not False and guardrails is not None:
-            from songlab.ledger import budgets as budgets_
-            from songlab.ledger.guardrails import budget_table, check_ledger
-
-            # one judgement per budget: the report's --budget amounts join the budgets
-            # file's, and the table, the card and the alerts all read the guardrails'
-            settings = guardrails if isinstance(guardrails, budgets_.Guardrails) else None
-            if isinstance(guardrails, str | os.PathLike):
-                settings = budgets_.load(guardrails)
-            settings = (settings or budgets_.Guardrails()).including(
-                budgets_.from_amounts(d.budgets)
-            )
-            found = check_ledger(
-                lg,
-                settings,
-                as_of=d.as_of,
-                balances=store.balances() if store is not None else None,
-                forecast_scopes=0,
-            )
-            d = dataclasses.replace(
-                d,
-                guardrails=found,
-                tables=MappingProxyType({**d.tables, "budgets": budget_table(found.budgets)}),
-            )
         path = _write_text(Path(out), render_report(d, title=title, sections=sections))
         if csv_dir is not None:
             export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
@@ -571,3 +567,43 @@ def write_report(
     if xlsx is not None:
         export.export_excel(d.tables, xlsx)
     return path
+
+
+def _source(source: Any, ledger: str | None) -> Any:
+    """What the report reads: the frame, table or store as it is; a directory as its store; a
+    client or task dicts refreshed into ``ledger`` (then read in place), else listed."""
+    from songlab.ledger.store import LedgerStore
+
+    if isinstance(source, pd.DataFrame | pa.Table | LedgerStore):
+        return source
+    if isinstance(source, str | os.PathLike):
+        return LedgerStore(source)
+    if ledger is not None:
+        store = LedgerStore(ledger)
+        if source is not None:
+            store.refresh(source)
+        return store
+    return tasks_table(source)
+
+
+def _guardrails(
+    lg: Ledger, guardrails: Any, budgets: Any, as_of: datetime | None, store: Any
+) -> Any:
+    """The guardrails' report the page opens with (None: asked for none): the budgets file's
+    (or the defaults') with the report's ``--budget`` amounts joined, so the table, the card
+    and the alerts give one answer."""
+    if guardrails is False or guardrails is None:
+        return None
+    from songlab.ledger.guardrails import check_ledger
+
+    settings = guardrails if isinstance(guardrails, Guardrails) else None
+    if isinstance(guardrails, str | os.PathLike):
+        settings = load(guardrails)
+    settings = (settings or Guardrails()).including(from_amounts(budgets))
+    return check_ledger(
+        lg,
+        settings,
+        as_of=as_of,
+        balances=store.balances() if store is not None else None,
+        forecast_scopes=0,
+    )

@@ -25,6 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._estimate as _estimate
+import songlab.ledger._schema as _schema
 import songlab.pricing as pricing
 from songlab.spec import LICENSE_NAMES
 
@@ -250,7 +252,6 @@ def _dictionary(idx: pa.Array, values: list[str]) -> pa.Array:
 
 def _agent_templates() -> dict[str, list[tuple[list[str], Decimal, Decimal | None]]]:
     """Per tier: (JSON split where the run id goes, total cost, list-price estimate)."""
-    from songlab.ledger import _estimate
 
     out: dict[str, list[tuple[list[str], Decimal, Decimal | None]]] = {}
     for tier in sorted({m for op, m, _ in CATALOG if op == "agent"}):
@@ -296,33 +297,66 @@ def synthetic_table(
     string>``: the same values, a byte a row instead of the text), made so directly;
     ``_schema.to_frame`` keeps them (``pd.ArrowDtype``, zero-copy) and the report reads
     them in place. The other columns are as ``_schema.TASKS`` says. Over
-    ``COMPACT_CHUNK`` rows a compact table is made a slice of time at a time, as
-    ``write_synthetic_dataset`` does (the same workload; other random draws than one
-    table of ``n`` rows), so what it holds while it is made stays small.
+    ``COMPACT_CHUNK`` rows a compact table is made a slice of time at a time (on two
+    threads: numpy and Arrow release the GIL), as ``write_synthetic_dataset`` does (the same
+    workload; other random draws than one table of ``n`` rows), so what it holds while it is
+    made stays small.
     """
-    from songlab.ledger import _estimate, _schema
-
+    span = span_us if span_us is not None else days * 86400 * 10**6
     if compact and n > COMPACT_CHUNK:  # a slice of time at a time: small temporaries
-        span = span_us if span_us is not None else days * 86400 * 10**6
-        chunks = -(-n // COMPACT_CHUNK)
-        parts: list[Any] = []
-        for c in range(chunks):  # chunk 0 is the newest slice
-            size = min(COMPACT_CHUNK, n - c * COMPACT_CHUNK)
-            lo, hi = span - (c + 1) * span // chunks, span - c * span // chunks
-            parts.append(
-                synthetic_table(
-                    size,
-                    seed=seed,
-                    start=start + timedelta(microseconds=lo),
-                    labels=labels,
-                    offset=offset + n - c * COMPACT_CHUNK - size,
-                    span_us=hi - lo,
-                    settled_before=settled_before,
-                    compact=True,
-                )
-            )
-        return pa.concat_tables(parts)
+        return _compact_chunks(n, seed, start, span, labels, offset, settled_before)
     rng = np.random.default_rng([seed, offset])
+    draw = _draw(rng, n, start, span, settled_before)
+    made = _columns(draw, n, seed, offset, compact)
+    made.update(_money_columns(draw, made, n, compact))
+    if labels:
+        pick = [_pick(rng, values, n, compact) for values in (PROJECTS, TAGS, KEYS)]
+    else:
+        pick = [pa.nulls(n, pa.string()) for _ in range(3)]
+    made.update(zip(("project", "tags", "key_id"), pick, strict=True))
+    cols = [_column(made, f, n) for f in _schema.TASKS]
+    if not compact:
+        return pa.Table.from_arrays(cols, schema=_schema.TASKS)
+    fields = [f.with_type(c.type) for f, c in zip(_schema.TASKS, cols, strict=True)]
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def _compact_chunks(
+    n: int,
+    seed: int,
+    start: datetime,
+    span: int,
+    labels: bool,
+    offset: int,
+    settled_before: datetime | None,
+) -> pa.Table:
+    """A compact table of ``n`` rows made a slice of time at a time, newest slice first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chunks = -(-n // COMPACT_CHUNK)
+
+    def chunk(c: int) -> pa.Table:  # chunk 0 is the newest slice
+        size = min(COMPACT_CHUNK, n - c * COMPACT_CHUNK)
+        lo, hi = span - (c + 1) * span // chunks, span - c * span // chunks
+        return synthetic_table(
+            size,
+            seed=seed,
+            start=start + timedelta(microseconds=lo),
+            labels=labels,
+            offset=offset + n - c * COMPACT_CHUNK - size,
+            span_us=hi - lo,
+            settled_before=settled_before,
+            compact=True,
+        )
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return pa.concat_tables(list(pool.map(chunk, range(chunks))))
+
+
+def _draw(
+    rng: np.random.Generator, n: int, start: datetime, span: int, settled: datetime | None
+) -> dict[str, Any]:
+    """The random draws of ``n`` tasks: kind, status, license, times."""
     weights = np.array([w for *_, w in CATALOG])
     kinds = rng.choice(len(CATALOG), size=n, p=weights / weights.sum())
     st_w = np.array([w for _, w in STATUSES])
@@ -330,129 +364,113 @@ def synthetic_table(
     lic = rng.choice(6, size=n, p=[0.05, 0.55, 0.2, 0.1, 0.06, 0.04]).astype(np.int8)
     lic = np.where(lic == 0, 1, lic).astype(np.int8)  # 0 (unset) is tier 1
     t0 = np.datetime64(start.replace(tzinfo=None), "us")
-    span = span_us if span_us is not None else days * 86400 * 10**6
     offsets = np.sort(rng.integers(0, max(1, span), size=n))[::-1]  # newest first
     created = t0 + offsets.astype("timedelta64[us]")
-    if settled_before is not None:
-        cutoff = np.datetime64(settled_before.astimezone(UTC).replace(tzinfo=None), "us")
+    if settled is not None:
+        cutoff = np.datetime64(settled.astimezone(UTC).replace(tzinfo=None), "us")
         statuses = np.where((created < cutoff) & (statuses >= 2), 0, statuses)
     runtimes = rng.integers(2_000_000, 90_000_000, size=n).astype("timedelta64[us]")
+    return {
+        "kinds": kinds,
+        "statuses": statuses,
+        "lic": lic,
+        "created": created,
+        "runtimes": runtimes,
+    }
+
+
+def _columns(draw: dict[str, Any], n: int, seed: int, offset: int, compact: bool) -> dict[str, Any]:
+    """The tasks' ids, kinds, statuses, tiers and times as columns."""
+
+    kinds, statuses, created = draw["kinds"], draw["statuses"], draw["created"]
     terminal = statuses < 2  # completed, failed
     ids = pc.utf8_lpad(pc.cast(pa.array(np.arange(offset, offset + n)), pa.string()), 8, "0")
-    task_id = pc.binary_join_element_wise(f"task_{seed}_", ids, "")
     kinds_a = pa.array(kinds)
     pick = _dictionary if compact else _taken
-    ops = pick(kinds_a, [op for op, _, _ in CATALOG])
-    models = pick(kinds_a, [m for _, m, _ in CATALOG])
-    tool_ids = pick(kinds_a, [f"tool_{op}_{m}" for op, m, _ in CATALOG])
-    status = pick(pa.array(statuses), [s for s, _ in STATUSES])
-    tiers = pick(pa.array(lic), ["royalty_free", *LICENSE_NAMES.values()])
     ts = _schema.TIMESTAMP
-    created_a = pa.array(created, pa.timestamp("us")).cast(ts)
-    updated_a = pa.array(np.where(terminal, created + runtimes, created), pa.timestamp("us")).cast(
-        ts
-    )
-    duration = pa.array(np.where(terminal, runtimes, np.timedelta64("NaT", "us")), _schema.DURATION)
+    runtimes = draw["runtimes"]
+    ended = np.where(terminal, created + runtimes, created)
+    return {
+        "task_id": pc.binary_join_element_wise(f"task_{seed}_", ids, ""),
+        "tool_id": pick(kinds_a, [f"tool_{op}_{m}" for op, m, _ in CATALOG]),
+        "operation": pick(kinds_a, [op for op, _, _ in CATALOG]),
+        "model": pick(kinds_a, [m for _, m, _ in CATALOG]),
+        "license": pa.array(draw["lic"], pa.int8()),
+        "tier": pick(pa.array(draw["lic"]), ["royalty_free", *LICENSE_NAMES.values()]),
+        "status": pick(pa.array(statuses), [s for s, _ in STATUSES]),
+        "created_at": pa.array(created, pa.timestamp("us")).cast(ts),
+        "updated_at": pa.array(ended, pa.timestamp("us")).cast(ts),
+        "duration": pa.array(
+            np.where(terminal, runtimes, np.timedelta64("NaT", "us")), _schema.DURATION
+        ),
+        "parent_task_id": pa.nulls(n, pa.string()),
+    }
+
+
+def _money_columns(
+    draw: dict[str, Any], made: dict[str, Any], n: int, compact: bool
+) -> dict[str, Any]:
+    """Billed, estimated and counted cost (list prices; Agent One runs' from their traces),
+    the cost's source, the failure, and the traces."""
+
+    kinds, statuses = draw["kinds"], draw["statuses"]
     # list prices per (catalog entry, tier): one lookup per row
     price = [[_estimate.estimate(op, m, t) for t in range(6)] for op, m, _ in CATALOG]
     flat = pa.array([p for row in price for p in row], _schema.MONEY)
-    est = pc.take(flat, pa.array(kinds.astype(np.int64) * 6 + lic))
-    is_agent = np.array([op == "agent" for op, _, _ in CATALOG])[kinds]
-    completed = statuses == 0
-    failed = statuses == 1
+    est = pc.take(flat, pa.array(kinds.astype(np.int64) * 6 + draw["lic"]))
+    completed, failed = statuses == 0, statuses == 1
     meta = pa.nulls(n, pa.string())
     billed = pc.if_else(pa.array(completed), est, pa.scalar(None, _schema.MONEY))
+    is_agent = np.array([op == "agent" for op, _, _ in CATALOG])[kinds]
     agent_rows = np.flatnonzero(is_agent & completed)
     if len(agent_rows):
-        templates = _agent_templates()
-        variant = (agent_rows % _VARIANTS).astype(np.int64)
-        names = sorted(templates)
-        tier_idx = np.searchsorted(
-            np.array(names), np.array([m for _, m, _ in CATALOG], dtype=object)[kinds[agent_rows]]
-        )
-        pick = pa.array(tier_idx * _VARIANTS + variant)
-        flat_t = [t for name in names for t in templates[name]]
-        pieces = len(flat_t[0][0])
-        run_ids = pc.take(task_id, pa.array(agent_rows))
-        parts = []
-        for j in range(pieces):
-            parts.append(pc.take(pa.array([t[0][j] for t in flat_t]), pick))
-            if j < pieces - 1:
-                parts.append(run_ids)
-        texts = pc.binary_join_element_wise(*parts, "")
-        totals = pc.take(pa.array([t[1] for t in flat_t], _schema.MONEY), pick)
-        ests = pc.take(pa.array([t[2] for t in flat_t], _schema.MONEY), pick)
-        where = pa.array(agent_rows)
-        meta = _scatter(meta, where, texts, n)
-        billed = _scatter(billed, where, totals, n)
-        est = _scatter(est, where, ests, n)
-    failed_a = pa.array(failed)
-    cost, source = _schema.cost_of(billed, est, status)  # the one rule of what counts
-    failure = pc.if_else(failed_a, "GenerationFailed", pa.scalar(None, pa.string()))
+        meta, billed, est = _agent_runs(agent_rows, kinds, made["task_id"], meta, billed, est, n)
+    cost, source = _schema.cost_of(billed, est, made["status"])  # the one rule of what counts
+    failure = pc.if_else(pa.array(failed), "GenerationFailed", pa.scalar(None, pa.string()))
     if compact:
         failure = pa.DictionaryArray.from_arrays(
             pa.array(np.zeros(n, np.int8), mask=~failed), pa.array(["GenerationFailed"])
         )
-    if labels:
-        label_cols = [
-            _pick(rng, PROJECTS, n, compact),
-            _pick(rng, TAGS, n, compact),
-            _pick(rng, KEYS, n, compact),
-        ]
-    else:
-        label_cols = [pa.nulls(n, pa.string()) for _ in range(3)]
-    made = dict(
-        zip(
-            [
-                "task_id",
-                "tool_id",
-                "operation",
-                "model",
-                "license",
-                "tier",
-                "status",
-                "created_at",
-                "updated_at",
-                "duration",
-                "billed_usd",
-                "estimate_usd",
-                "cost_usd",
-                "cost_source",
-                "failure_error",
-                "parent_task_id",
-                "metadata_json",
-                "project",
-                "tags",
-                "key_id",
-            ],
-            [
-                task_id,
-                tool_ids,
-                ops,
-                models,
-                pa.array(lic, pa.int8()),
-                tiers,
-                status,
-                created_a,
-                updated_a,
-                duration,
-                billed,
-                est,
-                cost,
-                source,
-                failure,
-                pa.nulls(n, pa.string()),
-                meta,
-                *label_cols,
-            ],
-            strict=True,
-        )
+    return {
+        "billed_usd": billed,
+        "estimate_usd": est,
+        "cost_usd": cost,
+        "cost_source": source,
+        "failure_error": failure,
+        "metadata_json": meta,
+    }
+
+
+def _agent_runs(
+    rows: Any, kinds: Any, task_id: Any, meta: Any, billed: Any, est: Any, n: int
+) -> tuple[Any, Any, Any]:
+    """The completed Agent One runs' traces (a template per tier and variant, the run's id
+    spliced in), their billed totals and list-price estimates, put in place."""
+
+    templates = _agent_templates()
+    variant = (rows % _VARIANTS).astype(np.int64)
+    names = sorted(templates)
+    tier_idx = np.searchsorted(
+        np.array(names), np.array([m for _, m, _ in CATALOG], dtype=object)[kinds[rows]]
     )
-    cols = [_column(made, f, n) for f in _schema.TASKS]
-    if not compact:
-        return pa.Table.from_arrays(cols, schema=_schema.TASKS)
-    fields = [f.with_type(c.type) for f, c in zip(_schema.TASKS, cols, strict=True)]
-    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+    pick = pa.array(tier_idx * _VARIANTS + variant)
+    flat_t = [t for name in names for t in templates[name]]
+    pieces = len(flat_t[0][0])
+    run_ids = pc.take(task_id, pa.array(rows))
+    parts = []
+    for j in range(pieces):
+        parts.append(pc.take(pa.array([t[0][j] for t in flat_t]), pick))
+        if j < pieces - 1:
+            parts.append(run_ids)
+    texts = pc.binary_join_element_wise(*parts, "")
+    totals = pc.take(pa.array([t[1] for t in flat_t], _schema.MONEY), pick)
+    ests = pc.take(pa.array([t[2] for t in flat_t], _schema.MONEY), pick)
+    where = pa.array(rows)
+    return (
+        _scatter(meta, where, texts, n),
+        _scatter(billed, where, totals, n),
+        _scatter(est, where, ests, n),
+    )
 
 
 def _column(made: dict[str, Any], field: pa.Field, n: int) -> Any:

@@ -1,15 +1,17 @@
 """The tables of a cost report, each a query of the ledger engine, shared by the HTML report
 and the exports.
 
-:func:`build` takes a tasks frame, an Arrow table, a :class:`LedgerStore` or the path of
-its directory and returns a :class:`ReportData` (immutable once built): the period, as-of
-time, forecast and budgets, and every table by name (the CSV file names and Excel sheet
-names). :func:`build_from` does the same on a :class:`~songlab.ledger.engine.Ledger`
-already open, so one report opens the source once: the tables, the CSV of every task and
-the figures all read the one relation ``ledger`` (``engine.RELATION_SQL``) through its
-cube (one scan of every task: ``engine.CUBE_SQL``) plus three bounded queries (the
-forecast window, the newest tasks, the Agent One runs). None grows with the number of
-tasks (the per-day table grows with the number of days).
+:data:`TABLES` is the registry: each :class:`Table` has a name (its CSV file and Excel sheet),
+a line saying what it holds, and how it is made from an open ledger. :func:`build` takes a
+tasks frame, an Arrow table, a :class:`LedgerStore` or the path of its directory and returns
+a :class:`ReportData` (immutable once built): the period, as-of time, forecast and budgets,
+and every table by name. :func:`build_from` does the same on a
+:class:`~songlab.ledger.engine.Ledger` already open, so one report opens the source once: the
+tables, the CSV of every task and the figures all read the one relation ``ledger`` through
+its cube (one scan of every task: ``relation.CUBE_SQL``) plus a few bounded queries (the
+month's window, the newest tasks, the Agent One traces). None grows with the number of
+tasks (the per-day table grows with the number of days). A new table is one entry of
+:data:`TABLES` (and, to show it in the HTML, a section of ``report.SECTIONS``).
 
 A task with no ``created_at`` (a snapshot that does not show one) has no day: it counts in
 the all-time totals and shows as **date unknown**; a bounded period cannot place it, so it
@@ -20,7 +22,7 @@ running): counted, never summed as 0.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -32,16 +34,16 @@ import pandas as pd
 import pyarrow as pa
 
 import songlab.ledger._schema as _schema
-from songlab.ledger._periods import (
-    Budgets,
-    Forecast,
-    Period,
-    elapsed_text,
-    parse_budgets,
-    period,
-)
-from songlab.ledger.engine import TRACE_PARSE, Ledger, day_filter, open_ledger
+import songlab.ledger.agent_costs as agent_costs
+import songlab.ledger.month as month
+import songlab.ledger.tiers as tiers
+from songlab.ledger.budgets import Budgets, parse_budgets
+from songlab.ledger.dates import Period, period
+from songlab.ledger.engine import Ledger, open_ledger
+from songlab.ledger.month import Forecast
 from songlab.ledger.reconcile import reconcile_on
+from songlab.ledger.rollups import rollup_on
+from songlab.ledger.summary import DATE_UNKNOWN, summary
 
 __all__ = [
     "AGENT_STEP_ROWS",
@@ -50,9 +52,10 @@ __all__ = [
     "NO_PROJECT",
     "NO_TAG",
     "ReportData",
-    "STEPS_SQL",
+    "TABLES",
     "TASK_COLUMNS",
     "TASK_ROWS",
+    "Table",
     "build",
     "build_from",
     "copy_tasks_csv",
@@ -75,39 +78,11 @@ TASK_COLUMNS = [
 # The tasks table holds the newest TASK_ROWS of the period (the CSV export holds them all);
 # the per-step table of Agent One the steps of the newest runs, AGENT_STEP_ROWS at most.
 TASK_ROWS: Final[int] = 1_000
-AGENT_STEP_ROWS: Final[int] = 1_000
+AGENT_STEP_ROWS: Final[int] = agent_costs.AGENT_STEP_ROWS
 
 # How the attribution tables name the tasks that carry no label.
 NO_PROJECT, NO_TAG, NO_KEY = "(no project)", "(untagged)", "(not recorded)"
-DATE_UNKNOWN: Final[str] = "date unknown"
 OTHER: Final[str] = "other"
-
-# Agent One runs' steps, from each run's trace (output.metadata_json), plus the run's own fee.
-# ``{trace}`` is the trace parsed as a struct, ``{valid}`` the rows whose text is JSON: the one
-# part of the report's SQL each engine says its own way (``engine.TRACE_PARSE``).
-STEPS_SQL: Final[str] = """
-WITH runs AS (
-  SELECT task_id AS run_task_id, model AS run_model, status AS run_status,
-         tool_id AS run_tool_id, created_at, {trace} AS m
-  FROM ledger
-  WHERE operation = 'agent' AND top_level AND metadata_json IS NOT NULL
-    AND {valid} AND {period}
-), calls AS (
-  SELECT run_task_id, run_model, created_at, unnest(m.steps) AS s FROM runs
-)
-SELECT run_task_id, run_model, created_at, s."index" AS step_index, s.kind AS kind,
-       s.tool AS tool, s.tool_id AS tool_id, s.status AS status,
-       CAST(s.cost_usd AS DECIMAL(18, 8)) AS cost_usd, s.task_id AS task_id, s.text AS text
-FROM calls
-UNION ALL
-SELECT run_task_id, run_model, created_at, NULL, 'agent_fee', NULL, run_tool_id, run_status,
-       CAST(m.agent_fee_usd AS DECIMAL(18, 8)), run_task_id, m.stopped_by
-FROM runs
-"""
-
-_STEP_WORDS: Final[str] = """CASE kind WHEN 'agent_fee' THEN 'own fee'
-  WHEN 'tool_call' THEN 'called ' || coalesce(tool, 'a tool')
-  WHEN 'prose' THEN 'wrote text' WHEN 'verification' THEN 'checked its work' ELSE kind END"""
 
 
 @dataclass(frozen=True)
@@ -134,6 +109,29 @@ class ReportData:
     @property
     def agent_by_step(self) -> pd.DataFrame:
         return self.tables["agent_by_step"]
+
+
+@dataclass(frozen=True)
+class Build:
+    """What a table is made from: the open ledger, the period, and what is made once for all
+    of them (the month's forecast and budget table, the figures)."""
+
+    lg: Ledger
+    p: Period
+    forecast: Forecast
+    budget_table: pd.DataFrame
+    figures: Mapping[str, Any]
+    store: Any
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the report: its name (the CSV file and the Excel sheet), what it holds (a
+    line, as the docs list it), and how it is made (None: not made, e.g. no balance yet)."""
+
+    name: str
+    doc: str
+    make: Callable[[Build], pd.DataFrame | None]
 
 
 def top_n(frame: pd.DataFrame, key: str, n: int = 12, *, missing: str) -> pd.DataFrame:
@@ -163,32 +161,61 @@ def _named(frame: pd.DataFrame, column: str, missing: str) -> pd.DataFrame:
     return frame.assign(**{column: frame[column].fillna(missing)})
 
 
-def _agent(lg: Ledger, p: Period) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    trace, valid = TRACE_PARSE[lg.backend.dialect]
-    steps = STEPS_SQL.format(trace=trace, valid=valid, period=day_filter(p))
-    lg.backend.materialize("steps", lg.sql(steps))
-    by_step = lg.frame(
-        f"""
-        SELECT coalesce(run_model, '(unknown)') AS tier, {_STEP_WORDS} AS step,
-               CAST(count(DISTINCT run_task_id) AS BIGINT) AS runs,
-               CAST(count(*) AS BIGINT) AS steps,
-               CAST(sum(cost_usd) AS DECIMAL(38, 8)) AS cost_usd,
-               CAST(sum(CASE WHEN kind <> 'agent_fee' AND cost_usd IS NULL THEN 1 ELSE 0 END)
-                    AS BIGINT) AS unknown_cost_steps
-        FROM steps GROUP BY 1, 2 ORDER BY 1, 5 DESC NULLS LAST, 2"""
-    )
-    (total,) = lg.one("SELECT CAST(count(*) AS BIGINT) FROM steps")
-    detail = lg.frame(
-        f"""
-        SELECT created_at AS run_created_at, run_task_id, run_model, step_index,
-               {_STEP_WORDS} AS step, status, cost_usd, task_id, text
-        FROM steps WHERE run_task_id IN (
-            SELECT run_task_id FROM steps WHERE kind = 'agent_fee'
-            ORDER BY created_at DESC NULLS LAST, run_task_id DESC LIMIT {AGENT_STEP_ROWS})
-        ORDER BY run_created_at DESC NULLS LAST, run_task_id, kind = 'agent_fee', step_index
-        LIMIT {AGENT_STEP_ROWS}"""
-    )
-    return by_step, detail, int(total)
+def _by_label(key: str, missing: str) -> Callable[[Build], pd.DataFrame]:
+    def make(b: Build) -> pd.DataFrame:
+        order = f"cost_usd DESC NULLS LAST, {key} NULLS LAST"
+        return _named(b.lg.spend([key], p=b.p, order=order), key, missing)
+
+    return make
+
+
+def _by(*keys: str) -> Callable[[Build], pd.DataFrame]:
+    return lambda b: b.lg.spend(list(keys), p=b.p)
+
+
+def _by_project_month(b: Build) -> pd.DataFrame:
+    by_pm = _named(b.lg.spend(["month", "project"], p=b.p), "project", NO_PROJECT)
+    return by_pm.assign(month=by_pm["month"].fillna(DATE_UNKNOWN))
+
+
+def _tasks(b: Build) -> pd.DataFrame:
+    rows = b.lg.tasks(TASK_COLUMNS, p=b.p, limit=TASK_ROWS)
+    rows.attrs["total_tasks"] = int(b.figures["tasks"]) + int(b.figures["sub_tasks"])
+    return rows
+
+
+def _reconciliation(b: Build) -> pd.DataFrame | None:
+    snapshots = b.store.balance_table() if b.store is not None else None
+    if snapshots is None or not snapshots.num_rows:  # no balance snapshot: nothing to set beside
+        return None
+    return reconcile_on(b.lg, snapshots)
+
+
+# The report's tables, in the order of the CSV files and the Excel sheets.
+TABLES: Final[tuple[Table, ...]] = (
+    Table(
+        "summary",
+        "the period's counts and totals, the month to date, run rates and forecast",
+        lambda b: summary(b.p, b.forecast, b.figures),
+    ),
+    Table("budgets", "each budget's month: spent, remaining, used %, forecast, status", lambda b: b.budget_table),
+    Table("by_day", "spend per day, every day of the period, with a running total", lambda b: rollup_on(b.lg, "day", p=b.p)),
+    Table("by_week", "spend per week (from Monday), with a running total", lambda b: rollup_on(b.lg, "week", p=b.p)),
+    Table("by_month", "spend per month, with a running total", lambda b: rollup_on(b.lg, "month", p=b.p)),
+    Table("by_project", "spend per project, costliest first", _by_label("project", NO_PROJECT)),
+    Table("by_tag", "spend per tag (a task with two tags counts under both)", _by_label("tag", NO_TAG)),
+    Table("by_key", "spend per API key id (a hash, never the key)", _by_label("key_id", NO_KEY)),
+    Table("by_project_month", "spend per month and project", _by_project_month),
+    Table("by_operation", "spend per operation", _by("operation")),
+    Table("by_model_tier", "spend per model and license tier", _by("model", "tier")),
+    Table("by_cost_source", "tasks and spend by where their cost comes from (billed, estimate, ...)", _by("cost_source")),
+    Table("by_status", "tasks and spend by status (failed ones released, 0)", _by("status")),
+    Table("tier_comparison", "the compared tasks priced in every license tier, beside what they cost", lambda b: tiers.compare(b.lg, p=b.p)),
+    Table("agent_by_step", "Agent One cost by tier and step: own fee, calls by tool, prose, checks", lambda b: agent_costs.by_step(b.lg, b.p)),
+    Table("agent_steps", f"every step of the newest Agent One runs ({AGENT_STEP_ROWS:,} rows at most)", lambda b: agent_costs.newest_steps(b.lg, b.p)),
+    Table("tasks", f"the period's newest tasks ({TASK_ROWS:,}; --csv-all-tasks: all of them)", _tasks),
+    Table("reconciliation", "the balance spent between snapshots beside billed and estimated spend (with a --ledger)", _reconciliation),
+)  # fmt: skip
 
 
 def build(
@@ -206,34 +233,15 @@ def build(
         return build_from(lg, p=p, as_of=as_of, budgets=budgets, source_note=source_note)
 
 
-def build_from(
-    lg: Ledger,
-    *,
-    p: Period | None = None,
-    as_of: datetime | None = None,
-    budgets: Any = None,
-    source_note: str | None = None,
-    store: Any = None,
-) -> ReportData:
-    """The report's data: every table a query of ``lg``'s relation.
-
-    ``p`` (default: all time) selects the breakdowns' tasks; the forecast and budgets
-    cover the month of ``as_of`` (default: the later of now and the newest task).
-    ``budgets``: parsed once (``parse_budgets``; a ``Budgets`` is taken as it is).
-    """
-    p = p or period("all")
-    parsed = parse_budgets(budgets)
-    lg.precompute()
-    as_of = (as_of or lg.as_of()).astimezone(UTC)
-    fc, budget_table = lg.budget_status(parsed, as_of=as_of)
+def _figures(lg: Ledger, p: Period, as_of: datetime) -> dict[str, Any]:
+    """The numbers of the header and the summary."""
     totals = lg.totals(p=p)
     undated = lg.totals(p=p, where="day IS NULL")
     outside: Mapping[str, Any] = {"tasks": 0, "cost_usd": Decimal(0)}
     if p.start is not None or p.end is not None:  # a dated period cannot place these
         outside = lg.totals(where="day IS NULL")
-    month = Period(as_of.date().replace(day=1), as_of.date(), "month to date")
-    mtd = lg.totals(p=month)
-    figures = {
+    mtd = lg.totals(p=Period(as_of.date().replace(day=1), as_of.date(), "month to date"))
+    return {
         "tasks": totals["tasks"],
         "spend": totals["cost_usd"],
         "billed": totals["billed_usd"],
@@ -253,126 +261,60 @@ def build_from(
         "mtd_estimated": mtd["estimated_usd"],
         "mtd_unknown_tasks": mtd["unknown_tasks"],
     }
-    t: dict[str, pd.DataFrame] = {"summary": _summary(p, fc, figures), "budgets": budget_table}
-    for freq in ("day", "week", "month"):
-        t[f"by_{freq}"] = lg.rollup(freq, p=p)
-    t["by_project"] = _named(
-        lg.spend(["project"], p=p, order="cost_usd DESC NULLS LAST, project NULLS LAST"),
-        "project",
-        NO_PROJECT,
-    )
-    t["by_tag"] = _named(
-        lg.spend(["tag"], p=p, order="cost_usd DESC NULLS LAST, tag NULLS LAST"), "tag", NO_TAG
-    )
-    t["by_key"] = _named(
-        lg.spend(["key_id"], p=p, order="cost_usd DESC NULLS LAST, key_id NULLS LAST"),
-        "key_id",
-        NO_KEY,
-    )
-    by_pm = _named(lg.spend(["month", "project"], p=p), "project", NO_PROJECT)
-    t["by_project_month"] = by_pm.assign(month=by_pm["month"].fillna(DATE_UNKNOWN))
-    t["by_operation"] = lg.spend(["operation"], p=p)
-    t["by_model_tier"] = lg.spend(["model", "tier"], p=p)
-    t["by_cost_source"] = lg.spend(["cost_source"], p=p)
-    t["by_status"] = lg.spend(["status"], p=p)  # a figure added in two files (architecture.md)
-    t["tier_comparison"] = lg.tier_comparison(p=p)
-    t["agent_by_step"], t["agent_steps"], steps_total = _agent(lg, p)
-    t["agent_steps"].attrs["total_steps"] = steps_total
-    t["tasks"] = lg.tasks(TASK_COLUMNS, p=p, limit=TASK_ROWS)
-    t["tasks"].attrs["total_tasks"] = int(totals["tasks"]) + int(figures["sub_tasks"])
-    snapshots = store.balance_table() if store is not None else None
-    if snapshots is not None and snapshots.num_rows:  # a ledger with balance snapshots
-        t["reconciliation"] = reconcile_on(lg, snapshots)
-    days = len(t["by_day"])
+
+
+def _charts(lg: Ledger, p: Period, as_of: datetime, days: int) -> dict[str, pd.DataFrame]:
+    """What the charts draw: the month by day, spend over time by project (per day up to a
+    quarter, per week up to two years, else per month), spend by tier."""
     freq = "day" if days <= 92 else "week" if days <= 750 else "month"
+    month_to_date = Period(as_of.date().replace(day=1), as_of.date(), "month to date")
     charts = {
-        "month_days": lg.rollup("day", p=month),
-        "project_days": lg.rollup(freq, p=p, by="project"),
+        "month_days": rollup_on(lg, "day", p=month_to_date),
+        "project_days": rollup_on(lg, freq, p=p, by="project"),
         "by_tier": lg.spend(["tier"], p=p),
     }
     charts["project_days"].attrs["freq"] = freq
+    return charts
+
+
+def build_from(
+    lg: Ledger,
+    *,
+    p: Period | None = None,
+    as_of: datetime | None = None,
+    budgets: Any = None,
+    source_note: str | None = None,
+    store: Any = None,
+    found: Any = None,
+) -> ReportData:
+    """The report's data: every table of :data:`TABLES` a query of ``lg``'s relation.
+
+    ``p`` (default: all time) selects the breakdowns' tasks; the forecast and budgets
+    cover the month of ``as_of`` (default: ``found``'s, else the later of now and the newest
+    task). ``budgets``: parsed once (``parse_budgets``; a ``Budgets`` is taken as it is).
+    ``found``: the guardrails' report of the same ledger (``guardrails.check_ledger``), whose
+    forecasts and budget judgements are used as they are (each series is fitted once).
+    """
+    p = p or period("all")
+    parsed = parse_budgets(budgets)
+    lg.precompute()
+    as_of = (as_of or (found.as_of if found is not None else None) or lg.as_of()).astimezone(UTC)
+    fc, budget_table = month.outlook(lg, parsed, as_of=as_of, found=found)
+    b = Build(lg, p, fc, budget_table, _figures(lg, p, as_of), store)
+    made = {t.name: t.make(b) for t in TABLES}
+    tables = {name: frame for name, frame in made.items() if frame is not None}
+    tables["agent_steps"].attrs["total_steps"] = tables["agent_by_step"].attrs["total_steps"]
     return ReportData(
         period=p,
         as_of=as_of,
         forecast=fc,
         budgets=parsed,
-        tables=MappingProxyType(t),
-        figures=MappingProxyType(figures),
-        charts=MappingProxyType(charts),
+        tables=MappingProxyType(tables),
+        figures=MappingProxyType(b.figures),
+        charts=MappingProxyType(_charts(lg, p, as_of, len(tables["by_day"]))),
         source_note=source_note,
         store=store,
-    )
-
-
-def _summary(p: Period, fc: Forecast, f: Mapping[str, Any]) -> pd.DataFrame:
-    rows: list[tuple[str, int | None, Decimal | None, str]] = [
-        ("period", None, None, p.label),
-        (
-            "tasks in the period",
-            f["tasks"],
-            None,
-            "top-level; Agent One sub-tasks count in their run",
-        ),
-        ("spent in the period", None, f["spend"], "tasks of known cost, exact"),
-        ("billed by the service", f["billed_tasks"], f["billed"], ""),
-        (
-            "of which estimated",
-            f["estimated_tasks"],
-            f["estimated"],
-            "completed tasks the service shows no cost for, at list price",
-        ),
-        ("tasks of unknown cost", f["unknown_tasks"], None, "not summed: their cost is unknown"),
-        (
-            "tasks still running",
-            f["pending_tasks"],
-            f["pending"],
-            "queued or processing: nothing spent yet (their list price, not in the spend)",
-        ),
-        ("failed tasks (released, not billed)", f["failed"], None, ""),
-    ]
-    if f["undated_tasks"]:
-        rows.append(
-            (
-                f"{DATE_UNKNOWN} (in the period's totals)",
-                f["undated_tasks"],
-                f["undated"],
-                "snapshots that show no created_at",
-            )
-        )
-    if f["undated_outside_tasks"]:
-        rows.append(
-            (
-                f"{DATE_UNKNOWN} (outside any dated period)",
-                f["undated_outside_tasks"],
-                f["undated_outside"],
-                "not in this period's totals",
-            )
-        )
-    rows += [
-        (
-            f"month to date ({fc.month})",
-            None,
-            fc.month_to_date_usd,
-            f"as of {fc.as_of:%Y-%m-%d %H:%M:%S} UTC",
-        ),
-        (
-            "run rate per day",
-            None,
-            fc.run_rate_usd_per_day,
-            f"over {elapsed_text(fc.days_elapsed)} elapsed",
-        ),
-        ("trailing 7 days, per day", None, fc.trailing_7d_usd_per_day, "the last 7 days / 7"),
-        (f"forecast for {fc.month}", None, fc.forecast_usd, f"{fc.method}; {fc.interval_text()}"),
-    ]
-    return pd.DataFrame(
-        {
-            "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
-            "count": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
-            "amount_usd": pd.array(
-                [r[2] for r in rows], dtype=_schema.MoneyDtype(_schema.MONEY_SUM)
-            ),
-            "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
-        }
+        guardrails=found,
     )
 
 

@@ -18,7 +18,7 @@ import ipywidgets as W
 import pandas as pd
 
 import songlab.ledger as ledger
-from songlab.ledger import display
+from songlab.ledger import display, tiers
 from songlab.ledger import plots as ledger_plots
 from songlab.widgets._status import Status, from_error, render
 
@@ -108,7 +108,7 @@ class CostPanel(W.VBox):
             self.by_tier = lg.spend(["tier"])
             self.by_operation = lg.spend(["operation", "model"])
             totals = lg.totals()
-            comparison = lg.tier_comparison()
+            comparison = tiers.compare(lg)
         self.totals = totals
         self.total_usd = totals["cost_usd"]
         est, unknown = totals["estimated_tasks"], totals["unknown_tasks"]
