@@ -11,13 +11,14 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 
 __all__ = ["RECORD", "record_table"]
 
 
 # The columns of the client's record (``songlab.client.RECORD_SCHEMA``) the ledger joins.
-RECORD: Final[pa.Schema] = pa.schema(
+RECORD: Final[pa.Schema] = _arrow.schema(
     [
         pa.field("task_id", pa.string()),
         pa.field("key_id", pa.string()),
@@ -72,7 +73,7 @@ def record_table(record: Any) -> pa.Table | None:
     cols = [
         _cast(record[f.name], f.name, f.type)
         if f.name in record.column_names
-        else pa.nulls(record.num_rows, f.type)
+        else _arrow.nulls(record.num_rows, f.type)
         for f in RECORD
     ]
     return pa.Table.from_arrays(cols, schema=RECORD)

@@ -433,7 +433,7 @@ def _dated_series(long: pd.DataFrame, end: date) -> pd.DataFrame:
             strict=True,
         )
     ]
-    frame = frame.assign(value=names)
+    frame = frame.assign(value=pd.Series(names, index=frame.index, dtype=object))
     return frame.sort_values(
         ["dimension", "value", "day"], key=lambda col: col.astype(str), kind="stable"
     )

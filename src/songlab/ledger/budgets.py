@@ -302,18 +302,17 @@ def status(
 def budget_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The budget table's frame (its columns and types) from its rows."""
     money = pa.decimal128(38, 8)
-    schema = pa.schema(
-        [
-            ("scope", pa.string()),
-            ("month", pa.string()),
-            ("budget_usd", money),
-            ("spent_usd", money),
-            ("remaining_usd", money),
-            ("used_pct", pa.decimal128(9, 1)),
-            ("forecast_usd", money),
-            ("status", pa.string()),
-        ]
-    )
+    columns: list[tuple[str, pa.DataType]] = [
+        ("scope", pa.string()),
+        ("month", pa.string()),
+        ("budget_usd", money),
+        ("spent_usd", money),
+        ("remaining_usd", money),
+        ("used_pct", pa.decimal128(9, 1)),
+        ("forecast_usd", money),
+        ("status", pa.string()),
+    ]
+    schema = pa.schema(columns)
     return _schema.to_frame(pa.Table.from_pylist(rows, schema=schema))
 
 

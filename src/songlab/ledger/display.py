@@ -14,7 +14,7 @@ itself (and every export) keeps the exact decimals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Final
@@ -133,10 +133,12 @@ def finance(
                 }
             )
     view = view.rename(columns={c: header(view, c) for c in view.columns if is_time(view, c)})
-    formats = {
+    formats: dict[Hashable, str | Callable[[object], str] | None] = {
         c: text if is_money(view, c) or not is_decimal(view, c) else _plain for c in view.columns
     }
-    right = [c for c in view.columns if is_number(view, c) or str(c).endswith(f"({EXACT_LABEL})")]
+    right: list[Hashable] = [
+        c for c in view.columns if is_number(view, c) or str(c).endswith(f"({EXACT_LABEL})")
+    ]
     styler = view.reset_index(drop=True).style
     styler.set_uuid("songlab")  # the same HTML on every run (no random element ids)
     return (

@@ -408,7 +408,7 @@ def _snapshots(balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None) -> l
     if balances is None:
         return []
     if isinstance(balances, pd.DataFrame):
-        rows = balances.to_dict("records")
+        rows = [{str(k): v for k, v in r.items()} for r in balances.to_dict("records")]
     else:
         rows = [dict(b) for b in balances]
     out = []

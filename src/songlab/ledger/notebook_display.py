@@ -87,7 +87,8 @@ def frame_text(frame: pd.DataFrame, /) -> str:
     fmts = money_formatters(frame)
     if not fmts or frame.columns.has_duplicates:
         return repr(frame)
-    from pandas.io.formats.format import get_dataframe_repr_params
+    # pandas' own repr options: private, so pandas-stubs leave it out
+    from pandas.io.formats.format import get_dataframe_repr_params  # type: ignore[attr-defined]
 
     text: str = frame.to_string(formatters=fmts, **get_dataframe_repr_params())
     return text
@@ -97,13 +98,16 @@ def frame_html(frame: pd.DataFrame, /) -> str | None:
     """``frame`` as its notebook HTML shows it (pandas' ``_repr_html_`` with the same
     options), money cells by :func:`money_text`."""
     fmts = money_formatters(frame)
-    if not fmts or frame.columns.has_duplicates or frame._info_repr():
-        html: str | None = frame._repr_html_()
+    # _info_repr and _repr_html_ are pandas' own (private) methods; pandas-stubs read an
+    # unknown attribute of a frame as a column
+    if not fmts or frame.columns.has_duplicates or frame._info_repr():  # type: ignore[operator]
+        html: str | None = frame._repr_html_()  # type: ignore[operator]
         return html
     from pandas.io.formats import format as fmt
 
     get = pd.get_option
-    formatter = fmt.DataFrameFormatter(
+    # pandas' formatter and renderer (what _repr_html_ uses): not in pandas-stubs
+    formatter = fmt.DataFrameFormatter(  # type: ignore[attr-defined]
         frame,
         formatters=fmts,
         float_format=get("display.float_format"),
@@ -115,7 +119,7 @@ def frame_html(frame: pd.DataFrame, /) -> str | None:
         max_cols=get("display.max_columns"),
         show_dimensions=get("display.show_dimensions"),
     )
-    shown: str = fmt.DataFrameRenderer(formatter).to_html(notebook=True)
+    shown: str = fmt.DataFrameRenderer(formatter).to_html(notebook=True)  # type: ignore[attr-defined]
     return shown
 
 

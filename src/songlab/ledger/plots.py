@@ -260,10 +260,11 @@ def _wide(table: pd.DataFrame, by: str, top: int) -> pd.DataFrame:
     """Spend per period (rows) and group (columns: the ``top`` that cost something, "other")."""
     keys = [_label(k) if isinstance(k, str) else f"(no {by})" for k in table[by].tolist()]
     table = table.assign(usd=_floats(table["cost_usd"]), key=keys)
-    totals = table.groupby("key")["usd"].sum().to_dict()
+    totals = {str(k): float(v) for k, v in table.groupby("key")["usd"].sum().items()}
     kept = _fold(totals, top)
     other = next((k for k in kept if k not in totals), None)  # "other (k)", if folded
-    table = table.assign(key=[k if k in kept else other for k in table["key"]])
+    folded = [k if k in kept else other for k in table["key"]]
+    table = table.assign(key=pd.Series(folded, index=table.index, dtype=object))
     wide = table.pivot_table(
         index="period", columns="key", values="usd", aggfunc="sum", fill_value=0.0
     )

@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Field
 from songlab.ledger.engine import Ledger, open_ledger
 from songlab.ledger.relation import MEASURES
 
@@ -68,7 +69,7 @@ NO_LEDGER: Final[str] = (
 )
 
 
-def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
+def _f(name: str, type_: pa.DataType, doc: str) -> Field:
     return pa.field(name, type_, metadata={"doc": doc})
 
 
@@ -197,7 +198,7 @@ def reconcile_on(lg: Ledger, balances: Any, *, freq: str | None = None) -> pd.Da
     snaps = _snapshots(balances)
     if snaps.num_rows == 0:
         return _schema.to_frame(RECONCILE.empty_table())
-    snapshots = pa.table(
+    snapshots = pa.Table.from_pydict(
         {
             "taken_at": pc.cast(snaps["taken_at"], _schema.TIMESTAMP),
             "total_effective": pc.cast(snaps["total_effective"], pa.int64()),

@@ -47,8 +47,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._parquet as _parquet
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Column, ColumnLike
 from songlab.ledger._record import record_table
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
 from songlab.ledger.tasks import first, resolve, tasks_table
@@ -111,12 +113,14 @@ class _State:
     newest_ids: frozenset[str]
     files: dict[str, list[int]]
 
-    def after(self, changed: pa.Table, months: pa.Array, files: dict[str, list[int]]) -> _State:
+    def after(self, changed: pa.Table, months: Column, files: dict[str, list[int]]) -> _State:
         """This state once ``changed`` (rows written, in ``months``) is stored."""
         pending = self.pending.filter(
             pc.invert(pc.is_in(self.pending["task_id"], value_set=changed["task_id"]))
         )
-        waiting = pc.invert(pc.fill_null(pc.is_in(changed["status"], pa.array(_TERMINAL)), False))
+        waiting = pc.invert(
+            _arrow.fill_null(pc.is_in(changed["status"], pa.array(_TERMINAL)), pa.scalar(False))
+        )
         src = pc.cast(changed["created_at_source"], pa.string())
         rows = _pending_rows(
             changed["task_id"].filter(waiting),
@@ -125,16 +129,16 @@ class _State:
             months.filter(waiting),
         )
         newest, ids = self.newest, set(self.newest_ids)
-        by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
+        by_service = _arrow.fill_null(pc.equal(src, pa.scalar(_schema.SERVICE)), pa.scalar(False))
         top = pc.max(changed["created_at"].filter(by_service)).as_py()
         if top is not None and (newest is None or top >= newest):
-            at = pc.fill_null(
+            at = _arrow.fill_null(
                 pc.and_(
                     by_service, pc.equal(changed["created_at"], pa.scalar(top, _schema.TIMESTAMP))
                 ),
                 False,
             )
-            found = set(changed["task_id"].filter(at).to_pylist())
+            found = set(_strings(changed["task_id"].filter(at)))
             ids = found if newest is None or top > newest else ids | found
             newest = top
         return _State(pa.concat_tables([pending, rows]), newest, frozenset(ids), files)
@@ -159,16 +163,28 @@ class _State:
         )
 
 
-def _pending_rows(task_id: Any, created: Any, source: Any, month: Any) -> pa.Table:
+def _strings(column: ColumnLike) -> list[str]:
+    """The values of a column of strings that holds no null (task ids, month names)."""
+    return [v for v in column.to_pylist() if isinstance(v, str)]
+
+
+def _pending_rows(
+    task_id: ColumnLike, created: ColumnLike, source: ColumnLike, month: ColumnLike | str
+) -> pa.Table:
     n = len(task_id)
-    months = month if not isinstance(month, str) else pa.repeat(pa.scalar(month), n)
+    months = month if not isinstance(month, str) else _arrow.repeat(month, n, pa.string())
     return pa.Table.from_arrays([task_id, months, created, source], schema=PENDING)
 
 
 def _plain(table: pa.Table) -> pa.Table:
     """Extension columns (``songlab.decimal``, ``songlab.source``) as their storage."""
     cols = [
-        pa.chunked_array([c.storage for c in col.chunks], type=col.type.storage_type)
+        # an extension type's chunks are extension arrays; chunked_array has no overload for
+        # a type known at run time
+        pa.chunked_array(  # type: ignore[call-overload]
+            [c.storage for c in cast("list[pa.ExtensionArray[Any]]", col.chunks)],
+            type=col.type.storage_type,
+        )
         if isinstance(col.type, pa.BaseExtensionType)
         else col
         for col in table.columns
@@ -268,7 +284,7 @@ class LedgerStore:
             return None
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
-    def _read_stored(self) -> tuple[pa.Table, pa.Array]:
+    def _read_stored(self) -> tuple[pa.Table, Column]:
         """Every stored row as written, and the month partition each came from."""
         tables, months = [], []
         for f in self.files():
@@ -332,11 +348,13 @@ class LedgerStore:
         self._tools = tool_lookup(source) or self._tools
         record = self.record_table()
         state, rebuilt = self._state()
-        pending_ids = set(state.pending["task_id"].to_pylist())
+        pending_ids = set(_strings(state.pending["task_id"]))
         newest = state.newest
         get = getter(source)
         boundary = newest
-        served = state.pending.filter(pc.equal(state.pending["created_at_source"], _schema.SERVICE))
+        served = state.pending.filter(
+            pc.equal(state.pending["created_at_source"], pa.scalar(_schema.SERVICE))
+        )
         if served.num_rows and get is None:
             oldest_pending = pc.min(served["created_at"]).as_py()
             boundary = min(boundary, oldest_pending) if boundary else oldest_pending
@@ -431,7 +449,7 @@ class LedgerStore:
         changed = pa.concat_tables([moved, *parts])
         # the partitions the changed rows leave are rewritten too (a row may change month)
         leaving = pc.is_in(state.pending["task_id"], changed["task_id"])
-        extra = set(state.pending["month"].filter(leaving).to_pylist())
+        extra = set(_strings(state.pending["month"].filter(leaving)))
         if moved.num_rows:
             extra.add(UNKNOWN_MONTH)
         months = self._write_months(changed, extra, record)
@@ -464,12 +482,12 @@ class LedgerStore:
             pf = pq.ParquetFile(f)
             for group in range(pf.metadata.num_row_groups):
                 col = pf.read_row_group(group, columns=["task_id"]).column(0)
-                found.update(col.filter(pc.is_in(col, value_set=wanted)).to_pylist())
+                found.update(_strings(col.filter(pc.is_in(col, value_set=wanted))))
         return found
 
     def _keep_seen(self, new: pa.Table, state: _State, taken: datetime) -> pa.Table:
         """``seen_at``: the refresh that first added a task (``taken``), kept across updates."""
-        seen_at = pa.repeat(pa.scalar(taken, _schema.TIMESTAMP), new.num_rows)
+        seen_at = _arrow.repeat(taken, new.num_rows, _schema.TIMESTAMP)
         again = state.pending.filter(pc.is_in(state.pending["task_id"], new["task_id"]))
         if again.num_rows:
             ids = again["task_id"].combine_chunks()
@@ -482,7 +500,7 @@ class LedgerStore:
             if rows:
                 old = pa.concat_tables(rows)
                 at = pc.index_in(new["task_id"], value_set=old["task_id"].combine_chunks())
-                seen_at = pc.coalesce(pc.take(old["seen_at"], at), seen_at)
+                seen_at = _arrow.coalesce(pc.take(old["seen_at"], at), seen_at)
         i = new.schema.get_field_index("seen_at")
         return new.set_column(i, _schema.TASKS.field("seen_at"), seen_at)
 
@@ -526,18 +544,21 @@ class LedgerStore:
                 created = (
                     t["created_at"]
                     if "created_at" in t.column_names
-                    else pa.nulls(t.num_rows, _schema.TIMESTAMP)
+                    else _arrow.nulls(t.num_rows, _schema.TIMESTAMP)
                 )
+                src: ColumnLike
                 if "created_at_source" in t.column_names:
                     src = pc.cast(t["created_at_source"], pa.string())
-                    src = pc.if_else(
+                    src = _arrow.if_else(
                         pc.is_null(src),
-                        pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN),
+                        _arrow.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN),
                         src,
                     )
                 else:
-                    src = pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN)
-                waiting = pc.invert(pc.fill_null(pc.is_in(t["status"], terminal), False))
+                    src = _arrow.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN)
+                waiting = pc.invert(
+                    _arrow.fill_null(pc.is_in(t["status"], terminal), pa.scalar(False))
+                )
                 if pc.any(waiting).as_py():
                     pending.append(
                         _pending_rows(
@@ -547,14 +568,16 @@ class LedgerStore:
                             month,
                         )
                     )
-                by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
+                by_service = _arrow.fill_null(
+                    pc.equal(src, pa.scalar(_schema.SERVICE)), pa.scalar(False)
+                )
                 top = pc.max(pc.filter(created, by_service)).as_py()
                 if top is not None and (newest is None or top >= newest):
-                    at = pc.fill_null(
+                    at = _arrow.fill_null(
                         pc.and_(by_service, pc.equal(created, pa.scalar(top, _schema.TIMESTAMP))),
                         False,
                     )
-                    ids = set(t["task_id"].filter(at).to_pylist())
+                    ids = set(_strings(t["task_id"].filter(at)))
                     newest_ids = ids if newest is None or top > newest else newest_ids | ids
                     newest = top
         table = pa.concat_tables(pending) if pending else PENDING.empty_table()
@@ -573,7 +596,7 @@ class LedgerStore:
         """Rewrite the months ``changed`` rows go to and those in ``extra`` (that rows leave),
         one month in memory at a time: its stored rows (joined with the record again) less
         the changed ones, plus the changed rows of that month."""
-        touched = sorted(set(_months(changed).to_pylist()) | extra)
+        touched = sorted(set(_strings(_months(changed))) | extra)
         changed_months = _months(changed)
         ids = changed["task_id"].combine_chunks()
         for month in touched:
@@ -583,7 +606,7 @@ class LedgerStore:
                 leaving = pc.is_in(stored["task_id"], value_set=ids)
                 if pc.any(leaving).as_py():
                     stored = stored.filter(pc.invert(leaving))
-            part = _put_in(stored, changed.filter(pc.equal(changed_months, month)))
+            part = _put_in(stored, changed.filter(pc.equal(changed_months, pa.scalar(month))))
             target = self.path / f"month={month}" / PART
             if part.num_rows == 0:
                 target.unlink(missing_ok=True)
@@ -649,19 +672,23 @@ def _older_sources(table: pa.Table) -> pa.Table:
         return table
     for fact in _schema.FACTS:
         i = table.schema.get_field_index(f"{fact}_source")
-        src = _schema.source_array(pc.if_else(pc.is_valid(table[fact]), 0, 2).combine_chunks())
+        known = pc.is_valid(table[fact].combine_chunks())
+        src = _schema.source_array(_arrow.if_else(known, 0, 2))
         table = table.set_column(i, _schema.TASKS.field(i), src)
     i = table.schema.get_field_index("labels_source")
-    labelled = pc.or_(pc.is_valid(table["project"]), pc.is_valid(table["key_id"]))
-    src = _schema.source_array(pc.if_else(labelled, 1, 2).combine_chunks())
+    labelled = pc.or_(
+        pc.is_valid(table["project"].combine_chunks()),
+        pc.is_valid(table["key_id"].combine_chunks()),
+    )
+    src = _schema.source_array(_arrow.if_else(labelled, 1, 2))
     return table.set_column(i, _schema.TASKS.field(i), src)
 
 
-def _months(table: pa.Table) -> pa.Array:
+def _months(table: pa.Table) -> Column:
     if table.num_rows == 0:
         return pa.array([], pa.string())
-    months = pc.strftime(table["created_at"], format="%Y-%m")
-    return pc.fill_null(months, UNKNOWN_MONTH).combine_chunks()
+    months = pc.strftime(table["created_at"].combine_chunks(), format="%Y-%m")
+    return _arrow.fill_null(months, UNKNOWN_MONTH)
 
 
 def _put_in(stored: pa.Table, rows: pa.Table) -> pa.Table:

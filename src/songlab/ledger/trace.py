@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 
 __all__ = ["AGENT_FEE", "STEP_KINDS", "TraceWarning", "trace_frame", "trace_rows", "trace_table"]
@@ -161,11 +162,11 @@ def _table(source: Any) -> pa.Table:
         t = pa.Table.from_pandas(
             source[[c for c in cols if c in source.columns]], preserve_index=False
         )
-        return pa.table(
+        return pa.Table.from_pydict(
             {
                 c: pc.cast(t[c], pa.string())
                 if c in t.column_names
-                else pa.nulls(len(source), pa.string())
+                else _arrow.nulls(len(source), pa.string())
                 for c in cols
             }
         )
