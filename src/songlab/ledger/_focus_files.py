@@ -21,7 +21,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -97,7 +97,7 @@ def write(
     path: str | os.PathLike[str],
     *,
     schema: pa.Schema,
-    metadata: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    metadata: Callable[[list[dict[str, object]]], dict[str, object]],
     count: Callable[[], int],
 ) -> tuple[Path, Path]:
     """Write ``rows`` (tables of ``schema``) to ``path`` (.csv or .parquet) and

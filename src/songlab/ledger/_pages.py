@@ -35,7 +35,7 @@ _MIN_BLOCK: Final[int] = 1024 * 1024  # Arrow parses a batch in blocks, on its t
 
 # What a batch yields: (raw, metadata_json, None) from Arrow, or (None, None, dicts).
 # (raw, metadata_json, None) read by Arrow, or (None, None, task dicts)
-Batch = tuple[pa.StructArray, Column, None] | tuple[None, None, list[Mapping[str, Any]]]
+Batch = tuple[pa.StructArray, Column, None] | tuple[None, None, list[Mapping[str, object]]]
 
 
 def _schema(raw_task: pa.StructType) -> pa.Schema:
@@ -53,9 +53,9 @@ def _one_line(page: bytes) -> bytes:
     return page
 
 
-def _dicts(lines: list[bytes]) -> list[Mapping[str, Any]]:
+def _dicts(lines: list[bytes]) -> list[Mapping[str, object]]:
     """The tasks of the pages, decoded one by one (the fallback), with clear errors."""
-    out: list[Mapping[str, Any]] = []
+    out: list[Mapping[str, object]] = []
     for n, line in enumerate(lines):
         try:
             body = json.loads(line)

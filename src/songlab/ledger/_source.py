@@ -23,7 +23,7 @@ from typing import Any
 __all__ = ["AUTO", "as_dict", "getter", "http_listing", "iter_tasks", "raw_pages", "tool_lookup"]
 
 
-def as_dict(item: Any) -> Mapping[str, Any]:
+def as_dict(item: Any) -> Mapping[str, object]:
     """A task snapshot as a mapping: the item itself, or its ``.raw`` dict."""
     if isinstance(item, Mapping):
         return item
@@ -61,7 +61,7 @@ def raw_pages(source: Any) -> Iterable[bytes] | None:
     return (page.content for page in pages)
 
 
-def iter_tasks(source: Any) -> Iterator[Mapping[str, Any]]:
+def iter_tasks(source: Any) -> Iterator[Mapping[str, object]]:
     """Task dicts from a source (see the module docstring), lazily."""
     if isinstance(source, Mapping) or isinstance(source, (str, bytes)):
         raise TypeError("source: expected an iterable of task dicts or a client, not one value")
@@ -78,7 +78,7 @@ def iter_tasks(source: Any) -> Iterator[Mapping[str, Any]]:
         yield as_dict(item)
 
 
-def getter(source: Any) -> Callable[[str], Mapping[str, Any]] | None:
+def getter(source: Any) -> Callable[[str], Mapping[str, object]] | None:
     """``task_id -> task dict`` if the source can fetch one task, else None."""
     gens = getattr(source, "generations", None)
     get = getattr(gens, "get", None)
@@ -105,10 +105,10 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
         self._page_size = page_size
         self.pages_fetched = 0
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[dict[str, object]]:
         cursor: str | None = None
         while True:
-            params: dict[str, Any] = {"limit": self._page_size}
+            params: dict[str, object] = {"limit": self._page_size}
             if cursor:
                 params["cursor"] = cursor
             resp = self._http.get("/v1/generations", params=params)
@@ -120,7 +120,7 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
             if not cursor:
                 return
 
-    def list_tools(self) -> list[dict[str, Any]]:
+    def list_tools(self) -> list[dict[str, object]]:
         """``GET /v1/tools``: the entries (each with id, model and operation)."""
         resp = self._http.get("/v1/tools")
         resp.raise_for_status()
@@ -128,10 +128,10 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
         data = body.get("data") if isinstance(body, dict) else body
         return data if isinstance(data, list) else []
 
-    def get_task(self, task_id: str) -> dict[str, Any]:
+    def get_task(self, task_id: str) -> dict[str, object]:
         resp = self._http.get(f"/v1/generations/{task_id}")
         resp.raise_for_status()
-        task: dict[str, Any] = resp.json()
+        task: dict[str, object] = resp.json()
         return task
 
 

@@ -56,7 +56,7 @@ class Alert:
     amount_usd: Decimal | None  # how much: spent, impact, tokens' worth
     since: datetime
     as_of: datetime
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, object] = field(default_factory=dict)
 
     def line(self) -> str:
         """``OVER budget project podcast (...): spent $130.12 of $120.00 ...; since ...``: one
@@ -66,7 +66,7 @@ class Alert:
             f"since {self.since:%Y-%m-%d %H:%M} UTC"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The alert as JSON (Decimal amounts as exact strings, times ISO 8601 UTC); ``text``
         is the line, so a chat webhook (Slack, Teams, Mattermost) shows it as is."""
         return {
@@ -146,7 +146,7 @@ def _budget_alerts(
             continue
         rule, fc = b.rule, b.forecast
         aid = f"budget:{rule.key}:{b.period}:{b.status.replace(' ', '-')}"
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "scope": rule.scope,
             "value": rule.value,
             "period": b.period,
@@ -230,7 +230,7 @@ def _anomaly_alerts(report: GuardrailReport) -> list[Alert]:
     return out
 
 
-def _anomaly_details(a: Any) -> dict[str, Any]:
+def _anomaly_details(a: Any) -> dict[str, object]:
     return {
         "dimension": a.dimension,
         "value": a.value,
@@ -300,7 +300,7 @@ def _expiry_alerts(report: GuardrailReport, since: Since) -> list[Alert]:
     return out
 
 
-def _expiring(report: GuardrailReport, x: Any, base: dict[str, Any], since: Since) -> Alert:
+def _expiring(report: GuardrailReport, x: Any, base: dict[str, object], since: Since) -> Alert:
     aid = f"expiry:{iso(x.base_expires_at)}"
     interval = (
         f" ({x.level:.0%}: {x.unused_low:,} to {x.unused_high:,})"
@@ -325,7 +325,7 @@ def _expiring(report: GuardrailReport, x: Any, base: dict[str, Any], since: Sinc
     )
 
 
-def _runs_out(report: GuardrailReport, x: Any, base: dict[str, Any], since: Since) -> Alert:
+def _runs_out(report: GuardrailReport, x: Any, base: dict[str, object], since: Since) -> Alert:
     ends = x.runs_out_on
     aid = f"runout:{ends:%Y-%m}"
     interval = (

@@ -127,7 +127,7 @@ def _when(value: Any, name: str) -> datetime | None:
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def balance_rate(snapshots: Sequence[Mapping[str, Any]], *, as_of: datetime) -> float | None:
+def balance_rate(snapshots: Sequence[Mapping[str, object]], *, as_of: datetime) -> float | None:
     """Tokens a day the balance burnt over the snapshots of the last ``RATE_DAYS`` days (drops in
     ``total_effective``; rises, top-ups, skipped); None if they span less than a day."""
     rows = sorted(
@@ -149,11 +149,11 @@ def balance_rate(snapshots: Sequence[Mapping[str, Any]], *, as_of: datetime) -> 
 
 
 def outlook(
-    balance: Mapping[str, Any],
+    balance: Mapping[str, object],
     history: Daily,
     *,
     as_of: datetime,
-    snapshots: Sequence[Mapping[str, Any]] = (),
+    snapshots: Sequence[Mapping[str, object]] = (),
     level: float = LEVEL,
     paths: int = PATHS,
     seed: int = 0,

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
-from songlab.ledger._arrow import Column
+from songlab.ledger._arrow import Column, ColumnLike
 from songlab.ledger.relation import day_filter
 
 __all__ = [
@@ -157,10 +157,10 @@ SCHEMA: Final[pa.Schema] = pa.schema(
 NAMES: Final[tuple[str, ...]] = tuple(c.name for c in COLUMNS)
 
 
-def _column_definitions() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _column_definitions() -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for c in COLUMNS:
-        d: dict[str, Any] = {"ColumnName": c.name, "DataType": c.kind.replace("/", "").upper()}
+        d: dict[str, object] = {"ColumnName": c.name, "DataType": c.kind.replace("/", "").upper()}
         if c.kind == D and isinstance(c.type, pa.Decimal128Type):
             d["NumericPrecision"] = c.type.precision
             d["NumberScale"] = c.type.scale
@@ -178,7 +178,7 @@ SCHEMA_ID: Final[str] = str(
 )
 
 
-def metadata(data_location: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def metadata(data_location: Sequence[dict[str, object]] = ()) -> dict[str, object]:
     """The FOCUS metadata: data generator and schema (every column's definition), plus where
     the data is (``data_location``: filepath, total_bytes, total_rows)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -187,7 +187,7 @@ def metadata(data_location: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         generator_version = version("songlab")
     except PackageNotFoundError:  # pragma: no cover - a source tree that was not installed
         generator_version = "unknown"
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "DataGenerator": DATA_GENERATOR,
         "DataGeneratorVersion": generator_version,
         "SchemaId": SCHEMA_ID,
@@ -267,7 +267,7 @@ def _tags(project: Column, tags: Column) -> Column:
     values = []
     for key in pairs.dictionary.to_pylist():
         proj, tag_text = str(key).split("\x01")  # never null: nulls are filled above
-        obj: dict[str, Any] = {}
+        obj: dict[str, object] = {}
         if proj != "\x00":
             obj["project"] = proj
         if tag_text not in ("\x00", ""):
@@ -297,7 +297,7 @@ def account_of_key(key_id: str) -> str:
     return f"account-of-{key_id}"
 
 
-def _constants(n: int, account: Account, usage: bool) -> dict[str, Column]:
+def _constants(n: int, account: Account, usage: bool) -> dict[str, ColumnLike]:
     base = {
         "BillingAccountId": account.id,
         "BillingAccountName": account.name,
@@ -354,7 +354,7 @@ def _usage(raw: pa.RecordBatch, account: Account) -> pa.Table:
     )
     key = raw["key_id"]
     one = _arrow.repeat(Decimal(1), n, _QUANTITY)
-    cols: dict[str, Any] = _constants(n, account, usage=True)
+    cols: dict[str, ColumnLike] = _constants(n, account, usage=True)
     cols |= {
         "BilledCost": _arrow.repeat(Decimal(0), n, _COST),
         "BillingPeriodEnd": next_month,
@@ -389,7 +389,7 @@ def _usage(raw: pa.RecordBatch, account: Account) -> pa.Table:
     return _table(cols, n)
 
 
-def _table(cols: dict[str, Any], n: int) -> pa.Table:
+def _table(cols: dict[str, ColumnLike], n: int) -> pa.Table:
     arrays = []
     for f in SCHEMA:
         a = cols[f.name]
@@ -456,7 +456,7 @@ def _purchases(rows: Sequence[tuple[datetime, datetime, int]], account: Account)
     usd = pa.array([Decimal(r[2]) * TOKEN_USD for r in rows], _COST)
     price = _arrow.repeat(TOKEN_USD, n, _COST)
     zero = _arrow.repeat(Decimal(0), n, _COST)
-    cols: dict[str, Any] = _constants(n, account, usage=False)
+    cols: dict[str, ColumnLike] = _constants(n, account, usage=False)
     cols |= {
         "BilledCost": usd,
         "BillingPeriodEnd": next_month,

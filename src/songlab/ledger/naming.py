@@ -107,7 +107,7 @@ def check_template(template: str) -> list[str]:
     return names
 
 
-def render(template: str, values: Mapping[str, Any]) -> str:
+def render(template: str, values: Mapping[str, object]) -> str:
     """The template filled in, each field made a safe path component; the literal parts of
     the template keep their ``/``. Refuses a path that would leave the folder."""
     out = []

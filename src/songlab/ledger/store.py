@@ -99,7 +99,7 @@ class RefreshResult:
     updated: int  # known tasks re-fetched (were not terminal)
     read: int  # task snapshots read from the source
     months_written: tuple[str, ...]
-    balance: dict[str, Any] | None = None  # the snapshot taken (None: the source has no balance)
+    balance: dict[str, object] | None = None  # the snapshot taken (None: the source has no balance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,12 +202,12 @@ def _write_ipc(target: Path, table: pa.Table) -> None:
     _parquet.replace_atomically(target, write)
 
 
-def _task_id(rec: Mapping[str, Any]) -> str:
+def _task_id(rec: Mapping[str, object]) -> str:
     """A listed task's ``task_id`` (the spec's task object always carries one)."""
     return cast(str, rec.get("task_id"))
 
 
-def _created(rec: Mapping[str, Any]) -> datetime | None:
+def _created(rec: Mapping[str, object]) -> datetime | None:
     value = first(rec, "created_at")
     if value is None:
         return None
@@ -361,11 +361,11 @@ class LedgerStore:
         # Walking back for pending rows, only their age stops the walk; otherwise
         # the first known, finished task does (all past it is known already).
         stop_at_known = get is not None or not pending_ids
-        fetched: dict[str, Mapping[str, Any]] = {}
+        fetched: dict[str, Mapping[str, object]] = {}
         dated: dict[str, datetime | None] = {}  # created_at of each fetched task, as listed
         known: set[str] = set()  # undated listed tasks found stored (a batch's worth)
         checked: set[str] = set()
-        ahead: deque[Mapping[str, Any]] = deque()
+        ahead: deque[Mapping[str, object]] = deque()
         listing = iter_tasks(source)
         batch = 1
         read = 0
@@ -586,7 +586,7 @@ class LedgerStore:
     def _save_state(self, state: _State) -> None:
         _write_ipc(self.path / STATE_FILE, state.to_table())
 
-    def _append_balance(self, snapshot: dict[str, Any]) -> None:
+    def _append_balance(self, snapshot: dict[str, object]) -> None:
         row = pa.Table.from_pylist([snapshot], schema=BALANCE)
         _write_ipc(self.path / BALANCE_FILE, pa.concat_tables([self.balance_table(), row]))
 
@@ -628,7 +628,7 @@ def _record_store(path: Any) -> Any:
     return RecordStore(path)
 
 
-def _balance(source: Any, added: int) -> tuple[dict[str, Any] | None, datetime]:
+def _balance(source: Any, added: int) -> tuple[dict[str, object] | None, datetime]:
     """A snapshot of the source's balance (None if it has no ``account.balance()``)."""
     account = getattr(source, "account", None)
     fetch = getattr(account, "balance", None)
