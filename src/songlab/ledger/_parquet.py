@@ -218,7 +218,7 @@ def write_atomic(target: Path, table: pa.Table) -> None:
     )
 
 
-def write_parquet(frame: Any, path: str | os.PathLike[str]) -> Path:
+def write_parquet(frame: object, path: str | os.PathLike[str]) -> Path:
     """Write a ledger frame (or Arrow table) to one Parquet file, atomically.
 
     ``pd.read_parquet(path)`` gives back the same ``pd.ArrowDtype`` columns

@@ -6,13 +6,14 @@ record onto the task listing), so neither imports the other.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import ColumnLike
 
 __all__ = ["RECORD", "record_table"]
 
@@ -35,7 +36,7 @@ RECORD: Final[pa.Schema] = _arrow.schema(
 )
 
 
-def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
+def _cast(col: ColumnLike, name: str, type_: pa.DataType) -> ColumnLike:
     if col.type == type_:
         return col
     if pa.types.is_timestamp(type_) and pa.types.is_string(col.type):
@@ -49,7 +50,7 @@ def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
         raise ValueError(f"record: column {name} is {col.type}, not {type_} ({exc})") from None
 
 
-def record_table(record: Any) -> pa.Table | None:
+def record_table(record: object) -> pa.Table | None:
     """The client's record as a table of the :data:`RECORD` columns, oldest row first.
 
     ``record``: a ``songlab.client.RecordStore`` (or anything with ``.table()``), an Arrow

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 import pandas as pd
 import pyarrow as pa
@@ -186,12 +186,12 @@ def source_codes(column: Column | Chunked, dictionary: Column = FACT_DICT) -> Co
     return pa.concat_arrays(out) if len(out) > 1 else out[0]
 
 
-def _amount(value: Any) -> str:
+def _amount(value: object) -> str:
     """An exact amount as plain text with all its places (``0.00000000``, never ``0E-8``)."""
     return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
-def _amount_repr(value: Any) -> str:
+def _amount_repr(value: object) -> str:
     return f"Decimal('{value:f}')" if isinstance(value, Decimal) else repr(value)
 
 
@@ -212,7 +212,7 @@ class MoneyArray(pd.arrays.ArrowExtensionArray):
         if pa.types.is_decimal(self._pa_array.type):
             self._dtype = MoneyDtype(self._pa_array.type)
 
-    def _from_pyarrow_array(self, pa_array: Column | Chunked) -> Any:
+    def _from_pyarrow_array(self, pa_array: Column | Chunked) -> object:
         # pandas' shortcut for an operation's result (3.x) skips __init__: money stays
         # money, anything else (a comparison's booleans, ...) is a plain Arrow array
         out = super()._from_pyarrow_array(pa_array)  # type: ignore[misc]  # a hook the stubs omit
@@ -221,7 +221,7 @@ class MoneyArray(pd.arrays.ArrowExtensionArray):
         out._dtype = MoneyDtype(out._pa_array.type)
         return out
 
-    def _formatter(self, boxed: bool = False) -> Any:
+    def _formatter(self, boxed: bool = False) -> object:
         if not pa.types.is_decimal(self._pa_array.type):
             return super()._formatter(boxed)  # type: ignore[misc]  # a hook the stubs omit
         return _amount if boxed else _amount_repr
@@ -260,7 +260,7 @@ def arrow_array(values: Sequence[object], dtype: pd.ArrowDtype) -> pd.api.extens
     return out
 
 
-def money_array(values: Any, type_: pa.DataType = MONEY_SUM) -> MoneyArray:
+def money_array(values: Sequence[Decimal | None], type_: pa.DataType = MONEY_SUM) -> MoneyArray:
     """``Decimal`` values (None: missing) as a money column of ``type_``."""
     return MoneyArray(pa.array(values, type_))
 

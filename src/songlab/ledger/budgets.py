@@ -244,7 +244,7 @@ def _check_project(name: str, where: str) -> None:
         ) from None
 
 
-def from_amounts(items: Any) -> tuple[BudgetRule, ...]:
+def from_amounts(items: object) -> tuple[BudgetRule, ...]:
     """The report's short form of budgets (``["500", "podcast=120"]``, a mapping with None
     for the account, or a parsed ``Budgets``) as rules: monthly, soft, the account or a
     project. A ``$0`` budget is refused (``budget: an amount above 0``), as in the file."""
@@ -483,7 +483,7 @@ def _scope(raw: Mapping[str, Any], bad: Bad) -> tuple[str, str | None]:
     return scope, _scope_value(scope, raw[scope], lambda rule: bad(scope, rule))
 
 
-def _near(near: Any, bad: Bad) -> Decimal:
+def _near(near: object, bad: Bad) -> Decimal:
     if isinstance(near, Decimal):  # the default
         return near
     if isinstance(near, bool) or not isinstance(near, int | float):
@@ -496,7 +496,7 @@ def _near(near: Any, bad: Bad) -> Decimal:
     return near_d
 
 
-def _name(name: Any, bad: Bad) -> str | None:
+def _name(name: object, bad: Bad) -> str | None:
     if name is None:
         return None
     if not isinstance(name, str) or not 1 <= len(name.strip()) <= 100:
@@ -506,7 +506,7 @@ def _name(name: Any, bad: Bad) -> str | None:
     return name.strip()
 
 
-def _money(value: Any, bad: Callable[[str], BudgetFileError]) -> Decimal:
+def _money(value: object, bad: Callable[[str], BudgetFileError]) -> Decimal:
     """``amounts.usd_amount``'s rule, its message in the file's words."""
     try:
         return usd_amount(value)
@@ -541,12 +541,12 @@ def _scope_value(scope: str, value: Any, bad: Callable[[str], BudgetFileError]) 
     return str(value)
 
 
-def _whole(value: Any, lo: int, hi: int) -> bool:
+def _whole(value: object, lo: int, hi: int) -> bool:
     """Whether ``value`` is a whole number (not a bool) from ``lo`` to ``hi``."""
     return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
 
 
-def _number(value: Any, lo: float, hi: float) -> bool:
+def _number(value: object, lo: float, hi: float) -> bool:
     """Whether ``value`` is a number (not a bool, not NaN) from ``lo`` to ``hi``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False

@@ -110,7 +110,7 @@ def _tokens(value: Any, name: str) -> int:
     return out
 
 
-def _when(value: Any, name: str) -> datetime | None:
+def _when(value: object, name: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, str):

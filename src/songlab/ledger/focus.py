@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from songlab.ledger.backends import Backend
+    from songlab.ledger.dates import Period
+    from songlab.ledger.engine import Ledger
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -237,14 +242,14 @@ WHERE top_level AND {where}
 _USAGE: Final[str] = "cost_source IN ('billed', 'estimate')"
 
 
-def _repeat(value: Any, n: int, type_: pa.DataType) -> Column:
+def _repeat(value: object, n: int, type_: pa.DataType) -> Column:
     """A constant column (or nulls)."""
     if value is None:
         return _arrow.nulls(n, type_)
     return _arrow.repeat(value, n, type_)
 
 
-def _join(*parts: Any) -> Column:
+def _join(*parts: object) -> Column:
     """Strings joined element-wise (a null part makes the result null)."""
     return _arrow.join_strings(*parts, "")
 
@@ -577,7 +582,7 @@ def focus_rows(
     query: Query,
     *,
     account: Account,
-    p: Any = None,
+    p: Period | None = None,
     balances: pa.Table | None = None,
     report: FocusExport | None = None,
 ) -> Iterator[pa.Table]:
@@ -640,7 +645,7 @@ def _tally(out: FocusExport, rows: pa.Table) -> None:
 # ------------------------------------------------------------------------------- the API
 
 
-def _account(source: Any, account: str | Account | None, name: str | None) -> Account:
+def _account(source: object, account: str | Account | None, name: str | None) -> Account:
     if isinstance(account, Account):
         return account
     if account is None:
@@ -654,7 +659,7 @@ def _account(source: Any, account: str | Account | None, name: str | None) -> Ac
     return Account(account, name)
 
 
-def _balances(source: Any, balances: pa.Table | None) -> pa.Table | None:
+def _balances(source: object, balances: pa.Table | None) -> pa.Table | None:
     if balances is not None:
         return balances
     if isinstance(source, str) and "://" in source:
@@ -668,13 +673,13 @@ def _balances(source: Any, balances: pa.Table | None) -> pa.Table | None:
 
 
 def focus_batches(
-    source: Any,
+    source: object,
     *,
     account: str | Account | None = None,
     account_name: str | None = None,
-    period: Any = None,
+    period: Period | None = None,
     balances: pa.Table | None = None,
-    engine: Any = "duckdb",
+    engine: str | Backend = "duckdb",
     report: FocusExport | None = None,
 ) -> Iterator[pa.Table]:
     """The FOCUS rows of ``source`` (anything the engine reads: a tasks frame, a
@@ -688,7 +693,7 @@ def focus_batches(
         yield from focus_rows(lg.arrow, account=acct, p=period, balances=snaps, report=report)
 
 
-def focus_table(source: Any, **options: Any) -> pa.Table:
+def focus_table(source: object, **options: Any) -> pa.Table:
     """All the FOCUS rows of ``source`` in one Arrow table (``focus_batches``' options);
     ``.to_pandas()`` for a frame. For a large ledger write a file (:func:`write_focus`)."""
     parts = list(focus_batches(source, **options))
@@ -696,14 +701,14 @@ def focus_table(source: Any, **options: Any) -> pa.Table:
 
 
 def write_focus(
-    source: Any,
+    source: object,
     path: str | os.PathLike[str],
     *,
     account: str | Account | None = None,
     account_name: str | None = None,
-    period: Any = None,
+    period: Period | None = None,
     balances: pa.Table | None = None,
-    engine: Any = "duckdb",
+    engine: str | Backend = "duckdb",
 ) -> FocusExport:
     """Write ``source``'s FOCUS 1.2 rows to ``path`` (``.csv`` or ``.parquet``) and its
     metadata to ``NAME.metadata.json`` beside it (``out.csv.metadata.json``); returns what
@@ -761,7 +766,7 @@ class Exporter:
         *,
         account: str | Account,
         account_name: str | None = None,
-        period: Any = None,
+        period: Period | None = None,
     ) -> None:
         import songlab.ledger._focus_files as _focus_files
 
@@ -771,7 +776,7 @@ class Exporter:
         self.period = period
         self.result: FocusExport | None = None
 
-    def __call__(self, ledger: Any, source: Any) -> FocusExport:
+    def __call__(self, ledger: Ledger, source: object) -> FocusExport:
 
         report = FocusExport()
         rows = focus_rows(

@@ -15,7 +15,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 __all__ = [
     "FIELDS",
@@ -80,7 +80,7 @@ def take_filename(
     return "-".join(parts) + f".{ext.lstrip('.') or 'bin'}"
 
 
-def path_part(value: Any) -> str:
+def path_part(value: object) -> str:
     """A value as one path component: no separator, control or reserved character, no
     leading or trailing dot or space, at most 100 characters."""
     text = _BAD.sub("-", str(value)).strip(" .")

@@ -67,7 +67,7 @@ def _every_period(
     """The dated rows, reindexed on every period of ``bounds`` (and every value of ``by``)."""
     lo, hi = bounds
     starts = period_starts(lo, hi, freq) if lo and hi else []
-    groups: list[Any] = [None]
+    groups: list[object] = [None]
     if by:
         groups = sorted(g[by].dropna().unique().tolist())
         if g[by].isna().any():
@@ -108,7 +108,7 @@ def _running(merged: pd.DataFrame, by: str | None) -> pd.DataFrame:
 
 
 def rollup(
-    tasks: Any, freq: str = "day", *, by: str | None = None, p: Period | None = None
+    tasks: object, freq: str = "day", *, by: str | None = None, p: Period | None = None
 ) -> pd.DataFrame:
     """Spend per ``freq`` of a tasks frame (:func:`rollup_on`)."""
     with open_ledger(tasks) as lg:

@@ -224,16 +224,16 @@ class LedgerStore:
     ``RecordStore()`` (``$SONGLAB_RECORD`` or the user data dir).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, record: Any = AUTO) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, record: object = AUTO) -> None:
         self.path = Path(path)
         if isinstance(record, str | os.PathLike):
             record = _record_store(record)
         self._record = record
-        self._tracked: list[Any] = []  # records of tracked clients
-        self._source_record: Any = None
+        self._tracked: list[object] = []  # records of tracked clients
+        self._source_record: object = None
         self._tools: dict[str, tuple[str, str]] | None = None
 
-    def track(self, client: Any) -> LedgerStore:
+    def track(self, client: object) -> LedgerStore:
         """Join ``client``'s record at every refresh and read: labels (project, tags, key)
         and the facts the service does not show. Labels only: tracking fetches no task,
         writes nothing and never refreshes by itself; the tasks come from
@@ -263,7 +263,7 @@ class LedgerStore:
     def files(self) -> list[Path]:
         return sorted(self.path.glob(f"month=*/{PART}"))
 
-    def _records(self) -> list[Any]:
+    def _records(self) -> list[object]:
         if self._record is not AUTO:
             return [self._record]
         found = [*self._tracked]
@@ -328,7 +328,7 @@ class LedgerStore:
             table = pa.ipc.open_file(source).read_all()
         return table.cast(BALANCE).sort_by("taken_at")
 
-    def refresh(self, source: Any) -> RefreshResult:
+    def refresh(self, source: object) -> RefreshResult:
         """Pull tasks newer than the newest row, re-fetch rows that were not terminal, join the
         client's record, and snapshot the account balance (when the source is a client).
 
@@ -619,7 +619,7 @@ class LedgerStore:
         _parquet.write_atomic(target, table)
 
 
-def _record_store(path: Any) -> Any:
+def _record_store(path: str | os.PathLike[str] | None) -> object:
     """``songlab.client.RecordStore(path)``; None when this songlab's client has none."""
     try:
         from songlab.client import RecordStore
@@ -628,7 +628,7 @@ def _record_store(path: Any) -> Any:
     return RecordStore(path)
 
 
-def _balance(source: Any, added: int) -> tuple[dict[str, object] | None, datetime]:
+def _balance(source: object, added: int) -> tuple[dict[str, object] | None, datetime]:
     """A snapshot of the source's balance (None if it has no ``account.balance()``)."""
     account = getattr(source, "account", None)
     fetch = getattr(account, "balance", None)

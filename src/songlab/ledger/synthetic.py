@@ -492,7 +492,7 @@ def _column(made: dict[str, Any], field: Field, n: int) -> Any:
     return _arrow.nulls(n, field.type)
 
 
-def _scatter(base: Any, where: Column, values: Column, n: int) -> Column:
+def _scatter(base: object, where: Column, values: Column, n: int) -> Column:
     """``base`` with ``values`` put at the rows ``where`` (vectorised)."""
     pos = np.full(n, -1, dtype=np.int64)
     pos[where.to_numpy()] = np.arange(len(where))

@@ -26,7 +26,7 @@ Rows keep the source's order (the listing's: newest first).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import islice
 from typing import Any, Final, cast
@@ -42,7 +42,7 @@ import songlab.ledger._pages as _pages
 import songlab.ledger._schema as _schema
 from songlab.ledger._arrow import Column
 from songlab.ledger._record import record_table
-from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
+from songlab.ledger._source import AUTO, Auto, as_dict, iter_tasks, raw_pages, tool_lookup
 from songlab.spec import LICENSE_NAMES_WITH_UNSET
 
 __all__ = [
@@ -118,7 +118,7 @@ def _failure_column(raw: pa.StructArray) -> Column:
     return codes[0] if len(codes) == 1 else _arrow.coalesce(*codes)
 
 
-def first(rec: Mapping[str, Any], name: str) -> Any:
+def first(rec: Mapping[str, Any], name: str) -> object:
     """The value of a fact in one snapshot: its first name present (not null), else None."""
     for n in NAMES[name]:
         value = rec.get(n)
@@ -188,7 +188,11 @@ def _metadata_json(rec: Mapping[str, Any]) -> str | None:
     return meta
 
 
-def _sparse(records: Sequence[Mapping[str, Any]], mask: Column, read: Any) -> Column:
+def _sparse(
+    records: Sequence[Mapping[str, Any]],
+    mask: Column,
+    read: Callable[[Mapping[str, Any]], str | None],
+) -> Column:
     """A string column read from the records only where ``mask`` is true, else null."""
     rows = pc.indices_nonzero(mask).to_pylist()
     if not rows:
@@ -198,7 +202,7 @@ def _sparse(records: Sequence[Mapping[str, Any]], mask: Column, read: Any) -> Co
     return out
 
 
-def _float_license(records: Sequence[Any]) -> bool:
+def _float_license(records: Sequence[object]) -> bool:
     return any(
         isinstance(r, Mapping) and type(r.get(n)) is float
         for r in records
@@ -579,7 +583,7 @@ class _Columns(dict[str, Any]):
         return pa.Table.from_arrays(arrays, schema=_schema.TASKS)
 
 
-def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
+def _chunks(source: object, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
     if isinstance(source, list | tuple):
         for start in range(0, len(source), size):
             chunk = source[start : start + size]
@@ -591,7 +595,11 @@ def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
 
 
 def tasks_table(
-    source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
+    source: object,
+    *,
+    chunk_size: int = CHUNK,
+    record: object = AUTO,
+    tools: Mapping[str, tuple[str, str]] | None | Auto = AUTO,
 ) -> pa.Table:
     """The tasks ledger as an Arrow table of schema ``_schema.TASKS``: the service first,
     the client's record second (:func:`resolve`).
@@ -628,7 +636,7 @@ def _batch_table(batch: _pages.Batch) -> pa.Table:
 def tasks_table_from_pages(
     pages: Iterable[bytes],
     *,
-    record: Any = None,
+    record: object = None,
     tools: Mapping[str, tuple[str, str]] | None = None,
 ) -> pa.Table:
     """The tasks table of listing pages, each the bytes of one ``GET /v1/generations``
@@ -643,7 +651,7 @@ def tasks_table_from_pages(
 def tasks_frame_from_pages(
     pages: Iterable[bytes],
     *,
-    record: Any = None,
+    record: object = None,
     tools: Mapping[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """:func:`tasks_frame` of listing page bytes (see :func:`tasks_table_from_pages`)."""
@@ -651,7 +659,11 @@ def tasks_frame_from_pages(
 
 
 def tasks_frame(
-    source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
+    source: object,
+    *,
+    chunk_size: int = CHUNK,
+    record: object = AUTO,
+    tools: Mapping[str, tuple[str, str]] | None | Auto = AUTO,
 ) -> pd.DataFrame:
     """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
 

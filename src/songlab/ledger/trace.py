@@ -38,7 +38,7 @@ class TraceWarning(UserWarning):
     """A finished Agent One run gave no trace rows (no ``metadata_json``, or not a trace)."""
 
 
-def looks_like_trace(metadata: Any) -> bool:
+def looks_like_trace(metadata: object) -> bool:
     """Whether ``metadata`` (text or a mapping) is an Agent One trace: a ``steps`` list whose
     entries are objects of the known kinds."""
     if isinstance(metadata, str):
@@ -54,7 +54,7 @@ def looks_like_trace(metadata: Any) -> bool:
     return all(isinstance(x, Mapping) and x.get("kind") in STEP_KINDS for x in steps)
 
 
-def _money(value: Any, where: str) -> Decimal:
+def _money(value: object, where: str) -> Decimal:
     if value is None:
         return Decimal(0)
     if isinstance(value, float):
@@ -127,7 +127,7 @@ def trace_rows(
     return rows
 
 
-def _snapshots(source: Any) -> tuple[list[Any], Any] | None:
+def _snapshots(source: object) -> tuple[list[object], Any] | None:
     """Task snapshots and the client they came from, if ``source`` names tasks one by one: a
     ``Task``, an ``AgentRun``, a task handle (fetched), a dict, or a list of these."""
     items = source if isinstance(source, list | tuple) else [source]
@@ -147,7 +147,7 @@ def _snapshots(source: Any) -> tuple[list[Any], Any] | None:
     return out, client
 
 
-def _table(source: Any) -> pa.Table:
+def _table(source: object) -> pa.Table:
     from songlab.ledger._source import tool_lookup
     from songlab.ledger.tasks import tasks_table
 
@@ -179,7 +179,7 @@ def _table(source: Any) -> pa.Table:
     return tasks_table(source)
 
 
-def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
+def _runs(source: object) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
     """(run id, metadata, model, tool id, status) of each Agent One run with a trace.
 
     A run is a task whose operation is ``agent`` as the tasks table resolves it (the
@@ -209,7 +209,7 @@ def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str |
         )
 
 
-def trace_table(source: Any) -> pa.Table:
+def trace_table(source: object) -> pa.Table:
     """The trace rows of every Agent One run in ``source`` (schema ``_schema.TRACE``).
 
     ``source``: a tasks frame or table (it keeps each run's ``metadata_json``), a client,
@@ -227,6 +227,6 @@ def trace_table(source: Any) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=_schema.TRACE)
 
 
-def trace_frame(source: Any) -> pd.DataFrame:
+def trace_frame(source: object) -> pd.DataFrame:
     """One row per Agent One step plus one ``agent_fee`` row per run; columns in docs/ledger.md."""
     return _schema.to_frame(trace_table(source))
