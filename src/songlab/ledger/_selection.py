@@ -70,7 +70,7 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _frame_of(client: Any, tasks: Any) -> pd.DataFrame:
+def _frame_of(client: Any, tasks: object) -> pd.DataFrame:
     if tasks is None:
         return tasks_frame(client)
     if isinstance(tasks, pd.DataFrame):
@@ -142,13 +142,13 @@ def _notebook_matches(origin: str | None, notebook: str) -> bool:
 
 def select(
     client: Any,
-    tasks: Any,
+    tasks: object,
     *,
     project: str | None,
     notebook: str | None,
     period: str | None,
-    start: Any,
-    end: Any,
+    start: object,
+    end: object,
     prompts: Mapping[str, str] | Callable[[Mapping[str, object]], str | None] | None,
 ) -> list[Task]:
     frame = _frame_of(client, tasks)
@@ -203,7 +203,7 @@ def select(
     return out
 
 
-def asset_dicts(snapshot: Any) -> list[dict[str, object]]:
+def asset_dicts(snapshot: object) -> list[dict[str, object]]:
     assets = getattr(getattr(snapshot, "output", None), "assets", None) or ()
     out = []
     for a in assets:

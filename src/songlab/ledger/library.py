@@ -180,7 +180,7 @@ class _Item:
 # -- the export -----------------------------------------------------------------------------------
 
 
-def _fields_of(item: _Item, ext: str) -> dict[str, Any]:
+def _fields_of(item: _Item, ext: str) -> dict[str, object]:
     t = item.task
     origin = t.origin or ""
     notebook = Path(origin.split(":", 1)[-1]).stem if origin else UNKNOWN
@@ -238,7 +238,7 @@ def _plan(items: list[_Item], template: str, written: Mapping[str, tuple[str, st
         item.stem = candidate
 
 
-def _emit(progress: Callable[[ExportProgress], Any] | None, state: ExportProgress) -> None:
+def _emit(progress: Callable[[ExportProgress], object] | None, state: ExportProgress) -> None:
     if progress is not None:
         progress(state)
 
@@ -255,8 +255,8 @@ def export_library(
     end: object = None,
     template: str = TEMPLATE,
     manifest: str = "csv",
-    prompts: Mapping[str, str] | Callable[[Mapping[str, Any]], str | None] | None = None,
-    progress: Callable[[ExportProgress], Any] | None = None,
+    prompts: Mapping[str, str] | Callable[[Mapping[str, object]], str | None] | None = None,
+    progress: Callable[[ExportProgress], object] | None = None,
     workers: int = 4,
 ) -> ExportResult:
     """Write every output asset of the selected tasks into ``folder``, and a manifest.
@@ -309,7 +309,7 @@ def _run(
     journal: Journal,
     template: str,
     manifest: str,
-    progress: Callable[[ExportProgress], Any] | None,
+    progress: Callable[[ExportProgress], object] | None,
     workers: int,
 ) -> ExportResult:
     completed = [t for t in selected if t.status == "completed"]

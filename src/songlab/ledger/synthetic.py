@@ -228,7 +228,10 @@ _RUN = "\x00RUN\x00"
 
 
 def _pick(
-    rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int, compact: bool = False
+    rng: np.random.Generator,
+    items: tuple[tuple[str | None, float], ...],
+    n: int,
+    compact: bool = False,
 ) -> Column:
     w = np.array([x for _, x in items])
     idx = rng.choice(len(items), size=n, p=w / w.sum())
@@ -524,7 +527,7 @@ def write_synthetic_dataset(
     root = Path(path)
     span = days * 86400 * 10**6
     chunks = max(1, -(-n // chunk))
-    writers: dict[str, Any] = {}
+    writers: dict[str, pq.ParquetWriter] = {}
     try:
         for c in range(chunks):  # chunk 0 is the newest slice of time
             size = min(chunk, n - c * chunk)

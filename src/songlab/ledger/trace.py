@@ -65,7 +65,7 @@ def _money(value: object, where: str) -> Decimal:
         raise ValueError(f"{where}: not a decimal amount: {value!r}") from None
 
 
-def _parse(metadata: str | Mapping[str, Any], run_id: str) -> Mapping[str, Any]:
+def _parse(metadata: str | Mapping[str, object], run_id: str) -> Mapping[str, Any]:
     if isinstance(metadata, str):
         try:
             metadata = json.loads(metadata)
@@ -78,15 +78,15 @@ def _parse(metadata: str | Mapping[str, Any], run_id: str) -> Mapping[str, Any]:
 
 def trace_rows(
     run_task_id: str,
-    metadata: str | Mapping[str, Any],
+    metadata: str | Mapping[str, object],
     *,
     run_model: str | None = None,
     run_tool_id: str | None = None,
     run_status: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The rows of one run (steps in trace order, then the fee row), as dicts."""
     trace = _parse(metadata, run_task_id)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for pos, step in enumerate(trace["steps"]):
         where = f"task {run_task_id}: steps[{pos}]"
         if not isinstance(step, Mapping):
@@ -218,7 +218,7 @@ def trace_table(source: object) -> pa.Table:
     tasks are runs). A trace is parsed from ``metadata_json`` alone; a finished run without
     one is named in a :class:`TraceWarning`.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for run_id, meta, model, tool_id, status in _runs(source):
         rows.extend(
             trace_rows(run_id, meta, run_model=model, run_tool_id=tool_id, run_status=status)
