@@ -103,7 +103,7 @@ def getter(source: object) -> Callable[[str], Mapping[str, object]] | None:
     return None
 
 
-class http_listing:  # noqa: N801 - used like a function, also a source with .get
+class http_listing:  # lower case: used like a function, also a source with .get
     """A source over plain httpx: ``GET /v1/generations`` page by page, lazily.
 
     ``http`` is an ``httpx.Client`` whose base URL and bearer header are set.

@@ -36,7 +36,7 @@ import json
 import os
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -215,6 +215,93 @@ def _created(rec: Mapping[str, object]) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
+@dataclass
+class _Walk:
+    """A walk back through a listing, newest first: what to fetch and where to stop.
+
+    Walking back for pending rows (not terminal yet), only their age stops the walk;
+    otherwise the first known, finished task does (all past it is known already). A listed
+    task with no timestamp to stop at is looked up in the month files with the next few
+    (1, 2, 4 ... at most :data:`LOOKUP_BATCH`), one scan of the ids per batch.
+    """
+
+    store: LedgerStore
+    state: _State
+    pending_ids: set[str]
+    boundary: datetime | None  # older than this: stop
+    stop_at_known: bool
+    fetched: dict[str, Mapping[str, object]] = field(default_factory=dict)
+    dated: dict[str, datetime | None] = field(default_factory=dict)  # created_at, as listed
+    known: set[str] = field(default_factory=set)  # undated listed tasks found stored
+    checked: set[str] = field(default_factory=set)
+    batch: int = 1
+    read: int = 0
+
+    @classmethod
+    def over(cls, state: _State, store: LedgerStore, can_get: bool) -> _Walk:
+        """The walk of a refresh from ``state`` (``can_get``: the source fetches one task)."""
+        pending_ids = set(_strings(state.pending["task_id"]))
+        boundary = state.newest
+        served = state.pending.filter(
+            pc.equal(state.pending["created_at_source"], pa.scalar(_schema.SERVICE))
+        )
+        if served.num_rows and not can_get:
+            oldest_pending = pc.min(served["created_at"]).as_py()
+            boundary = min(boundary, oldest_pending) if boundary else oldest_pending
+        return cls(store, state, pending_ids, boundary, can_get or not pending_ids)
+
+    def walk(self, listing: Iterator[Mapping[str, object]]) -> None:
+        """Read ``listing`` until :meth:`_take` says stop (or it ends)."""
+        ahead: deque[Mapping[str, object]] = deque()
+        while True:
+            rec = ahead.popleft() if ahead else next(listing, None)
+            if rec is None:
+                return
+            self.read += 1
+            if not self._take(rec, listing, ahead):
+                return
+
+    def _take(
+        self,
+        rec: Mapping[str, object],
+        listing: Iterator[Mapping[str, object]],
+        ahead: deque[Mapping[str, object]],
+    ) -> bool:
+        """Keep ``rec`` if it is new or pending; whether the walk goes on past it."""
+        created = _created(rec)
+        if self.boundary is not None and created is not None and created < self.boundary:
+            return False
+        tid = _task_id(rec)
+        if tid in self.pending_ids:
+            self.fetched.setdefault(tid, rec)
+            return True
+        state = self.state
+        if created is not None and created == state.newest and tid in state.newest_ids:
+            return not self.stop_at_known
+        if self.stop_at_known and created is None and tid not in self.checked:
+            self._look_up(tid, listing, ahead)
+        if tid in self.known:
+            return not self.stop_at_known
+        if tid not in self.fetched:
+            self.fetched[tid] = rec
+            self.dated[tid] = created
+        return True
+
+    def _look_up(
+        self,
+        tid: str,
+        listing: Iterator[Mapping[str, object]],
+        ahead: deque[Mapping[str, object]],
+    ) -> None:
+        """Whether ``tid`` and the next few undated listed tasks are stored (into ``known``)."""
+        ahead.extend(islice(listing, self.batch - 1))
+        ids = [tid, *(_task_id(r) for r in ahead if _created(r) is None)]
+        ids = [i for i in ids if i not in self.checked and i not in self.pending_ids]
+        self.known |= self.store._stored_ids(ids, None)
+        self.checked.update(ids)
+        self.batch = min(self.batch * 2, LOOKUP_BATCH)
+
+
 class LedgerStore:
     """The tasks ledger of one account in the directory ``path``.
 
@@ -342,121 +429,84 @@ class LedgerStore:
         is already stored is looked up in the month files' ``task_id`` column, a batch
         at a time, never as a Python set of every id.
         """
-        src_record = getattr(source, "record", None)
-        if src_record is not None and src_record is not False:
-            self._source_record = src_record
-        self._tools = tool_lookup(source) or self._tools
+        self._adopt(source)
         record = self.record_table()
         state, rebuilt = self._state()
-        pending_ids = set(_strings(state.pending["task_id"]))
-        newest = state.newest
         get = getter(source)
-        boundary = newest
-        served = state.pending.filter(
-            pc.equal(state.pending["created_at_source"], pa.scalar(_schema.SERVICE))
-        )
-        if served.num_rows and get is None:
-            oldest_pending = pc.min(served["created_at"]).as_py()
-            boundary = min(boundary, oldest_pending) if boundary else oldest_pending
-        # Walking back for pending rows, only their age stops the walk; otherwise
-        # the first known, finished task does (all past it is known already).
-        stop_at_known = get is not None or not pending_ids
-        fetched: dict[str, Mapping[str, object]] = {}
-        dated: dict[str, datetime | None] = {}  # created_at of each fetched task, as listed
-        known: set[str] = set()  # undated listed tasks found stored (a batch's worth)
-        checked: set[str] = set()
-        ahead: deque[Mapping[str, object]] = deque()
-        listing = iter_tasks(source)
-        batch = 1
-        read = 0
-        while True:
-            if ahead:
-                rec = ahead.popleft()
-            else:
-                listed = next(listing, None)
-                if listed is None:
-                    break
-                rec = listed
-            read += 1
-            created = _created(rec)
-            if boundary is not None and created is not None and created < boundary:
-                break
-            tid = _task_id(rec)
-            if tid in pending_ids:
-                fetched.setdefault(tid, rec)
-                continue
-            if created is not None and created == newest and tid in state.newest_ids:
-                if stop_at_known:
-                    break
-                continue
-            if stop_at_known and created is None and tid not in checked:
-                # no timestamp to stop at: is it stored? Look this one up with the next
-                # few (1, 2, 4 ... at most LOOKUP_BATCH), one scan of the ids per batch
-                ahead.extend(islice(listing, batch - 1))
-                ids = [tid, *(_task_id(r) for r in ahead if _created(r) is None)]
-                ids = [i for i in ids if i not in checked and i not in pending_ids]
-                known |= self._stored_ids(ids, None)
-                checked.update(ids)
-                batch = min(batch * 2, LOOKUP_BATCH)
-            if tid in known:
-                if stop_at_known:
-                    break
-                continue
-            if tid not in fetched:
-                fetched[tid] = rec
-                dated[tid] = created
-        # listed tasks not looked up yet (dated ones, or a walk back): drop those stored
-        # already (finished: a refresh never fetches a finished task again)
-        unchecked = [t for t in fetched if t not in pending_ids and t not in checked]
-        if unchecked:
-            by_month: dict[str | None, list[str]] = {}
-            for t in unchecked:
-                at = dated.get(t)
-                by_month.setdefault(at.strftime("%Y-%m") if at else None, []).append(t)
-            stored: set[str] = set()
-            if None in by_month:
-                stored |= self._stored_ids(unchecked, None)
-            else:
-                for month, ids in by_month.items():
-                    stored |= self._stored_ids(ids, {str(month), UNKNOWN_MONTH})
-            for t in stored:
-                del fetched[t]
+        walk = _Walk.over(state, self, get is not None)
+        walk.walk(iter_tasks(source))
+        fetched = walk.fetched
+        self._drop_stored(walk)
         if get is not None:
-            for tid in pending_ids - fetched.keys():
+            for tid in walk.pending_ids - fetched.keys():
                 fetched[tid] = get(tid)
-        updated = sum(1 for tid in fetched if tid in pending_ids)
+        updated = sum(1 for tid in fetched if tid in walk.pending_ids)
         added = len(fetched) - updated
         snapshot, taken = _balance(source, added)
-        # rows filed under month=unknown that the record now dates move to their month
-        unknown_file = self.path / f"month={UNKNOWN_MONTH}" / PART
-        moved = _schema.empty_table(_schema.TASKS)
-        if unknown_file.exists() and record is not None:
-            undated = resolve(self._read_month(UNKNOWN_MONTH), record, self._tools)
-            moved = undated.filter(pc.is_valid(undated["created_at"]))
+        moved = self._dated_now(record)
         if not fetched and moved.num_rows == 0:
             if snapshot is not None:
                 self._append_balance(snapshot)
             if rebuilt:
                 self._save_state(state)
-            return RefreshResult(0, 0, read, (), snapshot)
-        parts = []
+            return RefreshResult(0, 0, walk.read, (), snapshot)
         if fetched:
-            new = resolve(
-                tasks_table(list(fetched.values()), record=None, tools=None), record, self._tools
-            )
-            parts.append(self._keep_seen(new, state, taken))
+            listed = tasks_table(list(fetched.values()), record=None, tools=None)
+            new = self._keep_seen(resolve(listed, record, self._tools), state, taken)
             moved = moved.filter(pc.invert(pc.is_in(moved["task_id"], new["task_id"])))
-        changed = pa.concat_tables([moved, *parts])
-        # the partitions the changed rows leave are rewritten too (a row may change month)
-        leaving = pc.is_in(state.pending["task_id"], changed["task_id"])
-        extra = set(_strings(state.pending["month"].filter(leaving)))
-        if moved.num_rows:
-            extra.add(UNKNOWN_MONTH)
-        months = self._write_months(changed, extra, record)
+            changed = pa.concat_tables([moved, new])
+        else:
+            changed = moved
+        months = self._store_changed(changed, state, record, moved=moved.num_rows > 0)
         if snapshot is not None:
             self._append_balance(snapshot)
         self._save_state(state.after(changed, _months(changed), self._signature()))
-        return RefreshResult(added, updated, read, months, snapshot)
+        return RefreshResult(added, updated, walk.read, months, snapshot)
+
+    def _adopt(self, source: object) -> None:
+        """Remember the source's record (a client's) and tool listing for the joins."""
+        src_record = getattr(source, "record", None)
+        if src_record is not None and src_record is not False:
+            self._source_record = src_record
+        self._tools = tool_lookup(source) or self._tools
+
+    def _drop_stored(self, walk: _Walk) -> None:
+        """Drop from ``walk.fetched`` the listed tasks not looked up yet (dated ones, or a
+        walk back) that are stored already: finished, a refresh never fetches them again."""
+        unchecked = [t for t in walk.fetched if t not in walk.pending_ids and t not in walk.checked]
+        if not unchecked:
+            return
+        by_month: dict[str | None, list[str]] = {}
+        for t in unchecked:
+            at = walk.dated.get(t)
+            by_month.setdefault(at.strftime("%Y-%m") if at else None, []).append(t)
+        stored: set[str] = set()
+        if None in by_month:
+            stored |= self._stored_ids(unchecked, None)
+        else:
+            for month, ids in by_month.items():
+                stored |= self._stored_ids(ids, {str(month), UNKNOWN_MONTH})
+        for t in stored:
+            del walk.fetched[t]
+
+    def _dated_now(self, record: pa.Table | None) -> pa.Table:
+        """The rows filed under month=unknown that the record now dates (they move)."""
+        unknown_file = self.path / f"month={UNKNOWN_MONTH}" / PART
+        if not unknown_file.exists() or record is None:
+            return _schema.empty_table(_schema.TASKS)
+        undated = resolve(self._read_month(UNKNOWN_MONTH), record, self._tools)
+        return undated.filter(pc.is_valid(undated["created_at"]))
+
+    def _store_changed(
+        self, changed: pa.Table, state: _State, record: pa.Table | None, *, moved: bool
+    ) -> tuple[str, ...]:
+        """Write the months ``changed`` goes to, and those its rows leave (a row may change
+        month; ``moved``: some leave month=unknown)."""
+        leaving = pc.is_in(state.pending["task_id"], changed["task_id"])
+        extra = set(_strings(state.pending["month"].filter(leaving)))
+        if moved:
+            extra.add(UNKNOWN_MONTH)
+        return self._write_months(changed, extra, record)
 
     def _read_month(self, month: str) -> pa.Table:
         target = self.path / f"month={month}" / PART
