@@ -154,30 +154,40 @@ def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"task {tid}: {k} must be a string, got {type(v).__name__} {v!r}")
             out[k] = v
     for k in NAMES["license"]:
-        lic = rec.get(k)
-        if isinstance(lic, float) and lic.is_integer():
-            lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused
-        if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
-            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}")
-        try:
-            out[k] = None if lic is None else int(lic)
-        except ValueError:
-            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}") from None
+        out[k] = _license(rec.get(k), k, tid)
     for k in NAMES["cost_usd"]:
         cost = rec.get(k)
         if isinstance(cost, float):
             raise ValueError(f"task {tid}: {k} must be a decimal string, got float {cost!r}")
         out[k] = None if cost is None else str(cost)
     for outer in NAMES["failure"]:
-        failure = rec.get(outer)
-        codes = {}
-        for code in NAMES["failure.error"]:
-            v = failure.get(code) if isinstance(failure, Mapping) else None
-            if v is not None and not isinstance(v, str):
-                raise ValueError(f"task {tid}: {outer}.{code} must be a string, got {v!r}")
-            codes[code] = v
-        out[outer] = codes
+        out[outer] = _failure_codes(rec.get(outer), outer, tid)
     return out
+
+
+def _license(lic: object, k: str, tid: object) -> int | None:
+    """A license tier as an integer (0-5 is checked later, over the column)."""
+    if isinstance(lic, float) and lic.is_integer():
+        lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused
+    if lic is None:
+        return None
+    if isinstance(lic, bool) or not isinstance(lic, int | str):
+        raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}")
+    try:
+        return int(lic)
+    except ValueError:
+        raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}") from None
+
+
+def _failure_codes(failure: object, outer: str, tid: object) -> dict[str, str | None]:
+    """The error code(s) of a ``failure`` object, each a string or None."""
+    codes: dict[str, str | None] = {}
+    for code in NAMES["failure.error"]:
+        v = failure.get(code) if isinstance(failure, Mapping) else None
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"task {tid}: {outer}.{code} must be a string, got {v!r}")
+        codes[code] = v
+    return codes
 
 
 def _metadata_json(rec: Mapping[str, Any]) -> str | None:
@@ -474,95 +484,130 @@ def resolve(
     if n == 0 or ((record is None or record.num_rows == 0) and not tools):
         return table
     cols = _Columns(table)  # each column combined on first use; untouched ones pass through
-    changed = pa.repeat(pa.scalar(False), n)  # rows whose operation, model or license changed
+    changed: Column = pa.repeat(
+        pa.scalar(False), n
+    )  # rows whose operation, model or license changed
     recost = False
     if record is not None and record.num_rows:
-        ids = _col(record, "task_id")
-        own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
-
-        def found(name: str) -> Column:
-            return pc.take(_col(record, name), own)
-
-        for fact in _schema.FACTS:
-            if table[fact].null_count == 0:
-                continue  # the service showed it on every row: nothing to fill (the default)
-            if fact == "created_at":
-                values = _arrow.coalesce(found("accepted_at"), found("sent_at"))
-            elif fact == "license":  # the record says what was sent; none sent is royalty-free
-                values = pc.cast(found("license"), pa.int8())
-                values = _arrow.if_else(pc.is_valid(own), _arrow.coalesce(values, 1), values)
-                values = pc.cast(
-                    _arrow.if_else(pc.equal(values, pa.scalar(0)), 1, values), pa.int8()
-                )
-            else:
-                values = found(fact)
-            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
-            cols[fact], cols[f"{fact}_source"] = v, src
-            if fact in ("operation", "model", "license"):
-                changed = pc.or_(changed, filled)
-        if table["estimate_usd"].null_count:
-            rec_est = pc.cast(found("estimate_usd"), _schema.MONEY)
-            if rec_est.null_count < n:
-                cols["estimate_usd"] = _arrow.coalesce(cols["estimate_usd"], rec_est)
-                recost = True
-        via = own
-        if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
-            has_parent = pc.is_valid(cols["parent_task_id"])
-            subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
-            run_row = pc.replace_with_mask(
-                _arrow.nulls(n, own.type),
-                has_parent,
-                pc.cast(pc.index_in(subs, value_set=ids), own.type),
-            )
-            via = _arrow.coalesce(own, run_row)
-        for name in _schema.LABEL_COLUMNS:
-            cols[name] = _arrow.coalesce(cols[name], pc.take(_col(record, name), via))
-        labelled = pc.or_(
-            pc.is_valid(via), pc.equal(cols["labels_source"], pa.scalar(_schema.RECORD))
-        )
-        cols["labels_source"] = _schema.source_array(
-            _arrow.if_else(_arrow.fill_null(labelled, pa.scalar(False)), 1, 2)
-        )
+        changed, recost = _join_record(table, cols, record)
     # a task known only from a run's trace gets the run as parent, the step's tool id and
     # billed cost, and the run's time; then the listing names its operation and model
     if cols["operation"].null_count and _sub_tasks_from_traces(cols):
         recost = True
     if tools and (cols["operation"].null_count or cols["model"].null_count):
-        tool_ids = pa.array(list(tools), pa.string())
-        at = pc.index_in(cols["tool_id"], value_set=tool_ids)
-        listed = {
-            "operation": pa.array([t[0] for t in tools.values()], pa.string()),
-            "model": pa.array([t[1] for t in tools.values()], pa.string()),
-        }
-        for fact, values in listed.items():
-            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
-            cols[fact], cols[f"{fact}_source"] = v, src
-            changed = pc.or_(changed, filled)
+        changed = _join_listing(cols, tools, changed)
     # duration stays the service's (updated_at - created_at on its clock): a created_at from
     # the record is the client's clock, which need not agree with the service's
     if pc.any(changed).as_py():
-        cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
-        rows = pc.indices_nonzero(changed)
-        again = _estimates(
-            *(pc.take(cols[c], rows) for c in ("operation", "model", "license", "metadata_json"))
-        )
-        cols["estimate_usd"] = pc.replace_with_mask(
-            cols["estimate_usd"],
-            changed,
-            _arrow.coalesce(again, pc.take(cols["estimate_usd"], rows)),
-        )
-        known_other = _arrow.fill_null(
-            pc.not_equal(cols["operation"], pa.scalar("agent")), pa.scalar(False)
-        )
-        cols["metadata_json"] = _arrow.if_else(
-            known_other, pa.scalar(None, pa.string()), cols["metadata_json"]
-        )
+        _reprice(cols, changed)
         recost = True
     if recost:
         cols["cost_usd"], cols["cost_source"] = _cost(
             cols["billed_usd"], cols["estimate_usd"], cols["status"]
         )
     return cols.table()
+
+
+def _join_record(table: pa.Table, cols: _Columns, record: pa.Table) -> tuple[Column, bool]:
+    """The record's facts, estimates and labels joined into ``cols``: the rows whose
+    operation, model or license it filled, and whether it gave an estimate."""
+    ids = _col(record, "task_id")
+    own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
+    changed = _record_facts(table, cols, record, own)
+    recost = False
+    if table["estimate_usd"].null_count:
+        rec_est = pc.cast(pc.take(_col(record, "estimate_usd"), own), _schema.MONEY)
+        if rec_est.null_count < table.num_rows:
+            cols["estimate_usd"] = _arrow.coalesce(cols["estimate_usd"], rec_est)
+            recost = True
+    _record_labels(table, cols, record, ids, own)
+    return changed, recost
+
+
+def _record_facts(table: pa.Table, cols: _Columns, record: pa.Table, own: Column) -> Column:
+    """Each fact the service did not show, from the task's record row (``own``); the rows
+    whose operation, model or license it filled."""
+    changed = pa.repeat(pa.scalar(False), table.num_rows)
+
+    def found(name: str) -> Column:
+        return pc.take(_col(record, name), own)
+
+    for fact in _schema.FACTS:
+        if table[fact].null_count == 0:
+            continue  # the service showed it on every row: nothing to fill (the default)
+        if fact == "created_at":
+            values = _arrow.coalesce(found("accepted_at"), found("sent_at"))
+        elif fact == "license":  # the record says what was sent; none sent is royalty-free
+            values = pc.cast(found("license"), pa.int8())
+            values = _arrow.if_else(pc.is_valid(own), _arrow.coalesce(values, 1), values)
+            values = pc.cast(_arrow.if_else(pc.equal(values, pa.scalar(0)), 1, values), pa.int8())
+        else:
+            values = found(fact)
+        v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
+        cols[fact], cols[f"{fact}_source"] = v, src
+        if fact in ("operation", "model", "license"):
+            changed = pc.or_(changed, filled)
+    return changed
+
+
+def _record_labels(
+    table: pa.Table, cols: _Columns, record: pa.Table, ids: Column, own: Column
+) -> None:
+    """Labels from the task's own record row, else (a sub-task) from its run's."""
+    n = table.num_rows
+    via = own
+    if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
+        has_parent = pc.is_valid(cols["parent_task_id"])
+        subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
+        run_row = pc.replace_with_mask(
+            _arrow.nulls(n, own.type),
+            has_parent,
+            pc.cast(pc.index_in(subs, value_set=ids), own.type),
+        )
+        via = _arrow.coalesce(own, run_row)
+    for name in _schema.LABEL_COLUMNS:
+        cols[name] = _arrow.coalesce(cols[name], pc.take(_col(record, name), via))
+    labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], pa.scalar(_schema.RECORD)))
+    cols["labels_source"] = _schema.source_array(
+        _arrow.if_else(_arrow.fill_null(labelled, pa.scalar(False)), 1, 2)
+    )
+
+
+def _join_listing(cols: _Columns, tools: Mapping[str, tuple[str, str]], changed: Column) -> Column:
+    """``operation`` and ``model`` from the tool listing's entry of each row's tool id;
+    ``changed`` with the rows they filled."""
+    tool_ids = pa.array(list(tools), pa.string())
+    at = pc.index_in(cols["tool_id"], value_set=tool_ids)
+    listed = {
+        "operation": pa.array([t[0] for t in tools.values()], pa.string()),
+        "model": pa.array([t[1] for t in tools.values()], pa.string()),
+    }
+    for fact, values in listed.items():
+        v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
+        cols[fact], cols[f"{fact}_source"] = v, src
+        changed = pc.or_(changed, filled)
+    return changed
+
+
+def _reprice(cols: _Columns, changed: Column) -> None:
+    """The tier and list-price estimate of the ``changed`` rows again; a task now known not
+    to be an Agent One run keeps no run metadata."""
+    cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
+    rows = pc.indices_nonzero(changed)
+    again = _estimates(
+        *(pc.take(cols[c], rows) for c in ("operation", "model", "license", "metadata_json"))
+    )
+    cols["estimate_usd"] = pc.replace_with_mask(
+        cols["estimate_usd"],
+        changed,
+        _arrow.coalesce(again, pc.take(cols["estimate_usd"], rows)),
+    )
+    known_other = _arrow.fill_null(
+        pc.not_equal(cols["operation"], pa.scalar("agent")), pa.scalar(False)
+    )
+    cols["metadata_json"] = _arrow.if_else(
+        known_other, pa.scalar(None, pa.string()), cols["metadata_json"]
+    )
 
 
 class _Columns(dict[str, Any]):
