@@ -630,7 +630,7 @@ def tasks_frame_from_pages(
 def tasks_frame(
     source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
 ) -> pd.DataFrame:
-    """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
+    """One row per task (columns: ``docs/ledger/using.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
     client with ``generations.list()``; a client with ``generations.raw_pages()``
