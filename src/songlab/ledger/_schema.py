@@ -3,7 +3,7 @@
 Every frame songlab.ledger returns is pyarrow-backed (``pd.ArrowDtype``) with
 the columns below, in this order. Money is ``decimal128(18, 8)``: exact to the
 8 decimals the price list uses, summed by Arrow in decimal (never a float).
-Timestamps are UTC microseconds. ``docs/ledger.md`` documents each column; the
+Timestamps are UTC microseconds. ``docs/ledger/using.md`` documents each column; the
 descriptions here are also stored as Arrow field metadata in the Parquet files.
 """
 

@@ -1,7 +1,7 @@
 """Anomalies: a day's spend of a project, key, tool or tier (or the whole account) far above its
 own usual, with how much above and what made it.
 
-The method (``docs/ledger.md``, "Guardrails"), per series (one project, key, tool, tier, or
+The method (``docs/ledger/guardrails.md``), per series (one project, key, tool, tier, or
 the total), for each day evaluated:
 
 - **the usual** is the median of the same weekday over the 8 weeks before (at least 2 of

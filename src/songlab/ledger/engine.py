@@ -244,7 +244,7 @@ def spend(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pd.DataFrame:
     """Totals of a tasks frame by ``by`` (any of ``_schema.GROUP_KEYS``; ``()`` for one
     grand total): ``tasks``, ``cost_usd``, ``billed_tasks``, ``billed_usd``,
     ``estimated_tasks``, ``estimated_usd``, ``unknown_tasks``, ``pending_tasks``,
-    ``pending_usd``, ``failed_tasks`` (``docs/ledger/reference.md``). Top-level tasks only: a
+    ``pending_usd``, ``failed_tasks`` (``docs/ledger/using.md``). Top-level tasks only: a
     sub-task of an Agent One run is inside its run's cost."""
     with open_ledger(tasks) as lg:
         return lg.spend(by)

@@ -16,7 +16,7 @@ relation (``ledger``), so its totals are the report's:
 
 A task of unknown cost (never 0), a task still pending and a sub-task (inside its Agent One
 run's cost) have no row; a task with no date cannot have a charge period, so it is left
-out and counted (:class:`FocusExport`). ``docs/ledger.md`` maps every column.
+out and counted (:class:`FocusExport`). ``docs/ledger/focus-spark.md`` maps every column.
 """
 
 from __future__ import annotations

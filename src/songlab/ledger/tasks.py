@@ -710,7 +710,7 @@ def tasks_frame(
     record: object = AUTO,
     tools: Mapping[str, tuple[str, str]] | None | Auto = AUTO,
 ) -> pd.DataFrame:
-    """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
+    """One row per task (columns: ``docs/ledger/using.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
     client with ``generations.list()``; a client with ``generations.raw_pages()``

@@ -228,5 +228,5 @@ def trace_table(source: object) -> pa.Table:
 
 
 def trace_frame(source: object) -> pd.DataFrame:
-    """One row per Agent One step plus one ``agent_fee`` row per run; columns in docs/ledger.md."""
+    """One row per Agent One step plus one ``agent_fee`` row per run; columns in docs/ledger/using.md."""
     return _schema.to_frame(trace_table(source))
