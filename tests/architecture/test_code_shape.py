@@ -18,12 +18,9 @@ WAITING: dict[str, set[str]] = {
     "src/songlab/ledger/synthetic.py": {"synthetic_table"},
     "src/songlab/ledger/store.py": {"refresh"},
     "src/songlab/ledger/tasks.py": {"resolve"},
-    "src/songlab/ledger/tables.py": {"build_from"},
     "src/songlab/ledger/expiry.py": {"outlook"},
-    "src/songlab/ledger/report.py": {"write_report"},
     "src/songlab/ledger/library.py": {"_run"},
     "src/songlab/cli/report.py": {"_report_parser", "report_main"},
-    "benchmarks/report_scale.py": {"main"},
     "benchmarks/ledger_build.py": {"main"},
     "benchmarks/scorecard.py": {"main"},
     "tests/browser/test_lab.py": {
