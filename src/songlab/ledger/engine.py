@@ -71,9 +71,9 @@ class Ledger:
 
     def define(self) -> None:
         """The relation ``ledger`` over the registered ``tasks``."""
-        self.backend.execute(self.sql(
-            f"CREATE OR REPLACE TEMP VIEW ledger AS {relation_sql(self.backend.dialect)}"
-        ))
+        self.backend.execute(
+            self.sql(f"CREATE OR REPLACE TEMP VIEW ledger AS {relation_sql(self.backend.dialect)}")
+        )
 
     def precompute(self) -> None:
         """Make the cube (one scan of the relation): grouped spend, periods, the tier
