@@ -34,9 +34,9 @@ from songlab.ledger.relation import (
     LABEL_DIMS,
     MEASURE_NAMES,
     MEASURES,
-    RELATION_SQL,
     day_filter,
     group_keys,
+    relation_sql,
 )
 
 __all__ = ["Ledger", "as_of_for", "in_period", "open_ledger", "spend"]
@@ -72,7 +72,9 @@ class Ledger:
 
     def define(self) -> None:
         """The relation ``ledger`` over the registered ``tasks``."""
-        self.backend.execute(self.sql(f"CREATE OR REPLACE TEMP VIEW ledger AS {RELATION_SQL}"))
+        self.backend.execute(
+            self.sql(f"CREATE OR REPLACE TEMP VIEW ledger AS {relation_sql(self.backend.dialect)}")
+        )
 
     def precompute(self) -> None:
         """Make the cube (one scan of the relation): grouped spend, periods, the tier
