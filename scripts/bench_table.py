@@ -46,7 +46,7 @@ def machine() -> str:
 def purpose(script: Path) -> str:
     doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))) or ""
     first = doc.split("\n\n")[0].replace("\n", " ").strip()
-    return first.replace("|", "/").rstrip(".")
+    return first.replace("|", "/").replace("``", "`").rstrip(".")
 
 
 def run(script: Path) -> str:
