@@ -120,7 +120,7 @@ def window(lg: Ledger, as_of: datetime) -> dict[str | None, tuple[Decimal, Decim
         f" 0) AS {MONEY_SQL}) AS mtd, "
         f"CAST(coalesce(sum(CASE WHEN created_at >= {ts_sql(week_ago)} THEN cost_usd END),"
         f" 0) AS {MONEY_SQL}) AS last7 "
-        f"FROM ledger WHERE top_level AND created_at >= {ts_sql(since)} "
+        f"FROM {lg.rows(since, as_of)} WHERE top_level AND created_at >= {ts_sql(since)} "
         f"AND created_at <= {ts_sql(as_of)} GROUP BY project"
     ).to_pylist()
     return {r["project"]: (r["mtd"], r["last7"]) for r in rows}

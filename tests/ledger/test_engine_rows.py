@@ -1,0 +1,93 @@
+"""``Ledger.rows``: the relation over some of the tasks (taken by Arrow's kernels from an
+in-memory table) holds exactly the tasks of its bounds, whatever the chunks' dictionaries,
+null times and operations; a Parquet ledger falls back to the relation itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from songlab.ledger import LedgerStore
+from songlab.ledger.dialects import text_sql, ts_sql
+from songlab.ledger.engine import Ledger, open_ledger
+from songlab.ledger.synthetic import synthetic_table, write_synthetic_dataset
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _tasks() -> pa.Table:
+    """Three chunks of different dictionaries (one without Agent One runs), some undated."""
+    parts = [
+        synthetic_table(400, seed=1, days=20, labels=True, compact=True, start=START),
+        synthetic_table(300, seed=2, days=5, labels=True, compact=True, start=START, offset=400),
+        synthetic_table(200, seed=3, days=20, labels=True, start=START, offset=700),
+    ]
+    agentless = parts[1].filter(pc.not_equal(parts[1]["operation"].cast(pa.string()), "agent"))
+    undated = pc.equal(pc.bit_wise_and(pa.array(range(agentless.num_rows)), 7), 0)
+    at = pc.if_else(undated, pa.scalar(None, agentless["created_at"].type), agentless["created_at"])
+    parts[1] = agentless.set_column(
+        agentless.schema.get_field_index("created_at"), "created_at", at
+    )
+    parts[2] = parts[2].cast(parts[0].schema)  # the plain strings as dictionaries of their own
+    return pa.concat_tables(parts)
+
+
+TASKS = _tasks()
+OPERATIONS = sorted(set(TASKS["operation"].cast(pa.string()).to_pylist()) - {None})
+
+
+@pytest.fixture(scope="module")
+def lg() -> Iterator[Ledger]:
+    with open_ledger(TASKS) as opened:
+        yield opened
+
+
+def _ids(lg: Ledger, sql: str) -> list[Any]:
+    return sorted(lg.arrow(sql)["task_id"].to_pylist())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lo=st.none() | st.integers(-2, 22),
+    span=st.none() | st.integers(0, 30 * 24),
+    operation=st.none() | st.sampled_from([*OPERATIONS, "no such operation"]),
+)
+def test_rows_hold_exactly_the_tasks_of_their_bounds(
+    lg: Ledger, lo: int | None, span: int | None, operation: str | None
+) -> None:
+    created_from = None if lo is None else START + timedelta(days=lo, minutes=7 * lo)
+    created_to = None if span is None else (created_from or START) + timedelta(hours=span)
+    where = ["TRUE"]
+    if created_from is not None:
+        where.append(f"created_at >= {ts_sql(created_from)}")
+    if created_to is not None:
+        where.append(f"created_at <= {ts_sql(created_to)}")
+    if operation is not None:
+        where.append(f"operation = {text_sql(operation)}")
+    source = lg.rows(created_from, created_to, operation=operation)
+    assert (source == "ledger") == (created_from is None and created_to is None and not operation)
+    want = _ids(lg, f"SELECT task_id FROM ledger WHERE {' AND '.join(where)}")
+    assert _ids(lg, f"SELECT task_id FROM {source}") == want
+    # the same relation: its measures and derived columns as the whole one's
+    cols = "task_id, day, tier, tier_order, top_level, cost_usd, estimated_usd, status"
+    got = lg.arrow(f"SELECT {cols} FROM {source} ORDER BY task_id")
+    assert got.equals(
+        lg.arrow(f"SELECT {cols} FROM ledger WHERE {' AND '.join(where)} ORDER BY task_id")
+    )
+
+
+def test_a_parquet_ledger_reads_the_relation_itself(tmp_path: Path) -> None:
+    root = write_synthetic_dataset(tmp_path / "ledger", 500, seed=4, days=10)
+    with open_ledger(LedgerStore(root)) as lg:
+        assert lg.rows(START, operation="agent") == "ledger"
+        lg.precompute()
+        (newest,) = lg.one("SELECT max(created_at) FROM ledger")
+        assert lg.newest() == newest
