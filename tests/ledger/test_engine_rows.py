@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import songlab.ledger.month as month
 from songlab.ledger import LedgerStore
 from songlab.ledger.dialects import text_sql, ts_sql
 from songlab.ledger.engine import Ledger, open_ledger
@@ -91,3 +92,17 @@ def test_a_parquet_ledger_reads_the_relation_itself(tmp_path: Path) -> None:
         lg.precompute()
         (newest,) = lg.one("SELECT max(created_at) FROM ledger")
         assert lg.newest() == newest
+
+
+@settings(max_examples=25, deadline=None)
+@given(hours=st.integers(0, 24 * 40), minute=st.integers(0, 59))
+def test_the_month_window_from_the_cube_is_the_tasks_own(hours: int, minute: int) -> None:
+    """month.window with the cube (the month's whole days from it, the week's tasks read)
+    gives what the tasks alone give, to the cent, for any as-of time (the 1st, mid-month,
+    before the first task and after the last)."""
+    as_of = START + timedelta(days=-3, hours=hours, minutes=minute)
+    with open_ledger(TASKS) as plain:
+        want = month.window(plain, as_of)
+    with open_ledger(TASKS) as cubed:
+        cubed.precompute()
+        assert month.window(cubed, as_of) == want
