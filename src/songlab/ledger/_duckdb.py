@@ -17,6 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
+import songlab.ledger._arrow_rows as arrow_rows
+
 __all__ = ["DuckDB"]
 
 
@@ -40,9 +42,11 @@ class DuckDB:
         self.con.execute("SET TimeZone = 'UTC'")
         self.con.execute("SET enable_progress_bar = false")
         self._kept: dict[str, pa.Table] = {}  # registered tables stay alive while the view exists
+        self._order: dict[str, arrow_rows.Order | None] = {}  # their times' order, once
 
     def register(self, name: str, table: pa.Table) -> None:
         self._kept[name] = table
+        self._order.pop(name, None)
         self.con.register(name, table)
 
     def register_rows(
@@ -62,8 +66,11 @@ class DuckDB:
         table = self._kept.get(source)
         if table is None:
             return False
-        mask = rows_of(table, created_from, created_to, operation)
-        self.register(name, table if mask is None else table.filter(mask))
+        if source not in self._order:
+            self._order[source] = arrow_rows.Order.of(table)
+        self.register(
+            name, arrow_rows.rows(table, self._order[source], created_from, created_to, operation)
+        )
         return True
 
     def register_dataset(self, name: str, root: Path, files: Sequence[Path]) -> None:
@@ -102,47 +109,5 @@ class DuckDB:
             self.con.close()
         finally:
             self._kept.clear()
+            self._order.clear()
             shutil.rmtree(self._scratch, ignore_errors=True)
-
-
-def rows_of(
-    table: pa.Table,
-    created_from: datetime | None,
-    created_to: datetime | None,
-    operation: str | None,
-) -> pa.ChunkedArray | None:
-    """The mask of ``table``'s rows created from ``created_from`` to ``created_to`` (a null
-    time is outside any bound) of ``operation`` (a dictionary column compared by its indices,
-    never decoded); None: no condition."""
-    import pyarrow.compute as pc
-
-    masks: list[Any] = []
-    if created_from is not None or created_to is not None:
-        at = table["created_at"]
-        if created_from is not None:
-            masks.append(pc.greater_equal(at, pa.scalar(created_from, at.type)))
-        if created_to is not None:
-            masks.append(pc.less_equal(at, pa.scalar(created_to, at.type)))
-    if operation is not None:
-        masks.append(_equal(table["operation"], operation))
-    if not masks:
-        return None
-    mask = masks[0]
-    for more in masks[1:]:
-        mask = pc.and_(mask, more)
-    return pc.fill_null(mask, False)
-
-
-def _equal(column: pa.ChunkedArray, value: str) -> pa.ChunkedArray:
-    """``column == value``; a dictionary column's chunks by their indices (a dictionary may
-    hold a value more than once: every index of it counts)."""
-    import pyarrow.compute as pc
-
-    if not pa.types.is_dictionary(column.type):
-        return pc.equal(column, pa.scalar(value, column.type))
-    chunks = []
-    for chunk in column.chunks:
-        words = chunk.dictionary
-        found = pc.indices_nonzero(pc.equal(words, pa.scalar(value, words.type)))
-        chunks.append(pc.is_in(chunk.indices, value_set=found.cast(chunk.indices.type)))
-    return pa.chunked_array(chunks, pa.bool_())
