@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 from songlab.ledger.backends import Backend, make_backend, register_source
 from songlab.ledger.dates import Period
@@ -294,7 +295,7 @@ def in_period(tasks: Any, p: Period) -> pd.DataFrame:
         mask = pc.and_(mask, pc.greater_equal(t["created_at"], pa.scalar(lo, _schema.TIMESTAMP)))
     if hi is not None:
         mask = pc.and_(mask, pc.less(t["created_at"], pa.scalar(hi, _schema.TIMESTAMP)))
-    return _schema.to_frame(t.filter(pc.fill_null(mask, False)))
+    return _schema.to_frame(t.filter(_arrow.fill_null(mask, False)))
 
 
 def as_of_for(tasks: Any, now: datetime | None = None) -> datetime:
