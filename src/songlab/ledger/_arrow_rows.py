@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+import songlab.ledger._arrow as arrow
+from songlab.ledger._arrow import Chunked, Column, ColumnLike, Dictionary
 
 __all__ = ["Order", "rows", "rows_of"]
 
@@ -75,10 +78,10 @@ def rows_of(
     created_from: datetime | None,
     created_to: datetime | None,
     operation: str | None,
-) -> pa.ChunkedArray | None:
+) -> ColumnLike | None:
     """The mask of ``table``'s rows created from ``created_from`` to ``created_to`` (a null
     time is outside any bound) of ``operation``; None: no condition."""
-    masks: list[Any] = []
+    masks: list[ColumnLike] = []
     if created_from is not None or created_to is not None:
         at = table["created_at"]
         if created_from is not None:
@@ -92,16 +95,17 @@ def rows_of(
     mask = masks[0]
     for more in masks[1:]:
         mask = pc.and_(mask, more)
-    return pc.fill_null(mask, False)
+    return arrow.fill_null(mask, False)
 
 
-def _equal(column: pa.ChunkedArray, value: str) -> pa.ChunkedArray:
+def _equal(column: Chunked, value: str) -> ColumnLike:
     """``column == value``; a dictionary column's chunks by their indices (a dictionary may
     hold a value more than once: every index of it counts)."""
     if not pa.types.is_dictionary(column.type):
         return pc.equal(column, pa.scalar(value, column.type))
-    chunks = []
-    for chunk in column.chunks:
+    chunks: list[Column] = []
+    for part in column.chunks:
+        chunk = cast("Dictionary", part)
         words = chunk.dictionary
         found = pc.indices_nonzero(pc.equal(words, pa.scalar(value, words.type)))
         chunks.append(pc.is_in(chunk.indices, value_set=found.cast(chunk.indices.type)))
