@@ -114,14 +114,17 @@ def alternate(
     return floors, strict, reports
 
 
-def small_cost(n: int, out: Path) -> tuple[float, float]:
+def small_cost(n: int, out: Path) -> tuple[Runs, Runs]:
     """The report of ``n`` tasks: the process's first (fonts, DuckDB and the rest made ready),
-    then the median of three more."""
+    then three more (warm)."""
     from songlab.ledger.synthetic import synthetic_table
 
     table = synthetic_table(n, seed=2, labels=True, days=60, settled_before=AS_OF)
-    first = report(table, out)
-    return first, statistics.median(report(table, out) for _ in range(3))
+    first, warm = Runs(), Runs()
+    first.time(lambda: report(table, out))
+    for _ in range(3):
+        warm.time(lambda: report(table, out))
+    return first, warm
 
 
 def spark_side_by_side(n: int, work: Path) -> None:
@@ -206,8 +209,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="songlab-report-scale-") as tmp:
         work = Path(tmp)
         first, warm = small_cost(args.small, work)
-        print(f"{args.small:,} tasks: the report {first:.2f} s (the process's first), "
-              f"{warm:.2f} s (warm, median of 3)")  # fmt: skip
+        print(f"{args.small:,} tasks:")
+        print(first.line("the report (the process's first)"))
+        print(warm.line("the report (warm, median of 3)"))
         t0 = time.perf_counter()
         big = synthetic_table(args.big, seed=1, labels=True, compact=True, days=365,
                               settled_before=AS_OF)  # fmt: skip

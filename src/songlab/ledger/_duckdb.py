@@ -11,10 +11,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+
+import songlab.ledger._arrow_rows as arrow_rows
 
 __all__ = ["DuckDB"]
 
@@ -38,11 +41,37 @@ class DuckDB:
         )
         self.con.execute("SET TimeZone = 'UTC'")
         self.con.execute("SET enable_progress_bar = false")
-        self._kept: list[pa.Table] = []  # registered tables stay alive while the view exists
+        self._kept: dict[str, pa.Table] = {}  # registered tables stay alive while the view exists
+        self._order: dict[str, arrow_rows.Order | None] = {}  # their times' order, once
 
     def register(self, name: str, table: pa.Table) -> None:
-        self._kept.append(table)
+        self._kept[name] = table
+        self._order.pop(name, None)
         self.con.register(name, table)
+
+    def register_rows(
+        self,
+        name: str,
+        source: str,
+        *,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
+        operation: str | None = None,
+    ) -> bool:
+        """Register as ``name`` the rows of the Arrow table registered as ``source`` created
+        from ``created_from`` to ``created_to`` (inclusive) of ``operation`` (None: any), taken
+        by Arrow's kernels reading those columns only (DuckDB converts every projected column
+        of every row of an Arrow table before it filters). False: ``source`` is not an Arrow
+        table registered here (a Parquet dataset, a view), nothing registered."""
+        table = self._kept.get(source)
+        if table is None:
+            return False
+        if source not in self._order:
+            self._order[source] = arrow_rows.Order.of(table)
+        self.register(
+            name, arrow_rows.rows(table, self._order[source], created_from, created_to, operation)
+        )
+        return True
 
     def register_dataset(self, name: str, root: Path, files: Sequence[Path]) -> None:
         # newest month first: a ledger's rows are newest first in each file, so a scan in
@@ -80,4 +109,5 @@ class DuckDB:
             self.con.close()
         finally:
             self._kept.clear()
+            self._order.clear()
             shutil.rmtree(self._scratch, ignore_errors=True)

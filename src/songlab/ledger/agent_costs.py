@@ -62,7 +62,8 @@ def _runs(lg: Ledger, p: Period | None) -> str:
         lg.backend.materialize(
             kept[where],
             lg.sql(
-                "SELECT task_id, model, status, tool_id, created_at, metadata_json FROM ledger "
+                "SELECT task_id, model, status, tool_id, created_at, metadata_json "
+                f"FROM {lg.rows(operation='agent')} "
                 f"WHERE operation = 'agent' AND top_level AND metadata_json IS NOT NULL AND {where}"
             ),
         )

@@ -71,8 +71,11 @@ def _totals() -> str:
     return ", ".join(f"{m.total} AS {m.name}" for m in MEASURES if m.name in MEASURES_OF_SERIES)
 
 
-def _relation_sql(as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()) -> str:
-    """The series of ``dims`` (default: all) from the tasks of ``where``, to ``as_of``."""
+def _relation_sql(
+    as_of: datetime, where: str = "TRUE", dims: Sequence[str] = (), source: str = "ledger"
+) -> str:
+    """The series of ``dims`` (default: all) from the tasks of ``where``, to ``as_of``
+    (``source``: the relation, or some of its rows holding those: ``Ledger.rows``)."""
     dims = list(dims) or ["total", *SERIES_COLUMNS]
     which = " ".join(
         f"WHEN GROUPING({SERIES_COLUMNS[d]}) = 0 THEN '{d}'" for d in dims if d != "total"
@@ -86,7 +89,7 @@ def _relation_sql(as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()
     return (
         f"SELECT CASE {which} ELSE 'total' END AS dimension, "
         f"CASE {label} ELSE NULL END AS value, day, {_totals()} "
-        f"FROM ledger WHERE top_level AND day IS NOT NULL AND created_at <= {ts_sql(as_of)} "
+        f"FROM {source} WHERE top_level AND day IS NOT NULL AND created_at <= {ts_sql(as_of)} "
         f"AND {where} GROUP BY GROUPING SETS ({sets})"
     )
 
@@ -105,12 +108,19 @@ def _cube_sql(days: str) -> str:
 
 
 def series_frame(
-    lg: Ledger, as_of: datetime, where: str = "TRUE", dims: Sequence[str] = ()
+    lg: Ledger,
+    as_of: datetime,
+    where: str = "TRUE",
+    dims: Sequence[str] = (),
+    *,
+    since: date | None = None,
 ) -> pd.DataFrame:
     """The daily series of ``lg`` to ``as_of`` (see the module's doc); with ``where`` or
-    ``dims``, from the tasks themselves (one series' breakdown)."""
+    ``dims``, from the tasks themselves (one series' breakdown; ``since``: a day before
+    which ``where`` holds no task, so only the tasks from it are read)."""
     if where != "TRUE" or dims:
-        sql = _relation_sql(as_of, where, dims)
+        lo = None if since is None else datetime.combine(since, time(), UTC)
+        sql = _relation_sql(as_of, where, dims, lg.rows(lo, as_of))
     else:
         lg.precompute()
         newest = lg.newest()
@@ -121,7 +131,7 @@ def series_frame(
             midnight = datetime.combine(day, time(), UTC)
             sql = (
                 f"{_cube_sql(f'day < {date_sql(day)}')} UNION ALL "
-                f"{_relation_sql(as_of, f'created_at >= {ts_sql(midnight)}')}"
+                f"{_relation_sql(as_of, f'created_at >= {ts_sql(midnight)}', (), lg.rows(midnight, as_of))}"
             )
     frame = lg.arrow(sql).to_pandas()
     frame["day"] = [d if isinstance(d, date) else pd.Timestamp(d).date() for d in frame["day"]]
@@ -184,7 +194,7 @@ def breakdown(lg: Ledger, as_of: datetime) -> anomalies_.Breakdown:
             f"{scope_filter(dimension, value)} AND day >= {date_sql(lo)} AND day <= {date_sql(hi)}"
         )
         dims = [d for d in ("project", "key", "tool", "tier") if d != dimension]
-        return series_frame(lg, as_of, where, dims)
+        return series_frame(lg, as_of, where, dims, since=lo)
 
     return rows
 
@@ -193,8 +203,9 @@ def top_tasks(
     lg: Ledger, a: anomalies_.Anomaly, as_of: datetime
 ) -> tuple[tuple[str, Decimal], ...]:
     """The anomaly's costliest tasks of its day (its series, up to as_of)."""
+    midnight = datetime.combine(a.day, time(), UTC)
     rows = lg.arrow(
-        f"SELECT task_id, cost_usd FROM ledger WHERE top_level AND "
+        f"SELECT task_id, cost_usd FROM {lg.rows(midnight, as_of)} WHERE top_level AND "
         f"{scope_filter(a.dimension, a.value)} AND day = {date_sql(a.day)} "
         f"AND created_at <= {ts_sql(as_of)} AND cost_usd IS NOT NULL "
         f"ORDER BY cost_usd DESC, task_id LIMIT {TOP_TASKS}"
@@ -214,7 +225,7 @@ def crossed(
     rows = lg.arrow(
         "SELECT min(created_at) AS at FROM (SELECT created_at, sum(cost_usd) OVER "
         "(ORDER BY created_at, task_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum "
-        f"FROM ledger WHERE top_level AND cost_usd IS NOT NULL AND "
+        f"FROM {lg.rows(lo, as_of)} WHERE top_level AND cost_usd IS NOT NULL AND "
         f"{scope_filter(scope, value)} AND created_at >= {ts_sql(lo)} "
         f"AND created_at <= {ts_sql(as_of)}) AS running "
         f"WHERE cum >= CAST('{amount - before:f}' AS DECIMAL(38, 8))"

@@ -54,10 +54,12 @@ def hidden_by_cents(value: object) -> bool:
 def text(value: Any) -> str:  # a cell of any type (pd.isna's parameter)
     """A cell's text: money to the cent, times to the second (UTC), counts separated, null
     empty."""
+    if isinstance(value, str):  # the common cases first, without pd.isna (never NA)
+        return str(value)
+    if isinstance(value, Decimal):
+        return "" if value.is_nan() else cents(value)
     if value is None or (not isinstance(value, list | tuple) and pd.isna(value)):
         return ""
-    if isinstance(value, Decimal):
-        return cents(value)
     if isinstance(value, datetime):
         return f"{value.astimezone(UTC):%Y-%m-%d %H:%M:%S}"
     if isinstance(value, int) and not isinstance(value, bool):

@@ -76,6 +76,37 @@ class Ledger:
             self.sql(f"CREATE OR REPLACE TEMP VIEW ledger AS {relation_sql(self.backend.dialect)}")
         )
 
+    def rows(
+        self,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
+        *,
+        operation: str | None = None,
+    ) -> str:
+        """A FROM holding the relation's tasks created from ``created_from`` to
+        ``created_to`` of ``operation`` (at least: the caller's WHERE still says which): the
+        relation over just those rows where the backend takes them without reading every
+        task (an Arrow table in memory), else ``ledger`` itself."""
+        key = (created_from, created_to, operation)
+        if key == (None, None, None):
+            return "ledger"
+        made: dict[Any, str] = self.state.setdefault("engine.rows", {})
+        if key not in made:
+            name = f"tasks_rows_{len(made)}"
+            take = getattr(self.backend, "register_rows", None)
+            kept = callable(take) and take(
+                name, "tasks", created_from=created_from, created_to=created_to, operation=operation
+            )
+            made[key] = f"ledger_rows_{len(made)}" if kept else "ledger"
+            if kept:
+                self.backend.execute(
+                    self.sql(
+                        f"CREATE OR REPLACE TEMP VIEW {made[key]} AS "
+                        + relation_sql(self.backend.dialect, name)
+                    )
+                )
+        return made[key]
+
     def precompute(self) -> None:
         """Make the cube (one scan of the relation): grouped spend, periods, the tier
         comparison and the guardrails' daily series then read it instead of the tasks."""
@@ -159,13 +190,13 @@ class Ledger:
     def newest(self) -> datetime | None:
         """The newest task's ``created_at`` (None: no dated task)."""
         if "newest" not in self.state:
-            sql = (
-                "SELECT max(last_at) FROM cube"
-                if self.cubed
-                else "SELECT max(created_at) FROM ledger"
-            )
-            (value,) = self.one(sql)
-            at = None if value is None else value
+            source, where = "ledger", "TRUE"
+            if self.cubed:  # the newest day from the cube, then only that day's tasks
+                (day,) = self.one("SELECT max(day) FROM cube")
+                if day is not None:
+                    since = datetime.combine(day, time(), UTC)
+                    source, where = self.rows(since), f"created_at >= {ts_sql(since)}"
+            (at,) = self.one(f"SELECT max(created_at) FROM {source} WHERE {where}")
             self.state["newest"] = (
                 None if at is None else at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
             )
@@ -191,7 +222,7 @@ class Ledger:
         midnight = datetime.combine(first, time(), UTC) if first is not None else None
         since = f"created_at >= {ts_sql(midnight)} AND " if midnight is not None else ""
         return self.frame(
-            f"SELECT {', '.join(columns)} FROM ledger WHERE {since}{where} "
+            f"SELECT {', '.join(columns)} FROM {self.rows(midnight)} WHERE {since}{where} "
             f"ORDER BY created_at DESC NULLS LAST, task_id DESC LIMIT {n}"
         )
 

@@ -23,9 +23,9 @@ import songlab.ledger.daily as daily_
 import songlab.ledger.derived as derived
 import songlab.ledger.forecasts as forecasts_
 import songlab.ledger.guardrails as guardrails
-from songlab.ledger.dialects import ts_sql
+from songlab.ledger.dialects import date_sql, ts_sql
 from songlab.ledger.engine import Ledger, open_ledger
-from songlab.ledger.relation import MONEY_SQL
+from songlab.ledger.relation import MEASURES, MONEY_SQL
 
 __all__ = [
     "Forecast",
@@ -107,21 +107,35 @@ def elapsed_text(days: Decimal) -> str:
 
 
 def window(lg: Ledger, as_of: datetime) -> dict[str | None, tuple[Decimal, Decimal]]:
-    """Per project (None: no project): (month-to-date, the 7 days to ``as_of``) spend; one
-    query of the tasks since the earlier of the month's start and a week ago."""
+    """Per project (None: no project): (month-to-date, the 7 days to ``as_of``) spend. The
+    tasks of the 7 days are read; the month's whole days before ``as_of``'s from the cube when
+    there is one (else from the tasks since the month's start)."""
     as_of = as_of.astimezone(UTC)
     month_start = datetime.combine(as_of.date().replace(day=1), time(), UTC)
     week_ago = as_of - timedelta(days=7)
-    since = min(month_start, week_ago)
-    rows = lg.arrow(
-        f"SELECT project, "
-        f"CAST(coalesce(sum(CASE WHEN created_at >= {ts_sql(month_start)} THEN cost_usd END),"
-        f" 0) AS {MONEY_SQL}) AS mtd, "
-        f"CAST(coalesce(sum(CASE WHEN created_at >= {ts_sql(week_ago)} THEN cost_usd END),"
-        f" 0) AS {MONEY_SQL}) AS last7 "
-        f"FROM ledger WHERE top_level AND created_at >= {ts_sql(since)} "
+    today = datetime.combine(as_of.date(), time(), UTC)
+    # the tasks read: since a week ago (and the month's start, without a cube)
+    since = week_ago if lg.cubed else min(month_start, week_ago)
+    mtd_from = today if lg.cubed else month_start
+
+    def usd(when: str) -> str:
+        return f"CAST(coalesce(sum(CASE WHEN {when} THEN cost_usd END), 0) AS {MONEY_SQL})"
+
+    sql = (
+        f"SELECT project, {usd(f'created_at >= {ts_sql(mtd_from)}')} AS mtd, "
+        f"{usd(f'created_at >= {ts_sql(week_ago)}')} AS last7 "
+        f"FROM {lg.rows(since, as_of)} WHERE top_level AND created_at >= {ts_sql(since)} "
         f"AND created_at <= {ts_sql(as_of)} GROUP BY project"
-    ).to_pylist()
+    )
+    if lg.cubed and month_start < today:  # the month's whole days before as_of's, summed
+        sql = (
+            f"SELECT project, sum(mtd) AS mtd, sum(last7) AS last7 FROM ({sql} UNION ALL "
+            f"SELECT project, {MEASURES[1].total} AS mtd, CAST(0 AS {MONEY_SQL}) AS last7 "
+            f"FROM cube WHERE facet = 'label' AND top_level AND day >= "
+            f"{date_sql(month_start.date())} AND day < {date_sql(today.date())} "
+            "GROUP BY project) AS parts GROUP BY project"
+        )
+    rows = lg.arrow(sql).to_pylist()
     return {r["project"]: (r["mtd"], r["last7"]) for r in rows}
 
 

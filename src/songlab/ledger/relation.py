@@ -157,7 +157,7 @@ TIER_SQL: Final[str] = (
 )
 
 # The one relation (``{day}``: the UTC day of ``created_at`` in the engine's dialect,
-# ``dialects.DAY_SQL``). ``tasks`` is the source as the backend registered it.
+# ``dialects.DAY_SQL``). ``{source}`` is the source as the backend registered it (``tasks``).
 _RELATION: Final[str] = f"""
 SELECT task_id, tool_id, operation, model, license, {TIER_SQL} AS tier,
        CASE WHEN operation = 'agent' THEN {AGENT_ORDER} ELSE license END AS tier_order,
@@ -167,13 +167,14 @@ SELECT task_id, tool_id, operation, model, license, {TIER_SQL} AS tier,
        project, tags, key_id, metadata_json, seen_at,
        {", ".join(f"{m.row} AS {m.name}" for m in MEASURES if m.name != "cost_usd")},
        cost_usd
-FROM tasks
+FROM {{source}}
 """
 
 
-def relation_sql(dialect: str = DIALECT) -> str:
-    """The relation ``ledger`` for an engine of ``dialect`` (written in DuckDB's dialect)."""
-    return _RELATION.format(day=DAY_SQL.get(dialect, "CAST(created_at AS DATE)"))
+def relation_sql(dialect: str = DIALECT, source: str = "tasks") -> str:
+    """The relation ``ledger`` for an engine of ``dialect`` (written in DuckDB's dialect), over
+    the registered table ``source`` (``tasks``; or some of its rows, ``Ledger.between``)."""
+    return _RELATION.format(day=DAY_SQL.get(dialect, "CAST(created_at AS DATE)"), source=source)
 
 
 RELATION_SQL: Final[str] = relation_sql()  # DuckDB's
@@ -205,18 +206,18 @@ _DERIVED_DIMS: Final[str] = (
     f"{TIER_SQL} AS tier, CASE WHEN operation = 'agent' THEN {AGENT_ORDER} ELSE license END "
     "AS tier_order"
 )
-# one scan: per group, its count, cost and list-price estimate (the newest task, for as-of)
+# one scan: per group, its count, cost and list-price estimate
 CUBE_SQL: Final[str] = f"""
 SELECT CASE WHEN GROUPING(operation) = 0 THEN 'kind' ELSE 'label' END AS facet,
        {", ".join(_DIMS)},
        CAST(count(*) AS {COUNT_SQL}) AS n, CAST(sum(cost_usd) AS {MONEY_SQL}) AS cost,
-       CAST(sum(estimate_usd) AS {MONEY_SQL}) AS est, max(created_at) AS last_at
+       CAST(sum(estimate_usd) AS {MONEY_SQL}) AS est
 FROM ledger
 GROUP BY GROUPING SETS (({", ".join(KIND_DIMS)}), ({", ".join(LABEL_DIMS)}))
 """
 # the cube with the relation's measure columns (and tier order), as a view over ``cube_sums``
 CUBE_VIEW_SQL: Final[str] = f"""
-SELECT facet, {", ".join(_DIMS)}, last_at, {_DERIVED_DIMS},
+SELECT facet, {", ".join(_DIMS)}, {_DERIVED_DIMS},
        {", ".join(f"{m.cube} AS {m.name}" for m in MEASURES)}
 FROM cube_sums
 """

@@ -94,7 +94,11 @@ def _cells(frame: pd.DataFrame, c: Any, exact: Sequence[str]) -> list[str]:
     """The ``<td>`` cells of column ``c``, made a column at a time (one test of its type,
     not one per cell): money to the cent (and its exact amount beside it when asked and
     cents hide part of it), other decimals as they are, prose cut short, a null date named."""
-    values = frame[c].tolist()
+    column = frame[c]
+    # an Arrow-backed column's values by Arrow (pandas yields them one by one)
+    values = (
+        pa.array(column).to_pylist() if isinstance(column.dtype, pd.ArrowDtype) else column.tolist()
+    )
     if _is_money(frame, c):
         out = [f'<td class="num money">{html.escape(_text(v))}</td>' for v in values]
         if c in exact:  # the exact amount where cents hide part of it
