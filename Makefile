@@ -30,6 +30,7 @@ PY_WORKERS ?= 2
 #  - tests/client: the sync and async clients (asyncio, anyio, httpx, typing) over the sandbox
 #  - tests/sandbox/http: the sandbox's HTTP contract (FastAPI, uvicorn, msgspec on that Python)
 #  - tests/test_codec.py, tests/audio/test_audio_codec.py: the codec (PyAV, soundfile wheels)
+#  - tests/listening/test_crowd_service.py: the served campaign (Starlette, SQLAlchemy, SQLite)
 #  - tests/install/test_wheel.py (marked every_python): the wheel installed in a fresh venv of
 #    THAT Python (it uses sys.executable), then `songlab sandbox`, `songlab report --demo`
 #    (ledger, pandas, pyarrow, matplotlib end to end) and nbval of the copied quickstart
@@ -38,6 +39,7 @@ PY_WORKERS ?= 2
 # volume and typing, not the interpreter. The ledger, sandbox engine, storage and process tests
 # ran here before (570 s under load per Python); their interpreter-dependent part is the wheel test.
 FAST_SUBSET := tests/client tests/sandbox/http tests/test_codec.py tests/audio/test_audio_codec.py \
+	tests/listening/test_crowd_service.py \
 	tests/install/test_wheel.py notebooks/01_quickstart.ipynb --nbval \
 	--nbval-sanitize-with notebooks/sanitize.cfg -m "every_python or not slow" \
 	-p no:cacheprovider -q -n $(PY_WORKERS) --dist loadfile

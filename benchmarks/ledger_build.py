@@ -311,60 +311,43 @@ def _write_pages(n: int, path: str) -> None:
             fh.write(page + b"\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", type=int, default=200_000)
-    p.add_argument("--budget", type=float, default=60.0, help="seconds the whole run may take")
-    p.add_argument(
-        "--child",
-        choices=("songlab", "naive", "stream", "pages_songlab", "pages_naive", "pages_record"),
-    )
-    p.add_argument("--pages-file")
-    args = p.parse_args(argv)
-    if args.child:
-        child(args.child, args.n, args.pages_file)
-        return 0
-    t0 = time.perf_counter()
+def _run_every_path(n: int, budget: float, t0: float) -> tuple[dict[str, dict[str, Any]], int]:
+    """Each path in its own child, within what is left of ``budget`` seconds since ``t0``;
+    returns the children's answers by path and the size of the listing pages in bytes."""
 
     def run(path: str, pages_file: str | None = None) -> dict[str, Any]:
-        return _run(path, args.n, pages_file, args.budget - (time.perf_counter() - t0))
+        return _run(path, n, pages_file, budget - (time.perf_counter() - t0))
 
-    ours, naive, s = run("songlab"), run("naive"), run("stream")
+    runs = {"songlab": run("songlab"), "naive": run("naive"), "stream": run("stream")}
     with tempfile.TemporaryDirectory() as tmp:
         pages_file = os.path.join(tmp, "pages.jsonl")
-        _write_pages(args.n, pages_file)
+        _write_pages(n, pages_file)
         pages_bytes = os.path.getsize(pages_file)
-        p_ours = run("pages_songlab", pages_file)
-        p_naive = run("pages_naive", pages_file)
-        p_rec = run("pages_record", pages_file)
-    runs = {
-        "songlab": ours,
-        "naive": naive,
-        "stream": s,
-        "pages_songlab": p_ours,
-        "pages_naive": p_naive,
-        "pages_record": p_rec,
-    }
-    if len({json.dumps(r["checks"], sort_keys=True) for r in runs.values()}) != 1:
-        print(
-            "MISMATCH: " + "; ".join(f"{k} {r['checks']}" for k, r in runs.items()), file=sys.stderr
-        )
-        return 1
+        for path in ("pages_songlab", "pages_naive", "pages_record"):
+            runs[path] = run(path, pages_file)
+    return runs, pages_bytes
+
+
+def _build(r: dict[str, Any]) -> int:
+    """A child's build peak: its peak RSS above what it held before the clock started."""
+    return int(r["peak"] - r["rss_before"])
+
+
+def _print_table(n: int, runs: dict[str, dict[str, Any]], pages_bytes: int) -> None:
+    """One line per path: seconds, build peak and process peak."""
+    ours, naive, s = runs["songlab"], runs["naive"], runs["stream"]
+    p_ours, p_naive, p_rec = runs["pages_songlab"], runs["pages_naive"], runs["pages_record"]
     mib = 1024**2
     print(
-        f"tasks frame from {args.n:,} task dicts (same checksums on every path: "
+        f"tasks frame from {n:,} task dicts (same checksums on every path: "
         f"{ours['checks']['total_cost']} USD total, {ours['checks']['sources']})"
     )
     print(f"{'path':<52}{'seconds':>9}{'build peak MiB':>16}{'process peak MiB':>18}")
-
-    def build(r: dict[str, Any]) -> int:
-        return r["peak"] - r["rss_before"]
-
     rows = [
-        (f"from {args.n:,} task dicts (already parsed):", None, None, None),
+        (f"from {n:,} task dicts (already parsed):", None, None, None),
         ("  pandas.DataFrame(list_of_dicts) only", naive["bare_seconds"], None, None),
-        ("  naive pandas, same frame", naive["seconds"], build(naive), naive["peak"]),
-        ("  songlab tasks_frame(dicts)", ours["seconds"], build(ours), ours["peak"]),
+        ("  naive pandas, same frame", naive["seconds"], _build(naive), naive["peak"]),
+        ("  songlab tasks_frame(dicts)", ours["seconds"], _build(ours), ours["peak"]),
         (
             f"from {p_ours['pages']:,} listing pages ({pages_bytes / mib:,.0f} MiB of JSON):",
             None,
@@ -374,14 +357,14 @@ def main(argv: list[str] | None = None) -> int:
         (
             "  naive: json.loads each page, then the same",
             p_naive["seconds"],
-            build(p_naive),
+            _build(p_naive),
             p_naive["peak"],
         ),
-        ("  songlab tasks_frame_from_pages", p_ours["seconds"], build(p_ours), p_ours["peak"]),
+        ("  songlab tasks_frame_from_pages", p_ours["seconds"], _build(p_ours), p_ours["peak"]),
         (
-            f"  songlab from pages + record join ({args.n:,} rows)",
+            f"  songlab from pages + record join ({n:,} rows)",
             p_rec["seconds"],
-            build(p_rec),
+            _build(p_rec),
             p_rec["peak"],
         ),
         ("songlab tasks_frame(client), streamed (*)", s["seconds"], None, s["peak"]),
@@ -402,8 +385,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not all(r["peak_reset"] for r in (ours, naive, p_ours, p_naive)):
         print("note: /proc/self/clear_refs unavailable: build peaks include earlier work")
+
+
+def _print_ratios(runs: dict[str, dict[str, Any]]) -> float:
+    """The speed-ups and memory lines; returns the headline (from listing pages)."""
+    ours, naive, s = runs["songlab"], runs["naive"], runs["stream"]
+    p_ours, p_naive, p_rec = runs["pages_songlab"], runs["pages_naive"], runs["pages_record"]
     from_dicts = naive["seconds"] / ours["seconds"]
-    from_pages = p_naive["seconds"] / p_ours["seconds"]
+    from_pages = float(p_naive["seconds"] / p_ours["seconds"])
     print(
         f"speed-up from dicts (input already parsed; bounded by pa.array(list_of_dicts)): "
         f"{from_dicts:.2f}x; vs the bare DataFrame(list_of_dicts) call alone: "
@@ -416,13 +405,38 @@ def main(argv: list[str] | None = None) -> int:
         f"{with_record:.2f}x; the join adds {p_rec['seconds'] - p_ours['seconds']:+.2f} s"
     )
     print(
-        f"build peak memory from pages: songlab {build(p_ours) / GiB:.2f} GiB, naive "
-        f"{build(p_naive) / GiB:.2f} GiB"
+        f"build peak memory from pages: songlab {_build(p_ours) / GiB:.2f} GiB, naive "
+        f"{_build(p_naive) / GiB:.2f} GiB"
     )
     print(
         f"streamed from the paginated listing: whole-process peak {s['peak'] / GiB:.2f} GiB "
         f"({'under' if s['peak'] < GiB else 'OVER'} 1 GiB)"
     )
+    return from_pages
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=200_000)
+    p.add_argument("--budget", type=float, default=60.0, help="seconds the whole run may take")
+    p.add_argument(
+        "--child",
+        choices=("songlab", "naive", "stream", "pages_songlab", "pages_naive", "pages_record"),
+    )
+    p.add_argument("--pages-file")
+    args = p.parse_args(argv)
+    if args.child:
+        child(args.child, args.n, args.pages_file)
+        return 0
+    t0 = time.perf_counter()
+    runs, pages_bytes = _run_every_path(args.n, args.budget, t0)
+    if len({json.dumps(r["checks"], sort_keys=True) for r in runs.values()}) != 1:
+        print(
+            "MISMATCH: " + "; ".join(f"{k} {r['checks']}" for k, r in runs.items()), file=sys.stderr
+        )
+        return 1
+    _print_table(args.n, runs, pages_bytes)
+    from_pages = _print_ratios(runs)
     print(f"wall time of this benchmark: {time.perf_counter() - t0:.0f} s")
     print(f"ledger_build_speedup_from_listing: {from_pages:.2f}")
     return 0

@@ -1,5 +1,5 @@
 """The docs' tables of what the code has, written from the code: run it after adding an
-operation, a workflow route or a named client method.
+operation, a workflow route, a named client method, a report table or a report option.
 
     .venv/bin/python scripts/docs_tables.py           # rewrite the tables in docs/
     .venv/bin/python scripts/docs_tables.py --check   # exit 1 (naming them) if one is stale
@@ -11,13 +11,17 @@ Each table sits in a docs page between two markers::
     <!-- END generated:NAME -->
 
 and is made from the spec registry (``songlab.spec``: operations, workflow and dedicated
-routes, compat routes) or from the client's resources (``songlab.client``: every named
-method of every resource). ``tests/architecture/test_docs_tables.py`` fails when a page's
+routes, compat routes), from the client's resources (``songlab.client``: every named
+method of every resource), from the report's registry of tables
+(``songlab.ledger.tables.TABLES``) or from ``songlab report``'s parser
+(``songlab.cli.report_options.parser``). ``tests/architecture/test_docs_tables.py`` fails when a page's
 table is not what this script would write.
 """
 
 from __future__ import annotations
 
+import argparse
+import html
 import inspect
 import re
 import sys
@@ -113,11 +117,42 @@ def client_methods() -> str:
     return "\n".join(rows) + "\n"
 
 
+def report_tables() -> str:
+    """Every table of the report (its CSV file and Excel sheet), in the registry's order."""
+    from songlab.ledger.tables import TABLES as REPORT_TABLES
+
+    rows = ["| table (CSV file, Excel sheet) | what it holds |", "|---|---|"]
+    rows += [f"| `{t.name}` | {html.escape(t.doc, quote=False)} |" for t in REPORT_TABLES]
+    return "\n".join(rows) + "\n"
+
+
+def _option(action: argparse.Action) -> str:
+    names = ", ".join(f"`{o}`" for o in action.option_strings)
+    if action.choices is not None:
+        return f"{names} " + " or ".join(f"`{c}`" for c in action.choices)
+    if action.nargs == 0:
+        return names
+    return f"{names} `{action.metavar or action.dest.upper()}`"
+
+
+def report_options() -> str:
+    """Every option of ``songlab report``, with its help line, in the parser's order."""
+    from songlab.cli.report_options import parser
+
+    rows = ["| option | what it does |", "|---|---|"]
+    for action in parser()._actions:
+        if action.option_strings and action.help != argparse.SUPPRESS and action.dest != "help":
+            rows.append(f"| {_option(action)} | {html.escape(str(action.help), quote=False)} |")
+    return "\n".join(rows) + "\n"
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "client-methods": client_methods,
     "compat-routes": compat_routes,
     "dedicated-routes": dedicated_routes,
     "operations": operations,
+    "report-options": report_options,
+    "report-tables": report_tables,
     "workflow-routes": workflow_routes,
 }
 

@@ -114,6 +114,6 @@ def test_the_readme_code_sample_runs(sandbox, new_account, monkeypatch) -> None:
     monkeypatch.setenv("SONGLAB_API_KEY", new_account().api_key)
     monkeypatch.setenv("SONGLAB_BASE_URL", sandbox.base_url)
     scope: dict[str, object] = {"print": lambda *a, **k: None}
-    exec(compile(sample, "README.md", "exec"), scope)  # noqa: S102 - the README's own sample
+    exec(compile(sample, "README.md", "exec"), scope)  # the README's own sample, run as written
     samples, rate = scope["samples"], scope["rate"]
     assert rate > 0 and samples.ndim == 2 and samples.shape[1] > rate  # more than a second

@@ -11,32 +11,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 80
-# Functions still over the limit, each in a file another branch of issue 39 brings to
-# shape; a function that passes must leave this table (the test says which).
-WAITING: dict[str, set[str]] = {
-    "src/songlab/ledger/alerts.py": {"collect"},
-    "src/songlab/ledger/synthetic.py": {"synthetic_table"},
-    "src/songlab/ledger/store.py": {"refresh"},
-    "src/songlab/ledger/tasks.py": {"resolve"},
-    "src/songlab/ledger/tables.py": {"build_from"},
-    "src/songlab/ledger/expiry.py": {"outlook"},
-    "src/songlab/ledger/report.py": {"write_report"},
-    "src/songlab/ledger/library.py": {"_run"},
-    "src/songlab/cli/report.py": {"_report_parser", "report_main"},
-    "benchmarks/report_scale.py": {"main"},
-    "benchmarks/ledger_build.py": {"main"},
-    "benchmarks/scorecard.py": {"main"},
-    "tests/browser/test_lab.py": {
-        "test_lab_runs_the_notebook_and_the_widgets_work",
-        "test_listening_panel_plays_for_real_and_reveals_a_summary",
-    },
-    "tests/reliability/test_crash_safety.py": {
-        "test_sigkill_mid_workload_loses_nothing_and_bills_nothing_twice"
-    },
-    "tests/external/test_generated_client.py": {
-        "test_a_generated_client_imports_and_drives_the_api"
-    },
-}
 
 
 def long_functions(source: str) -> dict[str, int]:
@@ -66,14 +40,4 @@ def test_no_function_over_80_lines() -> None:
             long = long_functions(path.read_text(encoding="utf-8"))
             if long:
                 found[str(path.relative_to(ROOT))] = long
-    new = {
-        path: {name: n for name, n in fns.items() if name not in WAITING.get(path, set())}
-        for path, fns in found.items()
-    }
-    assert {path: fns for path, fns in new.items() if fns} == {}, "split them"
-    done = {
-        path: sorted(names - set(found.get(path, {})))
-        for path, names in WAITING.items()
-        if names - set(found.get(path, {}))
-    }
-    assert done == {}, "these are at most 80 lines now: take them out of WAITING"
+    assert found == {}, "split them: each function at most 80 lines"

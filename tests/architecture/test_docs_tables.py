@@ -1,9 +1,11 @@
 """The docs' tables of what the code has (operations, compat, dedicated and workflow routes,
-the client's named methods) are the ones ``scripts/docs_tables.py`` makes from the code."""
+the client's named methods, the report's tables and options) are the ones
+``scripts/docs_tables.py`` makes from the code."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -52,3 +54,27 @@ def test_the_method_table_lists_a_method_from_each_resource() -> None:
     table = TABLES.client_methods()
     for method in ("generations.transcribe", "workflows.karaoke_track", "files.upload"):
         assert f"`client.{method}`" in table
+
+
+def _generated(name: str) -> str:
+    """The body of the generated table ``name`` as the docs hold it."""
+    for page in (ROOT / "docs").rglob("*.md"):
+        text = page.read_text()
+        if BEGIN.format(name) in text:
+            return text.split(BEGIN.format(name), 1)[1].split(END.format(name), 1)[0]
+    raise AssertionError(f"generated:{name} is in no page")
+
+
+def test_the_report_tables_listed_are_the_registrys_both_ways() -> None:
+    from songlab.ledger.tables import TABLES as REPORT_TABLES
+
+    listed = re.findall(r"^\| `([a-z_]+)` \|", _generated("report-tables"), re.M)
+    assert listed == [t.name for t in REPORT_TABLES]  # every table, in order, and no other
+
+
+def test_the_report_options_listed_are_the_parsers_both_ways() -> None:
+    from songlab.cli.report_options import parser
+
+    listed = re.findall(r"^\| `(--[a-z-]+)`", _generated("report-options"), re.M)
+    options = [a.option_strings[0] for a in parser()._actions if a.dest != "help"]
+    assert listed == options

@@ -16,6 +16,7 @@ import pkgutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,113 @@ def _model(pkg: Any, name: str) -> Any:
     return getattr(importlib.import_module(PACKAGE + ".models"), name)
 
 
+@dataclass
+class Drive:
+    """The generated package and what the steps of the test share."""
+
+    pkg: Any
+    client: Any  # the account's AuthenticatedClient
+    models: Any
+    types: Any
+
+
+def _uploads_a_file(d: Drive) -> Any:
+    """Upload (multipart) -> a typed StoredFile."""
+    upload = _module(d.pkg, ".upload_v1_files_post")
+    body_cls = next(getattr(d.models, n) for n in dir(d.models) if n == "UploadV1FilesPostBody")
+    stored = upload.sync(
+        client=d.client,
+        body=body_cls(
+            file=d.types.File(
+                payload=io.BytesIO(tone(2.0)), file_name="tone.mp3", mime_type="audio/mpeg"
+            )
+        ),
+    )
+    assert type(stored).__name__ == "StoredFile" and stored.mime_type == "audio/mpeg"
+    return stored
+
+
+def _creates_and_waits(d: Drive) -> tuple[str, Any, Any]:
+    """The tool listing, a native create from the typed body, polled to completion:
+    (the music tool id, the created task, the finished task)."""
+    tools = _module(d.pkg, ".tools_v1_tools_get").sync(client=d.client)
+    music = next(t.id for t in tools.data if t.operation == "generate_music" and t.model == "v5")
+    native = _module(d.pkg, ".create_generation_v1_generations_post")
+    native_body = next(getattr(d.models, n) for n in dir(d.models) if n.endswith("NativeCreate"))
+    created = native.sync(
+        client=d.client,
+        body=native_body(
+            tool_id=music,
+            payload_json=json.dumps({"prompt": "calm piano", "duration_seconds": 5}),
+        ),
+    )
+    assert type(created).__name__ == "TaskCreated" and created.status == "queued"
+    get = _module(d.pkg, ".get_generation_v1_generations_task_id_get")
+    deadline = time.monotonic() + 120
+    while (task := get.sync(created.task_id, client=d.client)).status.value not in (
+        "completed",
+        "failed",
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert task.status.value == "completed" and task.cost_usd == "0.07000000"
+    return music, created, task
+
+
+def _events_and_a_file_link(d: Drive, created: Any, asset: Any) -> None:
+    """The event page ends with the terminal event, in order; the file link is an MP3."""
+    page = _module(d.pkg, ".event_page_v1_generations_task_id_events_get").sync(
+        created.task_id, client=d.client
+    )
+    assert page.done and page.data[-1].kind.value == "terminal"
+    assert [e.seq for e in page.data] == sorted(e.seq for e in page.data)
+    link = _module(d.pkg, ".file_link_v1_files_file_id_url_get").sync(
+        asset.file_id, client=d.client
+    )
+    assert type(link).__name__ == "FileLink"
+    assert httpx.get(link.url).content.startswith((b"ID3", b"\xff"))  # an MP3
+
+
+def _typed_errors(d: Drive, srv: Any, other_key: str, created: Any, asset: Any) -> list[Any]:
+    """401, 403, 404 and a pipeline error come back as the generated error models; returns
+    the clients it made (to close)."""
+    get = _module(d.pkg, ".get_generation_v1_generations_task_id_get")
+    karaoke = _module(d.pkg, ".workflow_karaoke_tracks_v1_karaoke_tracks_post")
+    kbody = next(getattr(d.models, n) for n in dir(d.models) if n.endswith("WorkflowKaraokeTracks"))
+    missing = get.sync("00000000-0000-0000-0000-000000000000", client=d.client)
+    assert type(missing).__name__ == "Error" and missing.error.value == "NOT_FOUND"
+    intruder = d.pkg.AuthenticatedClient(base_url=srv.base_url, token=other_key)
+    assert get.sync(created.task_id, client=intruder).error.value == "FORBIDDEN"
+    nobody = d.pkg.AuthenticatedClient(base_url=srv.base_url, token="sk-nope")
+    assert get.sync(created.task_id, client=nobody).error.value == "INVALID_API_KEY"
+    refused = karaoke.sync(
+        client=d.client, body=kbody(song_file_id="00000000-0000-0000-0000-000000000000")
+    )
+    assert type(refused).__name__ == "PipelineError"
+    assert refused.error.value == "InvalidGenerationInput" and "song_file_id" in refused.message
+    gone = _module(d.pkg, ".file_link_v1_files_file_id_url_get").sync(
+        asset.file_id, client=intruder
+    )
+    assert gone.error.value == "ResourceNotFound"
+    return [intruder, nobody]
+
+
+def _the_documented_500(d: Drive, music: str) -> None:
+    """JSON text of an empty object is the tool's own 422; a raw object as payload_json is the
+    documented 500, which the generated client reads as its typed InternalError."""
+    native = _module(d.pkg, ".create_generation_v1_generations_post")
+    native_body = next(getattr(d.models, n) for n in dir(d.models) if n.endswith("NativeCreate"))
+    raw = native.sync_detailed(
+        client=d.client, body=native_body.from_dict({"tool_id": music, "payload_json": "{}"})
+    )
+    assert raw.status_code == 422  # JSON text of an empty object: the tool's own rule
+    resp = d.client.get_httpx_client().post(
+        "/v1/generations", json={"tool_id": music, "payload_json": {"prompt": "x"}}
+    )
+    assert resp.status_code == 500
+    assert _model(d.pkg, "InternalError").from_dict(resp.json()).error == "InternalServerError"
+
+
 def test_a_generated_client_imports_and_drives_the_api(sandbox_proc, tmp_path):
     srv = sandbox_proc
     pkg = _generate(srv.base_url, tmp_path)
@@ -79,98 +187,30 @@ def test_a_generated_client_imports_and_drives_the_api(sandbox_proc, tmp_path):
 
         acct = srv.admin.post("/_sandbox/accounts", json={}).json()
         other = srv.admin.post("/_sandbox/accounts", json={}).json()
-        client = pkg.AuthenticatedClient(base_url=srv.base_url, token=acct["api_key"])
-        models = importlib.import_module(PACKAGE + ".models")
-        types = importlib.import_module(PACKAGE + ".types")
-
-        # upload (multipart) -> StoredFile
-        upload = _module(pkg, ".upload_v1_files_post")
-        body_cls = next(getattr(models, n) for n in dir(models) if n == "UploadV1FilesPostBody")
-        stored = upload.sync(
-            client=client,
-            body=body_cls(
-                file=types.File(
-                    payload=io.BytesIO(tone(2.0)), file_name="tone.mp3", mime_type="audio/mpeg"
-                )
-            ),
+        d = Drive(
+            pkg,
+            pkg.AuthenticatedClient(base_url=srv.base_url, token=acct["api_key"]),
+            importlib.import_module(PACKAGE + ".models"),
+            importlib.import_module(PACKAGE + ".types"),
         )
-        assert type(stored).__name__ == "StoredFile" and stored.mime_type == "audio/mpeg"
-
-        # the tool listing, then a native create from the typed body
-        tools = _module(pkg, ".tools_v1_tools_get").sync(client=client)
-        music = next(
-            t.id for t in tools.data if t.operation == "generate_music" and t.model == "v5"
-        )
-        native = _module(pkg, ".create_generation_v1_generations_post")
-        native_body = next(getattr(models, n) for n in dir(models) if n.endswith("NativeCreate"))
-        created = native.sync(
-            client=client,
-            body=native_body(
-                tool_id=music,
-                payload_json=json.dumps({"prompt": "calm piano", "duration_seconds": 5}),
-            ),
-        )
-        assert type(created).__name__ == "TaskCreated" and created.status == "queued"
-
-        get = _module(pkg, ".get_generation_v1_generations_task_id_get")
-        deadline = time.monotonic() + 120
-        while (task := get.sync(created.task_id, client=client)).status.value not in (
-            "completed",
-            "failed",
-        ):
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-        assert task.status.value == "completed" and task.cost_usd == "0.07000000"
+        stored = _uploads_a_file(d)
+        music, created, task = _creates_and_waits(d)
         asset = task.output.assets[0]  # typed: Asset with file_id, blob_hash, url
         assert type(asset).__name__ == "Asset" and len(asset.blob_hash) == 64
-
-        page = _module(pkg, ".event_page_v1_generations_task_id_events_get").sync(
-            created.task_id, client=client
-        )
-        assert page.done and page.data[-1].kind.value == "terminal"
-        assert [e.seq for e in page.data] == sorted(e.seq for e in page.data)
-
-        link = _module(pkg, ".file_link_v1_files_file_id_url_get").sync(
-            asset.file_id, client=client
-        )
-        assert type(link).__name__ == "FileLink"
-        assert httpx.get(link.url).content.startswith((b"ID3", b"\xff"))  # an MP3
+        _events_and_a_file_link(d, created, asset)
 
         # a workflow from the uploaded file, with its typed body
         karaoke = _module(pkg, ".workflow_karaoke_tracks_v1_karaoke_tracks_post")
-        kbody = next(getattr(models, n) for n in dir(models) if n.endswith("WorkflowKaraokeTracks"))
+        kbody = next(
+            getattr(d.models, n) for n in dir(d.models) if n.endswith("WorkflowKaraokeTracks")
+        )
         assert (
-            type(karaoke.sync(client=client, body=kbody(song_file_id=stored.file_id))).__name__
+            type(karaoke.sync(client=d.client, body=kbody(song_file_id=stored.file_id))).__name__
             == "TaskCreated"
         )
-
-        # error paths: typed error bodies
-        missing = get.sync("00000000-0000-0000-0000-000000000000", client=client)
-        assert type(missing).__name__ == "Error" and missing.error.value == "NOT_FOUND"
-        intruder = pkg.AuthenticatedClient(base_url=srv.base_url, token=other["api_key"])
-        assert get.sync(created.task_id, client=intruder).error.value == "FORBIDDEN"
-        nobody = pkg.AuthenticatedClient(base_url=srv.base_url, token="sk-nope")
-        assert get.sync(created.task_id, client=nobody).error.value == "INVALID_API_KEY"
-        refused = karaoke.sync(
-            client=client, body=kbody(song_file_id="00000000-0000-0000-0000-000000000000")
-        )
-        assert type(refused).__name__ == "PipelineError"
-        assert refused.error.value == "InvalidGenerationInput" and "song_file_id" in refused.message
-        gone = _module(pkg, ".file_link_v1_files_file_id_url_get").sync(
-            asset.file_id, client=intruder
-        )
-        assert gone.error.value == "ResourceNotFound"
-        # the documented 500 reaches a generated client as its typed InternalError
-        raw = native.sync_detailed(
-            client=client, body=native_body.from_dict({"tool_id": music, "payload_json": "{}"})
-        )
-        assert raw.status_code == 422  # JSON text of an empty object: the tool's own rule
-        resp = client.get_httpx_client().post(
-            "/v1/generations", json={"tool_id": music, "payload_json": {"prompt": "x"}}
-        )
-        assert resp.status_code == 500
-        assert _model(pkg, "InternalError").from_dict(resp.json()).error == "InternalServerError"
-        for c in (client, intruder, nobody):
+        others = _typed_errors(d, srv, other["api_key"], created, asset)
+        _the_documented_500(d, music)
+        for c in (d.client, *others):
             c.get_httpx_client().close()
     finally:
         sys.path.remove(str(tmp_path))

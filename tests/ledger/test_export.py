@@ -101,7 +101,7 @@ def _assert_same_dtypes(back: pd.DataFrame, frame: pd.DataFrame) -> None:
     for col in frame.columns:
         want = frame[col].dtype
         if isinstance(want, pd.ArrowDtype) and pa.types.is_list(want.pyarrow_dtype):
-            continue  # pandas cannot name list dtypes in Parquet metadata (docs/ledger.md)
+            continue  # pandas cannot name list dtypes in Parquet metadata (docs/ledger/using.md)
         assert back[col].dtype == want, (col, back[col].dtype, want)
 
 
@@ -144,7 +144,7 @@ def test_parquet_reads_with_either_pandas_dtype_backend(
     if backend == "numpy_nullable":
         assert back["cost_usd"].dtype == money
         assert back["cost_usd"].sum() == sum(Decimal(a) for a in AMOUNTS)
-    else:  # the workaround docs/ledger.md gives for plain pandas
+    else:  # the workaround docs/ledger/using.md gives for plain pandas
         assert back["cost_usd"].astype(money).sum() == sum(Decimal(a) for a in AMOUNTS)
 
 

@@ -10,7 +10,7 @@ reads its currency list from a path relative to the working directory, so it run
 own site-packages.
 
 Every rule must pass but the three the validator models differently from the
-specification text (KNOWN, each with its reason; docs/ledger.md says the same).
+specification text (KNOWN, each with its reason; docs/ledger/focus-spark.md says the same).
 """
 
 from __future__ import annotations

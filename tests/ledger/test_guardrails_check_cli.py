@@ -53,7 +53,7 @@ class Hook:
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:  # http.server's name for the POST handler
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 first = not hook.requests
                 hook.requests.append(

@@ -136,10 +136,9 @@ def _outputs(folder: Path) -> list[Path]:
     ]
 
 
-def test_an_export_killed_halfway_resumes_with_every_file_once(
-    counted_sandbox: tuple[Any, _Counter], tmp_path: Path
-) -> None:
-    srv, counter = counted_sandbox
+def _account_with_assets(srv: Any, tmp_path: Path) -> tuple[dict[str, str], set[str]]:
+    """An account with ASSETS assets (REPEATS of them twins), its /v1 requests slowed so an
+    export can be killed midway: (the exporter's environment, the distinct blob hashes)."""
     with httpx.Client(
         base_url=srv.base_url, headers={"X-Sandbox-Admin-Token": "kill-test"}
     ) as admin:
@@ -149,14 +148,18 @@ def test_an_export_killed_halfway_resumes_with_every_file_once(
         assert len(blobs) == ASSETS - REPEATS
         # every /v1 request takes 40 ms more, so the export is slow enough to be killed midway
         admin.put("/_sandbox/faults", json={"latency_ms": 40}).raise_for_status()
-    folder = tmp_path / "library"
     env = {
         **os.environ,
         "SONGLAB_API_KEY": api_key,
         "SONGLAB_BASE_URL": srv.base_url,
         "SONGLAB_RECORD": str(tmp_path / "record.sqlite"),
     }
+    return env, blobs
 
+
+def _kill_after_a_third(env: dict[str, str], folder: Path) -> int:
+    """Start an export and SIGKILL it once a third of the files are journalled; returns how
+    many were journalled then."""
     first = _child(env, folder)
     deadline = time.monotonic() + 240
     while _journalled(folder) < ASSETS // 3:
@@ -167,31 +170,33 @@ def test_an_export_killed_halfway_resumes_with_every_file_once(
     first.wait(30)
     first.communicate()
     killed_at = _journalled(folder)
-    fetched_first = counter.n
     assert first.returncode == -signal.SIGKILL
     assert ASSETS // 3 <= killed_at < ASSETS - REPEATS, killed_at  # really halfway
+    return killed_at
+
+
+def _whole_files(folder: Path, blobs: set[str]) -> set[str]:
+    """Every file under a final name is whole (one of the blobs): their hashes."""
     whole_blobs: set[str] = set()
-    whole = 0
-    for path in _outputs(folder):  # under a final name, a file is whole
+    for path in _outputs(folder):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert digest in blobs, path
         whole_blobs.add(digest)
-        whole += 1
+    return whole_blobs
 
-    second = _child(env, folder)
-    out, err = second.communicate(timeout=300)
-    assert second.returncode == 0, err[-3000:]
-    result = json.loads(out.strip().splitlines()[-1])
-    fetched_second = counter.n - fetched_first
-    assert result["files"] == ASSETS and result["failed"] == 0
-    assert result["downloaded"] == fetched_second  # the exporter's count is the server's
-    assert result["present"] == whole  # every whole file of the killed run was kept
-    assert result["present"] + result["copied"] + result["downloaded"] == ASSETS
-    # nothing downloaded twice: both runs together fetched each distinct blob once, plus at
-    # most one per worker that was in flight when the first run was killed
-    assert len(blobs) <= fetched_first + fetched_second <= len(blobs) + WORKERS
-    assert fetched_second == len(blobs - whole_blobs)  # only the blobs not yet whole on disk
 
+def _run_to_the_end(env: dict[str, str], folder: Path) -> dict[str, Any]:
+    """An export run to its end: its result line."""
+    run = _child(env, folder)
+    out, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err[-3000:]
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def _every_asset_once_in_the_manifest(folder: Path) -> None:
+    """Every asset's file once, the manifest's rows matching the files and their hashes, no
+    temporary left by the kill."""
     files = _outputs(folder)
     assert len(files) == ASSETS  # every asset's file, once
     manifest = pd.read_csv(folder / "manifest.csv", dtype=str)
@@ -203,10 +208,32 @@ def test_an_export_killed_halfway_resumes_with_every_file_once(
         assert hashlib.sha256((folder / row.file).read_bytes()).hexdigest() == row.blob_hash
     assert not list(folder.rglob("*.tmp"))  # no temporary left by the kill
 
-    third = _child(env, folder)
-    out, err = third.communicate(timeout=300)
-    assert third.returncode == 0, err[-3000:]
-    again = json.loads(out.strip().splitlines()[-1])
+
+def test_an_export_killed_halfway_resumes_with_every_file_once(
+    counted_sandbox: tuple[Any, _Counter], tmp_path: Path
+) -> None:
+    srv, counter = counted_sandbox
+    env, blobs = _account_with_assets(srv, tmp_path)
+    folder = tmp_path / "library"
+
+    killed_at = _kill_after_a_third(env, folder)
+    fetched_first = counter.n
+    whole_blobs = _whole_files(folder, blobs)  # under a final name, a file is whole
+    whole = len(_outputs(folder))
+
+    result = _run_to_the_end(env, folder)
+    fetched_second = counter.n - fetched_first
+    assert result["files"] == ASSETS and result["failed"] == 0
+    assert result["downloaded"] == fetched_second  # the exporter's count is the server's
+    assert result["present"] == whole  # every whole file of the killed run was kept
+    assert result["present"] + result["copied"] + result["downloaded"] == ASSETS
+    # nothing downloaded twice: both runs together fetched each distinct blob once, plus at
+    # most one per worker that was in flight when the first run was killed
+    assert len(blobs) <= fetched_first + fetched_second <= len(blobs) + WORKERS
+    assert fetched_second == len(blobs - whole_blobs)  # only the blobs not yet whole on disk
+    _every_asset_once_in_the_manifest(folder)
+
+    again = _run_to_the_end(env, folder)
     assert (again["downloaded"], again["present"], again["files"]) == (0, ASSETS, ASSETS)
     print(
         f"killed after {killed_at} of {ASSETS} files ({whole} whole on disk); the second run "

@@ -147,7 +147,7 @@ def test_each_create_was_billed_its_estimate(tasks: pd.DataFrame) -> None:
     done = tasks[(tasks["status"] == "completed") & tasks["parent_task_id"].isna()]
     assert len(done) >= 11
     # Translations of the same source after the first hit the transcription cache and bill
-    # the transcription step (0.03) less than the estimate, as docs/ledger.md says.
+    # the transcription step (0.03) less than the estimate, as docs/ledger/using.md says.
     tr = done[done["operation"] == "song_translation"].sort_values("created_at")
     assert len(tr) >= 2
     assert tr["billed_usd"].iloc[0] == tr["estimate_usd"].iloc[0]

@@ -87,7 +87,8 @@ def _check_summary_table(page: str, m: re.Match[str]) -> None:
     rate = rows["run rate per day"]
     if m["rate"] is not None:
         assert usd(rate["amount_usd"]) == usd(m["rate"])
-        assert rate["note"] == f"${m['mtd']} month to date / {m['days']} days elapsed"
+        unit = "day" if Decimal(m["days"]) == 1 else "days"  # as the page's other lines say it
+        assert rate["note"] == f"${m['mtd']} month to date / {m['days']} {unit} elapsed"
     trailing = rows["trailing 7 days, per day"]
     assert usd(trailing["amount_usd"]) == usd(m["trailing"])
     assert trailing["note"] == f"${m['last7']} / 7 days"

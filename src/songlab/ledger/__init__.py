@@ -18,7 +18,7 @@
 
 Money is ``decimal128(18, 8)`` (sums ``decimal128(38, 8)``): exact, never a float, and
 printed as an amount (``0.00000000``, never ``0E-8``: :class:`MoneyDtype`).
-Columns are documented in ``docs/ledger.md`` and defined once in ``_schema``.
+Columns are documented in ``docs/ledger/using.md`` and defined once in ``_schema``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any
 
 import songlab.pricing as pricing
 
@@ -43,7 +42,7 @@ def priceable_in_tiers(operation: str | None, model: str | None) -> bool:
     return estimate(operation, model, 1) is not None
 
 
-def _dec(value: Any) -> Decimal:
+def _dec(value: object) -> Decimal:
     return Decimal(str(value)) if value is not None else Decimal(0)
 
 

@@ -21,14 +21,16 @@ import os
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Column
 from songlab.ledger.export import FORMULA_START
 
 __all__ = ["FORMATS", "check", "metadata_path", "write"]
@@ -53,12 +55,14 @@ def check(path: Path) -> str:
     return suffix
 
 
-def _inert(values: pa.Array) -> pa.Array:
+def _inert(values: Column) -> Column:
     risky = pc.starts_with(values, FORMULA_START[0])
     for lead in FORMULA_START[1:]:
         risky = pc.or_(risky, pc.starts_with(values, lead))
-    return pc.if_else(
-        pc.fill_null(risky, False), pc.binary_join_element_wise("'", values, ""), values
+    return _arrow.if_else(
+        _arrow.fill_null(risky, pa.scalar(False)),
+        _arrow.join_strings("'", values, ""),
+        values,
     )
 
 
@@ -71,9 +75,9 @@ def _as_text(table: pa.Table) -> pa.Table:
             a = _schema.plain_text(a)
         elif pa.types.is_timestamp(f.type):
             seconds = pc.floor_temporal(a, unit="second")
-            a = pc.strftime(
-                pc.cast(seconds, pa.timestamp("s", tz="UTC")), format="%Y-%m-%dT%H:%M:%SZ"
-            )
+            # the stub's strftime takes only timestamps without a time zone
+            utc = pc.cast(seconds, pa.timestamp("s", tz="UTC"))
+            a = pc.strftime(utc, format="%Y-%m-%dT%H:%M:%SZ")  # type: ignore[arg-type]
         else:
             a = _inert(pc.cast(a, pa.string()))
         cols.append(a)
@@ -93,7 +97,7 @@ def write(
     path: str | os.PathLike[str],
     *,
     schema: pa.Schema,
-    metadata: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    metadata: Callable[[list[dict[str, object]]], dict[str, object]],
     count: Callable[[], int],
 ) -> tuple[Path, Path]:
     """Write ``rows`` (tables of ``schema``) to ``path`` (.csv or .parquet) and

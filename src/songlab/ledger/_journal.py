@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from songlab.localfiles import ensure_private_file, replace_atomically
 
@@ -83,14 +83,14 @@ class Journal:
         with self._lock:
             self._db.close()
 
-    def assets(self, task_id: str) -> list[dict[str, Any]] | None:
+    def assets(self, task_id: str) -> list[dict[str, object]] | None:
         with self._lock:
             row = self._db.execute(
                 "SELECT assets FROM tasks WHERE task_id = ?", (task_id,)
             ).fetchone()
         return None if row is None else list(json.loads(row[0]))
 
-    def keep_assets(self, task_id: str, assets: list[dict[str, Any]]) -> None:
+    def keep_assets(self, task_id: str, assets: list[dict[str, object]]) -> None:
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO tasks (task_id, assets) VALUES (?, ?)",

@@ -19,11 +19,14 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
+
+import songlab.ledger._arrow as _arrow
+from songlab.ledger._arrow import Column
 
 __all__ = ["BATCH_BYTES", "batches"]
 
@@ -32,10 +35,10 @@ _MIN_BLOCK: Final[int] = 1024 * 1024  # Arrow parses a batch in blocks, on its t
 
 # What a batch yields: (raw, metadata_json, None) from Arrow, or (None, None, dicts).
 # (raw, metadata_json, None) read by Arrow, or (None, None, task dicts)
-Batch = tuple[pa.StructArray, pa.Array, None] | tuple[None, None, list[Mapping[str, Any]]]
+Batch = tuple[pa.StructArray, Column, None] | tuple[None, None, list[Mapping[str, object]]]
 
 
-def _schema(raw_task: pa.DataType) -> pa.Schema:
+def _schema(raw_task: pa.StructType) -> pa.Schema:
     fields = [raw_task.field(i) for i in range(raw_task.num_fields)]
     task = pa.struct([*fields, ("output", pa.struct([("metadata_json", pa.string())]))])
     return pa.schema([("data", pa.list_(task))])
@@ -50,9 +53,9 @@ def _one_line(page: bytes) -> bytes:
     return page
 
 
-def _dicts(lines: list[bytes]) -> list[Mapping[str, Any]]:
+def _dicts(lines: list[bytes]) -> list[Mapping[str, object]]:
     """The tasks of the pages, decoded one by one (the fallback), with clear errors."""
-    out: list[Mapping[str, Any]] = []
+    out: list[Mapping[str, object]] = []
     for n, line in enumerate(lines):
         try:
             body = json.loads(line)
@@ -66,7 +69,7 @@ def _dicts(lines: list[bytes]) -> list[Mapping[str, Any]]:
 
 
 def _read(
-    lines: list[bytes], schema: pa.Schema, raw_task: pa.DataType, op_names: tuple[str, ...]
+    lines: list[bytes], schema: pa.Schema, raw_task: pa.StructType, op_names: tuple[str, ...]
 ) -> Batch | None:
     block = max(_MIN_BLOCK, max(map(len, lines)) + 1)
     try:
@@ -82,7 +85,12 @@ def _read(
     data = table.column("data")
     if table.num_rows != len(lines) or data.null_count:
         return None, None, _dicts(lines)  # not one page per line, or a page without data
-    tasks = pa.concat_arrays([c.flatten() for c in data.chunks]) if data.num_chunks else None
+    lists = cast("list[pa.ListArray[Any]]", data.chunks)  # "data" is a list of task structs
+    tasks = (
+        cast(pa.StructArray, pa.concat_arrays([c.flatten() for c in lists]))  # of task structs
+        if data.num_chunks
+        else None
+    )
     if tasks is None or len(tasks) == 0:
         return None  # empty pages
     names = [raw_task.field(i).name for i in range(raw_task.num_fields)]
@@ -93,16 +101,16 @@ def _read(
         return None, None, _dicts(lines)  # a null task: the dict path names the error
     # kept on Agent One runs, and where the operation is not shown (the record may name it)
     ops = [raw.field(n) for n in op_names]
-    op = ops[0] if len(ops) == 1 else pc.coalesce(*ops)
-    maybe_agent = pc.fill_null(pc.equal(op, "agent"), True)
-    meta = pc.if_else(
+    op = ops[0] if len(ops) == 1 else _arrow.coalesce(*ops)
+    maybe_agent = _arrow.fill_null(pc.equal(op, pa.scalar("agent")), pa.scalar(True))
+    meta = _arrow.if_else(
         maybe_agent, pc.struct_field(tasks.field("output"), [0]), pa.scalar(None, pa.string())
     )
     return raw, meta, None
 
 
 def batches(
-    pages: Iterable[bytes], raw_task: pa.DataType, op_names: tuple[str, ...] = ("operation",)
+    pages: Iterable[bytes], raw_task: pa.StructType, op_names: tuple[str, ...] = ("operation",)
 ) -> Iterator[Batch]:
     """The pages' tasks a batch at a time, in order: ``(raw, metadata_json, None)``
     read by Arrow, or ``(None, None, task dicts)`` where Arrow's types did not fit."""

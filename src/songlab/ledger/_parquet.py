@@ -21,14 +21,16 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 import songlab.localfiles as localfiles
+from songlab.ledger._arrow import Chunked
 
 __all__ = [
     "DecimalType",
@@ -41,43 +43,72 @@ __all__ = [
 ]
 
 
-class DecimalType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information
+def _decimal(t: pa.DataType) -> pa.Decimal128Type:
+    if not isinstance(t, pa.Decimal128Type):
+        raise TypeError(f"songlab.decimal: storage must be decimal128, got {t}")
+    return t
+
+
+def _dictionary(t: pa.DataType) -> pa.DictionaryType[Any, Any]:
+    if not isinstance(t, pa.DictionaryType):
+        raise TypeError(f"songlab.source: storage must be a dictionary type, got {t}")
+    return t
+
+
+def _extension_column(ext: pa.ExtensionType, col: Chunked) -> Chunked:
+    """``col``'s chunks as the extension type ``ext`` over them."""
+    chunks = [pa.ExtensionArray.from_storage(ext, c) for c in col.chunks]
+    # chunked_array's overloads name each type; an extension type is known at run time
+    return pa.chunked_array(chunks, type=ext)  # type: ignore[call-overload, no-any-return]
+
+
+def _storage_column(col: Chunked, storage: pa.DataType) -> Chunked:
+    """An extension column's chunks as their storage arrays (of type ``storage``)."""
+    chunks = [c.storage for c in cast("list[pa.ExtensionArray[Any]]", col.chunks)]
+    return pa.chunked_array(chunks, type=storage)  # type: ignore[call-overload, no-any-return]
+
+
+class DecimalType(pa.ExtensionType):
     """``songlab.decimal``: exact money over ``decimal128(p, s)`` storage."""
 
     def __init__(self, precision: int = 18, scale: int = 8) -> None:
         super().__init__(pa.decimal128(precision, scale), "songlab.decimal")
 
     def __arrow_ext_serialize__(self) -> bytes:
-        t = self.storage_type
+        t = _decimal(self.storage_type)
         return f"{t.precision},{t.scale}".encode()
 
     @classmethod
     def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> DecimalType:
-        return cls(storage_type.precision, storage_type.scale)
+        t = _decimal(storage_type)
+        return cls(t.precision, t.scale)
 
-    def to_pandas_dtype(self) -> pd.ArrowDtype:
+    # pyarrow asks an extension type for a pandas dtype; the stub knows only numpy's
+    def to_pandas_dtype(self) -> pd.ArrowDtype:  # type: ignore[override]
         return _schema.MoneyDtype(self.storage_type)  # prints amounts, never 0E-8
 
     def __hash__(self) -> int:  # pandas hashes dtypes (dtype_backend="numpy_nullable")
         return hash((self.extension_name, self.storage_type))
 
 
-class SourceType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type information
+class SourceType(pa.ExtensionType):
     """``songlab.source``: a dictionary-encoded string column (the ledger's ``*_source``
     columns) that pandas reads back as the same ``pd.ArrowDtype`` (pandas cannot parse a
     dictionary dtype's name from the metadata); other readers see plain strings."""
 
     def __init__(self, index_type: pa.DataType = pa.int8()) -> None:
-        super().__init__(pa.dictionary(index_type, pa.string()), "songlab.source")
+        # pa.dictionary's overloads name each index type; this one is known at run time
+        storage = pa.dictionary(index_type, pa.string())  # type: ignore[call-overload]
+        super().__init__(storage, "songlab.source")
 
     def __arrow_ext_serialize__(self) -> bytes:
-        return str(self.storage_type.index_type).encode()
+        return str(_dictionary(self.storage_type).index_type).encode()
 
     @classmethod
     def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> SourceType:
-        return cls(storage_type.index_type)
+        return cls(_dictionary(storage_type).index_type)
 
-    def to_pandas_dtype(self) -> pd.ArrowDtype:
+    def to_pandas_dtype(self) -> pd.ArrowDtype:  # type: ignore[override]  # as DecimalType's
         return pd.ArrowDtype(self.storage_type)
 
     def __hash__(self) -> int:
@@ -86,7 +117,8 @@ class SourceType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow: no type in
 
 for _ext in (DecimalType(), SourceType()):
     try:
-        pa.register_extension_type(_ext)
+        # the stub names the retired PyExtensionType; pyarrow registers an ExtensionType
+        pa.register_extension_type(_ext)  # type: ignore[arg-type]
     except pa.ArrowKeyError:  # already registered (module reloaded)
         pass
 
@@ -112,9 +144,7 @@ def to_parquet_table(table: pa.Table) -> pa.Table:
     for field, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_decimal128(field.type):
             ext = DecimalType(field.type.precision, field.type.scale)
-            col = pa.chunked_array(
-                [pa.ExtensionArray.from_storage(ext, c) for c in col.chunks], type=ext
-            )
+            col = _extension_column(ext, col)
             field = pa.field(field.name, ext, field.nullable, field.metadata)
         elif (
             pa.types.is_dictionary(field.type)
@@ -122,9 +152,7 @@ def to_parquet_table(table: pa.Table) -> pa.Table:
             and pa.types.is_integer(field.type.index_type)
         ):
             sext = SourceType(field.type.index_type)
-            col = pa.chunked_array(
-                [pa.ExtensionArray.from_storage(sext, c) for c in col.chunks], type=sext
-            )
+            col = _extension_column(sext, col)
             field = pa.field(field.name, sext, field.nullable, field.metadata)
         arrays.append(col)
         fields.append(field)
@@ -144,7 +172,7 @@ def to_parquet_table(table: pa.Table) -> pa.Table:
             for f in table.schema
         ],
     }
-    meta = dict(table.schema.metadata or {})
+    meta: dict[bytes | str, bytes | str] = dict((table.schema.metadata or {}).items())
     meta[b"pandas"] = json.dumps(pandas_meta).encode()
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
 
@@ -154,7 +182,7 @@ def _storage(table: pa.Table) -> pa.Table:
     for field, col in zip(table.schema, table.columns, strict=True):
         if isinstance(field.type, pa.BaseExtensionType):
             st = field.type.storage_type
-            col = pa.chunked_array([c.storage for c in col.chunks], type=st)
+            col = _storage_column(col, st)
             field = pa.field(field.name, st, field.nullable, field.metadata)
         cols.append(col)
         fields.append(field)
@@ -164,13 +192,13 @@ def _storage(table: pa.Table) -> pa.Table:
 def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) -> pa.Table:
     """A file written here (or by an older songlab) as plain Arrow types; with ``schema``,
     exactly that schema (columns it lacks are null)."""
-    table = _storage(pq.read_table(path))
+    table = _storage(pq.read_table(os.fspath(path)))
     if schema is None:
         return table
     cols = [
         table[f.name].cast(f.type)
         if f.name in table.column_names
-        else pa.nulls(table.num_rows, f.type)
+        else _arrow.nulls(table.num_rows, f.type)
         for f in schema
     ]
     return pa.Table.from_arrays(cols, schema=schema)
@@ -190,7 +218,7 @@ def write_atomic(target: Path, table: pa.Table) -> None:
     )
 
 
-def write_parquet(frame: Any, path: str | os.PathLike[str]) -> Path:
+def write_parquet(frame: object, path: str | os.PathLike[str]) -> Path:
     """Write a ledger frame (or Arrow table) to one Parquet file, atomically.
 
     ``pd.read_parquet(path)`` gives back the same ``pd.ArrowDtype`` columns

@@ -6,18 +6,20 @@ record onto the task listing), so neither imports the other.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import ColumnLike
 
 __all__ = ["RECORD", "record_table"]
 
 
 # The columns of the client's record (``songlab.client.RECORD_SCHEMA``) the ledger joins.
-RECORD: Final[pa.Schema] = pa.schema(
+RECORD: Final[pa.Schema] = _arrow.schema(
     [
         pa.field("task_id", pa.string()),
         pa.field("key_id", pa.string()),
@@ -34,7 +36,7 @@ RECORD: Final[pa.Schema] = pa.schema(
 )
 
 
-def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
+def _cast(col: ColumnLike, name: str, type_: pa.DataType) -> ColumnLike:
     if col.type == type_:
         return col
     if pa.types.is_timestamp(type_) and pa.types.is_string(col.type):
@@ -48,7 +50,7 @@ def _cast(col: Any, name: str, type_: pa.DataType) -> Any:
         raise ValueError(f"record: column {name} is {col.type}, not {type_} ({exc})") from None
 
 
-def record_table(record: Any) -> pa.Table | None:
+def record_table(record: object) -> pa.Table | None:
     """The client's record as a table of the :data:`RECORD` columns, oldest row first.
 
     ``record``: a ``songlab.client.RecordStore`` (or anything with ``.table()``), an Arrow
@@ -72,7 +74,7 @@ def record_table(record: Any) -> pa.Table | None:
     cols = [
         _cast(record[f.name], f.name, f.type)
         if f.name in record.column_names
-        else pa.nulls(record.num_rows, f.type)
+        else _arrow.nulls(record.num_rows, f.type)
         for f in RECORD
     ]
     return pa.Table.from_arrays(cols, schema=RECORD)

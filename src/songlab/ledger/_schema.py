@@ -3,18 +3,22 @@
 Every frame songlab.ledger returns is pyarrow-backed (``pd.ArrowDtype``) with
 the columns below, in this order. Money is ``decimal128(18, 8)``: exact to the
 8 decimals the price list uses, summed by Arrow in decimal (never a float).
-Timestamps are UTC microseconds. ``docs/ledger.md`` documents each column; the
+Timestamps are UTC microseconds. ``docs/ledger/using.md`` documents each column; the
 descriptions here are also stored as Arrow field metadata in the Parquet files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+import songlab.ledger._arrow as _arrow
+from songlab.ledger._arrow import Chunked, Column, Field
 
 MONEY: Final[pa.DataType] = pa.decimal128(18, 8)
 # Sums of many amounts: Arrow widens decimal sums to precision 38.
@@ -47,11 +51,11 @@ FACT_SOURCES: Final[tuple[str, ...]] = (SERVICE, RECORD, UNKNOWN)
 FACTS: Final[tuple[str, ...]] = ("created_at", "tool_id", "operation", "model", "license")
 SOURCE_COLUMNS: Final[tuple[str, ...]] = (*(f"{f}_source" for f in FACTS), "labels_source")
 # The fixed dictionaries (every chunk shares them, so concatenation is free).
-FACT_DICT: Final[pa.Array] = pa.array(FACT_SOURCES, pa.string())
-COST_DICT: Final[pa.Array] = pa.array(COST_SOURCES, pa.string())
+FACT_DICT: Final[Column] = pa.array(FACT_SOURCES, pa.string())
+COST_DICT: Final[Column] = pa.array(COST_SOURCES, pa.string())
 
 
-def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
+def _f(name: str, type_: pa.DataType, doc: str) -> Field:
     return pa.field(name, type_, nullable=True, metadata={"doc": doc})
 
 
@@ -159,37 +163,39 @@ TIERS: Final[pa.Schema] = pa.schema(
 )
 
 
-def source_array(indices: pa.Array, dictionary: pa.Array = FACT_DICT) -> pa.Array:
+def source_array(indices: Column, dictionary: Column = FACT_DICT) -> Column:
     """A ``SOURCE`` column from int8 positions in ``dictionary`` (never null)."""
     return pa.DictionaryArray.from_arrays(pc.cast(indices, pa.int8()), dictionary)
 
 
-def source_codes(column: pa.Array | pa.ChunkedArray, dictionary: pa.Array = FACT_DICT) -> pa.Array:
+def source_codes(column: Column | Chunked, dictionary: Column = FACT_DICT) -> Column:
     """The int8 positions in ``dictionary`` of a source column's values (null -> unknown), for a
     column of any dictionary (one read back from Parquet or pandas has its own)."""
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     unknown = len(dictionary) - 1
-    out = []
+    out: list[Column] = []
     for chunk in chunks:
-        if not pa.types.is_dictionary(chunk.type):
-            chunk = pc.dictionary_encode(chunk)
-        where = pc.index_in(chunk.dictionary, value_set=dictionary)
-        out.append(pc.cast(pc.fill_null(pc.take(where, chunk.indices), unknown), pa.int8()))
+        encoded = (
+            chunk if isinstance(chunk, pa.DictionaryArray) else _arrow.dictionary_encode(chunk)
+        )
+        where = pc.index_in(encoded.dictionary, value_set=dictionary)
+        taken = _arrow.fill_null(pc.take(where, encoded.indices), pa.scalar(unknown, pa.int32()))
+        out.append(pc.cast(taken, pa.int8()))
     if not out:
         return pa.array([], pa.int8())
     return pa.concat_arrays(out) if len(out) > 1 else out[0]
 
 
-def _amount(value: Any) -> str:
+def _amount(value: object) -> str:
     """An exact amount as plain text with all its places (``0.00000000``, never ``0E-8``)."""
     return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
-def _amount_repr(value: Any) -> str:
+def _amount_repr(value: object) -> str:
     return f"Decimal('{value:f}')" if isinstance(value, Decimal) else repr(value)
 
 
-class MoneyArray(pd.arrays.ArrowExtensionArray):  # type: ignore[misc]  # pandas: no types
+class MoneyArray(pd.arrays.ArrowExtensionArray):
     """A pyarrow-backed column that prints its decimals as amounts.
 
     pandas prints an Arrow decimal through ``str(Decimal)``, which writes a zero with 8
@@ -199,27 +205,29 @@ class MoneyArray(pd.arrays.ArrowExtensionArray):  # type: ignore[misc]  # pandas
     ``0.00000000``, ``0.00158225``, ``12.50000000``.
     """
 
-    def __init__(self, values: pa.Array | pa.ChunkedArray) -> None:
+    _pa_array: Chunked  # pandas' own attribute, which pandas-stubs leave out
+
+    def __init__(self, values: Column | Chunked) -> None:
         super().__init__(values)
         if pa.types.is_decimal(self._pa_array.type):
             self._dtype = MoneyDtype(self._pa_array.type)
 
-    def _from_pyarrow_array(self, pa_array: pa.Array | pa.ChunkedArray) -> Any:
+    def _from_pyarrow_array(self, pa_array: Column | Chunked) -> object:
         # pandas' shortcut for an operation's result (3.x) skips __init__: money stays
         # money, anything else (a comparison's booleans, ...) is a plain Arrow array
-        out = super()._from_pyarrow_array(pa_array)
+        out = super()._from_pyarrow_array(pa_array)  # type: ignore[misc]  # a hook the stubs omit
         if not pa.types.is_decimal(out._pa_array.type):
             return pd.arrays.ArrowExtensionArray(out._pa_array)
         out._dtype = MoneyDtype(out._pa_array.type)
         return out
 
-    def _formatter(self, boxed: bool = False) -> Any:
+    def _formatter(self, boxed: bool = False) -> object:
         if not pa.types.is_decimal(self._pa_array.type):
-            return super()._formatter(boxed)
+            return super()._formatter(boxed)  # type: ignore[misc]  # a hook the stubs omit
         return _amount if boxed else _amount_repr
 
 
-class MoneyDtype(pd.ArrowDtype):  # type: ignore[misc]  # pandas: no types
+class MoneyDtype(pd.ArrowDtype):
     """``pd.ArrowDtype`` of a decimal type whose columns print as amounts (:class:`MoneyArray`).
 
     Equal to ``pd.ArrowDtype`` of the same Arrow type, either way round, with the same name
@@ -245,7 +253,14 @@ def pandas_type(t: pa.DataType) -> pd.ArrowDtype:
     return MoneyDtype(t) if pa.types.is_decimal(t) else pd.ArrowDtype(t)
 
 
-def money_array(values: Any, type_: pa.DataType = MONEY_SUM) -> MoneyArray:
+def arrow_array(values: Sequence[object], dtype: pd.ArrowDtype) -> pd.api.extensions.ExtensionArray:
+    """``pd.array(values, dtype=dtype)``: pandas-stubs has an overload per dtype family and
+    none for an Arrow dtype, which pandas takes (a :class:`MoneyDtype` gives a MoneyArray)."""
+    out: pd.api.extensions.ExtensionArray = pd.array(values, dtype=dtype)  # type: ignore[call-overload]
+    return out
+
+
+def money_array(values: Sequence[Decimal | None], type_: pa.DataType = MONEY_SUM) -> MoneyArray:
     """``Decimal`` values (None: missing) as a money column of ``type_``."""
     return MoneyArray(pa.array(values, type_))
 
@@ -269,17 +284,17 @@ def to_table(frame: pd.DataFrame, schema: pa.Schema, *, keep_dictionary: bool = 
         kept = (
             keep_dictionary
             and isinstance(dtype, pd.ArrowDtype)
-            and pa.types.is_dictionary(dtype.pyarrow_dtype)
+            and isinstance(dtype.pyarrow_dtype, pa.DictionaryType)
             and pa.types.is_string(dtype.pyarrow_dtype.value_type)
             and pa.types.is_string(field.type)
         )
-        type_ = dtype.pyarrow_dtype if kept else field.type
+        type_ = dtype.pyarrow_dtype if kept and isinstance(dtype, pd.ArrowDtype) else field.type
         arrays.append(pa.array(frame[field.name], type=type_, from_pandas=True))
         fields.append(field.with_type(type_))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=_arrow.metadata(schema)))
 
 
-def cost_of(billed: Any, estimate: Any, status: Any) -> tuple[pa.Array, pa.Array]:
+def cost_of(billed: Column, estimate: Column, status: Column) -> tuple[Column, Column]:
     """``cost_usd`` and ``cost_source`` of tasks: **the one rule of what counts**.
 
     Billed when the service shows a cost; else 0 for a failed task (released: unbilled);
@@ -288,29 +303,32 @@ def cost_of(billed: Any, estimate: Any, status: Any) -> tuple[pa.Array, pa.Array
     stays in ``estimate_usd``); else ``unknown``: null, never 0.
     """
     status = pc.cast(status, pa.string())
-    failed = pc.fill_null(pc.equal(status, "failed"), False)
-    done = pc.fill_null(pc.equal(status, "completed"), False)
-    running = pc.fill_null(pc.is_in(status, value_set=pa.array(["queued", "processing"])), False)
+    no = pa.scalar(False)
+    failed = _arrow.fill_null(pc.equal(status, pa.scalar("failed")), no)
+    done = _arrow.fill_null(pc.equal(status, pa.scalar("completed")), no)
+    running = _arrow.fill_null(pc.is_in(status, value_set=pa.array(["queued", "processing"])), no)
     zero = pa.scalar(Decimal(0), MONEY)
     none = pa.scalar(None, MONEY)
-    cost = pc.coalesce(billed, pc.if_else(failed, zero, pc.if_else(done, estimate, none)))
-    pos = pc.if_else(
+    cost = _arrow.coalesce(
+        billed, _arrow.if_else(failed, zero, _arrow.if_else(done, estimate, none))
+    )
+    pos = _arrow.if_else(
         pc.is_valid(billed),
         COST_SOURCES.index(BILLED),
-        pc.if_else(
+        _arrow.if_else(
             failed,
             COST_SOURCES.index(UNBILLED),
-            pc.if_else(
+            _arrow.if_else(
                 pc.and_(done, pc.is_valid(estimate)),
                 COST_SOURCES.index(ESTIMATE),
-                pc.if_else(running, COST_SOURCES.index(PENDING), COST_SOURCES.index(UNKNOWN)),
+                _arrow.if_else(running, COST_SOURCES.index(PENDING), COST_SOURCES.index(UNKNOWN)),
             ),
         ),
     )
     return cost, source_array(pos, COST_DICT)
 
 
-def as_table(tasks: Any, *, keep_dictionary: bool = False) -> pa.Table:
+def as_table(tasks: object, *, keep_dictionary: bool = False) -> pa.Table:
     """A tasks frame or table as an Arrow table with the tasks schema (``keep_dictionary``:
     see :func:`to_table`; for readers that take dictionary columns, like DuckDB)."""
     if isinstance(tasks, pa.Table):
@@ -324,22 +342,25 @@ def empty_table(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
 
 
-def plain_text(values: pa.Array) -> pa.Array:
+def plain_text(values: Column) -> Column:
     """Decimal amounts as plain text with all their places (``0.00000000``, ``-1.50``)."""
     t = values.type
+    if not isinstance(t, pa.Decimal128Type | pa.Decimal256Type):
+        raise TypeError(f"values: expected decimal amounts, got {t}")
     scale = t.scale
     shift = pa.scalar(10**scale, pa.decimal128(scale + 1, 0))
     ints = pc.cast(pc.multiply(values, shift), pa.int64())
     if scale == 0:
         return pc.cast(ints, pa.string())
-    negative = pc.less(ints, 0)
+    negative = pc.less(ints, pa.scalar(0, pa.int64()))
     magnitude = pc.abs(ints)
-    unit = 10**scale
+    unit = pa.scalar(10**scale, pa.int64())
     whole = pc.divide(magnitude, unit)  # integer division on int64
     frac = pc.subtract(magnitude, pc.multiply(whole, unit))
-    text = pc.binary_join_element_wise(
+    text = _arrow.join_strings(
         pc.cast(whole, pa.string()),
         pc.utf8_lpad(pc.cast(frac, pa.string()), width=scale, padding="0"),
-        ".",
+        pa.scalar("."),
     )
-    return pc.if_else(negative, pc.binary_join_element_wise("-", text, ""), text)
+    signed = _arrow.join_strings(pa.scalar("-"), text, pa.scalar(""))
+    return _arrow.if_else(negative, signed, text)

@@ -56,7 +56,7 @@ class Task:
     project: str | None
     take: int | None = None
     origin: str | None = None
-    request: dict[str, Any] | None = None
+    request: dict[str, object] | None = None
     prompt: str | None = None
 
 
@@ -70,7 +70,7 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _frame_of(client: Any, tasks: Any) -> pd.DataFrame:
+def _frame_of(client: Any, tasks: object) -> pd.DataFrame:
     if tasks is None:
         return tasks_frame(client)
     if isinstance(tasks, pd.DataFrame):
@@ -89,7 +89,7 @@ def _frame_of(client: Any, tasks: Any) -> pd.DataFrame:
     return frame[frame["task_id"].isin(ids)]
 
 
-def _record_rows(client: Any) -> dict[str, Any]:
+def _record_rows(client: Any) -> dict[str, object]:
     record = getattr(client, "record", None)
     if record is None:
         return {}
@@ -100,7 +100,7 @@ def _record_rows(client: Any) -> dict[str, Any]:
     return {r.task_id: r for r in rows}
 
 
-def _request_of(record: Any, task_id: str) -> dict[str, Any] | None:
+def _request_of(record: Any, task_id: str) -> dict[str, object] | None:
     try:
         text = record.payload(task_id) if record is not None else None
     except Exception:  # noqa: BLE001
@@ -114,7 +114,7 @@ def _request_of(record: Any, task_id: str) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _prompt_of(request: Mapping[str, Any] | None) -> str | None:
+def _prompt_of(request: Mapping[str, object] | None) -> str | None:
     if not request:
         return None
     inner = request.get("payload_json", request.get("payload"))
@@ -142,14 +142,14 @@ def _notebook_matches(origin: str | None, notebook: str) -> bool:
 
 def select(
     client: Any,
-    tasks: Any,
+    tasks: object,
     *,
     project: str | None,
     notebook: str | None,
     period: str | None,
-    start: Any,
-    end: Any,
-    prompts: Mapping[str, str] | Callable[[Mapping[str, Any]], str | None] | None,
+    start: object,
+    end: object,
+    prompts: Mapping[str, str] | Callable[[Mapping[str, object]], str | None] | None,
 ) -> list[Task]:
     frame = _frame_of(client, tasks)
     p = (
@@ -203,7 +203,7 @@ def select(
     return out
 
 
-def asset_dicts(snapshot: Any) -> list[dict[str, Any]]:
+def asset_dicts(snapshot: object) -> list[dict[str, object]]:
     assets = getattr(getattr(snapshot, "output", None), "assets", None) or ()
     out = []
     for a in assets:

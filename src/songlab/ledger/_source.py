@@ -13,17 +13,30 @@ for callers that have an HTTP client but no songlab client.
 
 from __future__ import annotations
 
+import enum
 import inspect
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, cast
 
-__all__ = ["AUTO", "as_dict", "getter", "http_listing", "iter_tasks", "raw_pages", "tool_lookup"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "AUTO",
+    "Auto",
+    "as_dict",
+    "getter",
+    "http_listing",
+    "iter_tasks",
+    "raw_pages",
+    "tool_lookup",
+]
 
 
-def as_dict(item: Any) -> Mapping[str, Any]:
+def as_dict(item: object) -> Mapping[str, object]:
     """A task snapshot as a mapping: the item itself, or its ``.raw`` dict."""
     if isinstance(item, Mapping):
         return item
@@ -35,12 +48,12 @@ def as_dict(item: Any) -> Mapping[str, Any]:
     )
 
 
-def _listing(source: Any) -> Iterable[Any] | None:
+def _listing(source: object) -> Iterable[object] | None:
     gens = getattr(source, "generations", None)
     lister = getattr(gens, "list", None)
     if not callable(lister):
         return None
-    listed: Iterable[Any]
+    listed: Iterable[object]
     try:
         listed = lister(limit=100)  # fewest pages, where the client takes a page size
     except TypeError:
@@ -48,7 +61,7 @@ def _listing(source: Any) -> Iterable[Any] | None:
     return listed
 
 
-def raw_pages(source: Any) -> Iterable[bytes] | None:
+def raw_pages(source: object) -> Iterable[bytes] | None:
     """The listing's page bytes, 100 tasks a page, if the source is a client that
     offers ``generations.raw_pages()`` (songlab's); else None."""
     gens = getattr(source, "generations", None)
@@ -61,14 +74,14 @@ def raw_pages(source: Any) -> Iterable[bytes] | None:
     return (page.content for page in pages)
 
 
-def iter_tasks(source: Any) -> Iterator[Mapping[str, Any]]:
+def iter_tasks(source: object) -> Iterator[Mapping[str, object]]:
     """Task dicts from a source (see the module docstring), lazily."""
     if isinstance(source, Mapping) or isinstance(source, (str, bytes)):
         raise TypeError("source: expected an iterable of task dicts or a client, not one value")
     listed = _listing(source)
     items = listed if listed is not None else source
     try:
-        it = iter(items)
+        it = iter(cast(Iterable[object], items))  # checked: iter raises TypeError
     except TypeError:
         raise TypeError(
             "source: expected an iterable of task dicts or an object with "
@@ -78,7 +91,7 @@ def iter_tasks(source: Any) -> Iterator[Mapping[str, Any]]:
         yield as_dict(item)
 
 
-def getter(source: Any) -> Callable[[str], Mapping[str, Any]] | None:
+def getter(source: object) -> Callable[[str], Mapping[str, object]] | None:
     """``task_id -> task dict`` if the source can fetch one task, else None."""
     gens = getattr(source, "generations", None)
     get = getattr(gens, "get", None)
@@ -90,7 +103,7 @@ def getter(source: Any) -> Callable[[str], Mapping[str, Any]] | None:
     return None
 
 
-class http_listing:  # noqa: N801 - used like a function, also a source with .get
+class http_listing:  # lower case: used like a function, also a source with .get
     """A source over plain httpx: ``GET /v1/generations`` page by page, lazily.
 
     ``http`` is an ``httpx.Client`` whose base URL and bearer header are set.
@@ -98,17 +111,17 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
     needed; ``get_task(task_id)`` fetches one task.
     """
 
-    def __init__(self, http: Any, *, page_size: int = 100) -> None:
+    def __init__(self, http: httpx.Client, *, page_size: int = 100) -> None:
         if not 1 <= page_size <= 100:
             raise ValueError(f"page_size: must be 1-100, got {page_size}")
         self._http = http
         self._page_size = page_size
         self.pages_fetched = 0
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[dict[str, object]]:
         cursor: str | None = None
         while True:
-            params: dict[str, Any] = {"limit": self._page_size}
+            params: dict[str, str | int] = {"limit": self._page_size}
             if cursor:
                 params["cursor"] = cursor
             resp = self._http.get("/v1/generations", params=params)
@@ -120,7 +133,7 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
             if not cursor:
                 return
 
-    def list_tools(self) -> list[dict[str, Any]]:
+    def list_tools(self) -> list[dict[str, object]]:
         """``GET /v1/tools``: the entries (each with id, model and operation)."""
         resp = self._http.get("/v1/tools")
         resp.raise_for_status()
@@ -128,19 +141,23 @@ class http_listing:  # noqa: N801 - used like a function, also a source with .ge
         data = body.get("data") if isinstance(body, dict) else body
         return data if isinstance(data, list) else []
 
-    def get_task(self, task_id: str) -> dict[str, Any]:
+    def get_task(self, task_id: str) -> dict[str, object]:
         resp = self._http.get(f"/v1/generations/{task_id}")
         resp.raise_for_status()
-        task: dict[str, Any] = resp.json()
+        task: dict[str, object] = resp.json()
         return task
 
 
-class _Auto:
+class Auto(enum.Enum):
+    """The type of :data:`AUTO` (one member, so ``x is AUTO`` narrows a parameter)."""
+
+    AUTO = "AUTO"
+
     def __repr__(self) -> str:
         return "AUTO"
 
 
-AUTO: Any = _Auto()  # "take it from the source" (a client's record, its tool listing)
+AUTO: Final = Auto.AUTO  # "take it from the source" (a client's record, its tool listing)
 
 TOOLS_TTL_S = 300.0
 _TOOLS: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, tuple[str, str]]]] = (
@@ -149,7 +166,7 @@ _TOOLS: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, tuple[str, str]]]]
 _TOOLS_LOCK = threading.Lock()
 
 
-def _tool_entry(item: Any) -> tuple[str, str, str] | None:
+def _tool_entry(item: object) -> tuple[str, str, str] | None:
     d = item if isinstance(item, Mapping) else getattr(item, "raw", None)
     tid, op, model = (
         (d.get("id"), d.get("operation"), d.get("model"))
@@ -172,7 +189,7 @@ def _tool_entry(item: Any) -> tuple[str, str, str] | None:
     return None
 
 
-def tool_lookup(source: Any) -> dict[str, tuple[str, str]] | None:
+def tool_lookup(source: object) -> dict[str, tuple[str, str]] | None:
     """``{tool_id: (operation, model)}`` from the source's tool listing (``GET /v1/tools``),
     if the source is a client that has one (``tools.list()``), else None. Cached per
     client for :data:`TOOLS_TTL_S` seconds (tool ids are stable, the spec says)."""

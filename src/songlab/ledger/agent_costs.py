@@ -51,13 +51,22 @@ _STEP_WORDS: Final[str] = """CASE kind WHEN 'agent_fee' THEN 'own fee'
   WHEN 'prose' THEN 'wrote text' WHEN 'verification' THEN 'checked its work' ELSE kind END"""
 
 
-def _runs(p: Period | None) -> str:
-    """The top-level Agent One runs of ``p`` that carry a trace."""
-    return (
-        "(SELECT task_id, model, status, tool_id, created_at, metadata_json FROM ledger "
-        f"WHERE operation = 'agent' AND top_level AND metadata_json IS NOT NULL "
-        f"AND {day_filter(p)})"
-    )
+def _runs(lg: Ledger, p: Period | None) -> str:
+    """The top-level Agent One runs of ``p`` that carry a trace: read from every task once per
+    ledger and period, kept (the totals and the newest steps both read them; a scan converts
+    each task's columns before it filters, so a second one costs as much as the first)."""
+    where = day_filter(p)
+    kept: dict[str, str] = lg.state.setdefault("agent_runs", {})
+    if where not in kept:
+        kept[where] = f"agent_runs_{len(kept)}"
+        lg.backend.materialize(
+            kept[where],
+            lg.sql(
+                "SELECT task_id, model, status, tool_id, created_at, metadata_json FROM ledger "
+                f"WHERE operation = 'agent' AND top_level AND metadata_json IS NOT NULL AND {where}"
+            ),
+        )
+    return kept[where]
 
 
 def _steps(lg: Ledger, runs: str) -> str:
@@ -86,7 +95,7 @@ def by_step(lg: Ledger, p: Period | None) -> pd.DataFrame:
     cost; ``attrs["total_steps"]``: every step of the period's runs."""
     dialect = lg.backend.dialect
     costs = COSTS_SQL.format(
-        costs=TRACE_COSTS[dialect], valid=TRACE_PARSE[dialect][1], runs=_runs(p)
+        costs=TRACE_COSTS[dialect], valid=TRACE_PARSE[dialect][1], runs=_runs(lg, p)
     )
     out = lg.frame(
         costs
@@ -106,7 +115,7 @@ def by_step(lg: Ledger, p: Period | None) -> pd.DataFrame:
 def newest_steps(lg: Ledger, p: Period | None, *, limit: int = AGENT_STEP_ROWS) -> pd.DataFrame:
     """Every step of the newest runs of ``p``, newest run first, at most ``limit`` rows."""
     newest = (
-        f"(SELECT * FROM {_runs(p)} AS r "
+        f"(SELECT * FROM {_runs(lg, p)} AS r "
         f"ORDER BY created_at DESC NULLS LAST, task_id DESC LIMIT {int(limit)})"
     )
     return lg.frame(

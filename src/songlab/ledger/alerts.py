@@ -25,6 +25,10 @@ from songlab.ledger.alert_state import AlertState, iso
 from songlab.ledger.safe_text import printable
 
 if TYPE_CHECKING:
+    from songlab.ledger.anomalies import Anomaly, Driver
+    from songlab.ledger.budgets import BudgetState
+    from songlab.ledger.expiry import ExpiryOutlook
+    from songlab.ledger.forecasts import SpendForecast
     from songlab.ledger.guardrails import GuardrailReport
 
 __all__ = ["Alert", "KINDS", "collect"]
@@ -56,7 +60,7 @@ class Alert:
     amount_usd: Decimal | None  # how much: spent, impact, tokens' worth
     since: datetime
     as_of: datetime
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, object] = field(default_factory=dict)
 
     def line(self) -> str:
         """``OVER budget project podcast (...): spent $130.12 of $120.00 ...; since ...``: one
@@ -66,7 +70,7 @@ class Alert:
             f"since {self.since:%Y-%m-%d %H:%M} UTC"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The alert as JSON (Decimal amounts as exact strings, times ISO 8601 UTC); ``text``
         is the line, so a chat webhook (Slack, Teams, Mattermost) shows it as is."""
         return {
@@ -146,7 +150,7 @@ def _budget_alerts(
             continue
         rule, fc = b.rule, b.forecast
         aid = f"budget:{rule.key}:{b.period}:{b.status.replace(' ', '-')}"
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "scope": rule.scope,
             "value": rule.value,
             "period": b.period,
@@ -167,7 +171,7 @@ def _budget_alerts(
                 method=fc.method,
             )
         if b.status == "forecast over" and fc is not None:
-            text, amount, when = _forecast_over_text(b), fc.mean_usd, since(aid, None)
+            text, amount, when = _forecast_over_text(b, fc), fc.mean_usd, since(aid, None)
         else:
             text = (
                 f"spent {_money(b.spent_usd)} of {_money(rule.usd)} ({b.used_percent}%) in "
@@ -184,8 +188,8 @@ def _budget_alerts(
     return out
 
 
-def _forecast_over_text(b: Any) -> str:
-    fc, rule = b.forecast, b.rule
+def _forecast_over_text(b: BudgetState, fc: SpendForecast) -> str:
+    rule = b.rule
     if fc.low_usd is not None:
         chance = f"; {b.p_over:.0%} chance of going over" if b.p_over is not None else ""
         interval = f" ({fc.level:.0%}: {_money(fc.low_usd)} to {_money(fc.high_usd)}{chance})"
@@ -230,7 +234,7 @@ def _anomaly_alerts(report: GuardrailReport) -> list[Alert]:
     return out
 
 
-def _anomaly_details(a: Any) -> dict[str, Any]:
+def _anomaly_details(a: Anomaly) -> dict[str, object]:
     return {
         "dimension": a.dimension,
         "value": a.value,
@@ -259,7 +263,7 @@ def _anomaly_details(a: Any) -> dict[str, Any]:
     }
 
 
-def _main_drivers(a: Any) -> list[Any]:
+def _main_drivers(a: Anomaly) -> list[Driver]:
     """The drivers worth naming: the largest of each dimension, if it made a tenth of the
     impact or more."""
     seen: set[str] = set()
@@ -300,8 +304,13 @@ def _expiry_alerts(report: GuardrailReport, since: Since) -> list[Alert]:
     return out
 
 
-def _expiring(report: GuardrailReport, x: Any, base: dict[str, Any], since: Since) -> Alert:
-    aid = f"expiry:{iso(x.base_expires_at)}"
+def _expiring(
+    report: GuardrailReport, x: ExpiryOutlook, base: dict[str, object], since: Since
+) -> Alert:
+    expires = x.base_expires_at
+    if expires is None:  # never: the caller alerts only when the base expires
+        raise ValueError("expiry: the base has no expiry to alert on")
+    aid = f"expiry:{iso(expires)}"
     interval = (
         f" ({x.level:.0%}: {x.unused_low:,} to {x.unused_high:,})"
         if x.unused_low is not None and x.unused_high is not None
@@ -325,7 +334,9 @@ def _expiring(report: GuardrailReport, x: Any, base: dict[str, Any], since: Sinc
     )
 
 
-def _runs_out(report: GuardrailReport, x: Any, base: dict[str, Any], since: Since) -> Alert:
+def _runs_out(
+    report: GuardrailReport, x: ExpiryOutlook, base: dict[str, object], since: Since
+) -> Alert:
     ends = x.runs_out_on
     aid = f"runout:{ends:%Y-%m}"
     interval = (

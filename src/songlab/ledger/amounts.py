@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import reprlib
 from decimal import Decimal, InvalidOperation
-from typing import Any, Final
+from typing import Final
 
 __all__ = ["MAX_USD", "PLACES", "shown", "usd_amount"]
 
@@ -28,7 +28,7 @@ _REPR.maxlevel = 2
 _REPR.maxlist = _REPR.maxdict = _REPR.maxtuple = 4
 
 
-def shown(value: Any) -> str:
+def shown(value: object) -> str:
     """``value`` as an error message repeats it: its ``repr``, at most about 40 characters
     (a 10 MB string, a 5,000-digit number or a list nested 1,000 deep stays one short line;
     control characters are escaped by ``repr``)."""
@@ -38,7 +38,7 @@ def shown(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-def usd_amount(value: Any) -> Decimal:
+def usd_amount(value: object) -> Decimal:
     """``value`` as an exact amount in USD (the rule above), or a ``ValueError`` saying it."""
     if isinstance(value, float):
         raise ValueError(

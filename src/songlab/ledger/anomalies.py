@@ -1,7 +1,7 @@
 """Anomalies: a day's spend of a project, key, tool or tier (or the whole account) far above its
 own usual, with how much above and what made it.
 
-The method (``docs/ledger.md``, "Guardrails"), per series (one project, key, tool, tier, or
+The method (``docs/ledger/guardrails.md``), per series (one project, key, tool, tier, or
 the total), for each day evaluated:
 
 - **the usual** is the median of the same weekday over the 8 weeks before (at least 2 of
@@ -29,11 +29,13 @@ out.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any, Final
+from types import TracebackType
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -253,7 +255,7 @@ def _windows(y: npt.NDArray[np.float64], width: int) -> npt.NDArray[np.float64]:
     return np.asarray(view[:, :n, :], dtype=np.float64)
 
 
-def _quiet() -> Any:
+def _quiet() -> contextlib.AbstractContextManager[object]:
     """Silence numpy's "All-NaN slice" warnings inside a block."""
     import warnings
 
@@ -265,13 +267,18 @@ def _quiet() -> Any:
 
 @dataclass(frozen=True)
 class _Exit:
-    ctx: Any
+    ctx: contextlib.AbstractContextManager[object]
 
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: Any) -> None:
-        self.ctx.__exit__(*exc)
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.ctx.__exit__(kind, error, trace)
 
 
 def _floats(values: pd.Series) -> npt.NDArray[np.float64]:
@@ -283,7 +290,7 @@ def _floats(values: pd.Series) -> npt.NDArray[np.float64]:
     return np.nan_to_num(np.asarray(out, dtype=np.float64), nan=0.0)
 
 
-def _null(v: Any) -> bool:
+def _null(v: object) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 
@@ -433,7 +440,7 @@ def _dated_series(long: pd.DataFrame, end: date) -> pd.DataFrame:
             strict=True,
         )
     ]
-    frame = frame.assign(value=names)
+    frame = frame.assign(value=pd.Series(names, index=frame.index, dtype=object))
     return frame.sort_values(
         ["dimension", "value", "day"], key=lambda col: col.astype(str), kind="stable"
     )

@@ -11,18 +11,18 @@ pyarrow-backed like every ledger frame: money is ``decimal128(18, 8)`` (exact),
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 from songlab.client import BatchResult
 
 __all__ = ["BATCH", "batch_frame"]
 
-BATCH: Final[pa.Schema] = pa.schema(
+BATCH: Final[pa.Schema] = _arrow.schema(
     [
         pa.field("request", pa.int64()),
         pa.field("task_id", pa.string()),
@@ -53,16 +53,18 @@ def batch_frame(result: BatchResult) -> pd.DataFrame:
     status = pa.array([r.status for r in rows], pa.string())
     cost, source = _schema.cost_of(billed, estimate, status)
     created = pa.array([r.task_id is not None for r in rows], pa.bool_())
-    columns = {
+    columns: dict[str, _arrow.Column | list[object]] = {
         "request": pa.array([r.request for r in rows], pa.int64()),
         "task_id": pa.array([r.task_id for r in rows], pa.string()),
         "status": status,
         "reused": pa.array([r.reused for r in rows], pa.bool_()),
         "take": pa.array([r.take for r in rows], pa.int32()),
         "tool_id": pa.array([r.tool_id for r in rows], pa.string()),
-        "cost_usd": pc.if_else(created, cost, pa.scalar(None, _schema.MONEY)),
-        "cost_source": pc.if_else(
-            created, source.dictionary_decode(), pa.scalar(None, pa.string())
+        "cost_usd": _arrow.if_else(created, cost, pa.scalar(None, _schema.MONEY)),
+        "cost_source": _arrow.if_else(
+            created,
+            cast(_arrow.Dictionary, source).dictionary_decode(),
+            pa.scalar(None, pa.string()),
         ),
         "billed_usd": billed,
         "estimate_usd": estimate,

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import pandas as pd
 import pyarrow as pa
@@ -244,7 +244,7 @@ def _check_project(name: str, where: str) -> None:
         ) from None
 
 
-def from_amounts(items: Any) -> tuple[BudgetRule, ...]:
+def from_amounts(items: object) -> tuple[BudgetRule, ...]:
     """The report's short form of budgets (``["500", "podcast=120"]``, a mapping with None
     for the account, or a parsed ``Budgets``) as rules: monthly, soft, the account or a
     project. A ``$0`` budget is refused (``budget: an amount above 0``), as in the file."""
@@ -302,18 +302,17 @@ def status(
 def budget_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The budget table's frame (its columns and types) from its rows."""
     money = pa.decimal128(38, 8)
-    schema = pa.schema(
-        [
-            ("scope", pa.string()),
-            ("month", pa.string()),
-            ("budget_usd", money),
-            ("spent_usd", money),
-            ("remaining_usd", money),
-            ("used_pct", pa.decimal128(9, 1)),
-            ("forecast_usd", money),
-            ("status", pa.string()),
-        ]
-    )
+    columns: list[tuple[str, pa.DataType]] = [
+        ("scope", pa.string()),
+        ("month", pa.string()),
+        ("budget_usd", money),
+        ("spent_usd", money),
+        ("remaining_usd", money),
+        ("used_pct", pa.decimal128(9, 1)),
+        ("forecast_usd", money),
+        ("status", pa.string()),
+    ]
+    schema = pa.schema(columns)
     return _schema.to_frame(pa.Table.from_pylist(rows, schema=schema))
 
 
@@ -410,7 +409,7 @@ def _toml(text: str, source: str) -> dict[str, Any]:
         raise BudgetFileError(f"{source}: not valid here: {str(exc).split(';')[0]}") from None
 
 
-def _table(doc: Mapping[str, Any], name: str, source: str) -> dict[str, Any]:
+def _table(doc: Mapping[str, object], name: str, source: str) -> dict[str, Any]:
     value = doc.get(name, {})
     if not isinstance(value, dict):
         raise BudgetFileError(f"{source}: {name}: a table, written [{name}]")
@@ -422,7 +421,7 @@ def _key(name: str) -> str:
     return name if name.isprintable() and 0 < len(name) <= 40 else shown(name)
 
 
-def _where(source: str, i: int, raw: Mapping[str, Any]) -> str:
+def _where(source: str, i: int, raw: Mapping[str, object]) -> str:
     what = next(
         (
             f" ({k} {shown(raw[k])})"
@@ -437,7 +436,7 @@ def _where(source: str, i: int, raw: Mapping[str, Any]) -> str:
 Bad = Callable[[str, str], BudgetFileError]
 
 
-def _budget(raw: Mapping[str, Any], i: int, source: str) -> BudgetRule:
+def _budget(raw: Mapping[str, object], i: int, source: str) -> BudgetRule:
     where = _where(source, i, raw)
 
     def bad(fieldname: str, rule: str) -> BudgetFileError:
@@ -470,7 +469,7 @@ def _budget(raw: Mapping[str, Any], i: int, source: str) -> BudgetRule:
     return BudgetRule(usd, period, scope, value, hard, near, name)
 
 
-def _scope(raw: Mapping[str, Any], bad: Bad) -> tuple[str, str | None]:
+def _scope(raw: Mapping[str, object], bad: Bad) -> tuple[str, str | None]:
     scopes = [k for k in ("project", "key", "tag") if k in raw]
     if len(scopes) > 1:
         raise bad(
@@ -484,7 +483,7 @@ def _scope(raw: Mapping[str, Any], bad: Bad) -> tuple[str, str | None]:
     return scope, _scope_value(scope, raw[scope], lambda rule: bad(scope, rule))
 
 
-def _near(near: Any, bad: Bad) -> Decimal:
+def _near(near: object, bad: Bad) -> Decimal:
     if isinstance(near, Decimal):  # the default
         return near
     if isinstance(near, bool) or not isinstance(near, int | float):
@@ -497,7 +496,7 @@ def _near(near: Any, bad: Bad) -> Decimal:
     return near_d
 
 
-def _name(name: Any, bad: Bad) -> str | None:
+def _name(name: object, bad: Bad) -> str | None:
     if name is None:
         return None
     if not isinstance(name, str) or not 1 <= len(name.strip()) <= 100:
@@ -507,7 +506,7 @@ def _name(name: Any, bad: Bad) -> str | None:
     return name.strip()
 
 
-def _money(value: Any, bad: Callable[[str], BudgetFileError]) -> Decimal:
+def _money(value: object, bad: Callable[[str], BudgetFileError]) -> Decimal:
     """``amounts.usd_amount``'s rule, its message in the file's words."""
     try:
         return usd_amount(value)
@@ -542,12 +541,12 @@ def _scope_value(scope: str, value: Any, bad: Callable[[str], BudgetFileError]) 
     return str(value)
 
 
-def _whole(value: Any, lo: int, hi: int) -> bool:
+def _whole(value: object, lo: int, hi: int) -> TypeGuard[int]:
     """Whether ``value`` is a whole number (not a bool) from ``lo`` to ``hi``."""
     return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
 
 
-def _number(value: Any, lo: float, hi: float) -> bool:
+def _number(value: object, lo: float, hi: float) -> TypeGuard[float]:
     """Whether ``value`` is a number (not a bool, not NaN) from ``lo`` to ``hi``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
@@ -556,7 +555,7 @@ def _number(value: Any, lo: float, hi: float) -> bool:
     return math.isfinite(value) and lo <= value <= hi
 
 
-def _anomalies(raw: Mapping[str, Any], source: str) -> tuple[Thresholds, tuple[str, ...], int]:
+def _anomalies(raw: Mapping[str, object], source: str) -> tuple[Thresholds, tuple[str, ...], int]:
     def bad(fieldname: str, rule: str) -> BudgetFileError:
         return BudgetFileError(f"{source}: anomalies: {fieldname}: {rule}")
 
@@ -592,7 +591,7 @@ def _anomalies(raw: Mapping[str, Any], source: str) -> tuple[Thresholds, tuple[s
     return th, tuple(dict.fromkeys(monitors)), days
 
 
-def _level(raw: Mapping[str, Any], source: str) -> float:
+def _level(raw: Mapping[str, object], source: str) -> float:
     unknown = sorted(set(raw) - {"level"})
     if unknown:
         raise BudgetFileError(
@@ -606,7 +605,7 @@ def _level(raw: Mapping[str, Any], source: str) -> float:
     return float(level) / 100
 
 
-def _expiry(raw: Mapping[str, Any], source: str) -> ExpirySettings:
+def _expiry(raw: Mapping[str, object], source: str) -> ExpirySettings:
     unknown = sorted(set(raw) - {"warn_days", "min_tokens"})
     if unknown:
         raise BudgetFileError(

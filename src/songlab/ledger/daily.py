@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -128,7 +128,7 @@ def series_frame(
     return frame
 
 
-def daily_series(source: Any, *, as_of: datetime) -> pd.DataFrame:
+def daily_series(source: object, *, as_of: datetime) -> pd.DataFrame:
     """The daily series (:func:`series_frame`) of ``source`` (a tasks frame, an Arrow table, a
     ``LedgerStore`` or its directory)."""
     with open_ledger(source) as lg:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any, Final
+from typing import Final
 
 __all__ = ["FREQS", "NAMED_PERIODS", "Period", "period", "period_starts"]
 
@@ -41,7 +41,7 @@ class Period:
         return lo, hi
 
 
-def _date(value: Any, field: str) -> date:
+def _date(value: object, field: str) -> date:
     if isinstance(value, datetime):
         return value.astimezone(UTC).date() if value.tzinfo else value.date()
     if isinstance(value, date):
@@ -57,7 +57,11 @@ def _month_end(d: date) -> date:
 
 
 def period(
-    name: str | None = None, *, start: Any = None, end: Any = None, as_of: datetime | None = None
+    name: str | None = None,
+    *,
+    start: object = None,
+    end: object = None,
+    as_of: datetime | None = None,
 ) -> Period:
     """A period by ``name`` (see ``NAMED_PERIODS`` or ``YYYY-MM``) or by ``start``/``end`` dates.
 

@@ -303,7 +303,7 @@ def run_demo(
     days: int = DAYS,
     seed: int = 0,
     timeout: float = 300.0,
-    log: Callable[[str], Any] = print,
+    log: Callable[[str], object] = print,
 ) -> list[str]:
     """Send the plan; returns the ids of the tasks it created.
 

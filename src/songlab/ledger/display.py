@@ -14,7 +14,7 @@ itself (and every export) keeps the exact decimals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Final
@@ -46,12 +46,12 @@ def exact(value: Decimal) -> str:
     return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
 
 
-def hidden_by_cents(value: Any) -> bool:
+def hidden_by_cents(value: object) -> bool:
     """Whether rounding ``value`` to the cent hides part of it."""
     return isinstance(value, Decimal) and value != value.quantize(CENT)
 
 
-def text(value: Any) -> str:
+def text(value: Any) -> str:  # a cell of any type (pd.isna's parameter)
     """A cell's text: money to the cent, times to the second (UTC), counts separated, null
     empty."""
     if value is None or (not isinstance(value, list | tuple) and pd.isna(value)):
@@ -65,34 +65,34 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def _plain(value: Any) -> str:
+def _plain(value: Any) -> str:  # likewise
     """A decimal that is not money (a percentage): as it is."""
     return "" if value is None or pd.isna(value) else f"{value:f}"
 
 
-def _arrow(frame: pd.DataFrame, column: Any) -> pa.DataType | None:
+def _arrow(frame: pd.DataFrame, column: object) -> pa.DataType | None:
     t = frame[column].dtype
     return t.pyarrow_dtype if isinstance(t, pd.ArrowDtype) else None
 
 
-def is_decimal(frame: pd.DataFrame, column: Any) -> bool:
+def is_decimal(frame: pd.DataFrame, column: object) -> bool:
     t = _arrow(frame, column)
     return t is not None and pa.types.is_decimal(t)
 
 
-def is_money(frame: pd.DataFrame, column: Any) -> bool:
+def is_money(frame: pd.DataFrame, column: object) -> bool:
     """A USD amount: a decimal column named ``*_usd`` (``used_pct`` is a decimal too)."""
     return is_decimal(frame, column) and str(column).endswith("_usd")
 
 
-def is_number(frame: pd.DataFrame, column: Any) -> bool:
+def is_number(frame: pd.DataFrame, column: object) -> bool:
     t = _arrow(frame, column)
     if t is not None:
         return bool(pa.types.is_integer(t) or pa.types.is_decimal(t))
     return bool(pd.api.types.is_integer_dtype(frame[column].dtype))
 
 
-def is_time(frame: pd.DataFrame, column: Any) -> bool:
+def is_time(frame: pd.DataFrame, column: object) -> bool:
     t = _arrow(frame, column)
     return t is not None and pa.types.is_timestamp(t)
 
@@ -109,13 +109,13 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=drop)
 
 
-def header(frame: pd.DataFrame, column: Any) -> str:
+def header(frame: pd.DataFrame, column: object) -> str:
     return f"{column} (UTC)" if is_time(frame, column) else str(column)
 
 
 def finance(
     frame: pd.DataFrame, *, exact_columns: Sequence[str] = (), max_rows: int | None = 200
-) -> Any:
+) -> object:
     """A notebook's view of a ledger table (a ``pandas.io.formats.style.Styler``): money to the
     cent and right aligned, the exact amount beside ``exact_columns`` where cents hide part
     of it, timestamps to the second (UTC), no duplicate tier number, the estimate and
@@ -133,10 +133,12 @@ def finance(
                 }
             )
     view = view.rename(columns={c: header(view, c) for c in view.columns if is_time(view, c)})
-    formats = {
+    formats: dict[Hashable, str | Callable[[object], str] | None] = {
         c: text if is_money(view, c) or not is_decimal(view, c) else _plain for c in view.columns
     }
-    right = [c for c in view.columns if is_number(view, c) or str(c).endswith(f"({EXACT_LABEL})")]
+    right: list[Hashable] = [
+        c for c in view.columns if is_number(view, c) or str(c).endswith(f"({EXACT_LABEL})")
+    ]
     styler = view.reset_index(drop=True).style
     styler.set_uuid("songlab")  # the same HTML on every run (no random element ids)
     return (

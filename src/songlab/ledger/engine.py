@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 from songlab.ledger.backends import Backend, make_backend, register_source
 from songlab.ledger.dates import Period
@@ -34,9 +35,9 @@ from songlab.ledger.relation import (
     LABEL_DIMS,
     MEASURE_NAMES,
     MEASURES,
-    RELATION_SQL,
     day_filter,
     group_keys,
+    relation_sql,
 )
 
 __all__ = ["Ledger", "as_of_for", "in_period", "open_ledger", "spend"]
@@ -90,7 +91,9 @@ class Ledger:
 
     def define(self) -> None:
         """The relation ``ledger`` over the registered ``tasks``."""
-        self.backend.execute(self.sql(f"CREATE OR REPLACE TEMP VIEW ledger AS {RELATION_SQL}"))
+        self.backend.execute(
+            self.sql(f"CREATE OR REPLACE TEMP VIEW ledger AS {relation_sql(self.backend.dialect)}")
+        )
 
     def precompute(self) -> None:
         """Make the cube (one scan of the relation): grouped spend, periods, the tier
@@ -310,7 +313,7 @@ def spend(tasks: Any, by: str | Sequence[str] = ("operation",)) -> pd.DataFrame:
     """Totals of a tasks frame by ``by`` (any of ``_schema.GROUP_KEYS``; ``()`` for one
     grand total): ``tasks``, ``cost_usd``, ``billed_tasks``, ``billed_usd``,
     ``estimated_tasks``, ``estimated_usd``, ``unknown_tasks``, ``pending_tasks``,
-    ``pending_usd``, ``failed_tasks`` (``docs/ledger/reference.md``). Top-level tasks only: a
+    ``pending_usd``, ``failed_tasks`` (``docs/ledger/using.md``). Top-level tasks only: a
     sub-task of an Agent One run is inside its run's cost."""
     with open_ledger(tasks) as lg:
         return lg.spend(by)
@@ -328,7 +331,7 @@ def in_period(tasks: Any, p: Period) -> pd.DataFrame:
         mask = pc.and_(mask, pc.greater_equal(t["created_at"], pa.scalar(lo, _schema.TIMESTAMP)))
     if hi is not None:
         mask = pc.and_(mask, pc.less(t["created_at"], pa.scalar(hi, _schema.TIMESTAMP)))
-    return _schema.to_frame(t.filter(pc.fill_null(mask, False)))
+    return _schema.to_frame(t.filter(_arrow.fill_null(mask, False)))
 
 
 def as_of_for(tasks: Any, now: datetime | None = None) -> datetime:

@@ -110,7 +110,7 @@ def _tokens(value: Any, name: str) -> int:
     return out
 
 
-def _when(value: Any, name: str) -> datetime | None:
+def _when(value: object, name: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -127,7 +127,7 @@ def _when(value: Any, name: str) -> datetime | None:
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def balance_rate(snapshots: Sequence[Mapping[str, Any]], *, as_of: datetime) -> float | None:
+def balance_rate(snapshots: Sequence[Mapping[str, object]], *, as_of: datetime) -> float | None:
     """Tokens a day the balance burnt over the snapshots of the last ``RATE_DAYS`` days (drops in
     ``total_effective``; rises, top-ups, skipped); None if they span less than a day."""
     rows = sorted(
@@ -149,11 +149,11 @@ def balance_rate(snapshots: Sequence[Mapping[str, Any]], *, as_of: datetime) -> 
 
 
 def outlook(
-    balance: Mapping[str, Any],
+    balance: Mapping[str, object],
     history: Daily,
     *,
     as_of: datetime,
-    snapshots: Sequence[Mapping[str, Any]] = (),
+    snapshots: Sequence[Mapping[str, object]] = (),
     level: float = LEVEL,
     paths: int = PATHS,
     seed: int = 0,
@@ -172,46 +172,23 @@ def outlook(
     if expires is not None and expires <= as_of:
         base = 0  # past base_expires_at the base is gone, whatever the snapshot said
     today = as_of.date()
-    amounts = {d: float(v or 0) for d, v in history.items() if d < today}
-    spent_days = sorted(d for d, v in amounts.items() if v)
-    complete: list[float] = []
-    if spent_days:
-        first = spent_days[0]
-        complete = [
-            amounts.get(first + timedelta(days=i), 0.0) for i in range((today - first).days)
-        ]
+    complete = _complete_days(history, today)
     end = expires if expires is not None and expires > as_of else None
     horizon_end = end or as_of + timedelta(days=MAX_DAYS)
     horizon = min(MAX_DAYS, (horizon_end.date() - today).days + 1)
-    futures, method, _, note = simulate(np.array(complete), horizon, paths=paths, seed=seed)
+    usd, method, _, note = simulate(np.array(complete), horizon, paths=paths, seed=seed)
     weights = _weights(as_of, horizon_end, horizon)
-    ledger_rate = float(np.mean(futures @ weights) / max(weights.sum(), 1e-9)) if horizon else 0.0
-    source = "ledger"
+    futures = _Futures(usd, method, "ledger", note)
     by_balance = balance_rate(snapshots, as_of=as_of)
     if by_balance is not None:
-        usd_a_day = by_balance * float(TOKEN_USD)
-        if ledger_rate <= 0 and usd_a_day > 0:
-            futures = np.full((paths, horizon), usd_a_day)
-            method, source = "the balance's own burn, straight line", "balance"
-            note = (
-                "the ledger shows no spend it can price; the rate is the balance's own drop "
-                "over its snapshots (no interval)"
-            )
-        elif usd_a_day > ledger_rate * LEDGER_SHORT:
-            futures = futures * (usd_a_day / ledger_rate)
-            source = "balance"
-            note = (
-                f"the balance burnt ${usd_a_day:,.2f} a day, more than the ledger's "
-                f"${ledger_rate:,.2f} (work it cannot see or price): the futures are scaled to "
-                "the balance's rate" + (f"; {note}" if note else "")
-            )
+        futures = _against_balance(futures, by_balance * float(TOKEN_USD), weights, paths)
     # tokens burnt by the end of each future day, and at expiry
-    burnt = np.cumsum(futures * weights[None, :], axis=1) / float(TOKEN_USD)
+    burnt = np.cumsum(futures.usd * weights[None, :], axis=1) / float(TOKEN_USD)
     at_end = burnt[:, -1] if horizon else np.zeros(paths)
     unused = np.maximum(0.0, base - at_end) if end is not None else np.zeros(paths)
     out_day = np.where((burnt >= total).any(axis=1), (burnt >= total).argmax(axis=1), -1)
     runs_out = out_day >= 0
-    interval = len(complete) >= RESAMPLE_DAYS and not np.all(futures == futures[:1])
+    interval = len(complete) >= RESAMPLE_DAYS and not np.all(futures.usd == futures.usd[:1])
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
 
     def day_of(q: float) -> date | None:
@@ -219,7 +196,7 @@ def outlook(
             return None
         return today + timedelta(days=int(np.quantile(out_day[runs_out], q, method="nearest")))
 
-    rate = float(np.mean(futures @ weights) / max(weights.sum(), 1e-9)) if horizon else 0.0
+    rate = _rate(futures.usd, weights)
     half = bool(runs_out.mean() >= 0.5)
     return ExpiryOutlook(
         as_of=as_of,
@@ -230,7 +207,7 @@ def outlook(
         base_expires_at=expires,
         days_to_expiry=(end - as_of) / timedelta(days=1) if end is not None else None,
         rate_usd_per_day=Decimal(str(rate)).quantize(Decimal("0.01"), ROUND_HALF_EVEN),
-        rate_source=source,
+        rate_source=futures.source,
         unused_tokens=int(round(float(np.mean(unused)))),
         unused_low=int(math.floor(np.quantile(unused, lo_q))) if interval and end else None,
         unused_high=int(math.ceil(np.quantile(unused, hi_q))) if interval and end else None,
@@ -240,9 +217,63 @@ def outlook(
         runs_out_high=day_of(hi_q) if half and interval else None,
         p_runs_out=float(runs_out.mean()),
         level=level,
-        method=method,
-        note=note,
+        method=futures.method,
+        note=futures.note,
     )
+
+
+@dataclass(frozen=True)
+class _Futures:
+    """Simulated daily spend in USD (paths x days), how it was made and whose rate it is."""
+
+    usd: npt.NDArray[np.float64]
+    method: str
+    source: str  # "ledger", or "balance" (the balance's own burn)
+    note: str
+
+
+def _complete_days(history: Daily, today: date) -> list[float]:
+    """Spend of each whole day from the first that spent anything up to yesterday."""
+    amounts = {d: float(v or 0) for d, v in history.items() if d < today}
+    spent_days = sorted(d for d, v in amounts.items() if v)
+    if not spent_days:
+        return []
+    first = spent_days[0]
+    return [amounts.get(first + timedelta(days=i), 0.0) for i in range((today - first).days)]
+
+
+def _rate(usd: npt.NDArray[np.float64], weights: npt.NDArray[np.float64]) -> float:
+    """The futures' mean spend a day over the horizon (0 for no horizon)."""
+    if not len(weights):
+        return 0.0
+    return float(np.mean(usd @ weights) / max(weights.sum(), 1e-9))
+
+
+def _against_balance(
+    futures: _Futures, usd_a_day: float, weights: npt.NDArray[np.float64], paths: int
+) -> _Futures:
+    """The futures checked against the balance's own burn (``usd_a_day``): that rate, straight,
+    where the ledger prices no spend; scaled up to it where the ledger's is short of it."""
+    ledger_rate = _rate(futures.usd, weights)
+    if ledger_rate <= 0 and usd_a_day > 0:
+        return _Futures(
+            np.full((paths, len(weights)), usd_a_day),
+            "the balance's own burn, straight line",
+            "balance",
+            "the ledger shows no spend it can price; the rate is the balance's own drop "
+            "over its snapshots (no interval)",
+        )
+    if usd_a_day > ledger_rate * LEDGER_SHORT:
+        note = futures.note
+        return _Futures(
+            futures.usd * (usd_a_day / ledger_rate),
+            futures.method,
+            "balance",
+            f"the balance burnt ${usd_a_day:,.2f} a day, more than the ledger's "
+            f"${ledger_rate:,.2f} (work it cannot see or price): the futures are scaled to "
+            "the balance's rate" + (f"; {note}" if note else ""),
+        )
+    return futures
 
 
 def _weights(as_of: datetime, until: datetime, horizon: int) -> npt.NDArray[np.float64]:

@@ -84,7 +84,7 @@ def _money_text(d: Decimal) -> str:
     return f"{d:.8f}"
 
 
-def _converter(dtype: Any) -> Callable[[Any], Any]:
+def _converter(dtype: object) -> Callable[[Any], Any]:
     t = dtype.pyarrow_dtype if isinstance(dtype, pd.ArrowDtype) else None
     if t is not None and pa.types.is_decimal(t):
         return lambda v: Money(_money_text(v)) if v is not None else None
@@ -101,7 +101,7 @@ class Money(str):
     """An exact amount as text, written as a number (never through a float)."""
 
 
-def _rows(frame: pd.DataFrame) -> Iterator[list[Any]]:
+def _rows(frame: pd.DataFrame) -> Iterator[list[object]]:
     convs = [_converter(frame[c].dtype) for c in frame.columns]
     cols = [frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in frame.columns]
     for values in zip(*cols, strict=True):
@@ -148,7 +148,7 @@ def export_csv(
     return out
 
 
-def _csv_cell(v: Any) -> Any:
+def _csv_cell(v: object) -> object:
     if v is None:
         return ""
     if isinstance(v, datetime):
@@ -232,7 +232,7 @@ def xml_text(text: str) -> str:
     return _OOXML_ESCAPE.sub(r"_x005F_\1", text)
 
 
-def _text_cell(cell: Any, text: str) -> None:
+def _text_cell(cell: Any, text: str) -> None:  # an openpyxl cell (openpyxl: no types)
     quote = is_formula_like(text)
     # songlab's own cleaning: openpyxl escapes only 0x01-0x19, so NUL and 0x1A-0x1F
     # (ESC among them) made a file no reader opens
@@ -243,7 +243,7 @@ def _text_cell(cell: Any, text: str) -> None:
         cell.quotePrefix = True
 
 
-def _excel_cell(ws: Any, make: Any, value: Any) -> Any:
+def _excel_cell(ws: Any, make: Any, value: object) -> object:  # openpyxl's
     if value is None or isinstance(value, bool | int | float | date | datetime):
         return value
     cell = make(ws)

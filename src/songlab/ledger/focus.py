@@ -16,7 +16,7 @@ relation (``ledger``), so its totals are the report's:
 
 A task of unknown cost (never 0), a task still pending and a sub-task (inside its Agent One
 run's cost) have no row; a task with no date cannot have a charge period, so it is left
-out and counted (:class:`FocusExport`). ``docs/ledger.md`` maps every column.
+out and counted (:class:`FocusExport`). ``docs/ledger/focus-spark.md`` maps every column.
 """
 
 from __future__ import annotations
@@ -29,12 +29,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from songlab.ledger.backends import Backend
+    from songlab.ledger.dates import Period
+    from songlab.ledger.engine import Ledger
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Column, ColumnLike
 from songlab.ledger.relation import day_filter
 
 __all__ = [
@@ -155,11 +162,11 @@ SCHEMA: Final[pa.Schema] = pa.schema(
 NAMES: Final[tuple[str, ...]] = tuple(c.name for c in COLUMNS)
 
 
-def _column_definitions() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _column_definitions() -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for c in COLUMNS:
-        d: dict[str, Any] = {"ColumnName": c.name, "DataType": c.kind.replace("/", "").upper()}
-        if c.kind == D:
+        d: dict[str, object] = {"ColumnName": c.name, "DataType": c.kind.replace("/", "").upper()}
+        if c.kind == D and isinstance(c.type, pa.Decimal128Type):
             d["NumericPrecision"] = c.type.precision
             d["NumberScale"] = c.type.scale
         elif c.kind in (S, J):
@@ -176,7 +183,7 @@ SCHEMA_ID: Final[str] = str(
 )
 
 
-def metadata(data_location: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def metadata(data_location: Sequence[dict[str, object]] = ()) -> dict[str, object]:
     """The FOCUS metadata: data generator and schema (every column's definition), plus where
     the data is (``data_location``: filepath, total_bytes, total_rows)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -185,7 +192,7 @@ def metadata(data_location: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         generator_version = version("songlab")
     except PackageNotFoundError:  # pragma: no cover - a source tree that was not installed
         generator_version = "unknown"
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "DataGenerator": DATA_GENERATOR,
         "DataGeneratorVersion": generator_version,
         "SchemaId": SCHEMA_ID,
@@ -235,37 +242,37 @@ WHERE top_level AND {where}
 _USAGE: Final[str] = "cost_source IN ('billed', 'estimate')"
 
 
-def _repeat(value: Any, n: int, type_: pa.DataType) -> pa.Array:
+def _repeat(value: object, n: int, type_: pa.DataType) -> Column:
     """A constant column (or nulls)."""
     if value is None:
-        return pa.nulls(n, type_)
-    return pa.repeat(pa.scalar(value, type_), n)
+        return _arrow.nulls(n, type_)
+    return _arrow.repeat(value, n, type_)
 
 
-def _join(*parts: Any) -> pa.Array:
+def _join(*parts: object) -> Column:
     """Strings joined element-wise (a null part makes the result null)."""
-    return pc.binary_join_element_wise(*parts, "")
+    return _arrow.join_strings(*parts, "")
 
 
-def _tokens(usd: Any) -> pa.Array:
+def _tokens(usd: Column) -> Column:
     """USD amounts as tokens (x 100), exact."""
     hundred = pa.scalar(Decimal(100), pa.decimal128(3, 0))
     return pc.cast(pc.multiply(usd, hundred), _TOKENS)
 
 
-def _tags(project: pa.Array, tags: pa.Array) -> pa.Array:
+def _tags(project: Column, tags: Column) -> Column:
     """``Tags``: the project under ``project`` and each tag under ``tag/<tag>`` (valueless:
     true), as a JSON object; null when there is neither. One ``json.dumps`` per distinct pair
     (labels repeat: a handful per ledger)."""
-    pairs = pc.dictionary_encode(
-        pc.binary_join_element_wise(
-            pc.fill_null(project, "\x00"), pc.fill_null(tags, "\x00"), "\x01"
+    pairs = _arrow.dictionary_encode(
+        _arrow.join_strings(
+            _arrow.fill_null(project, "\x00"), _arrow.fill_null(tags, "\x00"), "\x01"
         )
     )
     values = []
     for key in pairs.dictionary.to_pylist():
-        proj, tag_text = key.split("\x01")
-        obj: dict[str, Any] = {}
+        proj, tag_text = str(key).split("\x01")  # never null: nulls are filled above
+        obj: dict[str, object] = {}
         if proj != "\x00":
             obj["project"] = proj
         if tag_text not in ("\x00", ""):
@@ -295,7 +302,7 @@ def account_of_key(key_id: str) -> str:
     return f"account-of-{key_id}"
 
 
-def _constants(n: int, account: Account, usage: bool) -> dict[str, pa.Array]:
+def _constants(n: int, account: Account, usage: bool) -> dict[str, ColumnLike]:
     base = {
         "BillingAccountId": account.id,
         "BillingAccountName": account.name,
@@ -318,7 +325,7 @@ def _constants(n: int, account: Account, usage: bool) -> dict[str, pa.Array]:
     return {k: _repeat(v, n, SCHEMA.field(k).type) for k, v in base.items()}
 
 
-def _month_bounds(start: pa.Array) -> tuple[pa.Array, pa.Array]:
+def _month_bounds(start: Column) -> tuple[Column, Column]:
     """(first instant of the month, of the next month) of each timestamp."""
     month = pc.floor_temporal(start, unit="month")
     later = pc.add(month, pa.scalar(timedelta(days=31), pa.duration("us")))
@@ -329,31 +336,32 @@ def _usage(raw: pa.RecordBatch, account: Account) -> pa.Table:
     """FOCUS usage rows of a slice of ``USAGE_SQL``'s result."""
     n = raw.num_rows
     start = pc.cast(pc.cast(raw["day"], pa.date32()), pa.timestamp("us"))
-    start = pc.assume_timezone(start, "UTC")
+    # the stub's overloads of assume_timezone name no array of timestamp("us")
+    start = pc.assume_timezone(start, timezone="UTC")  # type: ignore[call-overload]
     end = pc.add(start, pa.scalar(timedelta(days=1), pa.duration("us")))
     month, next_month = _month_bounds(start)
     effective = pc.cast(raw["effective_usd"], _COST)
     listed = pc.cast(raw["list_usd"], _COST)
     op, model, tool = raw["operation"], raw["model"], raw["tool_id"]
     tier = pc.cast(raw["license_tier"], pa.string())
-    sku = pc.coalesce(_join(op, "/", model), tool, _repeat("task", n, pa.string()))
+    sku = _arrow.coalesce(_join(op, "/", model), tool, _repeat("task", n, pa.string()))
     source = pc.cast(raw["cost_source"], pa.string())
-    how = pc.if_else(
-        pc.equal(source, "billed"),
+    how = _arrow.if_else(
+        pc.equal(source, pa.scalar("billed")),
         "billed by the service",
         "list-price estimate: the service shows no cost",
     )
-    what = pc.coalesce(
+    what = _arrow.coalesce(
         _join(op, " (", model, ", ", tier, " tier)"),
         _join(op, " (", model, ")"),
         _join("tool ", tool),
         _repeat("a task", n, pa.string()),
     )
     key = raw["key_id"]
-    one = pa.repeat(pa.scalar(Decimal(1), _QUANTITY), n)
-    cols: dict[str, Any] = _constants(n, account, usage=True)
+    one = _arrow.repeat(Decimal(1), n, _QUANTITY)
+    cols: dict[str, ColumnLike] = _constants(n, account, usage=True)
     cols |= {
-        "BilledCost": pa.repeat(pa.scalar(Decimal(0), _COST), n),
+        "BilledCost": _arrow.repeat(Decimal(0), n, _COST),
         "BillingPeriodEnd": next_month,
         "BillingPeriodStart": month,
         "ChargeDescription": _join(what, "; ", how),
@@ -371,8 +379,8 @@ def _usage(raw: pa.RecordBatch, account: Account) -> pa.Table:
         "PricingCurrencyListUnitPrice": _tokens(listed),
         "PricingQuantity": one,
         "SkuId": sku,
-        "SkuMeter": pc.coalesce(op, _join("tool ", tool), _repeat("task", n, pa.string())),
-        "SkuPriceId": pc.coalesce(_join(sku, "/", tier), sku),
+        "SkuMeter": _arrow.coalesce(op, _join("tool ", tool), _repeat("task", n, pa.string())),
+        "SkuPriceId": _arrow.coalesce(_join(sku, "/", tier), sku),
         "SubAccountId": key,
         "SubAccountName": _join("API key ", key),
         "Tags": _tags(raw["project"], raw["tags"]),
@@ -386,7 +394,7 @@ def _usage(raw: pa.RecordBatch, account: Account) -> pa.Table:
     return _table(cols, n)
 
 
-def _table(cols: dict[str, Any], n: int) -> pa.Table:
+def _table(cols: dict[str, ColumnLike], n: int) -> pa.Table:
     arrays = []
     for f in SCHEMA:
         a = cols[f.name]
@@ -451,9 +459,9 @@ def _purchases(rows: Sequence[tuple[datetime, datetime, int]], account: Account)
     month, next_month = _month_bounds(end if n else start)
     tokens = pa.array([Decimal(r[2]) for r in rows], _QUANTITY)
     usd = pa.array([Decimal(r[2]) * TOKEN_USD for r in rows], _COST)
-    price = pa.repeat(pa.scalar(TOKEN_USD, _COST), n)
-    zero = pa.repeat(pa.scalar(Decimal(0), _COST), n)
-    cols: dict[str, Any] = _constants(n, account, usage=False)
+    price = _arrow.repeat(TOKEN_USD, n, _COST)
+    zero = _arrow.repeat(Decimal(0), n, _COST)
+    cols: dict[str, ColumnLike] = _constants(n, account, usage=False)
     cols |= {
         "BilledCost": usd,
         "BillingPeriodEnd": next_month,
@@ -463,8 +471,8 @@ def _purchases(rows: Sequence[tuple[datetime, datetime, int]], account: Account)
         ),
         "ChargePeriodEnd": end,
         "ChargePeriodStart": start,
-        "ConsumedQuantity": pa.nulls(n, _QUANTITY),
-        "ConsumedUnit": pa.nulls(n, pa.string()),
+        "ConsumedQuantity": _arrow.nulls(n, _QUANTITY),
+        "ConsumedUnit": _arrow.nulls(n, pa.string()),
         "ContractedCost": usd,
         "ContractedUnitPrice": price,
         "EffectiveCost": zero,
@@ -477,15 +485,15 @@ def _purchases(rows: Sequence[tuple[datetime, datetime, int]], account: Account)
         "SkuId": _repeat("token", n, pa.string()),
         "SkuMeter": _repeat("tokens", n, pa.string()),
         "SkuPriceId": _repeat("token", n, pa.string()),
-        "SubAccountId": pa.nulls(n, pa.string()),
-        "SubAccountName": pa.nulls(n, pa.string()),
-        "Tags": pa.nulls(n, pa.string()),
+        "SubAccountId": _arrow.nulls(n, pa.string()),
+        "SubAccountName": _arrow.nulls(n, pa.string()),
+        "Tags": _arrow.nulls(n, pa.string()),
         "x_CostSource": _repeat("balance", n, pa.string()),
-        "x_LicenseTier": pa.nulls(n, pa.string()),
-        "x_Model": pa.nulls(n, pa.string()),
-        "x_TaskCreatedAt": pa.nulls(n, _TIME),
-        "x_TaskId": pa.nulls(n, pa.string()),
-        "x_TaskStatus": pa.nulls(n, pa.string()),
+        "x_LicenseTier": _arrow.nulls(n, pa.string()),
+        "x_Model": _arrow.nulls(n, pa.string()),
+        "x_TaskCreatedAt": _arrow.nulls(n, _TIME),
+        "x_TaskId": _arrow.nulls(n, pa.string()),
+        "x_TaskStatus": _arrow.nulls(n, pa.string()),
     }
     return _table(cols, n)
 
@@ -574,7 +582,7 @@ def focus_rows(
     query: Query,
     *,
     account: Account,
-    p: Any = None,
+    p: Period | None = None,
     balances: pa.Table | None = None,
     report: FocusExport | None = None,
 ) -> Iterator[pa.Table]:
@@ -614,7 +622,13 @@ def focus_rows(
 def _tally(out: FocusExport, rows: pa.Table) -> None:
     n = rows.num_rows
     usage = int(
-        pc.sum(pc.equal(pc.cast(rows["ChargeCategory"], pa.string()), "Usage")).as_py() or 0
+        pc.sum(
+            pc.cast(
+                pc.equal(pc.cast(rows["ChargeCategory"], pa.string()), pa.scalar("Usage")),
+                pa.int64(),
+            )
+        ).as_py()
+        or 0
     )
     out.rows += n
     out.usage_rows += usage
@@ -631,7 +645,7 @@ def _tally(out: FocusExport, rows: pa.Table) -> None:
 # ------------------------------------------------------------------------------- the API
 
 
-def _account(source: Any, account: str | Account | None, name: str | None) -> Account:
+def _account(source: object, account: str | Account | None, name: str | None) -> Account:
     if isinstance(account, Account):
         return account
     if account is None:
@@ -645,7 +659,7 @@ def _account(source: Any, account: str | Account | None, name: str | None) -> Ac
     return Account(account, name)
 
 
-def _balances(source: Any, balances: pa.Table | None) -> pa.Table | None:
+def _balances(source: object, balances: pa.Table | None) -> pa.Table | None:
     if balances is not None:
         return balances
     if isinstance(source, str) and "://" in source:
@@ -659,13 +673,13 @@ def _balances(source: Any, balances: pa.Table | None) -> pa.Table | None:
 
 
 def focus_batches(
-    source: Any,
+    source: object,
     *,
     account: str | Account | None = None,
     account_name: str | None = None,
-    period: Any = None,
+    period: Period | None = None,
     balances: pa.Table | None = None,
-    engine: Any = "duckdb",
+    engine: str | Backend = "duckdb",
     report: FocusExport | None = None,
 ) -> Iterator[pa.Table]:
     """The FOCUS rows of ``source`` (anything the engine reads: a tasks frame, a
@@ -679,7 +693,7 @@ def focus_batches(
         yield from focus_rows(lg.arrow, account=acct, p=period, balances=snaps, report=report)
 
 
-def focus_table(source: Any, **options: Any) -> pa.Table:
+def focus_table(source: object, **options: Any) -> pa.Table:
     """All the FOCUS rows of ``source`` in one Arrow table (``focus_batches``' options);
     ``.to_pandas()`` for a frame. For a large ledger write a file (:func:`write_focus`)."""
     parts = list(focus_batches(source, **options))
@@ -687,14 +701,14 @@ def focus_table(source: Any, **options: Any) -> pa.Table:
 
 
 def write_focus(
-    source: Any,
+    source: object,
     path: str | os.PathLike[str],
     *,
     account: str | Account | None = None,
     account_name: str | None = None,
-    period: Any = None,
+    period: Period | None = None,
     balances: pa.Table | None = None,
-    engine: Any = "duckdb",
+    engine: str | Backend = "duckdb",
 ) -> FocusExport:
     """Write ``source``'s FOCUS 1.2 rows to ``path`` (``.csv`` or ``.parquet``) and its
     metadata to ``NAME.metadata.json`` beside it (``out.csv.metadata.json``); returns what
@@ -752,7 +766,7 @@ class Exporter:
         *,
         account: str | Account,
         account_name: str | None = None,
-        period: Any = None,
+        period: Period | None = None,
     ) -> None:
         import songlab.ledger._focus_files as _focus_files
 
@@ -762,7 +776,7 @@ class Exporter:
         self.period = period
         self.result: FocusExport | None = None
 
-    def __call__(self, ledger: Any, source: Any) -> FocusExport:
+    def __call__(self, ledger: Ledger, source: object) -> FocusExport:
 
         report = FocusExport()
         rows = focus_rows(

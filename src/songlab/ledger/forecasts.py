@@ -123,7 +123,7 @@ def _cents(x: Decimal | float) -> Decimal:
     return Decimal(str(x)).quantize(_CENT, ROUND_HALF_EVEN)
 
 
-def _as_decimal(value: Any, day: date) -> Decimal:
+def _as_decimal(value: object, day: date) -> Decimal:
     if value is None:
         return Decimal(0)
     if isinstance(value, Decimal):

@@ -22,7 +22,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
@@ -36,6 +36,9 @@ import songlab.ledger.engine as engine
 import songlab.ledger.expiry as expiry_
 import songlab.ledger.forecasts as forecasts_
 from songlab.ledger.budgets import budget_frame
+
+if TYPE_CHECKING:
+    from songlab.ledger.store import LedgerStore
 
 __all__ = [
     "FORECAST_SCOPES",
@@ -116,7 +119,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 
 def check(
-    source: Any,
+    source: object,
     settings: budgets_.Guardrails | str | os.PathLike[str] | None = None,
     *,
     as_of: datetime | None = None,
@@ -236,7 +239,7 @@ def _judged(
 
 
 def find_anomalies(
-    source: Any,
+    source: object,
     *,
     as_of: datetime,
     since: date | None = None,
@@ -290,10 +293,10 @@ def _costliest(daily: pd.DataFrame, dimension: str, as_of: datetime, n: int) -> 
 def hold(
     client: Any,
     settings: budgets_.Guardrails | str | os.PathLike[str],
-    source: Any = None,
+    source: object = None,
     *,
     as_of: datetime | None = None,
-) -> Iterator[list[Any]]:
+) -> Iterator[list[object]]:
     """The hard budgets of a budgets file, held by ``client`` inside the block.
 
     Each hard budget becomes a ``client.budget`` scoped like it (the account, a project, a tag
@@ -394,7 +397,7 @@ def _edge(b: budgets_.BudgetState) -> Decimal:
     return b.rule.usd * b.rule.near / 100
 
 
-def _store_of(source: Any) -> Any:
+def _store_of(source: object) -> LedgerStore | None:
     from songlab.ledger.store import LedgerStore
 
     if isinstance(source, LedgerStore):
@@ -408,7 +411,7 @@ def _snapshots(balances: Sequence[Mapping[str, Any]] | pd.DataFrame | None) -> l
     if balances is None:
         return []
     if isinstance(balances, pd.DataFrame):
-        rows = balances.to_dict("records")
+        rows = [{str(k): v for k, v in r.items()} for r in balances.to_dict("records")]
     else:
         rows = [dict(b) for b in balances]
     out = []

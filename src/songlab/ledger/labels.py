@@ -55,7 +55,7 @@ def attribution(project: str | None = None, tags: Iterable[str] | str = ()) -> I
 
 
 def set_default_attribution(
-    client: Any, project: str | None = None, tags: Iterable[str] | str = ()
+    client: object, project: str | None = None, tags: Iterable[str] | str = ()
 ) -> None:
     """Labels every create of ``client`` carries outside any ``attribution`` block (and under one,
     merged). ``project=None`` with no tags removes the default."""
@@ -63,12 +63,12 @@ def set_default_attribution(
     set_default_labels(client, None if lab == Labels() else lab)
 
 
-def default_project(client: Any) -> str | None:
+def default_project(client: object) -> str | None:
     """The project ``client`` labels its creates with by default (None if it has none)."""
     return default_labels(client).project
 
 
-def attach(tasks: pa.Table, record: Any) -> pa.Table:
+def attach(tasks: pa.Table, record: object) -> pa.Table:
     """``tasks`` joined with the client's record (see ``tasks.resolve``): labels (project,
     tags, key_id; a sub-task inherits its run's), and the facts the service did not show.
 

@@ -180,7 +180,7 @@ class _Item:
 # -- the export -----------------------------------------------------------------------------------
 
 
-def _fields_of(item: _Item, ext: str) -> dict[str, Any]:
+def _fields_of(item: _Item, ext: str) -> dict[str, object]:
     t = item.task
     origin = t.origin or ""
     notebook = Path(origin.split(":", 1)[-1]).stem if origin else UNKNOWN
@@ -238,7 +238,7 @@ def _plan(items: list[_Item], template: str, written: Mapping[str, tuple[str, st
         item.stem = candidate
 
 
-def _emit(progress: Callable[[ExportProgress], Any] | None, state: ExportProgress) -> None:
+def _emit(progress: Callable[[ExportProgress], object] | None, state: ExportProgress) -> None:
     if progress is not None:
         progress(state)
 
@@ -247,16 +247,16 @@ def export_library(
     client: Any,
     folder: str | os.PathLike[str],
     *,
-    tasks: Any = None,
+    tasks: object = None,
     project: str | None = None,
     notebook: str | None = None,
     period: str | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: object = None,
+    end: object = None,
     template: str = TEMPLATE,
     manifest: str = "csv",
-    prompts: Mapping[str, str] | Callable[[Mapping[str, Any]], str | None] | None = None,
-    progress: Callable[[ExportProgress], Any] | None = None,
+    prompts: Mapping[str, str] | Callable[[Mapping[str, object]], str | None] | None = None,
+    progress: Callable[[ExportProgress], object] | None = None,
     workers: int = 4,
 ) -> ExportResult:
     """Write every output asset of the selected tasks into ``folder``, and a manifest.
@@ -309,77 +309,23 @@ def _run(
     journal: Journal,
     template: str,
     manifest: str,
-    progress: Callable[[ExportProgress], Any] | None,
+    progress: Callable[[ExportProgress], object] | None,
     workers: int,
 ) -> ExportResult:
     completed = [t for t in selected if t.status == "completed"]
-    state = ExportProgress("tasks", 0, len(completed))
-    _emit(progress, state)
-    lock = threading.Lock()
-
-    def assets_of(task: Task) -> list[dict[str, Any]]:
-        nonlocal state
-        found = journal.assets(task.task_id)
-        if found is None:
-            found = asset_dicts(client.generations.get(task.task_id))
-            journal.keep_assets(task.task_id, found)  # a completed task's assets never change
-        with lock:
-            state = replace(state, done=state.done + 1)
-            _emit(progress, state)
-        return found
-
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="songlab-export") as pool:
-        listed = list(pool.map(assets_of, completed))
-    items: list[_Item] = []
-    without = 0
-    for task, assets in zip(completed, listed, strict=True):
-        if not assets:
-            without += 1
-        for n, a in enumerate(assets, 1):
-            items.append(
-                _Item(
-                    task,
-                    str(a["file_id"]),
-                    a.get("blob_hash"),
-                    a.get("name"),
-                    a.get("mime_type"),
-                    n,
-                    len(assets),
-                )
-            )
+    tracker = _Tracker(progress, ExportProgress("tasks", 0, len(completed)))
+    listed = _assets_of(client, completed, journal, tracker, workers)
+    items, without = _items_of(completed, listed)
     written = journal.files()
     _plan(items, template, written)
-    groups: dict[str, list[_Item]] = {}
-    for item in items:
-        groups.setdefault(item.blob_hash or f"file:{item.file_id}", []).append(item)
-    state = ExportProgress("files", 0, len(items))
-    _emit(progress, state)
-
-    def count(**changes: int) -> None:
-        nonlocal state
-        with lock:
-            state = replace(state, **{k: getattr(state, k) + v for k, v in changes.items()})
-            _emit(progress, state)
-
-    def one_group(group: list[_Item]) -> None:
-        try:
-            _write_group(client, root, group, journal, written, count)
-        except Exception as exc:  # noqa: BLE001 - named in the manifest; the others go on
-            text = f"{type(exc).__name__}: {exc}"
-            for item in group:
-                if item.path is None:
-                    item.error = text
-            count(done=sum(1 for i in group if i.error), failed=sum(1 for i in group if i.error))
-
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="songlab-export") as pool:
-        list(pool.map(one_group, groups.values()))
-    state = replace(state, phase="manifest", current=None)
-    _emit(progress, state)
+    tracker.start(ExportProgress("files", 0, len(items)))
+    _write_items(client, root, items, journal, written, tracker, workers)
+    tracker.phase("manifest")
     frame = _manifest_frame(items)
     name = f"manifest.{manifest}"
     replace_atomically(root / name, functools.partial(_write_manifest, frame, manifest))
-    state = replace(state, phase="done")
-    _emit(progress, state)
+    tracker.phase("done")
+    state = tracker.state
     return ExportResult(
         folder=root,
         manifest_path=root / name,
@@ -397,6 +343,113 @@ def _run(
         if "prompt" in check_template(template)
         else 0,
     )
+
+
+class _Tracker:
+    """An export's progress, told to ``progress`` each time it changes (from the workers'
+    threads too: one lock)."""
+
+    def __init__(
+        self, progress: Callable[[ExportProgress], object] | None, state: ExportProgress
+    ) -> None:
+        self._progress = progress
+        self._lock = threading.Lock()
+        self.state = state
+        _emit(progress, state)
+
+    def start(self, state: ExportProgress) -> None:
+        """A new phase, counted from ``state``."""
+        with self._lock:
+            self.state = state
+            _emit(self._progress, state)
+
+    def phase(self, name: str) -> None:
+        """The phase ``name`` begins, with no file in hand (its counters go on)."""
+        with self._lock:
+            self.state = replace(self.state, phase=name, current=None)
+            _emit(self._progress, self.state)
+
+    def count(self, **changes: int) -> None:
+        """Counters go up (``done=1``, ``downloaded=1`` ...)."""
+        with self._lock:
+            state = self.state
+            self.state = replace(state, **{k: getattr(state, k) + v for k, v in changes.items()})
+            _emit(self._progress, self.state)
+
+
+def _assets_of(
+    client: Any, completed: list[Task], journal: Journal, tracker: _Tracker, workers: int
+) -> list[list[dict[str, object]]]:
+    """Each completed task's assets: the journal's, else fetched (and kept in it)."""
+
+    def assets_of(task: Task) -> list[dict[str, object]]:
+        found = journal.assets(task.task_id)
+        if found is None:
+            found = asset_dicts(client.generations.get(task.task_id))
+            journal.keep_assets(task.task_id, found)  # a completed task's assets never change
+        tracker.count(done=1)
+        return found
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="songlab-export") as pool:
+        return list(pool.map(assets_of, completed))
+
+
+def _items_of(
+    completed: list[Task], listed: list[list[dict[str, object]]]
+) -> tuple[list[_Item], int]:
+    """One item per asset of each task, and how many tasks have none."""
+    items: list[_Item] = []
+    without = 0
+    for task, assets in zip(completed, listed, strict=True):
+        if not assets:
+            without += 1
+        for n, a in enumerate(assets, 1):
+            items.append(
+                _Item(
+                    task,
+                    str(a["file_id"]),
+                    _text(a.get("blob_hash")),
+                    _text(a.get("name")),
+                    _text(a.get("mime_type")),
+                    n,
+                    len(assets),
+                )
+            )
+    return items, without
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _write_items(
+    client: Any,
+    root: Path,
+    items: list[_Item],
+    journal: Journal,
+    written: dict[str, tuple[str, str, int]],
+    tracker: _Tracker,
+    workers: int,
+) -> None:
+    """Write the items, those of the same bytes (blob hash) as one group, the groups in
+    parallel; a group that fails is named in its items' ``error`` and the others go on."""
+    groups: dict[str, list[_Item]] = {}
+    for item in items:
+        groups.setdefault(item.blob_hash or f"file:{item.file_id}", []).append(item)
+
+    def one_group(group: list[_Item]) -> None:
+        try:
+            _write_group(client, root, group, journal, written, tracker.count)
+        except Exception as exc:  # noqa: BLE001 - named in the manifest; the others go on
+            text = f"{type(exc).__name__}: {exc}"
+            for item in group:
+                if item.path is None:
+                    item.error = text
+            failed = sum(1 for i in group if i.error)
+            tracker.count(done=failed, failed=failed)
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="songlab-export") as pool:
+        list(pool.map(one_group, groups.values()))
 
 
 def _verified(root: Path, entry: tuple[str, str, int] | None) -> bool:

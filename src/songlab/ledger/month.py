@@ -15,7 +15,6 @@ import calendar
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any
 
 import pandas as pd
 
@@ -128,7 +127,7 @@ def window(lg: Ledger, as_of: datetime) -> dict[str | None, tuple[Decimal, Decim
 
 def outlook(
     lg: Ledger,
-    budgets: Any = None,
+    budgets: object = None,
     *,
     as_of: datetime,
     found: guardrails.GuardrailReport | None = None,
@@ -149,7 +148,7 @@ def outlook(
     return month_forecast(mtd, last7, as_of, month), guardrails.budget_table(found.budgets)
 
 
-def forecast(tasks: Any, *, as_of: datetime, project: str | None = None) -> Forecast:
+def forecast(tasks: object, *, as_of: datetime, project: str | None = None) -> Forecast:
     """The month holding ``as_of`` of a tasks frame (of one project when ``project`` is
     given): spent so far, the run rates and the guardrails' forecast, with its interval."""
     if as_of.tzinfo is None:
@@ -164,7 +163,7 @@ def forecast(tasks: Any, *, as_of: datetime, project: str | None = None) -> Fore
         return month_forecast(mtd, last7, as_of, fc)
 
 
-def budget_status(tasks: Any, budgets: Any, *, as_of: datetime) -> pd.DataFrame:
+def budget_status(tasks: object, budgets: object, *, as_of: datetime) -> pd.DataFrame:
     """One row per monthly budget of ``budgets`` (``["500", "jingles=120"]`` or a mapping):
     spent month-to-date, forecast and status, judged as the guardrails and the report judge
     them (``guardrails.budget_table``)."""

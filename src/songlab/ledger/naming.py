@@ -15,7 +15,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 __all__ = [
     "FIELDS",
@@ -80,7 +80,7 @@ def take_filename(
     return "-".join(parts) + f".{ext.lstrip('.') or 'bin'}"
 
 
-def path_part(value: Any) -> str:
+def path_part(value: object) -> str:
     """A value as one path component: no separator, control or reserved character, no
     leading or trailing dot or space, at most 100 characters."""
     text = _BAD.sub("-", str(value)).strip(" .")
@@ -107,7 +107,7 @@ def check_template(template: str) -> list[str]:
     return names
 
 
-def render(template: str, values: Mapping[str, Any]) -> str:
+def render(template: str, values: Mapping[str, object]) -> str:
     """The template filled in, each field made a safe path component; the literal parts of
     the template keep their ``/``. Refuses a path that would leave the folder."""
     out = []

@@ -17,7 +17,7 @@ column, whose column name does not say it is a ratio (``pct``, ``percent``, ``sh
 from __future__ import annotations
 
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -43,7 +43,7 @@ def money_text(value: Decimal, /) -> str:
     return f"{small.normalize():f}"
 
 
-def _is_money(column: Any, values: pd.Series) -> bool:
+def _is_money(column: object, values: pd.Series) -> bool:
     if any(word in str(column).lower() for word in NOT_MONEY):
         return False
     dtype = values.dtype
@@ -58,13 +58,13 @@ def _is_money(column: Any, values: pd.Series) -> bool:
     return bool(present) and all(isinstance(v, Decimal) for v in present)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if isinstance(value, Decimal):
         return money_text(value)
     return "" if _missing(value) else str(value)
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: Any) -> bool:  # a cell of any type: pd.isna's own parameter
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
@@ -87,7 +87,8 @@ def frame_text(frame: pd.DataFrame, /) -> str:
     fmts = money_formatters(frame)
     if not fmts or frame.columns.has_duplicates:
         return repr(frame)
-    from pandas.io.formats.format import get_dataframe_repr_params
+    # pandas' own repr options: private, so pandas-stubs leave it out
+    from pandas.io.formats.format import get_dataframe_repr_params  # type: ignore[attr-defined]
 
     text: str = frame.to_string(formatters=fmts, **get_dataframe_repr_params())
     return text
@@ -97,13 +98,16 @@ def frame_html(frame: pd.DataFrame, /) -> str | None:
     """``frame`` as its notebook HTML shows it (pandas' ``_repr_html_`` with the same
     options), money cells by :func:`money_text`."""
     fmts = money_formatters(frame)
-    if not fmts or frame.columns.has_duplicates or frame._info_repr():
-        html: str | None = frame._repr_html_()
+    # _info_repr and _repr_html_ are pandas' own (private) methods; pandas-stubs read an
+    # unknown attribute of a frame as a column
+    if not fmts or frame.columns.has_duplicates or frame._info_repr():  # type: ignore[operator]
+        html: str | None = frame._repr_html_()  # type: ignore[operator]
         return html
     from pandas.io.formats import format as fmt
 
     get = pd.get_option
-    formatter = fmt.DataFrameFormatter(
+    # pandas' formatter and renderer (what _repr_html_ uses): not in pandas-stubs
+    formatter = fmt.DataFrameFormatter(  # type: ignore[attr-defined]
         frame,
         formatters=fmts,
         float_format=get("display.float_format"),
@@ -115,7 +119,7 @@ def frame_html(frame: pd.DataFrame, /) -> str | None:
         max_cols=get("display.max_columns"),
         show_dimensions=get("display.show_dimensions"),
     )
-    shown: str = fmt.DataFrameRenderer(formatter).to_html(notebook=True)
+    shown: str = fmt.DataFrameRenderer(formatter).to_html(notebook=True)  # type: ignore[attr-defined]
     return shown
 
 
@@ -125,11 +129,13 @@ def _series_text(series: pd.Series) -> str:
     return repr(series.astype(object).map(_cell))
 
 
-def _plain(obj: Any, printer: Any, cycle: bool) -> None:
-    printer.text(frame_text(obj) if isinstance(obj, pd.DataFrame) else _series_text(obj))
+def _plain(obj: object, printer: Any, cycle: bool) -> None:  # IPython's pretty printer
+    printer.text(
+        frame_text(obj) if isinstance(obj, pd.DataFrame) else _series_text(cast(pd.Series, obj))
+    )
 
 
-def register(shell: Any, /) -> None:
+def register(shell: Any, /) -> None:  # an IPython shell (IPython ships no types)
     """Show money to the cent in every frame ``shell`` (an IPython shell) displays. Calling
     it again changes nothing."""
     formatters = shell.display_formatter.formatters

@@ -31,6 +31,8 @@ from decimal import Decimal
 from typing import Any, Final
 
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
@@ -82,7 +84,7 @@ def _text_px(text: str, points: float) -> float:
     return len(text) * _px(points) * CHAR_EM
 
 
-def _new(width: float, height: float, title: str) -> tuple[Figure, Any]:
+def _new(width: float, height: float, title: str) -> tuple[Figure, Axes]:
     fig = figure(figsize=(width, height), dpi=DPI)  # shown as a picture in a notebook
     FigureCanvasAgg(fig)  # the layout measures its texts with Agg's renderer
     ax = fig.add_subplot()
@@ -91,12 +93,12 @@ def _new(width: float, height: float, title: str) -> tuple[Figure, Any]:
     return fig, ax
 
 
-def _usd_axis(axis: Any) -> None:
+def _usd_axis(axis: Axis) -> None:
     """Tick labels of USD amounts: thousands separated, no offset text (``1,200``, ``0.5``)."""
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}"))
 
 
-def _tick_texts(axis: Any) -> list[str]:
+def _tick_texts(axis: Axis) -> list[str]:
     """The labels the axis will draw at its ticks (view limits as they are now)."""
     locs = [v for v in axis.get_majorticklocs() if _inside(v, axis.get_view_interval())]
     fmt = axis.get_major_formatter()
@@ -111,7 +113,7 @@ def _inside(v: float, interval: Sequence[float]) -> bool:
 
 def _layout(
     fig: Figure,
-    ax: Any,
+    ax: Axes,
     *,
     legend: bool = False,
     ncols: int = 4,
@@ -156,7 +158,7 @@ def _layout(
         )
 
 
-def _room_right(ax: Any, ends: Sequence[float], labels: Sequence[str]) -> None:
+def _room_right(ax: Axes, ends: Sequence[float], labels: Sequence[str]) -> None:
     """x limits of a horizontal bar chart that hold each bar's end and its label beside it."""
     axes_px = ax.get_position().width * ax.figure.bbox.width
     longest = max((_text_px(t, SMALL) for t in labels), default=0.0) + 8
@@ -165,7 +167,7 @@ def _room_right(ax: Any, ends: Sequence[float], labels: Sequence[str]) -> None:
     ax.set_xlim(0, top / (1 - share) * 1.02)
 
 
-def _room_above(ax: Any, tops: Sequence[float], *, also: Sequence[float] = ()) -> None:
+def _room_above(ax: Axes, tops: Sequence[float], *, also: Sequence[float] = ()) -> None:
     """y limits of a bar chart that hold each bar, a label above it, and the lines ``also``."""
     high = max([*tops, *also], default=0.0) or 1.0
     ax.set_ylim(0, high * 1.15)
@@ -174,7 +176,7 @@ def _room_above(ax: Any, tops: Sequence[float], *, also: Sequence[float] = ()) -
 # ------------------------------------------------------------------------------ data
 
 
-def _label(value: Any, width: int = 32) -> str:
+def _label(value: object, width: int = 32) -> str:
     """Text from the data as a chart label: one line, no control characters, no mathtext
     (``$``), at most ``width`` characters."""
     text = " ".join("".join(ch if ch.isprintable() else " " for ch in str(value)).split())
@@ -183,7 +185,7 @@ def _label(value: Any, width: int = 32) -> str:
     return text.replace("$", r"\$")
 
 
-def _tasks(n: Any) -> str:
+def _tasks(n: float) -> str:
     n = int(n)
     return f"{n:,} task{'' if n == 1 else 's'}"
 
@@ -196,7 +198,7 @@ def _floats(series: pd.Series) -> list[float]:
     return [float(v) if v is not None and not pd.isna(v) else 0.0 for v in series.tolist()]
 
 
-def _empty(ax: Any, what: str) -> None:
+def _empty(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes)
     ax.set_axis_off()
 
@@ -260,10 +262,11 @@ def _wide(table: pd.DataFrame, by: str, top: int) -> pd.DataFrame:
     """Spend per period (rows) and group (columns: the ``top`` that cost something, "other")."""
     keys = [_label(k) if isinstance(k, str) else f"(no {by})" for k in table[by].tolist()]
     table = table.assign(usd=_floats(table["cost_usd"]), key=keys)
-    totals = table.groupby("key")["usd"].sum().to_dict()
+    totals = {str(k): float(v) for k, v in table.groupby("key")["usd"].sum().items()}
     kept = _fold(totals, top)
     other = next((k for k in kept if k not in totals), None)  # "other (k)", if folded
-    table = table.assign(key=[k if k in kept else other for k in table["key"]])
+    folded = [k if k in kept else other for k in table["key"]]
+    table = table.assign(key=pd.Series(folded, index=table.index, dtype=object))
     wide = table.pivot_table(
         index="period", columns="key", values="usd", aggfunc="sum", fill_value=0.0
     )
@@ -272,7 +275,7 @@ def _wide(table: pd.DataFrame, by: str, top: int) -> pd.DataFrame:
     return wide[[k for k in kept if k in wide.columns]]
 
 
-def _stacked_bars(ax: Any, wide: pd.DataFrame) -> None:
+def _stacked_bars(ax: Axes, wide: pd.DataFrame) -> None:
     """Stacked bars, at least ``MIN_SLOTS`` bar widths of axis with the bars in the middle,
     each bar's total above it when there are few."""
     n = len(wide.index)

@@ -29,13 +29,17 @@ per period between snapshots, or per UTC ``day``/``month`` of the later snapshot
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from songlab.ledger.store import LedgerStore
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Field
 from songlab.ledger.engine import Ledger, open_ledger
 from songlab.ledger.relation import MEASURES
 
@@ -68,7 +72,7 @@ NO_LEDGER: Final[str] = (
 )
 
 
-def _f(name: str, type_: pa.DataType, doc: str) -> pa.Field:
+def _f(name: str, type_: pa.DataType, doc: str) -> Field:
     return pa.field(name, type_, metadata={"doc": doc})
 
 
@@ -94,7 +98,7 @@ RECONCILE: Final[pa.Schema] = pa.schema(
 )
 
 
-def _snapshots(balances: Any) -> pa.Table:
+def _snapshots(balances: object) -> pa.Table:
     if isinstance(balances, pd.DataFrame):
         balances = pa.Table.from_pandas(balances, preserve_index=False)
     if not isinstance(balances, pa.Table):
@@ -189,7 +193,7 @@ _NEEDED: Final[tuple[str, ...]] = (
 )
 
 
-def reconcile_on(lg: Ledger, balances: Any, *, freq: str | None = None) -> pd.DataFrame:
+def reconcile_on(lg: Ledger, balances: object, *, freq: str | None = None) -> pd.DataFrame:
     """:func:`reconcile` of the relation ``lg`` already has open (the report's: the source
     is not read again), as one query of it (columns: :data:`RECONCILE`)."""
     if freq not in FREQS:
@@ -197,7 +201,7 @@ def reconcile_on(lg: Ledger, balances: Any, *, freq: str | None = None) -> pd.Da
     snaps = _snapshots(balances)
     if snaps.num_rows == 0:
         return _schema.to_frame(RECONCILE.empty_table())
-    snapshots = pa.table(
+    snapshots = pa.Table.from_pydict(
         {
             "taken_at": pc.cast(snaps["taken_at"], _schema.TIMESTAMP),
             "total_effective": pc.cast(snaps["total_effective"], pa.int64()),
@@ -219,7 +223,7 @@ def reconcile_on(lg: Ledger, balances: Any, *, freq: str | None = None) -> pd.Da
     return _schema.to_frame(lg.arrow(sql).cast(RECONCILE))
 
 
-def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataFrame:
+def reconcile(tasks: object, balances: object, *, freq: str | None = None) -> pd.DataFrame:
     """Balance spent per period beside the ledger's billed + estimated cost (columns:
     :data:`RECONCILE`).
 
@@ -238,7 +242,7 @@ def reconcile(tasks: Any, balances: Any, *, freq: str | None = None) -> pd.DataF
         return reconcile_on(lg, snaps, freq=freq)
 
 
-def reconcile_store(store: Any, *, freq: str | None = None) -> pd.DataFrame:
+def reconcile_store(store: LedgerStore, *, freq: str | None = None) -> pd.DataFrame:
     """:func:`reconcile` of a ``LedgerStore``: its month files read in place by the engine
     (as the report reads them) beside its balance snapshots; nothing is read when there is
     no snapshot."""

@@ -28,7 +28,7 @@ from typing import Final
 
 import songlab.ledger._schema as _schema
 from songlab.ledger.dates import Period
-from songlab.ledger.dialects import date_sql
+from songlab.ledger.dialects import DAY_SQL, DIALECT, date_sql
 from songlab.spec import LICENSE_NAMES, LICENSE_NAMES_WITH_UNSET
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "TIER_COLUMNS",
     "day_filter",
     "group_keys",
+    "relation_sql",
 ]
 
 AGENT_TIER: Final[str] = "agent run"  # Agent One runs: usage-priced, no license tier
@@ -155,11 +156,12 @@ TIER_SQL: Final[str] = (
     + " END"
 )
 
-# The one relation. ``tasks`` is the source as the backend registered it.
-RELATION_SQL: Final[str] = f"""
+# The one relation (``{day}``: the UTC day of ``created_at`` in the engine's dialect,
+# ``dialects.DAY_SQL``). ``tasks`` is the source as the backend registered it.
+_RELATION: Final[str] = f"""
 SELECT task_id, tool_id, operation, model, license, {TIER_SQL} AS tier,
        CASE WHEN operation = 'agent' THEN {AGENT_ORDER} ELSE license END AS tier_order,
-       CAST(status AS VARCHAR) AS status, created_at, CAST(created_at AS DATE) AS day,
+       CAST(status AS VARCHAR) AS status, created_at, {{day}} AS day,
        estimate_usd, CAST(cost_source AS VARCHAR) AS cost_source,
        parent_task_id, parent_task_id IS NULL AS top_level,
        project, tags, key_id, metadata_json, seen_at,
@@ -167,6 +169,14 @@ SELECT task_id, tool_id, operation, model, license, {TIER_SQL} AS tier,
        cost_usd
 FROM tasks
 """
+
+
+def relation_sql(dialect: str = DIALECT) -> str:
+    """The relation ``ledger`` for an engine of ``dialect`` (written in DuckDB's dialect)."""
+    return _RELATION.format(day=DAY_SQL.get(dialect, "CAST(created_at AS DATE)"))
+
+
+RELATION_SQL: Final[str] = relation_sql()  # DuckDB's
 
 # The cube's two facets: what a task is (kind) and whose it is (label), per day. The kind
 # facet's tier order is its tier's (Agent One runs after the five).

@@ -35,7 +35,7 @@ def rollup_on(
         raise ValueError(f"freq: one of {', '.join(FREQS)}, got {freq!r}")
     g = lg.spend([freq, *([by] if by else [])], p=p)
     if freq == "month":
-        g[freq] = pd.array(
+        g[freq] = _schema.arrow_array(
             [None if m is None or pd.isna(m) else date.fromisoformat(f"{m}-01") for m in g[freq]],
             dtype=pd.ArrowDtype(pa.date32()),
         )
@@ -67,7 +67,7 @@ def _every_period(
     """The dated rows, reindexed on every period of ``bounds`` (and every value of ``by``)."""
     lo, hi = bounds
     starts = period_starts(lo, hi, freq) if lo and hi else []
-    groups: list[Any] = [None]
+    groups: list[object] = [None]
     if by:
         groups = sorted(g[by].dropna().unique().tolist())
         if g[by].isna().any():
@@ -85,7 +85,7 @@ def _typed(merged: pd.DataFrame) -> pd.DataFrame:
     """Money as exact decimals (0 where nothing was spent), counts as integers."""
     for m in MEASURES:
         if m.money:
-            merged[m.name] = pd.array(
+            merged[m.name] = _schema.arrow_array(
                 [Decimal(0) if v is None or pd.isna(v) else v for v in merged[m.name].tolist()],
                 dtype=_schema.MoneyDtype(_schema.MONEY_SUM),
             )
@@ -103,12 +103,12 @@ def _running(merged: pd.DataFrame, by: str | None) -> pd.DataFrame:
     for k, v in zip(keys, merged["cost_usd"].tolist(), strict=True):
         running[k] = running.get(k, Decimal(0)) + v
         cum.append(running[k])
-    merged["cumulative_usd"] = pd.array(cum, dtype=_schema.MoneyDtype(_schema.MONEY_SUM))
+    merged["cumulative_usd"] = _schema.arrow_array(cum, dtype=_schema.MoneyDtype(_schema.MONEY_SUM))
     return merged
 
 
 def rollup(
-    tasks: Any, freq: str = "day", *, by: str | None = None, p: Period | None = None
+    tasks: object, freq: str = "day", *, by: str | None = None, p: Period | None = None
 ) -> pd.DataFrame:
     """Spend per ``freq`` of a tasks frame (:func:`rollup_on`)."""
     with open_ledger(tasks) as lg:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 __all__ = ["ESCAPED", "printable", "printable_json"]
 
@@ -46,7 +46,7 @@ def printable(text: object) -> str:
     return "".join(_escape(ch) if unicodedata.category(ch) in ESCAPED else ch for ch in s)
 
 
-def printable_json(value: Any) -> Any:
+def printable_json(value: object) -> object:
     """A JSON value with :func:`printable` applied to every string in it, keys included."""
     if isinstance(value, str):
         return printable(value)

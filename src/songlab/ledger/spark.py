@@ -162,7 +162,9 @@ def _for_spark(table: pa.Table) -> pa.Table:
     for f, c in zip(table.schema, table.columns, strict=True):
         t = f.type
         if isinstance(t, pa.ExtensionType):
-            c = pa.chunked_array([ch.storage for ch in c.chunks], t.storage_type)
+            # an extension column's chunks are extension arrays (the stub: plain arrays), and
+            # chunked_array has no overload for a type known at run time
+            c = pa.chunked_array([ch.storage for ch in c.chunks], t.storage_type)  # type: ignore[call-overload, attr-defined]
             t = t.storage_type
         if pa.types.is_dictionary(t):
             c, t = pc.cast(c, t.value_type), t.value_type

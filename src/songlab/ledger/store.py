@@ -36,7 +36,7 @@ import json
 import os
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -47,8 +47,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._parquet as _parquet
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Column, ColumnLike
 from songlab.ledger._record import record_table
 from songlab.ledger._source import AUTO, getter, iter_tasks, tool_lookup
 from songlab.ledger.tasks import first, resolve, tasks_table
@@ -97,7 +99,7 @@ class RefreshResult:
     updated: int  # known tasks re-fetched (were not terminal)
     read: int  # task snapshots read from the source
     months_written: tuple[str, ...]
-    balance: dict[str, Any] | None = None  # the snapshot taken (None: the source has no balance)
+    balance: dict[str, object] | None = None  # the snapshot taken (None: the source has no balance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +113,14 @@ class _State:
     newest_ids: frozenset[str]
     files: dict[str, list[int]]
 
-    def after(self, changed: pa.Table, months: pa.Array, files: dict[str, list[int]]) -> _State:
+    def after(self, changed: pa.Table, months: Column, files: dict[str, list[int]]) -> _State:
         """This state once ``changed`` (rows written, in ``months``) is stored."""
         pending = self.pending.filter(
             pc.invert(pc.is_in(self.pending["task_id"], value_set=changed["task_id"]))
         )
-        waiting = pc.invert(pc.fill_null(pc.is_in(changed["status"], pa.array(_TERMINAL)), False))
+        waiting = pc.invert(
+            _arrow.fill_null(pc.is_in(changed["status"], pa.array(_TERMINAL)), pa.scalar(False))
+        )
         src = pc.cast(changed["created_at_source"], pa.string())
         rows = _pending_rows(
             changed["task_id"].filter(waiting),
@@ -125,16 +129,16 @@ class _State:
             months.filter(waiting),
         )
         newest, ids = self.newest, set(self.newest_ids)
-        by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
+        by_service = _arrow.fill_null(pc.equal(src, pa.scalar(_schema.SERVICE)), pa.scalar(False))
         top = pc.max(changed["created_at"].filter(by_service)).as_py()
         if top is not None and (newest is None or top >= newest):
-            at = pc.fill_null(
+            at = _arrow.fill_null(
                 pc.and_(
                     by_service, pc.equal(changed["created_at"], pa.scalar(top, _schema.TIMESTAMP))
                 ),
                 False,
             )
-            found = set(changed["task_id"].filter(at).to_pylist())
+            found = set(_strings(changed["task_id"].filter(at)))
             ids = found if newest is None or top > newest else ids | found
             newest = top
         return _State(pa.concat_tables([pending, rows]), newest, frozenset(ids), files)
@@ -159,16 +163,28 @@ class _State:
         )
 
 
-def _pending_rows(task_id: Any, created: Any, source: Any, month: Any) -> pa.Table:
+def _strings(column: ColumnLike) -> list[str]:
+    """The values of a column of strings that holds no null (task ids, month names)."""
+    return [v for v in column.to_pylist() if isinstance(v, str)]
+
+
+def _pending_rows(
+    task_id: ColumnLike, created: ColumnLike, source: ColumnLike, month: ColumnLike | str
+) -> pa.Table:
     n = len(task_id)
-    months = month if not isinstance(month, str) else pa.repeat(pa.scalar(month), n)
+    months = month if not isinstance(month, str) else _arrow.repeat(month, n, pa.string())
     return pa.Table.from_arrays([task_id, months, created, source], schema=PENDING)
 
 
 def _plain(table: pa.Table) -> pa.Table:
     """Extension columns (``songlab.decimal``, ``songlab.source``) as their storage."""
     cols = [
-        pa.chunked_array([c.storage for c in col.chunks], type=col.type.storage_type)
+        # an extension type's chunks are extension arrays; chunked_array has no overload for
+        # a type known at run time
+        pa.chunked_array(  # type: ignore[call-overload]
+            [c.storage for c in cast("list[pa.ExtensionArray[Any]]", col.chunks)],
+            type=col.type.storage_type,
+        )
         if isinstance(col.type, pa.BaseExtensionType)
         else col
         for col in table.columns
@@ -186,17 +202,104 @@ def _write_ipc(target: Path, table: pa.Table) -> None:
     _parquet.replace_atomically(target, write)
 
 
-def _task_id(rec: Mapping[str, Any]) -> str:
+def _task_id(rec: Mapping[str, object]) -> str:
     """A listed task's ``task_id`` (the spec's task object always carries one)."""
     return cast(str, rec.get("task_id"))
 
 
-def _created(rec: Mapping[str, Any]) -> datetime | None:
+def _created(rec: Mapping[str, object]) -> datetime | None:
     value = first(rec, "created_at")
     if value is None:
         return None
     t = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+@dataclass
+class _Walk:
+    """A walk back through a listing, newest first: what to fetch and where to stop.
+
+    Walking back for pending rows (not terminal yet), only their age stops the walk;
+    otherwise the first known, finished task does (all past it is known already). A listed
+    task with no timestamp to stop at is looked up in the month files with the next few
+    (1, 2, 4 ... at most :data:`LOOKUP_BATCH`), one scan of the ids per batch.
+    """
+
+    store: LedgerStore
+    state: _State
+    pending_ids: set[str]
+    boundary: datetime | None  # older than this: stop
+    stop_at_known: bool
+    fetched: dict[str, Mapping[str, object]] = field(default_factory=dict)
+    dated: dict[str, datetime | None] = field(default_factory=dict)  # created_at, as listed
+    known: set[str] = field(default_factory=set)  # undated listed tasks found stored
+    checked: set[str] = field(default_factory=set)
+    batch: int = 1
+    read: int = 0
+
+    @classmethod
+    def over(cls, state: _State, store: LedgerStore, can_get: bool) -> _Walk:
+        """The walk of a refresh from ``state`` (``can_get``: the source fetches one task)."""
+        pending_ids = set(_strings(state.pending["task_id"]))
+        boundary = state.newest
+        served = state.pending.filter(
+            pc.equal(state.pending["created_at_source"], pa.scalar(_schema.SERVICE))
+        )
+        if served.num_rows and not can_get:
+            oldest_pending = pc.min(served["created_at"]).as_py()
+            boundary = min(boundary, oldest_pending) if boundary else oldest_pending
+        return cls(store, state, pending_ids, boundary, can_get or not pending_ids)
+
+    def walk(self, listing: Iterator[Mapping[str, object]]) -> None:
+        """Read ``listing`` until :meth:`_take` says stop (or it ends)."""
+        ahead: deque[Mapping[str, object]] = deque()
+        while True:
+            rec = ahead.popleft() if ahead else next(listing, None)
+            if rec is None:
+                return
+            self.read += 1
+            if not self._take(rec, listing, ahead):
+                return
+
+    def _take(
+        self,
+        rec: Mapping[str, object],
+        listing: Iterator[Mapping[str, object]],
+        ahead: deque[Mapping[str, object]],
+    ) -> bool:
+        """Keep ``rec`` if it is new or pending; whether the walk goes on past it."""
+        created = _created(rec)
+        if self.boundary is not None and created is not None and created < self.boundary:
+            return False
+        tid = _task_id(rec)
+        if tid in self.pending_ids:
+            self.fetched.setdefault(tid, rec)
+            return True
+        state = self.state
+        if created is not None and created == state.newest and tid in state.newest_ids:
+            return not self.stop_at_known
+        if self.stop_at_known and created is None and tid not in self.checked:
+            self._look_up(tid, listing, ahead)
+        if tid in self.known:
+            return not self.stop_at_known
+        if tid not in self.fetched:
+            self.fetched[tid] = rec
+            self.dated[tid] = created
+        return True
+
+    def _look_up(
+        self,
+        tid: str,
+        listing: Iterator[Mapping[str, object]],
+        ahead: deque[Mapping[str, object]],
+    ) -> None:
+        """Whether ``tid`` and the next few undated listed tasks are stored (into ``known``)."""
+        ahead.extend(islice(listing, self.batch - 1))
+        ids = [tid, *(_task_id(r) for r in ahead if _created(r) is None)]
+        ids = [i for i in ids if i not in self.checked and i not in self.pending_ids]
+        self.known |= self.store._stored_ids(ids, None)
+        self.checked.update(ids)
+        self.batch = min(self.batch * 2, LOOKUP_BATCH)
 
 
 class LedgerStore:
@@ -208,16 +311,16 @@ class LedgerStore:
     ``RecordStore()`` (``$SONGLAB_RECORD`` or the user data dir).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, record: Any = AUTO) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, record: object = AUTO) -> None:
         self.path = Path(path)
         if isinstance(record, str | os.PathLike):
             record = _record_store(record)
         self._record = record
-        self._tracked: list[Any] = []  # records of tracked clients
-        self._source_record: Any = None
+        self._tracked: list[object] = []  # records of tracked clients
+        self._source_record: object = None
         self._tools: dict[str, tuple[str, str]] | None = None
 
-    def track(self, client: Any) -> LedgerStore:
+    def track(self, client: object) -> LedgerStore:
         """Join ``client``'s record at every refresh and read: labels (project, tags, key)
         and the facts the service does not show. Labels only: tracking fetches no task,
         writes nothing and never refreshes by itself; the tasks come from
@@ -247,7 +350,7 @@ class LedgerStore:
     def files(self) -> list[Path]:
         return sorted(self.path.glob(f"month=*/{PART}"))
 
-    def _records(self) -> list[Any]:
+    def _records(self) -> list[object]:
         if self._record is not AUTO:
             return [self._record]
         found = [*self._tracked]
@@ -268,7 +371,7 @@ class LedgerStore:
             return None
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
-    def _read_stored(self) -> tuple[pa.Table, pa.Array]:
+    def _read_stored(self) -> tuple[pa.Table, Column]:
         """Every stored row as written, and the month partition each came from."""
         tables, months = [], []
         for f in self.files():
@@ -312,7 +415,7 @@ class LedgerStore:
             table = pa.ipc.open_file(source).read_all()
         return table.cast(BALANCE).sort_by("taken_at")
 
-    def refresh(self, source: Any) -> RefreshResult:
+    def refresh(self, source: object) -> RefreshResult:
         """Pull tasks newer than the newest row, re-fetch rows that were not terminal, join the
         client's record, and snapshot the account balance (when the source is a client).
 
@@ -326,119 +429,84 @@ class LedgerStore:
         is already stored is looked up in the month files' ``task_id`` column, a batch
         at a time, never as a Python set of every id.
         """
-        src_record = getattr(source, "record", None)
-        if src_record is not None and src_record is not False:
-            self._source_record = src_record
-        self._tools = tool_lookup(source) or self._tools
+        self._adopt(source)
         record = self.record_table()
         state, rebuilt = self._state()
-        pending_ids = set(state.pending["task_id"].to_pylist())
-        newest = state.newest
         get = getter(source)
-        boundary = newest
-        served = state.pending.filter(pc.equal(state.pending["created_at_source"], _schema.SERVICE))
-        if served.num_rows and get is None:
-            oldest_pending = pc.min(served["created_at"]).as_py()
-            boundary = min(boundary, oldest_pending) if boundary else oldest_pending
-        # Walking back for pending rows, only their age stops the walk; otherwise
-        # the first known, finished task does (all past it is known already).
-        stop_at_known = get is not None or not pending_ids
-        fetched: dict[str, Mapping[str, Any]] = {}
-        dated: dict[str, datetime | None] = {}  # created_at of each fetched task, as listed
-        known: set[str] = set()  # undated listed tasks found stored (a batch's worth)
-        checked: set[str] = set()
-        ahead: deque[Mapping[str, Any]] = deque()
-        listing = iter_tasks(source)
-        batch = 1
-        read = 0
-        while True:
-            if ahead:
-                rec = ahead.popleft()
-            else:
-                listed = next(listing, None)
-                if listed is None:
-                    break
-                rec = listed
-            read += 1
-            created = _created(rec)
-            if boundary is not None and created is not None and created < boundary:
-                break
-            tid = _task_id(rec)
-            if tid in pending_ids:
-                fetched.setdefault(tid, rec)
-                continue
-            if created is not None and created == newest and tid in state.newest_ids:
-                if stop_at_known:
-                    break
-                continue
-            if stop_at_known and created is None and tid not in checked:
-                # no timestamp to stop at: is it stored? Look this one up with the next
-                # few (1, 2, 4 ... at most LOOKUP_BATCH), one scan of the ids per batch
-                ahead.extend(islice(listing, batch - 1))
-                ids = [tid, *(_task_id(r) for r in ahead if _created(r) is None)]
-                ids = [i for i in ids if i not in checked and i not in pending_ids]
-                known |= self._stored_ids(ids, None)
-                checked.update(ids)
-                batch = min(batch * 2, LOOKUP_BATCH)
-            if tid in known:
-                if stop_at_known:
-                    break
-                continue
-            if tid not in fetched:
-                fetched[tid] = rec
-                dated[tid] = created
-        # listed tasks not looked up yet (dated ones, or a walk back): drop those stored
-        # already (finished: a refresh never fetches a finished task again)
-        unchecked = [t for t in fetched if t not in pending_ids and t not in checked]
-        if unchecked:
-            by_month: dict[str | None, list[str]] = {}
-            for t in unchecked:
-                at = dated.get(t)
-                by_month.setdefault(at.strftime("%Y-%m") if at else None, []).append(t)
-            stored: set[str] = set()
-            if None in by_month:
-                stored |= self._stored_ids(unchecked, None)
-            else:
-                for month, ids in by_month.items():
-                    stored |= self._stored_ids(ids, {str(month), UNKNOWN_MONTH})
-            for t in stored:
-                del fetched[t]
+        walk = _Walk.over(state, self, get is not None)
+        walk.walk(iter_tasks(source))
+        fetched = walk.fetched
+        self._drop_stored(walk)
         if get is not None:
-            for tid in pending_ids - fetched.keys():
+            for tid in walk.pending_ids - fetched.keys():
                 fetched[tid] = get(tid)
-        updated = sum(1 for tid in fetched if tid in pending_ids)
+        updated = sum(1 for tid in fetched if tid in walk.pending_ids)
         added = len(fetched) - updated
         snapshot, taken = _balance(source, added)
-        # rows filed under month=unknown that the record now dates move to their month
-        unknown_file = self.path / f"month={UNKNOWN_MONTH}" / PART
-        moved = _schema.empty_table(_schema.TASKS)
-        if unknown_file.exists() and record is not None:
-            undated = resolve(self._read_month(UNKNOWN_MONTH), record, self._tools)
-            moved = undated.filter(pc.is_valid(undated["created_at"]))
+        moved = self._dated_now(record)
         if not fetched and moved.num_rows == 0:
             if snapshot is not None:
                 self._append_balance(snapshot)
             if rebuilt:
                 self._save_state(state)
-            return RefreshResult(0, 0, read, (), snapshot)
-        parts = []
+            return RefreshResult(0, 0, walk.read, (), snapshot)
         if fetched:
-            new = resolve(
-                tasks_table(list(fetched.values()), record=None, tools=None), record, self._tools
-            )
-            parts.append(self._keep_seen(new, state, taken))
+            listed = tasks_table(list(fetched.values()), record=None, tools=None)
+            new = self._keep_seen(resolve(listed, record, self._tools), state, taken)
             moved = moved.filter(pc.invert(pc.is_in(moved["task_id"], new["task_id"])))
-        changed = pa.concat_tables([moved, *parts])
-        # the partitions the changed rows leave are rewritten too (a row may change month)
-        leaving = pc.is_in(state.pending["task_id"], changed["task_id"])
-        extra = set(state.pending["month"].filter(leaving).to_pylist())
-        if moved.num_rows:
-            extra.add(UNKNOWN_MONTH)
-        months = self._write_months(changed, extra, record)
+            changed = pa.concat_tables([moved, new])
+        else:
+            changed = moved
+        months = self._store_changed(changed, state, record, moved=moved.num_rows > 0)
         if snapshot is not None:
             self._append_balance(snapshot)
         self._save_state(state.after(changed, _months(changed), self._signature()))
-        return RefreshResult(added, updated, read, months, snapshot)
+        return RefreshResult(added, updated, walk.read, months, snapshot)
+
+    def _adopt(self, source: object) -> None:
+        """Remember the source's record (a client's) and tool listing for the joins."""
+        src_record = getattr(source, "record", None)
+        if src_record is not None and src_record is not False:
+            self._source_record = src_record
+        self._tools = tool_lookup(source) or self._tools
+
+    def _drop_stored(self, walk: _Walk) -> None:
+        """Drop from ``walk.fetched`` the listed tasks not looked up yet (dated ones, or a
+        walk back) that are stored already: finished, a refresh never fetches them again."""
+        unchecked = [t for t in walk.fetched if t not in walk.pending_ids and t not in walk.checked]
+        if not unchecked:
+            return
+        by_month: dict[str | None, list[str]] = {}
+        for t in unchecked:
+            at = walk.dated.get(t)
+            by_month.setdefault(at.strftime("%Y-%m") if at else None, []).append(t)
+        stored: set[str] = set()
+        if None in by_month:
+            stored |= self._stored_ids(unchecked, None)
+        else:
+            for month, ids in by_month.items():
+                stored |= self._stored_ids(ids, {str(month), UNKNOWN_MONTH})
+        for t in stored:
+            del walk.fetched[t]
+
+    def _dated_now(self, record: pa.Table | None) -> pa.Table:
+        """The rows filed under month=unknown that the record now dates (they move)."""
+        unknown_file = self.path / f"month={UNKNOWN_MONTH}" / PART
+        if not unknown_file.exists() or record is None:
+            return _schema.empty_table(_schema.TASKS)
+        undated = resolve(self._read_month(UNKNOWN_MONTH), record, self._tools)
+        return undated.filter(pc.is_valid(undated["created_at"]))
+
+    def _store_changed(
+        self, changed: pa.Table, state: _State, record: pa.Table | None, *, moved: bool
+    ) -> tuple[str, ...]:
+        """Write the months ``changed`` goes to, and those its rows leave (a row may change
+        month; ``moved``: some leave month=unknown)."""
+        leaving = pc.is_in(state.pending["task_id"], changed["task_id"])
+        extra = set(_strings(state.pending["month"].filter(leaving)))
+        if moved:
+            extra.add(UNKNOWN_MONTH)
+        return self._write_months(changed, extra, record)
 
     def _read_month(self, month: str) -> pa.Table:
         target = self.path / f"month={month}" / PART
@@ -464,12 +532,12 @@ class LedgerStore:
             pf = pq.ParquetFile(f)
             for group in range(pf.metadata.num_row_groups):
                 col = pf.read_row_group(group, columns=["task_id"]).column(0)
-                found.update(col.filter(pc.is_in(col, value_set=wanted)).to_pylist())
+                found.update(_strings(col.filter(pc.is_in(col, value_set=wanted))))
         return found
 
     def _keep_seen(self, new: pa.Table, state: _State, taken: datetime) -> pa.Table:
         """``seen_at``: the refresh that first added a task (``taken``), kept across updates."""
-        seen_at = pa.repeat(pa.scalar(taken, _schema.TIMESTAMP), new.num_rows)
+        seen_at = _arrow.repeat(taken, new.num_rows, _schema.TIMESTAMP)
         again = state.pending.filter(pc.is_in(state.pending["task_id"], new["task_id"]))
         if again.num_rows:
             ids = again["task_id"].combine_chunks()
@@ -482,7 +550,7 @@ class LedgerStore:
             if rows:
                 old = pa.concat_tables(rows)
                 at = pc.index_in(new["task_id"], value_set=old["task_id"].combine_chunks())
-                seen_at = pc.coalesce(pc.take(old["seen_at"], at), seen_at)
+                seen_at = _arrow.coalesce(pc.take(old["seen_at"], at), seen_at)
         i = new.schema.get_field_index("seen_at")
         return new.set_column(i, _schema.TASKS.field("seen_at"), seen_at)
 
@@ -526,18 +594,21 @@ class LedgerStore:
                 created = (
                     t["created_at"]
                     if "created_at" in t.column_names
-                    else pa.nulls(t.num_rows, _schema.TIMESTAMP)
+                    else _arrow.nulls(t.num_rows, _schema.TIMESTAMP)
                 )
+                src: ColumnLike
                 if "created_at_source" in t.column_names:
                     src = pc.cast(t["created_at_source"], pa.string())
-                    src = pc.if_else(
+                    src = _arrow.if_else(
                         pc.is_null(src),
-                        pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN),
+                        _arrow.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN),
                         src,
                     )
                 else:
-                    src = pc.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN)
-                waiting = pc.invert(pc.fill_null(pc.is_in(t["status"], terminal), False))
+                    src = _arrow.if_else(pc.is_valid(created), _schema.SERVICE, _schema.UNKNOWN)
+                waiting = pc.invert(
+                    _arrow.fill_null(pc.is_in(t["status"], terminal), pa.scalar(False))
+                )
                 if pc.any(waiting).as_py():
                     pending.append(
                         _pending_rows(
@@ -547,14 +618,16 @@ class LedgerStore:
                             month,
                         )
                     )
-                by_service = pc.fill_null(pc.equal(src, _schema.SERVICE), False)
+                by_service = _arrow.fill_null(
+                    pc.equal(src, pa.scalar(_schema.SERVICE)), pa.scalar(False)
+                )
                 top = pc.max(pc.filter(created, by_service)).as_py()
                 if top is not None and (newest is None or top >= newest):
-                    at = pc.fill_null(
+                    at = _arrow.fill_null(
                         pc.and_(by_service, pc.equal(created, pa.scalar(top, _schema.TIMESTAMP))),
                         False,
                     )
-                    ids = set(t["task_id"].filter(at).to_pylist())
+                    ids = set(_strings(t["task_id"].filter(at)))
                     newest_ids = ids if newest is None or top > newest else newest_ids | ids
                     newest = top
         table = pa.concat_tables(pending) if pending else PENDING.empty_table()
@@ -563,7 +636,7 @@ class LedgerStore:
     def _save_state(self, state: _State) -> None:
         _write_ipc(self.path / STATE_FILE, state.to_table())
 
-    def _append_balance(self, snapshot: dict[str, Any]) -> None:
+    def _append_balance(self, snapshot: dict[str, object]) -> None:
         row = pa.Table.from_pylist([snapshot], schema=BALANCE)
         _write_ipc(self.path / BALANCE_FILE, pa.concat_tables([self.balance_table(), row]))
 
@@ -573,7 +646,7 @@ class LedgerStore:
         """Rewrite the months ``changed`` rows go to and those in ``extra`` (that rows leave),
         one month in memory at a time: its stored rows (joined with the record again) less
         the changed ones, plus the changed rows of that month."""
-        touched = sorted(set(_months(changed).to_pylist()) | extra)
+        touched = sorted(set(_strings(_months(changed))) | extra)
         changed_months = _months(changed)
         ids = changed["task_id"].combine_chunks()
         for month in touched:
@@ -583,7 +656,7 @@ class LedgerStore:
                 leaving = pc.is_in(stored["task_id"], value_set=ids)
                 if pc.any(leaving).as_py():
                     stored = stored.filter(pc.invert(leaving))
-            part = _put_in(stored, changed.filter(pc.equal(changed_months, month)))
+            part = _put_in(stored, changed.filter(pc.equal(changed_months, pa.scalar(month))))
             target = self.path / f"month={month}" / PART
             if part.num_rows == 0:
                 target.unlink(missing_ok=True)
@@ -596,7 +669,7 @@ class LedgerStore:
         _parquet.write_atomic(target, table)
 
 
-def _record_store(path: Any) -> Any:
+def _record_store(path: str | os.PathLike[str] | None) -> object:
     """``songlab.client.RecordStore(path)``; None when this songlab's client has none."""
     try:
         from songlab.client import RecordStore
@@ -605,7 +678,7 @@ def _record_store(path: Any) -> Any:
     return RecordStore(path)
 
 
-def _balance(source: Any, added: int) -> tuple[dict[str, Any] | None, datetime]:
+def _balance(source: object, added: int) -> tuple[dict[str, object] | None, datetime]:
     """A snapshot of the source's balance (None if it has no ``account.balance()``)."""
     account = getattr(source, "account", None)
     fetch = getattr(account, "balance", None)
@@ -649,19 +722,23 @@ def _older_sources(table: pa.Table) -> pa.Table:
         return table
     for fact in _schema.FACTS:
         i = table.schema.get_field_index(f"{fact}_source")
-        src = _schema.source_array(pc.if_else(pc.is_valid(table[fact]), 0, 2).combine_chunks())
+        known = pc.is_valid(table[fact].combine_chunks())
+        src = _schema.source_array(_arrow.if_else(known, 0, 2))
         table = table.set_column(i, _schema.TASKS.field(i), src)
     i = table.schema.get_field_index("labels_source")
-    labelled = pc.or_(pc.is_valid(table["project"]), pc.is_valid(table["key_id"]))
-    src = _schema.source_array(pc.if_else(labelled, 1, 2).combine_chunks())
+    labelled = pc.or_(
+        pc.is_valid(table["project"].combine_chunks()),
+        pc.is_valid(table["key_id"].combine_chunks()),
+    )
+    src = _schema.source_array(_arrow.if_else(labelled, 1, 2))
     return table.set_column(i, _schema.TASKS.field(i), src)
 
 
-def _months(table: pa.Table) -> pa.Array:
+def _months(table: pa.Table) -> Column:
     if table.num_rows == 0:
         return pa.array([], pa.string())
-    months = pc.strftime(table["created_at"], format="%Y-%m")
-    return pc.fill_null(months, UNKNOWN_MONTH).combine_chunks()
+    months = pc.strftime(table["created_at"].combine_chunks(), format="%Y-%m")
+    return _arrow.fill_null(months, UNKNOWN_MONTH)
 
 
 def _put_in(stored: pa.Table, rows: pa.Table) -> pa.Table:

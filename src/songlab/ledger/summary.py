@@ -102,11 +102,11 @@ def summary(p: Period, fc: Forecast, figures: Mapping[str, Any]) -> pd.DataFrame
     rows = _period_rows(p, figures) + _month_rows(fc)
     return pd.DataFrame(
         {
-            "item": pd.array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
-            "count": pd.array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
-            "amount_usd": pd.array(
+            "item": _schema.arrow_array([r[0] for r in rows], dtype=pd.ArrowDtype(pa.string())),
+            "count": _schema.arrow_array([r[1] for r in rows], dtype=pd.ArrowDtype(pa.int64())),
+            "amount_usd": _schema.arrow_array(
                 [r[2] for r in rows], dtype=_schema.MoneyDtype(_schema.MONEY_SUM)
             ),
-            "note": pd.array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
+            "note": _schema.arrow_array([r[3] for r in rows], dtype=pd.ArrowDtype(pa.string())),
         }
     )

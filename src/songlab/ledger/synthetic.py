@@ -25,9 +25,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._estimate as _estimate
 import songlab.ledger._schema as _schema
 import songlab.pricing as pricing
+from songlab.ledger._arrow import Column, Field
 from songlab.spec import LICENSE_NAMES
 
 __all__ = [
@@ -226,28 +228,31 @@ _RUN = "\x00RUN\x00"
 
 
 def _pick(
-    rng: np.random.Generator, items: tuple[tuple[Any, float], ...], n: int, compact: bool = False
-) -> pa.Array:
+    rng: np.random.Generator,
+    items: tuple[tuple[str | None, float], ...],
+    n: int,
+    compact: bool = False,
+) -> Column:
     w = np.array([x for _, x in items])
     idx = rng.choice(len(items), size=n, p=w / w.sum())
     values = [v for v, _ in items]
     if not compact:
-        return pc.take(pa.array(values, pa.string()), pa.array(idx))
+        return pc.take(pa.array(values, pa.string()), pa.array(idx, pa.int64()))
     none = [i for i, v in enumerate(values) if v is None]
     mask = np.isin(idx, none) if none else None
     return pa.DictionaryArray.from_arrays(
-        pa.array(idx.astype(np.int8), mask=mask), pa.array(values, pa.string())
+        pa.array(idx.astype(np.int8), pa.int8(), mask=mask), pa.array(values, pa.string())
     )
 
 
-def _taken(idx: pa.Array, values: list[str]) -> pa.Array:
+def _taken(idx: Column, values: list[str]) -> Column:
     return pc.take(pa.array(values, pa.string()), idx)
 
 
-def _dictionary(idx: pa.Array, values: list[str]) -> pa.Array:
+def _dictionary(idx: Column, values: list[str]) -> Column:
     """``values[idx]`` as a dictionary column (int8 indices when they fit)."""
-    index = pa.int8() if len(values) < 128 else pa.int32()
-    return pa.DictionaryArray.from_arrays(pc.cast(idx, index), pa.array(values, pa.string()))
+    index = pc.cast(idx, pa.int8()) if len(values) < 128 else pc.cast(idx, pa.int32())
+    return pa.DictionaryArray.from_arrays(index, pa.array(values, pa.string()))
 
 
 def _agent_templates() -> dict[str, list[tuple[list[str], Decimal, Decimal | None]]]:
@@ -312,7 +317,7 @@ def synthetic_table(
     if labels:
         pick = [_pick(rng, values, n, compact) for values in (PROJECTS, TAGS, KEYS)]
     else:
-        pick = [pa.nulls(n, pa.string()) for _ in range(3)]
+        pick = [_arrow.nulls(n, pa.string()) for _ in range(3)]
     made.update(zip(("project", "tags", "key_id"), pick, strict=True))
     cols = [_column(made, f, n) for f in _schema.TASKS]
     if not compact:
@@ -391,7 +396,7 @@ def _columns(draw: dict[str, Any], n: int, seed: int, offset: int, compact: bool
     runtimes = draw["runtimes"]
     ended = np.where(terminal, created + runtimes, created)
     return {
-        "task_id": pc.binary_join_element_wise(f"task_{seed}_", ids, ""),
+        "task_id": _arrow.join_strings(f"task_{seed}_", ids, ""),
         "tool_id": pick(kinds_a, [f"tool_{op}_{m}" for op, m, _ in CATALOG]),
         "operation": pick(kinds_a, [op for op, _, _ in CATALOG]),
         "model": pick(kinds_a, [m for _, m, _ in CATALOG]),
@@ -403,7 +408,7 @@ def _columns(draw: dict[str, Any], n: int, seed: int, offset: int, compact: bool
         "duration": pa.array(
             np.where(terminal, runtimes, np.timedelta64("NaT", "us")), _schema.DURATION
         ),
-        "parent_task_id": pa.nulls(n, pa.string()),
+        "parent_task_id": _arrow.nulls(n, pa.string()),
     }
 
 
@@ -419,17 +424,17 @@ def _money_columns(
     flat = pa.array([p for row in price for p in row], _schema.MONEY)
     est = pc.take(flat, pa.array(kinds.astype(np.int64) * 6 + draw["lic"]))
     completed, failed = statuses == 0, statuses == 1
-    meta = pa.nulls(n, pa.string())
-    billed = pc.if_else(pa.array(completed), est, pa.scalar(None, _schema.MONEY))
+    meta = _arrow.nulls(n, pa.string())
+    billed = _arrow.if_else(pa.array(completed), est, pa.scalar(None, _schema.MONEY))
     is_agent = np.array([op == "agent" for op, _, _ in CATALOG])[kinds]
     agent_rows = np.flatnonzero(is_agent & completed)
     if len(agent_rows):
         meta, billed, est = _agent_runs(agent_rows, kinds, made["task_id"], meta, billed, est, n)
     cost, source = _schema.cost_of(billed, est, made["status"])  # the one rule of what counts
-    failure = pc.if_else(pa.array(failed), "GenerationFailed", pa.scalar(None, pa.string()))
+    failure = _arrow.if_else(pa.array(failed), "GenerationFailed", pa.scalar(None, pa.string()))
     if compact:
         failure = pa.DictionaryArray.from_arrays(
-            pa.array(np.zeros(n, np.int8), mask=~failed), pa.array(["GenerationFailed"])
+            pa.array(np.zeros(n, np.int8), pa.int8(), mask=~failed), pa.array(["GenerationFailed"])
         )
     return {
         "billed_usd": billed,
@@ -462,7 +467,7 @@ def _agent_runs(
         parts.append(pc.take(pa.array([t[0][j] for t in flat_t]), pick))
         if j < pieces - 1:
             parts.append(run_ids)
-    texts = pc.binary_join_element_wise(*parts, "")
+    texts = _arrow.join_strings(*parts, "")
     totals = pc.take(pa.array([t[1] for t in flat_t], _schema.MONEY), pick)
     ests = pc.take(pa.array([t[2] for t in flat_t], _schema.MONEY), pick)
     where = pa.array(rows)
@@ -473,7 +478,7 @@ def _agent_runs(
     )
 
 
-def _column(made: dict[str, Any], field: pa.Field, n: int) -> Any:
+def _column(made: dict[str, Any], field: Field, n: int) -> Any:
     """The schema's column ``field`` from the columns made (a ``*_source`` column says where
     each fact came from: the service, as in a listing; labels: unknown if none)."""
     if field.name in made:
@@ -486,16 +491,16 @@ def _column(made: dict[str, Any], field: pa.Field, n: int) -> Any:
         values = made.get(fact) if fact != "labels" else made["project"]
         mark = "record" if fact == "labels" else "service"
         where = pc.is_valid(values) if values is not None else pa.repeat(pa.scalar(False), n)
-        return pc.if_else(where, mark, "unknown").cast(field.type)
-    return pa.nulls(n, field.type)
+        return _arrow.if_else(where, mark, "unknown").cast(field.type)
+    return _arrow.nulls(n, field.type)
 
 
-def _scatter(base: Any, where: pa.Array, values: pa.Array, n: int) -> pa.Array:
+def _scatter(base: object, where: Column, values: Column, n: int) -> Column:
     """``base`` with ``values`` put at the rows ``where`` (vectorised)."""
     pos = np.full(n, -1, dtype=np.int64)
     pos[where.to_numpy()] = np.arange(len(where))
-    taken = pc.take(values, pa.array(pos, mask=pos < 0))  # null where nothing is put
-    return pc.if_else(pa.array(pos >= 0), taken, base)
+    taken = pc.take(values, pa.array(pos, pa.int64(), mask=pos < 0))  # null where nothing is put
+    return _arrow.if_else(pa.array(pos >= 0), taken, base)
 
 
 def write_synthetic_dataset(
@@ -522,7 +527,7 @@ def write_synthetic_dataset(
     root = Path(path)
     span = days * 86400 * 10**6
     chunks = max(1, -(-n // chunk))
-    writers: dict[str, Any] = {}
+    writers: dict[str, pq.ParquetWriter] = {}
     try:
         for c in range(chunks):  # chunk 0 is the newest slice of time
             size = min(chunk, n - c * chunk)

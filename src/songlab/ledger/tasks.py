@@ -26,21 +26,23 @@ Rows keep the source's order (the listing's: newest first).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import islice
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 import songlab.client.field_names as field_names
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._estimate as _estimate
 import songlab.ledger._pages as _pages
 import songlab.ledger._schema as _schema
+from songlab.ledger._arrow import Column
 from songlab.ledger._record import record_table
-from songlab.ledger._source import AUTO, as_dict, iter_tasks, raw_pages, tool_lookup
+from songlab.ledger._source import AUTO, Auto, as_dict, iter_tasks, raw_pages, tool_lookup
 from songlab.spec import LICENSE_NAMES_WITH_UNSET
 
 __all__ = [
@@ -91,7 +93,7 @@ NAMES: Final[dict[str, tuple[str, ...]]] = dict(_NAMED_BY)
 _FAILURE: Final[pa.DataType] = pa.struct([(n, pa.string()) for n in NAMES["failure.error"]])
 
 # The part of a snapshot the ledger reads; other keys are ignored.
-RAW_TASK: Final[pa.DataType] = pa.struct(
+RAW_TASK: Final[pa.StructType] = pa.struct(
     [
         ("task_id", pa.string()),
         ("status", pa.string()),
@@ -101,22 +103,22 @@ RAW_TASK: Final[pa.DataType] = pa.struct(
 )
 
 
-def fact(raw: pa.StructArray, name: str) -> pa.Array:
+def fact(raw: pa.StructArray, name: str) -> Column:
     """A fact's column of RAW_TASK rows: the first of its names that is present, per row."""
     columns = [raw.field(n) for n in NAMES[name]]
-    return columns[0] if len(columns) == 1 else pc.coalesce(*columns)
+    return columns[0] if len(columns) == 1 else _arrow.coalesce(*columns)
 
 
-def _failure_column(raw: pa.StructArray) -> pa.Array:
-    codes = [
+def _failure_column(raw: pa.StructArray) -> Column:
+    codes: list[Column] = [
         pc.struct_field(raw.field(outer), [i])
         for outer in NAMES["failure"]
         for i in range(len(NAMES["failure.error"]))
     ]
-    return codes[0] if len(codes) == 1 else pc.coalesce(*codes)
+    return codes[0] if len(codes) == 1 else _arrow.coalesce(*codes)
 
 
-def first(rec: Mapping[str, Any], name: str) -> Any:
+def first(rec: Mapping[str, Any], name: str) -> object:
     """The value of a fact in one snapshot: its first name present (not null), else None."""
     for n in NAMES[name]:
         value = rec.get(n)
@@ -152,30 +154,40 @@ def _clean(rec: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"task {tid}: {k} must be a string, got {type(v).__name__} {v!r}")
             out[k] = v
     for k in NAMES["license"]:
-        lic = rec.get(k)
-        if isinstance(lic, float) and lic.is_integer():
-            lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused
-        if lic is not None and (isinstance(lic, bool) or not isinstance(lic, int | str)):
-            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}")
-        try:
-            out[k] = None if lic is None else int(lic)
-        except ValueError:
-            raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}") from None
+        out[k] = _license(rec.get(k), k, tid)
     for k in NAMES["cost_usd"]:
         cost = rec.get(k)
         if isinstance(cost, float):
             raise ValueError(f"task {tid}: {k} must be a decimal string, got float {cost!r}")
         out[k] = None if cost is None else str(cost)
     for outer in NAMES["failure"]:
-        failure = rec.get(outer)
-        codes = {}
-        for code in NAMES["failure.error"]:
-            v = failure.get(code) if isinstance(failure, Mapping) else None
-            if v is not None and not isinstance(v, str):
-                raise ValueError(f"task {tid}: {outer}.{code} must be a string, got {v!r}")
-            codes[code] = v
-        out[outer] = codes
+        out[outer] = _failure_codes(rec.get(outer), outer, tid)
     return out
+
+
+def _license(lic: object, k: str, tid: object) -> int | None:
+    """A license tier as an integer (0-5 is checked later, over the column)."""
+    if isinstance(lic, float) and lic.is_integer():
+        lic = int(lic)  # 3.0 is the integer 3 (as JSON Schema reads it); 3.5 is refused
+    if lic is None:
+        return None
+    if isinstance(lic, bool) or not isinstance(lic, int | str):
+        raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}")
+    try:
+        return int(lic)
+    except ValueError:
+        raise ValueError(f"task {tid}: {k} must be an integer 0-5, got {lic!r}") from None
+
+
+def _failure_codes(failure: object, outer: str, tid: object) -> dict[str, str | None]:
+    """The error code(s) of a ``failure`` object, each a string or None."""
+    codes: dict[str, str | None] = {}
+    for code in NAMES["failure.error"]:
+        v = failure.get(code) if isinstance(failure, Mapping) else None
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"task {tid}: {outer}.{code} must be a string, got {v!r}")
+        codes[code] = v
+    return codes
 
 
 def _metadata_json(rec: Mapping[str, Any]) -> str | None:
@@ -186,16 +198,21 @@ def _metadata_json(rec: Mapping[str, Any]) -> str | None:
     return meta
 
 
-def _sparse(records: Sequence[Mapping[str, Any]], mask: pa.Array, read: Any) -> pa.Array:
+def _sparse(
+    records: Sequence[Mapping[str, Any]],
+    mask: Column,
+    read: Callable[[Mapping[str, Any]], str | None],
+) -> Column:
     """A string column read from the records only where ``mask`` is true, else null."""
     rows = pc.indices_nonzero(mask).to_pylist()
     if not rows:
-        return pa.nulls(len(mask), pa.string())
-    values = pa.array([read(records[i]) for i in rows], pa.string())
-    return pc.replace_with_mask(pa.nulls(len(mask), pa.string()), mask, values)
+        return _arrow.nulls(len(mask), pa.string())
+    values = pa.array([read(records[i]) for i in rows if i is not None], pa.string())
+    out: Column = pc.replace_with_mask(_arrow.nulls(len(mask), pa.string()), mask, values)
+    return out
 
 
-def _float_license(records: Sequence[Any]) -> bool:
+def _float_license(records: Sequence[object]) -> bool:
     return any(
         isinstance(r, Mapping) and type(r.get(n)) is float
         for r in records
@@ -208,13 +225,13 @@ def _raw_chunk(records: Sequence[Mapping[str, Any]]) -> pa.StructArray:
     # cleaned record by record, where 3.0 is 3 and 3.5 is refused naming the task.
     if not _float_license(records):
         try:
-            return pa.array(records, type=RAW_TASK)
+            return cast(pa.StructArray, pa.array(records, type=RAW_TASK))  # a struct type
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             pass  # values of another type (a Decimal cost, a datetime, a numeric string ...)
-    return pa.array([_clean(as_dict(r)) for r in records], type=RAW_TASK)
+    return cast(pa.StructArray, pa.array([_clean(as_dict(r)) for r in records], type=RAW_TASK))
 
 
-def _timestamps(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
+def _timestamps(strings: Column, field: str, tid: Column) -> Column:
     try:
         return pc.cast(strings, _schema.TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -232,7 +249,7 @@ def _timestamps(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
     return pa.array(out, _schema.TIMESTAMP)
 
 
-def _money(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
+def _money(strings: Column, field: str, tid: Column) -> Column:
     try:
         return pc.cast(strings, _schema.MONEY)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -248,23 +265,21 @@ def _money(strings: pa.Array, field: str, tid: pa.Array) -> pa.Array:
     raise ValueError(f"{field}: not a decimal amount with at most 8 decimals ({error})")
 
 
-def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> pa.Array:
+def _estimates(op: Column, model: Column, lic: Column, meta: Column) -> Column:
     """The price-list estimate of each row (null where the list has none). An unknown
     license (null) is priced only where the price is the same in every tier."""
-    key = pc.binary_join_element_wise(
-        op, model, pc.cast(lic, pa.string()), "\x1f", null_handling="replace"
-    )
-    enc = pc.dictionary_encode(key)
+    key = _arrow.join_strings(op, model, pc.cast(lic, pa.string()), "\x1f", null_handling="replace")
+    enc = _arrow.dictionary_encode(key)
     est_by_key = []
     for k in enc.dictionary.to_pylist():
-        o, m, n = k.split("\x1f")
+        o, m, n = str(k).split("\x1f")  # never null: nulls are joined as
         if n:
             est_by_key.append(_estimate.estimate(o or None, m or None, int(n)))
         else:
             low, high = (_estimate.estimate(o or None, m or None, t) for t in (1, 5))
             est_by_key.append(low if low == high else None)
     est = pc.take(pa.array(est_by_key, _schema.MONEY), enc.indices)
-    is_agent = pc.fill_null(pc.equal(op, "agent"), False)
+    is_agent = _arrow.fill_null(pc.equal(op, pa.scalar("agent")), pa.scalar(False))
     if pc.any(is_agent).as_py():
         rows = pc.indices_nonzero(is_agent)
         models, metas = pc.take(model, rows).to_pylist(), pc.take(meta, rows).to_pylist()
@@ -273,10 +288,10 @@ def _estimates(op: pa.Array, model: pa.Array, lic: pa.Array, meta: pa.Array) -> 
     return est
 
 
-def _maybe_agent(op: pa.Array) -> pa.Array:
+def _maybe_agent(op: Column) -> Column:
     """Rows whose output.metadata_json is kept: Agent One runs, and rows whose operation
     the service does not show (the client's record or the tool listing may name it)."""
-    return pc.fill_null(pc.equal(op, "agent"), True)
+    return _arrow.fill_null(pc.equal(op, pa.scalar("agent")), pa.scalar(True))
 
 
 def _build(records: Sequence[Mapping[str, Any]], seen_at: datetime | None = None) -> pa.Table:
@@ -285,17 +300,17 @@ def _build(records: Sequence[Mapping[str, Any]], seen_at: datetime | None = None
     return assemble(raw, meta, seen_at=seen_at)
 
 
-def _fact_source(values: pa.Array) -> pa.Array:
+def _fact_source(values: Column) -> Column:
     """service where the service showed a value, else unknown."""
-    return _schema.source_array(pc.if_else(pc.is_valid(values), 0, 2))
+    return _schema.source_array(_arrow.if_else(pc.is_valid(values), 0, 2))
 
 
-def _cost(billed: pa.Array, est: pa.Array, status: pa.Array) -> tuple[pa.Array, pa.Array]:
+def _cost(billed: Column, est: Column, status: Column) -> tuple[Column, Column]:
     """cost_usd and cost_source by the one rule (``_schema.cost_of``)."""
     return _schema.cost_of(billed, est, status)
 
 
-def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = None) -> pa.Table:
+def assemble(raw: pa.StructArray, meta: Column, *, seen_at: datetime | None = None) -> pa.Table:
     """The tasks table of RAW_TASK rows and their metadata_json, from what the service shows
     (sources ``service`` or ``unknown``; :func:`resolve` adds the record's facts)."""
     tid, status = raw.field("task_id"), raw.field("status")
@@ -303,27 +318,32 @@ def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = 
         fact(raw, name) for name in _FACTS
     )
     bad = pc.invert(
-        pc.fill_null(pc.and_(pc.greater_equal(lic_raw, 0), pc.less_equal(lic_raw, 5)), True)
+        _arrow.fill_null(
+            pc.and_(pc.greater_equal(lic_raw, pa.scalar(0)), pc.less_equal(lic_raw, pa.scalar(5))),
+            pa.scalar(True),
+        )
     )
     if pc.any(bad).as_py():
         i = pc.indices_nonzero(bad)[0].as_py()
         raise ValueError(f"task {tid[i]}: license must be 0-5, got {lic_raw[i]}")
     # 0 is "unset", which the service bills as royalty-free (1); a license not shown is unknown
-    lic = pc.cast(pc.if_else(pc.equal(lic_raw, 0), 1, lic_raw), pa.int8())
+    lic = pc.cast(_arrow.if_else(pc.equal(lic_raw, pa.scalar(0)), 1, lic_raw), pa.int8())
     created = _timestamps(created_s, "created_at", tid)
     updated = _timestamps(updated_s, "updated_at", tid)
-    failed = pc.fill_null(pc.equal(status, "failed"), False)
-    terminal = pc.or_(failed, pc.fill_null(pc.equal(status, "completed"), False))
-    duration = pc.if_else(
+    failed = _arrow.fill_null(pc.equal(status, pa.scalar("failed")), pa.scalar(False))
+    terminal = pc.or_(
+        failed, _arrow.fill_null(pc.equal(status, pa.scalar("completed")), pa.scalar(False))
+    )
+    duration = _arrow.if_else(
         terminal, pc.subtract(updated, created), pa.scalar(None, _schema.DURATION)
     )
-    failure = pc.if_else(failed, _failure_column(raw), pa.scalar(None, pa.string()))
+    failure = _arrow.if_else(failed, _failure_column(raw), pa.scalar(None, pa.string()))
     billed = _money(cost_s, "cost_usd", tid)
     est = _estimates(op, model, lic, meta)
     cost, source = _cost(billed, est, status)
-    meta = pc.if_else(_maybe_agent(op), meta, pa.scalar(None, pa.string()))
+    meta = _arrow.if_else(_maybe_agent(op), meta, pa.scalar(None, pa.string()))
     n = len(raw)
-    seen = pa.repeat(pa.scalar(seen_at, _schema.TIMESTAMP), n)  # a LedgerStore sets it
+    seen = _arrow.repeat(seen_at, n, _schema.TIMESTAMP)  # a LedgerStore sets it
     columns = [
         tid,
         tool,
@@ -342,9 +362,9 @@ def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = 
         failure,
         parent,
         meta,
-        *(pa.nulls(n, pa.string()) for _ in _schema.LABEL_COLUMNS),
+        *(_arrow.nulls(n, pa.string()) for _ in _schema.LABEL_COLUMNS),
         *(_fact_source(c) for c in (created, tool, op, model, lic)),
-        _schema.source_array(pa.repeat(pa.scalar(2, pa.int8()), n)),  # labels: record only
+        _schema.source_array(_arrow.repeat(2, n, pa.int8())),  # labels: record only
         seen,
     ]
     return pa.Table.from_arrays(columns, schema=_schema.TASKS)
@@ -353,7 +373,7 @@ def assemble(raw: pa.StructArray, meta: pa.Array, *, seen_at: datetime | None = 
 # -- the record second: facts the service does not show, from the client's record ----------
 
 
-def _col(table: pa.Table, name: str) -> pa.Array:
+def _col(table: pa.Table, name: str) -> Column:
     col = table[name]
     if pa.types.is_dictionary(col.type):  # chunks may each have their own dictionary
         d = _schema.COST_DICT if name == "cost_source" else _schema.FACT_DICT
@@ -361,22 +381,20 @@ def _col(table: pa.Table, name: str) -> pa.Array:
     return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
 
 
-def _fill(
-    cur: pa.Array, cur_src: pa.Array, found: pa.Array, code: int
-) -> tuple[pa.Array, pa.Array, pa.Array]:
+def _fill(cur: Column, cur_src: Column, found: Column, code: int) -> tuple[Column, Column, Column]:
     """``cur`` with nulls filled from ``found``; its source set to ``code`` where filled."""
     filled = pc.and_(pc.is_null(cur), pc.is_valid(found))
-    value = pc.coalesce(cur, found)
-    src = pc.if_else(filled, code, _schema.source_codes(cur_src))
+    value = _arrow.coalesce(cur, found)
+    src = _arrow.if_else(filled, code, _schema.source_codes(cur_src))
     return value, _schema.source_array(src), filled
 
 
-def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
+def _sub_tasks_from_traces(cols: dict[str, Column]) -> bool:
     """Sub-tool tasks of Agent One runs named in a run's trace (``steps[].task_id``, shown
     by the service in ``output.metadata_json``) get the run as ``parent_task_id``, and the
     step's tool id and billed cost where the task's own snapshot does not show them."""
     is_run = pc.and_(
-        pc.fill_null(pc.equal(cols["operation"], "agent"), False),
+        _arrow.fill_null(pc.equal(cols["operation"], pa.scalar("agent")), pa.scalar(False)),
         pc.is_valid(cols["metadata_json"]),
     )
     # only tasks the service does not describe (no operation shown) can be such sub-tasks
@@ -384,25 +402,27 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
     if not pc.any(is_run).as_py() or not pc.any(orphans).as_py():
         return False
     runs = pc.indices_nonzero(is_run)
-    steps: dict[str, tuple[str, Any, Any]] = {}
+    steps: dict[str, tuple[str, str | None, str | None]] = {}
     for run_id, meta in zip(
         pc.take(cols["task_id"], runs).to_pylist(),
         pc.take(cols["metadata_json"], runs).to_pylist(),
         strict=True,
     ):
+        if not isinstance(run_id, str) or not isinstance(meta, str):
+            continue  # never: the runs are those with a task id and metadata
         try:
             trace = json.loads(meta)
         except ValueError:
             continue
         for step in trace.get("steps") or [] if isinstance(trace, dict) else []:
             if isinstance(step, dict) and isinstance(step.get("task_id"), str):
-                cost = step.get("cost_usd")
+                cost, tool = step.get("cost_usd"), step.get("tool_id")
                 steps.setdefault(
                     step["task_id"],
                     (
                         run_id,
                         str(cost) if isinstance(cost, str | int) else None,
-                        step.get("tool_id") if isinstance(step.get("tool_id"), str) else None,
+                        tool if isinstance(tool, str) else None,
                     ),
                 )
     if not steps:
@@ -412,28 +432,30 @@ def _sub_tasks_from_traces(cols: dict[str, pa.Array]) -> bool:
     if not pc.any(found).as_py():
         return False
     parents, costs, tools = (pa.array(v, pa.string()) for v in zip(*steps.values(), strict=True))
-    cols["parent_task_id"] = pc.if_else(found, pc.take(parents, at), cols["parent_task_id"])
+    cols["parent_task_id"] = _arrow.if_else(found, pc.take(parents, at), cols["parent_task_id"])
     try:
         step_cost = pc.cast(pc.take(costs, at), _schema.MONEY)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        step_cost = pa.nulls(len(at), _schema.MONEY)
-    cols["billed_usd"] = pc.if_else(
-        found, pc.coalesce(cols["billed_usd"], step_cost), cols["billed_usd"]
+        step_cost = _arrow.nulls(len(at), _schema.MONEY)
+    cols["billed_usd"] = _arrow.if_else(
+        found, _arrow.coalesce(cols["billed_usd"], step_cost), cols["billed_usd"]
     )
     v, src, _ = _fill(
         cols["tool_id"],
         cols["tool_id_source"],
-        pc.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())),
+        _arrow.if_else(found, pc.take(tools, at), pa.scalar(None, pa.string())),
         0,
     )
     cols["tool_id"], cols["tool_id_source"] = v, src
     # its time is the run's (the trace shows none of its own), with the run's source
     run_at = pc.index_in(cols["parent_task_id"], value_set=cols["task_id"])
     sub = pc.and_(found, pc.is_null(cols["created_at"]))
-    cols["created_at"] = pc.if_else(sub, pc.take(cols["created_at"], run_at), cols["created_at"])
+    cols["created_at"] = _arrow.if_else(
+        sub, pc.take(cols["created_at"], run_at), cols["created_at"]
+    )
     run_src = pc.take(_schema.source_codes(cols["created_at_source"]), run_at)
     cols["created_at_source"] = _schema.source_array(
-        pc.if_else(
+        _arrow.if_else(
             pc.and_(sub, pc.is_valid(cols["created_at"])),
             run_src,
             _schema.source_codes(cols["created_at_source"]),
@@ -462,87 +484,130 @@ def resolve(
     if n == 0 or ((record is None or record.num_rows == 0) and not tools):
         return table
     cols = _Columns(table)  # each column combined on first use; untouched ones pass through
-    changed = pa.repeat(pa.scalar(False), n)  # rows whose operation, model or license changed
+    changed: Column = pa.repeat(
+        pa.scalar(False), n
+    )  # rows whose operation, model or license changed
     recost = False
     if record is not None and record.num_rows:
-        ids = _col(record, "task_id")
-        own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
-
-        def found(name: str) -> pa.Array:
-            return pc.take(_col(record, name), own)
-
-        for fact in _schema.FACTS:
-            if table[fact].null_count == 0:
-                continue  # the service showed it on every row: nothing to fill (the default)
-            if fact == "created_at":
-                values = pc.coalesce(found("accepted_at"), found("sent_at"))
-            elif fact == "license":  # the record says what was sent; none sent is royalty-free
-                values = pc.cast(found("license"), pa.int8())
-                values = pc.if_else(pc.is_valid(own), pc.coalesce(values, 1), values)
-                values = pc.cast(pc.if_else(pc.equal(values, 0), 1, values), pa.int8())
-            else:
-                values = found(fact)
-            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
-            cols[fact], cols[f"{fact}_source"] = v, src
-            if fact in ("operation", "model", "license"):
-                changed = pc.or_(changed, filled)
-        if table["estimate_usd"].null_count:
-            rec_est = pc.cast(found("estimate_usd"), _schema.MONEY)
-            if rec_est.null_count < n:
-                cols["estimate_usd"] = pc.coalesce(cols["estimate_usd"], rec_est)
-                recost = True
-        via = own
-        if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
-            has_parent = pc.is_valid(cols["parent_task_id"])
-            subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
-            run_row = pc.replace_with_mask(
-                pa.nulls(n, own.type),
-                has_parent,
-                pc.cast(pc.index_in(subs, value_set=ids), own.type),
-            )
-            via = pc.coalesce(own, run_row)
-        for name in _schema.LABEL_COLUMNS:
-            cols[name] = pc.coalesce(cols[name], pc.take(_col(record, name), via))
-        labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], _schema.RECORD))
-        cols["labels_source"] = _schema.source_array(
-            pc.if_else(pc.fill_null(labelled, False), 1, 2)
-        )
+        changed, recost = _join_record(table, cols, record)
     # a task known only from a run's trace gets the run as parent, the step's tool id and
     # billed cost, and the run's time; then the listing names its operation and model
     if cols["operation"].null_count and _sub_tasks_from_traces(cols):
         recost = True
     if tools and (cols["operation"].null_count or cols["model"].null_count):
-        tool_ids = pa.array(list(tools), pa.string())
-        at = pc.index_in(cols["tool_id"], value_set=tool_ids)
-        listed = {
-            "operation": pa.array([t[0] for t in tools.values()], pa.string()),
-            "model": pa.array([t[1] for t in tools.values()], pa.string()),
-        }
-        for fact, values in listed.items():
-            v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
-            cols[fact], cols[f"{fact}_source"] = v, src
-            changed = pc.or_(changed, filled)
+        changed = _join_listing(cols, tools, changed)
     # duration stays the service's (updated_at - created_at on its clock): a created_at from
     # the record is the client's clock, which need not agree with the service's
     if pc.any(changed).as_py():
-        cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
-        rows = pc.indices_nonzero(changed)
-        again = _estimates(
-            *(pc.take(cols[c], rows) for c in ("operation", "model", "license", "metadata_json"))
-        )
-        cols["estimate_usd"] = pc.replace_with_mask(
-            cols["estimate_usd"], changed, pc.coalesce(again, pc.take(cols["estimate_usd"], rows))
-        )
-        known_other = pc.fill_null(pc.not_equal(cols["operation"], "agent"), False)
-        cols["metadata_json"] = pc.if_else(
-            known_other, pa.scalar(None, pa.string()), cols["metadata_json"]
-        )
+        _reprice(cols, changed)
         recost = True
     if recost:
         cols["cost_usd"], cols["cost_source"] = _cost(
             cols["billed_usd"], cols["estimate_usd"], cols["status"]
         )
     return cols.table()
+
+
+def _join_record(table: pa.Table, cols: _Columns, record: pa.Table) -> tuple[Column, bool]:
+    """The record's facts, estimates and labels joined into ``cols``: the rows whose
+    operation, model or license it filled, and whether it gave an estimate."""
+    ids = _col(record, "task_id")
+    own = pc.index_in(cols["task_id"], value_set=ids)  # the first (oldest) row of a task
+    changed = _record_facts(table, cols, record, own)
+    recost = False
+    if table["estimate_usd"].null_count:
+        rec_est = pc.cast(pc.take(_col(record, "estimate_usd"), own), _schema.MONEY)
+        if rec_est.null_count < table.num_rows:
+            cols["estimate_usd"] = _arrow.coalesce(cols["estimate_usd"], rec_est)
+            recost = True
+    _record_labels(table, cols, record, ids, own)
+    return changed, recost
+
+
+def _record_facts(table: pa.Table, cols: _Columns, record: pa.Table, own: Column) -> Column:
+    """Each fact the service did not show, from the task's record row (``own``); the rows
+    whose operation, model or license it filled."""
+    changed = pa.repeat(pa.scalar(False), table.num_rows)
+
+    def found(name: str) -> Column:
+        return pc.take(_col(record, name), own)
+
+    for fact in _schema.FACTS:
+        if table[fact].null_count == 0:
+            continue  # the service showed it on every row: nothing to fill (the default)
+        if fact == "created_at":
+            values = _arrow.coalesce(found("accepted_at"), found("sent_at"))
+        elif fact == "license":  # the record says what was sent; none sent is royalty-free
+            values = pc.cast(found("license"), pa.int8())
+            values = _arrow.if_else(pc.is_valid(own), _arrow.coalesce(values, 1), values)
+            values = pc.cast(_arrow.if_else(pc.equal(values, pa.scalar(0)), 1, values), pa.int8())
+        else:
+            values = found(fact)
+        v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], values, 1)
+        cols[fact], cols[f"{fact}_source"] = v, src
+        if fact in ("operation", "model", "license"):
+            changed = pc.or_(changed, filled)
+    return changed
+
+
+def _record_labels(
+    table: pa.Table, cols: _Columns, record: pa.Table, ids: Column, own: Column
+) -> None:
+    """Labels from the task's own record row, else (a sub-task) from its run's."""
+    n = table.num_rows
+    via = own
+    if table["parent_task_id"].null_count < n:  # sub-tasks inherit their run's labels
+        has_parent = pc.is_valid(cols["parent_task_id"])
+        subs = pc.take(cols["parent_task_id"], pc.indices_nonzero(has_parent))
+        run_row = pc.replace_with_mask(
+            _arrow.nulls(n, own.type),
+            has_parent,
+            pc.cast(pc.index_in(subs, value_set=ids), own.type),
+        )
+        via = _arrow.coalesce(own, run_row)
+    for name in _schema.LABEL_COLUMNS:
+        cols[name] = _arrow.coalesce(cols[name], pc.take(_col(record, name), via))
+    labelled = pc.or_(pc.is_valid(via), pc.equal(cols["labels_source"], pa.scalar(_schema.RECORD)))
+    cols["labels_source"] = _schema.source_array(
+        _arrow.if_else(_arrow.fill_null(labelled, pa.scalar(False)), 1, 2)
+    )
+
+
+def _join_listing(cols: _Columns, tools: Mapping[str, tuple[str, str]], changed: Column) -> Column:
+    """``operation`` and ``model`` from the tool listing's entry of each row's tool id;
+    ``changed`` with the rows they filled."""
+    tool_ids = pa.array(list(tools), pa.string())
+    at = pc.index_in(cols["tool_id"], value_set=tool_ids)
+    listed = {
+        "operation": pa.array([t[0] for t in tools.values()], pa.string()),
+        "model": pa.array([t[1] for t in tools.values()], pa.string()),
+    }
+    for fact, values in listed.items():
+        v, src, filled = _fill(cols[fact], cols[f"{fact}_source"], pc.take(values, at), 0)
+        cols[fact], cols[f"{fact}_source"] = v, src
+        changed = pc.or_(changed, filled)
+    return changed
+
+
+def _reprice(cols: _Columns, changed: Column) -> None:
+    """The tier and list-price estimate of the ``changed`` rows again; a task now known not
+    to be an Agent One run keeps no run metadata."""
+    cols["tier"] = pc.take(_TIER_NAMES, cols["license"])
+    rows = pc.indices_nonzero(changed)
+    again = _estimates(
+        *(pc.take(cols[c], rows) for c in ("operation", "model", "license", "metadata_json"))
+    )
+    cols["estimate_usd"] = pc.replace_with_mask(
+        cols["estimate_usd"],
+        changed,
+        _arrow.coalesce(again, pc.take(cols["estimate_usd"], rows)),
+    )
+    known_other = _arrow.fill_null(
+        pc.not_equal(cols["operation"], pa.scalar("agent")), pa.scalar(False)
+    )
+    cols["metadata_json"] = _arrow.if_else(
+        known_other, pa.scalar(None, pa.string()), cols["metadata_json"]
+    )
 
 
 class _Columns(dict[str, Any]):
@@ -553,7 +618,7 @@ class _Columns(dict[str, Any]):
         super().__init__()
         self._table = table
 
-    def __missing__(self, name: str) -> pa.Array:
+    def __missing__(self, name: str) -> Column:
         value = _col(self._table, name)
         self[name] = value
         return value
@@ -563,7 +628,7 @@ class _Columns(dict[str, Any]):
         return pa.Table.from_arrays(arrays, schema=_schema.TASKS)
 
 
-def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
+def _chunks(source: object, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
     if isinstance(source, list | tuple):
         for start in range(0, len(source), size):
             chunk = source[start : start + size]
@@ -575,7 +640,11 @@ def _chunks(source: Any, size: int) -> Iterator[Sequence[Mapping[str, Any]]]:
 
 
 def tasks_table(
-    source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
+    source: object,
+    *,
+    chunk_size: int = CHUNK,
+    record: object = AUTO,
+    tools: Mapping[str, tuple[str, str]] | None | Auto = AUTO,
 ) -> pa.Table:
     """The tasks ledger as an Arrow table of schema ``_schema.TASKS``: the service first,
     the client's record second (:func:`resolve`).
@@ -599,19 +668,26 @@ def tasks_table(
     return resolve(pa.concat_tables(parts), rec, listing)
 
 
+def _batch_table(batch: _pages.Batch) -> pa.Table:
+    """One batch of pages as a tasks table: its Arrow rows, else its dicts one by one."""
+    raw, meta, fallback = batch
+    if fallback is not None:
+        return _build(fallback)
+    if raw is None or meta is None:
+        raise AssertionError("a batch holds its rows or its dicts")  # _pages.Batch says so
+    return assemble(raw, meta)
+
+
 def tasks_table_from_pages(
     pages: Iterable[bytes],
     *,
-    record: Any = None,
+    record: object = None,
     tools: Mapping[str, tuple[str, str]] | None = None,
 ) -> pa.Table:
     """The tasks table of listing pages, each the bytes of one ``GET /v1/generations``
     answer (``{"data": [task, ...], "next_cursor": ...}``), read a batch at a time, joined
     with ``record`` and ``tools`` as :func:`tasks_table` does."""
-    parts = [
-        _build(fallback) if fallback is not None else assemble(raw, meta)
-        for raw, meta, fallback in _pages.batches(pages, RAW_TASK, NAMES["operation"])
-    ]
+    parts = [_batch_table(b) for b in _pages.batches(pages, RAW_TASK, NAMES["operation"])]
     if not parts:
         return _schema.empty_table(_schema.TASKS)
     return resolve(pa.concat_tables(parts), record_table(record), tools)
@@ -620,7 +696,7 @@ def tasks_table_from_pages(
 def tasks_frame_from_pages(
     pages: Iterable[bytes],
     *,
-    record: Any = None,
+    record: object = None,
     tools: Mapping[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """:func:`tasks_frame` of listing page bytes (see :func:`tasks_table_from_pages`)."""
@@ -628,9 +704,13 @@ def tasks_frame_from_pages(
 
 
 def tasks_frame(
-    source: Any, *, chunk_size: int = CHUNK, record: Any = AUTO, tools: Any = AUTO
+    source: object,
+    *,
+    chunk_size: int = CHUNK,
+    record: object = AUTO,
+    tools: Mapping[str, tuple[str, str]] | None | Auto = AUTO,
 ) -> pd.DataFrame:
-    """One row per task (columns: ``docs/ledger.md``), every column ``pd.ArrowDtype``.
+    """One row per task (columns: ``docs/ledger/using.md``), every column ``pd.ArrowDtype``.
 
     ``source``: an iterable of task dicts (or objects with ``.raw``), or a
     client with ``generations.list()``; a client with ``generations.raw_pages()``

@@ -12,7 +12,6 @@ of a ``Ledger`` (the cube's kind facet once it is made); the list prices are the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -137,14 +136,14 @@ def prices_of(lg: Ledger, *, p: Period | None = None) -> pd.DataFrame:
     return out
 
 
-def tier_comparison(tasks: Any, by: str | Sequence[str] = ()) -> pd.DataFrame:
+def tier_comparison(tasks: object, by: str | Sequence[str] = ()) -> pd.DataFrame:
     """The compared tasks of ``tasks`` priced in all five license tiers, beside what they
     cost (:func:`compare`)."""
     with open_ledger(tasks) as lg:
         return compare(lg, by)
 
 
-def tier_prices(tasks: Any) -> pd.DataFrame:
+def tier_prices(tasks: object) -> pd.DataFrame:
     """Per compared task of ``tasks``, its price in every tier (:func:`prices_of`)."""
     with open_ledger(tasks) as lg:
         return prices_of(lg)

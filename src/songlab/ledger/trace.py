@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import songlab.ledger._arrow as _arrow
 import songlab.ledger._schema as _schema
 
 __all__ = ["AGENT_FEE", "STEP_KINDS", "TraceWarning", "trace_frame", "trace_rows", "trace_table"]
@@ -37,7 +38,7 @@ class TraceWarning(UserWarning):
     """A finished Agent One run gave no trace rows (no ``metadata_json``, or not a trace)."""
 
 
-def looks_like_trace(metadata: Any) -> bool:
+def looks_like_trace(metadata: object) -> bool:
     """Whether ``metadata`` (text or a mapping) is an Agent One trace: a ``steps`` list whose
     entries are objects of the known kinds."""
     if isinstance(metadata, str):
@@ -53,7 +54,7 @@ def looks_like_trace(metadata: Any) -> bool:
     return all(isinstance(x, Mapping) and x.get("kind") in STEP_KINDS for x in steps)
 
 
-def _money(value: Any, where: str) -> Decimal:
+def _money(value: object, where: str) -> Decimal:
     if value is None:
         return Decimal(0)
     if isinstance(value, float):
@@ -64,7 +65,7 @@ def _money(value: Any, where: str) -> Decimal:
         raise ValueError(f"{where}: not a decimal amount: {value!r}") from None
 
 
-def _parse(metadata: str | Mapping[str, Any], run_id: str) -> Mapping[str, Any]:
+def _parse(metadata: str | Mapping[str, object], run_id: str) -> Mapping[str, Any]:
     if isinstance(metadata, str):
         try:
             metadata = json.loads(metadata)
@@ -77,15 +78,15 @@ def _parse(metadata: str | Mapping[str, Any], run_id: str) -> Mapping[str, Any]:
 
 def trace_rows(
     run_task_id: str,
-    metadata: str | Mapping[str, Any],
+    metadata: str | Mapping[str, object],
     *,
     run_model: str | None = None,
     run_tool_id: str | None = None,
     run_status: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The rows of one run (steps in trace order, then the fee row), as dicts."""
     trace = _parse(metadata, run_task_id)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for pos, step in enumerate(trace["steps"]):
         where = f"task {run_task_id}: steps[{pos}]"
         if not isinstance(step, Mapping):
@@ -126,7 +127,7 @@ def trace_rows(
     return rows
 
 
-def _snapshots(source: Any) -> tuple[list[Any], Any] | None:
+def _snapshots(source: object) -> tuple[list[object], Any] | None:
     """Task snapshots and the client they came from, if ``source`` names tasks one by one: a
     ``Task``, an ``AgentRun``, a task handle (fetched), a dict, or a list of these."""
     items = source if isinstance(source, list | tuple) else [source]
@@ -146,7 +147,7 @@ def _snapshots(source: Any) -> tuple[list[Any], Any] | None:
     return out, client
 
 
-def _table(source: Any) -> pa.Table:
+def _table(source: object) -> pa.Table:
     from songlab.ledger._source import tool_lookup
     from songlab.ledger.tasks import tasks_table
 
@@ -161,11 +162,11 @@ def _table(source: Any) -> pa.Table:
         t = pa.Table.from_pandas(
             source[[c for c in cols if c in source.columns]], preserve_index=False
         )
-        return pa.table(
+        return pa.Table.from_pydict(
             {
                 c: pc.cast(t[c], pa.string())
                 if c in t.column_names
-                else pa.nulls(len(source), pa.string())
+                else _arrow.nulls(len(source), pa.string())
                 for c in cols
             }
         )
@@ -178,7 +179,7 @@ def _table(source: Any) -> pa.Table:
     return tasks_table(source)
 
 
-def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
+def _runs(source: object) -> Iterable[tuple[str, Any, str | None, str | None, str | None]]:
     """(run id, metadata, model, tool id, status) of each Agent One run with a trace.
 
     A run is a task whose operation is ``agent`` as the tasks table resolves it (the
@@ -208,7 +209,7 @@ def _runs(source: Any) -> Iterable[tuple[str, Any, str | None, str | None, str |
         )
 
 
-def trace_table(source: Any) -> pa.Table:
+def trace_table(source: object) -> pa.Table:
     """The trace rows of every Agent One run in ``source`` (schema ``_schema.TRACE``).
 
     ``source``: a tasks frame or table (it keeps each run's ``metadata_json``), a client,
@@ -217,7 +218,7 @@ def trace_table(source: Any) -> pa.Table:
     tasks are runs). A trace is parsed from ``metadata_json`` alone; a finished run without
     one is named in a :class:`TraceWarning`.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for run_id, meta, model, tool_id, status in _runs(source):
         rows.extend(
             trace_rows(run_id, meta, run_model=model, run_tool_id=tool_id, run_status=status)
@@ -226,6 +227,6 @@ def trace_table(source: Any) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=_schema.TRACE)
 
 
-def trace_frame(source: Any) -> pd.DataFrame:
-    """One row per Agent One step plus one ``agent_fee`` row per run; columns in docs/ledger.md."""
+def trace_frame(source: object) -> pd.DataFrame:
+    """One row per Agent One step plus one ``agent_fee`` row per run; columns in docs/ledger/using.md."""
     return _schema.to_frame(trace_table(source))

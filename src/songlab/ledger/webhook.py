@@ -17,7 +17,10 @@ import time as _time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import httpx
 from urllib.parse import urlsplit
 
 from songlab.ledger.alert_state import AlertState
@@ -90,7 +93,7 @@ def deliver(
     attempts: int = 4,
     backoff: float = 0.5,
     timeout: float = 10.0,
-    transport: Any = None,
+    transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = _time.sleep,
 ) -> Delivery:
     """POST each alert not delivered yet to ``url`` (one JSON object per request), retrying a
@@ -115,7 +118,7 @@ def deliver(
 
 
 def _post(
-    http: Any,
+    http: httpx.Client,
     url: str,
     a: Alert,
     *,

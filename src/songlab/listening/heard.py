@@ -10,8 +10,10 @@ pages, offline and served; the notebook panel's player can take the same script)
   than real time, from a faster rate or a jump ahead, is not counted), and each moment of the
   clip once (re-listening to the first second twice is one second).
 
-``HEARD_JS`` defines ``heardClock(audio, onChange)``: it holds ``audio``'s rate at 1 and calls
-``onChange(milliseconds heard)`` as playback goes on. Python checks what a page reports
+``HEARD_JS`` defines ``heardClock(audio, onChange, onRateReset)``: it holds ``audio``'s rate
+at 1 (calling ``onRateReset()``, if given, each time it puts a rate back) and calls
+``onChange(milliseconds heard)`` as playback goes on; it returns ``{reset}``, which forgets what
+was heard (a new clip in the same element). Python checks what a page reports
 against the same numbers: at least the minimum, at most the clip's length
 (``Campaign.most_heard_ms``).
 """
@@ -25,11 +27,13 @@ RATE_TOLERANCE = 1.05
 
 HEARD_JS = r"""
 // Heard means heard (songlab.listening.heard): time played at normal speed, each moment once.
-function heardClock(audio, onChange) {
+function heardClock(audio, onChange, onRateReset) {
   let spans = [], last = null;
   const hold = () => {
+    const changed = audio.playbackRate !== 1 || audio.defaultPlaybackRate !== 1;
     if (audio.playbackRate !== 1) audio.playbackRate = 1;
     if (audio.defaultPlaybackRate !== 1) audio.defaultPlaybackRate = 1;
+    if (changed && onRateReset) onRateReset();
   };
   const add = (a, b) => {
     spans.push([a, b]);
@@ -59,5 +63,6 @@ function heardClock(audio, onChange) {
   audio.addEventListener("pause", tick);
   audio.addEventListener("ended", tick);
   hold();
+  return { reset: () => { spans = []; last = null; } };
 }
 """.replace("__RATE_TOLERANCE__", repr(RATE_TOLERANCE))

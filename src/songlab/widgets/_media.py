@@ -13,6 +13,8 @@ choice is hidden, and a rate set by a script is put back, ``rate_resets`` counti
 and ``heard`` sums only the spans of the clip that played no faster than the wall clock
 (``timeupdate`` to ``timeupdate``: media time advanced at most the time that passed). A
 clip played at 4x, by a menu or a script, never counts as heard in a quarter of its length.
+The rule is the rater pages' own script, :data:`songlab.listening.heard.HEARD_JS`: one clock
+for every screen that plays clips.
 
 With a ``filename`` the player also shows a download link that saves the clip under that
 name (the browser's own "Save audio as" would offer ``download.mp3``); ``show_button=False``
@@ -24,27 +26,13 @@ from __future__ import annotations
 import anywidget
 import traitlets as T
 
+from songlab.listening.heard import HEARD_JS
+
 __all__ = ["ClipPlayer"]
 
-_ESM = r"""
-// spans [start, end) of the clip heard at normal speed, merged
-function addSpan(spans, a, b) {
-  spans.push([a, b]);
-  spans.sort((x, y) => x[0] - y[0]);
-  const merged = [];
-  for (const s of spans) {
-    const last = merged[merged.length - 1];
-    if (last && s[0] <= last[1] + 1e-3) last[1] = Math.max(last[1], s[1]);
-    else merged.push([s[0], s[1]]);
-  }
-  spans.length = 0;
-  spans.push(...merged);
-}
-function heardOf(spans) {
-  let t = 0;
-  for (const s of spans) t += s[1] - s[0];
-  return t;
-}
+_ESM = (
+    HEARD_JS
+    + r"""
 function render({ model, el }) {
   const box = document.createElement("div");
   box.className = "songlab-clip-player";
@@ -60,33 +48,12 @@ function render({ model, el }) {
   link.className = "songlab-download jupyter-button";
   link.style.cssText = "white-space:normal;overflow-wrap:anywhere;height:auto;line-height:1.3;" +
     "padding:.3em .6em;text-decoration:none";
-  let url = null, last = 0, started = model.get("play_count");
-  // time heard at normal speed: media time from one timeupdate to the next, counted only
-  // when it advanced no faster than the wall clock (a rate above 1 or a jump: not heard)
-  const spans = [];
-  let fromT = null, fromWall = 0;
-  function mark() {
-    const t = audio.currentTime, now = performance.now();
-    if (fromT !== null && !audio.paused && !audio.seeking && audio.playbackRate === 1) {
-      const dt = t - fromT, wall = (now - fromWall) / 1000;
-      if (dt > 0 && dt <= wall * 1.02 + 0.03) addSpan(spans, fromT, t);
-    }
-    fromT = audio.paused || audio.seeking ? null : t;
-    fromWall = now;
-  }
-  audio.defaultPlaybackRate = 1;
-  audio.addEventListener("ratechange", () => {
-    if (audio.playbackRate !== 1 || audio.defaultPlaybackRate !== 1) {
-      mark();
-      fromT = null;  // nothing played at the other rate counts
-      audio.defaultPlaybackRate = 1;
-      audio.playbackRate = 1;
-      model.set("rate_resets", model.get("rate_resets") + 1);
-      model.save_changes();
-    }
+  let url = null, last = 0, started = model.get("play_count"), heardMs = 0;
+  // heard means heard: the rule of songlab.listening.heard, the rater pages' own clock
+  const clock = heardClock(audio, ms => { heardMs = ms; report(false); }, () => {
+    model.set("rate_resets", model.get("rate_resets") + 1);
+    model.save_changes();
   });
-  audio.addEventListener("seeking", () => { mark(); fromT = null; });
-  audio.addEventListener("playing", () => { fromT = audio.currentTime; fromWall = performance.now(); });
   function label() {
     button.textContent = "\u25b6 " + model.get("label");
     audio.dataset.label = model.get("label");
@@ -107,8 +74,8 @@ function render({ model, el }) {
   function load() {
     const v = model.get("value");
     if (url) { URL.revokeObjectURL(url); url = null; }
-    spans.length = 0;
-    fromT = null;
+    clock.reset();
+    heardMs = 0;
     if (!v || v.byteLength === 0) { audio.removeAttribute("src"); audio.load(); downloadLink(); return; }
     const bytes = new Uint8Array(v.buffer, v.byteOffset || 0, v.byteLength);
     url = URL.createObjectURL(new Blob([bytes], { type: model.get("mime") }));
@@ -116,11 +83,10 @@ function render({ model, el }) {
     downloadLink();
   }
   function report(force) {
-    mark();
     const now = Date.now();
     if (!force && now - last < 200) return;
     last = now;
-    model.set("heard", heardOf(spans));
+    model.set("heard", heardMs / 1000);
     if (isFinite(audio.duration)) model.set("duration", audio.duration);
     model.set("paused", audio.paused);
     model.save_changes();
@@ -135,7 +101,6 @@ function render({ model, el }) {
     document.querySelectorAll("audio").forEach(a => { if (a !== audio && !a.paused) a.pause(); });
     report(true);
   });
-  audio.addEventListener("timeupdate", () => report(false));
   audio.addEventListener("pause", () => report(true));
   audio.addEventListener("ended", () => { model.set("ended", true); report(true); });
   button.addEventListener("click", () => {
@@ -156,6 +121,7 @@ function render({ model, el }) {
 }
 export default { render };
 """
+)
 
 
 class ClipPlayer(anywidget.AnyWidget):
