@@ -14,20 +14,16 @@ DuckDB's CAST of a time-zone-aware time to DATE is most of the named floor's wor
 report does without it). A fixed cost is measured the same way at ``--small`` tasks (the first
 report of the process, then warm).
 
-``--spark-n N`` (optional: a JVM and a minute or two of its own) also writes the report of an
-N-task ``LedgerStore`` dataset with DuckDB and with Spark (a local session; its start timed
-apart), side by side, and compares their CSV tables (each file's sorted lines hashed: equal
-means the same figures to the cent).
+The Spark engine beside DuckDB: ``benchmarks/report_spark.py``.
 
 Usage: python benchmarks/report_scale.py [--big 10000000] [--small 10000] [--repeats 3]
-[--spark-n 5000] [--budget 60]
+[--budget 60]
 The last line is ``report_vs_floor: <the report's median over the floor's, at --big>``.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import statistics
 import tempfile
@@ -127,50 +123,6 @@ def small_cost(n: int, out: Path) -> tuple[Runs, Runs]:
     return first, warm
 
 
-def spark_side_by_side(n: int, work: Path) -> None:
-    """The report of an ``n``-task dataset with DuckDB and with Spark, and their tables."""
-    from songlab.ledger.spark import Spark, local_session
-    from songlab.ledger.store import LedgerStore
-    from songlab.ledger.synthetic import write_synthetic_dataset
-
-    root = write_synthetic_dataset(work / "dataset", n, seed=1, days=30, settled_before=AS_OF)
-    t0 = time.perf_counter()
-    session = local_session()
-    session.range(1).count()  # the JVM up and a first job run
-    start = time.perf_counter() - t0
-    try:
-        timings, tables = {}, {}
-        for name, engine in (("duckdb", "duckdb"), ("spark", Spark(session))):
-            out = work / name
-            out.mkdir()
-            t0 = time.perf_counter()
-            from songlab.ledger.report import write_report
-
-            write_report(
-                LedgerStore(root), out / "r.html", budgets=["100000"], as_of=AS_OF,
-                csv_dir=str(out / "csv"), engine=engine,
-            )  # fmt: skip
-            timings[name] = time.perf_counter() - t0
-            tables[name] = {
-                f.name: hashlib.sha256(
-                    "\n".join(sorted(f.read_text().splitlines())).encode()
-                ).hexdigest()
-                for f in sorted((out / "csv").glob("*.csv"))
-            }
-    finally:
-        session.stop()
-    same = [k for k in tables["duckdb"] if tables["spark"].get(k) == tables["duckdb"][k]]
-    print(f"{n:,} tasks, a LedgerStore dataset, the two engines (the same queries):")
-    print(f"  DuckDB {timings['duckdb']:7.2f} s   Spark {timings['spark']:7.2f} s   "
-          f"(Spark / DuckDB {timings['spark'] / timings['duckdb']:.1f}x; the JVM's start "
-          f"{start:.1f} s apart)")  # fmt: skip
-    differ = sorted(set(tables["duckdb"]) - set(same))
-    print(
-        f"  the CSV tables, to the cent: {len(same)} of {len(tables['duckdb'])} equal"
-        + (f"; DIFFERENT: {', '.join(differ)}" if differ else "")
-    )
-
-
 def big_report(big: Any, work: Path, repeats: int, left: Callable[[], float]) -> float:
     """The report of ``big`` against the floors, printed; the report over the floor (wall)."""
     floors, strict, reports = alternate(big, work, repeats, left)
@@ -193,7 +145,6 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=10_000_000)
     ap.add_argument("--small", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--spark-n", type=int, default=0, help="also Spark beside DuckDB at N tasks")
     ap.add_argument("--budget", type=float, default=60.0, help="seconds the run may take")
     args = ap.parse_args()
     start = time.perf_counter()
@@ -219,10 +170,6 @@ def main() -> None:
               f"{big.nbytes / 1024**3:.2f} GiB of Arrow):")  # fmt: skip
         ratio = big_report(big, work, args.repeats, left)
         del big
-        if args.spark_n:
-            spark_side_by_side(args.spark_n, work)
-        else:
-            print("Spark: not run (--spark-n 5000 or 1000000: a JVM of its own)")
     print(f"whole run: {time.perf_counter() - start:.0f} s")
     print(f"report_vs_floor: {ratio:.2f}")
 

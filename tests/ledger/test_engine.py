@@ -99,6 +99,69 @@ def test_every_query_of_a_report_transpiles_to_spark_sql(frame: pd.DataFrame) ->
             sqlglot.parse_one(statement, read="spark")  # Spark SQL reads it back
 
 
+class Cluster(Recording):
+    """DuckDB as a cluster engine looks to the ledger: it can ``cache`` a view (as Spark
+    can), and counts the queries it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached: list[str] = []
+        self.queries: list[str] = []
+
+    def cache(self, name: str) -> None:
+        self.cached.append(name)
+
+    def arrow(self, sql: str) -> Any:
+        self.queries.append(sql)
+        return super().arrow(sql)
+
+
+def _report_of(frame: pd.DataFrame, backend: Any, snaps: pa.Table) -> tuple[list[Any], int]:
+    """The report's figures and frames, then a tier comparison by project and the
+    reconciliation (queries of the tasks and small tables); how many queries the report
+    sent the backend, when it counts them."""
+    as_of = frame["created_at"].max().to_pydatetime()
+    with engine.open_ledger(frame, engine=backend) as lg:
+        data = tables.build_from(lg, budgets=["100", "jingles=5"], as_of=as_of)
+        sent = len(getattr(backend, "queries", ()))
+        return [
+            data.figures,
+            data.forecast,
+            *data.tables.values(),
+            *data.charts.values(),
+            tiers.compare(lg, by=["project"]),
+            reconcile_on(lg, snaps, freq="day"),
+        ], sent
+
+
+def test_on_a_cluster_the_report_sends_it_a_few_scans_and_asks_the_cube_here(
+    frame: pd.DataFrame,
+) -> None:
+    """A backend that can cache a view (a cluster) caches the relation and is sent the cube's
+    scan and the few queries of the tasks (the report's: five; on the old code, thirty-odd,
+    each a job or more on Spark); every query of the cube and of the small tables (prices,
+    balance snapshots) runs on the embedded DuckDB (the cluster gets none of them), and the
+    answers are DuckDB's, to the cent."""
+    snaps = pa.table(
+        {
+            "taken_at": pa.array(
+                sorted(frame["created_at"].dropna().tolist())[::500], _schema.TIMESTAMP
+            ),
+            "total_effective": pa.array(range(10_000, 9_994, -1), pa.int64()),
+        }
+    )
+    cluster = Cluster()
+    on_cluster, sent = _report_of(frame, cluster, snaps)
+    assert cluster.cached == ["ledger"]
+    assert 1 <= sent <= 6, sent
+    here = {"cube", "prices", "tiers", "snapshots"}  # what the embedded DuckDB holds
+    assert not [sql for sql in cluster.queries if engine._tables_of(sql) <= here]
+    on_duckdb, _ = _report_of(frame, "duckdb", snaps)
+    assert on_cluster[:2] == on_duckdb[:2]
+    for mine, theirs in zip(on_cluster[2:], on_duckdb[2:], strict=True):
+        pd.testing.assert_frame_equal(mine, theirs)
+
+
 def test_agent_runs_have_their_own_tier_row_and_no_tier_price(frame: pd.DataFrame) -> None:
     by_tier = engine.spend(frame, "tier")
     assert by_tier["tier"].tolist()[-1] == relation.AGENT_TIER

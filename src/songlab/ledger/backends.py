@@ -33,7 +33,10 @@ class Backend(Protocol):
     ``register``: an Arrow table as a view; ``register_dataset``: a ``LedgerStore``'s
     month-partitioned Parquet files (Hive ``month=YYYY-MM``) as a view, read in place;
     ``materialize``: a query's result kept as a table; ``arrow``: a query's rows;
-    ``write_csv``: a query's rows as CSV with a header, in the source's order.
+    ``write_csv``: a query's rows as CSV with a header, in the source's order. A backend
+    may also have ``cache(name)``, keeping a view in memory once a query has read it: a
+    cluster's (``Ledger.precompute`` then reads the tasks once, and asks the cube's rows on an
+    embedded DuckDB).
     """
 
     dialect: str

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,11 @@ class Ledger:
         self.backend = backend
         self.cubed = False
         self.state: dict[str, Any] = {}  # what other modules keep per ledger (tiers' prices)
+        # a cluster engine's small results (the cube, price lists) are queried here, on an
+        # embedded DuckDB: a query of them takes milliseconds, where a cluster plans and runs
+        # jobs for each (:meth:`precompute`)
+        self.local: Backend | None = None
+        self._small: dict[str, pa.Table] = {}
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -61,7 +67,20 @@ class Ledger:
         return transpile(text, self.backend.dialect)
 
     def arrow(self, text: str) -> pa.Table:
+        """The rows of ``text`` (DuckDB's dialect): on the embedded copy when every table it
+        reads is there (a cluster engine's cube and small tables, :meth:`precompute`), else on
+        the backend."""
+        if self.local is not None and _tables_of(text) <= {"cube", *self._small}:
+            return self.local.arrow(text)
         return self.backend.arrow(self.sql(text))
+
+    def register(self, name: str, table: pa.Table) -> None:
+        """A small table (a price list, balance snapshots) for this ledger's queries, on the
+        backend and on the embedded copy, wherever a query of it runs."""
+        self.backend.register(name, table)
+        self._small[name] = table
+        if self.local is not None:
+            self.local.register(name, table)
 
     def frame(self, text: str) -> pd.DataFrame:
         return _schema.to_frame(self.arrow(text))
@@ -109,11 +128,45 @@ class Ledger:
 
     def precompute(self) -> None:
         """Make the cube (one scan of the relation): grouped spend, periods, the tier
-        comparison and the guardrails' daily series then read it instead of the tasks."""
-        if not self.cubed:
+        comparison and the guardrails' daily series then read it instead of the tasks.
+
+        On a backend that can ``cache`` a view (a cluster: Spark) the relation is cached as
+        that scan reads it, so the few queries of the tasks that remain (the newest tasks,
+        Agent One's steps, the month's window, the CSV of every task) read memory, and the
+        cube's rows (thousands) come here, to an embedded DuckDB that answers every query of
+        them without a job on the cluster."""
+        if self.cubed:
+            return
+        cache = getattr(self.backend, "cache", None)
+        if callable(cache):
+            cache("ledger")
+            # kept on the cluster too, as its scan computes it: the daily series of an as-of
+            # day that has later tasks reads the cube and those tasks in one query
+            self.backend.materialize("cube_sums", self.sql(CUBE_SQL))
+            self.backend.execute(self.sql(f"CREATE OR REPLACE TEMP VIEW cube AS {CUBE_VIEW_SQL}"))
+            self._cube_here(self.backend.arrow("SELECT * FROM cube_sums"))
+        else:
             self.backend.materialize("cube_sums", self.sql(CUBE_SQL))
             self.backend.materialize("cube", self.sql(CUBE_VIEW_SQL))  # the measures, once
-            self.cubed = True
+        self.cubed = True
+
+    def _cube_here(self, sums: pa.Table) -> None:
+        """The cube's sums ``sums`` (a cluster's) queried on an embedded DuckDB, with this
+        ledger's small tables."""
+        import songlab.ledger._duckdb as _duckdb
+
+        local = _duckdb.DuckDB(memory_limit="256MB")
+        self.local = local
+        local.register("cube_sums", sums)
+        local.materialize("cube", CUBE_VIEW_SQL)
+        for name, table in self._small.items():
+            local.register(name, table)
+
+    def close(self) -> None:
+        """Close the embedded copy, if any (the backend is :func:`open_ledger`'s to close)."""
+        if self.local is not None:
+            self.local.close()
+            self.local = None
 
     def kind_source(self) -> str:
         """The FROM of a figure grouped by what the tasks are: the cube's kind facet, or the
@@ -250,6 +303,17 @@ class Ledger:
         self.backend.write_csv(self.sql(f"SELECT {select} FROM ledger WHERE {day_filter(p)}"), path)
 
 
+@lru_cache(maxsize=1024)
+def _tables_of(sql: str) -> frozenset[str]:
+    """The tables and views ``sql`` (DuckDB's dialect) reads, its own CTEs left out."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    return frozenset(t.name for t in tree.find_all(exp.Table) if t.name and t.name not in ctes)
+
+
 # ----------------------------------------------------------------------------- opening
 
 
@@ -261,13 +325,16 @@ def open_ledger(source: Any, *, engine: str | Backend = "duckdb") -> Iterator[Le
     labels recorded after a refresh joined), or anything ``tasks_table`` reads (a client,
     task dicts)."""
     backend = make_backend(engine)
+    ledger = Ledger(backend)
     try:
         register_source(backend, source)
-        ledger = Ledger(backend)
         ledger.define()
         yield ledger
     finally:
-        backend.close()
+        try:
+            ledger.close()
+        finally:
+            backend.close()
 
 
 # ------------------------------------------------------- one call each (the notebook's API)

@@ -207,7 +207,7 @@ def reconcile_on(lg: Ledger, balances: object, *, freq: str | None = None) -> pd
             "total_effective": pc.cast(snaps["total_effective"], pa.int64()),
         }
     )
-    lg.backend.register("snapshots", snapshots)
+    lg.register("snapshots", snapshots)
     group, label = _GROUPS[freq]
     by_name = {m.name: m for m in MEASURES}
     sql = _PERIODS_SQL.format(

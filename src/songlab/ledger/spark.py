@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 import warnings
@@ -50,9 +51,13 @@ EXACT_CONF: Final[dict[str, str]] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.decimalOperations.allowPrecisionLoss": "false",
 }
-# A local session sized for a laptop or a 2-core CI box.
+# A local session sized for a laptop or a 2-core CI box. Adaptive execution is off: it
+# re-plans each query at every shuffle, a job per stage (a report ran 20 jobs, against 9
+# without it, and took twice as long at 5,000 tasks), for skew and partition sizes that one
+# machine's data does not have.
 LOCAL_CONF: Final[dict[str, str]] = {
     "spark.sql.shuffle.partitions": "4",
+    "spark.sql.adaptive.enabled": "false",
     "spark.default.parallelism": "2",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -62,6 +67,9 @@ LOCAL_CONF: Final[dict[str, str]] = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
+_VIEW_MADE: Final[re.Pattern[str]] = re.compile(
+    r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW\s+`?(\w+)`?", re.IGNORECASE
+)
 _LOG4J: Final[str] = """rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
@@ -201,6 +209,7 @@ class Spark:
             self.session = local_session(master, extra, scratch=self._scratch)
         self._views: list[str] = []
         self._cached: list[Any] = []
+        self._tables_cached: list[str] = []
 
     def _set(self, conf: dict[str, str]) -> None:
         for key, value in conf.items():
@@ -236,14 +245,26 @@ class Spark:
         self._views.append(name)
 
     def execute(self, sql: str) -> None:
+        """Run a statement; a view it creates is this backend's, dropped on :meth:`close`."""
         self.session.sql(sql)
+        made = _VIEW_MADE.match(sql)
+        if made is not None:
+            self._views.append(made.group(1))
 
     def materialize(self, name: str, sql: str) -> None:
+        """``sql`` as the view ``name``, kept in memory once the first query that reads it has
+        computed it (no job of its own)."""
         df = self.session.sql(sql).cache()
-        df.count()  # computed once, here
         df.createOrReplaceTempView(name)
         self._cached.append(df)
         self._views.append(name)
+
+    def cache(self, name: str) -> None:
+        """Keep the view ``name`` in memory as the first query that reads it computes it
+        (``CACHE LAZY TABLE``: no job of its own; the ledger's relation, read once by the
+        cube's scan, then by every other query from memory); dropped on :meth:`close`."""
+        self.session.sql(f"CACHE LAZY TABLE {name}")
+        self._tables_cached.append(name)
 
     def arrow(self, sql: str) -> pa.Table:
         table: pa.Table = self.session.sql(sql).toArrow()
@@ -258,32 +279,37 @@ class Spark:
         pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="needed"))
 
     def close(self) -> None:
+        """Drop what this backend cached; stop the session it made, or give a session it was
+        given back as it was (its views dropped, its settings put back)."""
+        for name in self._tables_cached:
+            _quietly(self.session.sql, f"UNCACHE TABLE IF EXISTS {name}")
         for df in self._cached:
-            try:
-                df.unpersist()
-            except Exception:  # noqa: BLE001 - a session that is gone has nothing cached
-                pass
+            _quietly(df.unpersist)
+        self._tables_cached.clear()
         self._cached.clear()
         if self._owned:
             self.session.stop()
         else:
             for view in dict.fromkeys(self._views):
-                try:
-                    self.session.catalog.dropTempView(view)
-                except Exception:  # noqa: BLE001
-                    pass
+                _quietly(self.session.catalog.dropTempView, view)
             for key, value in self._restore.items():
-                try:
-                    if value is None:
-                        self.session.conf.unset(key)
-                    else:
-                        self.session.conf.set(key, value)
-                except Exception:  # noqa: BLE001
-                    pass
+                if value is None:
+                    _quietly(self.session.conf.unset, key)
+                else:
+                    _quietly(self.session.conf.set, key, value)
         self._views.clear()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+
+
+def _quietly(call: Any, *args: Any) -> None:
+    """``call(*args)``, whatever it raises ignored: a clean-up step on a session that may be
+    gone or remote (py4j, gRPC and Spark's own errors share no base class but Exception)."""
+    try:
+        call(*args)
+    except Exception:  # noqa: BLE001 - see the doc: nothing narrower covers every session
+        pass
 
 
 def _spark_type(t: pa.DataType) -> str:

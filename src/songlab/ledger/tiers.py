@@ -49,14 +49,14 @@ def _register_prices(lg: Ledger) -> None:
         [("operation", pa.string()), ("model", pa.string())]
         + [(f"p{t}", _schema.MONEY) for t in LICENSE_NAMES]
     )
-    lg.backend.register("prices", pa.Table.from_pylist(rows, schema=schema))
+    lg.register("prices", pa.Table.from_pylist(rows, schema=schema))
     tiers = pa.table(
         {
             "t_license": pa.array(list(LICENSE_NAMES), pa.int8()),
             "t_tier": pa.array(list(LICENSE_NAMES.values()), pa.string()),
         }
     )
-    lg.backend.register("tiers", tiers)
+    lg.register("tiers", tiers)
     lg.state[_PRICES] = pairs
 
 
