@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 MEASURED = Path(__file__).with_name("cpu-seconds.json")
-SLOW_CPU_SECONDS = 0.3
+SLOW_CPU_SECONDS = 0.15
 # what the measurement keeps: a test below this is fast at any threshold worth having
 KEEP_CPU_SECONDS = 0.05
 

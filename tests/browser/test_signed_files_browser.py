@@ -33,7 +33,7 @@ def beacon() -> Iterator[tuple[str, list[str]]]:
             pass
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, args=(0.01,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{srv.server_port}", hits
     finally:

@@ -282,6 +282,7 @@ def _tones(models: list[str], prompts: list[str]) -> dict[str, list[tuple[np.nda
     }
 
 
+@pytest.mark.slow  # reads the module's papermill runs: kernels started
 def test_05_obeys_every_parameter(runs: dict[str, Path]) -> None:
     base = runs["base"]
     text = _outputs(base / "05_ab_listening.ipynb")
@@ -324,6 +325,7 @@ def test_05_obeys_every_parameter(runs: dict[str, Path]) -> None:
     assert all(got != other for other in others), "the seeds must change the run"
 
 
+@pytest.mark.slow  # reads the module's papermill runs: kernels started
 def test_08_obeys_every_parameter(runs: dict[str, Path]) -> None:
     base = runs["base"]
     text = _outputs(base / "08_listening_campaign.ipynb")
@@ -353,6 +355,7 @@ def test_03_parameters_cell_names_every_parameter() -> None:
         assert f"\n{name} = " in f"\n{src}", name
 
 
+@pytest.mark.slow  # reads the module's papermill runs: kernels started
 def test_03_obeys_every_parameter(runs: dict[str, Path]) -> None:
     base = runs["base"]
     ran = json.loads((base / "03_cost_report.ipynb").read_text(encoding="utf-8"))

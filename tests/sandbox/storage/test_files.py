@@ -129,7 +129,7 @@ def test_source_url_elsewhere_is_refused_and_never_fetched(acct):
             pass
 
     srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, args=(0.01,), daemon=True)
     t.start()
     try:
         url = f"http://127.0.0.1:{srv.server_port}/song.mp3"
