@@ -178,9 +178,10 @@ def _check_headline(page: Any) -> None:
         r"days of spend\)); \S",
         by_key["forecast"]["detail"],
     ), by_key["forecast"]
-    # durations in whole days or hours, never "13.5899 days"
+    # days elapsed stated to the hundredth, the figure the run rate divides by
+    # ("13.59 of 31 days elapsed"), never "13.5899 days"
     summary = page.locator("#summary p").nth(1).inner_text()  # month to date
-    assert re.search(r"\(\w+ \d{4}, \d+ (days|hours?) of \d+ days\)", summary), summary
+    assert re.search(r"\(\w+ \d{4}, \d+\.\d\d of \d+ days elapsed\)", summary), summary
     est = by_key["estimated-unknown"]
     assert re.match(r"^\$[\d,]+\.\d\d estimated$", est["value"]), est
     assert re.search(r"[\d,]+ tasks estimated; [\d,]+ of unknown cost", est["detail"]), est
