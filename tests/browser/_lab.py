@@ -161,3 +161,23 @@ def trust(root: Path, data_dir: Path) -> None:
 def menu(page: object, menu: str, item: str) -> None:
     page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()  # type: ignore[attr-defined]
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()  # type: ignore[attr-defined]
+
+
+def run_all(page: object, *, tries: int = 3, started_within: int = 30_000) -> None:
+    """Run All Cells from the Run menu, and see that it started: a code cell's prompt shows
+    ``[*]`` or a number. A click that JupyterLab swallowed (a notification toast or the news
+    question appearing under the pointer, the kernel still starting) is made again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    started = (
+        "() => Array.from(document.querySelectorAll('.jp-InputPrompt'))"
+        ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
+    )
+    for attempt in range(tries):
+        menu(page, "Run", "Run All Cells")
+        try:
+            page.wait_for_function(started, timeout=started_within)  # type: ignore[attr-defined]
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from tests.browser._chromium import CHROMIUM
 from tests.browser._chromium import CHROMIUM_ARGS as BASE_ARGS
-from tests.browser._lab import menu, running_lab
+from tests.browser._lab import menu, run_all, running_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -53,6 +53,9 @@ def _open(page: Any, url: str) -> None:
 def _run_new_cell(page: Any, code: str) -> Any:
     """Add a cell at the end of the notebook, type ``code`` in it and run it: its output."""
     cells = page.locator(".jp-Notebook .jp-Cell")
+    page.keyboard.press("Escape")  # command mode: Ctrl+End goes to the last cell, rendering it
+    page.locator(".jp-Notebook").first.press("Control+End")
+    cells.last.scroll_into_view_if_needed()
     cells.last.locator(".jp-InputArea-prompt").click()
     page.keyboard.press("Escape")
     page.keyboard.press("b")  # a new cell below, in command mode
@@ -71,7 +74,7 @@ def _walk_01(page: Any, url: str, tmp_path: Path) -> None:
 
     _open(page, url)
     menu(page, "Edit", "Clear Outputs of All Cells")
-    menu(page, "Run", "Run All Cells")
+    run_all(page)
     clone = page.locator("button", has_text="Clone voice").first
     expect(clone).to_be_attached(timeout=300_000)
     _idle(page, 300_000)
@@ -185,7 +188,7 @@ def _walk_05(page: Any, url: str) -> None:
     from playwright.sync_api import expect
 
     _open(page, url)
-    menu(page, "Run", "Run All Cells")
+    run_all(page)
     expect(page.get_by_text("Revealed").first).to_be_visible(timeout=600_000)
     _idle(page, 300_000)
     cell = _run_new_cell(
