@@ -16,11 +16,12 @@ import pandas as pd
 import songlab.listening.panel as panel
 import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
-from songlab.listening._kit import TRIAL_COLUMNS, check_condition, frame_of
+from songlab.listening._kit import TRIAL_COLUMNS, check_condition, frame_of, non_negative
 from songlab.listening._trials import Plan
-from songlab.listening.session import Trial
+from songlab.listening.session import ListeningSession, Trial
 
 __all__ = [
+    "CategorySession",
     "SCALE",
     "TRAP_RULE",
     "by_unit",
@@ -134,3 +135,71 @@ def panel_table(results: pd.DataFrame, score: str, confidence: float) -> dict[st
         "models": models.sort_values(score, ascending=False, ignore_index=True),
         "pairs": st.mushra_pairwise(by_unit(means, "rater")),
     }
+
+
+class CategorySession(ListeningSession):
+    """What the category protocols (ACR, DCR) share: one clip rated on a five-point scale,
+    checks, rows, statistics and the scripted listener's noise. A protocol names its
+    ``words`` (value -> word), ``score`` (the mean's column: ``mos``, ``dmos``) and
+    ``low_hint`` (what a trap clip's answer must be)."""
+
+    words: Mapping[int, str]
+    score: str
+    low_hint: str
+
+    def _design(
+        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
+    ) -> list[Plan]:
+        """Every clip ``repeats`` times; each repetition a fresh random order of all clips."""
+        clips = [Plan(p, (m,)) for m in models for p in range(n_prompts)]
+        return [clips[i] for _ in range(options["repeats"]) for i in rng.permutation(len(clips))]
+
+    def _check_answer(self, trial: Trial, value: Any) -> Any:
+        return check_answer(value, self.words)
+
+    def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
+        return check_plan(check, template, rng)
+
+    def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
+        return passed(plan, answer)
+
+    def _expected(self, trial: Trial, plan: Plan) -> str:
+        return expected(plan, self.low_hint)
+
+    def _right_answer(
+        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
+    ) -> Any:
+        return right_answer(plan)
+
+    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
+        return rows(trial, plan, answer)
+
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        return frame(rows, self.revealed)
+
+    def _stats(  # type: ignore[override]  # each protocol has its own options
+        self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
+    ) -> dict[str, pd.DataFrame]:
+        """``{"models": the mean score, sd, t interval per model; "pairs": paired tests over
+        prompts, Holm}``."""
+        return {
+            "models": mean_table(frame, self.score, confidence),
+            "pairs": st.mushra_pairwise(by_unit(frame, "prompt"), test=test),
+        }
+
+    @classmethod
+    def panel_stats(
+        cls,
+        frame: pd.DataFrame,
+        /,
+        *,
+        options: Mapping[str, Any],
+        baseline: str | None = None,
+        confidence: float = 0.95,
+    ) -> dict[str, pd.DataFrame]:
+        """``{"models": the mean score with a t and a rater-clustered interval; "pairs": paired
+        t over raters' means, Holm}``."""
+        return panel_table(frame, cls.score, confidence)
+
+    def _check_behaviour(self, behaviour: dict[str, Any]) -> dict[str, Any]:
+        return dict(behaviour, noise=non_negative("noise", behaviour["noise"]))

@@ -20,15 +20,13 @@ import numpy as np
 import pandas as pd
 
 import songlab.listening._categories as categories
-import songlab.listening.stats as st
 from songlab.listening._kit import (
     no_extra,
-    non_negative,
     score_summary,
 )
 from songlab.listening._trials import Plan
 from songlab.listening.controls import Choice, Controls, Summary
-from songlab.listening.session import ListeningSession, Trial
+from songlab.listening.session import Trial
 
 __all__ = ["ACRSession", "CATEGORIES"]
 
@@ -37,24 +35,20 @@ CATEGORIES = ((5, "Excellent"), (4, "Good"), (3, "Fair"), (2, "Poor"), (1, "Bad"
 _WORD = dict(CATEGORIES)
 
 
-class ACRSession(ListeningSession):
+class ACRSession(categories.CategorySession):
     """Absolute category rating: one clip per trial, rated 1 (Bad) to 5 (Excellent)."""
 
     kind = "acr"
     panel_score = ("models", "mos")  # 1-5
     behaviour = {"scores": None, "noise": 0.8}
     trap_rule = categories.TRAP_RULE
+    words = _WORD
+    score = "mos"
+    low_hint = "1 Bad or 2 Poor"
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, set())
         return {}
-
-    def _design(
-        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
-    ) -> list[Plan]:
-        """Every clip ``repeats`` times; each repetition a fresh random order of all clips."""
-        clips = [Plan(p, (m,)) for m in models for p in range(n_prompts)]
-        return [clips[i] for _ in range(options["repeats"]) for i in rng.permutation(len(clips))]
 
     def _labels(self, plan: Plan) -> tuple[str, ...]:
         return ("A",)
@@ -64,59 +58,10 @@ class ACRSession(ListeningSession):
         choices = tuple(Choice(value, f"{value} {word}") for value, word in CATEGORIES)
         return Controls("How would you rate the quality of this clip?", choices=choices)
 
-    def _check_answer(self, trial: Trial, value: Any) -> Any:
-        return categories.check_answer(value, _WORD)
-
-    def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
-        return categories.check_plan(check, template, rng)
-
-    def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
-        return categories.passed(plan, answer)
-
-    def _expected(self, trial: Trial, plan: Plan) -> str:
-        return categories.expected(plan, "1 Bad or 2 Poor")
-
-    def _right_answer(
-        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
-    ) -> Any:
-        return categories.right_answer(plan)
-
-    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
-        return categories.rows(trial, plan, answer)
-
-    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        return categories.frame(rows, self.revealed)
-
-    def _stats(  # type: ignore[override]  # each protocol has its own options
-        self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
-    ) -> dict[str, pd.DataFrame]:
-        """``{"models": MOS, sd, t interval per model; "pairs": paired tests over prompts, Holm}``."""
-        return {
-            "models": categories.mean_table(frame, "mos", confidence),
-            "pairs": st.mushra_pairwise(categories.by_unit(frame, "prompt"), test=test),
-        }
-
-    @classmethod
-    def panel_stats(
-        cls,
-        frame: pd.DataFrame,
-        /,
-        *,
-        options: Mapping[str, Any],
-        baseline: str | None = None,
-        confidence: float = 0.95,
-    ) -> dict[str, pd.DataFrame]:
-        """``{"models": MOS with a t and a rater-clustered interval; "pairs": paired t over
-        raters' means, Holm}``."""
-        return categories.panel_table(frame, "mos", confidence)
-
     def _summary(self, frame: pd.DataFrame) -> Summary:
         models = self._stats(frame)["models"].sort_values("mos", ascending=False, ignore_index=True)
         head = ("model", "votes", "MOS", "95 % interval (t)")
         return score_summary(models, score="mos", digits=2, what="MOS", head=head)
-
-    def _check_behaviour(self, behaviour: dict[str, Any]) -> dict[str, Any]:
-        return dict(behaviour, noise=non_negative("noise", behaviour["noise"]))
 
     def _scripted(
         self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator

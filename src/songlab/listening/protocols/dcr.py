@@ -26,16 +26,14 @@ import numpy as np
 import pandas as pd
 
 import songlab.listening._categories as categories
-import songlab.listening.stats as st
 from songlab.listening._errors import ListeningError
 from songlab.listening._kit import (
     no_extra,
-    non_negative,
     score_summary,
 )
 from songlab.listening._trials import Plan
 from songlab.listening.controls import Choice, Controls, Summary
-from songlab.listening.session import ListeningSession, Trial
+from songlab.listening.session import Trial
 
 __all__ = ["DCRSession", "DEGRADATION"]
 
@@ -51,15 +49,18 @@ _WORD = dict(DEGRADATION)
 REFERENCE = "Ref"
 
 
-class DCRSession(ListeningSession):
+class DCRSession(categories.CategorySession):
     """Degradation category rating: the reference, then one clip, rated 5 (inaudible) to 1
     (very annoying); ``reference=`` names the reference model (default: the first model of
-    ``clips``, in the order given)."""
+    ``clips``, in the order given). Every clip, the reference's own included, is rated."""
 
     kind = "dcr"
     panel_score = ("models", "dmos")  # 1-5
     behaviour = {"scores": None, "noise": 0.6}
     trap_rule = categories.TRAP_RULE
+    words = _WORD
+    score = "dmos"
+    low_hint = "1 or 2: annoying at least"
 
     def _check_options(self, models: list[str], options: dict[str, Any]) -> dict[str, Any]:
         no_extra(options, {"reference"})
@@ -69,14 +70,6 @@ class DCRSession(ListeningSession):
                 "reference", f"must name the reference model, one of {models}; got {reference!r}"
             )
         return {"reference": reference}
-
-    def _design(
-        self, models: list[str], n_prompts: int, options: dict[str, Any], rng: np.random.Generator
-    ) -> list[Plan]:
-        """Every clip, the reference's own included, ``repeats`` times; each repetition a fresh
-        random order of all clips."""
-        clips = [Plan(p, (m,)) for m in models for p in range(n_prompts)]
-        return [clips[i] for _ in range(options["repeats"]) for i in rng.permutation(len(clips))]
 
     def _labels(self, plan: Plan) -> tuple[str, ...]:
         """The reference first, then the clip rated against it (P.800 Annex D's order): both
@@ -94,60 +87,10 @@ class DCRSession(ListeningSession):
         choices = tuple(Choice(value, f"{value} {words}") for value, words in DEGRADATION)
         return Controls("Compared with the reference, how degraded is clip A?", choices=choices)
 
-    def _check_answer(self, trial: Trial, value: Any) -> Any:
-        return categories.check_answer(value, _WORD)
-
-    def _check_plan(self, check: str, template: Plan, rng: np.random.Generator) -> Plan:
-        return categories.check_plan(check, template, rng)
-
-    def _passed(self, trial: Trial, plan: Plan, answer: Any) -> bool:
-        return categories.passed(plan, answer)
-
-    def _expected(self, trial: Trial, plan: Plan) -> str:
-        return categories.expected(plan, "1 or 2: annoying at least")
-
-    def _right_answer(
-        self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
-    ) -> Any:
-        return categories.right_answer(plan)
-
-    def _rows(self, trial: Trial, plan: Plan, answer: Any, revealed: bool) -> list[dict[str, Any]]:
-        return categories.rows(trial, plan, answer)
-
-    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        return categories.frame(rows, self.revealed)
-
-    def _stats(  # type: ignore[override]  # each protocol has its own options
-        self, frame: pd.DataFrame, /, *, test: str = "paired-t", confidence: float = 0.95
-    ) -> dict[str, pd.DataFrame]:
-        """``{"models": DMOS, sd, t interval per model; "pairs": paired tests over prompts,
-        Holm}``."""
-        return {
-            "models": categories.mean_table(frame, "dmos", confidence),
-            "pairs": st.mushra_pairwise(categories.by_unit(frame, "prompt"), test=test),
-        }
-
-    @classmethod
-    def panel_stats(
-        cls,
-        frame: pd.DataFrame,
-        /,
-        *,
-        options: Mapping[str, Any],
-        baseline: str | None = None,
-        confidence: float = 0.95,
-    ) -> dict[str, pd.DataFrame]:
-        """``{"models": DMOS with a t and a rater-clustered interval; "pairs": paired t over
-        raters' means, Holm}``."""
-        return categories.panel_table(frame, "dmos", confidence)
-
     def _summary(self, frame: pd.DataFrame) -> Summary:
         models = self._stats(frame)["models"]
         head = ("model", "votes", "DMOS", "95 % interval (t)")
         return score_summary(models, score="dmos", digits=2, what="DMOS", head=head)
-
-    def _check_behaviour(self, behaviour: dict[str, Any]) -> dict[str, Any]:
-        return dict(behaviour, noise=non_negative("noise", behaviour["noise"]))
 
     def _scripted(
         self, trial: Trial, plan: Plan, behaviour: Mapping[str, Any], rng: np.random.Generator
