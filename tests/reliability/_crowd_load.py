@@ -10,6 +10,7 @@ acknowledged; it returns the ids acknowledged.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import ssl
@@ -49,6 +50,16 @@ class CampaignProcess:
     def __init__(self, folder: Path, db: str, *, workers: int = 2, port: int = 0) -> None:
         self.folder, self.db, self.workers, self.port = folder, db, workers, port
         self.proc: subprocess.Popen[str] | None = None
+        self.log = folder / f"server-{id(self):x}.log"  # every start's stderr, appended
+
+    def _log(self):
+        with open(self.log, "ab") as f:  # Popen keeps its own copy of the descriptor
+            return os.dup(f.fileno())
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The end of what the server wrote to stderr (its tracebacks), for a failure."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
 
     def start(self) -> CampaignProcess:
         cmd = [
@@ -72,7 +83,7 @@ class CampaignProcess:
         self.proc = subprocess.Popen(
             cmd,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self._log(),
             text=True,
             start_new_session=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -109,19 +120,30 @@ class Tally:
     retries: int = 0
 
 
+class GaveUp(Exception):
+    """A rater retried for ``PATIENCE`` seconds without an answer below 500."""
+
+
+PATIENCE = 240.0  # a rater's patience per request: far above a restart, far below the test's
+
+
 async def _retrying(call, tally: Tally):
-    """``call()`` until the server answers below 500 (as the page does: backoff to 2 s)."""
-    pause = 0.2
-    while True:
+    """``call()`` until the server answers below 500 (as the page does: backoff to 2 s); after
+    ``PATIENCE`` seconds the rater gives up, and what it last saw is in ``tally.refused``."""
+    pause, seen, until = 0.2, "", time.monotonic() + PATIENCE
+    while time.monotonic() < until:
         try:  # a bound on the whole call: a connection to a killed server never hangs a rater
             r = await asyncio.wait_for(call(), 90)
             if r.status_code < 500:
                 return r
-        except (httpx.TransportError, TimeoutError):
-            pass
+            seen = f"{r.status_code} {r.text[:300]}"
+        except (httpx.TransportError, TimeoutError) as exc:
+            seen = f"{type(exc).__name__}: {exc}"
         tally.retries += 1
         await asyncio.sleep(pause)
         pause = min(2.0, 2 * pause)
+    tally.refused.append(f"gave up after {PATIENCE:.0f} s of retries; last: {seen}")
+    raise GaveUp(seen)
 
 
 async def _rater(base, i: int, delay: float, tally: Tally) -> None:
@@ -129,7 +151,8 @@ async def _rater(base, i: int, delay: float, tally: Tally) -> None:
     thousand raters spends its time in httpcore's queue of waiting requests)."""
     await asyncio.sleep(delay)
     async with httpx.AsyncClient(timeout=60, verify=_TLS) as client:
-        await _answer_all(client, base, i, tally)
+        with contextlib.suppress(GaveUp):  # counted in tally.refused; the test says so
+            await _answer_all(client, base, i, tally)
 
 
 async def _answer_all(client: httpx.AsyncClient, base, i: int, tally: Tally) -> None:

@@ -43,6 +43,10 @@ def _killer(server: CampaignProcess, at: list[float], kills: list[float]) -> thr
     return thread
 
 
+def _logs(servers: list[CampaignProcess]) -> str:
+    return "\n".join(f"--- {s.log.name}\n{s.log_tail()}" for s in servers)
+
+
 def _check_store(db: str, campaign_id: str, tally: Tally, raters: int) -> None:
     store = open_store(db)
     with store.reads.connect() as conn:
@@ -81,6 +85,7 @@ def _load(tmp_path, db: str, raters: int = RATERS) -> None:
         f"{tally.retries} retries, kills at {[round(k, 1) for k in kills]} s"
     )
     assert len(kills) == 2
+    assert not tally.refused, (tally.refused[:5], _logs([server]))
     _check_store(db, c.id, tally, raters)
 
 
@@ -104,4 +109,5 @@ def test_two_replicas_on_one_postgresql_behind_a_round_robin(tmp_path) -> None:
         finally:
             for r in replicas:
                 r.kill()
+        assert not tally.refused, (tally.refused[:5], _logs(replicas))
         _check_store(url, c.id, tally, 300)

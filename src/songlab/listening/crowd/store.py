@@ -18,7 +18,9 @@ What makes it lossless and exact under concurrency, whatever the database:
   stored twice;
 * every write to an assignment first locks its row (``FOR UPDATE``; SQLite's ``BEGIN
   IMMEDIATE`` already serialises writers), so two answers completing it at once see each
-  other.
+  other;
+* a page's audio tokens are inserted ``ON CONFLICT DO NOTHING``: a token another replica
+  made known after this one looked is skipped, and the page's other tokens are still kept.
 
 Times are seconds since the epoch, from the caller (tests pass their own clock).
 """
@@ -203,6 +205,15 @@ def _sqlite_connect(dbapi: Any, _record: Any) -> None:
     dbapi.isolation_level = None  # SQLAlchemy's begin event issues BEGIN IMMEDIATE itself
     for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=60000"):
         dbapi.execute(f"PRAGMA {pragma}")
+
+
+def _insert_missing(conn: Connection, table: sa.Table) -> Any:
+    """``INSERT ... ON CONFLICT DO NOTHING`` in ``conn``'s dialect (SQLite or PostgreSQL)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    return sqlite.insert(table).on_conflict_do_nothing()
 
 
 def open_store(url: str) -> Store:
@@ -563,18 +574,15 @@ class Store:
         with self.reads.connect() as conn:  # pages share one pool: most tokens are known
             if set(conn.execute(query).scalars()) == set(elements):
                 return
-        try:
-            with self.transaction() as conn:
-                known = set(conn.execute(query).scalars())
-                new = [
-                    {"campaign": campaign, "token": t, "element": e, "data": None}
-                    for t, e in elements.items()
-                    if t not in known
-                ]
-                if new:
-                    conn.execute(audio.insert(), new)
-        except sa.exc.IntegrityError:  # another replica made the same tokens known: as good
-            return
+        with self.transaction() as conn:
+            known = set(conn.execute(query).scalars())
+            new = [
+                {"campaign": campaign, "token": t, "element": e, "data": None}
+                for t, e in sorted(elements.items())  # one order: two inserts never deadlock
+                if t not in known
+            ]
+            if new:  # a token another replica made known meanwhile is skipped, the rest kept
+                conn.execute(_insert_missing(conn, audio), new)
 
     def audio(self, campaign: str, token: str) -> tuple[str, bytes | None] | None:
         with self.reads.connect() as conn:
