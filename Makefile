@@ -111,7 +111,7 @@ suite: $(STAMP)
 	@$(PY) -m compileall -q src  # songlab's own .pyc (editable: not in site-packages), see $(STAMP)
 	@bash .ci/test-pythons --prepare $(PYVER) "$(PYTHON)" >$(VENV)/prepare-pythons.log 2>&1 </dev/null & prep=$$!; \
 	  $(PYTEST) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -m "" \
-	    -p no:cacheprovider -n $(WORKERS) --dist loadfile; status=$$?; \
+	    -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=30; status=$$?; \
 	  wait $$prep; exit $$status
 
 ## docs: the documentation site (mkdocs, Material theme) built into site/ with --strict: a link to a
