@@ -105,6 +105,7 @@ def test_it_works_with_a_few_days_and_says_when_they_are_too_few(
     assert f.method.startswith(method)
     assert f.history_days == days
     assert (f.low_usd is not None) is interval
+    assert ("interval" in f.method) is interval, f.method  # words only for what is shown
     assert f.too_few is (days < forecasts.SEASONAL_DAYS)
     if days < forecasts.SEASONAL_DAYS:
         assert re.search(r"complete days? of history|no complete day", f.note), f.note

@@ -371,6 +371,7 @@ def forecast_periods(
         rest, how = _rest(futures, fitted, weights[:k], level)
         totals = float(spent) + rest
         has_interval = len(complete) >= RESAMPLE_DAYS
+        how = how if has_interval else ""  # the words say how an interval was made, if any
         out.append(
             SpendForecast(
                 scope=scope,
