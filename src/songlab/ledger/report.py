@@ -378,6 +378,8 @@ def _operations_body(d: tables.ReportData) -> str:
         _table(t["by_operation"])
         + "<h2>Spend by model and tier</h2>"
         + _table(t["by_model_tier"])
+        + "<h2>Spend by tool and tier</h2>"
+        + _table(t["by_tool_tier"])
         + _img(plots.spend_by_tier(d.charts["by_tier"]), "spend by license tier")
         + "<h2>Spend by status</h2>"
         + '<p class="note">Failed tasks are released (0); queued and processing ones have spent '

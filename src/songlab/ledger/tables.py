@@ -208,6 +208,7 @@ TABLES: Final[tuple[Table, ...]] = (
     Table("by_project_month", "spend per month and project", _by_project_month),
     Table("by_operation", "spend per operation", _by("operation")),
     Table("by_model_tier", "spend per model and license tier", _by("model", "tier")),
+    Table("by_tool_tier", "spend per tool and license tier", _by("tool_id", "tier")),
     Table("by_cost_source", "tasks and spend by where their cost comes from (billed, estimate, ...)", _by("cost_source")),
     Table("by_status", "tasks and spend by status (failed ones released, 0)", _by("status")),
     Table("tier_comparison", "the compared tasks priced in every license tier, beside what they cost", lambda b: tiers.compare(b.lg, p=b.p)),
