@@ -85,12 +85,14 @@ def _validator() -> tuple[Path, Path]:
                 "3.13; songlab's venv needs numpy 2): no python3.12 found"
             )
         shutil.rmtree(VENV, ignore_errors=True)
-        subprocess.run([python, "-m", "venv", str(VENV)], check=True)
-        subprocess.run(
-            [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", *REQUIREMENTS],
-            check=True,
-            timeout=900,
-        )
+        uv = Path(sys.executable).parent / "uv"  # make installs it beside pip: 100 s less
+        if uv.exists():
+            subprocess.run([str(uv), "venv", "-q", "--python", python, str(VENV)], check=True)
+            install = [str(uv), "pip", "install", "-q", "--python", str(VENV / "bin" / "python")]
+        else:
+            subprocess.run([python, "-m", "venv", str(VENV)], check=True)
+            install = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+        subprocess.run([*install, *REQUIREMENTS], check=True, timeout=900)
         stamp.touch()
     site = next((VENV / "lib").glob("python3.*/site-packages"))
     return exe, site
