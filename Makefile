@@ -111,7 +111,8 @@ suite: $(STAMP)
 	@$(PY) -m compileall -q src  # songlab's own .pyc (editable: not in site-packages), see $(STAMP)
 	@bash .ci/test-pythons --prepare $(PYVER) "$(PYTHON)" >$(VENV)/prepare-pythons.log 2>&1 </dev/null & prep=$$!; \
 	  $(PYTEST) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -m "" \
-	    -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=30; status=$$?; \
+	    -p no:cacheprovider -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=30; \
+	    status=$$?; \
 	  wait $$prep; exit $$status
 
 ## docs: the documentation site (mkdocs, Material theme) built into site/ with --strict: a link to a
@@ -137,13 +138,15 @@ test-fast: $(STAMP)
 	$(PYTEST) tests $(FAST_SKIP) -x -q -p no:cacheprovider \
 	  -n $(WORKERS) --dist loadfile
 
-## measure-tests: run the whole suite once measuring each test's CPU seconds, and write
-##   tests/cpu-seconds.json; the tests measured over tests/_measured.py's threshold are slow
-##   (left out of test-fast and a bare pytest). Run it after adding or changing heavy tests.
+## measure-tests: run the whole suite once measuring each test's CPU and wall seconds, and write
+##   tests/cpu-seconds.json (the tests measured over tests/_measured.py's threshold are slow:
+##   left out of test-fast and a bare pytest) and tests/file-seconds.json (make suite starts
+##   the longest files first). Run it after adding or changing heavy tests.
 measure-tests: $(STAMP)
 	@rm -rf .cpu-profile
-	-CPU_PROFILE_DIR=$(CURDIR)/.cpu-profile $(PYTEST) tests -m "" -p tests._cpu_profile \
-	  -p no:cacheprovider -q -n $(WORKERS) --dist loadfile
+	-CPU_PROFILE_DIR=$(CURDIR)/.cpu-profile $(PYTEST) tests notebooks --nbval \
+	  --nbval-sanitize-with notebooks/sanitize.cfg -m "" -p tests._cpu_profile \
+	  -p no:cacheprovider -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 	$(PY) -m tests._cpu_profile .cpu-profile
 	@rm -rf .cpu-profile
 

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests._measured import mark_slow_by_measure
+from tests._measured import file_seconds, heaviest_files_first, mark_slow_by_measure
 from tests._profiles import PROFILES, ProfileSandbox, running
 
 SANDBOX_SPEED = 500.0
@@ -50,6 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_slow_by_measure(items)  # tests/_measured.py: slow by measured CPU, not by guess
+    heaviest_files_first(items, file_seconds())  # the suite's longest files start first
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
