@@ -164,19 +164,31 @@ def menu(page: object, menu: str, item: str) -> None:
 
 
 def run_all(page: object, *, tries: int = 3, started_within: int = 30_000) -> None:
-    """Run All Cells from the Run menu, and see that it started: a code cell's prompt shows
-    ``[*]`` or a number. A click that JupyterLab swallowed (a notification toast or the news
-    question appearing under the pointer, the kernel still starting) is made again."""
+    """Run All Cells from the Run menu, and see that it started: a code cell's prompt showed
+    ``[*]`` after the click (a MutationObserver sees it, however briefly; the numbers a
+    committed notebook already shows prove nothing). A click that JupyterLab swallowed (a
+    notification toast or the news question appearing under the pointer, the kernel still
+    starting) is made again."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    started = (
-        "() => Array.from(document.querySelectorAll('.jp-InputPrompt'))"
-        ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
-    )
+    watch = """() => {
+      window.__runAllStarted = false;
+      const seen = () => {
+        if (Array.from(document.querySelectorAll('.jp-InputPrompt'))
+              .some(p => p.textContent.includes('[*]'))) window.__runAllStarted = true;
+      };
+      if (window.__runAllObserver) window.__runAllObserver.disconnect();
+      window.__runAllObserver = new MutationObserver(seen);
+      window.__runAllObserver.observe(document.body,
+        {subtree: true, childList: true, characterData: true});
+    }"""
+    page.evaluate(watch)  # type: ignore[attr-defined]
     for attempt in range(tries):
         menu(page, "Run", "Run All Cells")
         try:
-            page.wait_for_function(started, timeout=started_within)  # type: ignore[attr-defined]
+            page.wait_for_function(  # type: ignore[attr-defined]
+                "() => window.__runAllStarted", timeout=started_within
+            )
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:

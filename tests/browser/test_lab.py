@@ -22,7 +22,7 @@ import httpx
 import pytest
 from tests.browser._chromium import CHROMIUM
 from tests.browser._chromium import CHROMIUM_ARGS as BASE_ARGS
-from tests.browser._lab import menu, running_lab
+from tests.browser._lab import menu, run_all, running_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -113,7 +113,7 @@ def _run_all_and_watch_the_bars(page: Any) -> None:
       })).observe(document.body, {attributes: true, attributeFilter: ['style'],
                                   subtree: true});
     }""")
-    menu(page, "Run", "Run All Cells")
+    run_all(page)
 
     bars = page.locator(".widget-hprogress .progress-bar")  # IntProgress, horizontal
     expect(bars.first).to_be_attached(timeout=60_000)
@@ -334,7 +334,7 @@ def test_listening_panel_plays_for_real_and_reveals_a_summary(lab: tuple[str, st
         page.on("websocket", watch)
         try:
             _open_until_idle(page, url)
-            menu(page, "Run", "Run All Cells")
+            run_all(page)
             _a_and_b_play_then_unlock(page)
             _revealed_summary_has_no_controls(page)
             page.wait_for_timeout(1500)  # messages after the last click have time to arrive
@@ -383,7 +383,7 @@ def _the_song_form_opens_and_buys_nothing(page: Any, url: str, srv: Any, key: st
 
     _open_until_idle(page, url)
     menu(page, "Edit", "Clear Outputs of All Cells")
-    menu(page, "Run", "Run All Cells")
+    run_all(page)
     song = page.locator("button", has_text="Start a song with this voice")
     expect(song).to_be_visible(timeout=120_000)
     expect(page.get_by_text("The voice is saved")).to_be_visible()
