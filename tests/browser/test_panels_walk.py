@@ -10,7 +10,8 @@ kept one ("1 resumed"), and the form, given the same values, re-attaches to that
 
 05 (Run All, then a fresh session by hand): a clip played at 1.5x is put back to normal
 speed and counts only the time heard at it; the panel states the session's minimum; a
-double click on "I prefer A" saves one answer and says the second click saved nothing.
+double click on "I prefer A" saves one answer: the second click either meets the button
+already disabled for trial 2 or reaches the kernel, which says it saved nothing.
 
 The Lab's kernels keep their sandbox in this test's own file (``SONGLAB_SANDBOX_DB``).
 """
