@@ -50,11 +50,7 @@ class CampaignProcess:
     def __init__(self, folder: Path, db: str, *, workers: int = 2, port: int = 0) -> None:
         self.folder, self.db, self.workers, self.port = folder, db, workers, port
         self.proc: subprocess.Popen[str] | None = None
-        self.log = folder / f"server-{id(self):x}.log"  # every start's stderr, appended
-
-    def _log(self):
-        with open(self.log, "ab") as f:  # Popen keeps its own copy of the descriptor
-            return os.dup(f.fileno())
+        self.log = folder / f"server-{id(self):x}.log"
 
     def log_tail(self, lines: int = 40) -> str:
         """The end of what the server wrote to stderr (its tracebacks), for a failure."""
@@ -80,14 +76,15 @@ class CampaignProcess:
             "--timeout",
             "3600",
         ]
-        self.proc = subprocess.Popen(
-            cmd,
-            stdout=subprocess.PIPE,
-            stderr=self._log(),
-            text=True,
-            start_new_session=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+        with open(self.log, "ab") as log:  # every start's stderr, appended
+            self.proc = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line.startswith("songlab campaign listening on http://"):
