@@ -17,7 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 
+import songlab.ledger._arrow_codes as arrow_codes
 import songlab.ledger._arrow_rows as arrow_rows
+from songlab.ledger._arrow_codes import Coded
 
 __all__ = ["DuckDB"]
 
@@ -72,6 +74,24 @@ class DuckDB:
             name, arrow_rows.rows(table, self._order[source], created_from, created_to, operation)
         )
         return True
+
+    def register_coded(self, name: str, source: str, columns: Sequence[str]) -> Coded | None:
+        """Register as ``name`` the Arrow table registered as ``source`` with its dictionary
+        string ``columns`` as integer codes (``_arrow_codes``: DuckDB groups them several
+        times faster than strings); its codes' values returned. None: ``source`` is not an
+        Arrow table registered here, nothing registered."""
+        table = self._kept.get(source)
+        if table is None:
+            return None
+        coded = arrow_codes.encode(table, columns)
+        self.register(name, coded.table)
+        return coded
+
+    def unregister(self, name: str) -> None:
+        """Forget the table registered as ``name``."""
+        self.con.unregister(name)
+        self._kept.pop(name, None)
+        self._order.pop(name, None)
 
     def register_dataset(self, name: str, root: Path, files: Sequence[Path]) -> None:
         # newest month first: a ledger's rows are newest first in each file, so a scan in

@@ -23,11 +23,13 @@ import pandas as pd
 import pyarrow as pa
 
 import songlab.ledger._arrow as _arrow
+import songlab.ledger._arrow_codes as _arrow_codes
 import songlab.ledger._schema as _schema
 from songlab.ledger.backends import Backend, make_backend, register_source
 from songlab.ledger.dates import Period
 from songlab.ledger.dialects import transpile, ts_sql
 from songlab.ledger.relation import (
+    CUBE_COLUMNS,
     CUBE_SQL,
     CUBE_VIEW_SQL,
     DERIVED,
@@ -35,6 +37,7 @@ from songlab.ledger.relation import (
     LABEL_DIMS,
     MEASURE_NAMES,
     MEASURES,
+    cube_sql,
     day_filter,
     group_keys,
     relation_sql,
@@ -146,9 +149,29 @@ class Ledger:
             self.backend.execute(self.sql(f"CREATE OR REPLACE TEMP VIEW cube AS {CUBE_VIEW_SQL}"))
             self._cube_here(self.backend.arrow("SELECT * FROM cube_sums"))
         else:
-            self.backend.materialize("cube_sums", self.sql(CUBE_SQL))
+            if not self._cube_coded():
+                self.backend.materialize("cube_sums", self.sql(CUBE_SQL))
             self.backend.materialize("cube", self.sql(CUBE_VIEW_SQL))  # the measures, once
         self.cubed = True
+
+    def _cube_coded(self) -> bool:
+        """The cube's sums grouped by the integer codes of the tasks' dictionary strings, on a
+        backend that holds them in memory (``register_coded``: an Arrow table on DuckDB),
+        then decoded: the same rows as :data:`CUBE_SQL`'s, at a fraction of its time. False:
+        the backend cannot (a Parquet dataset, another engine), nothing made."""
+        register = getattr(self.backend, "register_coded", None)
+        unregister = getattr(self.backend, "unregister", None)
+        if not (callable(register) and callable(unregister)):
+            return False
+        coded = register("tasks_coded", "tasks", CUBE_COLUMNS)
+        if coded is None:
+            return False
+        try:
+            sums = self.arrow(cube_sql(self.backend.dialect, "tasks_coded", list(coded.values)))
+        finally:
+            unregister("tasks_coded")
+        self.backend.register("cube_sums", _arrow_codes.decode(sums, coded.values))
+        return True
 
     def _cube_here(self, sums: pa.Table) -> None:
         """The cube's sums ``sums`` (a cluster's) queried on an embedded DuckDB, with this

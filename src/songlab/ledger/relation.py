@@ -33,6 +33,7 @@ from songlab.spec import LICENSE_NAMES, LICENSE_NAMES_WITH_UNSET
 
 __all__ = [
     "AGENT_TIER",
+    "CUBE_COLUMNS",
     "CUBE_SQL",
     "CUBE_VIEW_SQL",
     "DERIVED",
@@ -44,6 +45,7 @@ __all__ = [
     "Measure",
     "RELATION_SQL",
     "TIER_COLUMNS",
+    "cube_sql",
     "day_filter",
     "group_keys",
     "relation_sql",
@@ -158,12 +160,20 @@ TIER_SQL: Final[str] = (
 
 # The one relation (``{day}``: the UTC day of ``created_at`` in the engine's dialect,
 # ``dialects.DAY_SQL``). ``{source}`` is the source as the backend registered it (``tasks``).
+# The relation's columns that are not the tasks' own, as made from them (``{day}`` as below); the
+# cube's dimensions are made the same way (:func:`cube_sql`).
+_MADE: Final[dict[str, str]] = {
+    "status": "CAST(status AS VARCHAR)",
+    "day": "{day}",
+    "cost_source": "CAST(cost_source AS VARCHAR)",
+    "top_level": "parent_task_id IS NULL",
+}
 _RELATION: Final[str] = f"""
 SELECT task_id, tool_id, operation, model, license, {TIER_SQL} AS tier,
        CASE WHEN operation = 'agent' THEN {AGENT_ORDER} ELSE license END AS tier_order,
-       CAST(status AS VARCHAR) AS status, created_at, {{day}} AS day,
-       estimate_usd, CAST(cost_source AS VARCHAR) AS cost_source,
-       parent_task_id, parent_task_id IS NULL AS top_level,
+       {_MADE["status"]} AS status, created_at, {_MADE["day"]} AS day,
+       estimate_usd, {_MADE["cost_source"]} AS cost_source,
+       parent_task_id, {_MADE["top_level"]} AS top_level,
        project, tags, key_id, metadata_json, seen_at,
        {", ".join(f"{m.row} AS {m.name}" for m in MEASURES if m.name != "cost_usd")},
        cost_usd
@@ -206,15 +216,33 @@ _DERIVED_DIMS: Final[str] = (
     f"{TIER_SQL} AS tier, CASE WHEN operation = 'agent' THEN {AGENT_ORDER} ELSE license END "
     "AS tier_order"
 )
-# one scan: per group, its count, cost and list-price estimate
-CUBE_SQL: Final[str] = f"""
+_CUBE: Final[str] = f"""
 SELECT CASE WHEN GROUPING(operation) = 0 THEN 'kind' ELSE 'label' END AS facet,
        {", ".join(_DIMS)},
        CAST(count(*) AS {COUNT_SQL}) AS n, CAST(sum(cost_usd) AS {MONEY_SQL}) AS cost,
        CAST(sum(estimate_usd) AS {MONEY_SQL}) AS est
-FROM ledger
+FROM {{source}}
 GROUP BY GROUPING SETS (({", ".join(KIND_DIMS)}), ({", ".join(LABEL_DIMS)}))
 """
+# one scan: per group, its count, cost and list-price estimate
+CUBE_SQL: Final[str] = _CUBE.format(source="ledger")
+# the tasks' columns of the cube's dimensions (the others are made from them: ``_MADE``)
+CUBE_COLUMNS: Final[tuple[str, ...]] = tuple(
+    d for d in _DIMS if d not in _MADE or d in ("status", "cost_source")
+)
+
+
+def cube_sql(dialect: str = DIALECT, source: str = "tasks", coded: Sequence[str] = ()) -> str:
+    """:data:`CUBE_SQL` straight from the registered tasks ``source``, not the relation over
+    it: the same groups and sums, each dimension made as the relation makes it, except the
+    columns ``coded``, grouped as they are (integer codes of strings, ``_arrow_codes``: the
+    caller decodes the result)."""
+    made = {**_MADE, "day": DAY_SQL.get(dialect, "CAST(created_at AS DATE)")}
+    dims = [f"{d if d in coded else made.get(d, d)} AS {d}" for d in _DIMS]
+    inputs = f"(SELECT {', '.join(dims)}, cost_usd, estimate_usd FROM {source})"
+    return _CUBE.format(source=inputs)
+
+
 # the cube with the relation's measure columns (and tier order), as a view over ``cube_sums``
 CUBE_VIEW_SQL: Final[str] = f"""
 SELECT facet, {", ".join(_DIMS)}, {_DERIVED_DIMS},
