@@ -13,6 +13,7 @@ import base64
 import html
 import os
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -22,6 +23,7 @@ from typing import Any, Final
 import pandas as pd
 import pyarrow as pa
 
+import songlab.ledger._drawing as _drawing
 import songlab.ledger.derived as derived
 import songlab.ledger.display as display
 import songlab.ledger.export as export
@@ -195,8 +197,45 @@ def _paged(
 
 
 def _img(fig: Any, alt: str) -> str:
-    data = base64.b64encode(plots.png_bytes(fig)).decode("ascii")
+    """A figure drawn here, as an ``<img>``."""
+    return _img_tag(plots.png_bytes(fig), alt)
+
+
+def _img_tag(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+# The charts of the page being rendered (:func:`render_report`): placeholder -> its picture.
+_CHARTS: ContextVar[dict[str, tuple[Callable[[], bytes], str]] | None] = ContextVar(
+    "songlab_report_charts", default=None
+)
+
+
+def _chart(alt: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """The ``<img>`` of the chart ``function(*args, **kwargs)`` (a ``plots`` function): in
+    :func:`render_report`, handed to a worker now (``_drawing``) and a placeholder returned,
+    which the page's picture replaces once the rest of the page is written; else drawn here."""
+    pending = _CHARTS.get()
+    picture = _drawing.draw(function, *args, **kwargs)
+    if pending is None:
+        return _img_tag(picture(), alt)
+    token = f"<!--songlab-chart-{len(pending)}-{id(pending):x}-->"  # escaped text holds no '<'
+    pending[token] = (picture, alt)
+    return token
+
+
+def _with_charts(render: Callable[[], str]) -> str:
+    """``render()`` with its charts drawn meanwhile by the workers and put in place."""
+    pending: dict[str, tuple[Callable[[], bytes], str]] = {}
+    reset = _CHARTS.set(pending)
+    try:
+        page = render()
+    finally:
+        _CHARTS.reset(reset)
+    for token, (picture, alt) in pending.items():
+        page = page.replace(token, _img_tag(picture(), alt), 1)
+    return page
 
 
 def _details(summary: str, body: str) -> str:
@@ -333,9 +372,12 @@ def _summary_body(d: tables.ReportData) -> str:
 
 def _budgets_body(d: tables.ReportData) -> str:
     daily = d.charts["month_days"]
-    return _budget_table(d.tables["budgets"]) + _img(
-        plots.month_forecast(daily, d.forecast, budget=d.budgets.get(None)),
+    return _budget_table(d.tables["budgets"]) + _chart(
         "month to date and forecast",
+        plots.month_forecast,
+        daily,
+        d.forecast,
+        budget=d.budgets.get(None),
     )
 
 
@@ -344,7 +386,9 @@ def _over_time_body(d: tables.ReportData) -> str:
     days = d.charts["project_days"]
     freq = days.attrs.get("freq", "day")
     return (
-        _img(plots.spend_over_time(days, by="project", period=freq), f"spend per {freq} by project")
+        _chart(
+            f"spend per {freq} by project", plots.spend_over_time, days, by="project", period=freq
+        )
         + "<h3>Per week (weeks start on Monday)</h3>"
         + _table(t["by_week"])
         + "<h3>Per month</h3>"
@@ -361,7 +405,7 @@ def _attribution_body(d: tables.ReportData) -> str:
         "created without songlab's tracking show none. A task with two tags counts under "
         "both, so the tag table does not add up to the total. Long lists show the costliest "
         "and the rest as one &quot;other&quot; line.</p>"
-        + _img(plots.spend_by_project(t["by_project"]), "spend by project")
+        + _chart("spend by project", plots.spend_by_project, t["by_project"])
         + _table(tables.top_n(t["by_project"], "project", 20, missing=tables.NO_PROJECT))
         + "<h3>Per month and project</h3>"
         + _table(t["by_project_month"])
@@ -380,7 +424,7 @@ def _operations_body(d: tables.ReportData) -> str:
         + _table(t["by_model_tier"])
         + "<h2>Spend by tool and tier</h2>"
         + _table(t["by_tool_tier"])
-        + _img(plots.spend_by_tier(d.charts["by_tier"]), "spend by license tier")
+        + _chart("spend by license tier", plots.spend_by_tier, d.charts["by_tier"])
         + "<h2>Spend by status</h2>"
         + '<p class="note">Failed tasks are released (0); queued and processing ones have spent '
         "nothing yet (their list price is the pending amount).</p>" + _table(d.tables["by_status"])
@@ -399,7 +443,7 @@ def _tiers_body(d: tables.ReportData) -> str:
         "which are priced by usage and have no tier, failed, running and unknown-cost ones). "
         "In the spend by tier, Agent One runs are their own row, "
         f"&quot;{html.escape(AGENT_TIER)}&quot;.</p>"
-        + _img(plots.tier_comparison_plot(comp), "tier comparison")
+        + _chart("tier comparison", plots.tier_comparison_plot, comp)
         + _table(comp)
     )
 
@@ -411,7 +455,7 @@ def _agent_body(d: tables.ReportData) -> str:
         '<p class="note">What Agent One runs cost, by tier: the run\'s own fee (priced per '
         "token, often a fraction of a cent) and the calls it made, by tool. Every step of the "
         "newest runs is in the table below, in pages.</p>"
-        + _img(plots.agent_cost_per_step(t["agent_by_step"]), "Agent One cost per step")
+        + _chart("Agent One cost per step", plots.agent_cost_per_step, t["agent_by_step"])
         + _table(t["agent_by_step"], exact=("cost_usd",))
         + "<h3>Every step of the newest runs</h3>"
         + _paged(
@@ -466,7 +510,12 @@ def render_report(
     title: str = "songlab cost report",
     sections: Sequence[Section] | None = None,
 ) -> str:
-    """The report of ``d`` as one HTML document (plots embedded as base64 PNG, no script)."""
+    """The report of ``d`` as one HTML document (plots embedded as base64 PNG, no script);
+    its charts drawn by workers while the rest of the page is written (``_drawing``)."""
+    return _with_charts(lambda: _render(d, title, sections))
+
+
+def _render(d: tables.ReportData, title: str, sections: Sequence[Section] | None) -> str:
     clock = f'<p class="note sandbox">{html.escape(d.source_note)}</p>' if d.source_note else ""
     parts = [
         f"<h1>{html.escape(title)}</h1>",
@@ -551,6 +600,7 @@ def write_report(
     data = _source(source, ledger)
     store = data if isinstance(data, LedgerStore) else None
     parsed = parse_budgets(budgets)
+    _drawing.warm()  # the chart workers start (import matplotlib) while the tables are made
     with open_ledger(data, engine=engine) as lg:  # opened once: tables, figures, CSV, FOCUS
         lg.precompute()
         found = _guardrails(lg, guardrails, parsed, as_of, store)
