@@ -52,6 +52,9 @@ def test_the_page_drawn_by_workers_is_the_page_drawn_here(
     assert len(drawing._pool) == 2 and all(w.process.poll() is None for w in drawing._pool)
     assert by_workers == here
     assert by_workers.count('<img alt="') == 6 and "songlab-chart-" not in by_workers
+    workers = [w.process for w in drawing._pool]
+    assert _page(monkeypatch, "0") == here  # fewer asked for: the others stopped
+    assert not drawing._pool and all(p.wait(timeout=10) is not None for p in workers)
 
 
 def test_killed_workers_cost_time_not_charts(

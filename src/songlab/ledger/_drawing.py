@@ -170,8 +170,10 @@ _lock = threading.Lock()
 def _workers() -> list[_Worker]:
     """The live workers, started (again) as needed."""
     with _lock:
-        _pool[:] = [w for w in _pool if w.alive and w.process.poll() is None]
         want = workers()
+        for worker in _pool[want:]:  # fewer asked for now
+            worker.stop()
+        _pool[:] = [w for w in _pool[:want] if w.alive and w.process.poll() is None]
         while len(_pool) < want:
             try:
                 _pool.append(_Worker())

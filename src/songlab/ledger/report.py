@@ -123,6 +123,16 @@ def _cells(frame: pd.DataFrame, c: Any, exact: Sequence[str]) -> list[str]:
     return [f"<td{cls}>{t}</td>" for t in cells]
 
 
+def _for_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns a reader needs (``display.shown``) in a frame of its own without
+    ``attrs``: pandas deep-copies a frame's attrs into every column and slice taken from it,
+    which made most of the time of writing the page's cells."""
+    out = _shown(frame)
+    out = frame.copy(deep=False) if out is frame else out
+    out.attrs = {}
+    return out
+
+
 def _rows_html(frame: pd.DataFrame, *, exact: Sequence[str] = ()) -> str:
     columns = [_cells(frame, c, exact) for c in frame.columns]
     return "".join("<tr>" + "".join(row) + "</tr>" for row in zip(*columns, strict=True))
@@ -142,7 +152,7 @@ def _table(
     frame: pd.DataFrame, *, max_rows: int = MAX_ROWS, exact: Sequence[str] = (), what: str = "rows"
 ) -> str:
     """An HTML table of ``frame``: money to the cent, right aligned; at most ``max_rows``."""
-    frame = _shown(frame)
+    frame = _for_cells(frame)
     body = _rows_html(frame.head(max_rows), exact=exact)
     more = ""
     if len(frame) > max_rows:
@@ -162,7 +172,7 @@ def _paged(
     what: str = "rows",
 ) -> str:
     """A table in pages of ``PAGE_ROWS`` (radio buttons and CSS, no script), bounded."""
-    frame = _shown(frame)
+    frame = _for_cells(frame)
     shown = frame.head(PAGE_ROWS * MAX_PAGES)
     pages = max(1, -(-len(shown) // PAGE_ROWS))
     head = _head_html(frame, exact=exact)
