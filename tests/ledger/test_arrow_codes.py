@@ -51,7 +51,7 @@ def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
     return sorted((tuple(r.values()) for r in table.to_pylist()), key=repr)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(tasks=_tasks())
 def test_the_cube_by_codes_is_the_cube_by_strings(tasks: pa.Table) -> None:
     backend = DuckDB()

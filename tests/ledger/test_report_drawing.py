@@ -29,6 +29,7 @@ DATA = tables.build(
     budgets=["1000"],
 )
 GENERATED = re.compile(r"generated [0-9: -]+ UTC")
+pytestmark = pytest.mark.slow  # each test starts worker processes (make test runs them)
 
 
 def _page(monkeypatch: pytest.MonkeyPatch, workers: str) -> str:
