@@ -29,6 +29,7 @@ from songlab.ledger.backends import Backend, make_backend, register_source
 from songlab.ledger.dates import Period
 from songlab.ledger.dialects import transpile, ts_sql
 from songlab.ledger.relation import (
+    CUBE_ALL_SQL,
     CUBE_COLUMNS,
     CUBE_SQL,
     CUBE_VIEW_SQL,
@@ -47,6 +48,8 @@ __all__ = ["Ledger", "as_of_for", "in_period", "open_ledger", "spend"]
 
 _KIND: str = "(SELECT * FROM cube WHERE facet = 'kind')"
 _LABEL: str = "(SELECT * FROM cube WHERE facet = 'label')"
+_KIND_ALL: str = "(SELECT * FROM cube_all WHERE facet = 'kind')"
+_LABEL_ALL: str = "(SELECT * FROM cube_all WHERE facet = 'label')"
 _KIND_KEYS = frozenset({*KIND_DIMS, "tier", "tier_order"})
 
 
@@ -73,7 +76,7 @@ class Ledger:
         """The rows of ``text`` (DuckDB's dialect): on the embedded copy when every table it
         reads is there (a cluster engine's cube and small tables, :meth:`precompute`), else on
         the backend."""
-        if self.local is not None and _tables_of(text) <= {"cube", *self._small}:
+        if self.local is not None and _tables_of(text) <= {"cube", "cube_all", *self._small}:
             return self.local.arrow(text)
         return self.backend.arrow(self.sql(text))
 
@@ -152,6 +155,7 @@ class Ledger:
             if not self._cube_coded():
                 self.backend.materialize("cube_sums", self.sql(CUBE_SQL))
             self.backend.materialize("cube", self.sql(CUBE_VIEW_SQL))  # the measures, once
+            self.backend.materialize("cube_all", self.sql(CUBE_ALL_SQL))
         self.cubed = True
 
     def _cube_coded(self) -> bool:
@@ -182,6 +186,7 @@ class Ledger:
         self.local = local
         local.register("cube_sums", sums)
         local.materialize("cube", CUBE_VIEW_SQL)
+        local.materialize("cube_all", CUBE_ALL_SQL)
         for name, table in self._small.items():
             local.register(name, table)
 
@@ -196,16 +201,19 @@ class Ledger:
         relation before :meth:`precompute`."""
         return _KIND if self.cubed else "ledger"
 
-    def source(self, keys: Sequence[str]) -> tuple[str, dict[str, str]]:
+    def source(self, keys: Sequence[str], *, all_days: bool = False) -> tuple[str, dict[str, str]]:
         """(FROM clause, key -> SQL expression) for grouping by ``keys``: the cube's facet
-        that has them all, else the relation; ``tag`` is one row per tag of ``tags``."""
+        that has them all (summed over its days when ``all_days``, the figure's period being
+        all time, and no key is a day), else the relation; ``tag`` is one row per tag of
+        ``tags``."""
         needs = {"tags" if k == "tag" else "day" if k in DERIVED else k for k in keys}
+        undated = all_days and "day" not in needs
         needs |= {"day", "top_level"}
         exprs = {k: DERIVED.get(k, k) for k in keys}
         if self.cubed and needs <= set(LABEL_DIMS):
-            src = _LABEL
+            src = _LABEL_ALL if undated else _LABEL
         elif self.cubed and needs <= _KIND_KEYS:
-            src = _KIND
+            src = _KIND_ALL if undated else _KIND
         else:
             src = "ledger"
         if "tag" in keys:
@@ -228,7 +236,7 @@ class Ledger:
         of ``by`` (any of ``_schema.GROUP_KEYS``; ``()``: one row of totals), sorted by the
         keys (tiers in tier order) unless ``order`` (SQL) says otherwise."""
         keys = group_keys(by)
-        src, exprs = self.source(keys)
+        src, exprs = self.source(keys, all_days=day_filter(p) == "TRUE")
         select = [f"{exprs[k]} AS {k}" for k in keys]
         totals = [m.total + f" AS {m.name}" for m in MEASURES]
         sql = f"SELECT {', '.join([*select, *totals])} FROM {src} WHERE top_level AND "

@@ -33,6 +33,7 @@ from songlab.spec import LICENSE_NAMES, LICENSE_NAMES_WITH_UNSET
 
 __all__ = [
     "AGENT_TIER",
+    "CUBE_ALL_SQL",
     "CUBE_COLUMNS",
     "CUBE_SQL",
     "CUBE_VIEW_SQL",
@@ -248,6 +249,16 @@ CUBE_VIEW_SQL: Final[str] = f"""
 SELECT facet, {", ".join(_DIMS)}, {_DERIVED_DIMS},
        {", ".join(f"{m.cube} AS {m.name}" for m in MEASURES)}
 FROM cube_sums
+"""
+
+# The cube summed over its days (its measures, per facet and the other dimensions): a figure of
+# all time (no day in its keys or its period) reads a few hundred rows, not one per day.
+_UNDATED: Final[tuple[str, ...]] = tuple(d for d in _DIMS if d != "day")
+CUBE_ALL_SQL: Final[str] = f"""
+SELECT facet, {", ".join(_UNDATED)}, tier, tier_order,
+       {", ".join(f"CAST(sum({m.name}) AS {MONEY_SQL if m.money else COUNT_SQL}) AS {m.name}" for m in MEASURES)}
+FROM cube
+GROUP BY facet, {", ".join(_UNDATED)}, tier, tier_order
 """
 
 # Spend keys made from the relation's (or the cube's) columns.
