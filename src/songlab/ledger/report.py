@@ -622,8 +622,10 @@ def write_report(
             source_note=SANDBOX_NOTE if simulated_clock else None,
             store=store,
             found=found,
+            lazy=True,
         )
         path = _write_text(Path(out), render_report(d, title=title, sections=sections))
+        tables.complete(d)  # the tables no section read, for the exports
         if csv_dir is not None:
             export.export_csv(d.tables, csv_dir, skip=("tasks",) if all_tasks_csv else ())
             if all_tasks_csv:  # every task of the period in tasks.csv, streamed

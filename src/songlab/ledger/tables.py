@@ -22,7 +22,7 @@ running): counted, never summed as 0.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -56,8 +56,10 @@ __all__ = [
     "TASK_COLUMNS",
     "TASK_ROWS",
     "Table",
+    "Tables",
     "build",
     "build_from",
+    "complete",
     "copy_tasks_csv",
     "top_n",
 ]
@@ -219,6 +221,50 @@ TABLES: Final[tuple[Table, ...]] = (
 )  # fmt: skip
 
 
+class Tables(Mapping[str, pd.DataFrame]):
+    """The tables of :data:`TABLES` made from a :class:`Build`, by name, in that order, each
+    made when it is first read, once (a table made as None, e.g. no balance snapshot yet, is
+    not one of them). A read-only mapping, like the rest of :class:`ReportData`. They are
+    read while the ledger is open: :func:`build_from` reads them all (:func:`complete`)
+    unless asked to be ``lazy``, as ``report.write_report`` is: it reads them as it writes
+    the page, section by section, so each section's chart goes to a drawing worker while
+    the next sections' tables are made, then reads the rest for the exports."""
+
+    def __init__(self, b: Build) -> None:
+        self._b = b
+        self._made: dict[str, pd.DataFrame | None] = {}
+
+    def _make(self, name: str) -> pd.DataFrame | None:
+        if name not in self._made:
+            table = next((t for t in TABLES if t.name == name), None)
+            if table is None:
+                raise KeyError(name)
+            frame = table.make(self._b)
+            if name == "agent_steps" and frame is not None:  # every step, not just those listed
+                frame.attrs["total_steps"] = self["agent_by_step"].attrs["total_steps"]
+            self._made[name] = frame
+        return self._made[name]
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        frame = self._make(name)
+        if frame is None:
+            raise KeyError(name)
+        return frame
+
+    def __iter__(self) -> Iterator[str]:
+        return (t.name for t in TABLES if self._make(t.name) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def complete(d: ReportData) -> ReportData:
+    """``d`` with every table made (:class:`Tables`): call it before the ledger closes."""
+    for _ in d.tables:
+        pass
+    return d
+
+
 def build(
     source: Any,
     *,
@@ -287,8 +333,10 @@ def build_from(
     source_note: str | None = None,
     store: Any = None,
     found: Any = None,
+    lazy: bool = False,
 ) -> ReportData:
-    """The report's data: every table of :data:`TABLES` a query of ``lg``'s relation.
+    """The report's data: every table of :data:`TABLES` a query of ``lg``'s relation (with
+    ``lazy``, each made when it is first read, :class:`Tables`, while ``lg`` is open).
 
     ``p`` (default: all time) selects the breakdowns' tasks; the forecast and budgets
     cover the month of ``as_of`` (default: ``found``'s, else the later of now and the newest
@@ -302,21 +350,20 @@ def build_from(
     as_of = (as_of or (found.as_of if found is not None else None) or lg.as_of()).astimezone(UTC)
     fc, budget_table = month.outlook(lg, parsed, as_of=as_of, found=found)
     b = Build(lg, p, fc, budget_table, _figures(lg, p, as_of), store)
-    made = {t.name: t.make(b) for t in TABLES}
-    tables = {name: frame for name, frame in made.items() if frame is not None}
-    tables["agent_steps"].attrs["total_steps"] = tables["agent_by_step"].attrs["total_steps"]
-    return ReportData(
+    tables = Tables(b)
+    data = ReportData(
         period=p,
         as_of=as_of,
         forecast=fc,
         budgets=parsed,
-        tables=MappingProxyType(tables),
+        tables=tables,
         figures=MappingProxyType(b.figures),
         charts=MappingProxyType(_charts(lg, p, as_of, len(tables["by_day"]))),
         source_note=source_note,
         store=store,
         guardrails=found,
     )
+    return data if lazy else complete(data)
 
 
 # Text that a spreadsheet would evaluate (OWASP, CSV injection): starts with = + - @ tab CR;
