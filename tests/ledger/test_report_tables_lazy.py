@@ -25,9 +25,15 @@ def test_tables_made_when_read_are_the_tables_made_at_once() -> None:
         by_project = lazy.tables["by_project"]
         assert set(made) == {"by_day", "by_project"}
         tables.complete(lazy)
-    assert list(lazy.tables) == list(eager.tables) == [
-        t.name for t in tables.TABLES if t.name != "reconciliation"  # no balance snapshot
-    ]
+    assert (
+        list(lazy.tables)
+        == list(eager.tables)
+        == [
+            t.name
+            for t in tables.TABLES
+            if t.name != "reconciliation"  # no balance snapshot
+        ]
+    )
     pd.testing.assert_frame_equal(by_project, eager.tables["by_project"])
     for name in eager.tables:
         pd.testing.assert_frame_equal(lazy.tables[name], eager.tables[name], obj=name)
