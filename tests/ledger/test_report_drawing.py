@@ -47,15 +47,30 @@ def fresh_workers() -> Iterator[None]:
 def test_the_page_drawn_by_workers_is_the_page_drawn_here(
     monkeypatch: pytest.MonkeyPatch, fresh_workers: None
 ) -> None:
+    """The first page draws its charts itself and starts the workers for the next; the next
+    is drawn by them, the same page; fewer workers asked for stops the others."""
     here = _page(monkeypatch, "0")
     assert not drawing._pool
+    assert _page(monkeypatch, "2") == here  # drawn here: no worker was ready
+    assert len(drawing._pool) == 2 and not any(w.drawn for w in drawing._pool)
+    assert drawing.warm(wait=60)
     by_workers = _page(monkeypatch, "2")
-    assert len(drawing._pool) == 2 and all(w.process.poll() is None for w in drawing._pool)
+    assert sum(w.drawn for w in drawing._pool) == 6
     assert by_workers == here
     assert by_workers.count('<img alt="') == 6 and "songlab-chart-" not in by_workers
     workers = [w.process for w in drawing._pool]
-    assert _page(monkeypatch, "0") == here  # fewer asked for: the others stopped
+    assert _page(monkeypatch, "0") == here
     assert not drawing._pool and all(p.wait(timeout=10) is not None for p in workers)
+
+
+def test_a_one_off_report_starts_no_worker(
+    monkeypatch: pytest.MonkeyPatch, fresh_workers: None
+) -> None:
+    """``songlab report`` makes one report and ends: a worker would cost more than it saves."""
+    monkeypatch.setenv(drawing.WORKERS_ENV, "2")
+    with drawing.one_off():
+        report.render_report(DATA)
+    assert not drawing._pool
 
 
 def test_killed_workers_cost_time_not_charts(
@@ -66,13 +81,16 @@ def test_killed_workers_cost_time_not_charts(
     here = _page(monkeypatch, "0")
     chart = plots.png_bytes(plots.spend_by_tier(DATA.charts["by_tier"]))
     monkeypatch.setenv(drawing.WORKERS_ENV, "2")
+    assert drawing.warm(wait=60)
     pictures = [drawing.draw(plots.spend_by_tier, DATA.charts["by_tier"]) for _ in range(8)]
     killed = [w.process.pid for w in drawing._pool]
     for pid in killed:
         os.kill(pid, signal.SIGKILL)
     assert [picture() for picture in pictures] == [chart] * 8
+    assert _page(monkeypatch, "2") == here  # drawn here, the workers started again after
+    assert drawing.warm(wait=60) and len(drawing._pool) == 2
+    assert not {w.process.pid for w in drawing._pool} & set(killed)
     assert _page(monkeypatch, "2") == here
-    assert len(drawing._pool) == 2 and not {w.process.pid for w in drawing._pool} & set(killed)
 
 
 def test_a_chart_that_fails_fails_as_it_would_here(
@@ -82,6 +100,7 @@ def test_a_chart_that_fails_fails_as_it_would_here(
     with pytest.raises(Exception) as here:
         plots.png_bytes(plots.spend_by_project(broken))
     monkeypatch.setenv(drawing.WORKERS_ENV, "1")
+    assert drawing.warm(wait=60)
     picture = drawing.draw(plots.spend_by_project, broken)
     with pytest.raises(type(here.value)):
         picture()
@@ -90,25 +109,34 @@ def test_a_chart_that_fails_fails_as_it_would_here(
 
 def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
     """Workers are plain children, not multiprocessing's spawn, which would run the caller's
-    unguarded script again in each of them."""
+    unguarded script again in each of them: the script's second report is drawn by them,
+    and the script ran once."""
     runs = tmp_path / "runs.txt"
     script = tmp_path / "report_now.py"
     script.write_text(
         textwrap.dedent(f"""
         from datetime import UTC, datetime
+        from songlab.ledger import _drawing
         from songlab.ledger.report import write_report
         from songlab.ledger.synthetic import synthetic_table
         with open({str(runs)!r}, "a") as fh:
             fh.write("ran\\n")
         as_of = datetime(2026, 12, 31, 12, tzinfo=UTC)
         tasks = synthetic_table(500, seed=1, days=20, settled_before=as_of)
-        write_report(tasks, {str(tmp_path / "r.html")!r}, as_of=as_of)
+        write_report(tasks, {str(tmp_path / "r1.html")!r}, as_of=as_of)
+        assert _drawing.warm(wait=60)
+        write_report(tasks, {str(tmp_path / "r2.html")!r}, as_of=as_of)
+        print(sum(w.drawn for w in _drawing._pool))
         """)
     )
     env = {**os.environ, drawing.WORKERS_ENV: "2"}
-    subprocess.run([sys.executable, str(script)], check=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script)], check=True, env=env, timeout=120, capture_output=True
+    )
+    assert done.stdout.decode().strip() == "6"
     assert runs.read_text() == "ran\n"
-    assert (tmp_path / "r.html").read_text().count('<img alt="') == 6
+    for page in ("r1.html", "r2.html"):
+        assert (tmp_path / page).read_text().count('<img alt="') == 6
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
@@ -117,7 +145,7 @@ def test_a_worker_gets_no_secret(monkeypatch: pytest.MonkeyPatch, fresh_workers:
     monkeypatch.setenv("SONGLAB_API_KEY", secret)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
     monkeypatch.setenv(drawing.WORKERS_ENV, "1")
-    drawing.warm()
+    assert drawing.warm(wait=60)
     (worker,) = drawing._pool
     environ = Path(f"/proc/{worker.process.pid}/environ").read_bytes()
     assert secret.encode() not in environ

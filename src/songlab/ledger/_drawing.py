@@ -2,17 +2,20 @@
 
 Drawing a chart (matplotlib's Agg canvas: laying out and rasterizing its text, encoding the
 PNG) is most of a small report's time, and all of it holds one core. :func:`draw` hands a
-chart, as its function and data (pickled), to a worker and returns a future of its PNG
-bytes at once, so the charts are drawn on the other cores while the caller goes on.
+chart, as its function and data (pickled), to a ready worker and returns at once, so the
+charts are drawn on the other cores while the caller goes on.
 
 Each worker is a plain child process (``python -m songlab.ledger._drawing``) that imports
-matplotlib once and answers pickled requests on its stdin, one at a time: nothing of the
-caller's main module runs again in it (as multiprocessing's spawn would do), and none of the
-caller's threads (DuckDB's) is forked. The workers start on the first chart (or
-:func:`warm`), serve every later report of the process, and end with it. A chart whose
-worker cannot start, dies or fails is drawn here instead, so the bytes and the errors are
-the same as without workers. ``SONGLAB_CHART_WORKERS`` sets how many (0: draw here);
-the default is one per core, at most three.
+matplotlib once, says it is ready, and answers pickled requests on its stdin, one at a
+time: nothing of the caller's main module runs again in it (as multiprocessing's spawn
+would do), and none of the caller's threads (DuckDB's) is forked. A worker costs about a
+second of CPU to start, more than the six charts of one report, so a process's first
+report draws its charts itself and starts the workers when it is done (:func:`warm`): a
+notebook's or a service's next reports find them ready; a one-off command
+(``songlab report``) never starts them. A chart is drawn here whenever no worker is ready,
+or its worker dies or fails: the same bytes, or the chart's own error.
+``SONGLAB_CHART_WORKERS`` sets how many (0: none); the default is one per core, at most
+three.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, Final
 
-__all__ = ["WORKERS_ENV", "draw", "warm", "workers"]
+__all__ = ["WORKERS_ENV", "draw", "one_off", "warm", "workers"]
 
 WORKERS_ENV: Final[str] = "SONGLAB_CHART_WORKERS"
 _MAX_WORKERS: Final[int] = 3
@@ -71,11 +76,16 @@ def _receive(stream: IO[bytes]) -> bytes | None:
     return payload if len(payload) == size else None
 
 
+READY: Final[bytes] = b"ready"
+
+
 def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
-    """A worker's loop: each request (function, args, kwargs) answered with (True, PNG
-    bytes), or (False, what went wrong) for the caller to draw it itself."""
+    """A worker's loop: :data:`READY` once matplotlib is imported, then each request
+    (function, args, kwargs) answered with (True, PNG bytes), or (False, what went wrong)
+    for the caller to draw it itself."""
     import songlab.ledger.plots  # noqa: F401 - matplotlib imported once, before the first chart
 
+    _send(replies, READY)
     while (request := _receive(requests)) is not None:
         try:
             reply: tuple[bool, Any] = (True, _png(*pickle.loads(request)))
@@ -113,8 +123,10 @@ class _Worker:
             env=_environment(),
         )
         self.jobs: queue.SimpleQueue[tuple[bytes, Future[bytes]] | None] = queue.SimpleQueue()
-        self.waiting = 0
+        self.waiting = 0  # charts given and not yet drawn (which worker gets the next one)
+        self.drawn = 0
         self.alive = True
+        self.ready = threading.Event()
         threading.Thread(target=self._feed, name="songlab-chart-worker", daemon=True).start()
 
     def submit(self, payload: bytes) -> Future[bytes]:
@@ -124,6 +136,11 @@ class _Worker:
         return future
 
     def _feed(self) -> None:
+        stdout = self.process.stdout
+        if stdout is None or _receive(stdout) != READY:
+            self.alive = False
+            return
+        self.ready.set()
         while (job := self.jobs.get()) is not None:
             payload, future = job
             try:
@@ -150,16 +167,18 @@ class _Worker:
         if not ok:
             raise _WorkerGone(str(value))
         png: bytes = value
+        self.drawn += 1
         return png
 
     def stop(self) -> None:
+        """Ask the worker to end (its stdin closed: it ends after its chart, if any), without
+        waiting for it."""
         self.alive = False
         self.jobs.put(None)
         try:
             if self.process.stdin is not None:
                 self.process.stdin.close()
-            self.process.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
+        except OSError:
             self.process.kill()
 
 
@@ -168,7 +187,7 @@ _lock = threading.Lock()
 
 
 def _workers() -> list[_Worker]:
-    """The live workers, started (again) as needed."""
+    """The live workers (ready or starting), started (again) as needed."""
     with _lock:
         want = workers()
         for worker in _pool[want:]:  # fewer asked for now
@@ -190,17 +209,38 @@ def _stop_all() -> None:
         _pool.clear()
 
 
-def warm() -> None:
-    """Start the workers now (they import matplotlib while the caller works)."""
-    _workers()
+_one_off: ContextVar[bool] = ContextVar("songlab_chart_one_off", default=False)
+
+
+@contextmanager
+def one_off() -> Iterator[None]:
+    """Within: the caller makes one report and ends (a command): no worker is started for a
+    next one (a running one is still used)."""
+    reset = _one_off.set(True)
+    try:
+        yield
+    finally:
+        _one_off.reset(reset)
+
+
+def warm(wait: float = 0.0) -> bool:
+    """Start the workers that are not running (they import matplotlib meanwhile), unless
+    :func:`one_off`; with ``wait``, wait up to that many seconds for them to be ready.
+    Whether every one is."""
+    if _one_off.get():
+        return False
+    pool = _workers()
+    return all(w.ready.wait(wait) if wait else w.ready.is_set() for w in pool)
 
 
 def draw(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], bytes]:
     """The PNG of the figure ``function(*args, **kwargs)`` (a module-level function; its
-    arguments picklable): drawn by a worker, started now; call the result for the bytes. A
-    chart the workers cannot draw is drawn here when asked for."""
-    pool = _workers()
-    if not pool:
+    arguments picklable): drawn by a ready worker, started now; call the result for the
+    bytes. A chart no worker is ready for, or its worker cannot draw, is drawn here when
+    asked for."""
+    with _lock:
+        pool = [w for w in _pool if w.alive and w.ready.is_set()]
+    if not pool:  # none ready (none started yet, or still starting): drawn here
         return lambda: _png(function, args, kwargs)
     try:
         payload = pickle.dumps((function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)

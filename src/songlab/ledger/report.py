@@ -245,6 +245,7 @@ def _with_charts(render: Callable[[], str]) -> str:
         _CHARTS.reset(reset)
     for token, (picture, alt) in pending.items():
         page = page.replace(token, _img_tag(picture(), alt), 1)
+    _drawing.warm()  # for the next page: the workers start now, if they are not running
     return page
 
 
@@ -610,7 +611,6 @@ def write_report(
     data = _source(source, ledger)
     store = data if isinstance(data, LedgerStore) else None
     parsed = parse_budgets(budgets)
-    _drawing.warm()  # the chart workers start (import matplotlib) while the tables are made
     with open_ledger(data, engine=engine) as lg:  # opened once: tables, figures, CSV, FOCUS
         lg.precompute()
         found = _guardrails(lg, guardrails, parsed, as_of, store)
