@@ -150,3 +150,19 @@ def test_a_worker_gets_no_secret(monkeypatch: pytest.MonkeyPatch, fresh_workers:
     environ = Path(f"/proc/{worker.process.pid}/environ").read_bytes()
     assert secret.encode() not in environ
     assert b"PYTHONPATH=" + str(Path(drawing.__file__).parents[2]).encode() in environ
+
+
+def test_workers_that_cannot_start_are_not_started_forever(
+    monkeypatch: pytest.MonkeyPatch, fresh_workers: None
+) -> None:
+    """A Python whose child cannot import songlab (here: one that exits at once) gets its
+    charts drawn here, and after a few failed starts no worker is started again."""
+    here = _page(monkeypatch, "0")
+    monkeypatch.setattr(drawing.sys, "executable", "/bin/false")
+    monkeypatch.setattr(drawing, "_failed_starts", 0)
+    monkeypatch.setenv(drawing.WORKERS_ENV, "1")
+    for _ in range(drawing.MAX_FAILED_STARTS + 2):
+        assert not drawing.warm(wait=30)
+        assert _page(monkeypatch, "1") == here
+    assert drawing._failed_starts == drawing.MAX_FAILED_STARTS
+    assert not drawing._pool or not any(w.alive for w in drawing._pool)

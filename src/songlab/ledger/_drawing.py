@@ -127,6 +127,7 @@ class _Worker:
         self.drawn = 0
         self.alive = True
         self.ready = threading.Event()
+        self.settled = threading.Event()  # ready, or could not start
         threading.Thread(target=self._feed, name="songlab-chart-worker", daemon=True).start()
 
     def submit(self, payload: bytes) -> Future[bytes]:
@@ -137,10 +138,14 @@ class _Worker:
 
     def _feed(self) -> None:
         stdout = self.process.stdout
-        if stdout is None or _receive(stdout) != READY:
+        if stdout is None or _receive(stdout) != READY:  # could not start: matplotlib, ...
             self.alive = False
+            global _failed_starts
+            _failed_starts += 1
+            self.settled.set()
             return
         self.ready.set()
+        self.settled.set()
         while (job := self.jobs.get()) is not None:
             payload, future = job
             try:
@@ -184,6 +189,11 @@ class _Worker:
 
 _pool: list[_Worker] = []
 _lock = threading.Lock()
+# workers that ended before they were ready: past MAX_FAILED_STARTS, none is started again in
+# this process (a Python that cannot import matplotlib in a child would otherwise try anew
+# after every report)
+_failed_starts = 0
+MAX_FAILED_STARTS: Final[int] = 3
 
 
 def _workers() -> list[_Worker]:
@@ -193,7 +203,7 @@ def _workers() -> list[_Worker]:
         for worker in _pool[want:]:  # fewer asked for now
             worker.stop()
         _pool[:] = [w for w in _pool[:want] if w.alive and w.process.poll() is None]
-        while len(_pool) < want:
+        while len(_pool) < want and _failed_starts < MAX_FAILED_STARTS:
             try:
                 _pool.append(_Worker())
             except OSError:
@@ -225,12 +235,15 @@ def one_off() -> Iterator[None]:
 
 def warm(wait: float = 0.0) -> bool:
     """Start the workers that are not running (they import matplotlib meanwhile), unless
-    :func:`one_off`; with ``wait``, wait up to that many seconds for them to be ready.
-    Whether every one is."""
+    :func:`one_off`; with ``wait``, wait up to that many seconds for each to be ready (or to
+    have failed). Whether there are workers and every one is ready."""
     if _one_off.get():
         return False
     pool = _workers()
-    return all(w.ready.wait(wait) if wait else w.ready.is_set() for w in pool)
+    if wait:
+        for worker in pool:
+            worker.settled.wait(wait)
+    return bool(pool) and all(w.ready.is_set() for w in pool)
 
 
 def draw(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], bytes]:
