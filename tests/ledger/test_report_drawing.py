@@ -63,14 +63,17 @@ def test_the_page_drawn_by_workers_is_the_page_drawn_here(
     assert not drawing._pool and all(p.wait(timeout=10) is not None for p in workers)
 
 
-def test_a_one_off_report_starts_no_worker(
-    monkeypatch: pytest.MonkeyPatch, fresh_workers: None
+def test_a_last_report_starts_no_worker(
+    monkeypatch: pytest.MonkeyPatch, fresh_workers: None, tmp_path: Path
 ) -> None:
-    """``songlab report`` makes one report and ends: a worker would cost more than it saves."""
+    """``songlab report`` makes one report and ends (``write_report(..., last=True)``): a
+    worker would cost more than it saves."""
     monkeypatch.setenv(drawing.WORKERS_ENV, "2")
-    with drawing.one_off():
-        report.render_report(DATA)
+    tasks = synthetic_table(300, seed=2, days=10, settled_before=AS_OF)
+    report.write_report(tasks, tmp_path / "r.html", as_of=AS_OF, last=True)
     assert not drawing._pool
+    report.write_report(tasks, tmp_path / "r.html", as_of=AS_OF)
+    assert len(drawing._pool) == 2
 
 
 def test_killed_workers_cost_time_not_charts(

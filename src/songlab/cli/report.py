@@ -132,7 +132,6 @@ def _report(args: argparse.Namespace, plan: Plan) -> int:
 
 def _write(args: argparse.Namespace, plan: Plan, client: Any, admin: Any) -> tuple[Path, Any]:
     """The report (and its exports) written; its path and the FOCUS exporter, if any."""
-    import songlab.ledger._drawing as _drawing
     from songlab.ledger.demo import DEMO_BUDGETS
     from songlab.ledger.report import write_report
 
@@ -140,7 +139,6 @@ def _write(args: argparse.Namespace, plan: Plan, client: Any, admin: Any) -> tup
     if args.demo and budgets is None:
         budgets = DEMO_BUDGETS
     with ExitStack() as stack:
-        stack.enter_context(_drawing.one_off())  # one report: its charts drawn here
         engine = _engines(args, stack)
         ledger = _demo(args, client, admin, stack) if args.demo else args.ledger
         exporter = _exporter(args, plan, client)
@@ -163,6 +161,7 @@ def _write(args: argparse.Namespace, plan: Plan, client: Any, admin: Any) -> tup
             engine=engine(),
             also=[exporter] if exporter is not None else [],
             guardrails=plan.settings if plan.settings is not None else True,
+            last=True,  # one report per command: no chart worker started for a next one
         )
     return path, exporter
 

@@ -13,6 +13,7 @@ import base64
 import html
 import os
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -582,6 +583,7 @@ def write_report(
     guardrails: Any = True,
     engine: Any = "duckdb",
     also: Sequence[Callable[[Any, Any], Any]] = (),
+    last: bool = False,
 ) -> Path:
     """Write the HTML report of ``source`` atomically and, if asked, the CSV files and the
     Excel workbook of its tables.
@@ -603,6 +605,8 @@ def write_report(
     True for the default thresholds, a budgets file's path or its ``Guardrails``; False
     for none. ``budgets`` join the guardrails' (monthly, soft) and the budget table is their
     judgement: every budget, the file's included, judged once, each series fitted once.
+    ``last``: the caller's last report (a command that makes one): the chart workers
+    (``_drawing``) are not started for a next one.
     """
     from songlab.ledger.store import LedgerStore
 
@@ -611,7 +615,10 @@ def write_report(
     data = _source(source, ledger)
     store = data if isinstance(data, LedgerStore) else None
     parsed = parse_budgets(budgets)
-    with open_ledger(data, engine=engine) as lg:  # opened once: tables, figures, CSV, FOCUS
+    with (
+        _drawing.one_off() if last else nullcontext(),
+        open_ledger(data, engine=engine) as lg,  # opened once: tables, figures, CSV, FOCUS
+    ):
         lg.precompute()
         found = _guardrails(lg, guardrails, parsed, as_of, store)
         d = tables.build_from(
