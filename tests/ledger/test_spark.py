@@ -257,3 +257,38 @@ def test_cli_report_on_spark_local_and_remote_writes_duckdbs_files(
     assert len(runs["duckdb"]) >= 5
     assert runs["spark"] == runs["duckdb"]
     assert runs["remote"] == runs["duckdb"]
+
+
+def test_a_month_file_of_an_older_songlab_reads_its_missing_columns_as_null(
+    tmp_path: Path, spark_jvm: SparkJVM
+) -> None:
+    """The tasks are read with their schema given (no job merging every file's): a month
+    file written before a column existed reads that column as null, on Spark as on DuckDB,
+    and the columns it has as they are."""
+    import pyarrow.parquet as pq
+
+    from songlab.ledger._duckdb import DuckDB
+    from songlab.ledger.spark import Spark
+    from songlab.ledger.synthetic import synthetic_table
+
+    table = synthetic_table(40, seed=3, labels=True)
+    old = table.slice(20).drop_columns(["seen_at", "key_id", "failure_error"])
+    for month, part in (("2026-10", table.slice(0, 20)), ("2026-09", old)):
+        (tmp_path / f"month={month}").mkdir()
+        pq.write_table(part, tmp_path / f"month={month}" / "part.parquet")
+    files = sorted(tmp_path.glob("month=*/part.parquet"))
+    query = "SELECT task_id, key_id, seen_at, cost_usd FROM t ORDER BY task_id"
+    got = {}
+    for name, backend in (("spark", Spark(spark_jvm.session)), ("duckdb", DuckDB())):
+        try:
+            backend.register_dataset("t", tmp_path, files)
+            got[name] = backend.arrow(query).to_pylist()
+        finally:
+            backend.close()
+    assert got["spark"] == got["duckdb"]
+    assert len(got["spark"]) == 40
+    older = {r["task_id"] for r in old.to_pylist()}
+    assert all(
+        r["key_id"] is None and r["seen_at"] is None for r in got["spark"] if r["task_id"] in older
+    )
+    assert any(r["key_id"] is not None for r in got["spark"] if r["task_id"] not in older)

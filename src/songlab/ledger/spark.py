@@ -231,17 +231,16 @@ class Spark:
 
     def register_path(self, name: str, root: str, files: Sequence[str] = ()) -> None:
         """The tasks columns of a Hive-partitioned Parquet dataset at ``root`` (any path
-        Spark reads); ``files``: just those files (a ``LedgerStore``'s month files)."""
-        reader = self.session.read.option("basePath", root).option("mergeSchema", "true")
+        Spark reads); ``files``: just those files (a ``LedgerStore``'s month files).
+
+        Read with the tasks schema given (``_schema.TASKS``), not inferred: a file of an older
+        songlab that lacks a column reads it as null, and no Spark job opens every file's
+        footer to merge their schemas before the first query (``mergeSchema``: a job of its
+        own, seconds on a cold JVM)."""
+        schema = ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in _schema.TASKS)
+        reader = self.session.read.schema(schema).option("basePath", root)
         df = reader.parquet(*(files or [root]))
-        have = set(df.columns)
-        cols = []
-        for f in _schema.TASKS:
-            if f.name in have:
-                cols.append(f"`{f.name}`")
-            else:  # a file of an older songlab: the column is null
-                cols.append(f"CAST(NULL AS {_spark_type(f.type)}) AS `{f.name}`")
-        df.selectExpr(*cols).createOrReplaceTempView(name)
+        df.select(*_schema.TASKS.names).createOrReplaceTempView(name)
         self._views.append(name)
 
     def execute(self, sql: str) -> None:
