@@ -180,6 +180,9 @@ class Spark:
     settings (a local session's at start; a remote or given one's at run time)."""
 
     dialect: str = "spark"
+    # a cluster engine: the ledger's cube is one job here, its rows queried on an embedded
+    # DuckDB (``Ledger.precompute``)
+    cluster: bool = True
 
     def __init__(
         self,
@@ -209,7 +212,6 @@ class Spark:
             self.session = local_session(master, extra, scratch=self._scratch)
         self._views: list[str] = []
         self._cached: list[Any] = []
-        self._tables_cached: list[str] = []
 
     def _set(self, conf: dict[str, str]) -> None:
         for key, value in conf.items():
@@ -258,13 +260,6 @@ class Spark:
         self._cached.append(df)
         self._views.append(name)
 
-    def cache(self, name: str) -> None:
-        """Keep the view ``name`` in memory as the first query that reads it computes it
-        (``CACHE LAZY TABLE``: no job of its own; the ledger's relation, read once by the
-        cube's scan, then by every other query from memory); dropped on :meth:`close`."""
-        self.session.sql(f"CACHE LAZY TABLE {name}")
-        self._tables_cached.append(name)
-
     def arrow(self, sql: str) -> pa.Table:
         table: pa.Table = self.session.sql(sql).toArrow()
         return table
@@ -280,11 +275,8 @@ class Spark:
     def close(self) -> None:
         """Drop what this backend cached; stop the session it made, or give a session it was
         given back as it was (its views dropped, its settings put back)."""
-        for name in self._tables_cached:
-            _quietly(self.session.sql, f"UNCACHE TABLE IF EXISTS {name}")
         for df in self._cached:
             _quietly(df.unpersist)
-        self._tables_cached.clear()
         self._cached.clear()
         if self._owned:
             self.session.stop()
