@@ -4,7 +4,7 @@ The engine writes every query once, in DuckDB's dialect, and sqlglot transpiles 
 Spark SQL; this adapter registers the sources and runs the queries. Three ways to get a
 session:
 
-- ``Spark()``: a local session made here (``local[2]``, a few shuffle partitions, the UI
+- ``Spark()``: a local session made here (``local[2]``, one shuffle partition, the UI
   off, bound to loopback), stopped on ``close()``; where this process already runs a
   session (a notebook's), that one is used as if given, and left running;
 - ``Spark(remote="sc://host:15002")``: a Spark Connect session on a cluster;
@@ -54,9 +54,12 @@ EXACT_CONF: Final[dict[str, str]] = {
 # A local session sized for a laptop or a 2-core CI box. Adaptive execution is off: it
 # re-plans each query at every shuffle, a job per stage (a report ran 20 jobs, against 9
 # without it, and took twice as long at 5,000 tasks), for skew and partition sizes that one
-# machine's data does not have.
+# machine's data does not have. One shuffle partition: what the ledger's queries shuffle on
+# one machine is the groups of their aggregates (thousands of rows, not the tasks), and a
+# sorted result of more than one partition costs a job of its own (sampling the rows to
+# split them by range): a report ran 14 jobs with 4 partitions, 12 with one.
 LOCAL_CONF: Final[dict[str, str]] = {
-    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.shuffle.partitions": "1",
     "spark.sql.adaptive.enabled": "false",
     "spark.default.parallelism": "2",
     "spark.ui.enabled": "false",
