@@ -57,9 +57,14 @@ EXACT_CONF: Final[dict[str, str]] = {
 # machine's data does not have. One shuffle partition: what the ledger's queries shuffle on
 # one machine is the groups of their aggregates (thousands of rows, not the tasks), and a
 # sorted result of more than one partition costs a job of its own (sampling the rows to
-# split them by range): a report ran 14 jobs with 4 partitions, 12 with one.
+# split them by range): a report ran 14 jobs with 4 partitions, 12 with one. No constraint
+# propagation: it infers, in a query of top-level tasks (no parent), that the labels joined
+# by parent are none, which makes that join's broadcast of the labels differ from the one
+# by task id, so it is not reused: a broadcast, a job, more in each such query (12 jobs, 10
+# without); it also costs planning time on the relation's many aliases.
 LOCAL_CONF: Final[dict[str, str]] = {
     "spark.sql.shuffle.partitions": "1",
+    "spark.sql.constraintPropagation.enabled": "false",
     "spark.sql.adaptive.enabled": "false",
     "spark.default.parallelism": "2",
     "spark.ui.enabled": "false",
