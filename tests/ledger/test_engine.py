@@ -100,16 +100,14 @@ def test_every_query_of_a_report_transpiles_to_spark_sql(frame: pd.DataFrame) ->
 
 
 class Cluster(Recording):
-    """DuckDB as a cluster engine looks to the ledger: it can ``cache`` a view (as Spark
-    can), and counts the queries it is sent."""
+    """DuckDB as a cluster engine looks to the ledger (``cluster``, as Spark), counting the
+    queries it is sent."""
+
+    cluster = True
 
     def __init__(self) -> None:
         super().__init__()
-        self.cached: list[str] = []
         self.queries: list[str] = []
-
-    def cache(self, name: str) -> None:
-        self.cached.append(name)
 
     def arrow(self, sql: str) -> Any:
         self.queries.append(sql)
@@ -137,11 +135,10 @@ def _report_of(frame: pd.DataFrame, backend: Any, snaps: pa.Table) -> tuple[list
 def test_on_a_cluster_the_report_sends_it_a_few_scans_and_asks_the_cube_here(
     frame: pd.DataFrame,
 ) -> None:
-    """A backend that can cache a view (a cluster) caches the relation and is sent the cube's
-    scan and the few queries of the tasks (the report's: five; on the old code, thirty-odd,
-    each a job or more on Spark); every query of the cube and of the small tables (prices,
-    balance snapshots) runs on the embedded DuckDB (the cluster gets none of them), and the
-    answers are DuckDB's, to the cent."""
+    """A cluster engine is sent the cube's scan and the few queries of the tasks (the
+    report's: five; on the old code, thirty-odd, each a job or more on Spark); every query
+    of the cube and of the small tables (prices, balance snapshots) runs on the embedded
+    DuckDB (the cluster gets none of them), and the answers are DuckDB's, to the cent."""
     snaps = pa.table(
         {
             "taken_at": pa.array(
@@ -152,7 +149,6 @@ def test_on_a_cluster_the_report_sends_it_a_few_scans_and_asks_the_cube_here(
     )
     cluster = Cluster()
     on_cluster, sent = _report_of(frame, cluster, snaps)
-    assert cluster.cached == ["ledger"]
     assert 1 <= sent <= 6, sent
     here = {"cube", "prices", "tiers", "snapshots"}  # what the embedded DuckDB holds
     assert not [sql for sql in cluster.queries if engine._tables_of(sql) <= here]

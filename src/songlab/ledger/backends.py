@@ -34,9 +34,8 @@ class Backend(Protocol):
     month-partitioned Parquet files (Hive ``month=YYYY-MM``) as a view, read in place;
     ``materialize``: a query's result kept as a table; ``arrow``: a query's rows;
     ``write_csv``: a query's rows as CSV with a header, in the source's order. A backend
-    may also have ``cache(name)``, keeping a view in memory once a query has read it: a
-    cluster's (``Ledger.precompute`` then reads the tasks once, and asks the cube's rows on an
-    embedded DuckDB).
+    whose ``cluster`` is true (Spark's) is a cluster engine: ``Ledger.precompute`` makes the
+    cube there in one job and asks the cube's rows on an embedded DuckDB.
     """
 
     dialect: str

@@ -4,7 +4,7 @@ The engine writes every query once, in DuckDB's dialect, and sqlglot transpiles 
 Spark SQL; this adapter registers the sources and runs the queries. Three ways to get a
 session:
 
-- ``Spark()``: a local session made here (``local[2]``, a few shuffle partitions, the UI
+- ``Spark()``: a local session made here (``local[2]``, one shuffle partition, the UI
   off, bound to loopback), stopped on ``close()``; where this process already runs a
   session (a notebook's), that one is used as if given, and left running;
 - ``Spark(remote="sc://host:15002")``: a Spark Connect session on a cluster;
@@ -54,9 +54,17 @@ EXACT_CONF: Final[dict[str, str]] = {
 # A local session sized for a laptop or a 2-core CI box. Adaptive execution is off: it
 # re-plans each query at every shuffle, a job per stage (a report ran 20 jobs, against 9
 # without it, and took twice as long at 5,000 tasks), for skew and partition sizes that one
-# machine's data does not have.
+# machine's data does not have. One shuffle partition: what the ledger's queries shuffle on
+# one machine is the groups of their aggregates (thousands of rows, not the tasks), and a
+# sorted result of more than one partition costs a job of its own (sampling the rows to
+# split them by range): a report ran 14 jobs with 4 partitions, 12 with one. No constraint
+# propagation: it infers, in a query of top-level tasks (no parent), that the labels joined
+# by parent are none, which makes that join's broadcast of the labels differ from the one
+# by task id, so it is not reused: a broadcast, a job, more in each such query (12 jobs, 10
+# without); it also costs planning time on the relation's many aliases.
 LOCAL_CONF: Final[dict[str, str]] = {
-    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.constraintPropagation.enabled": "false",
     "spark.sql.adaptive.enabled": "false",
     "spark.default.parallelism": "2",
     "spark.ui.enabled": "false",
@@ -180,6 +188,9 @@ class Spark:
     settings (a local session's at start; a remote or given one's at run time)."""
 
     dialect: str = "spark"
+    # a cluster engine: the ledger's cube is one job here, its rows queried on an embedded
+    # DuckDB (``Ledger.precompute``)
+    cluster: bool = True
 
     def __init__(
         self,
@@ -209,7 +220,6 @@ class Spark:
             self.session = local_session(master, extra, scratch=self._scratch)
         self._views: list[str] = []
         self._cached: list[Any] = []
-        self._tables_cached: list[str] = []
 
     def _set(self, conf: dict[str, str]) -> None:
         for key, value in conf.items():
@@ -231,17 +241,16 @@ class Spark:
 
     def register_path(self, name: str, root: str, files: Sequence[str] = ()) -> None:
         """The tasks columns of a Hive-partitioned Parquet dataset at ``root`` (any path
-        Spark reads); ``files``: just those files (a ``LedgerStore``'s month files)."""
-        reader = self.session.read.option("basePath", root).option("mergeSchema", "true")
+        Spark reads); ``files``: just those files (a ``LedgerStore``'s month files).
+
+        Read with the tasks schema given (``_schema.TASKS``), not inferred: a file of an older
+        songlab that lacks a column reads it as null, and no Spark job opens every file's
+        footer to merge their schemas before the first query (``mergeSchema``: a job of its
+        own, seconds on a cold JVM)."""
+        schema = ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in _schema.TASKS)
+        reader = self.session.read.schema(schema).option("basePath", root)
         df = reader.parquet(*(files or [root]))
-        have = set(df.columns)
-        cols = []
-        for f in _schema.TASKS:
-            if f.name in have:
-                cols.append(f"`{f.name}`")
-            else:  # a file of an older songlab: the column is null
-                cols.append(f"CAST(NULL AS {_spark_type(f.type)}) AS `{f.name}`")
-        df.selectExpr(*cols).createOrReplaceTempView(name)
+        df.select(*_schema.TASKS.names).createOrReplaceTempView(name)
         self._views.append(name)
 
     def execute(self, sql: str) -> None:
@@ -259,13 +268,6 @@ class Spark:
         self._cached.append(df)
         self._views.append(name)
 
-    def cache(self, name: str) -> None:
-        """Keep the view ``name`` in memory as the first query that reads it computes it
-        (``CACHE LAZY TABLE``: no job of its own; the ledger's relation, read once by the
-        cube's scan, then by every other query from memory); dropped on :meth:`close`."""
-        self.session.sql(f"CACHE LAZY TABLE {name}")
-        self._tables_cached.append(name)
-
     def arrow(self, sql: str) -> pa.Table:
         table: pa.Table = self.session.sql(sql).toArrow()
         return table
@@ -281,11 +283,8 @@ class Spark:
     def close(self) -> None:
         """Drop what this backend cached; stop the session it made, or give a session it was
         given back as it was (its views dropped, its settings put back)."""
-        for name in self._tables_cached:
-            _quietly(self.session.sql, f"UNCACHE TABLE IF EXISTS {name}")
         for df in self._cached:
             _quietly(df.unpersist)
-        self._tables_cached.clear()
         self._cached.clear()
         if self._owned:
             self.session.stop()
