@@ -47,7 +47,7 @@ def _codes(column: Chunked) -> tuple[Chunked, Column]:
     chunks = [cast("Dictionary", c) for c in column.chunks]
     kind = cast("pa.DictionaryType[Any, Any]", column.type)
     first: Column = chunks[0].dictionary if chunks else pa.array([], kind.value_type)
-    words: list[Any] = first.to_pylist()
+    words: list[object] = first.to_pylist()
     clean = first.null_count == 0 and len(set(words)) == len(words)
     if clean and all(c.dictionary.equals(first) for c in chunks):  # the indices are the codes
         indices: list[Column] = [c.indices for c in chunks]

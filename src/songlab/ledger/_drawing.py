@@ -32,7 +32,13 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# a chart: a module-level function of picklable data that makes a Figure
+Chart = Callable[..., "Figure"]
 
 __all__ = ["WORKERS_ENV", "draw", "one_off", "warm", "workers"]
 
@@ -52,7 +58,7 @@ def workers() -> int:
     return min(_MAX_WORKERS, os.cpu_count() or 1)
 
 
-def _png(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+def _png(function: Chart, args: tuple[object, ...], kwargs: dict[str, object]) -> bytes:
     from songlab.ledger.plots import png_bytes
 
     return png_bytes(function(*args, **kwargs))
@@ -88,7 +94,7 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     _send(replies, READY)
     while (request := _receive(requests)) is not None:
         try:
-            reply: tuple[bool, Any] = (True, _png(*pickle.loads(request)))
+            reply: tuple[bool, object] = (True, _png(*pickle.loads(request)))
         except Exception as error:  # noqa: BLE001 - any failure: the caller draws it and sees it
             reply = (False, f"{type(error).__name__}: {error}")
         _send(replies, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
@@ -246,7 +252,7 @@ def warm(wait: float = 0.0) -> bool:
     return bool(pool) and all(w.ready.is_set() for w in pool)
 
 
-def draw(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], bytes]:
+def draw(function: Chart, *args: object, **kwargs: object) -> Callable[[], bytes]:
     """The PNG of the figure ``function(*args, **kwargs)`` (a module-level function; its
     arguments picklable): drawn by a ready worker, started now; call the result for the
     bytes. A chart no worker is ready for, or its worker cannot draw, is drawn here when

@@ -223,7 +223,7 @@ _CHARTS: ContextVar[dict[str, tuple[Callable[[], bytes], str]] | None] = Context
 )
 
 
-def _chart(alt: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+def _chart(alt: str, function: _drawing.Chart, *args: object, **kwargs: object) -> str:
     """The ``<img>`` of the chart ``function(*args, **kwargs)`` (a ``plots`` function): in
     :func:`render_report`, handed to a worker now (``_drawing``) and a placeholder returned,
     which the page's picture replaces once the rest of the page is written; else drawn here."""
