@@ -207,11 +207,6 @@ def _paged(
     )
 
 
-def _img(fig: Any, alt: str) -> str:
-    """A figure drawn here, as an ``<img>``."""
-    return _img_tag(plots.png_bytes(fig), alt)
-
-
 def _img_tag(png: bytes, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
