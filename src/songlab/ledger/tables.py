@@ -90,7 +90,8 @@ OTHER: Final[str] = "other"
 @dataclass(frozen=True)
 class ReportData:
     """Everything a report shows, built once by :func:`build_from` and never changed after:
-    a frozen dataclass whose mappings are read-only views (``types.MappingProxyType``)."""
+    a frozen dataclass whose mappings are read-only (``types.MappingProxyType``; the tables a
+    :class:`Tables`, each made once)."""
 
     period: Period
     as_of: datetime
