@@ -208,6 +208,9 @@ def _workers() -> list[_Worker]:
         want = workers()
         for worker in _pool[want:]:  # fewer asked for now
             worker.stop()
+        for worker in _pool:
+            if worker.process.poll() is not None:  # ended: its failed start counted first
+                worker.settled.wait(5)
         _pool[:] = [w for w in _pool[:want] if w.alive and w.process.poll() is None]
         while len(_pool) < want and _failed_starts < MAX_FAILED_STARTS:
             try:
