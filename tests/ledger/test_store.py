@@ -337,3 +337,34 @@ def test_reconcile_store_read_in_place_equals_the_whole_table(tmp_path: Path) ->
 
     bare.files = no_read  # type: ignore[method-assign]
     assert reconcile_store(bare).empty
+
+
+def test_a_busy_month_is_written_in_row_groups_an_engine_can_split_and_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A month's file holds row groups of at most ``ROW_GROUP_ROWS`` tasks, newest first, so
+    each group's times are a range of their own (an engine reads the groups on several cores
+    and skips those outside a window: the newest day, the last 7 days); it reads back as the
+    same tasks as a file of one group."""
+    import songlab.ledger._parquet as _parquet
+
+    records = list(synthetic_tasks(800, seed=5))
+    whole = LedgerStore(tmp_path / "whole")
+    whole.refresh(records)
+    monkeypatch.setattr(_parquet, "ROW_GROUP_ROWS", 100)
+    store = LedgerStore(tmp_path / "ledger")
+    store.refresh(records)
+    busiest = max(store.files(), key=lambda f: pq.ParquetFile(f).metadata.num_rows)
+    meta = pq.ParquetFile(busiest).metadata
+    assert meta.num_rows > 200
+    sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    assert max(sizes) == 100 and sum(sizes) == meta.num_rows
+    at = meta.schema.to_arrow_schema().get_field_index("created_at")
+    ranges = [
+        (meta.row_group(g).column(at).statistics.min, meta.row_group(g).column(at).statistics.max)
+        for g in range(meta.num_row_groups)
+    ]
+    assert all(newer[0] >= older[1] for newer, older in zip(ranges, ranges[1:], strict=False))
+    pd.testing.assert_frame_equal(
+        store.read().drop(columns="seen_at"), whole.read().drop(columns="seen_at")
+    )

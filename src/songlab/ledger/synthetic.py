@@ -548,7 +548,7 @@ def write_synthetic_dataset(
                     target = root / f"month={month}" / PART
                     target.parent.mkdir(parents=True, exist_ok=True)
                     writers[month] = pq.ParquetWriter(target, part.schema, compression="snappy")
-                writers[month].write_table(part)
+                writers[month].write_table(part, row_group_size=_parquet.ROW_GROUP_ROWS)
     finally:
         for w in writers.values():
             w.close()
