@@ -136,9 +136,11 @@ def test_on_a_cluster_the_report_sends_it_a_few_scans_and_asks_the_cube_here(
     frame: pd.DataFrame,
 ) -> None:
     """A cluster engine is sent the cube's scan and the few queries of the tasks (the
-    report's: five; on the old code, thirty-odd, each a job or more on Spark); every query
-    of the cube and of the small tables (prices, balance snapshots) runs on the embedded
-    DuckDB (the cluster gets none of them), and the answers are DuckDB's, to the cent."""
+    report's: four, the cube, the month's last 7 days, the period's Agent One runs and the
+    newest tasks; on the old code, thirty-odd, each a job or more on Spark); every query of
+    the cube, of the small tables (prices, balance snapshots) and of the runs' traces runs on
+    the embedded DuckDB (the cluster gets none of them), and the answers are DuckDB's, to
+    the cent."""
     snaps = pa.table(
         {
             "taken_at": pa.array(
@@ -149,9 +151,13 @@ def test_on_a_cluster_the_report_sends_it_a_few_scans_and_asks_the_cube_here(
     )
     cluster = Cluster()
     on_cluster, sent = _report_of(frame, cluster, snaps)
-    assert 1 <= sent <= 6, sent
-    here = {"cube", "prices", "tiers", "snapshots"}  # what the embedded DuckDB holds
+    assert 1 <= sent <= 4, sent
+    # what the embedded DuckDB holds
+    here = {"cube", "cube_all", "prices", "tiers", "snapshots", "agent_runs_0"}
     assert not [sql for sql in cluster.queries if engine._tables_of(sql) <= here]
+    assert not [
+        sql for sql in cluster.queries if "from_json" in sql.lower()
+    ]  # no trace parsed there
     on_duckdb, _ = _report_of(frame, "duckdb", snaps)
     assert on_cluster[:2] == on_duckdb[:2]
     for mine, theirs in zip(on_cluster[2:], on_duckdb[2:], strict=True):

@@ -126,3 +126,100 @@ def test_the_month_window_from_the_cube_is_the_tasks_own(hours: int, minute: int
     with open_ledger(TASKS) as cubed:
         cubed.precompute()
         assert month.window(cubed, as_of) == want
+
+
+def _with_refunds(t: pa.Table, every: int) -> pa.Table:
+    """``t`` with every ``every``-th task's cost made negative (a refund); 0: none."""
+    if not every:
+        return t
+    cost = t["cost_usd"].combine_chunks()
+    refund = pc.equal(pc.bit_wise_and(pa.array(range(t.num_rows)), every - 1), 0)
+    return t.set_column(
+        t.schema.get_field_index("cost_usd"), "cost_usd", pc.if_else(refund, pc.negate(cost), cost)
+    )
+
+
+class _Counting(Ledger):
+    """A ledger counting the queries that read the tasks (not only the cube)."""
+
+    reads = 0
+
+    def arrow(self, text: str) -> pa.Table:
+        from songlab.ledger.engine import _tables_of
+
+        if not _tables_of(text) <= {"cube", "cube_all"}:
+            type(self).reads += 1
+        return super().arrow(text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    share=st.fractions(0, 2),
+    days=st.integers(0, 25),
+    every=st.sampled_from([0, 0, 4, 64]),
+    project=st.sampled_from([None, 0, 1]),
+)
+def test_the_crossing_from_the_cube_is_the_tasks_own(
+    share: Any, days: int, every: int, project: int | None
+) -> None:
+    """daily.crossed with the cube (the day from its sums, then that day's tasks; no task read
+    when the sums to as-of's day do not reach the amount) gives what the tasks alone give, to the microsecond, for
+    any amount, as-of day and scope; with refunds (negative costs), whose running sum can
+    cross within a day and fall back, it reads every task of the period."""
+    from decimal import Decimal
+
+    import songlab.ledger.daily as daily
+
+    tasks = _with_refunds(TASKS, every)
+    projects = sorted(set(tasks["project"].cast(pa.string()).to_pylist()) - {None})
+    scope, value = ("account", None) if project is None else ("project", projects[project])
+    as_of = START + timedelta(days=days, hours=13)
+    total = Decimal(str(pc.sum(tasks["cost_usd"]).as_py()))
+    amount = (Decimal(share.numerator) * total / Decimal(share.denominator)).quantize(
+        Decimal("0.00000001")
+    )
+    with open_ledger(tasks) as plain:
+        want = daily.crossed(plain, scope, value, START.date(), as_of, amount)
+        # what the cube's day sums hold to as-of's day (its later tasks too)
+        (through,) = plain.one(
+            f"SELECT coalesce(sum(cost_usd), 0) FROM ledger WHERE top_level AND "
+            f"{daily.scope_filter(scope, value)} AND day >= DATE '{START.date()}' "
+            f"AND day <= DATE '{as_of.date()}'"
+        )
+    with open_ledger(tasks) as opened:
+        opened.__class__ = _Counting
+        opened.precompute()
+        _Counting.reads = 0
+        got = daily.crossed(opened, scope, value, START.date(), as_of, amount)
+        assert got == want
+        if not every and through < amount:
+            assert got is None and _Counting.reads == 0  # the cube's sums said so
+
+
+def test_a_refund_that_undoes_a_crossing_within_its_day_is_still_found() -> None:
+    """A day that spends 10 and is refunded 10 ends at zero, but the running sum passed 5 at
+    09:00: with a refund in the period the cube's day sums cannot say when, so every task of
+    the period is read (the next day's 6 would otherwise be taken for the crossing)."""
+    from decimal import Decimal
+
+    import songlab.ledger.daily as daily
+    from songlab.ledger import tasks_frame
+    from tests.ledger._util import snap
+
+    def at(day: int, hour: int) -> str:
+        return f"2026-11-{day:02d}T{hour:02d}:00:00.000000Z"
+
+    tasks = tasks_frame(
+        [
+            snap("spent", created_at=at(3, 9), cost_usd="10.00000000"),
+            snap("refund", created_at=at(3, 10), cost_usd="-10.00000000"),
+            snap("next day", created_at=at(4, 9), cost_usd="6.00000000"),
+        ]
+    )
+    as_of = datetime(2026, 11, 5, tzinfo=UTC)
+    for cubed in (False, True):
+        with open_ledger(tasks) as lg:
+            if cubed:
+                lg.precompute()
+            got = daily.crossed(lg, "account", None, START.date(), as_of, Decimal(5))
+            assert got == datetime(2026, 11, 3, 9, tzinfo=UTC), cubed

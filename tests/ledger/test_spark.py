@@ -45,9 +45,10 @@ TASKS = 5_000  # the queries' count, not the rows, makes Spark's time here
 SCALE = 1_000_000  # a year of a busy account: about 30 s more on the shared session here
 AS_OF = datetime(2026, 10, 10, 12, tzinfo=UTC)  # inside the synthetic data's second month
 BUDGETS = ["500", "jingles=10"]
-# the jobs a report runs here: the cube's scan, Agent One's steps (two queries), the month's
-# window and the newest tasks, a job or two each (a broadcast of the recorded labels is one)
-MAX_JOBS = 7
+# the jobs a report runs here (five): the cube's scan, the period's Agent One runs (their
+# traces parsed on this side), the month's last 7 days and the newest tasks, a job or two each
+# (a broadcast of the recorded labels is one)
+MAX_JOBS = 5
 
 
 @pytest.fixture(scope="module")

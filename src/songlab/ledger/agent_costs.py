@@ -53,25 +53,26 @@ _STEP_WORDS: Final[str] = """CASE kind WHEN 'agent_fee' THEN 'own fee'
 
 def _runs(lg: Ledger, p: Period | None) -> str:
     """The top-level Agent One runs of ``p`` that carry a trace: read from every task once per
-    ledger and period, kept (the totals and the newest steps both read them; a scan converts
-    each task's columns before it filters, so a second one costs as much as the first)."""
+    ledger and period, kept (``Ledger.keep``: the totals and the newest steps both read them; a
+    scan converts each task's columns before it filters, so a second one costs as much as the
+    first). On a cluster engine they are brought to the embedded DuckDB, which parses them."""
     where = day_filter(p)
     kept: dict[str, str] = lg.state.setdefault("agent_runs", {})
     if where not in kept:
         kept[where] = f"agent_runs_{len(kept)}"
-        lg.backend.materialize(
+        lg.keep(
             kept[where],
-            lg.sql(
-                "SELECT task_id, model, status, tool_id, created_at, metadata_json "
-                f"FROM {lg.rows(operation='agent')} "
-                f"WHERE operation = 'agent' AND top_level AND metadata_json IS NOT NULL AND {where}"
-            ),
+            "SELECT task_id, model, status, tool_id, created_at, metadata_json "
+            f"FROM {lg.rows(operation='agent')} "
+            f"WHERE operation = 'agent' AND top_level AND metadata_json IS NOT NULL AND {where}",
         )
     return kept[where]
 
 
-def _steps(lg: Ledger, runs: str) -> str:
-    trace, valid = TRACE_PARSE[lg.backend.dialect]
+def _steps(lg: Ledger, runs: str, kept: str) -> str:
+    """:data:`STEPS_SQL` of ``runs`` (a relation of the kept runs ``kept``), parsed in the
+    dialect of the engine that holds them."""
+    trace, valid = TRACE_PARSE[lg.dialect_of(kept)]
     return STEPS_SQL.format(trace=trace, valid=valid, runs=runs)
 
 
@@ -94,10 +95,9 @@ WITH runs AS (
 def by_step(lg: Ledger, p: Period | None) -> pd.DataFrame:
     """Per tier and step: the runs, the steps, what they cost, and the calls of unknown
     cost; ``attrs["total_steps"]``: every step of the period's runs."""
-    dialect = lg.backend.dialect
-    costs = COSTS_SQL.format(
-        costs=TRACE_COSTS[dialect], valid=TRACE_PARSE[dialect][1], runs=_runs(lg, p)
-    )
+    runs = _runs(lg, p)
+    dialect = lg.dialect_of(runs)
+    costs = COSTS_SQL.format(costs=TRACE_COSTS[dialect], valid=TRACE_PARSE[dialect][1], runs=runs)
     out = lg.frame(
         costs
         + f"""
@@ -115,12 +115,13 @@ def by_step(lg: Ledger, p: Period | None) -> pd.DataFrame:
 
 def newest_steps(lg: Ledger, p: Period | None, *, limit: int = AGENT_STEP_ROWS) -> pd.DataFrame:
     """Every step of the newest runs of ``p``, newest run first, at most ``limit`` rows."""
+    runs = _runs(lg, p)
     newest = (
-        f"(SELECT * FROM {_runs(lg, p)} AS r "
+        f"(SELECT * FROM {runs} AS r "
         f"ORDER BY created_at DESC NULLS LAST, task_id DESC LIMIT {int(limit)})"
     )
     return lg.frame(
-        _steps(lg, newest)
+        _steps(lg, newest, runs)
         + f"""
         SELECT created_at AS run_created_at, run_task_id, run_model, step_index,
                {_STEP_WORDS} AS step, status, cost_usd, task_id, text

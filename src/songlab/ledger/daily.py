@@ -217,9 +217,13 @@ def crossed(
     lg: Ledger, scope: str, value: str | None, start: date, as_of: datetime, amount: Decimal
 ) -> datetime | None:
     """When a scope's spend since ``start`` first reached ``amount`` (exact, per task): the
-    day it did is found from the cube's daily sums, then only that day's tasks are read."""
+    day it did is found from the cube's daily sums, then only that day's tasks are read; no
+    task is read when the sums show it did not (no cost below zero: :func:`_crossing_day`)."""
     lo = datetime.combine(start, time(), UTC)
-    first, before = _crossing_day(lg, scope, value, start, as_of, amount)
+    day = _crossing_day(lg, scope, value, start, as_of, amount)
+    if day is _NEVER:
+        return None
+    first, before = day if day is not None else (None, Decimal(0))
     if first is not None:
         lo = max(lo, datetime.combine(first, time(), UTC))
     rows = lg.arrow(
@@ -237,22 +241,31 @@ def crossed(
     return found
 
 
+_NEVER: Final[tuple[None, Decimal]] = (None, Decimal(-1))  # the cube's sums show no crossing
+
+
 def _crossing_day(
     lg: Ledger, scope: str, value: str | None, start: date, as_of: datetime, amount: Decimal
-) -> tuple[date | None, Decimal]:
-    """The first day the cube's running sum of the scope since ``start`` reaches ``amount``,
-    and the spend of the days before it (None, 0: no cube, or not reached by its sums)."""
+) -> tuple[date, Decimal] | tuple[None, Decimal] | None:
+    """From the cube's daily sums of the scope since ``start``: the first day their running sum
+    reaches ``amount`` and the spend of the days before it; :data:`_NEVER` when it does not
+    by as-of's day (whose sum may hold later tasks: it can only be more); None when the sums
+    cannot say (no cube, or a cost below zero, a refund: a running sum that falls can cross
+    the amount within a day and fall back below it by the day's end)."""
     if not lg.cubed:
-        return None, Decimal(0)
+        return None
     facet = "kind" if scope in ("account", "total") else "label"
     rows = lg.arrow(
-        f"SELECT day, {MEASURES[1].total} AS cost FROM cube WHERE facet = '{facet}' "
-        f"AND top_level AND {scope_filter(scope, value)} AND day >= {date_sql(start)} "
-        f"AND day <= {date_sql(as_of.astimezone(UTC).date())} GROUP BY day ORDER BY day"
+        f"SELECT day, {MEASURES[1].total} AS cost, min(lowest_cost) AS lowest FROM cube "
+        f"WHERE facet = '{facet}' AND top_level AND {scope_filter(scope, value)} "
+        f"AND day >= {date_sql(start)} AND day <= {date_sql(as_of.astimezone(UTC).date())} "
+        "GROUP BY day ORDER BY day"
     ).to_pylist()
+    if any(row["lowest"] is not None and row["lowest"] < 0 for row in rows):
+        return None
     running = Decimal(0)
     for row in rows:
         if running + row["cost"] >= amount:
             return row["day"], running
         running += row["cost"]
-    return None, Decimal(0)
+    return _NEVER

@@ -27,7 +27,7 @@ import songlab.ledger._arrow_codes as _arrow_codes
 import songlab.ledger._schema as _schema
 from songlab.ledger.backends import Backend, make_backend, register_source
 from songlab.ledger.dates import Period
-from songlab.ledger.dialects import transpile, ts_sql
+from songlab.ledger.dialects import DIALECT, transpile, ts_sql
 from songlab.ledger.relation import (
     CUBE_ALL_SQL,
     CUBE_COLUMNS,
@@ -66,6 +66,7 @@ class Ledger:
         # jobs for each (:meth:`precompute`)
         self.local: Backend | None = None
         self._small: dict[str, pa.Table] = {}
+        self._here: set[str] = set()  # the tables the embedded copy holds
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -76,9 +77,18 @@ class Ledger:
         """The rows of ``text`` (DuckDB's dialect): on the embedded copy when every table it
         reads is there (a cluster engine's cube and small tables, :meth:`precompute`), else on
         the backend."""
-        if self.local is not None and _tables_of(text) <= {"cube", "cube_all", *self._small}:
+        if self.local is not None and _tables_of(text) <= self._here:
             return self.local.arrow(text)
         return self.backend.arrow(self.sql(text))
+
+    def dialect_of(self, *tables: str) -> str:
+        """The dialect of the engine a query that reads only ``tables`` runs on (the embedded
+        DuckDB's, when it holds them all: :meth:`arrow`)."""
+        return (
+            DIALECT
+            if self.local is not None and set(tables) <= self._here
+            else self.backend.dialect
+        )
 
     def register(self, name: str, table: pa.Table) -> None:
         """A small table (a price list, balance snapshots) for this ledger's queries, on the
@@ -87,6 +97,19 @@ class Ledger:
         self._small[name] = table
         if self.local is not None:
             self.local.register(name, table)
+            self._here.add(name)
+
+    def keep(self, name: str, text: str) -> None:
+        """The rows of ``text`` (DuckDB's dialect; a few thousand: a period's Agent One runs)
+        as the table ``name``, computed once for the queries that read it. On a cluster engine
+        they are brought here (one job), where those queries then run on the embedded DuckDB:
+        each would be a job of its own there, planned and compiled for a few thousand rows."""
+        if getattr(self.backend, "cluster", False):
+            rows = self.backend.arrow(self.sql(text))
+            self._embedded().register(name, rows)
+            self._here.add(name)
+        else:
+            self.backend.materialize(name, self.sql(text))
 
     def frame(self, text: str) -> pd.DataFrame:
         return _schema.to_frame(self.arrow(text))
@@ -178,24 +201,32 @@ class Ledger:
         self.backend.register("cube_sums", _arrow_codes.decode(sums, coded.values))
         return True
 
-    def _cube_here(self, sums: pa.Table) -> None:
-        """The cube's sums ``sums`` (a cluster's) queried on an embedded DuckDB, with this
-        ledger's small tables."""
-        import songlab.ledger._duckdb as _duckdb
+    def _embedded(self) -> Backend:
+        """The embedded DuckDB that answers a cluster engine's small results, made with this
+        ledger's small tables on first use."""
+        if self.local is None:
+            import songlab.ledger._duckdb as _duckdb
 
-        local = _duckdb.DuckDB(memory_limit="256MB")
-        self.local = local
+            self.local = _duckdb.DuckDB(memory_limit="256MB")
+            for name, table in self._small.items():
+                self.local.register(name, table)
+            self._here.update(self._small)
+        return self.local
+
+    def _cube_here(self, sums: pa.Table) -> None:
+        """The cube's sums ``sums`` (a cluster's) queried on the embedded DuckDB."""
+        local = self._embedded()
         local.register("cube_sums", sums)
         local.materialize("cube", CUBE_VIEW_SQL)
         local.materialize("cube_all", CUBE_ALL_SQL)
-        for name, table in self._small.items():
-            local.register(name, table)
+        self._here.update(("cube_sums", "cube", "cube_all"))
 
     def close(self) -> None:
         """Close the embedded copy, if any (the backend is :func:`open_ledger`'s to close)."""
         if self.local is not None:
             self.local.close()
             self.local = None
+            self._here.clear()
 
     def kind_source(self) -> str:
         """The FROM of a figure grouped by what the tasks are: the cube's kind facet, or the
@@ -275,13 +306,9 @@ class Ledger:
     def newest(self) -> datetime | None:
         """The newest task's ``created_at`` (None: no dated task)."""
         if "newest" not in self.state:
-            source, where = "ledger", "TRUE"
-            if self.cubed:  # the newest day from the cube, then only that day's tasks
-                (day,) = self.one("SELECT max(day) FROM cube")
-                if day is not None:
-                    since = datetime.combine(day, time(), UTC)
-                    source, where = self.rows(since), f"created_at >= {ts_sql(since)}"
-            (at,) = self.one(f"SELECT max(created_at) FROM {source} WHERE {where}")
+            # the cube keeps each group's newest task: no task read
+            (at,) = self.one(f"SELECT max({'newest_at' if self.cubed else 'created_at'}) FROM "
+                             f"{'cube' if self.cubed else 'ledger'}")  # fmt: skip
             self.state["newest"] = (
                 None if at is None else at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
             )

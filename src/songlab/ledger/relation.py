@@ -221,11 +221,15 @@ _CUBE: Final[str] = f"""
 SELECT CASE WHEN GROUPING(operation) = 0 THEN 'kind' ELSE 'label' END AS facet,
        {", ".join(_DIMS)},
        CAST(count(*) AS {COUNT_SQL}) AS n, CAST(sum(cost_usd) AS {MONEY_SQL}) AS cost,
-       CAST(sum(estimate_usd) AS {MONEY_SQL}) AS est
+       CAST(sum(estimate_usd) AS {MONEY_SQL}) AS est,
+       max(created_at) AS newest_at, min(cost_usd) AS lowest_cost
 FROM {{source}}
 GROUP BY GROUPING SETS (({", ".join(KIND_DIMS)}), ({", ".join(LABEL_DIMS)}))
 """
-# one scan: per group, its count, cost and list-price estimate
+# one scan: per group, its count, cost and list-price estimate; its newest task's time (the
+# ledger's newest task, no task read: ``Ledger.newest``) and its lowest cost (none below zero:
+# a running sum of cost only grows, so a day's sums say on which day it first reached an amount:
+# ``daily.crossed``)
 CUBE_SQL: Final[str] = _CUBE.format(source="ledger")
 # the tasks' columns of the cube's dimensions (the others are made from them: ``_MADE``)
 CUBE_COLUMNS: Final[tuple[str, ...]] = tuple(
@@ -240,14 +244,14 @@ def cube_sql(dialect: str = DIALECT, source: str = "tasks", coded: Sequence[str]
     caller decodes the result)."""
     made = {**_MADE, "day": DAY_SQL.get(dialect, "CAST(created_at AS DATE)")}
     dims = [f"{d if d in coded else made.get(d, d)} AS {d}" for d in _DIMS]
-    inputs = f"(SELECT {', '.join(dims)}, cost_usd, estimate_usd FROM {source})"
+    inputs = f"(SELECT {', '.join(dims)}, created_at, cost_usd, estimate_usd FROM {source})"
     return _CUBE.format(source=inputs)
 
 
 # the cube with the relation's measure columns (and tier order), as a view over ``cube_sums``
 CUBE_VIEW_SQL: Final[str] = f"""
 SELECT facet, {", ".join(_DIMS)}, {_DERIVED_DIMS},
-       {", ".join(f"{m.cube} AS {m.name}" for m in MEASURES)}
+       {", ".join(f"{m.cube} AS {m.name}" for m in MEASURES)}, newest_at, lowest_cost
 FROM cube_sums
 """
 
