@@ -100,10 +100,11 @@ class Ledger:
             self._here.add(name)
 
     def keep(self, name: str, text: str) -> None:
-        """The rows of ``text`` (DuckDB's dialect; a few thousand: a period's Agent One runs)
-        as the table ``name``, computed once for the queries that read it. On a cluster engine
-        they are brought here (one job), where those queries then run on the embedded DuckDB:
-        each would be a job of its own there, planned and compiled for a few thousand rows."""
+        """The rows of ``text`` (DuckDB's dialect; a period's Agent One runs: thousands, tens
+        of thousands in a busy year) as the table ``name``, computed once for the queries that
+        read it. On a cluster engine they are brought here (one job), where those queries then
+        run on the embedded DuckDB: each would be a job of its own there, planned and compiled
+        for a few thousand rows."""
         if getattr(self.backend, "cluster", False):
             rows = self.backend.arrow(self.sql(text))
             self._embedded().register(name, rows)
